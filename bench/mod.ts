@@ -1,0 +1,2 @@
+/** Public API of bench/ (filled in by its issue). */
+export {};

@@ -1,0 +1,16 @@
+// Placeholder until the bench issue lands; replaced by the real command.
+import { parseFlags } from "../common/args.ts";
+
+/** Usage text for `deno task bench`. */
+export const usage = "usage: deno task bench [--help]\n\n(not implemented yet)";
+
+/** Entry point for `deno task bench`. */
+export function main(args: string[]): Promise<number> {
+  const { values } = parseFlags(args, {});
+  if (values.help) {
+    console.log(usage);
+    return Promise.resolve(0);
+  }
+  console.error("acebench bench: not implemented yet");
+  return Promise.resolve(1);
+}

@@ -1,0 +1,77 @@
+// The single command-line entry: `deno task <subcommand>` runs `cli.ts <subcommand> …`.
+import { UsageError } from "./common/args.ts";
+
+/** A subcommand module: prints its own usage on --help and returns an exit code. */
+export interface Command {
+  usage: string;
+  main(args: string[]): Promise<number>;
+}
+
+const commands: Record<string, { about: string; load: () => Promise<Command> }> = {
+  fetch: { about: "download, verify and cache the datasets", load: () => import("./datasets/cli.ts") },
+  sweep: {
+    about: "run a training sweep (GRPO/DAPO vs ACE) and write its report",
+    load: () => import("./bench/sweep/cli.ts"),
+  },
+  eval: {
+    about: "sample an OpenAI-compatible server on a dataset and grade it",
+    load: () => import("./bench/external/cli.ts"),
+  },
+  serve: {
+    about: "serve a tfjs checkpoint over an OpenAI-compatible API",
+    load: () => import("./bench/engines/tfjs/serve_cli.ts"),
+  },
+  grade: {
+    about: "grade predictions against gold answers (JSON lines)",
+    load: () => import("./evaluators/cli.ts"),
+  },
+  report: {
+    about: "write passk.csv, summary.md and plots for a sweep",
+    load: () => import("./reports/cli.ts"),
+  },
+  regress: {
+    about: "compare a sweep's Pass@k against a committed baseline",
+    load: () => import("./reports/regress_cli.ts"),
+  },
+  bench: {
+    about: "speed benchmarks: grader | datasets | model | tabular",
+    load: () => import("./bench/perf_cli.ts"),
+  },
+};
+
+/** Top-level usage text listing every subcommand. */
+export function usage(): string {
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(8)} ${c.about}`);
+  return `acebench: RLVR benchmark suite (ACE vs GRPO/DAPO)\n\nusage: deno task <command> [flags]   (or: deno run -A cli.ts <command> …)\n\ncommands:\n${
+    lines.join("\n")
+  }\n\nEvery command takes --help.`;
+}
+
+/** Run the CLI on raw arguments; returns the process exit code (2 for usage errors). */
+export async function runCli(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    console.log(usage());
+    return name ? 0 : 2;
+  }
+  const entry = commands[name];
+  if (!entry) {
+    console.error(`acebench: unknown command '${name}'\n\n${usage()}`);
+    return 2;
+  }
+  const command = await entry.load();
+  try {
+    return await command.main(rest);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      console.error(`acebench ${name}: ${e.message}\n\n${command.usage}`);
+      return 2;
+    }
+    const err = e as Error;
+    console.error(`acebench ${name}: ${err.message?.split("\n")[0] ?? String(e)}`);
+    if (Deno.env.get("ACEBENCH_DEBUG")) console.error(err.stack);
+    return 1;
+  }
+}
+
+if (import.meta.main) Deno.exit(await runCli(Deno.args));

@@ -1,0 +1,85 @@
+// Atomic writes and JSON-lines helpers: every output acebench produces goes through here.
+import {
+  appendFileSync,
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeSync,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
+
+let tmpCounter = 0;
+
+/** Write a file atomically: write a sibling temp file, fsync, then rename over the target. */
+export function atomicWrite(path: string, data: string | Uint8Array): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = join(dirname(path), `.${basename(path)}.${Deno.pid}.${tmpCounter++}.tmp`);
+  const fd = openSync(tmp, "w");
+  try {
+    writeSync(fd, typeof data === "string" ? new TextEncoder().encode(data) : data);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+}
+
+/** Atomically write a value as pretty JSON with a trailing newline. */
+export function writeJson(path: string, value: unknown): void {
+  atomicWrite(path, JSON.stringify(value, null, 2) + "\n");
+}
+
+/** Read and parse a JSON file; the error names the file. */
+export function readJson<T = unknown>(path: string): T {
+  const text = readFileSync(path, "utf8");
+  try {
+    return JSON.parse(text) as T;
+  } catch (e) {
+    throw new Error(`${path}: invalid JSON: ${(e as Error).message}`);
+  }
+}
+
+/** Append records as JSON lines (one write per call, so a crash loses at most a partial last line). */
+export function appendJsonl(path: string, records: readonly unknown[]): void {
+  if (records.length === 0) return;
+  mkdirSync(dirname(path), { recursive: true });
+  appendFileSync(path, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+}
+
+/** Read a JSON-lines file; a torn final line (from a crash) is ignored, any other bad line throws with its number. */
+export function readJsonl<T = unknown>(path: string): T[] {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw e;
+  }
+  const lines = text.split("\n");
+  const out: T[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].trim();
+    if (line === "") continue;
+    try {
+      out.push(JSON.parse(line));
+    } catch (e) {
+      const isLast = lines.slice(i + 1).every((l) => l.trim() === "");
+      if (isLast && !text.endsWith("\n")) break; // torn write at the end
+      throw new Error(`${path}:${i + 1}: invalid JSON line: ${(e as Error).message}`);
+    }
+  }
+  return out;
+}
+
+/** True if the path exists (file or directory). */
+export function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,8 @@
+/** Shared foundations: seeded PRNG, atomic files, validated configs, progress bars, CSV, flags. */
+export * from "./prng.ts";
+export * from "./fs.ts";
+export * from "./hash.ts";
+export * from "./config.ts";
+export * from "./progress.ts";
+export * from "./csv.ts";
+export * from "./args.ts";

@@ -1,0 +1,2 @@
+/** Public API of datasets/ (filled in by its issue). */
+export {};

@@ -1,0 +1,2 @@
+/** Public API of evaluators/ (filled in by its issue). */
+export {};

@@ -1,0 +1,2 @@
+/** Public API of reports/ (filled in by its issue). */
+export {};
