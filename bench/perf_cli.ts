@@ -1,16 +1,39 @@
-// Placeholder until the bench issue lands; replaced by the real command.
-import { parseFlags } from "../common/args.ts";
+// `deno task bench <name>`: speed benchmarks, each owned by the area it measures.
+import { UsageError } from "../common/args.ts";
+
+const benches: Record<
+  string,
+  { about: string; load: () => Promise<{ main(args: string[]): Promise<number> }> }
+> = {
+  grader: {
+    about: "grades/s and latency of the grader (single and gradeMany)",
+    load: () => import("../evaluators/bench.ts"),
+  },
+  datasets: { about: "time to load the cached datasets", load: () => import("../datasets/bench.ts") },
+  model: {
+    about: "tfjs transformer train/sample tokens/s beside the PyTorch reference",
+    load: () => import("./engines/tfjs/bench.ts"),
+  },
+  tabular: {
+    about: "tabular engine steps/s and a grpo vs ace-grpo sweep timing",
+    load: () => import("./engines/tabular/bench.ts"),
+  },
+};
 
 /** Usage text for `deno task bench`. */
-export const usage = "usage: deno task bench [--help]\n\n(not implemented yet)";
+export const usage = `usage: deno task bench <name> [flags]\n\nbenchmarks:\n${
+  Object.entries(benches).map(([n, b]) => `  ${n.padEnd(9)} ${b.about}`).join("\n")
+}\n\nEach benchmark takes --help.`;
 
 /** Entry point for `deno task bench`. */
-export function main(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, {});
-  if (values.help) {
+export async function main(args: string[]): Promise<number> {
+  const [name, ...rest] = args;
+  if (!name || name === "--help" || name === "-h") {
     console.log(usage);
-    return Promise.resolve(0);
+    return name ? 0 : 2;
   }
-  console.error("acebench bench: not implemented yet");
-  return Promise.resolve(1);
+  if (name.startsWith("-")) throw new UsageError(`unknown flag '${name}' (the benchmark name comes first)`);
+  const bench = benches[name];
+  if (!bench) throw new UsageError(`unknown benchmark '${name}'`);
+  return await (await bench.load()).main(rest);
 }
