@@ -11,11 +11,11 @@ const commands: Record<string, { about: string; load: () => Promise<Command> }> 
   fetch: { about: "download, verify and cache the datasets", load: () => import("./datasets/cli.ts") },
   sweep: {
     about: "run a training sweep (GRPO/DAPO vs ACE) and write its report",
-    load: () => import("./bench/sweep/cli.ts"),
+    load: () => import("./commands/sweep.ts"),
   },
   eval: {
     about: "sample an OpenAI-compatible server on a dataset and grade it",
-    load: () => import("./bench/external/cli.ts"),
+    load: () => import("./commands/eval.ts"),
   },
   serve: {
     about: "serve a tfjs checkpoint over an OpenAI-compatible API",

@@ -1,5 +1,5 @@
 // Placeholder until the sweep issue lands; replaced by the real command.
-import { parseFlags } from "../../common/args.ts";
+import { parseFlags } from "../common/args.ts";
 
 /** Usage text for `deno task sweep`. */
 export const usage = "usage: deno task sweep [--help]\n\n(not implemented yet)";

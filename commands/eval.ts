@@ -1,5 +1,5 @@
 // Placeholder until the eval issue lands; replaced by the real command.
-import { parseFlags } from "../../common/args.ts";
+import { parseFlags } from "../common/args.ts";
 
 /** Usage text for `deno task eval`. */
 export const usage = "usage: deno task eval [--help]\n\n(not implemented yet)";
