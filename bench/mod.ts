@@ -1,2 +1,12 @@
 /** Public API of bench/ (filled in by its issue). */
-export {};
+export * from "./core/mod.ts";
+export {
+  exactPassAtK,
+  tabularEngine,
+  type TabularSettings,
+  type TabularWorld,
+} from "./engines/tabular/mod.ts";
+export * from "./sweep/mod.ts";
+export * from "./external/mod.ts";
+export * from "./engines/verl/mod.ts";
+export { generate, loadPolicy, type Policy, tfjsEngine, type TfjsSettings, tinySettings } from "./engines/tfjs/mod.ts";

@@ -1,16 +1,233 @@
-// Placeholder until the eval issue lands; replaced by the real command.
-import { parseFlags } from "../common/args.ts";
+// `deno task eval`: sample an OpenAI-compatible server on a dataset, grade with gradeMany, write the Pass@k
+// report. Lives in commands/ because it composes datasets → bench/external → reports.
+import { resolve } from "node:path";
+import { parseFlags, parseIntList, parseNumber, UsageError } from "../common/args.ts";
+import { progressBar } from "../common/progress.ts";
+import { DATASET_NAMES, loadDataset, type MathRecord } from "../datasets/mod.ts";
+import { passAtK } from "../evaluators/mod.ts";
+import {
+  DEFAULT_RETRY,
+  defaultTemplateFor,
+  type EvalProblem,
+  type EvalSettings,
+  evaluateEndpoint,
+  normaliseBaseUrl,
+  resolveTemplate,
+  selectProblems,
+} from "../bench/external/mod.ts";
+import { writeReport } from "../reports/mod.ts";
 
 /** Usage text for `deno task eval`. */
-export const usage = "usage: deno task eval [--help]\n\n(not implemented yet)";
+export const usage =
+  `usage: deno task eval --endpoint URL --model NAME --dataset math500|aime2025|dapo-math-17k --out DIR
+       [--limit N [--subset-seed S]] [--n 32] [--k 1,2,4,8,16,32] [--temperature 0.6] [--top-p 0.95]
+       [--max-tokens 4096] [--seed 0] [--chat|--completions] [--prompt-template NAME|FILE]
+       [--api-key-env VAR] [--concurrency 16] [--max-n-per-request N] [--timeout 600] [--retries 8]
+       [--cache-dir DIR] [--mirror DIR]
+
+Samples n answers per problem from any OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama,
+or \`deno task serve\`), appending each to DIR/runs/<model>/samples.jsonl as it arrives, grades them
+and writes the same Pass@k report as a sweep (DIR/passk.csv, summary.md, plots/; per subject and
+level for MATH-500). Re-running the same command resumes without repeating or losing a sample.
+
+  --endpoint URL         server base URL, e.g. http://127.0.0.1:8000/v1 (a bare host gets /v1)
+  --model NAME           model name as the server lists it (GET /v1/models)
+  --dataset NAME         ${DATASET_NAMES.join(" | ")} (fetched first with deno task fetch)
+  --limit N              only the first N problems (with --subset-seed S: a seeded random N)
+  --n N                  samples per problem (default 1); sent as n in one request where supported
+  --k LIST               k values for Pass@k (default: powers of two up to n); each k <= n
+  --temperature T        default 0.6          --top-p P       default 0.95
+  --max-tokens N         default 4096; a sample cut off there is graded but flagged truncated
+  --seed S               base seed; each request gets a seed derived from it (default 0)
+  --chat | --completions chat/completions with one user message (default) or raw completions
+  --prompt-template X    dapo-answer | boxed | raw, or a file containing {problem}
+                         (default: dapo-answer for dapo-math-17k, boxed otherwise)
+  --api-key-env VAR      send the key held in environment variable VAR as a bearer token
+  --concurrency N        requests in flight (default 16)
+  --max-n-per-request N  cap n per request (default: n; lowered automatically if the server ignores n)
+  --timeout S            seconds per request attempt (default 600)
+  --retries N            retries per request on 429/5xx/network errors (default 8; Retry-After honoured)
+  --cache-dir DIR        dataset cache (default $ACEBENCH_CACHE or ~/.cache/acebench)
+  --mirror DIR           fetch a missing dataset from this offline folder, e.g. ../shared/datasets
+
+example:
+  deno task eval --endpoint http://127.0.0.1:8000/v1 --model Qwen/Qwen2.5-Math-1.5B --dataset math500 \\
+    --n 8 --k 1,2,4,8 --completions --prompt-template boxed --out out/eval-qwen-math500`;
+
+const FLAGS = {
+  endpoint: { type: "string" },
+  model: { type: "string" },
+  dataset: { type: "string" },
+  out: { type: "string" },
+  limit: { type: "string" },
+  "subset-seed": { type: "string" },
+  n: { type: "string" },
+  k: { type: "string" },
+  temperature: { type: "string" },
+  "top-p": { type: "string" },
+  "max-tokens": { type: "string" },
+  seed: { type: "string" },
+  chat: { type: "boolean" },
+  completions: { type: "boolean" },
+  "prompt-template": { type: "string" },
+  "api-key-env": { type: "string" },
+  concurrency: { type: "string" },
+  "max-n-per-request": { type: "string" },
+  timeout: { type: "string" },
+  retries: { type: "string" },
+  "cache-dir": { type: "string" },
+  mirror: { type: "string" },
+} as const;
+
+type Values =
+  & { [K in keyof typeof FLAGS]?: (typeof FLAGS)[K]["type"] extends "boolean" ? boolean : string }
+  & {
+    help?: boolean;
+  };
+
+/** A positive-integer flag (or its fallback); the error names the flag. */
+function intFlag(v: Values, flag: keyof typeof FLAGS, fallback: number, min = 1): number {
+  const n = parseNumber(v[flag] as string | undefined, flag, fallback, min);
+  if (!Number.isInteger(n)) throw new UsageError(`--${flag}: expected an integer, got '${v[flag]}'`);
+  return n;
+}
+
+function required(v: Values, flag: "endpoint" | "model" | "dataset" | "out"): string {
+  const value = v[flag];
+  if (!value) throw new UsageError(`--${flag} is required`);
+  return value;
+}
+
+/** Parse and check every flag into settings; UsageError on anything malformed. */
+export function settingsFromFlags(v: Values): EvalSettings {
+  if (v.chat && v.completions) throw new UsageError("--chat and --completions exclude each other");
+  const dataset = required(v, "dataset");
+  if (!DATASET_NAMES.includes(dataset as MathRecord["dataset"])) {
+    throw new UsageError(`--dataset: unknown '${dataset}' (known: ${DATASET_NAMES.join(", ")})`);
+  }
+  const n = intFlag(v, "n", 1);
+  const ks = v.k
+    ? parseIntList(v.k, "k")
+    : Array.from({ length: Math.floor(Math.log2(n)) + 1 }, (_, i) => 2 ** i);
+  const tooBig = ks.find((k) => k > n);
+  if (tooBig) {
+    throw new UsageError(`--k: k=${tooBig} > --n ${n}; Pass@k needs at least k samples per problem`);
+  }
+  if (v["subset-seed"] !== undefined && v.limit === undefined) {
+    throw new UsageError("--subset-seed needs --limit N");
+  }
+  let template;
+  try {
+    template = resolveTemplate(v["prompt-template"] ?? defaultTemplateFor(dataset));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  let endpoint;
+  try {
+    endpoint = normaliseBaseUrl(required(v, "endpoint"));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  return {
+    endpoint,
+    model: required(v, "model"),
+    mode: v.completions ? "completions" : "chat",
+    dataset,
+    limit: v.limit === undefined ? null : intFlag(v, "limit", 0),
+    subsetSeed: v["subset-seed"] === undefined ? null : intFlag(v, "subset-seed", 0, 0),
+    template,
+    n,
+    ks: [...new Set(ks)].sort((a, b) => a - b),
+    temperature: parseNumber(v.temperature, "temperature", 0.6, 0, 100),
+    topP: parseNumber(v["top-p"], "top-p", 0.95, Number.MIN_VALUE, 1),
+    maxTokens: intFlag(v, "max-tokens", 4096),
+    seed: intFlag(v, "seed", 0, 0),
+  };
+}
+
+/** The key named by --api-key-env, or undefined without the flag; an unset variable is a clear error. */
+function apiKeyFrom(v: Values): string | undefined {
+  const name = v["api-key-env"];
+  if (name === undefined) return undefined;
+  const key = Deno.env.get(name);
+  if (!key) {
+    throw new UsageError(
+      `--api-key-env ${name}: the variable is empty or not set; export ${name}=<key> first`,
+    );
+  }
+  return key;
+}
+
+/** Records of the dataset; "not fetched yet" becomes one line saying how to fetch it. */
+async function loadProblems(dataset: string, v: Values): Promise<EvalProblem[]> {
+  try {
+    return await loadDataset(dataset, { cacheDir: v["cache-dir"], mirror: v.mirror && resolve(v.mirror) });
+  } catch (e) {
+    const message = (e as Error).message;
+    if (!/not in the cache/.test(message)) throw e;
+    const cacheFlag = v["cache-dir"] ? ` --cache-dir ${v["cache-dir"]}` : "";
+    throw new Error(
+      `dataset '${dataset}' is not fetched yet: run \`deno task fetch ${dataset}${cacheFlag}\` ` +
+        `or pass --mirror DIR (an offline copy such as ../shared/datasets)`,
+    );
+  }
+}
+
+/** Quote an argument for a POSIX shell when it needs it. */
+function shellQuote(arg: string): string {
+  return /^[A-Za-z0-9_./:=,@+-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
+}
 
 /** Entry point for `deno task eval`. */
-export function main(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, {});
-  if (values.help) {
+export async function main(args: string[]): Promise<number> {
+  const v = parseFlags(args, FLAGS, false).values as Values;
+  if (v.help) {
     console.log(usage);
-    return Promise.resolve(0);
+    return 0;
   }
-  console.error("acebench eval: not implemented yet");
-  return Promise.resolve(1);
+  const settings = settingsFromFlags(v);
+  const out = required(v, "out");
+  const apiKey = apiKeyFrom(v);
+  const all = await loadProblems(settings.dataset, v);
+  const problems = selectProblems(all, settings.limit, settings.subsetSeed);
+  const bar = progressBar(`eval ${settings.model}`, problems.length * settings.n, "samples");
+  let retries = 0;
+  const outcome = await evaluateEndpoint(problems, settings, out, {
+    apiKey,
+    apiKeyEnv: v["api-key-env"],
+    concurrency: intFlag(v, "concurrency", 16),
+    maxPerRequest: v["max-n-per-request"] === undefined ? undefined : intFlag(v, "max-n-per-request", 1),
+    timeoutMs: parseNumber(v.timeout, "timeout", 600, 0.001) * 1000,
+    retry: { ...DEFAULT_RETRY, maxRetries: intFlag(v, "retries", DEFAULT_RETRY.maxRetries, 0) },
+    onProgress: (done) => bar.update(done),
+    onRetry: () => retries++,
+    command: ["deno task eval", ...args.map(shellQuote)].join(" "),
+  });
+  bar.stop();
+  const u = outcome.usage;
+  const correct = outcome.rows.filter((r) => r.correct).length;
+  const byProblem = new Map<string, number>();
+  for (const r of outcome.rows) {
+    byProblem.set(r.problemId, (byProblem.get(r.problemId) ?? 0) + (r.correct ? 1 : 0));
+  }
+  const passK = (k: number) =>
+    [...byProblem.values()].reduce((t, c) => t + passAtK(settings.n, c, k), 0) / byProblem.size;
+  console.log(
+    `${settings.model} on ${settings.dataset}: ${outcome.complete}/${outcome.problems} problems × ${settings.n} ` +
+      `samples (${outcome.stats.resumed} resumed, ${outcome.stats.added} new, ${retries} retries); ` +
+      `mean@${settings.n} ${(correct / Math.max(1, outcome.rows.length)).toFixed(4)}; ` +
+      `${u.truncated} truncated; ${u.requests} requests, ${u.promptTokens}+${u.completionTokens} tokens, ` +
+      `latency p50 ${u.latencyP50Ms ?? "-"} ms p95 ${u.latencyP95Ms ?? "-"} ms`,
+  );
+  if (outcome.complete < outcome.problems) {
+    console.error(
+      `acebench eval: ${outcome.problems - outcome.complete} problems are missing samples ` +
+        `(${outcome.stats.failed[0]?.error ?? "see status.json"}); re-run the same command to resume`,
+    );
+    return 1;
+  }
+  console.log(settings.ks.map((k) => `pass@${k} ${passK(k).toFixed(4)}`).join(", "));
+  const written = await writeReport(out);
+  console.log(`report: ${written.join(", ")}`);
+  return 0;
 }

@@ -1,16 +1,100 @@
-// Placeholder until the sweep issue lands; replaced by the real command.
-import { parseFlags } from "../common/args.ts";
+// `deno task sweep`: run a training sweep (resumable, parallel), then write its report.
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
+import {
+  describePlan,
+  engineSpec,
+  expandRuns,
+  filterRuns,
+  presetPath,
+  readSweepConfig,
+  runSweep,
+  writeSweepJson,
+} from "../bench/sweep/mod.ts";
+import { engineIngest, writeReport } from "../reports/mod.ts";
 
 /** Usage text for `deno task sweep`. */
-export const usage = "usage: deno task sweep [--help]\n\n(not implemented yet)";
+export const usage =
+  `usage: deno task sweep [--config FILE | --preset NAME] [--out DIR] [--only PATTERN] [--workers N]
+                       [--dry-run] [--no-report]
+
+Runs every method × ACE-grid point × seed of a sweep config in parallel workers, then writes the report
+(passk.csv, summary.md, plots/) into the sweep folder. Re-running the same command skips finished runs and
+resumes unfinished ones from their checkpoints; a diverged run is marked failed and the sweep goes on.
+With no flags it runs the embedded default (bench/configs/default.json: tfjs engine, grpo, ace-grpo, dapo,
+ace-dapo × 3 seeds).
+
+--config FILE     sweep config (JSON, see bench/sweep/sweep.schema.json; a recorded sweep.json works too)
+--preset NAME     a config shipped in bench/configs/ (default: default)
+--out DIR         sweep folder (default: runs/<name>)
+--only PATTERN    run only matching run ids: a glob with * and ?, else a substring (e.g. 'ace-*' or _s1)
+--workers N       parallel runs (default: number of cores)
+--dry-run         print the run matrix, what is done, and a time estimate; run nothing
+--no-report       skip writing the report at the end
+
+examples:
+  deno task sweep --preset ci-tabular --out runs/ci-tabular
+  deno task sweep --dry-run
+  deno task sweep --only 'ace-grpo*'`;
 
 /** Entry point for `deno task sweep`. */
-export function main(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, {});
+export async function main(args: string[]): Promise<number> {
+  const values = parseFlags(args, {
+    config: { type: "string" },
+    preset: { type: "string" },
+    out: { type: "string" },
+    only: { type: "string" },
+    workers: { type: "string" },
+    "dry-run": { type: "boolean" },
+    "no-report": { type: "boolean" },
+  }, false).values as {
+    help?: boolean;
+    config?: string;
+    preset?: string;
+    out?: string;
+    only?: string;
+    workers?: string;
+    "dry-run"?: boolean;
+    "no-report"?: boolean;
+  };
   if (values.help) {
     console.log(usage);
-    return Promise.resolve(0);
+    return 0;
   }
-  console.error("acebench sweep: not implemented yet");
-  return Promise.resolve(1);
+  if (values.config && values.preset) throw new UsageError("give --config or --preset, not both");
+  const path = values.config ?? presetPath(values.preset ?? "default");
+  const sweep = readSweepConfig(path);
+  const all = expandRuns(sweep);
+  const runs = filterRuns(all, values.only);
+  if (runs.length === 0) {
+    throw new UsageError(`--only '${values.only}' matches none of: ${all.map((r) => r.runId).join(", ")}`);
+  }
+  const out = values.out ?? join("runs", sweep.name);
+  const workers = parseNumber(values.workers, "workers", cpus().length, 1, 256);
+  if (values["dry-run"]) {
+    console.log(await describePlan(sweep, runs, out, workers, engineSpec(sweep.engine)));
+    return 0;
+  }
+  writeSweepJson(out, sweep, all);
+  const started = performance.now();
+  const outcome = await runSweep(sweep, runs, { out, workers });
+  const minutes = ((performance.now() - started) / 60000).toFixed(1);
+  console.error(
+    `sweep ${sweep.name}: ${outcome.done.length} done, ${outcome.skipped.length} already done, ` +
+      `${outcome.failed.length} failed in ${minutes} min (${out})`,
+  );
+  for (const f of outcome.failed) console.error(`  failed ${f.runId}: ${f.reason}`);
+  if (outcome.interrupted) {
+    console.error(`sweep ${sweep.name}: interrupted; run the same command again to resume`);
+    return 130;
+  }
+  if (outcome.done.length + outcome.skipped.length === 0) {
+    console.error(`sweep ${sweep.name}: no finished run, so no report`);
+  } else if (!values["no-report"]) {
+    for (const written of await writeReport(out, { ingest: engineIngest() })) {
+      console.error(`wrote ${written}`);
+    }
+  }
+  return outcome.failed.length ? 1 : 0;
 }

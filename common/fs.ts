@@ -12,11 +12,14 @@ import {
 import { basename, dirname, join } from "node:path";
 
 let tmpCounter = 0;
+// Workers share Deno.pid but each has its own counter, so temp names also carry a per-isolate tag (a file name,
+// not a result: it does not go through Rng).
+const isolateTag = crypto.randomUUID().slice(0, 8);
 
 /** Write a file atomically: write a sibling temp file, fsync, then rename over the target. */
 export function atomicWrite(path: string, data: string | Uint8Array): void {
   mkdirSync(dirname(path), { recursive: true });
-  const tmp = join(dirname(path), `.${basename(path)}.${Deno.pid}.${tmpCounter++}.tmp`);
+  const tmp = join(dirname(path), `.${basename(path)}.${Deno.pid}.${isolateTag}.${tmpCounter++}.tmp`);
   const fd = openSync(tmp, "w");
   try {
     writeSync(fd, typeof data === "string" ? new TextEncoder().encode(data) : data);

@@ -1,5 +1,5 @@
 // Seeded, splittable PRNG: every random choice in acebench goes through this module.
-import { xoroshiro128plus, xoroshiro128plusFromState } from "pure-rand/generator/xoroshiro128plus";
+import { xoroshiro128plusFromState } from "pure-rand/generator/xoroshiro128plus";
 import type { JumpableRandomGenerator } from "pure-rand/types/JumpableRandomGenerator";
 
 /** A mutable seeded random stream backed by pure-rand's xoroshiro128+; state is serialisable for checkpoints. */
@@ -11,11 +11,20 @@ export class Rng {
     this.#gen = gen;
   }
 
-  /** A stream seeded by a 32-bit integer (non-integers and larger values are hashed down). */
+  /** A stream seeded by a 32-bit integer (non-integers and strings are hashed down first). */
   static seeded(seed: number | string): Rng {
-    return new Rng(
-      xoroshiro128plus(typeof seed === "number" && Number.isInteger(seed) ? seed | 0 : hash32(String(seed))),
-    );
+    // pure-rand's own xoroshiro128plus(seed) puts small seeds almost verbatim into the state, so the first
+    // draws of nearby seeds are correlated (and ~1.0); SplitMix32 spreads every seed over all 128 bits.
+    let x = typeof seed === "number" && Number.isInteger(seed) ? seed | 0 : hash32(String(seed));
+    const state: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      x = (x + 0x9e3779b9) | 0;
+      let z = x;
+      z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+      z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+      state.push((z ^ (z >>> 16)) | 0);
+    }
+    return new Rng(xoroshiro128plusFromState(state));
   }
 
   /** Restore a stream from `state()`; the restored stream continues bit-for-bit. */

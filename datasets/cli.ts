@@ -1,16 +1,147 @@
-// Placeholder until the fetch issue lands; replaced by the real command.
-import { parseFlags } from "../common/args.ts";
+// `deno task fetch`: download (or copy from a mirror), verify, cache and normalise the datasets.
+import { parseFlags, UsageError } from "../common/args.ts";
+import { cacheRoot, type Manifest, readManifest } from "./cache.ts";
+import { fetchDataset, type OnBadRow } from "./fetch.ts";
+import { FETCHABLE, hubEndpoint, pickSource, type Source, SOURCES, sourcesOf } from "./sources.ts";
 
 /** Usage text for `deno task fetch`. */
-export const usage = "usage: deno task fetch [--help]\n\n(not implemented yet)";
+export const usage = `usage: deno task fetch [DATASET...] [flags]
 
-/** Entry point for `deno task fetch`. */
-export function main(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, {});
+Download, verify, cache and normalise ${FETCHABLE.join(", ")} (default: all three).
+A cached dataset is not fetched again (no network I/O) unless --force is given.
+
+flags:
+  --list                  show each dataset's source, licence, cache state and row counts
+  --mirror DIR            read the source files from a local folder laid out like ../shared/datasets
+  --cache-dir DIR         cache folder (default: $ACEBENCH_CACHE, else $XDG_CACHE_HOME/acebench,
+                          else ~/.cache/acebench)
+  --source DATASET=ID     use another source of a dataset (ids in --list), e.g. aime2025=yentinglin-jsonl
+  --on-bad-row fail|skip  a row that fails to parse or validate stops the fetch (fail, default) or is dropped
+  --force                 re-read and re-verify the source files even if the dataset is cached
+
+environment: HF_ENDPOINT (hub URL, default https://huggingface.co), HF_TOKEN (sent as a Bearer token)
+
+examples:
+  deno task fetch --mirror ../shared/datasets
+  deno task fetch math500 --cache-dir /tmp/acebench-cache
+  deno task fetch --list`;
+
+/** Entry point for `deno task fetch`; returns 1 if any dataset failed (the others still run). */
+export async function main(args: string[]): Promise<number> {
+  const parsed = parseFlags(args, {
+    list: { type: "boolean" },
+    mirror: { type: "string" },
+    "cache-dir": { type: "string" },
+    source: { type: "string", multiple: true },
+    "on-bad-row": { type: "string" },
+    force: { type: "boolean" },
+  });
+  const positionals = parsed.positionals;
+  const values = parsed.values as {
+    help?: boolean;
+    list?: boolean;
+    mirror?: string;
+    "cache-dir"?: string;
+    source?: string[];
+    "on-bad-row"?: string;
+    force?: boolean;
+  };
   if (values.help) {
     console.log(usage);
-    return Promise.resolve(0);
+    return 0;
   }
-  console.error("acebench fetch: not implemented yet");
-  return Promise.resolve(1);
+  const onBadRow = (values["on-bad-row"] ?? "fail") as OnBadRow;
+  if (onBadRow !== "fail" && onBadRow !== "skip") {
+    throw new UsageError(`--on-bad-row: expected fail or skip, got '${onBadRow}'`);
+  }
+  for (const d of positionals) {
+    if (!FETCHABLE.includes(d as Source["dataset"])) {
+      throw new UsageError(`unknown dataset '${d}' (known: ${FETCHABLE.join(", ")})`);
+    }
+  }
+  const sourceIds = parseSourceFlags(values.source ?? []);
+  const root = cacheRoot(values["cache-dir"]);
+  if (values.list) {
+    console.log(listing(root));
+    return 0;
+  }
+  let failed = 0;
+  for (const dataset of positionals.length ? positionals : FETCHABLE) {
+    try {
+      const { manifest, cached } = await fetchDataset(dataset, {
+        cacheDir: root,
+        mirror: values.mirror,
+        sourceId: sourceIds.get(dataset),
+        onBadRow,
+        force: values.force,
+        log: (line) => console.log(line),
+      });
+      if (cached) {
+        console.log(
+          `${dataset}: cached (${manifest.rows.kept} records from ${manifest.source}, fetched ${manifest.fetchedAt}); ` +
+            "--force re-reads the source",
+        );
+      } else console.log(`${dataset}: ok → ${root}/${dataset}`);
+    } catch (e) {
+      failed++;
+      console.error(`acebench fetch: ${(e as Error).message.split("\n")[0]}`);
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+/** Parse repeated `--source DATASET=ID` flags into a map, checking both names. */
+function parseSourceFlags(flags: string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const flag of flags) {
+    const [dataset, id] = flag.split("=", 2);
+    if (!id || !sourcesOf(dataset).some((s) => s.id === id)) {
+      const known = SOURCES.map((s) => `${s.dataset}=${s.id}`).join(", ");
+      throw new UsageError(`--source: expected DATASET=ID (one of ${known}), got '${flag}'`);
+    }
+    out.set(dataset, id);
+  }
+  return out;
+}
+
+/** Where a source's files come from, in one line. */
+function origin(s: Source): string {
+  const hub = s.repo ? `${s.repo}@${s.revision}:${s.files.map((f) => f.hubPath).join(",")}` : "";
+  const mirror = s.files.every((f) => f.mirrorPath)
+    ? (s.files.length === 1 ? s.files[0].mirrorPath! : `${s.files.length} files`) + " in a --mirror"
+    : "";
+  return [hub, mirror].filter(Boolean).join("; also ");
+}
+
+/** The `--list` text: a table of datasets, then every source. */
+export function listing(root: string): string {
+  const rows = FETCHABLE.map((d) => {
+    const m: Manifest | null = readManifest(root, d);
+    const source = (m && sourcesOf(d).find((s) => s.id === m.source)) || pickSource(d);
+    return [
+      d,
+      `${source.id} (${source.repo ?? "offline"})`,
+      source.licence,
+      m ? `fetched ${m.fetchedAt.slice(0, 19)}Z` : "not fetched",
+      m
+        ? `${m.rows.kept} kept (${m.rows.read} read, ${m.rows.duplicates} duplicates, ${m.rows.bad} bad)`
+        : "-",
+    ];
+  });
+  rows.push(["synthetic", "built in (generateTasks)", "-", "always available", "generated on demand"]);
+  const head = ["dataset", "source", "licence", "cache", "rows"];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd();
+  const sources = SOURCES.map((s) =>
+    `  ${`${s.dataset}=${s.id}`.padEnd(30)} ${s.about}\n  ${"".padEnd(30)} ${origin(s)}`
+  );
+  return [
+    `cache: ${root}   hub: ${hubEndpoint()}`,
+    "",
+    line(head),
+    ...rows.map(line),
+    "",
+    "sources (--source DATASET=ID; the first of each dataset is the default online one):",
+    ...sources,
+  ].join("\n");
 }

@@ -1,2 +1,23 @@
-/** Public API of datasets/ (filled in by its issue). */
-export {};
+/** Public API of datasets/: the normalised record type, prompt templates, synthetic tasks, fetch and load. */
+export { DATASET_NAMES, type DatasetName, hasCjk, type MathMeta, type MathRecord } from "./record.ts";
+export {
+  BOXED_INSTRUCTION,
+  DAPO_HEAD,
+  DAPO_TAIL,
+  renderPrompt,
+  stripDapoTemplate,
+  TEMPLATES,
+} from "./templates.ts";
+export {
+  FAMILIES,
+  type Family,
+  generateTasks,
+  MAX_DIFFICULTY,
+  MIN_DIFFICULTY,
+  splitOf,
+  type TaskOptions,
+} from "./synthetic.ts";
+export { FETCHABLE, hubUrl, pickSource, type Source, SOURCES, sourcesOf } from "./sources.ts";
+export { cacheRoot, type Manifest, readManifest, type RowCounts } from "./cache.ts";
+export { fetchDataset, type FetchOptions, type FetchResult, type OnBadRow } from "./fetch.ts";
+export { loadDataset, type LoadOptions, SYNTHETIC_DEFAULT } from "./load.ts";

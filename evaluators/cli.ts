@@ -1,16 +1,136 @@
-// Placeholder until the grade issue lands; replaced by the real command.
-import { parseFlags } from "../common/args.ts";
+// `deno task grade`: grade a JSON-lines file of {prediction, gold, ...} and report agreement with `expected`.
+import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
+import { atomicWrite } from "../common/fs.ts";
+import { gradeMany } from "./pool.ts";
 
 /** Usage text for `deno task grade`. */
-export const usage = "usage: deno task grade [--help]\n\n(not implemented yet)";
+export const usage =
+  `usage: deno task grade --input FILE.jsonl [--output FILE.jsonl] [--strict] [--workers N] [--timeout-ms MS]
+
+Each input line is a JSON object with string fields "prediction" and "gold"; every other field is passed through.
+Output lines add "correct", "status" (correct | wrong | no_answer | parse_error | timeout), "extracted" and "rule".
+Without --output the graded lines go to stdout. If lines carry a boolean "expected", an agreement summary and the
+disagreeing lines are printed at the end (stderr). Malformed lines are reported with their line number and skipped;
+the exit code is then 1 (0 when every line was graded).
+
+  --input FILE       JSON-lines input (required)
+  --output FILE      write graded JSON lines here (atomically)
+  --strict           accept only explicit answer markers (\\boxed, "Answer:", "final answer is"), as for rewards
+                     (a line's own boolean "strict": true does the same for that line)
+  --workers N        grading workers (default: cores; 0 grades inline; files under 10000 lines are graded
+                     inline unless --workers or --timeout-ms is given)
+  --timeout-ms MS    hard per-answer timeout in the worker pool (default 2000; giving it forces the pool)
+
+example: deno task grade --input preds.jsonl --output graded.jsonl`;
+
+interface Line {
+  lineNo: number;
+  record: Record<string, unknown>;
+}
+
+/** Parse the input text into records, collecting one-line errors ("FILE:N: why") for malformed lines. */
+export function parseInput(text: string, file: string): { lines: Line[]; errors: string[] } {
+  const lines: Line[] = [];
+  const errors: string[] = [];
+  text.split("\n").forEach((raw, i) => {
+    if (raw.trim() === "") return;
+    const where = `${file}:${i + 1}`;
+    let record: unknown;
+    try {
+      record = JSON.parse(raw);
+    } catch (e) {
+      errors.push(`${where}: invalid JSON (${(e as Error).message})`);
+      return;
+    }
+    if (record === null || typeof record !== "object" || Array.isArray(record)) {
+      errors.push(`${where}: expected a JSON object`);
+    } else if (typeof (record as Record<string, unknown>).prediction !== "string") {
+      errors.push(`${where}: field "prediction" must be a string`);
+    } else if (typeof (record as Record<string, unknown>).gold !== "string") {
+      errors.push(`${where}: field "gold" must be a string`);
+    } else {
+      lines.push({ lineNo: i + 1, record: record as Record<string, unknown> });
+    }
+  });
+  return { lines, errors };
+}
 
 /** Entry point for `deno task grade`. */
-export function main(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, {});
+export async function main(args: string[]): Promise<number> {
+  const values = parseFlags(args, {
+    input: { type: "string" },
+    output: { type: "string" },
+    strict: { type: "boolean" },
+    workers: { type: "string" },
+    "timeout-ms": { type: "string" },
+  }, false).values as {
+    help?: boolean;
+    input?: string;
+    output?: string;
+    strict?: boolean;
+    workers?: string;
+    "timeout-ms"?: string;
+  };
   if (values.help) {
     console.log(usage);
-    return Promise.resolve(0);
+    return 0;
   }
-  console.error("acebench grade: not implemented yet");
-  return Promise.resolve(1);
+  if (!values.input) throw new UsageError("--input FILE.jsonl is required");
+  const workers = values.workers === undefined
+    ? undefined
+    : parseNumber(values.workers, "workers", 0, 0, 256);
+  if (workers !== undefined && !Number.isInteger(workers)) {
+    throw new UsageError("--workers: expected an integer");
+  }
+  // Left undefined unless given, so small files are graded inline (see INLINE_BELOW in pool.ts).
+  const timeoutMs = values["timeout-ms"] === undefined
+    ? undefined
+    : parseNumber(values["timeout-ms"], "timeout-ms", 2000, 1, 600_000);
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(values.input);
+  } catch (e) {
+    throw new Error(`${values.input}: cannot read (${(e as Error).message})`);
+  }
+  const { lines, errors } = parseInput(text, values.input);
+  for (const err of errors) console.error(err);
+  const results = await gradeMany(
+    lines.map(({ record }) => ({
+      prediction: record.prediction as string,
+      gold: record.gold as string,
+      strict: values.strict || record.strict === true,
+    })),
+    { workers, timeoutMs },
+  );
+  const out = lines.map(({ record }, k) => JSON.stringify({ ...record, ...results[k] })).join("\n") +
+    (lines.length ? "\n" : "");
+  if (values.output) atomicWrite(values.output, out);
+  else await Deno.stdout.write(new TextEncoder().encode(out));
+  printAgreement(lines, results.map((r) => r.correct), values.input);
+  const counts: Record<string, number> = {};
+  for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  console.error(
+    `graded ${lines.length} lines (${
+      Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ") || "none"
+    })` +
+      (errors.length ? `; ${errors.length} malformed line(s) skipped` : ""),
+  );
+  return errors.length ? 1 : 0;
+}
+
+// Agreement with the lines' boolean "expected" labels, with every disagreeing line listed.
+function printAgreement(lines: Line[], correct: boolean[], file: string): void {
+  const labelled = lines.map((l, k) => ({ l, got: correct[k] })).filter(({ l }) =>
+    typeof l.record.expected === "boolean"
+  );
+  if (labelled.length === 0) return;
+  const disagree = labelled.filter(({ l, got }) => l.record.expected !== got);
+  const pct = (100 * (labelled.length - disagree.length) / labelled.length).toFixed(2);
+  console.error(
+    `agreement with "expected": ${labelled.length - disagree.length}/${labelled.length} (${pct}%)`,
+  );
+  for (const { l, got } of disagree) {
+    const note = typeof l.record.note === "string" ? ` [${l.record.note}]` : "";
+    console.error(`  ${file}:${l.lineNo}${note}: expected ${l.record.expected}, graded ${got}`);
+  }
 }

@@ -1,2 +1,7 @@
-/** Public API of evaluators/ (filled in by its issue). */
-export {};
+/** Public API of evaluators/: the math-answer grader, batch grading, Pass@k and its statistics. */
+export { grade, type GradeOptions, type GradeResult, type GradeStatus, isEquivalent } from "./grade.ts";
+export { gradeMany, type GradeManyItem, type GradeManyOptions, GraderPool, INLINE_BELOW } from "./pool.ts";
+export { extractAnswer, type Extraction } from "./extract.ts";
+export { majAtK, type MajResult } from "./majority.ts";
+export { meanAtN, passAtK, type PassAtKRow, passAtKSummary } from "./passk.ts";
+export { bootstrapCI, type Interval, pairedBootstrap, seedAggregate, tCritical } from "./stats.ts";

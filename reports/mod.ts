@@ -1,2 +1,43 @@
-/** Public API of reports/ (filled in by its issue). */
-export {};
+/** Public API of reports/: Pass@k tables, summary.md, SVG plots, sweep comparisons and regression checks. */
+export {
+  type EvalSample,
+  type Ingest,
+  loadSweep,
+  type MetricRow,
+  type RunData,
+  type SweepData,
+  usableRuns,
+} from "./load.ts";
+export {
+  type AggregateCell,
+  aggregateSeeds,
+  csvRecord,
+  finalRows,
+  PASSK_COLUMNS,
+  type PassKRow,
+  passKRows,
+  reportedKs,
+  runPassK,
+} from "./passk.ts";
+export {
+  aceComparisons,
+  baselineOf as aceBaselineOf,
+  type Comparison,
+  comparisonSentence,
+  type DiffCell,
+  pairedDiff,
+} from "./compare.ts";
+export { BEFORE_RL, renderSummary, type SummaryInput } from "./summary.ts";
+export { passKSpec, renderSvg, TRAINING_METRICS, trainingSpec } from "./plots.ts";
+export { buildReport, compareSweeps, type ReportOptions, type SweepReport, writeReport } from "./report.ts";
+export {
+  type Baseline,
+  type BaselineCell,
+  baselineOf,
+  compareToBaseline,
+  describeRegressions,
+  readBaseline,
+  type RegressionCell,
+  writeBaseline,
+} from "./regress.ts";
+export { engineIngest } from "./ingest.ts";

@@ -1,16 +1,71 @@
-// Placeholder until the regress issue lands; replaced by the real command.
-import { parseFlags } from "../common/args.ts";
+// `deno task regress --baseline FILE --current DIR [--update]`.
+import { exists } from "../common/fs.ts";
+import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
+import { engineIngest } from "./ingest.ts";
+import {
+  baselineOf,
+  compareToBaseline,
+  describeRegressions,
+  readBaseline,
+  writeBaseline,
+} from "./regress.ts";
 
 /** Usage text for `deno task regress`. */
-export const usage = "usage: deno task regress [--help]\n\n(not implemented yet)";
+export const usage = `usage: deno task regress --baseline FILE --current DIR [--update] [--iters N]
+
+Compares the final Pass@k of every method/dataset/k in sweep folder DIR with a committed baseline and exits 1
+when a cell falls below its baseline by more than the two 95% intervals allow together
+(drop > √(hw_baseline² + hw_current²)), naming each regressed cell.
+--update   write DIR's cells as the new baseline FILE instead of checking (an explicit, reviewed change)
+
+example: deno task regress --baseline reports/baselines/ci-tabular.json --current runs/ci-tabular`;
 
 /** Entry point for `deno task regress`. */
-export function main(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, {});
+export async function main(args: string[]): Promise<number> {
+  const values = parseFlags(args, {
+    baseline: { type: "string" },
+    current: { type: "string" },
+    update: { type: "boolean" },
+    iters: { type: "string" },
+  }, false).values as {
+    help?: boolean;
+    baseline?: string;
+    current?: string;
+    update?: boolean;
+    iters?: string;
+  };
   if (values.help) {
     console.log(usage);
-    return Promise.resolve(0);
+    return 0;
   }
-  console.error("acebench regress: not implemented yet");
-  return Promise.resolve(1);
+  if (!values.baseline || !values.current) {
+    throw new UsageError("--baseline FILE and --current DIR are required");
+  }
+  const iters = parseNumber(values.iters, "iters", 2000, 100, 1e6);
+  const current = await baselineOf(values.current, { iters, ingest: engineIngest() });
+  if (values.update) {
+    writeBaseline(values.baseline, current);
+    console.log(`regress: wrote ${current.cells.length} cells from ${values.current} to ${values.baseline}`);
+    return 0;
+  }
+  if (!exists(values.baseline)) {
+    throw new UsageError(`--baseline: ${values.baseline} does not exist (create it with --update)`);
+  }
+  const baseline = readBaseline(values.baseline);
+  if (baseline.configHash && current.configHash && baseline.configHash !== current.configHash) {
+    console.error(
+      `regress: warning: config hash ${current.configHash} differs from the baseline's ${baseline.configHash}`,
+    );
+  }
+  const verdicts = compareToBaseline(baseline, current);
+  const regressed = describeRegressions(verdicts);
+  if (regressed.length === 0) {
+    console.log(`regress: ok: ${verdicts.length} Pass@k cells within their intervals of ${values.baseline}`);
+    return 0;
+  }
+  console.error(
+    `regress: ${regressed.length} of ${verdicts.length} Pass@k cells regressed against ${values.baseline}:`,
+  );
+  for (const line of regressed) console.error(`  ${line}`);
+  return 1;
 }

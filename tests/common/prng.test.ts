@@ -40,3 +40,11 @@ Deno.test("Rng: int, categorical and normal have the right ranges and moments", 
   throws(() => r.int(0));
   assertEquals(hash32("abc"), hash32("abc"));
 });
+
+Deno.test("Rng: first draws of nearby small seeds are well spread (no ~1.0 start, no correlation)", () => {
+  const firsts = Array.from({ length: 64 }, (_, s) => Rng.seeded(s).float());
+  const mean = firsts.reduce((a, b) => a + b, 0) / firsts.length;
+  ok(Math.abs(mean - 0.5) < 0.15, `mean of first draws ${mean}`);
+  ok(firsts.filter((x) => x > 0.99).length <= 2, `${firsts}`);
+  ok(new Set(firsts.map((x) => x.toFixed(3))).size > 55);
+});

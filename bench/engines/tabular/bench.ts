@@ -1,6 +1,136 @@
-// Placeholder until this area's benchmark lands.
-/** Benchmark entry point. */
-export function main(_args: string[]): Promise<number> {
-  console.error("benchmark not implemented yet");
-  return Promise.resolve(1);
+// `deno task bench tabular`: time the 5-seed grpo vs ace-grpo tabular sweep and print its pass@k table.
+import { join } from "node:path";
+import { parseFlags, parseNumber, UsageError } from "../../../common/args.ts";
+import { readJsonl } from "../../../common/fs.ts";
+import { passAtK } from "../../../evaluators/passk.ts";
+import { seedAggregate } from "../../../evaluators/stats.ts";
+import { expandRuns, presetPath, readSweepConfig, runSweep } from "../../sweep/mod.ts";
+import { exactKs, tabularEngine } from "./engine.ts";
+
+/** Usage text for `deno task bench tabular`. */
+export const usage = `usage: deno task bench tabular [--config FILE] [--out DIR] [--workers N] [--keep]
+
+Times one tabular run in-process (steps/s), then the whole sweep (default bench/configs/tabular.json: grpo vs
+ace-grpo, 5 seeds) through the sweep runner, and prints pass@k (exact, and unbiased from the sampled evals) at
+step 0 and the final step: mean [95% t-interval over seeds] per method and the paired difference to the first
+method. Runs go to a temporary folder unless --out is given.`;
+
+type PassTable = { first: Map<number, number>; last: Map<number, number> };
+
+/** Pass@k per run at step 0 and the final step: exact from exact.jsonl, unbiased from the sampled eval.jsonl. */
+function finalPassAtK(runDir: string, ks: number[]): { exact: PassTable; sampled: PassTable } {
+  const exactRows = readJsonl<{ step: number; k: number; passAtK: number }>(join(runDir, "exact.jsonl"));
+  const last = Math.max(...exactRows.map((r) => r.step));
+  const exactAt = (step: number) =>
+    new Map(exactRows.filter((r) => r.step === step).map((r) => [r.k, r.passAtK]));
+  const counts = new Map<number, Map<string, { n: number; c: number }>>([[0, new Map()], [last, new Map()]]);
+  for (
+    const r of readJsonl<{ step: number; problemId: string; correct: boolean }>(join(runDir, "eval.jsonl"))
+  ) {
+    const byProblem = counts.get(r.step);
+    if (!byProblem) continue;
+    const e = byProblem.get(r.problemId) ?? byProblem.set(r.problemId, { n: 0, c: 0 }).get(r.problemId)!;
+    e.n++;
+    e.c += r.correct ? 1 : 0;
+  }
+  const sampledAt = (step: number) => {
+    const problems = [...counts.get(step)!.values()];
+    return new Map(
+      ks.map((k) => [k, problems.reduce((s, p) => s + passAtK(p.n, p.c, k), 0) / problems.length]),
+    );
+  };
+  return {
+    exact: { first: exactAt(0), last: exactAt(last) },
+    sampled: { first: sampledAt(0), last: sampledAt(last) },
+  };
+}
+
+/** One pass@k table: reference (step 0), each method, and each method minus the first, paired by seed. */
+function printTable(
+  kind: "exact" | "sampled",
+  ks: number[],
+  methods: string[],
+  results: Map<string, ReturnType<typeof finalPassAtK>[]>,
+  seeds: number,
+): void {
+  const what = kind === "exact"
+    ? "exact (with replacement)"
+    : "unbiased estimate from eval.n samples per prompt";
+  console.log(`\npass@k, ${what}; mean [95% t-interval over ${seeds} seeds]`);
+  const base = methods[0];
+  const others = methods.slice(1);
+  const header = [
+    "reference (step 0)",
+    ...methods.map((m) => `${m} (final)`),
+    ...others.map((m) => `${m} − ${base}`),
+  ];
+  const width = header.map((h) => Math.max(24, h.length));
+  console.log(["k".padStart(4), ...header.map((h, i) => h.padEnd(width[i]))].join("  "));
+  const at = (m: string, k: number, which: "first" | "last") =>
+    results.get(m)!.map((p) => p[kind][which].get(k)!);
+  for (const k of ks) {
+    const cells = [
+      seedAggregate(at(base, k, "first")),
+      ...methods.map((m) => seedAggregate(at(m, k, "last"))),
+      ...others.map((m) => seedAggregate(at(m, k, "last").map((v, i) => v - at(base, k, "last")[i]))),
+    ];
+    console.log([String(k).padStart(4), ...cells.map((c, i) => fmt(c).padEnd(width[i]))].join("  "));
+  }
+}
+
+const fmt = (a: { mean: number; lo: number; hi: number }) =>
+  `${a.mean.toFixed(3)} [${a.lo.toFixed(3)}, ${a.hi.toFixed(3)}]`;
+
+/** Entry point for `deno task bench tabular`. */
+export async function main(args: string[]): Promise<number> {
+  const { values: flags } = parseFlags(args, {
+    config: { type: "string" },
+    out: { type: "string" },
+    workers: { type: "string" },
+    keep: { type: "boolean" },
+  }, false);
+  const values = flags as { help?: boolean; config?: string; out?: string; workers?: string; keep?: boolean };
+  if (values.help) {
+    console.log(usage);
+    return 0;
+  }
+  const workers = values.workers === undefined ? undefined : parseNumber(values.workers, "workers", 1, 1, 64);
+  const sweep = readSweepConfig(values.config ?? presetPath("tabular"));
+  if (sweep.engine !== "tabular") {
+    throw new UsageError(`--config: engine is '${sweep.engine}'; expected tabular`);
+  }
+  const runs = expandRuns(sweep);
+  const outDir = values.out ?? Deno.makeTempDirSync({ prefix: "acebench-tabular-" });
+
+  const one = runs[0];
+  const soloDir = Deno.makeTempDirSync({ prefix: "acebench-tabular-solo-" });
+  const t1 = performance.now();
+  await tabularEngine.run(one, soloDir, soloDir, { onProgress() {} });
+  const soloSeconds = (performance.now() - t1) / 1000;
+  Deno.removeSync(soloDir, { recursive: true });
+
+  const t0 = performance.now();
+  const outcome = await runSweep(sweep, runs, { out: outDir, workers });
+  const seconds = (performance.now() - t0) / 1000;
+  if (outcome.failed.length) throw new Error(`bench tabular: runs failed: ${JSON.stringify(outcome.failed)}`);
+  const steps = sweep.rl.steps;
+  console.log(
+    `one run (${one.runId}, ${steps} steps, in-process): ${soloSeconds.toFixed(2)} s = ` +
+      `${(steps / soloSeconds).toFixed(0)} steps/s including evaluation and run-folder writes`,
+  );
+  console.log(
+    `sweep '${sweep.name}' (${runs.length} runs through the sweep runner's workers): ${
+      seconds.toFixed(2)
+    } s wall`,
+  );
+  const ks = sweep.eval.ks;
+  const methods = [...new Set(runs.map((r) => r.method))];
+  const passAt = (m: string) =>
+    runs.filter((r) => r.method === m).map((r) => finalPassAtK(join(outDir, "runs", r.runId), ks));
+  const results = new Map(methods.map((m) => [m, passAt(m)]));
+  printTable("exact", exactKs(ks), methods, results, sweep.seeds.length);
+  printTable("sampled", ks, methods, results, sweep.seeds.length);
+  if (!values.keep && !values.out) Deno.removeSync(outDir, { recursive: true });
+  else console.log(`\nrun folders: ${outDir}`);
+  return 0;
 }

@@ -1,16 +1,65 @@
-// Placeholder until the serve issue lands; replaced by the real command.
-import { parseFlags } from "../../../common/args.ts";
+// `deno task serve --checkpoint DIR`: a tfjs checkpoint on 127.0.0.1 through the OpenAI-compatible API.
+import { basename, resolve } from "node:path";
+import { parseFlags, parseNumber, UsageError } from "../../../common/args.ts";
+import { exists } from "../../../common/fs.ts";
+import { initBackend } from "./backend.ts";
+import { serveModel, tfjsServedModel } from "./serve.ts";
 
 /** Usage text for `deno task serve`. */
-export const usage = "usage: deno task serve [--help]\n\n(not implemented yet)";
+export const usage =
+  `usage: deno task serve --checkpoint DIR [--port 8000] [--model NAME] [--backend auto|wasm|cpu|webgpu]
 
-/** Entry point for `deno task serve`. */
-export function main(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, {});
+Serves a tfjs-engine checkpoint on 127.0.0.1 through the OpenAI-compatible API:
+GET /v1/models, POST /v1/completions and /v1/chat/completions with n, temperature, top_p,
+max_tokens and seed (a missing seed is 0, so replies are reproducible). Chat requests use the last
+user message as the prompt (the tiny models have no chat template). Stop with Ctrl-C.
+
+  --checkpoint DIR  a run's checkpoints/ (latest step), one step-* folder, or a sweep's base/
+  --port N          TCP port on 127.0.0.1 (0 = any free port; default 8000)
+  --model NAME      model id to serve (default: acebench-<checkpoint folder name>)
+  --backend NAME    tfjs backend (default auto: wasm if available, else cpu)
+
+example:
+  deno task serve --checkpoint out/demo/runs/ace-grpo_s0/checkpoints --port 8000 &
+  deno task eval --endpoint http://127.0.0.1:8000/v1 --model acebench-checkpoints ...`;
+
+/** Entry point for \`deno task serve\`; runs until SIGINT/SIGTERM. */
+export async function main(args: string[]): Promise<number> {
+  const values = parseFlags(args, {
+    checkpoint: { type: "string" },
+    port: { type: "string" },
+    model: { type: "string" },
+    backend: { type: "string" },
+  }, false).values as {
+    help?: boolean;
+    checkpoint?: string;
+    port?: string;
+    model?: string;
+    backend?: string;
+  };
   if (values.help) {
     console.log(usage);
-    return Promise.resolve(0);
+    return 0;
   }
-  console.error("acebench serve: not implemented yet");
-  return Promise.resolve(1);
+  if (!values.checkpoint) throw new UsageError("--checkpoint DIR is required");
+  const port = parseNumber(values.port, "port", 8000, 0, 65535);
+  if (!Number.isInteger(port)) throw new UsageError(`--port: expected an integer, got '${values.port}'`);
+  const dir = resolve(values.checkpoint);
+  if (!exists(dir)) {
+    throw new Error(
+      `--checkpoint ${values.checkpoint}: no such folder; pass a run's checkpoints/ or a sweep's base/`,
+    );
+  }
+  const backend = await initBackend(values.backend ?? "auto");
+  const id = values.model ?? `acebench-${basename(dir)}`;
+  const model = tfjsServedModel(dir, id);
+  const { server, url } = serveModel(model, port);
+  console.log(`serving '${id}' from ${dir} at ${url} (backend ${backend}); Ctrl-C stops`);
+  const stop = () => server.shutdown();
+  Deno.addSignalListener("SIGINT", stop);
+  Deno.addSignalListener("SIGTERM", stop);
+  await server.finished;
+  Deno.removeSignalListener("SIGINT", stop);
+  Deno.removeSignalListener("SIGTERM", stop);
+  return 0;
 }

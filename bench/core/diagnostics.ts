@@ -1,0 +1,92 @@
+// Per-step training diagnostics, computed here so every engine logs the same metrics.jsonl fields.
+import { assertFinite, assertLength, type Num } from "./check.ts";
+import type { PolicyLossMetrics } from "./policy_loss.ts";
+
+/** One metrics.jsonl record (without `step`); null where a quantity does not exist this step. */
+export interface TrainingDiagnostics {
+  reward_mean: number;
+  accuracy: number;
+  groups_kept_frac: number;
+  entropy: number | null;
+  kl: number | null;
+  clipfrac: number;
+  clipfrac_lower: number;
+  ppo_kl: number;
+  loss: number;
+  pg_loss: number;
+  ace_overconf_frac: number | null;
+  ace_overconf_mean_c: number | null;
+  ace_multiplier: number | null;
+  adv_abs_mean: number;
+}
+
+/** Inputs: the step's rollouts (after filtering), their advantages before and after ACE, and the loss result. */
+export interface DiagnosticsInput {
+  rewards: Num;
+  correct: ArrayLike<number | boolean>;
+  /** Group-normalised advantages before ACE. */
+  advantages: Num;
+  /** Advantages fed to the loss (after ACE; equal to `advantages` when ACE is off). */
+  finalAdvantages: Num;
+  /** Confidence shift per rollout; null when there is no reference model. */
+  c: Num | null;
+  groupsKeptFrac: number;
+  loss: number;
+  metrics: PolicyLossMetrics;
+}
+
+/**
+ * The shared diagnostics. ACE ones, over incorrect rollouts: `ace_overconf_frac` = fraction with c > 0,
+ * `ace_overconf_mean_c` = their mean c (null if none), `ace_multiplier` = mean A'/A over incorrect rollouts with
+ * A < 0 (1 with ACE off; null if there are none). They are logged for GRPO too, to see overconfidence without ACE.
+ */
+export function trainingDiagnostics(input: DiagnosticsInput): TrainingDiagnostics {
+  const { rewards, correct, advantages, finalAdvantages, c } = input;
+  const n = rewards.length;
+  assertFinite("rewards", rewards);
+  for (
+    const [name, a] of [["correct", correct], ["advantages", advantages], [
+      "finalAdvantages",
+      finalAdvantages,
+    ]]
+  ) {
+    assertLength(name as string, a as Num, n);
+  }
+  if (c) assertLength("c", c, n);
+  let rewardSum = 0, correctCount = 0, advAbs = 0;
+  let wrong = 0, overconf = 0, overconfC = 0, penalised = 0, multiplier = 0;
+  for (let i = 0; i < n; i++) {
+    rewardSum += rewards[i];
+    advAbs += Math.abs(finalAdvantages[i]);
+    if (correct[i]) {
+      correctCount++;
+      continue;
+    }
+    wrong++;
+    if (c && c[i] > 0) {
+      overconf++;
+      overconfC += c[i];
+    }
+    if (advantages[i] < 0) {
+      penalised++;
+      multiplier += finalAdvantages[i] / advantages[i];
+    }
+  }
+  const mean = (s: number, k: number) => (k > 0 ? s / k : null);
+  return {
+    reward_mean: mean(rewardSum, n) ?? 0,
+    accuracy: mean(correctCount, n) ?? 0,
+    groups_kept_frac: input.groupsKeptFrac,
+    entropy: input.metrics.entropy,
+    kl: input.metrics.kl,
+    clipfrac: input.metrics.clipfrac,
+    clipfrac_lower: input.metrics.clipfrac_lower,
+    ppo_kl: input.metrics.ppo_kl,
+    loss: input.loss,
+    pg_loss: input.metrics.pg_loss,
+    ace_overconf_frac: c ? mean(overconf, wrong) : null,
+    ace_overconf_mean_c: c ? mean(overconfC, overconf) : null,
+    ace_multiplier: mean(multiplier, penalised),
+    adv_abs_mean: mean(advAbs, n) ?? 0,
+  };
+}

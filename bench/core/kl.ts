@@ -1,0 +1,76 @@
+// Per-token KL estimators to the reference policy (rlvr.md A5), with their gradients wrt logp.
+import { assertFinite, assertLength, type Num } from "./check.ts";
+
+/** Estimator names as VERL spells them; a trailing "+" is straight-through (value of the estimator, gradient of k2). */
+export type KlType =
+  | "k1"
+  | "kl"
+  | "abs"
+  | "k2"
+  | "mse"
+  | "k3"
+  | "low_var_kl"
+  | "k1+"
+  | "kl+"
+  | "abs+"
+  | "k3+"
+  | "low_var_kl+";
+
+/** All accepted estimator names. */
+export const KL_TYPES: readonly KlType[] = [
+  "k1",
+  "kl",
+  "abs",
+  "k2",
+  "mse",
+  "k3",
+  "low_var_kl",
+  "k1+",
+  "kl+",
+  "abs+",
+  "k3+",
+  "low_var_kl+",
+];
+
+/**
+ * Per-token KL penalty values and d(value)/d(logp). k1 = logp − ref; abs = |logp − ref|; k2 = ½(logp − ref)²;
+ * k3 = e^d − d − 1 with d = ref − logp clamped to ±20 and the value clamped to [−10, 10] (gradient 0 where a clamp
+ * is active, as torch.clamp). Straight-through "+" variants keep the value and use the k2 gradient (logp − ref).
+ */
+export function klPenalty(
+  logp: Num,
+  refLogp: Num,
+  type: KlType,
+): { value: Float64Array; grad: Float64Array } {
+  assertLength("refLogp", refLogp, logp.length);
+  assertFinite("logp", logp);
+  assertFinite("refLogp", refLogp);
+  if (!KL_TYPES.includes(type)) {
+    throw new RangeError(`kl type '${type}' is unknown; expected ${KL_TYPES.join(", ")}`);
+  }
+  const straightThrough = type.endsWith("+");
+  const base = straightThrough ? type.slice(0, -1) : type;
+  const value = new Float64Array(logp.length);
+  const grad = new Float64Array(logp.length);
+  for (let i = 0; i < logp.length; i++) {
+    const diff = logp[i] - refLogp[i];
+    let v: number, g: number;
+    if (base === "k1" || base === "kl") [v, g] = [diff, 1];
+    else if (base === "abs") [v, g] = [Math.abs(diff), Math.sign(diff)];
+    else if (base === "k2" || base === "mse") [v, g] = [0.5 * diff * diff, diff];
+    else [v, g] = k3(diff);
+    value[i] = v;
+    grad[i] = straightThrough ? diff : g;
+  }
+  return { value, grad };
+}
+
+/** Schulman's low-variance k3 and its gradient wrt logp, with VERL's clamps. */
+function k3(diff: number): [number, number] {
+  const raw = -diff;
+  const d = Math.min(20, Math.max(-20, raw));
+  const v = Math.exp(d) - d - 1;
+  const dClamped = d !== raw;
+  if (v > 10) return [10, 0];
+  return [v, dClamped ? 0 : 1 - Math.exp(d)];
+}

@@ -1,0 +1,195 @@
+// PPO clipped surrogate with clip-higher, dual clip, KL and entropy terms, aggregated as VERL does (rlvr.md A3–A5).
+import { assertFinite, assertLength, assertShape, type Num } from "./check.ts";
+import { klPenalty, type KlType } from "./kl.ts";
+
+/** Loss aggregation modes (rlvr.md A4). */
+export type LossAggMode =
+  | "token-mean"
+  | "seq-mean-token-mean"
+  | "seq-mean-token-sum"
+  | "seq-mean-token-sum-norm";
+
+/** All accepted aggregation modes. */
+export const LOSS_AGG_MODES: readonly LossAggMode[] = [
+  "token-mean",
+  "seq-mean-token-mean",
+  "seq-mean-token-sum",
+  "seq-mean-token-sum-norm",
+];
+
+/**
+ * Per-token weights w so that an aggregated loss is Σ_t w_t·ℓ_t over the [B, T] layout. token-mean: mask/Σmask;
+ * seq-mean-token-mean: mask/(len_b·#non-empty rows); seq-mean-token-sum: mask/#non-empty rows;
+ * seq-mean-token-sum-norm (Dr. GRPO): mask/normLength (default T, the padded length; not divided by B, as VERL).
+ * An all-masked batch gives all-zero weights (loss 0, no NaN).
+ */
+export function aggregationWeights(
+  mask: Num,
+  B: number,
+  T: number,
+  mode: LossAggMode,
+  normLength: number = T,
+): Float64Array {
+  assertShape(B, T);
+  assertLength("mask", mask, B * T);
+  assertFinite("mask", mask);
+  const w = new Float64Array(B * T);
+  const lens = new Float64Array(B);
+  for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) lens[b] += mask[b * T + t];
+  const total = lens.reduce((s, l) => s + l, 0);
+  const nonEmpty = lens.reduce((s, l) => s + (l > 0 ? 1 : 0), 0);
+  for (let b = 0; b < B; b++) {
+    if (lens[b] === 0) continue;
+    let scale: number;
+    if (mode === "token-mean") scale = 1 / total;
+    else if (mode === "seq-mean-token-mean") scale = 1 / (lens[b] * nonEmpty);
+    else if (mode === "seq-mean-token-sum") scale = 1 / nonEmpty;
+    else if (mode === "seq-mean-token-sum-norm") scale = 1 / normLength;
+    else throw new RangeError(`lossAgg is '${mode}'; expected ${LOSS_AGG_MODES.join(", ")}`);
+    for (let t = b * T; t < (b + 1) * T; t++) w[t] = mask[t] * scale;
+  }
+  return w;
+}
+
+/** The options policyLoss reads (a subset of AlgoConfig). */
+export interface PolicyLossConfig {
+  clipLow: number;
+  clipHigh: number;
+  /** Dual-clip bound for A < 0 (VERL clip_ratio_c, > 1); null disables it. */
+  clipC: number | null;
+  logRatioClamp: number;
+  lossAgg: LossAggMode;
+  klCoef: number;
+  klType: KlType;
+  entropyCoef: number;
+}
+
+/** Inputs of policyLoss: [B, T] per-token arrays and per-sequence advantages (already ACE-scaled if ACE is on). */
+export interface PolicyLossInput {
+  logp: Num;
+  oldLogp: Num;
+  /** Needed when klCoef ≠ 0; also gives the `kl` metric when present. */
+  refLogp?: Num;
+  advantages: Num;
+  mask: Num;
+  B: number;
+  T: number;
+  /** Per-token entropy; adds −entropyCoef·agg(entropy) to the loss (its gradient is the engine's: it is not a logp term). */
+  entropy?: Num;
+}
+
+/** Scalar metrics of one loss evaluation (token means over the mask). */
+export interface PolicyLossMetrics {
+  pg_loss: number;
+  clipfrac: number;
+  clipfrac_lower: number;
+  ppo_kl: number;
+  kl: number | null;
+  entropy: number | null;
+}
+
+/**
+ * Clipped policy loss: per token ℓ = max(−A·r, −A·clip(r, 1−ε_low, 1+ε_high)), then min(ℓ, −A·clipC) where A < 0,
+ * r = exp(clamp(logp − oldLogp, ±logRatioClamp)); aggregated with `lossAgg`; plus klCoef·agg(kl) and
+ * −entropyCoef·agg(entropy). `dLogp` is d(loss)/d(logp) per token (policy and KL terms; zero where a clip or clamp
+ * is active, as autograd would give), so an engine backpropagates through sum(dLogp ⊙ logp).
+ */
+export function policyLoss(
+  input: PolicyLossInput,
+  config: PolicyLossConfig,
+): { loss: number; dLogp: Float64Array; metrics: PolicyLossMetrics } {
+  const { logp, oldLogp, refLogp, advantages, mask, B, T, entropy } = input;
+  assertShape(B, T);
+  assertLength("advantages", advantages, B);
+  assertFinite("advantages", advantages);
+  for (const [name, a] of [["logp", logp], ["oldLogp", oldLogp], ["mask", mask]] as const) {
+    assertLength(name, a, B * T);
+    assertFinite(name, a);
+  }
+  if (entropy) (assertLength("entropy", entropy, B * T), assertFinite("entropy", entropy));
+  if (config.clipC !== null && !(config.clipC > 1)) {
+    throw new RangeError(`clipC is ${config.clipC}; expected > 1`);
+  }
+  if (config.klCoef !== 0 && !refLogp) throw new RangeError("klCoef is non-zero but refLogp is missing");
+
+  const w = aggregationWeights(mask, B, T, config.lossAgg);
+  let tokens = 0;
+  for (let t = 0; t < B * T; t++) tokens += mask[t];
+  const tokenMean = (f: (t: number) => number) => {
+    if (tokens === 0) return 0;
+    let s = 0;
+    for (let t = 0; t < B * T; t++) if (mask[t]) s += mask[t] * f(t);
+    return s / tokens;
+  };
+
+  const dLogp = new Float64Array(B * T);
+  let pgLoss = 0, clipped = 0, clippedLower = 0, negLogRatio = 0;
+  for (let b = 0; b < B; b++) {
+    const A = advantages[b];
+    for (let t = b * T; t < (b + 1) * T; t++) {
+      if (!mask[t]) continue;
+      const [loss, grad, isClipped, isLower, logRatio] = clippedTokenLoss(logp[t] - oldLogp[t], A, config);
+      pgLoss += w[t] * loss;
+      dLogp[t] = w[t] * grad;
+      clipped += mask[t] * (isClipped ? 1 : 0);
+      clippedLower += mask[t] * (isLower ? 1 : 0);
+      negLogRatio -= mask[t] * logRatio;
+    }
+  }
+
+  let loss = pgLoss;
+  let klMetric: number | null = null;
+  if (refLogp) {
+    assertLength("refLogp", refLogp, B * T);
+    const kl = klPenalty(logp, refLogp, config.klType);
+    klMetric = tokenMean((t) => kl.value[t]);
+    if (config.klCoef !== 0) {
+      for (let t = 0; t < B * T; t++) {
+        loss += config.klCoef * w[t] * kl.value[t];
+        dLogp[t] += config.klCoef * w[t] * kl.grad[t];
+      }
+    }
+  }
+  let entropyMetric: number | null = null;
+  if (entropy) {
+    entropyMetric = tokenMean((t) => entropy[t]);
+    for (let t = 0; t < B * T; t++) loss -= config.entropyCoef * w[t] * entropy[t];
+  }
+  const per = tokens === 0 ? 0 : 1 / tokens;
+  return {
+    loss,
+    dLogp,
+    metrics: {
+      pg_loss: pgLoss,
+      clipfrac: clipped * per,
+      clipfrac_lower: clippedLower * per,
+      ppo_kl: negLogRatio * per,
+      kl: klMetric,
+      entropy: entropyMetric,
+    },
+  };
+}
+
+/** One token's clipped loss, its gradient wrt logp, whether clip-higher/low or dual clip bound it, and the log-ratio. */
+function clippedTokenLoss(
+  rawLogRatio: number,
+  A: number,
+  config: PolicyLossConfig,
+): [number, number, boolean, boolean, number] {
+  const bound = config.logRatioClamp;
+  const logRatio = Math.min(bound, Math.max(-bound, rawLogRatio));
+  const ratioLive = logRatio === rawLogRatio; // the clamp passes no gradient
+  const ratio = Math.exp(logRatio);
+  const clippedRatio = Math.min(1 + config.clipHigh, Math.max(1 - config.clipLow, ratio));
+  const l1 = -A * ratio;
+  const l2 = -A * clippedRatio;
+  let loss = Math.max(l1, l2);
+  const isClipped = l2 > l1;
+  let grad = isClipped || !ratioLive ? 0 : -A * ratio;
+  let isLower = false;
+  if (A < 0 && config.clipC !== null) {
+    const l3 = -A * config.clipC;
+    if (loss > l3) [loss, grad, isLower] = [l3, 0, true];
+  }
+  return [loss, grad, isClipped, isLower, logRatio];
+}

@@ -1,0 +1,98 @@
+// Choosing and starting a tfjs backend: wasm (SIMD, the CPU default), cpu, webgpu, or tfjs-node if installed.
+import * as tf from "@tensorflow/tfjs-core";
+import "@tensorflow/tfjs-backend-cpu";
+// tfjs-core alone registers no gradients; the umbrella package registers them all (into the shared registry).
+import "@tensorflow/tfjs";
+import { setWasmPaths } from "@tensorflow/tfjs-backend-wasm";
+import { fileURLToPath } from "node:url";
+import { existsSync } from "node:fs";
+import { loadKernels } from "./ops/attention.ts";
+
+/** Backend names accepted by `initBackend` and by `--backend`. */
+export const BACKENDS = ["auto", "wasm", "cpu", "webgpu", "tensorflow"] as const;
+/** One of `BACKENDS`. */
+export type BackendName = typeof BACKENDS[number];
+
+let wasmPathsSet = false;
+
+/** Directory of the wasm binaries inside node_modules (deno.json sets nodeModulesDir "auto"). */
+function wasmDir(): string {
+  // Resolve relative to this file so it works from any working directory inside the repo.
+  const dir = fileURLToPath(
+    new URL("../../../node_modules/@tensorflow/tfjs-backend-wasm/dist/", import.meta.url),
+  );
+  if (!existsSync(dir + "tfjs-backend-wasm-simd.wasm")) {
+    throw new Error(`wasm backend: ${dir}tfjs-backend-wasm-simd.wasm not found; run 'deno install' first`);
+  }
+  return dir;
+}
+
+async function startWasm(): Promise<void> {
+  if (!wasmPathsSet) {
+    const dir = wasmDir();
+    // Full file paths (not a prefix) so emscripten reads them with fs under Deno's Node compat layer.
+    setWasmPaths({
+      "tfjs-backend-wasm.wasm": dir + "tfjs-backend-wasm.wasm",
+      "tfjs-backend-wasm-simd.wasm": dir + "tfjs-backend-wasm-simd.wasm",
+      "tfjs-backend-wasm-threaded-simd.wasm": dir + "tfjs-backend-wasm-threaded-simd.wasm",
+    });
+    wasmPathsSet = true;
+  }
+  if (!(await tf.setBackend("wasm"))) throw new Error("wasm backend failed to initialise");
+  await loadKernels();
+}
+
+async function startWebgpu(): Promise<void> {
+  const gpu = (globalThis.navigator as { gpu?: { requestAdapter(): Promise<unknown> } } | undefined)?.gpu;
+  const adapter = gpu ? await gpu.requestAdapter() : null;
+  if (!adapter) {
+    throw new Error(
+      "webgpu backend: no WebGPU adapter (on a CPU machine: apt-get install -y mesa-vulkan-drivers; on NVIDIA: the Vulkan driver)",
+    );
+  }
+  await import("@tensorflow/tfjs-backend-webgpu");
+  if (!(await tf.setBackend("webgpu"))) throw new Error("webgpu backend failed to initialise");
+}
+
+async function startTensorflow(): Promise<void> {
+  const spec = "npm:@tensorflow/tfjs-node";
+  try {
+    // A variable specifier keeps tfjs-node out of the module graph unless it is installed.
+    await import(spec);
+  } catch {
+    throw new Error(
+      "tensorflow backend: @tensorflow/tfjs-node is not installed; install it on a machine with internet (its install step downloads libtensorflow)",
+    );
+  }
+  if (!(await tf.setBackend("tensorflow"))) throw new Error("tensorflow backend failed to initialise");
+}
+
+/** Start the named backend and return the one in use; "auto" picks wasm (the fastest measured here), else cpu. */
+export async function initBackend(name: BackendName | string): Promise<string> {
+  if (tf.getBackend() === name) return name;
+  switch (name) {
+    case "auto":
+      try {
+        await startWasm();
+      } catch {
+        await tf.setBackend("cpu");
+      }
+      break;
+    case "wasm":
+      await startWasm();
+      break;
+    case "cpu":
+      await tf.setBackend("cpu");
+      break;
+    case "webgpu":
+      await startWebgpu();
+      break;
+    case "tensorflow":
+      await startTensorflow();
+      break;
+    default:
+      throw new Error(`unknown backend '${name}' (expected one of ${BACKENDS.join(", ")})`);
+  }
+  await tf.ready();
+  return tf.getBackend();
+}

@@ -1,0 +1,308 @@
+// The policy: a small decoder-only transformer (pre-LayerNorm, tied embeddings, learned positions) on tfjs-core.
+//
+// Layout choices follow what is fast on tfjs-wasm (measured, docs/tfjs-model.md): activations stay 2-D
+// [B*T, D] so every projection is one flag-free matMul; heads are column slices of the fused QKV output, so
+// no 4-D/5-D transpose is ever needed; embeddings are one-hot matmuls (gather has no gradient on wasm).
+import * as tf from "@tensorflow/tfjs-core";
+import type { Rng } from "../../../common/prng.ts";
+import { layerNorm, linear, oneHotF } from "./model/ops.ts";
+import { advance, cachedAttention, createKvCache, disposeKvCache, type KvCache, selfAttention } from "./ops/attention.ts";
+import {
+  adam,
+  type AdamOptions,
+  adamSteps,
+  driveAsync,
+  driveSync,
+  fromData,
+  getOptimizerState,
+  type Optimizer,
+  type OptimizerState,
+  setOptimizerState,
+  type TensorData,
+  toData,
+} from "./model/adam.ts";
+
+export { initBackend } from "./backend.ts";
+export { getOptimizerState, setOptimizerState };
+export type { AdamOptions, Optimizer, OptimizerState, TensorData };
+
+/** Transformer shape: vocabulary, width, heads (dModel divisible by heads), blocks, max sequence length. */
+export interface ModelConfig {
+  vocab: number;
+  dModel: number;
+  heads: number;
+  layers: number;
+  context: number;
+}
+
+/** A model: its config and its trainable variables by name (names are stable: checkpoints use them). */
+export interface Model {
+  config: ModelConfig;
+  params: Map<string, tf.Variable>;
+}
+
+/** Throw a one-line error naming the bad field of a model config. */
+export function validateConfig(cfg: ModelConfig): void {
+  for (const k of ["vocab", "dModel", "heads", "layers", "context"] as const) {
+    if (!Number.isInteger(cfg[k]) || cfg[k] < 1) throw new Error(`model config: ${k} must be a positive integer, got ${cfg[k]}`);
+  }
+  if (cfg.dModel % cfg.heads !== 0) {
+    throw new Error(`model config: dModel (${cfg.dModel}) must be divisible by heads (${cfg.heads})`);
+  }
+}
+
+/** Parameter names and shapes in a fixed order (the order initial values are drawn in). */
+function paramSpecs(cfg: ModelConfig): { name: string; shape: number[]; init: "normal" | "ones" | "zeros"; std?: number }[] {
+  const d = cfg.dModel, std = 0.02, residStd = 0.02 / Math.sqrt(2 * cfg.layers);
+  const specs: ReturnType<typeof paramSpecs> = [
+    { name: "wte", shape: [cfg.vocab, d], init: "normal", std },
+    { name: "wpe", shape: [cfg.context, d], init: "normal", std },
+  ];
+  for (let l = 0; l < cfg.layers; l++) {
+    specs.push(
+      { name: `h${l}.ln1.g`, shape: [d], init: "ones" },
+      { name: `h${l}.ln1.b`, shape: [d], init: "zeros" },
+      { name: `h${l}.qkv`, shape: [d, 3 * d], init: "normal", std },
+      // Residual-branch outputs start smaller (GPT-2) so the residual stream's scale does not grow with depth.
+      { name: `h${l}.proj`, shape: [d, d], init: "normal", std: residStd },
+      { name: `h${l}.ln2.g`, shape: [d], init: "ones" },
+      { name: `h${l}.ln2.b`, shape: [d], init: "zeros" },
+      { name: `h${l}.up`, shape: [d, 4 * d], init: "normal", std },
+      { name: `h${l}.down`, shape: [4 * d, d], init: "normal", std: residStd },
+    );
+  }
+  specs.push({ name: "lnf.g", shape: [d], init: "ones" }, { name: "lnf.b", shape: [d], init: "zeros" });
+  return specs;
+}
+
+/** A freshly initialised model; every initial value comes from `rng`, so the same seed gives the same weights. */
+export function createModel(cfg: ModelConfig, rng: Rng): Model {
+  validateConfig(cfg);
+  const params = new Map<string, tf.Variable>();
+  for (const s of paramSpecs(cfg)) {
+    const data = new Float32Array(s.shape.reduce((a, b) => a * b, 1));
+    if (s.init === "ones") data.fill(1);
+    if (s.init === "normal") for (let i = 0; i < data.length; i++) data[i] = rng.normal() * s.std!;
+    params.set(s.name, tf.variable(tf.tensor(data, s.shape, "float32"), true));
+  }
+  return { config: { ...cfg }, params };
+}
+
+/** Free a model's variables (tfjs memory is not garbage-collected). */
+export function disposeModel(model: Model): void {
+  for (const v of model.params.values()) v.dispose();
+}
+
+/** Logits [B*T, V] for int32 tokens [B, T] at positions start..start+T-1 (start = cache length). */
+function forward(model: Model, tokens: tf.Tensor2D, cache?: KvCache): tf.Tensor2D {
+  const { vocab, dModel: d, layers, context } = model.config;
+  const [b, t] = tokens.shape, n = b * t, start = cache?.length ?? 0;
+  if (start + t > context) throw new Error(`model: sequence of ${start + t} tokens exceeds context ${context}`);
+  const p = (name: string) => model.params.get(name)!;
+  const wte = p("wte") as tf.Tensor2D;
+  const tok = linear(oneHotF(tf.reshape(tokens, [n]) as tf.Tensor1D, vocab), wte);
+  let x = tf.reshape(tf.add(tf.reshape(tok, [b, t, d]), tf.slice(p("wpe"), [start, 0], [t, d])), [n, d]) as tf.Tensor2D;
+  for (let l = 0; l < layers; l++) {
+    const h1 = layerNorm(x, p(`h${l}.ln1.g`) as tf.Tensor1D, p(`h${l}.ln1.b`) as tf.Tensor1D);
+    const qkv = linear(h1, p(`h${l}.qkv`) as tf.Tensor2D);
+    const y = cache ? cachedAttention(cache, l, qkv) : selfAttention(qkv, b, model.config.heads);
+    x = tf.add(x, linear(y, p(`h${l}.proj`) as tf.Tensor2D));
+    const h2 = layerNorm(x, p(`h${l}.ln2.g`) as tf.Tensor1D, p(`h${l}.ln2.b`) as tf.Tensor1D);
+    const up = tf.relu(linear(h2, p(`h${l}.up`) as tf.Tensor2D));
+    x = tf.add(x, linear(up, p(`h${l}.down`) as tf.Tensor2D));
+  }
+  if (cache) advance(cache, t);
+  const hf = layerNorm(x, p("lnf.g") as tf.Tensor1D, p("lnf.b") as tf.Tensor1D);
+  return linear(hf, tf.transpose(wte)); // tied output head
+}
+
+/**
+ * Per-token log-probs of int32 tokens [B, T]: logp[b, t] = log p(tokens[b, t+1] | tokens[b, ≤t]), shape
+ * [B, T-1], differentiable; with `entropy`, also the policy entropy (nats) at each of those positions.
+ * T-1 must not exceed the context. Wrap calls in tf.tidy (or a loss closure) to free intermediates.
+ */
+export function tokenLogProbs(
+  model: Model,
+  tokens: tf.Tensor2D,
+  opts: { entropy?: boolean } = {},
+): { logp: tf.Tensor2D; entropy?: tf.Tensor2D } {
+  const [b, t] = tokens.shape;
+  if (tokens.dtype !== "int32") throw new Error(`tokenLogProbs: tokens must be int32, got ${tokens.dtype}`);
+  if (t < 2) throw new Error(`tokenLogProbs: need at least 2 tokens per row, got ${t}`);
+  const inputs = tf.slice(tokens, [0, 0], [b, t - 1]);
+  const targets = tf.reshape(tf.slice(tokens, [0, 1], [b, t - 1]), [b * (t - 1)]) as tf.Tensor1D;
+  const logsm = tf.logSoftmax(forward(model, inputs));
+  const logp = tf.reshape(tf.sum(tf.mul(logsm, oneHotF(targets, model.config.vocab)), 1), [b, t - 1]) as tf.Tensor2D;
+  if (!opts.entropy) return { logp };
+  const entropy = tf.reshape(tf.neg(tf.sum(tf.mul(tf.exp(logsm), logsm), 1)), [b, t - 1]) as tf.Tensor2D;
+  return { logp, entropy };
+}
+
+/** Options of `sample`: new tokens per row, temperature (0 = greedy), nucleus mass, uniforms, stop token. */
+export interface SampleOptions {
+  maxNew: number;
+  temperature: number;
+  topP: number;
+  rng: Rng;
+  eos?: number;
+}
+
+/** Index drawn from logits at a temperature with nucleus (top-p) truncation, using one uniform u in [0, 1). */
+export function drawToken(logits: ArrayLike<number>, temperature: number, topP: number, u: number): number {
+  const v = logits.length;
+  let best = 0;
+  for (let i = 1; i < v; i++) if (logits[i] > logits[best]) best = i;
+  if (temperature === 0) return best;
+  const w = new Float64Array(v);
+  let z = 0;
+  for (let i = 0; i < v; i++) z += w[i] = Math.exp((logits[i] - logits[best]) / temperature);
+  const order = Array.from({ length: v }, (_, i) => i).sort((a, b) => w[b] - w[a] || a - b);
+  // Keep the smallest prefix of the sorted distribution whose mass reaches topP.
+  let kept = 0, mass = 0;
+  while (kept < v && mass < topP * z) mass += w[order[kept++]];
+  let r = u * mass;
+  for (let i = 0; i < kept; i++) {
+    r -= w[order[i]];
+    if (r < 0) return order[i];
+  }
+  return order[kept - 1];
+}
+
+/** log softmax(logits)[index] in float64. */
+function logSoftmaxAt(logits: ArrayLike<number>, index: number): number {
+  let max = -Infinity;
+  for (let i = 0; i < logits.length; i++) max = Math.max(max, logits[i]);
+  let z = 0;
+  for (let i = 0; i < logits.length; i++) z += Math.exp(logits[i] - max);
+  return logits[index] - max - Math.log(z);
+}
+
+/** Run a chunk through the model with the cache; the last position's logits [B, V]. */
+function stepLogits(model: Model, tokens: Int32Array, b: number, t: number, cache: KvCache): tf.Tensor {
+  return tf.tidy(() => {
+    const logits = forward(model, tf.tensor2d(tokens, [b, t], "int32"), cache);
+    return t === 1 ? logits : tf.reshape(tf.slice(tf.reshape(logits, [b, t, -1]), [0, t - 1, 0], [b, 1, -1]), [b, -1]);
+  });
+}
+
+/** Yield a tensor for the driver to read, free it, and return its data. */
+function* read(t: tf.Tensor): Generator<tf.Tensor, Float32Array, Float32Array> {
+  try {
+    return yield t;
+  } finally {
+    t.dispose();
+  }
+}
+
+/**
+ * Batched sampling with a key/value cache. `prompts` is [B, P] row-major (all rows length P, left-padded).
+ * Returns tokens [B, P+maxNew], logp [B, maxNew] (log-prob of each sampled token at temperature 1, 0 after
+ * eos) and lengths (tokens generated per row, eos included). Rows that emitted eos are filled with eos.
+ * Uniforms come from `opts.rng`, so the same rng state gives the same samples.
+ */
+export function sample(model: Model, prompts: Int32Array, b: number, opts: SampleOptions): SampleResult {
+  return driveSync(sampleSteps(model, prompts, b, opts));
+}
+
+/** `sample` reading logits asynchronously: the form that works on webgpu (Deno has no synchronous GPU read). */
+export function sampleAsync(model: Model, prompts: Int32Array, b: number, opts: SampleOptions): Promise<SampleResult> {
+  return driveAsync(sampleSteps(model, prompts, b, opts));
+}
+
+/** What `sample` returns. */
+export interface SampleResult {
+  tokens: Int32Array;
+  logp: Float32Array;
+  lengths: Int32Array;
+}
+
+function* sampleSteps(
+  model: Model,
+  prompts: Int32Array,
+  b: number,
+  opts: SampleOptions,
+): Generator<tf.Tensor, SampleResult, Float32Array> {
+  const { vocab, context, layers } = model.config;
+  if (!Number.isInteger(b) || b < 1 || prompts.length % b !== 0 || prompts.length === 0) {
+    throw new Error(`sample: prompts length ${prompts.length} is not a positive multiple of B=${b}`);
+  }
+  const p = prompts.length / b, { maxNew, temperature, topP, rng, eos } = opts;
+  if (!Number.isInteger(maxNew) || maxNew < 1) throw new Error(`sample: maxNew must be a positive integer, got ${maxNew}`);
+  if (!(temperature >= 0)) throw new Error(`sample: temperature must be >= 0, got ${temperature}`);
+  if (!(topP > 0 && topP <= 1)) throw new Error(`sample: topP must be in (0, 1], got ${topP}`);
+  if (p + maxNew - 1 > context) throw new Error(`sample: prompt ${p} + maxNew ${maxNew} - 1 exceeds context ${context}`);
+  for (let i = 0; i < prompts.length; i++) {
+    if (!(prompts[i] >= 0 && prompts[i] < vocab)) throw new Error(`sample: prompt token ${prompts[i]} at ${i} outside [0, ${vocab})`);
+  }
+  const total = p + maxNew;
+  const tokens = new Int32Array(b * total), logp = new Float32Array(b * maxNew), lengths = new Int32Array(b);
+  for (let r = 0; r < b; r++) tokens.set(prompts.subarray(r * p, (r + 1) * p), r * total);
+  const done = new Uint8Array(b);
+  const { heads, dModel } = model.config;
+  const cache = createKvCache(layers, b, heads, dModel / heads, context);
+  try {
+    let logits = yield* read(stepLogits(model, prompts, b, p, cache));
+    const next = new Int32Array(b);
+    for (let s = 0; s < maxNew; s++) {
+      let active = 0;
+      for (let r = 0; r < b; r++) {
+        if (done[r]) {
+          next[r] = eos!;
+        } else {
+          const row = logits.subarray(r * vocab, (r + 1) * vocab);
+          const tok = drawToken(row, temperature, topP, rng.float());
+          next[r] = tok;
+          logp[r * maxNew + s] = logSoftmaxAt(row, tok);
+          lengths[r]++;
+          if (tok === eos) done[r] = 1;
+          else active++;
+        }
+        tokens[r * total + p + s] = next[r];
+      }
+      if (active === 0) {
+        for (let r = 0; r < b; r++) tokens.fill(eos!, r * total + p + s + 1, (r + 1) * total);
+        break;
+      }
+      if (s + 1 < maxNew) logits = yield* read(stepLogits(model, next, b, 1, cache));
+    }
+  } finally {
+    disposeKvCache(cache);
+  }
+  return { tokens, logp, lengths };
+}
+
+/** Adam with global-norm gradient clipping over the model's parameters (clipNorm 0 = no clipping). */
+export function createOptimizer(model: Model, opts: AdamOptions): Optimizer {
+  return adam(model.params, opts);
+}
+
+/** One Adam step on `loss` (a closure calling tokenLogProbs); returns the loss and pre-clip gradient norm. */
+export function trainStep(model: Model, opt: Optimizer, loss: () => tf.Scalar): { loss: number; gradNorm: number } {
+  return driveSync(adamSteps(model.params, opt, loss));
+}
+
+/** `trainStep` reading the loss and norm asynchronously (the form that works on webgpu); `loss` must not read data. */
+export function trainStepAsync(
+  model: Model,
+  opt: Optimizer,
+  loss: () => tf.Scalar,
+): Promise<{ loss: number; gradNorm: number }> {
+  return driveAsync(adamSteps(model.params, opt, loss));
+}
+
+/** The model's weights as plain data by parameter name. */
+export function getWeights(model: Model): Record<string, TensorData> {
+  return toData(model.params);
+}
+
+/** Load weights from `getWeights` output (e.g. into a frozen reference copy); the error names a bad entry. */
+export function setWeights(model: Model, w: Record<string, TensorData>): void {
+  fromData(model.params, w, "weights");
+}
+
+/** Number of scalar parameters. */
+export function parameterCount(model: Model): number {
+  let n = 0;
+  for (const v of model.params.values()) n += v.size;
+  return n;
+}

@@ -1,0 +1,159 @@
+// Adam with global-norm gradient clipping over a model's named variables; its state serialises bit-exactly.
+import * as tf from "@tensorflow/tfjs-core";
+
+/** A named tensor as plain data (what checkpoints store). */
+export interface TensorData {
+  shape: number[];
+  data: Float32Array;
+}
+
+/** Adam hyper-parameters; `lr` may be changed between steps (schedules). */
+export interface AdamOptions {
+  lr: number;
+  clipNorm: number;
+  beta1?: number;
+  beta2?: number;
+  eps?: number;
+}
+
+/** Adam state: first/second moments per parameter name and the step count (for bias correction). */
+export interface Optimizer {
+  lr: number;
+  clipNorm: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+  step: number;
+  m: Map<string, tf.Variable>;
+  v: Map<string, tf.Variable>;
+}
+
+/** Serialisable optimizer state for bit-for-bit resume. */
+export interface OptimizerState {
+  step: number;
+  m: Record<string, TensorData>;
+  v: Record<string, TensorData>;
+}
+
+function check(opts: AdamOptions): void {
+  for (const [k, v] of Object.entries(opts)) {
+    if (v !== undefined && !Number.isFinite(v)) throw new Error(`createOptimizer: ${k} must be a finite number, got ${v}`);
+  }
+  if (!(opts.lr > 0)) throw new Error(`createOptimizer: lr must be > 0, got ${opts.lr}`);
+  if (!(opts.clipNorm >= 0)) throw new Error(`createOptimizer: clipNorm must be >= 0 (0 = no clipping), got ${opts.clipNorm}`);
+}
+
+/** Adam over `params` (moments start at zero); clipNorm 0 disables clipping. */
+export function adam(params: Map<string, tf.Variable>, opts: AdamOptions): Optimizer {
+  check(opts);
+  const zeros = () => new Map([...params].map(([n, p]) => [n, tf.variable(tf.zerosLike(p), false)]));
+  return {
+    lr: opts.lr,
+    clipNorm: opts.clipNorm,
+    beta1: opts.beta1 ?? 0.9,
+    beta2: opts.beta2 ?? 0.999,
+    eps: opts.eps ?? 1e-8,
+    step: 0,
+    m: zeros(),
+    v: zeros(),
+  };
+}
+
+/**
+ * One optimisation step on `loss` as a generator that yields the tensors it must read (loss, squared gradient
+ * norm), so one body serves the sync and async drivers. Returns the loss and the pre-clipping gradient norm.
+ * A non-finite loss or norm skips the update (and is returned as is).
+ */
+export function* adamSteps(
+  params: Map<string, tf.Variable>,
+  opt: Optimizer,
+  loss: () => tf.Scalar,
+): Generator<tf.Tensor, { loss: number; gradNorm: number }, Float32Array> {
+  const names = [...params.keys()];
+  const { value, grads } = tf.variableGrads(loss, names.map((n) => params.get(n)!));
+  const byName = names.map((n) => grads[params.get(n)!.name]);
+  const sq = tf.tidy(() => tf.addN(byName.filter((g) => g).map((g) => tf.sum(tf.square(g)))));
+  try {
+    const lossValue = (yield value)[0];
+    const gradNorm = Math.sqrt((yield sq)[0]);
+    if (!Number.isFinite(lossValue) || !Number.isFinite(gradNorm)) return { loss: lossValue, gradNorm };
+    const scale = opt.clipNorm > 0 && gradNorm > opt.clipNorm ? opt.clipNorm / gradNorm : 1;
+    opt.step++;
+    const bc1 = 1 - opt.beta1 ** opt.step, bc2 = 1 - opt.beta2 ** opt.step;
+    tf.tidy(() => {
+      names.forEach((n, i) => {
+        const g0 = byName[i];
+        if (!g0) return; // a parameter the loss does not touch gets no update (as in torch)
+        const g = scale === 1 ? g0 : tf.mul(g0, scale);
+        const m = opt.m.get(n)!, v = opt.v.get(n)!;
+        m.assign(tf.add(tf.mul(m, opt.beta1), tf.mul(g, 1 - opt.beta1)));
+        v.assign(tf.add(tf.mul(v, opt.beta2), tf.mul(tf.square(g), 1 - opt.beta2)));
+        const update = tf.div(tf.mul(m, opt.lr / bc1), tf.add(tf.sqrt(tf.div(v, bc2)), opt.eps));
+        params.get(n)!.assign(tf.sub(params.get(n)!, update));
+      });
+    });
+    return { loss: lossValue, gradNorm };
+  } finally {
+    tf.dispose([value, sq, ...Object.values(grads)]);
+  }
+}
+
+// Bodies that must read tensor data are generators yielding the tensor to read, so one body serves both a
+// synchronous driver (wasm, cpu) and an asynchronous one (webgpu under Deno has no synchronous read).
+
+/** Drive a generator that yields tensors to read, reading each synchronously. */
+export function driveSync<R>(gen: Generator<tf.Tensor, R, Float32Array>): R {
+  try {
+    let step = gen.next(undefined as unknown as Float32Array);
+    while (!step.done) step = gen.next(step.value.dataSync() as Float32Array);
+    return step.value;
+  } finally {
+    gen.return(undefined as unknown as R); // runs the body's cleanup if a read threw
+  }
+}
+
+/** Drive a generator that yields tensors to read, awaiting each read (works on every backend). */
+export async function driveAsync<R>(gen: Generator<tf.Tensor, R, Float32Array>): Promise<R> {
+  try {
+    let step = gen.next(undefined as unknown as Float32Array);
+    while (!step.done) step = gen.next(await step.value.data() as Float32Array);
+    return step.value;
+  } finally {
+    gen.return(undefined as unknown as R);
+  }
+}
+
+/** Copy a variable map out as plain data. */
+export function toData(vars: Map<string, tf.Variable>): Record<string, TensorData> {
+  const out: Record<string, TensorData> = {};
+  for (const [n, v] of vars) out[n] = { shape: [...v.shape], data: new Float32Array(v.dataSync()) };
+  return out;
+}
+
+/** Assign plain data to a variable map; the error names the missing or mis-shaped entry. */
+export function fromData(vars: Map<string, tf.Variable>, data: Record<string, TensorData>, what: string): void {
+  for (const [n, v] of vars) {
+    const d = data[n];
+    if (!d) throw new Error(`${what}: missing '${n}'`);
+    const size = v.shape.reduce((a, b) => a * b, 1);
+    if (d.shape.join(",") !== v.shape.join(",") || d.data.length !== size) {
+      throw new Error(`${what}: '${n}' has shape [${d.shape}] (${d.data.length} values), expected [${v.shape}]`);
+    }
+  }
+  tf.tidy(() => {
+    for (const [n, v] of vars) v.assign(tf.tensor(data[n].data, v.shape, "float32"));
+  });
+}
+
+/** Optimizer state as plain data (moments and step count). */
+export function getOptimizerState(opt: Optimizer): OptimizerState {
+  return { step: opt.step, m: toData(opt.m), v: toData(opt.v) };
+}
+
+/** Restore `getOptimizerState` output; continuing then matches an uninterrupted run bit for bit. */
+export function setOptimizerState(opt: Optimizer, s: OptimizerState): void {
+  if (!Number.isInteger(s.step) || s.step < 0) throw new Error(`optimizer state: step must be an integer >= 0, got ${s.step}`);
+  fromData(opt.m, s.m, "optimizer state m");
+  fromData(opt.v, s.v, "optimizer state v");
+  opt.step = s.step;
+}

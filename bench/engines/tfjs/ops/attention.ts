@@ -1,0 +1,260 @@
+// Causal multi-head self-attention, for training (differentiable) and for sampling (key/value cache).
+//
+// On tfjs-wasm every batched or transposed matMul runs a scalar loop (~1.8 GFLOP/s measured) and head
+// splitting needs 4-D/5-D transposes, so attention was most of a training step. Here the batched products and
+// the head split/merge are our own WebAssembly SIMD kernels (attention.wat), registered as tfjs-wasm kernels
+// that work on tensors in place (the module imports tfjs-wasm's memory). Other backends use plain tfjs ops.
+import * as tf from "@tensorflow/tfjs-core";
+import initWabt from "wabt";
+import { readFileSync } from "node:fs";
+
+type Fn = (...args: number[]) => void;
+
+/** The slice of tfjs-wasm's backend object the kernels need (it has no public type for these). */
+interface WasmBackend {
+  wasm: { asm?: { memory?: WebAssembly.Memory }; wasmMemory?: WebAssembly.Memory; HEAPF32: Float32Array };
+  dataIdMap: { get(id: unknown): { memoryOffset: number } };
+  makeOutput(shape: number[], dtype: "float32"): tf.TensorInfo;
+}
+type KernelArgs = { inputs: Record<string, tf.TensorInfo>; backend: unknown; attrs?: tf.NamedAttrMap };
+
+let wasmKernels: { bmm: Fn; bmmNT: Fn; heads: Fn } | null = null;
+let enabled = true;
+
+/** Whether the kernels run; they copy and dot in 4-float SIMD lanes, so row widths must be multiples of 4. */
+const own = (width = 4) => enabled && width % 4 === 0 && wasmKernels !== null && tf.getBackend() === "wasm";
+
+/** Switch the SIMD kernels off (plain tfjs ops) or back on: for side-by-side tests and benchmarks. */
+export function useKernels(on: boolean): void {
+  enabled = on;
+}
+const addr = (be: WasmBackend, t: tf.TensorInfo) => be.dataIdMap.get(t.dataId).memoryOffset;
+const attr = (a: tf.NamedAttrMap | undefined, k: string) => (a as Record<string, number>)[k];
+
+/** C = A @ B for a [n, m, k], b [n, ≥k, p]: only the first k rows of each B are read (cache buffers). */
+function bmmKernel({ inputs: { a, b }, backend }: KernelArgs): tf.TensorInfo {
+  const be = backend as WasmBackend, [n, m, k] = a.shape, [nb, rows, p] = b.shape;
+  if (nb !== n || rows < k) throw new Error(`AceBmm: shapes [${a.shape}] and [${b.shape}] do not match`);
+  const out = be.makeOutput([n, m, p], "float32");
+  wasmKernels!.bmm(addr(be, a), addr(be, b), addr(be, out), n, m, k, p, rows * p);
+  return out;
+}
+
+/** C = A @ Bᵀ for a [n, m, k], b [n, ≥keys, k]: scores against the first `keys` rows of each B. */
+function bmmNTKernel({ inputs: { a, b }, backend, attrs }: KernelArgs): tf.TensorInfo {
+  const be = backend as WasmBackend, [n, m, k] = a.shape, [nb, rows, kb] = b.shape, keys = attr(attrs, "keys");
+  if (nb !== n || kb !== k || keys > rows) throw new Error(`AceBmmNT: shapes [${a.shape}] and [${b.shape}] do not match`);
+  const out = be.makeOutput([n, m, keys], "float32");
+  wasmKernels!.bmmNT(addr(be, a), addr(be, b), addr(be, out), n, m, k, keys, rows * k);
+  return out;
+}
+
+/** Rows x [b*t, width] → heads [b*h, t, hd] from columns offset..offset+h*hd. */
+function splitKernel({ inputs: { x }, backend, attrs }: KernelArgs): tf.TensorInfo {
+  const be = backend as WasmBackend, [b, heads, hd, offset] = ["b", "heads", "hd", "offset"].map((k) => attr(attrs, k));
+  const t = x.shape[0] / b, out = be.makeOutput([b * heads, t, hd], "float32");
+  wasmKernels!.heads(addr(be, x), addr(be, out), b, t, heads, hd, x.shape[1], offset, t, 0, 1);
+  return out;
+}
+
+/** Heads y [b*h, t, hd] → rows [b*t, width] at columns offset..offset+h*hd, zeros elsewhere. */
+function mergeKernel({ inputs: { y }, backend, attrs }: KernelArgs): tf.TensorInfo {
+  const be = backend as WasmBackend, [b, width, offset] = ["b", "width", "offset"].map((k) => attr(attrs, k));
+  const [bh, t, hd] = y.shape, heads = bh / b, out = be.makeOutput([b * t, width], "float32");
+  const at = addr(be, out);
+  if (width !== heads * hd) be.wasm.HEAPF32.fill(0, at / 4, at / 4 + b * t * width);
+  wasmKernels!.heads(at, addr(be, y), b, t, heads, hd, width, offset, t, 0, 0);
+  return out;
+}
+
+/** Compile attention.wat against tfjs-wasm's memory and register its kernels; false on other backends. */
+export async function loadKernels(): Promise<boolean> {
+  if (tf.getBackend() !== "wasm") return false;
+  if (wasmKernels) return true;
+  const be = tf.backend() as unknown as WasmBackend;
+  const memory = be.wasm.asm?.memory ?? be.wasm.wasmMemory;
+  if (!(memory instanceof WebAssembly.Memory)) throw new Error("attention kernels: cannot reach the tfjs-wasm memory");
+  const wabt = await initWabt();
+  const source = readFileSync(new URL("./attention.wat", import.meta.url), "utf8");
+  const mod = wabt.parseWat("attention.wat", source, { simd: true });
+  const { buffer } = mod.toBinary({});
+  mod.destroy();
+  const binary = new WebAssembly.Module(buffer as Uint8Array<ArrayBuffer>);
+  const exports = new WebAssembly.Instance(binary, { env: { memory } }).exports;
+  const kernels: [string, (a: KernelArgs) => tf.TensorInfo][] = [
+    ["AceBmm", bmmKernel],
+    ["AceBmmNT", bmmNTKernel],
+    ["AceSplitHeads", splitKernel],
+    ["AceMergeHeads", mergeKernel],
+  ];
+  for (const [kernelName, kernelFunc] of kernels) {
+    tf.registerKernel({ kernelName, backendName: "wasm", kernelFunc: kernelFunc as tf.KernelFunc });
+  }
+  wasmKernels = { bmm: exports.bmm as Fn, bmmNT: exports.bmmNT as Fn, heads: exports.heads as Fn };
+  return true;
+}
+
+/** Which path attention takes on the current backend (for benchmark output). */
+export function kernelInfo(): string {
+  return own() ? "wasm SIMD attention kernels (attention.wat)" : "tfjs ops";
+}
+
+const run = (name: string, inputs: tf.NamedTensorMap, attrs: tf.NamedAttrMap = {}) =>
+  tf.engine().runKernel(name, inputs, attrs) as tf.Tensor;
+const t3 = (x: tf.Tensor) => tf.transpose(x, [0, 2, 1]) as tf.Tensor3D;
+
+/** a [n, m, k] @ b [n, k, p] (b may hold more rows than k: only the first k are used). */
+export function bmm(a: tf.Tensor3D, b: tf.Tensor3D): tf.Tensor3D {
+  if (own()) return run("AceBmm", { a, b }) as tf.Tensor3D;
+  const k = a.shape[2];
+  return tf.matMul(a, b.shape[1] === k ? b : tf.slice(b, [0, 0, 0], [-1, k, -1]));
+}
+
+/** a [n, m, k] @ b[:, :keys]ᵀ for b [n, ≥keys, k] → [n, m, keys]. */
+export function bmmNT(a: tf.Tensor3D, b: tf.Tensor3D, keys = b.shape[1]): tf.Tensor3D {
+  if (own(a.shape[2])) return run("AceBmmNT", { a, b }, { keys }) as tf.Tensor3D;
+  return tf.matMul(a, keys === b.shape[1] ? b : tf.slice(b, [0, 0, 0], [-1, keys, -1]), false, true);
+}
+
+/** Heads [b*h, t, hd] of the columns offset..offset+D of rows x [b*t, width] (not differentiable). */
+function split(x: tf.Tensor2D, b: number, heads: number, hd: number, offset: number): tf.Tensor3D {
+  if (own(hd)) return run("AceSplitHeads", { x }, { b, heads, hd, offset }) as tf.Tensor3D;
+  const t = x.shape[0] / b, cols = tf.slice(x, [0, offset], [-1, heads * hd]);
+  return tf.reshape(tf.transpose(tf.reshape(cols, [b, t, heads, hd]), [0, 2, 1, 3]), [b * heads, t, hd]);
+}
+
+/** Rows [b*t, width] holding heads y [b*h, t, hd] at columns offset.. (zeros elsewhere) (not differentiable). */
+function merge(y: tf.Tensor3D, b: number, width: number, offset: number): tf.Tensor2D {
+  const [bh, t, hd] = y.shape, heads = bh / b;
+  if (own(hd)) return run("AceMergeHeads", { y }, { b, width, offset }) as tf.Tensor2D;
+  const rows = tf.reshape(tf.transpose(tf.reshape(y, [b, heads, t, hd]), [0, 2, 1, 3]), [b * t, heads * hd]);
+  return (width === heads * hd ? rows : tf.pad(rows, [[0, 0], [offset, width - offset - heads * hd]])) as tf.Tensor2D;
+}
+
+type Body = Parameters<typeof tf.customGrad>[0];
+const grad = <F>(body: (...args: never[]) => unknown) => tf.customGrad(body as unknown as Body) as unknown as F;
+
+/** Differentiable a @ b for [n, m, k] x [n, k, p]: dA = dC bᵀ, dB = aᵀ dC. */
+export const matMulAB = grad<(a: tf.Tensor3D, b: tf.Tensor3D) => tf.Tensor3D>(
+  (a: tf.Tensor3D, b: tf.Tensor3D, save: tf.GradSaveFunc) => {
+    save([a, b]);
+    return {
+      value: bmm(a, b),
+      gradFunc: (dy: tf.Tensor, [as, bs]: tf.Tensor3D[]) => [bmmNT(dy as tf.Tensor3D, bs), bmm(t3(as), dy as tf.Tensor3D)],
+    };
+  },
+);
+
+/** Differentiable a @ bᵀ for [n, m, k] x [n, p, k]: dA = dC b, dB = dCᵀ a. */
+export const matMulABt = grad<(a: tf.Tensor3D, b: tf.Tensor3D) => tf.Tensor3D>(
+  (a: tf.Tensor3D, b: tf.Tensor3D, save: tf.GradSaveFunc) => {
+    save([a, b]);
+    return {
+      value: bmmNT(a, b),
+      gradFunc: (dy: tf.Tensor, [as, bs]: tf.Tensor3D[]) => [bmm(dy as tf.Tensor3D, bs), bmm(t3(dy), as)],
+    };
+  },
+);
+
+/** Differentiable head split of qkv [b*t, 3D] part `which` (0 q, 1 k, 2 v) → [b*h, t, hd]. */
+function splitHeads(qkv: tf.Tensor2D, b: number, heads: number, which: number): tf.Tensor3D {
+  const width = qkv.shape[1], d = width / 3, hd = d / heads;
+  return grad<(x: tf.Tensor2D) => tf.Tensor3D>((x: tf.Tensor2D) => ({
+    value: split(x, b, heads, hd, which * d),
+    gradFunc: (dy: tf.Tensor) => [merge(dy as tf.Tensor3D, b, width, which * d)],
+  }))(qkv);
+}
+
+/** Differentiable head merge y [b*h, t, hd] → rows [b*t, h*hd]. */
+function mergeHeads(y: tf.Tensor3D, b: number): tf.Tensor2D {
+  const [bh, , hd] = y.shape, heads = bh / b;
+  return grad<(x: tf.Tensor3D) => tf.Tensor2D>((x: tf.Tensor3D) => ({
+    value: merge(x, b, heads * hd, 0),
+    gradFunc: (dy: tf.Tensor) => [split(dy as tf.Tensor2D, b, heads, hd, 0)],
+  }))(y);
+}
+
+const masks = new Map<string, tf.Tensor2D>();
+
+/** Additive causal mask [t, s] for t new queries after s - t earlier positions (-1e9 where j > i + s - t). */
+function causalMask(t: number, s: number): tf.Tensor2D {
+  const key = `${t},${s},${tf.getBackend()}`;
+  let m = masks.get(key);
+  if (!m) {
+    const past = s - t, data = new Float32Array(t * s);
+    for (let i = 0; i < t; i++) for (let j = past + i + 1; j < s; j++) data[i * s + j] = -1e9;
+    m = tf.keep(tf.tensor2d(data, [t, s]));
+    masks.set(key, m);
+  }
+  return m;
+}
+
+/** softmax(q kᵀ / √hd + causal mask) v for heads [n, t, hd] against `keys` key rows. */
+function attend(q: tf.Tensor3D, scores: tf.Tensor3D, keys: number): tf.Tensor3D {
+  const t = q.shape[1], scaled = tf.mul(scores, 1 / Math.sqrt(q.shape[2]));
+  return tf.softmax(t > 1 ? tf.add(scaled, causalMask(t, keys)) : scaled) as tf.Tensor3D;
+}
+
+/** Differentiable causal self-attention of qkv [b*t, 3D] (q, k, v column blocks) → [b*t, D] before the output projection. */
+export function selfAttention(qkv: tf.Tensor2D, b: number, heads: number): tf.Tensor2D {
+  const q = splitHeads(qkv, b, heads, 0), k = splitHeads(qkv, b, heads, 1), v = splitHeads(qkv, b, heads, 2);
+  const p = attend(q, matMulABt(q, k), k.shape[1]);
+  return mergeHeads(matMulAB(p, v), b);
+}
+
+/** Keys and values of the positions seen so far, per layer, as [b*h, positions, hd]. */
+export interface KvCache {
+  b: number;
+  heads: number;
+  length: number;
+  k: tf.Tensor3D[];
+  v: tf.Tensor3D[];
+  /** Preallocated buffers written in place (wasm kernels) rather than grown by concat. */
+  inPlace: boolean;
+}
+
+/** An empty cache for `layers` layers of `heads` heads of width hd, up to `capacity` positions. */
+export function createKvCache(layers: number, b: number, heads: number, hd: number, capacity: number): KvCache {
+  const inPlace = own(hd);
+  const buffers = () => Array.from({ length: layers }, () => tf.keep(tf.zeros([b * heads, capacity, hd])) as tf.Tensor3D);
+  return { b, heads, length: 0, k: inPlace ? buffers() : [], v: inPlace ? buffers() : [], inPlace };
+}
+
+/** Free a cache's tensors. */
+export function disposeKvCache(cache: KvCache): void {
+  tf.dispose([...cache.k, ...cache.v]);
+}
+
+/** Write heads of qkv's column block `which` into the cache buffer at positions length..length+t-1. */
+function writeInPlace(cache: KvCache, buffer: tf.Tensor3D, qkv: tf.Tensor2D, which: number): void {
+  const be = tf.backend() as unknown as WasmBackend, [bh, cap, hd] = buffer.shape, t = qkv.shape[0] / cache.b;
+  if (cache.length + t > cap) throw new Error(`kv cache: ${cache.length + t} positions exceed capacity ${cap}`);
+  const d = qkv.shape[1] / 3;
+  wasmKernels!.heads(addr(be, qkv), addr(be, buffer), cache.b, t, bh / cache.b, hd, qkv.shape[1], which * d, cap, cache.length, 1);
+}
+
+/**
+ * Causal attention of a chunk qkv [b*t, 3D] at positions cache.length.. against the cached positions and
+ * itself; stores the chunk's keys/values in layer `l` of the cache (call `advance` after the last layer).
+ */
+export function cachedAttention(cache: KvCache, l: number, qkv: tf.Tensor2D): tf.Tensor2D {
+  const { b, heads } = cache, hd = qkv.shape[1] / 3 / heads, t = qkv.shape[0] / b, keys = cache.length + t;
+  const q = split(qkv, b, heads, hd, 0);
+  if (cache.inPlace) {
+    writeInPlace(cache, cache.k[l], qkv, 1);
+    writeInPlace(cache, cache.v[l], qkv, 2);
+  } else {
+    const k = split(qkv, b, heads, hd, qkv.shape[1] / 3), v = split(qkv, b, heads, hd, (2 * qkv.shape[1]) / 3);
+    const [oldK, oldV] = [cache.k[l], cache.v[l]];
+    cache.k[l] = tf.keep(oldK ? tf.concat([oldK, k], 1) : k);
+    cache.v[l] = tf.keep(oldV ? tf.concat([oldV, v], 1) : v);
+    tf.dispose([oldK, oldV].filter((x) => x));
+  }
+  const p = attend(q, bmmNT(q, cache.k[l], keys), keys);
+  return merge(bmm(p, cache.v[l]), b, heads * hd, 0);
+}
+
+/** Record that a chunk of t positions went through every layer. */
+export function advance(cache: KvCache, t: number): void {
+  cache.length += t;
+}

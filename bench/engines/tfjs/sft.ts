@@ -1,0 +1,130 @@
+// SFT: train the base model on solution traces drawn from the method mix (next-token loss on the response only).
+import * as tf from "@tensorflow/tfjs-core";
+import type { MathRecord } from "../../../datasets/mod.ts";
+import type { Rng } from "../../../common/prng.ts";
+import { createOptimizer, type Model, tokenLogProbs, trainStep } from "./model.ts";
+import type { TfjsSettings } from "./settings.ts";
+import { encodePrompts, type Tokenizer } from "./tokenizer.ts";
+import { type Method, methodsOf, renderPrompt, renderTrace } from "./traces.ts";
+
+/** One training example: the record and the method whose trace is the target. */
+interface Example {
+  record: MathRecord;
+  method: Method;
+}
+
+/** Per-family methods with their mix weights (weight-0 methods dropped). */
+function mixOf(s: TfjsSettings): Map<string, { methods: Method[]; weights: number[] }> {
+  const out = new Map<string, { methods: Method[]; weights: number[] }>();
+  for (const family of s.tasks.families) {
+    const methods = methodsOf(family).filter((m) => (s.sft.mix[`${family}/${m.name}`] ?? 0) > 0);
+    out.set(family, { methods, weights: methods.map((m) => s.sft.mix[`${family}/${m.name}`]) });
+  }
+  return out;
+}
+
+/** Draw `count` examples: a uniform training problem, then a method by the mix weights of its family. */
+export function drawExamples(
+  train: readonly MathRecord[],
+  s: TfjsSettings,
+  rng: Rng,
+  count: number,
+): Example[] {
+  const mix = mixOf(s);
+  return Array.from({ length: count }, () => {
+    const record = train[rng.int(train.length)];
+    const { methods, weights } = mix.get(record.meta.family as string)!;
+    return { record, method: methods[rng.categorical(weights)] };
+  });
+}
+
+/**
+ * Token rows [B, promptLength + maxNew] (left-padded prompt, trace, EOS, right PAD) and the loss mask
+ * [B, maxNew] over the response tokens including EOS. Throws when a trace does not fit the response budget.
+ */
+export function encodeExamples(
+  tok: Tokenizer,
+  examples: readonly Example[],
+  promptLength: number,
+  maxNew: number,
+) {
+  const B = examples.length, T = promptLength + maxNew;
+  const prompts = encodePrompts(tok, examples.map((e) => renderPrompt(e.record)), promptLength);
+  const tokens = new Int32Array(B * T).fill(tok.pad);
+  const mask = new Float32Array(B * maxNew);
+  examples.forEach((e, b) => {
+    tokens.set(prompts.subarray(b * promptLength, (b + 1) * promptLength), b * T);
+    const response = [...tok.encode(renderTrace(e.method, e.record.meta.params ?? {}).text), tok.eos];
+    if (response.length > maxNew) {
+      throw new Error(
+        `trace of ${e.record.id} by ${e.method.name} needs ${response.length} tokens; rl.maxNewTokens is ${maxNew}`,
+      );
+    }
+    tokens.set(response, b * T + promptLength);
+    mask.fill(1, b * maxNew, b * maxNew + response.length);
+  });
+  return { tokens, mask, B, T };
+}
+
+/** Response log-probs [B, maxNew] from the model's [B, T−1] next-token log-probs (response starts at promptLength). */
+export function responseSlice(full: tf.Tensor2D, promptLength: number, maxNew: number): tf.Tensor2D {
+  return tf.slice(full, [0, promptLength - 1], [full.shape[0], maxNew]);
+}
+
+/** Learning rate at `step` (0-based): linear warmup, then cosine decay to 10% of `lr` at `total`. */
+export function lrAt(step: number, total: number, lr: number, warmup: number): number {
+  if (step < warmup) return lr * (step + 1) / warmup;
+  const progress = total > warmup ? (step - warmup) / (total - warmup) : 1;
+  return lr * (0.1 + 0.9 * 0.5 * (1 + Math.cos(Math.PI * Math.min(1, progress))));
+}
+
+/** One SFT log line. */
+export interface SftLog {
+  step: number;
+  loss: number;
+  gradNorm: number;
+  lr: number;
+}
+
+/**
+ * Train `model` in place for `s.sft.steps` steps on traces of `train`; returns the log (every 10th step and the
+ * last). The mean token NLL over response tokens is the loss; a non-finite loss throws naming the step.
+ */
+export function trainSft(
+  model: Model,
+  tok: Tokenizer,
+  train: readonly MathRecord[],
+  s: TfjsSettings,
+  rng: Rng,
+  onStep: (step: number, total: number) => void = () => {},
+): SftLog[] {
+  const opt = createOptimizer(model, { lr: s.sft.lr, clipNorm: s.sft.clipNorm });
+  const P = s.model.promptLength, N = s.rl.maxNewTokens, total = s.sft.steps;
+  const log: SftLog[] = [];
+  for (let step = 0; step < total; step++) {
+    const batch = encodeExamples(tok, drawExamples(train, s, rng, s.sft.batchSize), P, N);
+    opt.lr = lrAt(step, total, s.sft.lr, s.sft.warmupSteps);
+    const tokens = tf.tensor2d(batch.tokens, [batch.B, batch.T], "int32");
+    const mask = tf.tensor2d(batch.mask, [batch.B, N]);
+    const count = batch.mask.reduce((a, b) => a + b, 0);
+    const { loss, gradNorm } = trainStep(model, opt, () =>
+      tf.tidy(() => {
+        const logp = responseSlice(tokenLogProbs(model, tokens).logp, P, N);
+        return tf.div(tf.neg(tf.sum(tf.mul(logp, mask))), count) as tf.Scalar;
+      }));
+    tf.dispose([tokens, mask]);
+    if (!Number.isFinite(loss)) {
+      throw new Error(`SFT step ${step}: loss is ${loss} (gradient norm ${gradNorm})`);
+    }
+    if (step % 10 === 0 || step === total - 1) log.push({ step, loss, gradNorm, lr: opt.lr });
+    onStep(step + 1, total);
+  }
+  disposeOptimizer(opt);
+  return log;
+}
+
+/** Free an optimizer's moment tensors. */
+function disposeOptimizer(opt: ReturnType<typeof createOptimizer>): void {
+  const o = opt as unknown as { m?: Map<string, tf.Tensor>; v?: Map<string, tf.Tensor> };
+  for (const map of [o.m, o.v]) map?.forEach((t) => t.dispose());
+}

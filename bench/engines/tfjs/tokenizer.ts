@@ -1,0 +1,101 @@
+// Tokenizers for the tfjs policy. The engine only sees the `Tokenizer` interface, so a BPE tokenizer can be
+// plugged in later by adding a kind to `makeTokenizer`.
+
+/** Text <-> token ids, with the three special tokens the engine relies on. */
+export interface Tokenizer {
+  /** Stable name stored in checkpoints, e.g. "char-ascii". */
+  readonly kind: string;
+  /** Number of distinct ids (special tokens included); ids are 0..vocabSize-1. */
+  readonly vocabSize: number;
+  /** Padding id: fills the left of prompts and the right of finished responses (never trained on). */
+  readonly pad: number;
+  /** Begin-of-sequence id, placed before every prompt. */
+  readonly bos: number;
+  /** End-of-sequence id: a response ends when it is sampled. */
+  readonly eos: number;
+  /** Ids of the text (no special tokens); throws on a character the vocabulary lacks. */
+  encode(text: string): number[];
+  /** Text of the ids; special tokens are dropped. */
+  decode(ids: ArrayLike<number>): string;
+}
+
+const PAD = 0, BOS = 1, EOS = 2, FIRST_CHAR = 3;
+/** Printable ASCII (space to tilde): enough for compact arithmetic prompts, traces and `\boxed{}`. */
+const ASCII = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join("");
+
+/** One id per character of a fixed alphabet, after PAD=0, BOS=1, EOS=2. */
+export class CharTokenizer implements Tokenizer {
+  readonly pad = PAD;
+  readonly bos = BOS;
+  readonly eos = EOS;
+  readonly vocabSize: number;
+  readonly #ids = new Map<string, number>();
+
+  constructor(readonly kind: string, readonly alphabet: string) {
+    for (const ch of alphabet) {
+      if (this.#ids.has(ch)) throw new Error(`tokenizer ${kind}: duplicate character '${ch}' in alphabet`);
+      this.#ids.set(ch, FIRST_CHAR + this.#ids.size);
+    }
+    this.vocabSize = FIRST_CHAR + this.#ids.size;
+  }
+
+  /** Ids of the characters of `text`; the error names the offending character and its position. */
+  encode(text: string): number[] {
+    const out: number[] = [];
+    let i = 0;
+    for (const ch of text) {
+      const id = this.#ids.get(ch);
+      if (id === undefined) {
+        throw new Error(
+          `tokenizer ${this.kind}: character ${JSON.stringify(ch)} at ${i} is not in the vocabulary`,
+        );
+      }
+      out.push(id);
+      i++;
+    }
+    return out;
+  }
+
+  /** Characters of the ids, skipping PAD/BOS/EOS and anything out of range. */
+  decode(ids: ArrayLike<number>): string {
+    const chars = [...this.alphabet];
+    let out = "";
+    for (let i = 0; i < ids.length; i++) {
+      const c = chars[ids[i] - FIRST_CHAR];
+      if (c !== undefined) out += c;
+    }
+    return out;
+  }
+}
+
+/** The tokenizer named in settings; "char" is printable ASCII (vocab 98). */
+export function makeTokenizer(kind: string): Tokenizer {
+  if (kind === "char") return new CharTokenizer("char", ASCII);
+  throw new Error(`tokenizer: unknown kind '${kind}' (known: char)`);
+}
+
+/**
+ * Prompts as a row-major Int32Array [B, length]: BOS + prompt ids, left-padded with PAD so every prompt ends at
+ * the same position (the model then needs no padding mask). Throws if a prompt does not fit.
+ */
+export function encodePrompts(tok: Tokenizer, prompts: readonly string[], length: number): Int32Array {
+  const out = new Int32Array(prompts.length * length).fill(tok.pad);
+  prompts.forEach((text, b) => {
+    const ids = [tok.bos, ...tok.encode(text)];
+    if (ids.length > length) {
+      throw new Error(`prompt ${JSON.stringify(text)} needs ${ids.length} tokens, promptLength is ${length}`);
+    }
+    out.set(ids, b * length + length - ids.length);
+  });
+  return out;
+}
+
+/** Ids of a response up to (excluding) the first EOS, and whether EOS was reached. */
+export function cutAtEos(tok: Tokenizer, ids: ArrayLike<number>): { ids: number[]; stopped: boolean } {
+  const out: number[] = [];
+  for (let i = 0; i < ids.length; i++) {
+    if (ids[i] === tok.eos) return { ids: out, stopped: true };
+    out.push(ids[i]);
+  }
+  return { ids: out, stopped: false };
+}

@@ -1,0 +1,308 @@
+"""ACE (asymmetric confidence penalties) as a VERL advantage estimator.
+
+The math mirrors acebench's TypeScript RL core (bench/core/advantages.ts and bench/core/ace.ts):
+
+    A_i  = (r_i - mean_g) / (std_g + eps)          GRPO outcome advantage (Bessel std; Dr. GRPO: no division)
+    c_i  = sum_t mask * (old_log_prob - ref_log_prob)   (or the per-token mean), optionally clipped
+    A'_i = A_i * (1 + alpha * phi(c_i))            only where rollout i is incorrect and A_i < 0
+
+VERL's estimator hook receives only token_level_rewards, response_mask, config and index, not the log-probs,
+so `install()` wraps `verl.trainer.ppo.ray_trainer.compute_advantage`: for `algorithm.adv_estimator=ace` the
+wrapper computes c_i from the batch's `old_log_probs` and `ref_log_prob` and hands it to the registered estimator
+through a context variable. Options come from environment variables (set through the Ray runtime env), because
+VERL validates `algorithm` against a fixed dataclass:
+
+    ACE_VERL_ALPHA (1.0)  ACE_VERL_PHI (softplus|relu)  ACE_VERL_AGGREGATION (sum|mean)  ACE_VERL_CLIP (none|float)
+
+Load it in every Ray worker with `ray_kwargs.ray_init.runtime_env.worker_process_setup_hook=ace_verl.install`.
+With ACE_VERL_METRICS_FILE set, every GRPO-family advantage call (grpo or ace) also appends the RL core's ACE
+diagnostics (overconfident-error share, their mean c, the penalty multiplier) as one JSON line per step.
+"""
+
+import contextvars
+import json
+import math
+import os
+import sys
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+
+ACE_NAME = "ace"
+_PHIS = ("softplus", "relu")
+_AGGREGATIONS = ("sum", "mean")
+
+
+@dataclass(frozen=True)
+class AceOptions:
+    """ACE options; `clip` bounds |c_i| (None: no clip)."""
+
+    alpha: float = 1.0
+    phi: str = "softplus"
+    aggregation: str = "sum"
+    clip: Optional[float] = None
+
+    def __post_init__(self):
+        if not (self.alpha >= 0 and math.isfinite(self.alpha)):
+            raise ValueError(f"ACE_VERL_ALPHA is {self.alpha}; expected a finite number >= 0")
+        if self.phi not in _PHIS:
+            raise ValueError(f"ACE_VERL_PHI is '{self.phi}'; expected one of {', '.join(_PHIS)}")
+        if self.aggregation not in _AGGREGATIONS:
+            raise ValueError(f"ACE_VERL_AGGREGATION is '{self.aggregation}'; expected one of {', '.join(_AGGREGATIONS)}")
+        if self.clip is not None and not (self.clip > 0 and math.isfinite(self.clip)):
+            raise ValueError(f"ACE_VERL_CLIP is {self.clip}; expected a positive number or 'none'")
+
+    @classmethod
+    def from_env(cls, env=None):
+        """Read ACE_VERL_* variables (missing ones keep the defaults)."""
+        env = os.environ if env is None else env
+        clip = env.get("ACE_VERL_CLIP", "none").strip().lower()
+        return cls(
+            alpha=_float_env(env, "ACE_VERL_ALPHA", 1.0),
+            phi=env.get("ACE_VERL_PHI", "softplus").strip(),
+            aggregation=env.get("ACE_VERL_AGGREGATION", "sum").strip(),
+            clip=None if clip in ("", "none", "null") else _float_env(env, "ACE_VERL_CLIP", 0.0),
+        )
+
+
+def _float_env(env, name, default):
+    text = env.get(name)
+    if text is None or text.strip() == "":
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{name} is '{text}'; expected a number") from None
+
+
+def softplus(x: torch.Tensor) -> torch.Tensor:
+    """Stable log(1 + e^x): exact for large |x| (torch's own softplus switches to x above a threshold)."""
+    return torch.clamp(x, min=0) + torch.log1p(torch.exp(-torch.abs(x)))
+
+
+def phi_of(c: torch.Tensor, phi: str) -> torch.Tensor:
+    """phi(c): softplus(c) or max(c, 0)."""
+    return softplus(c) if phi == "softplus" else torch.clamp(c, min=0)
+
+
+def confidence_shift(old_log_prob, ref_log_prob, response_mask, aggregation="sum", clip=None) -> torch.Tensor:
+    """c_i = sum_t mask*(old - ref) per row (`mean`: divided by the token count, 0 for an empty row), in float64."""
+    mask = response_mask.to(torch.float64)
+    total = (mask * (old_log_prob.to(torch.float64) - ref_log_prob.to(torch.float64))).sum(dim=-1)
+    if aggregation == "mean":
+        count = mask.sum(dim=-1)
+        total = torch.where(count > 0, total / count.clamp(min=1), torch.zeros_like(total))
+    if clip is not None:
+        total = total.clamp(-clip, clip)
+    return total
+
+
+def group_advantages(scores: torch.Tensor, index, norm_by_std=True, eps=1e-6) -> torch.Tensor:
+    """GRPO outcome advantage per rollout (float64): singleton group -> A = r; all-equal group -> exactly 0."""
+    scores = scores.to(torch.float64)
+    adv = torch.zeros_like(scores)
+    groups = {}
+    for i, uid in enumerate(_as_list(index)):
+        groups.setdefault(uid, []).append(i)
+    for members in groups.values():
+        idx = torch.tensor(members, dtype=torch.long, device=scores.device)
+        r = scores[idx]
+        if len(members) == 1:
+            adv[idx] = r
+            continue
+        if bool((r == r[0]).all()):
+            continue  # no signal; avoids (0 / eps) noise from float rounding of the mean
+        mean = r.mean()
+        scale = r.std(unbiased=True) + eps if norm_by_std else 1.0
+        adv[idx] = (r - mean) / scale
+    return adv
+
+
+def ace_advantages(advantages: torch.Tensor, incorrect: torch.Tensor, c: torch.Tensor, options: AceOptions):
+    """A' = A*(1 + alpha*phi(c)) where the rollout is incorrect and A < 0; A elsewhere."""
+    c = c.to(device=advantages.device, dtype=torch.float64)
+    multiplier = 1.0 + options.alpha * phi_of(c, options.phi)
+    penalised = incorrect.to(device=advantages.device, dtype=torch.bool) & (advantages < 0)
+    return torch.where(penalised, advantages * multiplier, advantages)
+
+
+@dataclass
+class AceInputs:
+    """What the call-site wrapper hands the estimator: per-rollout c_i and the incorrect mask."""
+
+    c: torch.Tensor
+    incorrect: torch.Tensor
+
+
+_current_inputs = contextvars.ContextVar("ace_verl_inputs", default=None)
+_options = None
+
+
+def options() -> AceOptions:
+    """The process's ACE options, read from the environment once; unset variables are an error, not defaults."""
+    global _options
+    if _options is None:
+        if "ACE_VERL_ALPHA" not in os.environ:
+            raise RuntimeError(
+                "ace: ACE_VERL_ALPHA is not set in this worker; pass the ACE_VERL_* variables through "
+                "ray_kwargs.ray_init.runtime_env.env_vars (acebench's launch plan does)"
+            )
+        _options = AceOptions.from_env()
+        print(f"ace_verl: {_options}", file=sys.stderr)
+    return _options
+
+
+def compute_ace_outcome_advantage(token_level_rewards, response_mask, config=None, index=None, **_unused):
+    """The registered `ace` estimator: GRPO outcome advantage, then ACE's rescale of incorrect rollouts."""
+    inputs = _current_inputs.get()
+    if inputs is None:
+        raise RuntimeError(
+            "ace estimator called without c_i: ace_verl.install() must run in this process "
+            "(ray_kwargs.ray_init.runtime_env.worker_process_setup_hook=ace_verl.install)"
+        )
+    if index is None:
+        raise RuntimeError("ace estimator needs the prompt uid as `index` (VERL passes non_tensor_batch['uid'])")
+    scores = token_level_rewards.sum(dim=-1)
+    norm_by_std = _config_get(config, "norm_adv_by_std_in_grpo", True)
+    adv = group_advantages(scores, index, norm_by_std=bool(norm_by_std))
+    adv = ace_advantages(adv, inputs.incorrect, inputs.c, options())
+    per_token = adv.to(token_level_rewards.dtype).unsqueeze(-1) * response_mask.to(token_level_rewards.dtype)
+    return per_token, per_token
+
+
+def _config_get(config, key, default):
+    if config is None:
+        return default
+    if isinstance(config, dict):
+        return config.get(key, default)
+    getter = getattr(config, "get", None)
+    if callable(getter):
+        return getter(key, default)
+    return getattr(config, key, default)
+
+
+def _as_list(index):
+    return index.tolist() if hasattr(index, "tolist") else list(index)
+
+
+def _estimator_name(adv_estimator) -> str:
+    return str(getattr(adv_estimator, "value", adv_estimator))
+
+
+def incorrect_mask(data) -> torch.Tensor:
+    """Incorrect rollouts: `acc` from the reward manager when present, else a sequence score <= 0."""
+    acc = data.non_tensor_batch.get("acc") if hasattr(data, "non_tensor_batch") else None
+    if acc is not None:
+        device = data.batch["token_level_rewards"].device
+        return torch.tensor([not bool(a) for a in _as_list(acc)], dtype=torch.bool, device=device)
+    key = "token_level_scores" if "token_level_scores" in data.batch.keys() else "token_level_rewards"
+    return data.batch[key].sum(dim=-1) <= 0
+
+
+def ace_inputs(data, opts: AceOptions) -> AceInputs:
+    """c_i from the batch's old and reference log-probs (both present at advantage time in VERL's fit loop)."""
+    keys = set(data.batch.keys())
+    for key in ("old_log_probs", "ref_log_prob", "response_mask"):
+        if key not in keys:
+            hint = (
+                " (ACE needs a reference policy: set actor_rollout_ref.actor.use_kl_loss=True, kl_loss_coef=0)"
+                if key == "ref_log_prob"
+                else ""
+            )
+            raise RuntimeError(f"ace: batch has no '{key}'{hint}")
+    c = confidence_shift(
+        data.batch["old_log_probs"], data.batch["ref_log_prob"], data.batch["response_mask"], opts.aggregation, opts.clip
+    )
+    return AceInputs(c=c, incorrect=incorrect_mask(data))
+
+
+def diagnostics(scores, incorrect, adv_before, adv_after, c):
+    """The RL core's trainingDiagnostics fields computable at advantage time (bench/core/diagnostics.ts):
+    reward_mean, accuracy, adv_abs_mean, and over incorrect rollouts ace_overconf_frac (share with c > 0),
+    ace_overconf_mean_c (their mean c) and ace_multiplier (mean A'/A where A < 0); None where undefined."""
+    scores, adv_before, adv_after = (t.to(torch.float64) for t in (scores, adv_before, adv_after))
+    wrong = incorrect.to(device=scores.device, dtype=torch.bool)
+    n_wrong = int(wrong.sum())
+    out = {
+        "reward_mean": float(scores.mean()),
+        "accuracy": float((~wrong).to(torch.float64).mean()),
+        "adv_abs_mean": float(adv_after.abs().mean()),
+        "ace_overconf_frac": None,
+        "ace_overconf_mean_c": None,
+        "ace_multiplier": None,
+    }
+    if c is not None:
+        overconf = wrong & (c.to(scores.device) > 0)
+        out["ace_overconf_frac"] = float(overconf.sum()) / n_wrong if n_wrong else None
+        out["ace_overconf_mean_c"] = float(c.to(torch.float64)[overconf].mean()) if bool(overconf.any()) else None
+    penalised = wrong & (adv_before < 0)
+    if bool(penalised.any()):
+        out["ace_multiplier"] = float((adv_after[penalised] / adv_before[penalised]).mean())
+    return out
+
+
+_GROUP_ESTIMATORS = ("grpo", ACE_NAME)
+_step_counter = [0]
+
+
+def _log_diagnostics(data, name, inputs, norm_by_std):
+    """Append this step's diagnostics to $ACE_VERL_METRICS_FILE (one JSON line; the driver is one process)."""
+    path = os.environ.get("ACE_VERL_METRICS_FILE")
+    if not path or name not in _GROUP_ESTIMATORS:
+        return
+    batch = data.batch
+    mask = batch["response_mask"].to(torch.float64)
+    scores = batch["token_level_rewards"].sum(dim=-1)
+    adv_after = (batch["advantages"].to(torch.float64) * mask).sum(dim=-1) / mask.sum(dim=-1).clamp(min=1)
+    if inputs is not None:
+        c, incorrect = inputs.c, inputs.incorrect
+        adv_before = group_advantages(scores, data.non_tensor_batch["uid"], norm_by_std=norm_by_std)
+    else:
+        has_ref = "ref_log_prob" in batch.keys() and "old_log_probs" in batch.keys()
+        c = confidence_shift(batch["old_log_probs"], batch["ref_log_prob"], mask) if has_ref else None
+        incorrect, adv_before = incorrect_mask(data), adv_after
+    _step_counter[0] += 1
+    step = getattr(data, "meta_info", {}).get("global_steps", _step_counter[0])
+    record = {"step": int(step), "estimator": name, **diagnostics(scores, incorrect, adv_before, adv_after, c)}
+    with open(path, "a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
+def _wrap(original):
+    def compute_advantage(data, adv_estimator, *args, **kwargs):
+        name = _estimator_name(adv_estimator)
+        inputs = ace_inputs(data, options()) if name == ACE_NAME else None
+        token = _current_inputs.set(inputs)
+        try:
+            result = original(data, adv_estimator, *args, **kwargs)
+        finally:
+            _current_inputs.reset(token)
+        default_norm = _config_get(kwargs.get("config"), "norm_adv_by_std_in_grpo", True)
+        norm_by_std = kwargs.get("norm_adv_by_std_in_grpo", default_norm)
+        try:
+            _log_diagnostics(data, name, inputs, bool(norm_by_std))
+        except Exception as e:  # diagnostics must never stop training; say so each time
+            print(f"ace_verl: diagnostics not logged: {type(e).__name__}: {e}", file=sys.stderr)
+        return result
+
+    compute_advantage.__wrapped__ = original
+    compute_advantage._ace_verl = True
+    return compute_advantage
+
+
+def install():
+    """Register `ace` with VERL and patch every module holding `compute_advantage` (idempotent)."""
+    from verl.trainer.ppo import core_algos, ray_trainer
+
+    registry = getattr(core_algos, "ADV_ESTIMATOR_REGISTRY", {})
+    if registry.get(ACE_NAME) is not compute_ace_outcome_advantage:
+        core_algos.register_adv_est(ACE_NAME)(compute_ace_outcome_advantage)
+    current = ray_trainer.compute_advantage
+    if getattr(current, "_ace_verl", False):
+        return
+    patched = _wrap(current)
+    # Recipes (e.g. DAPO's trainer) import compute_advantage by name; rebind those references too.
+    for module in list(sys.modules.values()):
+        if module is not None and getattr(module, "compute_advantage", None) is current:
+            module.compute_advantage = patched

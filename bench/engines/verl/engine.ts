@@ -1,0 +1,85 @@
+// The VERL engine as a sweep sees it: `prepare` exports the datasets as parquet once per sweep; `run` writes the
+// run's launch plan and, when settings.launch asks for it, runs it and ingests the validation dumps.
+import { basename, join } from "node:path";
+import { loadDataset, type MathRecord } from "../../../datasets/mod.ts";
+import type { Engine, RunConfig, RunHooks } from "../engine.ts";
+import { toVerlRows, writeVerlParquet } from "./export.ts";
+import { ingestVerlDumps } from "./ingest.ts";
+import { VERL_DIR, verlDataPath, verlRunPlan, writeRunPlan } from "./launch.ts";
+import { validateVerlSettings, type VerlDataset, type VerlSettings } from "./recipes.ts";
+
+/** Loads a dataset's normalised records (the datasets area's `loadDataset` in production, fixtures in tests). */
+export type RecordLoader = (name: VerlDataset) => Promise<MathRecord[]>;
+
+/** One exported file. */
+export interface ExportedFile {
+  dataset: VerlDataset;
+  split: "train" | "test";
+  path: string;
+  rows: number;
+}
+
+/**
+ * Write the sweep's training and validation sets as VERL parquet under `<sweepDir>/data/verl/` (train-<name>,
+ * test-<name>), each prompt rendered with settings.template.
+ */
+export async function exportVerlData(
+  sweepDir: string,
+  settings: Pick<VerlSettings, "trainDatasets" | "valDatasets" | "template" | "dataSources">,
+  load: RecordLoader,
+): Promise<ExportedFile[]> {
+  const jobs = [
+    ...settings.trainDatasets.map((dataset) => ({ dataset, split: "train" as const })),
+    ...settings.valDatasets.map((dataset) => ({ dataset, split: "test" as const })),
+  ];
+  const out: ExportedFile[] = [];
+  for (const { dataset, split } of jobs) {
+    const rows = toVerlRows(await load(dataset), {
+      template: settings.template,
+      dataSource: settings.dataSources[dataset] ?? dataset,
+      split,
+    });
+    const path = verlDataPath(sweepDir, split, dataset);
+    writeVerlParquet(path, rows);
+    out.push({ dataset, split, path, rows: rows.length });
+  }
+  return out;
+}
+
+/** Run the launch script (bash, from the run's verl/ folder); a non-zero exit throws with the code. */
+async function runScript(runDir: string, script: string): Promise<void> {
+  const status = await new Deno.Command("bash", { args: [script], cwd: join(runDir, VERL_DIR) }).spawn()
+    .status;
+  if (!status.success) throw new Error(`${join(runDir, VERL_DIR, script)} exited with code ${status.code}`);
+}
+
+/** The VERL engine: plans (and optionally launches) one VERL job per run; results come back through the dumps. */
+export const verlEngine: Engine = {
+  name: "verl",
+  async prepare(sweep, sweepDir) {
+    const settings = validateVerlSettings(sweep.settings, `${sweepDir}: settings`);
+    const options = {
+      cacheDir: settings.datasetCacheDir ?? undefined,
+      mirror: settings.datasetMirror ?? undefined,
+    };
+    const files = await exportVerlData(sweepDir, settings, (name) => loadDataset(name, options));
+    for (const f of files) console.log(`verl: wrote ${f.rows} rows to ${f.path}`);
+  },
+  async run(run: RunConfig, runDir: string, sweepDir: string, hooks: RunHooks) {
+    const steps = (run.settings.rl as { steps?: number } | undefined)?.steps;
+    if (!steps) throw new Error(`runs/${run.runId}/config.json: settings.rl.steps is missing`);
+    const plan = verlRunPlan(run, { name: basename(sweepDir), rl: { steps }, dir: sweepDir });
+    writeRunPlan(plan, runDir);
+    const settings = validateVerlSettings(run.settings);
+    if (settings.launch === "none") {
+      throw new Error(
+        `planned, not launched (settings.launch is "none"): run ${join(runDir, VERL_DIR)}/ray_job.sh ` +
+          `or launch.sh, then ingest with deno task report`,
+      );
+    }
+    hooks.onProgress(0, steps);
+    await runScript(runDir, settings.launch === "local" ? "launch.sh" : "ray_job.sh");
+    await ingestVerlDumps(runDir, { sweepDir });
+    hooks.onProgress(steps, steps);
+  },
+};

@@ -1,0 +1,281 @@
+// VERL validation generation dumps → the run's eval.jsonl, graded by acebench's grader (not VERL's own score or
+// best@k), so `deno task report` treats VERL runs like any other sweep.
+import { readdirSync, readFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { atomicWrite, exists, readJson, readJsonl, writeJson } from "../../../common/fs.ts";
+import { sha256 } from "../../../common/hash.ts";
+import { gradeMany } from "../../../evaluators/mod.ts";
+import { readVerlParquet } from "./export.ts";
+import { ACE_METRICS_FILE } from "./overrides.ts";
+
+/** One generation from a dump, with where it came from. */
+export interface DumpSample {
+  step: number;
+  prompt: string;
+  output: string;
+  /** Ground truth as VERL saw it (null when the dump has none; the exported data then supplies it). */
+  gold: string | null;
+  /** VERL's own reward for the sample, kept for comparison. */
+  verlScore: number | null;
+  /** Optional identity carried by the dump itself (data_source, problem id). */
+  dataSource: string | null;
+  problemId: string | null;
+  where: string;
+}
+
+/** One line of eval.jsonl (ARCHITECTURE.md). */
+export interface EvalLine {
+  step: number;
+  dataset: string;
+  problemId: string;
+  sample: number;
+  correct: boolean;
+  status: string;
+  extracted: string | null;
+  rule: string;
+  meta: { engine: "verl"; verlScore: number | null; matched: boolean };
+}
+
+/** What an ingest did. */
+export interface IngestSummary {
+  files: number;
+  samples: number;
+  steps: number[];
+  problems: number;
+  /** Samples whose prompt matched no exported validation problem (their id is a hash of the prompt). */
+  unmatched: number;
+  correct: number;
+  /** Training steps with diagnostics turned into metrics.jsonl (0 without ace_metrics.jsonl). */
+  metricsSteps: number;
+  /** True when the dumps reach the run's last RL step, so status.json now says "done". */
+  finished: boolean;
+}
+
+/** Where VERL writes the dumps of a run (`trainer.validation_data_dir` in the generated overrides). */
+export const DUMP_DIR = "val_generations";
+
+const FIELD_NAMES = {
+  prompt: ["input", "prompt"],
+  output: ["output", "response"],
+  gold: ["gts", "ground_truth", "gt"],
+} as const;
+
+/**
+ * Read every `*.jsonl` dump in `dir` (VERL names them `<step>.jsonl`). Accepts VERL's field names (input, output,
+ * gts, score, step) and the plain ones (prompt, output, ground_truth, step); a missing step falls back to the file
+ * name. A line without a prompt or output throws naming file and line.
+ */
+export function readVerlDumps(dir: string): { samples: DumpSample[]; files: number } {
+  if (!exists(dir)) throw new Error(`${dir}: no VERL validation dumps (trainer.validation_data_dir) found`);
+  const files = readdirSync(dir).filter((f) => f.endsWith(".jsonl")).sort((a, b) =>
+    (fileStep(a) - fileStep(b)) || a.localeCompare(b)
+  );
+  const samples: DumpSample[] = [];
+  for (const file of files) {
+    const lines = readFileSync(join(dir, file), "utf8").split("\n");
+    lines.forEach((line, i) => {
+      if (line.trim() === "") return;
+      const where = `${join(dir, file)}:${i + 1}`;
+      let row: Record<string, unknown>;
+      try {
+        row = JSON.parse(line);
+      } catch (e) {
+        throw new Error(`${where}: invalid JSON line: ${(e as Error).message}`);
+      }
+      samples.push(parseSample(row, where, fileStep(file)));
+    });
+  }
+  return { samples, files: files.length };
+}
+
+function fileStep(file: string): number {
+  const n = Number(basename(file, ".jsonl"));
+  return Number.isFinite(n) ? n : Number.NaN;
+}
+
+function pick(row: Record<string, unknown>, names: readonly string[]): unknown {
+  for (const name of names) if (row[name] !== undefined && row[name] !== null) return row[name];
+  return undefined;
+}
+
+function parseSample(row: Record<string, unknown>, where: string, stepFromFile: number): DumpSample {
+  const prompt = pick(row, FIELD_NAMES.prompt);
+  const output = pick(row, FIELD_NAMES.output);
+  if (typeof prompt !== "string") {
+    throw new Error(`${where}: field 'input' (or 'prompt') is missing or not a string`);
+  }
+  if (typeof output !== "string") throw new Error(`${where}: field 'output' is missing or not a string`);
+  const step = row.step ?? (Number.isFinite(stepFromFile) ? stepFromFile : undefined);
+  if (typeof step !== "number" || !Number.isInteger(step) || step < 0) {
+    throw new Error(
+      `${where}: field 'step' is ${JSON.stringify(step)}; expected an integer ≥ 0 (or a <step>.jsonl name)`,
+    );
+  }
+  const gold = pick(row, FIELD_NAMES.gold);
+  if (gold !== undefined && typeof gold !== "string" && typeof gold !== "number") {
+    throw new Error(`${where}: field 'gts' is ${JSON.stringify(gold)}; expected a string`);
+  }
+  const score = row.score;
+  const id = pick(row, ["problemId", "problem_id", "id"]);
+  const source = pick(row, ["data_source", "dataset"]);
+  return {
+    step,
+    prompt,
+    output,
+    gold: gold === undefined ? null : String(gold),
+    verlScore: typeof score === "number" ? score : null,
+    dataSource: typeof source === "string" ? source : null,
+    problemId: typeof id === "string" || typeof id === "number" ? String(id) : null,
+    where,
+  };
+}
+
+/** An exported validation problem, found by its rendered prompt text. */
+interface IndexedProblem {
+  id: string;
+  dataset: string;
+  gold: string;
+  content: string;
+}
+
+/** The validation problems a sweep exported (`<sweep>/data/verl/test-*.parquet`), for mapping dumps back to ids. */
+export async function validationIndex(sweepDir: string): Promise<IndexedProblem[]> {
+  const dir = join(sweepDir, "data", "verl");
+  if (!exists(dir)) return [];
+  const out: IndexedProblem[] = [];
+  for (const file of readdirSync(dir).filter((f) => f.startsWith("test-") && f.endsWith(".parquet")).sort()) {
+    for (const row of await readVerlParquet(join(dir, file))) {
+      out.push({
+        id: row.extra_info.id,
+        dataset: row.extra_info.dataset,
+        gold: row.reward_model.ground_truth,
+        content: row.prompt[row.prompt.length - 1].content,
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * Find the problem a dumped prompt came from. VERL dumps the decoded prompt after the chat template, so the
+ * exported user message appears inside it: exact match first, else the longest exported message it contains.
+ */
+function matcher(index: IndexedProblem[]): (prompt: string) => IndexedProblem | null {
+  const exact = new Map(index.map((p) => [p.content, p]));
+  const byLength = [...index].sort((a, b) => b.content.length - a.content.length);
+  const cache = new Map<string, IndexedProblem | null>();
+  return (prompt) => {
+    let hit = cache.get(prompt);
+    if (hit === undefined) {
+      hit = exact.get(prompt) ?? byLength.find((p) => prompt.includes(p.content)) ?? null;
+      cache.set(prompt, hit);
+    }
+    return hit;
+  };
+}
+
+/**
+ * Grade a run's VERL validation dumps (`<runDir>/val_generations/*.jsonl`) with acebench's grader and write
+ * `<runDir>/eval.jsonl` atomically (replacing any previous ingest). Problems are identified through the sweep's
+ * exported validation parquet (`<runDir>/../../data/verl/`); `strict` (default true) accepts only explicit answer
+ * markers, as the "Answer:" template asks.
+ */
+export async function ingestVerlDumps(
+  runDir: string,
+  options: { strict?: boolean; dumpDir?: string; sweepDir?: string } = {},
+): Promise<IngestSummary> {
+  const { samples, files } = readVerlDumps(options.dumpDir ?? join(runDir, DUMP_DIR));
+  const find = matcher(await validationIndex(options.sweepDir ?? join(runDir, "..", "..")));
+  const identified = samples.map((s) => identify(s, find));
+  const strict = options.strict ?? true;
+  const grades = await gradeMany(
+    identified.map((s) => ({ prediction: s.sample.output, gold: s.gold, strict })),
+  );
+  const counters = new Map<string, number>();
+  const lines: EvalLine[] = identified.map(({ sample, dataset, problemId, matched }, i) => {
+    const key = `${sample.step}\u0000${dataset}\u0000${problemId}`;
+    const index = counters.get(key) ?? 0;
+    counters.set(key, index + 1);
+    const g = grades[i];
+    return {
+      step: sample.step,
+      dataset,
+      problemId,
+      sample: index,
+      correct: g.correct,
+      status: g.status,
+      extracted: g.extracted,
+      rule: g.rule,
+      meta: { engine: "verl", verlScore: sample.verlScore, matched },
+    };
+  });
+  atomicWrite(
+    join(runDir, "eval.jsonl"),
+    lines.map((l) => JSON.stringify(l)).join("\n") + (lines.length ? "\n" : ""),
+  );
+  return {
+    files,
+    samples: lines.length,
+    steps: [...new Set(lines.map((l) => l.step))].sort((a, b) => a - b),
+    problems: new Set(lines.map((l) => `${l.dataset}/${l.problemId}`)).size,
+    unmatched: lines.filter((l) => !l.meta.matched).length,
+    correct: lines.filter((l) => l.correct).length,
+    metricsSteps: ingestVerlMetrics(runDir),
+    finished: markFinished(runDir, Math.max(-1, ...lines.map((l) => l.step))),
+  };
+}
+
+/**
+ * The VERL job ran outside the sweep runner (which recorded the run as planned, not launched): once the dumps
+ * reach the configured last step (config.json settings.rl.steps), record the run as done in status.json.
+ */
+function markFinished(runDir: string, lastStep: number): boolean {
+  const configPath = join(runDir, "config.json");
+  if (!exists(configPath)) return false;
+  const steps = readJson<{ settings?: { rl?: { steps?: number } } }>(configPath).settings?.rl?.steps;
+  if (typeof steps !== "number" || lastStep < steps) return false;
+  const statusPath = join(runDir, "status.json");
+  const status = exists(statusPath) ? readJson<Record<string, unknown>>(statusPath) : {};
+  if (status.state === "done") return true;
+  delete status.reason;
+  writeJson(statusPath, {
+    ...status,
+    state: "done",
+    finishedAt: new Date().toISOString(),
+    note: `VERL validation dumps reach step ${lastStep}`,
+  });
+  return true;
+}
+
+/**
+ * Turn `<runDir>/ace_metrics.jsonl` (appended per step by ace_verl.py; a resumed job repeats steps) into the run's
+ * metrics.jsonl: one line per step, sorted, the last record of a step winning. Returns the number of steps (0 and
+ * nothing written when there is no file).
+ */
+export function ingestVerlMetrics(runDir: string): number {
+  const source = join(runDir, ACE_METRICS_FILE);
+  if (!exists(source)) return 0;
+  const byStep = new Map<number, Record<string, unknown>>();
+  readJsonl<Record<string, unknown>>(source).forEach((record, i) => {
+    if (!Number.isInteger(record.step)) throw new Error(`${source}: record ${i + 1} has no integer 'step'`);
+    byStep.set(record.step as number, record);
+  });
+  const lines = [...byStep.keys()].sort((a, b) => a - b).map((step) => JSON.stringify(byStep.get(step)));
+  atomicWrite(join(runDir, "metrics.jsonl"), lines.join("\n") + (lines.length ? "\n" : ""));
+  return lines.length;
+}
+
+function identify(sample: DumpSample, find: (prompt: string) => IndexedProblem | null) {
+  const hit = find(sample.prompt);
+  const gold = sample.gold ?? hit?.gold;
+  if (gold === undefined) {
+    throw new Error(`${sample.where}: no ground truth ('gts') and the prompt matches no exported problem`);
+  }
+  return {
+    sample,
+    gold,
+    matched: hit !== null,
+    dataset: hit?.dataset ?? sample.dataSource ?? "unknown",
+    problemId: sample.problemId ?? hit?.id ?? `prompt-${sha256(sample.prompt).slice(0, 12)}`,
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * Public API of the VERL engine (bench/engines/verl): export datasets as VERL parquet, plan and launch VERL runs on
+ * Ray, and ingest VERL's validation dumps into eval.jsonl.
+ *
+ * For the sweep runner and reports:
+ * - `verlRunPlan(run, sweep)` (alias `planRun`) → `{ overrides, script, rayJobCommand, command, entrypoint, files }`:
+ *   what `deno task sweep --dry-run` prints and what a VERL sweep writes into each run folder (`files` keys are
+ *   relative to the run folder: verl/launch.sh, verl/ray_job.sh, verl/overrides.txt, verl/ace_verl.py).
+ * - `ingestVerlDumps(runDir)` → grades `<runDir>/val_generations/*.jsonl` with acebench's grader and writes
+ *   `<runDir>/eval.jsonl` (ARCHITECTURE.md format); returns counts.
+ * - `verlEngine` (Engine, name "verl"): prepare = export parquet under `<sweep>/data/verl/`; run = write the plan,
+ *   then launch it if settings.launch is "local" or "ray-job".
+ */
+export { type ExportedFile, exportVerlData, type RecordLoader, verlEngine } from "./engine.ts";
+export { readVerlParquet, toVerlRows, verlParquetBytes, type VerlRow, writeVerlParquet } from "./export.ts";
+export {
+  DUMP_DIR,
+  type DumpSample,
+  type EvalLine,
+  type IngestSummary,
+  ingestVerlDumps,
+  readVerlDumps,
+  validationIndex,
+} from "./ingest.ts";
+export {
+  aceModuleSource,
+  planRun,
+  shellQuote,
+  VERL_DIR,
+  verlDataPath,
+  type VerlRunPlan,
+  verlRunPlan,
+  type VerlSweep,
+  writeRunPlan,
+} from "./launch.ts";
+export {
+  ACE_ESTIMATOR,
+  ACE_METRICS_FILE,
+  ACE_SETUP_HOOK,
+  entrypointFor,
+  hydraOverrides,
+  MAIN_DAPO,
+  MAIN_PPO,
+  verlEnv,
+} from "./overrides.ts";
+export {
+  DAPO_RECIPE,
+  GRPO_RECIPE,
+  type Recipe,
+  resolveRecipe,
+  validateVerlSettings,
+  type VerlDataset,
+  type VerlSettings,
+} from "./recipes.ts";

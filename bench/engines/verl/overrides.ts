@@ -1,0 +1,228 @@
+// Hydra overrides for VERL's trainer (verl.trainer.main_ppo, or DAPO's recipe entry for dynamic sampling),
+// derived from the run's resolved algorithm (the RL core's AlgoConfig) and the recipe knobs.
+import type { AlgoConfig } from "../../core/presets.ts";
+import type { Recipe, VerlSettings } from "./recipes.ts";
+
+/** Where the run's files live as the cluster sees them. */
+export interface ClusterPaths {
+  trainFiles: string[];
+  valFiles: string[];
+  /** The run folder (checkpoints and validation dumps go under it). */
+  runDir: string;
+}
+
+/** Everything the overrides depend on besides the algorithm. */
+export interface OverrideInput {
+  runId: string;
+  seed: number;
+  steps: number;
+  eval: { n: number; every: number };
+  settings: VerlSettings;
+  recipe: Recipe;
+  paths: ClusterPaths;
+}
+
+/** The name of ACE's estimator as ace_verl.py registers it. */
+export const ACE_ESTIMATOR = "ace";
+/** Ray calls this in every worker process so the `ace` estimator and the call-site patch exist there. */
+export const ACE_SETUP_HOOK = "ace_verl.install";
+/** VERL's standard PPO/GRPO entry. DAPO's recipe trainer is the only one with dynamic sampling (filter_groups). */
+export const MAIN_PPO = "verl.trainer.main_ppo";
+/** DAPO's recipe entry (verl-recipe `dapo/main_dapo.py`), used when dynamic sampling is on. */
+export const MAIN_DAPO = "recipe.dapo.main_dapo";
+
+/** The Python module to run for this algorithm (settings.entrypoint wins). */
+export function entrypointFor(algo: AlgoConfig, settings: VerlSettings): string {
+  return settings.entrypoint ?? (algo.dynamicSampling.enabled ? MAIN_DAPO : MAIN_PPO);
+}
+
+/** Where ace_verl.py appends per-step diagnostics, relative to the run folder; ingest turns it into metrics.jsonl. */
+export const ACE_METRICS_FILE = "ace_metrics.jsonl";
+
+/**
+ * The environment ace_verl.py reads (strings, as Ray's env_vars require): ACE options for ACE runs, and the
+ * diagnostics file for every run when settings.aceDiagnostics is on. Empty: the run does not need ace_verl.
+ */
+export function verlEnv(algo: AlgoConfig, settings: VerlSettings, runDir: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (algo.ace.enabled) {
+    env.ACE_VERL_ALPHA = String(algo.ace.alpha);
+    env.ACE_VERL_PHI = algo.ace.phi;
+    env.ACE_VERL_AGGREGATION = algo.ace.aggregation;
+    env.ACE_VERL_CLIP = algo.ace.clip === null ? "none" : String(algo.ace.clip);
+  }
+  if (settings.aceDiagnostics) env.ACE_VERL_METRICS_FILE = `${runDir}/${ACE_METRICS_FILE}`;
+  return env;
+}
+
+/**
+ * The Hydra overrides, grouped as data / algorithm / actor / rollout / trainer, then settings.extraOverrides.
+ * Throws (naming the field) for algorithm options VERL cannot express rather than silently dropping them.
+ */
+export function hydraOverrides(algo: AlgoConfig, input: OverrideInput): string[] {
+  checkExpressible(algo, input.recipe);
+  return [
+    ...dataOverrides(input),
+    ...algorithmOverrides(algo),
+    ...actorOverrides(algo, input),
+    ...rolloutOverrides(input),
+    ...rewardOverrides(algo, input.recipe),
+    ...rayOverrides(verlEnv(algo, input.settings, input.paths.runDir)),
+    ...trainerOverrides(input),
+    ...input.settings.extraOverrides,
+  ];
+}
+
+function checkExpressible(algo: AlgoConfig, recipe: Recipe): void {
+  if (algo.stdEps !== 1e-6) throw new RangeError(`algo.stdEps is ${algo.stdEps}; VERL fixes it at 1e-6`);
+  if (algo.logRatioClamp !== 20) {
+    throw new RangeError(`algo.logRatioClamp is ${algo.logRatioClamp}; VERL fixes the log-ratio clamp at 20`);
+  }
+  if (algo.clipC === null) {
+    throw new RangeError("algo.clipC is null; VERL always applies the dual clip (set a value > 1)");
+  }
+  if (algo.dynamicSampling.enabled && algo.dynamicSampling.onExhausted !== "error") {
+    throw new RangeError(
+      "algo.dynamicSampling.onExhausted is 'partial'; DAPO's VERL trainer only raises ('error')",
+    );
+  }
+  if (algo.overlong.enabled && algo.overlong.buffer > recipe.maxResponseLength) {
+    throw new RangeError(
+      `algo.overlong.buffer is ${algo.overlong.buffer}; expected ≤ maxResponseLength (${recipe.maxResponseLength})`,
+    );
+  }
+}
+
+/** A Hydra list of quoted strings, e.g. ["a.parquet","b.parquet"]. */
+function hydraList(items: string[]): string {
+  return `[${items.map((s) => JSON.stringify(s)).join(",")}]`;
+}
+
+function dataOverrides({ paths, recipe, seed }: OverrideInput): string[] {
+  return [
+    `data.train_files=${hydraList(paths.trainFiles)}`,
+    `data.val_files=${hydraList(paths.valFiles)}`,
+    "data.prompt_key=prompt",
+    "data.truncation=left",
+    `data.max_prompt_length=${recipe.maxPromptLength}`,
+    `data.max_response_length=${recipe.maxResponseLength}`,
+    `data.train_batch_size=${recipe.trainBatchSize}`,
+    `++data.seed=${seed}`,
+  ];
+}
+
+function algorithmOverrides(algo: AlgoConfig): string[] {
+  const out = [
+    `algorithm.adv_estimator=${algo.ace.enabled ? ACE_ESTIMATOR : "grpo"}`,
+    `algorithm.norm_adv_by_std_in_grpo=${py(algo.normByStd)}`,
+    // KL lives in the loss (as the core applies it), never in the reward.
+    "algorithm.use_kl_in_reward=False",
+    "algorithm.kl_ctrl.kl_coef=0.0",
+  ];
+  if (algo.dynamicSampling.enabled) {
+    out.push(
+      "algorithm.filter_groups.enable=True",
+      "algorithm.filter_groups.metric=acc",
+      `algorithm.filter_groups.max_num_gen_batches=${algo.dynamicSampling.maxRounds}`,
+    );
+  }
+  return out;
+}
+
+function actorOverrides(algo: AlgoConfig, { settings, recipe, seed }: OverrideInput): string[] {
+  const maxTokens = recipe.maxPromptLength + recipe.maxResponseLength;
+  // ACE needs ref log-probs; VERL creates the reference worker only with a KL loss, so ACE without KL gets a 0 coef.
+  const useKlLoss = algo.klCoef > 0 || algo.ace.enabled;
+  return [
+    `actor_rollout_ref.model.path=${JSON.stringify(settings.model)}`,
+    "actor_rollout_ref.model.use_remove_padding=True",
+    "actor_rollout_ref.model.enable_gradient_checkpointing=True",
+    `actor_rollout_ref.actor.optim.lr=${recipe.lr}`,
+    `actor_rollout_ref.actor.optim.lr_warmup_steps=${recipe.lrWarmupSteps}`,
+    `actor_rollout_ref.actor.optim.weight_decay=${recipe.weightDecay}`,
+    `actor_rollout_ref.actor.grad_clip=${recipe.gradClip}`,
+    `actor_rollout_ref.actor.ppo_mini_batch_size=${recipe.ppoMiniBatchSize}`,
+    "actor_rollout_ref.actor.ppo_epochs=1",
+    "actor_rollout_ref.actor.use_dynamic_bsz=True",
+    `actor_rollout_ref.actor.ppo_max_token_len_per_gpu=${maxTokens}`,
+    `actor_rollout_ref.actor.clip_ratio_low=${algo.clipLow}`,
+    `actor_rollout_ref.actor.clip_ratio_high=${algo.clipHigh}`,
+    `actor_rollout_ref.actor.clip_ratio_c=${algo.clipC}`,
+    `actor_rollout_ref.actor.loss_agg_mode=${algo.lossAgg}`,
+    `actor_rollout_ref.actor.entropy_coeff=${algo.entropyCoef}`,
+    `actor_rollout_ref.actor.use_kl_loss=${py(useKlLoss)}`,
+    `actor_rollout_ref.actor.kl_loss_coef=${algo.klCoef}`,
+    `actor_rollout_ref.actor.kl_loss_type=${algo.klType}`,
+    `++actor_rollout_ref.actor.data_loader_seed=${seed}`,
+    "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=True",
+    `actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=${maxTokens}`,
+  ];
+}
+
+function rolloutOverrides({ recipe, eval: ev, seed }: OverrideInput): string[] {
+  const maxTokens = recipe.maxPromptLength + recipe.maxResponseLength;
+  return [
+    "actor_rollout_ref.rollout.name=vllm",
+    `actor_rollout_ref.rollout.n=${recipe.rolloutN}`,
+    `actor_rollout_ref.rollout.tensor_model_parallel_size=${recipe.tensorParallel}`,
+    `actor_rollout_ref.rollout.gpu_memory_utilization=${recipe.gpuMemoryUtilization}`,
+    "actor_rollout_ref.rollout.enable_chunked_prefill=True",
+    `actor_rollout_ref.rollout.max_num_batched_tokens=${maxTokens}`,
+    "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=True",
+    `actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=${maxTokens}`,
+    `actor_rollout_ref.rollout.temperature=${recipe.rolloutTemperature}`,
+    `actor_rollout_ref.rollout.top_p=${recipe.rolloutTopP}`,
+    "actor_rollout_ref.rollout.top_k=-1",
+    `++actor_rollout_ref.rollout.seed=${seed}`,
+    // Validation draws n samples per problem so acebench can compute unbiased pass@k from the dumps.
+    "actor_rollout_ref.rollout.val_kwargs.do_sample=True",
+    `actor_rollout_ref.rollout.val_kwargs.n=${ev.n}`,
+    `actor_rollout_ref.rollout.val_kwargs.temperature=${recipe.valTemperature}`,
+    `actor_rollout_ref.rollout.val_kwargs.top_p=${recipe.valTopP}`,
+    "actor_rollout_ref.rollout.val_kwargs.top_k=-1",
+  ];
+}
+
+function rewardOverrides(algo: AlgoConfig, recipe: Recipe): string[] {
+  const out = algo.dynamicSampling.enabled ? [`data.gen_batch_size=${recipe.genBatchSize}`] : [];
+  if (!algo.overlong.enabled) return out;
+  return [
+    ...out,
+    "reward_model.reward_manager=dapo",
+    "+reward_model.reward_kwargs.overlong_buffer_cfg.enable=True",
+    `+reward_model.reward_kwargs.overlong_buffer_cfg.len=${algo.overlong.buffer}`,
+    `+reward_model.reward_kwargs.overlong_buffer_cfg.penalty_factor=${algo.overlong.factor}`,
+    "+reward_model.reward_kwargs.overlong_buffer_cfg.log=False",
+    `+reward_model.reward_kwargs.max_resp_len=${recipe.maxResponseLength}`,
+  ];
+}
+
+function rayOverrides(env: Record<string, string>): string[] {
+  if (Object.keys(env).length === 0) return [];
+  const vars = Object.entries(env).map(([k, v]) =>
+    `++ray_kwargs.ray_init.runtime_env.env_vars.${k}=${JSON.stringify(v)}`
+  );
+  return [`++ray_kwargs.ray_init.runtime_env.worker_process_setup_hook=${ACE_SETUP_HOOK}`, ...vars];
+}
+
+function trainerOverrides({ runId, steps, eval: ev, settings, paths }: OverrideInput): string[] {
+  return [
+    `trainer.project_name=${settings.projectName}`,
+    `trainer.experiment_name=${runId}`,
+    `trainer.logger=["console"]`,
+    `trainer.nnodes=${settings.nodes}`,
+    `trainer.n_gpus_per_node=${settings.gpusPerNode}`,
+    `trainer.total_training_steps=${steps}`,
+    "trainer.total_epochs=1000",
+    "trainer.val_before_train=True",
+    `trainer.test_freq=${Math.min(ev.every, steps)}`,
+    `trainer.save_freq=${settings.saveFreq}`,
+    "trainer.resume_mode=auto",
+    `trainer.default_local_dir=${JSON.stringify(`${paths.runDir}/checkpoints`)}`,
+    `trainer.validation_data_dir=${JSON.stringify(`${paths.runDir}/val_generations`)}`,
+  ];
+}
+
+function py(value: boolean): string {
+  return value ? "True" : "False";
+}

@@ -1,0 +1,317 @@
+// A minimal OpenAI-compatible client (vLLM, SGLang, llama.cpp, Ollama): completions or chat, n per request,
+// retries with backoff on 429/5xx/network errors/malformed replies, usage and latency recorded.
+import { Rng } from "../../common/prng.ts";
+import { isRetryableStatus, parseRetryAfter, retryDelayMs, type RetryPolicy, sleep } from "./retry.ts";
+
+/** Where and how to talk to the server. */
+export interface Endpoint {
+  /** Base URL including the API prefix, e.g. "http://127.0.0.1:8000/v1" (see `normaliseBaseUrl`). */
+  baseUrl: string;
+  model: string;
+  /** Bearer token; sent only when set. */
+  apiKey?: string;
+  /** "chat" sends one user message to /chat/completions; "completions" sends the raw prompt to /completions. */
+  mode: "chat" | "completions";
+  /** Per-attempt timeout in milliseconds (a long generation can take minutes). */
+  timeoutMs: number;
+  retry: RetryPolicy;
+  /** Name of the environment variable the key came from, quoted in the "refused key" error. */
+  apiKeyEnv?: string;
+}
+
+/** Sampling parameters sent with every request (OpenAI names on the wire). */
+export interface SamplingParams {
+  temperature: number;
+  topP: number;
+  maxTokens: number;
+}
+
+/** One generated continuation. */
+export interface Choice {
+  text: string;
+  /** "stop", "length" (truncated by max_tokens), or whatever the server reports; null if absent. */
+  finishReason: string | null;
+}
+
+/** Token counts for a whole request (all n choices together), as the server reports them. */
+export interface TokenUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+/** A successful request: its choices in index order, usage, wall time of the successful attempt, attempts made. */
+export interface ApiCompletion {
+  choices: Choice[];
+  usage: TokenUsage | null;
+  latencyMs: number;
+  attempts: number;
+}
+
+/** A failure retrying cannot fix (refused key, unknown model, bad request); the message says what to do. */
+export class EndpointError extends Error {
+  constructor(message: string, readonly status?: number) {
+    super(message);
+    this.name = "EndpointError";
+  }
+}
+
+/** Transient failures persisted past the retry budget; re-running resumes. */
+export class RetriesExhaustedError extends Error {
+  /** `last` is the reason of the final failed attempt, e.g. "HTTP 503: overloaded" or "malformed JSON reply: …". */
+  constructor(message: string, readonly last: string) {
+    super(message);
+    this.name = "RetriesExhaustedError";
+  }
+}
+
+/** What happened on a retryable failure, for logging and for tests. */
+export interface RetryEvent {
+  retry: number;
+  reason: string;
+  delayMs: number;
+}
+
+/** Accept "http://host:8000" or ".../v1": a bare host gets "/v1"; any other path is kept as given. */
+export function normaliseBaseUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new EndpointError(`--endpoint: '${url}' is not a URL; pass e.g. http://127.0.0.1:8000/v1`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new EndpointError(`--endpoint: '${url}' must start with http:// or https://`);
+  }
+  const path = parsed.pathname.replace(/\/+$/, "");
+  return `${parsed.origin}${path === "" ? "/v1" : path}`;
+}
+
+type Attempt =
+  | { ok: true; body: unknown; latencyMs: number }
+  | { ok: false; retryable: boolean; reason: string; status?: number; retryAfterMs: number | null };
+
+/** One HTTP attempt; never throws for network trouble, it reports it as retryable. */
+async function attempt(ep: Endpoint, path: string, body: unknown | undefined): Promise<Attempt> {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (ep.apiKey) headers.authorization = `Bearer ${ep.apiKey}`;
+  const start = performance.now();
+  let res: Response;
+  try {
+    res = await fetch(`${ep.baseUrl}${path}`, {
+      method: body === undefined ? "GET" : "POST",
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(ep.timeoutMs),
+    });
+  } catch (e) {
+    return { ok: false, retryable: true, reason: networkReason(e, ep), retryAfterMs: null };
+  }
+  let text: string;
+  try {
+    text = await res.text();
+  } catch (e) {
+    return {
+      ok: false,
+      retryable: true,
+      reason: `connection dropped mid-reply (${networkReason(e, ep)})`,
+      retryAfterMs: null,
+    };
+  }
+  const latencyMs = performance.now() - start;
+  if (!res.ok) {
+    return {
+      ok: false,
+      retryable: isRetryableStatus(res.status),
+      status: res.status,
+      reason: `HTTP ${res.status}: ${serverMessage(text)}`,
+      retryAfterMs: parseRetryAfter(res.headers.get("retry-after")),
+    };
+  }
+  try {
+    return { ok: true, body: JSON.parse(text), latencyMs };
+  } catch {
+    return {
+      ok: false,
+      retryable: true,
+      reason: `malformed JSON reply: ${text.slice(0, 80)}`,
+      retryAfterMs: null,
+    };
+  }
+}
+
+function networkReason(e: unknown, ep: Endpoint): string {
+  const err = e as Error & { cause?: Error };
+  if (err?.name === "TimeoutError") return `no reply within ${ep.timeoutMs} ms`;
+  // fetch says only "fetch failed"; the cause holds the useful part, e.g. "Connection refused (os error 111)".
+  const detail = err?.cause?.message?.split(": ").at(-1);
+  const message = err?.message?.split("\n")[0] ?? String(e);
+  return detail ? `${message}: ${detail}` : message;
+}
+
+/** The server's own error message, from an OpenAI-style `{ error: { message } }` body or the raw text. */
+function serverMessage(text: string): string {
+  try {
+    const j = JSON.parse(text);
+    const msg = j?.error?.message ?? j?.message ?? j?.detail ?? j?.error;
+    if (typeof msg === "string") return msg.split("\n")[0].slice(0, 200);
+  } catch { /* not JSON: use the text */ }
+  return text.split("\n")[0].slice(0, 200) || "(empty body)";
+}
+
+/** Turn a non-retryable HTTP failure into a one-line error that says what to do. */
+function fatalError(ep: Endpoint, status: number | undefined, reason: string): EndpointError {
+  if (status === 401 || status === 403) {
+    const where = ep.apiKeyEnv ? `the key in $${ep.apiKeyEnv}` : "the request without an API key";
+    return new EndpointError(
+      `${ep.baseUrl} refused ${where} (${reason}); pass --api-key-env VAR naming a variable that holds a valid key`,
+      status,
+    );
+  }
+  if (status === 404) {
+    return new EndpointError(
+      `${ep.baseUrl}: ${reason}; check --model (GET ${ep.baseUrl}/models lists the served names), ` +
+        `--endpoint and --chat/--completions`,
+      status,
+    );
+  }
+  return new EndpointError(
+    `${ep.baseUrl} rejected the request (${reason}); ` +
+      `check --max-tokens, --n and the prompt template against what the server accepts`,
+    status,
+  );
+}
+
+/**
+ * Send a request, retrying transient failures with backoff (Retry-After honoured) up to the policy's budget.
+ * `isValid` rejects a 200 reply whose shape is wrong, which is then retried like malformed JSON.
+ */
+export async function requestJson(
+  ep: Endpoint,
+  path: string,
+  body: unknown | undefined,
+  rng: Rng,
+  isValid: (body: unknown) => string | null = () => null,
+  onRetry?: (e: RetryEvent) => void,
+): Promise<{ body: unknown; latencyMs: number; attempts: number }> {
+  let last = "";
+  for (let retry = 0;; retry++) {
+    const a = await attempt(ep, path, body);
+    let reason: string;
+    let retryAfterMs: number | null = null;
+    if (a.ok) {
+      const problem = isValid(a.body);
+      if (problem === null) return { body: a.body, latencyMs: a.latencyMs, attempts: retry + 1 };
+      reason = `malformed reply: ${problem}`;
+    } else {
+      if (!a.retryable) throw fatalError(ep, a.status, a.reason);
+      reason = a.reason;
+      retryAfterMs = a.retryAfterMs;
+    }
+    last = reason;
+    if (retry >= ep.retry.maxRetries) break;
+    const delayMs = retryDelayMs(ep.retry, retry, retryAfterMs, rng);
+    onRetry?.({ retry, reason, delayMs });
+    await sleep(delayMs);
+  }
+  throw new RetriesExhaustedError(
+    `${ep.baseUrl}${path}: gave up after ${ep.retry.maxRetries + 1} attempts (last: ${last}); ` +
+      `re-run the same command to resume`,
+    last,
+  );
+}
+
+/** Check a completions/chat reply; returns what is wrong with it, or null. */
+function completionProblem(mode: Endpoint["mode"]) {
+  return (body: unknown): string | null => {
+    const choices = (body as { choices?: unknown })?.choices;
+    if (!Array.isArray(choices) || choices.length === 0) return "no choices";
+    for (const c of choices) {
+      const text = mode === "chat" ? c?.message?.content : c?.text;
+      // A chat reply may carry null content when a reasoning parser moved everything elsewhere.
+      if (typeof text !== "string" && !(mode === "chat" && text === null)) return "a choice without text";
+    }
+    return null;
+  };
+}
+
+/** Ask for `n` continuations of one prompt; the server may return fewer (some ignore `n`). */
+export async function complete(
+  ep: Endpoint,
+  prompt: string,
+  n: number,
+  params: SamplingParams,
+  seed: number,
+  rng: Rng,
+  onRetry?: (e: RetryEvent) => void,
+): Promise<ApiCompletion> {
+  const common = {
+    model: ep.model,
+    n,
+    temperature: params.temperature,
+    top_p: params.topP,
+    max_tokens: params.maxTokens,
+    seed,
+  };
+  const [path, body] = ep.mode === "chat"
+    ? ["/chat/completions", { ...common, messages: [{ role: "user", content: prompt }] }]
+    : ["/completions", { ...common, prompt }];
+  const r = await requestJson(ep, path, body, rng, completionProblem(ep.mode), onRetry);
+  const reply = r.body as {
+    choices: {
+      index?: number;
+      text?: string;
+      message?: { content: string | null };
+      finish_reason?: string;
+    }[];
+    usage?: Partial<TokenUsage>;
+  };
+  const ordered = [...reply.choices].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+  const choices = ordered.map((c) => ({
+    text: (ep.mode === "chat" ? c.message?.content : c.text) ?? "",
+    finishReason: c.finish_reason ?? null,
+  }));
+  const u = reply.usage;
+  const usage = u && typeof u.prompt_tokens === "number" && typeof u.completion_tokens === "number"
+    ? { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens }
+    : null;
+  return { choices, usage, latencyMs: r.latencyMs, attempts: r.attempts };
+}
+
+/** The preflight failure, told apart: a failing server, something that is not the API, or nothing listening. */
+function unreachable(ep: Endpoint, last: string): EndpointError {
+  if (last.startsWith("HTTP ")) {
+    return new EndpointError(`${ep.baseUrl} keeps failing (${last}); check the server's log, then re-run`);
+  }
+  if (last.startsWith("malformed")) {
+    return new EndpointError(
+      `${ep.baseUrl} is not an OpenAI-compatible API (GET /models: ${last}); fix --endpoint (it usually ends in /v1)`,
+    );
+  }
+  return new EndpointError(`cannot reach ${ep.baseUrl} (${last}); start the server or fix --endpoint`);
+}
+
+/**
+ * Check the server before sampling: reachable, key accepted, model served. Throws a one-line EndpointError
+ * saying what to do. A server without GET /models (404) is let through; sampling will surface a bad name.
+ */
+export async function preflight(ep: Endpoint): Promise<string[]> {
+  const quick: Endpoint = { ...ep, retry: { ...ep.retry, maxRetries: 2, baseMs: 200, maxMs: 1000 } };
+  let body: unknown;
+  try {
+    body = (await requestJson(quick, "/models", undefined, Rng.seeded("preflight"))).body;
+  } catch (e) {
+    if (e instanceof EndpointError && e.status === 404) return [];
+    if (e instanceof RetriesExhaustedError) throw unreachable(ep, e.last);
+    throw e;
+  }
+  const data = (body as { data?: { id?: unknown }[] })?.data;
+  if (!Array.isArray(data)) return [];
+  const names = data.map((d) => String(d?.id));
+  if (names.length > 0 && !names.includes(ep.model)) {
+    throw new EndpointError(
+      `model '${ep.model}' is not served by ${ep.baseUrl} (it serves: ${names.slice(0, 8).join(", ")}); ` +
+        `pass one of those with --model`,
+    );
+  }
+  return names;
+}

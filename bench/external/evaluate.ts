@@ -1,0 +1,272 @@
+// An external-model evaluation as a run folder: sweep.json (kind "eval"), runs/<model-slug>/{config.json,
+// samples.jsonl, eval.jsonl, status.json}, so `deno task report DIR` reads it like a sweep.
+import { join } from "node:path";
+import { atomicWrite, exists, readJson, writeJson } from "../../common/fs.ts";
+import { configHash } from "../../common/hash.ts";
+import { Rng } from "../../common/prng.ts";
+import { machineInfo, versionInfo } from "../sweep/provenance.ts";
+import { readSamples, type SampleRecord } from "./samples.ts";
+import type { PromptTemplate } from "./templates.ts";
+
+/** Everything that defines an external evaluation. */
+export interface EvalSettings {
+  /** Normalised base URL (recorded, not part of the identity: a restarted server may move ports). */
+  endpoint: string;
+  model: string;
+  mode: "chat" | "completions";
+  dataset: string;
+  /** First N problems (after the optional seeded shuffle); null = all. */
+  limit: number | null;
+  /** When set, the `limit` problems are a seeded random subset rather than the first ones. */
+  subsetSeed: number | null;
+  template: PromptTemplate;
+  n: number;
+  ks: number[];
+  temperature: number;
+  topP: number;
+  maxTokens: number;
+  seed: number;
+}
+
+/** The problem fields an evaluation needs (a subset of datasets' MathRecord). */
+export interface EvalProblem {
+  id: string;
+  problem: string;
+  answer: string;
+  meta: { subject?: string; level?: number; [k: string]: unknown };
+}
+
+/** Paths of an evaluation's run folder. */
+export interface EvalPaths {
+  runId: string;
+  runDir: string;
+  samplesPath: string;
+  evalPath: string;
+  statusPath: string;
+}
+
+/** One graded sample in eval.jsonl (the run-folder format; `step` is 0: there is no training). */
+export interface EvalRow {
+  step: 0;
+  dataset: string;
+  problemId: string;
+  sample: number;
+  correct: boolean;
+  status: string;
+  extracted: string | null;
+  rule: string;
+  meta: { subject?: string; level?: number; truncated: boolean };
+}
+
+/** A grade as returned by evaluators' gradeMany. */
+export interface Grade {
+  correct: boolean;
+  status: string;
+  extracted: string | null;
+  rule: string;
+}
+
+/** Folder-safe name of a model, e.g. "Qwen/Qwen2.5-Math-7B" → "Qwen_Qwen2.5-Math-7B". */
+export function modelSlug(model: string): string {
+  const slug = model.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._]+|_+$/g, "");
+  return slug === "" ? "model" : slug;
+}
+
+/**
+ * The identity of the samples: what changes them. n, k, limit and the endpoint URL are left out on purpose, so
+ * a re-run may ask for more samples or problems (it extends the same file) or reach the server on a new port.
+ */
+export function samplesIdentity(s: EvalSettings): string {
+  return configHash({
+    model: s.model,
+    mode: s.mode,
+    dataset: s.dataset,
+    subsetSeed: s.subsetSeed,
+    template: s.template.text,
+    temperature: s.temperature,
+    topP: s.topP,
+    maxTokens: s.maxTokens,
+    seed: s.seed,
+  });
+}
+
+/** The problems to evaluate: all, the first `limit`, or a seeded random subset of `limit` (in dataset order). */
+export function selectProblems<T>(
+  records: readonly T[],
+  limit: number | null,
+  subsetSeed: number | null,
+): T[] {
+  if (limit === null || limit >= records.length) return [...records];
+  if (subsetSeed === null) return records.slice(0, limit);
+  const picked = Rng.seeded(subsetSeed).shuffle(records.map((_, i) => i)).slice(0, limit).sort((a, b) =>
+    a - b
+  );
+  return picked.map((i) => records[i]);
+}
+
+/**
+ * Create or reopen the run folder. Writes sweep.json (with `command`, the invocation to re-run) and config.json;
+ * a folder holding samples made with different settings (another identity hash) is refused with a one-line
+ * error, so resume never mixes them.
+ */
+export function openEvalDir(out: string, s: EvalSettings, command?: string): EvalPaths {
+  const runId = modelSlug(s.model);
+  const runDir = join(out, "runs", runId);
+  const sweepPath = join(out, "sweep.json");
+  const identity = samplesIdentity(s);
+  if (exists(sweepPath)) {
+    const old = readJson<{ kind?: string; configHash?: string; runIds?: string[] }>(sweepPath);
+    if (old.kind !== "eval") {
+      throw new Error(`${out} holds a training sweep, not an eval; choose another --out`);
+    }
+    if (old.configHash !== identity || old.runIds?.[0] !== runId) {
+      throw new Error(
+        `${out} holds samples made with different settings (model, template, sampling or seed); ` +
+          `choose another --out or delete it`,
+      );
+    }
+  }
+  const sampling = {
+    n: s.n,
+    temperature: s.temperature,
+    top_p: s.topP,
+    max_tokens: s.maxTokens,
+    seed: s.seed,
+  };
+  writeJson(sweepPath, {
+    kind: "eval",
+    name: `${s.model} on ${s.dataset}`,
+    engine: "external",
+    // The same shape sweeps use, so the report's provenance section lists the model and seed.
+    methods: [{ name: s.model, preset: "external" }],
+    seeds: [s.seed],
+    command: command ?? null,
+    endpoint: s.endpoint,
+    model: s.model,
+    mode: s.mode,
+    dataset: s.dataset,
+    limit: s.limit,
+    subsetSeed: s.subsetSeed,
+    template: { name: s.template.name, text: s.template.text },
+    sampling,
+    eval: { n: s.n, ks: s.ks },
+    configHash: identity,
+    runIds: [runId],
+    versions: versionInfo(),
+    machine: machineInfo(),
+    writtenAt: new Date().toISOString(),
+  });
+  writeJson(join(runDir, "config.json"), {
+    runId,
+    engine: "external",
+    method: s.model,
+    preset: "external",
+    seed: s.seed,
+    algo: {},
+    settings: {
+      endpoint: s.endpoint,
+      model: s.model,
+      mode: s.mode,
+      dataset: s.dataset,
+      template: s.template.name,
+      ...sampling,
+    },
+    eval: { n: s.n, ks: s.ks, every: 0 },
+  });
+  return {
+    runId,
+    runDir,
+    samplesPath: join(runDir, "samples.jsonl"),
+    evalPath: join(runDir, "eval.jsonl"),
+    statusPath: join(runDir, "status.json"),
+  };
+}
+
+/** The first n samples of every problem that has all n on disk, in problem then sample order. */
+export function completeSamples(
+  problems: readonly EvalProblem[],
+  samplesPath: string,
+  n: number,
+): { problem: EvalProblem; samples: SampleRecord[] }[] {
+  const onDisk = readSamples(samplesPath);
+  const out = [];
+  for (const problem of problems) {
+    const have = onDisk.get(problem.id);
+    const samples = Array.from({ length: n }, (_, i) => have?.get(i));
+    if (samples.every((s) => s !== undefined)) out.push({ problem, samples: samples as SampleRecord[] });
+  }
+  return out;
+}
+
+/**
+ * Grade every complete problem's samples and write eval.jsonl atomically (it is derived, so it is rewritten
+ * whole from samples.jsonl each time). A sample cut off by max_tokens is graded as is and flagged `truncated`.
+ */
+export async function gradeSamples(
+  problems: readonly EvalProblem[],
+  dataset: string,
+  paths: EvalPaths,
+  n: number,
+  gradeMany: (items: { prediction: string; gold: string }[]) => Promise<Grade[]>,
+): Promise<EvalRow[]> {
+  const done = completeSamples(problems, paths.samplesPath, n);
+  const flat = done.flatMap(({ problem, samples }) => samples.map((s) => ({ problem, s })));
+  const grades = await gradeMany(
+    flat.map(({ problem, s }) => ({ prediction: s.text, gold: problem.answer })),
+  );
+  const rows: EvalRow[] = flat.map(({ problem, s }, i) => ({
+    step: 0,
+    dataset,
+    problemId: problem.id,
+    sample: s.sample,
+    correct: grades[i].correct,
+    status: grades[i].status,
+    extracted: grades[i].extracted,
+    rule: grades[i].rule,
+    meta: {
+      subject: problem.meta.subject,
+      level: problem.meta.level,
+      truncated: s.finish_reason === "length",
+    },
+  }));
+  writeJsonlAtomic(paths.evalPath, rows);
+  return rows;
+}
+
+function writeJsonlAtomic(path: string, rows: readonly unknown[]): void {
+  atomicWrite(path, rows.map((r) => JSON.stringify(r) + "\n").join(""));
+}
+
+/** Totals over samples.jsonl: requests, tokens (each request counted once) and latency percentiles in ms. */
+export function usageSummary(samplesPath: string): {
+  samples: number;
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  latencyP50Ms: number | null;
+  latencyP95Ms: number | null;
+  truncated: number;
+} {
+  const requests = new Map<string, SampleRecord>();
+  let samples = 0;
+  let truncated = 0;
+  for (const byIndex of readSamples(samplesPath).values()) {
+    for (const s of byIndex.values()) {
+      samples++;
+      if (s.finish_reason === "length") truncated++;
+      if (!requests.has(s.request)) requests.set(s.request, s);
+    }
+  }
+  const reqs = [...requests.values()];
+  const lat = reqs.map((r) => r.latency_ms).sort((a, b) => a - b);
+  const pct = (p: number) => lat.length ? lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] : null;
+  return {
+    samples,
+    requests: reqs.length,
+    promptTokens: reqs.reduce((t, r) => t + (r.usage?.prompt_tokens ?? 0), 0),
+    completionTokens: reqs.reduce((t, r) => t + (r.usage?.completion_tokens ?? 0), 0),
+    latencyP50Ms: pct(0.5),
+    latencyP95Ms: pct(0.95),
+    truncated,
+  };
+}

@@ -1,0 +1,196 @@
+// A sweep config (JSON, validated) and its expansion into one RunConfig per method × ACE-grid point × seed.
+import { readFileSync } from "node:fs";
+import { exists } from "../../common/fs.ts";
+import { loadSchema, validate, ValidationError } from "../../common/config.ts";
+import { configHash } from "../../common/hash.ts";
+import type { RunConfig } from "../engines/engine.ts";
+import { type EngineSpec, engineSpec } from "../engines/registry.ts";
+import { resolveAlgo as coreResolveAlgo } from "../core/mod.ts";
+
+/** One method of a sweep: an RL-core preset plus overrides, shown in reports under `name`. */
+export interface MethodSpec {
+  name: string;
+  preset: string;
+  overrides: Record<string, unknown>;
+}
+
+/** A validated sweep config (see `sweep.schema.json`). */
+export interface SweepConfig {
+  name: string;
+  description?: string;
+  engine: "tfjs" | "tabular" | "verl";
+  seeds: number[];
+  methods: MethodSpec[];
+  grid?: { "ace.alpha"?: number[]; "ace.phi"?: string[]; "ace.aggregation"?: string[] };
+  settings: Record<string, unknown>;
+  rl: { steps: number; [key: string]: unknown };
+  eval: { n: number; ks: number[]; every: number };
+}
+
+/** Resolves a preset plus overrides into the RL core's full algorithm config (the RL core's `resolveAlgo`). */
+export type ResolveAlgo = (preset: string, overrides: Record<string, unknown>) => Record<string, unknown>;
+
+const schemaUrl = new URL("./sweep.schema.json", import.meta.url);
+const configsDir = new URL("../configs/", import.meta.url);
+
+/** Path of a preset sweep config shipped in `bench/configs/` (e.g. "default", "ci-tabular"). */
+export function presetPath(name: string): string {
+  if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new ValidationError(`--preset: bad preset name '${name}'`);
+  const path = new URL(`${name}.json`, configsDir).pathname;
+  if (!exists(path)) {
+    const known = [...Deno.readDirSync(configsDir)].map((e) => e.name.replace(/\.json$/, "")).sort();
+    throw new ValidationError(
+      `--preset: no sweep preset '${name}' in bench/configs/ (have: ${known.join(", ")})`,
+    );
+  }
+  return path;
+}
+
+/** Parse and validate a sweep config file (a recorded sweep.json works too); errors name the file and field. */
+export function readSweepConfig(path: string, spec?: EngineSpec): SweepConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch (e) {
+    throw new ValidationError(`${path}: ${(e as Error).message.split("\n")[0]}`);
+  }
+  if (raw && typeof raw === "object") {
+    for (const key of RECORDED_FIELDS) delete (raw as Record<string, unknown>)[key];
+  }
+  return checkSweepConfig(raw, path, spec);
+}
+
+/** Fields `sweep.json` adds to the config; dropped on read, so a recorded sweep.json is a valid `--config`. */
+export const RECORDED_FIELDS = [
+  "configHash",
+  "runIds",
+  "versions",
+  "machine",
+  "backend",
+  "writtenAt",
+] as const;
+
+/**
+ * Validate a sweep value against the schema, the engine's settings schema (filling its defaults), and the
+ * cross-field rules a schema cannot express (k ≤ n, unique method names). `spec` overrides the engine (tests).
+ */
+export function checkSweepConfig(raw: unknown, source: string, spec?: EngineSpec): SweepConfig {
+  const sweep = validate<SweepConfig>(loadSchema(schemaUrl), structuredClone(raw), source);
+  for (const k of sweep.eval.ks) {
+    if (k > sweep.eval.n) {
+      throw new ValidationError(
+        `${source}: eval.ks: k=${k} exceeds eval.n=${sweep.eval.n} samples per problem`,
+      );
+    }
+  }
+  sweep.eval.ks.sort((a, b) => a - b);
+  const seen = new Set<string>();
+  sweep.methods.forEach((m, i) => {
+    if (seen.has(m.name)) {
+      throw new ValidationError(`${source}: methods[${i}].name: duplicate method '${m.name}'`);
+    }
+    seen.add(m.name);
+  });
+  if (sweep.grid && !sweep.methods.some((m) => m.preset.startsWith("ace-"))) {
+    throw new ValidationError(`${source}: grid: there is no ACE method (preset ace-*) to expand`);
+  }
+  // The sweep's rl block wins over settings.rl; the engine's schema then checks (and defaults) the merge.
+  sweep.settings = { ...sweep.settings, rl: { ...(sweep.settings.rl as object | undefined), ...sweep.rl } };
+  const engine = spec ?? engineSpec(sweep.engine);
+  const schemaPath = new URL(engine.settingsSchema).pathname;
+  if (exists(schemaPath)) {
+    sweep.settings = validate(
+      loadSchema(new URL(engine.settingsSchema)),
+      sweep.settings,
+      `${source}: settings`,
+    );
+  }
+  return sweep;
+}
+
+/** Short, filename-safe rendering of a grid value (1 → "1", 0.5 → "0.5"). */
+function gridToken(value: number | string): string {
+  return String(value).replace(/[^A-Za-z0-9.]/g, "");
+}
+
+/** Set `obj[a][b]…` for a dotted path, creating objects on the way (copies nothing: call on a clone). */
+function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split(".");
+  let node = obj;
+  for (const key of keys.slice(0, -1)) {
+    if (typeof node[key] !== "object" || node[key] === null) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[keys[keys.length - 1]] = value;
+}
+
+/** Every grid point as [dotted path, value] pairs with its label suffix, e.g. "_a1_softplus_sum". */
+function gridPoints(grid: SweepConfig["grid"]): { sets: [string, unknown][]; suffix: string }[] {
+  let points: { sets: [string, unknown][]; suffix: string }[] = [{ sets: [], suffix: "" }];
+  const axes: [string, string, (number | string)[] | undefined][] = [
+    ["ace.alpha", "a", grid?.["ace.alpha"]],
+    ["ace.phi", "", grid?.["ace.phi"]],
+    ["ace.aggregation", "", grid?.["ace.aggregation"]],
+  ];
+  for (const [path, prefix, values] of axes) {
+    if (!values) continue;
+    points = points.flatMap((p) =>
+      values.map((v) => ({
+        sets: [...p.sets, [path, v] as [string, unknown]],
+        suffix: `${p.suffix}_${prefix}${gridToken(v)}`,
+      }))
+    );
+  }
+  return points;
+}
+
+/** Expand a sweep into its runs: methods (ACE ones × grid points) × seeds, in a stable order. */
+export function expandRuns(
+  sweep: SweepConfig,
+  resolveAlgo: ResolveAlgo = (preset, overrides) => ({ ...coreResolveAlgo(preset, overrides) }),
+): RunConfig[] {
+  const runs: RunConfig[] = [];
+  const settings = { ...sweep.settings, rl: { ...(sweep.settings.rl as object | undefined), ...sweep.rl } };
+  for (const method of sweep.methods) {
+    const points = method.preset.startsWith("ace-") ? gridPoints(sweep.grid) : [{ sets: [], suffix: "" }];
+    for (const point of points) {
+      const overrides = structuredClone(method.overrides ?? {});
+      for (const [path, value] of point.sets) setPath(overrides, path, value);
+      const label = method.name + point.suffix;
+      let algo: Record<string, unknown>;
+      try {
+        algo = resolveAlgo(method.preset, overrides);
+      } catch (e) {
+        throw new ValidationError(`method '${label}': ${(e as Error).message.split("\n")[0]}`);
+      }
+      for (const seed of sweep.seeds) {
+        runs.push({
+          runId: `${label}_s${seed}`,
+          engine: sweep.engine,
+          method: label,
+          preset: method.preset,
+          seed,
+          algo,
+          settings: structuredClone(settings),
+          eval: { ...sweep.eval },
+        });
+      }
+    }
+  }
+  return runs;
+}
+
+/** The identity of a sweep's results: a hash of everything that changes its numbers (not its name). */
+export function sweepHash(sweep: SweepConfig): string {
+  const { name: _name, description: _description, ...rest } = sweep;
+  return configHash(rest);
+}
+
+/** Keep the runs whose id matches `pattern`: a glob (`*`, `?`) over the whole id, else a substring. */
+export function filterRuns(runs: RunConfig[], pattern: string | undefined): RunConfig[] {
+  if (!pattern) return runs;
+  if (!/[*?]/.test(pattern)) return runs.filter((r) => r.runId.includes(pattern));
+  const escaped = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+  const re = new RegExp(`^${escaped}$`);
+  return runs.filter((r) => re.test(r.runId));
+}

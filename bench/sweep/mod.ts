@@ -1,0 +1,26 @@
+/** Sweeps: config validation and expansion into runs, the parallel resumable runner, and the dry-run plan. */
+export {
+  checkSweepConfig,
+  expandRuns,
+  filterRuns,
+  type MethodSpec,
+  presetPath,
+  readSweepConfig,
+  RECORDED_FIELDS,
+  type ResolveAlgo,
+  type SweepConfig,
+  sweepHash,
+} from "./config.ts";
+export {
+  firstNonFiniteLoss,
+  readStatus,
+  runDir,
+  type RunStatus,
+  runSweep,
+  type SweepOptions,
+  type SweepOutcome,
+  writeSweepJson,
+} from "./runner.ts";
+export { describePlan, makespan, measuredSecondsPerStep } from "./plan.ts";
+export { machineInfo, versionInfo } from "./provenance.ts";
+export { engines, type EngineSpec, engineSpec, loadEngine } from "../engines/registry.ts";

@@ -1,0 +1,234 @@
+// Runs a sweep: the engine's shared `prepare`, then every unfinished run in parallel Deno Workers, with
+// progress bars, resumable state on disk (status.json per run) and failures recorded without stopping the sweep.
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { exists, readJson, readJsonl, writeJson } from "../../common/fs.ts";
+import { multiProgress, type Progress, progressEnabled } from "../../common/progress.ts";
+import type { RunConfig } from "../engines/engine.ts";
+import { type EngineSpec, engineSpec } from "../engines/registry.ts";
+import { type SweepConfig, sweepHash } from "./config.ts";
+import { machineInfo, versionInfo } from "./provenance.ts";
+import type { WorkerJob, WorkerReport } from "./worker.ts";
+
+/** status.json of a run (see ARCHITECTURE.md). */
+export interface RunStatus {
+  state: "running" | "done" | "failed";
+  reason?: string;
+  startedAt: string;
+  finishedAt?: string;
+  /** Wall seconds of the last attempt (feeds `--dry-run` estimates of later sweeps). */
+  seconds?: number;
+  /** How many times the run was started (1 + resumes). */
+  attempts?: number;
+}
+
+/** How to run a sweep. */
+export interface SweepOptions {
+  /** Sweep folder (created). */
+  out: string;
+  /** Parallel workers (default: number of cores, at most the number of pending runs). */
+  workers?: number;
+  /** Engine override (tests use a fake engine module); default from the registry. */
+  engine?: EngineSpec;
+}
+
+/** What happened to each run. */
+export interface SweepOutcome {
+  done: string[];
+  skipped: string[];
+  failed: { runId: string; reason: string }[];
+  /** True when Ctrl-C stopped the sweep; unfinished runs stay "running" and resume next time. */
+  interrupted: boolean;
+}
+
+const workerUrl = new URL("./worker.ts", import.meta.url);
+
+/** Live workers and how to stop each (resolving its job as interrupted). */
+type Active = Map<Worker, (reason: string | null) => void>;
+
+/** The folder of one run inside a sweep. */
+export function runDir(sweepDir: string, runId: string): string {
+  return join(sweepDir, "runs", runId);
+}
+
+/** Read a run's status.json, or null when the run never started. */
+export function readStatus(dir: string): RunStatus | null {
+  const path = join(dir, "status.json");
+  return exists(path) ? readJson<RunStatus>(path) : null;
+}
+
+/**
+ * Write `<out>/sweep.json` (resolved config, configHash, versions, machine). A folder that already holds a
+ * different sweep (another hash) is refused, so resuming can never mix the results of two configs.
+ */
+export function writeSweepJson(out: string, sweep: SweepConfig, runs: RunConfig[]): string {
+  const path = join(out, "sweep.json");
+  const hash = sweepHash(sweep);
+  if (exists(path)) {
+    const old = readJson<{ configHash?: string }>(path);
+    if (old.configHash !== hash) {
+      throw new Error(
+        `${out} holds a different sweep (configHash ${old.configHash} ≠ ${hash}); choose another --out or delete it`,
+      );
+    }
+  }
+  writeJson(path, {
+    ...sweep,
+    configHash: hash,
+    runIds: runs.map((r) => r.runId),
+    versions: versionInfo(),
+    machine: machineInfo(),
+    backend: sweep.settings.backend ?? null,
+    writtenAt: new Date().toISOString(),
+  });
+  return hash;
+}
+
+/** The first step whose loss is not a finite number (JSON has no NaN, so engines write null), or null. */
+export function firstNonFiniteLoss(dir: string): number | null {
+  for (const m of readJsonl<{ step?: number; loss?: unknown }>(join(dir, "metrics.jsonl"))) {
+    if ("loss" in m && !(typeof m.loss === "number" && Number.isFinite(m.loss))) return m.step ?? -1;
+  }
+  return null;
+}
+
+/** Run one job in a fresh worker; resolves with null on success or the failure reason. */
+function runInWorker(job: WorkerJob, onProgress: (step: number, total: number) => void, active: Active) {
+  return new Promise<string | null>((resolve) => {
+    const worker = new Worker(workerUrl, { type: "module" });
+    const finish = (reason: string | null) => {
+      active.delete(worker);
+      worker.terminate();
+      resolve(reason);
+    };
+    active.set(worker, finish);
+    worker.onmessage = (e: MessageEvent<WorkerReport>) => {
+      const report = e.data;
+      if (report.kind === "progress") onProgress(report.step, report.total);
+      else if (report.kind === "done") finish(null);
+      else {
+        if (Deno.env.get("ACEBENCH_DEBUG") && report.stack) console.error(report.stack);
+        finish(report.message.split("\n")[0] || "engine error");
+      }
+    };
+    worker.onerror = (e) => {
+      e.preventDefault();
+      finish(`worker crashed: ${e.message}`);
+    };
+    worker.postMessage(job);
+  });
+}
+
+/** Settle a finished run: done only if the engine returned, the losses are finite and samples were written. */
+function settleRun(dir: string, status: RunStatus, failure: string | null, started: number): RunStatus {
+  let reason = failure;
+  if (reason === null) {
+    const bad = firstNonFiniteLoss(dir);
+    if (bad !== null) reason = `diverged: non-finite loss at step ${bad}`;
+    else if (!exists(join(dir, "eval.jsonl"))) reason = "engine finished without writing eval.jsonl";
+  }
+  const next: RunStatus = {
+    ...status,
+    state: reason === null ? "done" : "failed",
+    finishedAt: new Date().toISOString(),
+    seconds: Math.round((performance.now() - started) / 100) / 10,
+  };
+  if (reason !== null) next.reason = reason;
+  else delete next.reason;
+  writeJson(join(dir, "status.json"), next);
+  return next;
+}
+
+/**
+ * Run a sweep into `options.out`: finished runs (status done) are skipped, unfinished ones resume from their
+ * checkpoints, failed ones are retried. Ctrl-C stops the workers and leaves unfinished runs resumable.
+ */
+export async function runSweep(
+  sweep: SweepConfig,
+  runs: RunConfig[],
+  options: SweepOptions,
+): Promise<SweepOutcome> {
+  const spec = options.engine ?? engineSpec(sweep.engine);
+  const out = options.out;
+  const outcome: SweepOutcome = { done: [], skipped: [], failed: [], interrupted: false };
+  const pending = runs.filter((r) => {
+    const skip = readStatus(runDir(out, r.runId))?.state === "done";
+    if (skip) outcome.skipped.push(r.runId);
+    return !skip;
+  });
+  const log = progressEnabled() ? () => {} : (line: string) => console.error(line);
+  if (outcome.skipped.length) log(`sweep ${sweep.name}: ${outcome.skipped.length} finished runs skipped`);
+  if (pending.length === 0) return outcome;
+
+  const active: Active = new Map();
+  const onSigint = () => {
+    outcome.interrupted = true;
+    for (const stop of [...active.values()]) stop("interrupted");
+  };
+  Deno.addSignalListener("SIGINT", onSigint);
+  const bars = multiProgress();
+  try {
+    log(`sweep ${sweep.name}: preparing the ${spec.name} engine`);
+    const prepared = await runInWorker(
+      { kind: "prepare", spec, settings: sweep.settings, seed: sweep.seeds[0], sweepDir: out },
+      () => {},
+      active,
+    );
+    if (outcome.interrupted) return outcome;
+    if (prepared !== null) throw new Error(`${spec.name} prepare failed: ${prepared}`);
+    const overall = bars.add(`sweep ${sweep.name}`, pending.length, "runs");
+    const queue = [...pending];
+    const width = Math.max(1, Math.min(options.workers ?? cpus().length, queue.length));
+    const lane = async () => {
+      for (let run = queue.shift(); run && !outcome.interrupted; run = queue.shift()) {
+        await executeRun(run, spec, out, bars.add(run.runId, sweep.rl.steps), outcome, active, log);
+        overall.increment();
+      }
+    };
+    await Promise.all(Array.from({ length: width }, lane));
+  } finally {
+    bars.stop();
+    Deno.removeSignalListener("SIGINT", onSigint);
+  }
+  return outcome;
+}
+
+async function executeRun(
+  run: RunConfig,
+  spec: EngineSpec,
+  out: string,
+  bar: Progress,
+  outcome: SweepOutcome,
+  active: Active,
+  log: (line: string) => void,
+): Promise<void> {
+  const dir = runDir(out, run.runId);
+  const previous = readStatus(dir);
+  const status: RunStatus = {
+    state: "running",
+    startedAt: new Date().toISOString(),
+    attempts: (previous?.attempts ?? 0) + 1,
+  };
+  writeJson(join(dir, "config.json"), run);
+  writeJson(join(dir, "status.json"), status);
+  log(`run ${run.runId}: ${previous ? "resuming" : "starting"}`);
+  const started = performance.now();
+  const failure = await runInWorker(
+    { kind: "run", spec, run, runDir: dir, sweepDir: out },
+    (step, total) => {
+      bar.setTotal(total);
+      bar.update(step);
+    },
+    active,
+  );
+  bar.stop();
+  if (outcome.interrupted) return; // status stays "running": the next invocation resumes it
+  const settled = settleRun(dir, status, failure, started);
+  if (settled.state === "done") {
+    outcome.done.push(run.runId);
+    log(`run ${run.runId}: done in ${settled.seconds} s`);
+  } else {
+    outcome.failed.push({ runId: run.runId, reason: settled.reason ?? "" });
+    log(`run ${run.runId}: failed: ${settled.reason}`);
+  }
+}

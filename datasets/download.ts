@@ -1,0 +1,204 @@
+// HTTP downloads into the cache: stream to `<dest>.part`, resume it with a Range request, follow redirects,
+// verify the sha256, and only then rename onto `dest`, so the cache never holds a half-written file.
+import { createHash } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { progressBar } from "../common/progress.ts";
+
+/** A failed download; `network` is true when the server could not be reached at all. */
+export class DownloadError extends Error {
+  constructor(message: string, readonly network = false) {
+    super(message);
+    this.name = "DownloadError";
+  }
+}
+
+/** What to download and how to check it. */
+export interface DownloadOptions {
+  url: string;
+  dest: string;
+  /** Expected lowercase hex sha256; when absent the caller records the returned one. */
+  sha256?: string;
+  /** Bearer token, sent only to the origin of `url` (not to the hosts it redirects to). */
+  token?: string;
+  /** Progress bar label. */
+  label?: string;
+  maxRedirects?: number;
+}
+
+/** The verified file now at `dest`. */
+export interface DownloadResult {
+  bytes: number;
+  sha256: string;
+  /** Bytes reused from an earlier partial download (0 if it started from scratch). */
+  resumedFrom: number;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/** Download `url` to `dest` (resuming `dest.part`), verify it, then rename atomically; throws DownloadError. */
+export async function download(options: DownloadOptions): Promise<DownloadResult> {
+  const { url, dest } = options;
+  const part = `${dest}.part`;
+  mkdirSync(dirname(dest), { recursive: true });
+  let offset = fileSize(part);
+  let res = await request(url, offset, options);
+  if (res.status === 416 && offset > 0) {
+    // Range past the end: the part may already be complete (a run stopped before its rename), or stale.
+    await res.body?.cancel();
+    const sum = await fileSha256(part);
+    if (options.sha256 === sum) return finish(part, dest, offset, sum, offset);
+    offset = removePart(part);
+    res = await request(url, 0, options);
+  }
+  if (res.status === 206 && !rangeStartsAt(res, offset)) {
+    await res.body?.cancel();
+    offset = removePart(part);
+    res = await request(url, 0, options);
+  }
+  if (res.status === 200) offset = 0;
+  else if (res.status !== 206) {
+    await res.body?.cancel();
+    throw httpError(res.status, res.statusText, url);
+  }
+  const resumedFrom = offset;
+  const bytes = await streamToFile(res, part, offset, url, options.label ?? url);
+  const sum = await fileSha256(part);
+  if (options.sha256 && sum !== options.sha256) {
+    removePart(part);
+    throw new DownloadError(
+      `checksum mismatch for ${url}: expected sha256 ${options.sha256}, got ${sum}; the download was discarded (rerun to retry)`,
+    );
+  }
+  return finish(part, dest, bytes, sum, resumedFrom);
+}
+
+/** GET `url` (with a Range header when resuming), following up to maxRedirects redirects by hand. */
+async function request(url: string, offset: number, options: DownloadOptions): Promise<Response> {
+  const origin = new URL(url).origin;
+  let current = url;
+  for (let hop = 0; hop <= (options.maxRedirects ?? 10); hop++) {
+    const headers = new Headers();
+    if (offset > 0) headers.set("Range", `bytes=${offset}-`);
+    // The token is for the hub; CDNs it redirects to get signed URLs and must not see it.
+    if (options.token && new URL(current).origin === origin) {
+      headers.set("Authorization", `Bearer ${options.token}`);
+    }
+    let res: Response;
+    try {
+      res = await fetch(current, { headers, redirect: "manual" });
+    } catch (e) {
+      const err = e as Error & { cause?: Error };
+      const why = [err.message, err.cause?.message].filter(Boolean).join(": ").split("\n")[0];
+      throw new DownloadError(`cannot reach ${current}: ${why}`, true);
+    }
+    if (!REDIRECTS.has(res.status)) return res;
+    await res.body?.cancel();
+    const location = res.headers.get("location");
+    if (!location) {
+      throw new DownloadError(`${current}: HTTP ${res.status} redirect without a Location header`);
+    }
+    current = new URL(location, current).href;
+  }
+  throw new DownloadError(`${url}: more than ${options.maxRedirects ?? 10} redirects`);
+}
+
+/** True when a 206 response's Content-Range starts at `offset` (i.e. it continues our partial file). */
+function rangeStartsAt(res: Response, offset: number): boolean {
+  const m = res.headers.get("content-range")?.match(/^bytes (\d+)-/);
+  return m !== null && m !== undefined && Number(m[1]) === offset;
+}
+
+/** Append the body to `part` (truncating it first unless resuming at `offset`); returns the final size. */
+async function streamToFile(
+  res: Response,
+  part: string,
+  offset: number,
+  url: string,
+  label: string,
+): Promise<number> {
+  const length = Number(res.headers.get("content-length") ?? NaN);
+  const total = Number.isFinite(length) ? offset + length : NaN;
+  const bar = progressBar(label, Number.isFinite(total) ? total : 0, "bytes");
+  bar.update(offset);
+  const file = await Deno.open(part, {
+    write: true,
+    create: true,
+    append: offset > 0,
+    truncate: offset === 0,
+  });
+  let size = offset;
+  try {
+    for await (const chunk of res.body ?? new ReadableStream<Uint8Array>()) {
+      for (let done = 0; done < chunk.length;) done += await file.write(chunk.subarray(done));
+      size += chunk.length;
+      bar.update(size);
+    }
+    await file.sync();
+  } catch (e) {
+    throw interrupted(url, size, part, (e as Error).message);
+  } finally {
+    file.close();
+    bar.stop();
+  }
+  if (Number.isFinite(total) && size !== total) throw interrupted(url, size, part, `expected ${total} bytes`);
+  return size;
+}
+
+/** The error for a download cut short: the partial file stays for the next run to resume. */
+function interrupted(url: string, size: number, part: string, why: string): DownloadError {
+  return new DownloadError(
+    `download of ${url} interrupted after ${size} bytes (${
+      why.split("\n")[0]
+    }); rerun to resume from ${part}`,
+  );
+}
+
+/** A one-line message for an HTTP error status, with the likely fix. */
+function httpError(status: number, statusText: string, url: string): DownloadError {
+  const hint = status === 401 || status === 403
+    ? "the repo may be gated or private: set HF_TOKEN to a token with access"
+    : status === 404
+    ? "check the repo, revision and path (or HF_ENDPOINT)"
+    : status === 429 || status >= 500
+    ? "the server is busy or failing: rerun later"
+    : "unexpected response";
+  return new DownloadError(`HTTP ${status}${statusText ? " " + statusText : ""} for ${url}: ${hint}`);
+}
+
+/** Rename the verified part onto `dest`. */
+function finish(
+  part: string,
+  dest: string,
+  bytes: number,
+  sha256: string,
+  resumedFrom: number,
+): DownloadResult {
+  Deno.renameSync(part, dest);
+  return { bytes, sha256, resumedFrom };
+}
+
+/** Delete a partial download (if any); returns the new offset, 0. */
+function removePart(part: string): number {
+  try {
+    Deno.removeSync(part);
+  } catch { /* already gone */ }
+  return 0;
+}
+
+/** Size of a file in bytes, 0 if it does not exist. */
+function fileSize(path: string): number {
+  try {
+    return Deno.statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** Hex sha256 of a file, streamed so large files need no memory. */
+export async function fileSha256(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  const file = await Deno.open(path, { read: true });
+  for await (const chunk of file.readable) hash.update(chunk); // the stream closes the file when done
+  return hash.digest("hex");
+}

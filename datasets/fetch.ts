@@ -1,0 +1,257 @@
+// `fetch` for one dataset: obtain its source files (hub download or mirror), verify checksums, validate and
+// normalise every row, drop duplicates, then write records and manifest atomically. A cached dataset is
+// returned without touching the network.
+import { readdirSync, rmSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { atomicWrite, exists, writeJson } from "../common/fs.ts";
+import { describeErrors, loadSchema } from "../common/config.ts";
+import { canonicalJson, sha256 } from "../common/hash.ts";
+import {
+  cacheRoot,
+  datasetDir,
+  type Manifest,
+  type ManifestFile,
+  rawPath,
+  readManifest,
+  type RowCounts,
+} from "./cache.ts";
+import { download, DownloadError, fileSha256 } from "./download.ts";
+import { FORMATS, schemaUrl } from "./formats.ts";
+import type { MathRecord } from "./record.ts";
+import { hubUrl, pickSource, type Source, type SourceFile, sourcesOf } from "./sources.ts";
+
+/** What to do with a row that fails to parse or validate. */
+export type OnBadRow = "fail" | "skip";
+
+/** Options for `fetchDataset`. */
+export interface FetchOptions {
+  cacheDir?: string;
+  /** A folder laid out like ../shared/datasets; when set, nothing is downloaded. */
+  mirror?: string;
+  /** Source id (see sources.ts); default: the first usable one. */
+  sourceId?: string;
+  /** A source object to use instead of the table (tests serve fixtures with their own checksums). */
+  source?: Source;
+  onBadRow?: OnBadRow;
+  /** Re-read the source files even when the dataset is cached (downloads only what is missing). */
+  force?: boolean;
+  /** Progress and summary lines (default: none). */
+  log?: (line: string) => void;
+}
+
+/** The manifest now in the cache, and whether it was already there (no work done). */
+export interface FetchResult {
+  manifest: Manifest;
+  cached: boolean;
+}
+
+/** Fetch, verify and normalise one dataset into the cache (see the file comment); throws one-line errors. */
+export async function fetchDataset(dataset: string, options: FetchOptions = {}): Promise<FetchResult> {
+  const root = cacheRoot(options.cacheDir);
+  const log = options.log ?? (() => {});
+  const previous = readManifest(root, dataset);
+  const wanted = options.source?.id ?? options.sourceId;
+  if (
+    previous && !options.force && (!wanted || wanted === previous.source) && recordsPresent(root, previous)
+  ) {
+    return { manifest: previous, cached: true };
+  }
+  const source = options.source ??
+    pickSource(dataset, { sourceId: options.sourceId, mirror: !!options.mirror });
+  const files: ManifestFile[] = [];
+  for (const file of source.files) files.push(await obtain(source, file, root, options, previous, log));
+  const { records, counts, problems } = await normalise(
+    source,
+    files.map((f) => f.path),
+    options.onBadRow,
+    log,
+  );
+  log(
+    `${dataset}: read ${counts.read} rows, dropped ${counts.duplicates} as duplicates, ${counts.bad} bad, ` +
+      `kept ${counts.kept} records (${problems} distinct problem texts)`,
+  );
+  const manifest = writeRecords(root, source, files, counts, records);
+  return { manifest, cached: false };
+}
+
+/** True if the manifest's records file exists with the recorded size (its sha256 is checked on load). */
+function recordsPresent(root: string, manifest: Manifest): boolean {
+  const path = join(datasetDir(root, manifest.dataset), manifest.records.path);
+  return exists(path) && statSync(path).size === manifest.records.bytes;
+}
+
+/** Get one source file onto this machine, verified: from the mirror, the raw cache, or the hub. */
+async function obtain(
+  source: Source,
+  file: SourceFile,
+  root: string,
+  options: FetchOptions,
+  previous: Manifest | null,
+  log: (line: string) => void,
+): Promise<ManifestFile> {
+  const name = `${source.dataset}/${source.id}`;
+  if (options.mirror) {
+    if (!file.mirrorPath) {
+      const offline = sourcesOf(source.dataset).filter((s) => s.files.every((f) => f.mirrorPath)).map((s) =>
+        s.id
+      );
+      throw new Error(
+        `${name}: ${file.hubPath} has no offline copy; with --mirror use --source ${source.dataset}=${
+          offline.join("|")
+        }`,
+      );
+    }
+    const path = resolve(options.mirror, file.mirrorPath);
+    if (!exists(path)) {
+      throw new Error(
+        `${name}: missing ${path} (a mirror must hold ${file.mirrorPath}, as in ../shared/datasets)`,
+      );
+    }
+    const sum = await fileSha256(path);
+    if (file.sha256 && sum !== file.sha256) {
+      throw new Error(
+        `${path}: sha256 ${sum} does not match the pinned ${file.sha256} (corrupt or another version)`,
+      );
+    }
+    return describe(pathToFileURL(path).href, path, sum, file);
+  }
+  if (!source.repo || !file.hubPath) {
+    throw new Error(`${name} is offline only: pass --mirror DIR (a folder laid out like ../shared/datasets)`);
+  }
+  const url = hubUrl(source, file);
+  const recorded = previous?.files.find((f) => f.url === url && f.checksum === "recorded")?.sha256;
+  const expected = file.sha256 ?? recorded;
+  const dest = rawPath(root, source.repo, source.revision, file.hubPath);
+  if (exists(dest)) {
+    const sum = await fileSha256(dest);
+    if (!expected || sum === expected) return describe(url, dest, sum, file);
+    log(`${name}: cached ${dest} fails its checksum; downloading it again`);
+    rmSync(dest);
+  }
+  try {
+    const got = await download({
+      url,
+      dest,
+      sha256: expected,
+      token: Deno.env.get("HF_TOKEN"),
+      label: file.hubPath,
+    });
+    if (got.resumedFrom > 0) log(`${name}: resumed ${file.hubPath} from byte ${got.resumedFrom}`);
+    log(`${name}: downloaded ${url} (${got.bytes} bytes, sha256 ${got.sha256.slice(0, 12)}…)`);
+    return describe(url, dest, got.sha256, file);
+  } catch (e) {
+    if (!(e instanceof DownloadError)) throw e;
+    const changed = recorded && !file.sha256 && e.message.startsWith("checksum mismatch")
+      ? ` The file changed since its first fetch (recorded in ${
+        datasetDir(root, source.dataset)
+      }/manifest.json);` +
+        " delete that folder to accept the new version."
+      : "";
+    const offline = sourcesOf(source.dataset).find((s) => s.files.every((f) => f.mirrorPath));
+    const how = file.mirrorPath
+      ? `--mirror DIR (expects DIR/${file.mirrorPath})`
+      : `--mirror DIR (uses the offline source ${offline?.id}, expecting DIR/${
+        offline?.files[0].mirrorPath
+      }…)`;
+    throw new Error(
+      `${e.message}.${changed} Needed: ${source.repo}@${source.revision}:${file.hubPath}; provide it with ${how}` +
+        `, or point HF_ENDPOINT at a reachable mirror (set HF_TOKEN for gated repos).`,
+    );
+  }
+}
+
+/** The manifest entry of a verified file. */
+function describe(url: string, path: string, sum: string, file: SourceFile): ManifestFile {
+  return {
+    url,
+    path,
+    bytes: statSync(path).size,
+    sha256: sum,
+    checksum: file.sha256 ? "pinned" : "recorded",
+  };
+}
+
+/** Validate every row against the format's schema, normalise it and drop exact duplicate rows. */
+export async function normalise(
+  source: Source,
+  paths: string[],
+  onBadRow: OnBadRow = "fail",
+  log: (line: string) => void = () => {},
+): Promise<{ records: MathRecord[]; counts: RowCounts; problems: number }> {
+  const format = FORMATS[source.format];
+  const validator = loadSchema(schemaUrl(source.format));
+  const counts: RowCounts = { read: 0, bad: 0, duplicates: 0, kept: 0 };
+  const seenRows = new Set<string>();
+  const seenIds = new Map<string, string>();
+  const records: MathRecord[] = [];
+  const bad = (where: string, why: string) => {
+    if (onBadRow === "fail") throw new Error(`${where}: ${why} (pass --on-bad-row skip to drop bad rows)`);
+    counts.bad++;
+    if (counts.bad <= 10) log(`skipped bad row ${where}: ${why}`);
+  };
+  for await (const { where, row, error } of format.rows(paths)) {
+    counts.read++;
+    if (error !== undefined) {
+      bad(where, error);
+      continue;
+    }
+    if (!validator(row)) {
+      bad(where, describeErrors(validator.errors));
+      continue;
+    }
+    const key = canonicalJson(row);
+    if (seenRows.has(key)) {
+      counts.duplicates++;
+      continue;
+    }
+    seenRows.add(key);
+    const record = format.toRecord(row as never);
+    const first = seenIds.get(record.id);
+    if (first !== undefined) {
+      bad(where, `id ${record.id} already used by a different row (${first})`);
+      continue;
+    }
+    seenIds.set(record.id, where);
+    records.push(record);
+  }
+  if (counts.bad > 10) log(`… ${counts.bad - 10} more bad rows skipped`);
+  counts.kept = records.length;
+  if (records.length === 0) {
+    throw new Error(`${source.dataset}/${source.id}: no valid rows in ${paths.join(", ")}`);
+  }
+  return { records, counts, problems: new Set(records.map((r) => r.problem)).size };
+}
+
+/** Write records-<sha>.json then manifest.json (both atomic), then remove superseded records files. */
+function writeRecords(
+  root: string,
+  source: Source,
+  files: ManifestFile[],
+  rows: RowCounts,
+  records: MathRecord[],
+): Manifest {
+  const dir = datasetDir(root, source.dataset);
+  const bytes = new TextEncoder().encode(JSON.stringify(records));
+  const sum = sha256(bytes);
+  // Content-addressed name: a crash between the two writes leaves the old manifest pointing at its own file.
+  const recordsFile = `records-${sum.slice(0, 16)}.json`;
+  atomicWrite(join(dir, recordsFile), bytes);
+  const manifest: Manifest = {
+    dataset: source.dataset,
+    source: source.id,
+    format: source.format,
+    repo: source.repo ?? null,
+    revision: source.revision,
+    licence: source.licence,
+    files,
+    rows,
+    records: { path: recordsFile, bytes: bytes.length, sha256: sum },
+    fetchedAt: new Date().toISOString(),
+  };
+  writeJson(join(dir, "manifest.json"), manifest);
+  for (const name of readdirSync(dir)) {
+    if (/^records-[0-9a-f]+\.json$/.test(name) && name !== recordsFile) rmSync(join(dir, name));
+  }
+  return manifest;
+}

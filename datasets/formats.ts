@@ -1,0 +1,261 @@
+// Source formats: how to read rows from a source's files, and how one validated row becomes a MathRecord.
+// Row locations are 1-based ("file:line" for JSON lines, "file row N" for parquet and CSV).
+import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { type AsyncBuffer, parquetMetadataAsync, parquetReadObjects } from "hyparquet";
+import { sha256 } from "../common/hash.ts";
+import { fromCsv } from "../common/csv.ts";
+import type { FormatName } from "./sources.ts";
+import { hasCjk, type MathRecord } from "./record.ts";
+import { stripDapoTemplate } from "./templates.ts";
+
+/** One row as read: its location, and either the value or why it could not be parsed. */
+export interface RawRow {
+  where: string;
+  row?: unknown;
+  error?: string;
+}
+
+/** How to read and normalise one source format. */
+export interface Format {
+  /** Reads rows from the source's files (local paths, in the order the source lists them). */
+  rows(paths: string[]): AsyncGenerator<RawRow>;
+  /** The record for a row that passed the format's JSON Schema. */
+  toRecord(row: never): MathRecord;
+}
+
+/** JSON lines; a line that does not parse (e.g. the torn last line of a truncated file) is a bad row. */
+async function* jsonlRows(paths: string[]): AsyncGenerator<RawRow> {
+  for (const path of paths) {
+    const lines = readFileSync(path, "utf8").split("\n");
+    for (let i = 0; i < lines.length; i++) {
+      if (lines[i].trim() === "") continue;
+      const where = `${path}:${i + 1}`;
+      try {
+        yield { where, row: JSON.parse(lines[i]) };
+      } catch (e) {
+        yield { where, error: `invalid JSON (${(e as Error).message.split("\n")[0]})` };
+      }
+    }
+  }
+}
+
+/** Parquet, a batch of row groups at a time so the 1.8M-row upstream DAPO file never sits in memory whole. */
+async function* parquetRows(paths: string[]): AsyncGenerator<RawRow> {
+  for (const path of paths) {
+    const { file, close } = fileBuffer(path);
+    try {
+      const metadata = await readMetadata(file, path);
+      for (const [start, end] of batches(metadata.row_groups.map((g) => Number(g.num_rows)))) {
+        let rows;
+        try {
+          rows = await parquetReadObjects({ file, metadata, rowStart: start, rowEnd: end });
+        } catch (e) {
+          throw new Error(`${path}: cannot read rows ${start + 1}-${end}: ${(e as Error).message}`);
+        }
+        for (let i = 0; i < rows.length; i++) {
+          yield { where: `${path} row ${start + i + 1}`, row: plain(rows[i]) };
+        }
+      }
+    } finally {
+      close();
+    }
+  }
+}
+
+/** Row ranges [start, end) of whole row groups, each at least `minRows` long (except the last): one read per
+ * range, since every read walks all row groups and files with many small groups would go quadratic. */
+export function batches(groupRows: number[], minRows = 20_000): [number, number][] {
+  const out: [number, number][] = [];
+  let start = 0, end = 0;
+  for (const n of groupRows) {
+    end += n;
+    if (end - start >= minRows) {
+      out.push([start, end]);
+      start = end;
+    }
+  }
+  if (end > start) out.push([start, end]);
+  return out;
+}
+
+/** Parse the parquet footer; the error names the file (a truncated file fails here). */
+async function readMetadata(file: AsyncBuffer, path: string) {
+  try {
+    return await parquetMetadataAsync(file);
+  } catch (e) {
+    throw new Error(`${path}: not a readable parquet file (truncated or corrupt?): ${(e as Error).message}`);
+  }
+}
+
+/** A parquet AsyncBuffer over a local file using positional reads (safe under concurrent slices). */
+function fileBuffer(path: string): { file: AsyncBuffer; close(): void } {
+  const fd = openSync(path, "r");
+  const byteLength = statSync(path).size;
+  const file: AsyncBuffer = {
+    byteLength,
+    slice(start: number, end = byteLength) {
+      const buf = new Uint8Array(Math.max(0, Math.min(end, byteLength) - start));
+      let n = 0;
+      while (n < buf.length) {
+        const got = readSync(fd, buf, n, buf.length - n, start + n);
+        if (got === 0) break;
+        n += got;
+      }
+      return buf.buffer;
+    },
+  };
+  return { file, close: () => closeSync(fd) };
+}
+
+/** Parquet INT64 comes back as bigint: make it a number when exact, else a decimal string (JSON has no bigint). */
+export function plain(value: unknown): unknown {
+  if (typeof value === "bigint") {
+    return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
+      ? Number(value)
+      : String(value);
+  }
+  if (Array.isArray(value)) return value.map(plain);
+  if (value && typeof value === "object" && !(value instanceof Date)) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+  }
+  return value;
+}
+
+/** MathArena's source form: per exam folder aime_2025_<I|II>, answers.csv (id,answer) joined with problems/<id>.tex. */
+async function* matharenaSrcRows(paths: string[]): AsyncGenerator<RawRow> {
+  for (const csv of paths.filter((p) => basename(p) === "answers.csv")) {
+    const dir = dirname(csv);
+    const exam = basename(dir).match(/_(I|II)$/)?.[1] ?? basename(dir);
+    let table: Record<string, string>[];
+    try {
+      table = fromCsv(readFileSync(csv, "utf8"));
+    } catch (e) {
+      throw new Error(`${csv}: invalid CSV: ${(e as Error).message.split("\n")[0]}`);
+    }
+    for (let i = 0; i < table.length; i++) {
+      const where = `${csv} row ${i + 1}`;
+      const { id, answer } = table[i];
+      const tex = join(dir, "problems", `${id}.tex`);
+      let problem: string;
+      try {
+        problem = readFileSync(tex, "utf8").trim();
+      } catch {
+        yield { where, error: `no problem file ${tex}` };
+        continue;
+      }
+      yield { where, row: { exam, id, answer, problem } };
+    }
+  }
+}
+
+/** "aime2025/I-1" style id for exam I or II, problem 1..15. */
+function aimeId(exam: string, n: number): string {
+  return `aime2025/${exam}-${n}`;
+}
+
+/** The upstream index (a UUID string, or an integer in re-exports). */
+type DapoIndex = string | number;
+
+/** A DAPO record: the bare problem (template stripped if present), the answer, and the CJK flag. */
+function dapoRecord(problem: string, answer: string, index: DapoIndex, dataSource: unknown): MathRecord {
+  const sourceIds: Record<string, string | number> = { index };
+  if (typeof dataSource === "string") sourceIds.data_source = dataSource;
+  return {
+    id: `dapo/${index}`,
+    dataset: "dapo-math-17k",
+    problem,
+    answer,
+    template: "dapo-answer",
+    meta: { sourceIds, cjk: hasCjk(problem) },
+  };
+}
+
+/** Every supported format, keyed by the name used in sources.ts and schemas/<name>.schema.json. */
+export const FORMATS: Record<FormatName, Format> = {
+  "math500-jsonl": {
+    rows: jsonlRows,
+    toRecord: (
+      r: { problem: string; answer: string; subject: string; level: number; unique_id: string },
+    ) => ({
+      id: `math500/${r.unique_id}`,
+      dataset: "math500",
+      problem: r.problem,
+      answer: r.answer,
+      template: "boxed",
+      meta: { subject: r.subject, level: r.level, sourceIds: { unique_id: r.unique_id } },
+    }),
+  },
+  "aime-matharena-parquet": {
+    rows: parquetRows,
+    toRecord: (
+      r: { problem_idx: number; problem: string; answer: number | string; problem_type?: unknown },
+    ) => ({
+      id: aimeId(r.problem_idx <= 15 ? "I" : "II", ((r.problem_idx - 1) % 15) + 1),
+      dataset: "aime2025",
+      problem: r.problem,
+      answer: String(r.answer),
+      template: "boxed",
+      meta: { sourceIds: { problem_idx: r.problem_idx }, problemType: r.problem_type ?? undefined },
+    }),
+  },
+  "aime-yentinglin-jsonl": {
+    rows: jsonlRows,
+    toRecord: (r: { id: number; problem: string; answer: string; url?: string }) => {
+      // The AoPS url names exam and problem; the id (0-29) is the fallback.
+      const m = r.url?.match(/2025_AIME_(I|II)_Problems\/Problem_(\d+)/);
+      const [exam, n] = m ? [m[1], Number(m[2])] : [r.id < 15 ? "I" : "II", (r.id % 15) + 1];
+      const sourceIds: Record<string, string | number> = { id: r.id };
+      if (r.url) sourceIds.url = r.url;
+      return {
+        id: aimeId(exam, n),
+        dataset: "aime2025",
+        problem: r.problem,
+        answer: r.answer,
+        template: "boxed",
+        meta: { sourceIds },
+      };
+    },
+  },
+  "aime-matharena-src": {
+    rows: matharenaSrcRows,
+    toRecord: (r: { exam: string; id: string; answer: string; problem: string }) => ({
+      id: aimeId(r.exam, Number(r.id)),
+      dataset: "aime2025",
+      problem: r.problem,
+      answer: r.answer,
+      template: "boxed",
+      meta: { sourceIds: { exam: r.exam, problem: Number(r.id) } },
+    }),
+  },
+  "dapo-verl-parquet": {
+    rows: parquetRows,
+    toRecord: (r: {
+      data_source?: string;
+      prompt: { content: string }[];
+      reward_model: { ground_truth: string };
+      extra_info: { index: DapoIndex };
+    }) => {
+      const content = r.prompt[0].content;
+      const bare = stripDapoTemplate(content) ?? content;
+      return dapoRecord(bare, r.reward_model.ground_truth, r.extra_info.index, r.data_source);
+    },
+  },
+  "dapo-openr1-parquet": {
+    rows: parquetRows,
+    toRecord: (
+      r: { prompt: string; solution: string; data_source?: string; extra_info?: { index?: DapoIndex } },
+    ) =>
+      dapoRecord(
+        stripDapoTemplate(r.prompt) ?? r.prompt,
+        r.solution,
+        r.extra_info?.index ?? `sha-${sha256(r.prompt).slice(0, 12)}`, // no index: name it by content
+        r.data_source,
+      ),
+  },
+};
+
+/** The JSON Schema file of a format. */
+export function schemaUrl(format: FormatName): URL {
+  return new URL(`./schemas/${format}.schema.json`, import.meta.url);
+}

@@ -1,0 +1,55 @@
+// Loading normalised records from the cache (fast: one JSON parse per dataset, checksum verified).
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { sha256 } from "../common/hash.ts";
+import { cacheRoot, datasetDir, readManifest } from "./cache.ts";
+import { fetchDataset } from "./fetch.ts";
+import { DATASET_NAMES, type DatasetName, type MathRecord } from "./record.ts";
+import { generateTasks } from "./synthetic.ts";
+
+/** Options for `loadDataset`. */
+export interface LoadOptions {
+  cacheDir?: string;
+  /** If the dataset is not cached, fetch it from this offline folder first (no network). */
+  mirror?: string;
+}
+
+/** The fixed synthetic evaluation set `loadDataset("synthetic")` returns (seed 0, test split, difficulty 1). */
+export const SYNTHETIC_DEFAULT = { seed: 0, split: "test", count: 500, difficulty: 1 } as const;
+
+/**
+ * Records of a fetched dataset, read from the cache and checked against the manifest's sha256. A dataset not
+ * in the cache is fetched from `mirror` if given; otherwise the error says how to fetch it. "synthetic"
+ * returns the fixed SYNTHETIC_DEFAULT set (use generateTasks for others).
+ */
+export async function loadDataset(
+  name: DatasetName | string,
+  options: LoadOptions = {},
+): Promise<MathRecord[]> {
+  if (!DATASET_NAMES.includes(name as DatasetName)) {
+    throw new Error(`unknown dataset '${name}' (known: ${DATASET_NAMES.join(", ")})`);
+  }
+  if (name === "synthetic") return generateTasks(SYNTHETIC_DEFAULT);
+  const root = cacheRoot(options.cacheDir);
+  let manifest = readManifest(root, name);
+  if (!manifest) {
+    if (!options.mirror) {
+      throw new Error(
+        `dataset '${name}' is not in the cache ${root}: run \`deno task fetch ${name}\` ` +
+          `(add --mirror DIR to use offline copies such as ../shared/datasets)`,
+      );
+    }
+    manifest = (await fetchDataset(name, { cacheDir: root, mirror: options.mirror })).manifest;
+  }
+  const path = join(datasetDir(root, name), manifest.records.path);
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(path);
+  } catch {
+    throw new Error(`${path}: missing; run \`deno task fetch ${name} --force\` to rebuild it`);
+  }
+  if (sha256(bytes) !== manifest.records.sha256) {
+    throw new Error(`${path}: sha256 does not match its manifest; run \`deno task fetch ${name} --force\``);
+  }
+  return JSON.parse(new TextDecoder().decode(bytes)) as MathRecord[];
+}

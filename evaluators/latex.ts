@@ -1,0 +1,344 @@
+// Hand-written LaTeX → mathjs-syntax translator for answer expressions (the front end the grader keeps; see
+// docs/evaluators.md for its measured comparison with @cortex-js/compute-engine). Bounded: token count and
+// nesting depth are capped, so any input fails fast with a LatexError instead of recursing without end.
+
+/** Translation failed: the text is not an expression this front end understands. */
+export class LatexError extends Error {}
+
+/** Caps applied before anything reaches mathjs. */
+export const LATEX_LIMITS = { maxTokens: 600, maxDepth: 40 };
+
+type Tok = { t: "num"; v: string } | { t: "id"; v: string } | { t: "cmd"; v: string } | {
+  t: "op";
+  v: string;
+};
+
+const FUNCS: Record<string, string> = {
+  sin: "sin",
+  cos: "cos",
+  tan: "tan",
+  cot: "cot",
+  sec: "sec",
+  csc: "csc",
+  arcsin: "asin",
+  arccos: "acos",
+  arctan: "atan",
+  sinh: "sinh",
+  cosh: "cosh",
+  tanh: "tanh",
+  ln: "log",
+  log: "log10",
+  exp: "exp",
+};
+const CONSTS: Record<string, string> = { pi: "pi", infty: "Infinity", theta: "theta", alpha: "alpha" };
+// Greek letters become plain variable names so `\alpha + 1` still parses as an expression in one variable.
+const GREEK = new Set([
+  "alpha",
+  "beta",
+  "gamma",
+  "delta",
+  "epsilon",
+  "varepsilon",
+  "zeta",
+  "eta",
+  "theta",
+  "lambda",
+  "mu",
+  "nu",
+  "xi",
+  "rho",
+  "sigma",
+  "tau",
+  "phi",
+  "varphi",
+  "chi",
+  "psi",
+  "omega",
+]);
+const MUL_CMDS = new Set(["cdot", "times", "ast"]);
+
+function tokenize(src: string): Tok[] {
+  const out: Tok[] = [];
+  let i = 0;
+  while (i < src.length) {
+    const ch = src[i];
+    if (ch === " " || ch === "\t" || ch === "\n") {
+      i++;
+    } else if (ch === "\\") {
+      let j = i + 1;
+      while (j < src.length && /[a-zA-Z]/.test(src[j])) j++;
+      if (j === i + 1) j++; // a one-character command such as \{ or \,
+      const name = src.slice(i + 1, j);
+      if (name === "{" || name === "}") out.push({ t: "op", v: name === "{" ? "(" : ")" });
+      else if (!",;:! ".includes(name)) out.push({ t: "cmd", v: name });
+      i = j;
+    } else if (/[0-9.]/.test(ch)) {
+      let j = i;
+      while (j < src.length && /[0-9.]/.test(src[j])) j++;
+      const v = src.slice(i, j);
+      if (v === "." || (v.match(/\./g) ?? []).length > 1) throw new LatexError(`bad number '${v}'`);
+      out.push({ t: "num", v: v.startsWith(".") ? "0" + v : v });
+      i = j;
+    } else if (/[a-zA-Z]/.test(ch)) {
+      out.push({ t: "id", v: ch });
+      i++;
+    } else if ("+-*/^_!()[]{}|,=<>'".includes(ch)) {
+      out.push({ t: "op", v: ch });
+      i++;
+    } else {
+      throw new LatexError(`unexpected character '${ch}'`);
+    }
+    if (out.length > LATEX_LIMITS.maxTokens) throw new LatexError("expression too long");
+  }
+  return out;
+}
+
+/** The translated expression plus what the comparison needs to know about it. */
+export interface Translation {
+  expr: string; // mathjs syntax
+  hasDecimal: boolean; // a decimal literal appeared (compare with tolerance, not exactly)
+}
+
+class Parser {
+  pos = 0;
+  depth = 0;
+  hasDecimal = false;
+  inAbs = 0;
+  constructor(readonly toks: Tok[]) {}
+
+  peek(): Tok | undefined {
+    return this.toks[this.pos];
+  }
+  isOp(v: string): boolean {
+    const t = this.peek();
+    return t !== undefined && t.t === "op" && t.v === v;
+  }
+  isCmd(...names: string[]): boolean {
+    const t = this.peek();
+    return t !== undefined && t.t === "cmd" && names.includes(t.v);
+  }
+  expect(v: string): void {
+    if (!this.isOp(v)) throw new LatexError(`expected '${v}'`);
+    this.pos++;
+  }
+  enter(): void {
+    if (++this.depth > LATEX_LIMITS.maxDepth) throw new LatexError("expression nested too deeply");
+  }
+
+  expr(): string {
+    this.enter();
+    let out = this.term();
+    for (;;) {
+      if (this.isOp("+") || this.isOp("-")) {
+        const op = (this.toks[this.pos++] as { v: string }).v;
+        out = `${out} ${op} ${this.term()}`;
+      } else break;
+    }
+    this.depth--;
+    return out;
+  }
+
+  term(): string {
+    let out = this.unary();
+    for (;;) {
+      if (this.isOp("*") || this.isCmd(...MUL_CMDS)) {
+        this.pos++;
+        out = `${out} * ${this.unary()}`;
+      } else if (this.isOp("/") || this.isCmd("div")) {
+        this.pos++;
+        out = `${out} / ${this.unary()}`;
+      } else if (this.startsAtom()) {
+        out = `${out} * ${this.power()}`;
+      } else break;
+    }
+    return out;
+  }
+
+  unary(): string {
+    if (this.isOp("-")) {
+      this.pos++;
+      return `-(${this.unary()})`;
+    }
+    if (this.isOp("+")) {
+      this.pos++;
+      return this.unary();
+    }
+    return this.power();
+  }
+
+  startsAtom(): boolean {
+    const t = this.peek();
+    if (!t) return false;
+    if (t.t === "num" || t.t === "id") return true;
+    if (t.t === "op") return t.v === "(" || t.v === "[" || t.v === "{" || (t.v === "|" && this.inAbs === 0);
+    return !MUL_CMDS.has(t.v) && !["div", "right", "end", "rfloor", "rceil"].includes(t.v);
+  }
+
+  power(): string {
+    let base = this.postfix();
+    if (this.isOp("^")) {
+      this.pos++;
+      const exponent = this.isOp("-") ? (this.pos++, `-(${this.group()})`) : this.group();
+      base = `(${base})^(${exponent})`;
+    }
+    return base;
+  }
+
+  postfix(): string {
+    let out = this.atom();
+    for (;;) {
+      if (this.isOp("!")) {
+        this.pos++;
+        out = `fact(${out})`;
+      } else if (this.isOp("'")) {
+        throw new LatexError("primes are not expressions");
+      } else break;
+    }
+    return out;
+  }
+
+  // A braced group, or a single token (as in x^2 or \frac12).
+  group(): string {
+    if (this.isOp("{")) {
+      this.pos++;
+      const inner = this.expr();
+      this.expect("}");
+      return inner;
+    }
+    const t = this.peek();
+    if (t?.t === "num") {
+      // \frac12 and x^23: a bare group argument is a single digit.
+      this.pos++;
+      if (t.v.length > 1 && !t.v.includes(".")) {
+        this.toks.splice(this.pos, 0, { t: "num", v: t.v.slice(1) });
+        return t.v[0];
+      }
+      if (t.v.includes(".")) this.hasDecimal = true;
+      return t.v;
+    }
+    return this.atom();
+  }
+
+  atom(): string {
+    this.enter();
+    const out = this.atomInner();
+    this.depth--;
+    return out;
+  }
+
+  atomInner(): string {
+    const t = this.peek();
+    if (!t) throw new LatexError("unexpected end of expression");
+    this.pos++;
+    if (t.t === "num") {
+      if (t.v.includes(".")) this.hasDecimal = true;
+      return t.v;
+    }
+    if (t.t === "id") return this.subscripted(t.v === "e" ? "e" : t.v === "i" ? "i" : t.v);
+    if (t.t === "op") {
+      if (t.v === "(" || t.v === "[" || t.v === "{") {
+        const inner = this.expr();
+        this.expect(t.v === "(" ? ")" : t.v === "[" ? "]" : "}");
+        return `(${inner})`;
+      }
+      if (t.v === "|") {
+        this.inAbs++;
+        const inner = this.expr();
+        this.inAbs--;
+        this.expect("|");
+        return `abs(${inner})`;
+      }
+      throw new LatexError(`unexpected '${t.v}'`);
+    }
+    return this.command(t.v);
+  }
+
+  subscripted(name: string): string {
+    if (!this.isOp("_")) return name;
+    this.pos++;
+    const t = this.peek();
+    let sub = "";
+    if (this.isOp("{")) {
+      this.pos++;
+      while (this.peek() && !this.isOp("}")) {
+        const s = this.toks[this.pos++];
+        if (s.t !== "num" && s.t !== "id") throw new LatexError("complex subscript");
+        sub += s.v;
+      }
+      this.expect("}");
+    } else if (t && (t.t === "num" || t.t === "id")) {
+      this.pos++;
+      sub = t.v;
+    } else throw new LatexError("bad subscript");
+    return `${name}_${sub}`;
+  }
+
+  command(name: string): string {
+    if (name === "frac") {
+      const num = this.group();
+      const den = this.group();
+      return `(${num}) / (${den})`;
+    }
+    if (name === "sqrt") {
+      if (this.isOp("[")) {
+        this.pos++;
+        const index = this.expr();
+        this.expect("]");
+        return `nthRoot(${this.group()}, ${index})`;
+      }
+      return `sqrt(${this.group()})`;
+    }
+    if (name === "binom") return `combinations(${this.group()}, ${this.group()})`;
+    if (name === "lfloor" || name === "lceil") {
+      const inner = this.expr();
+      if (!this.isCmd(name === "lfloor" ? "rfloor" : "rceil")) throw new LatexError(`unclosed \\${name}`);
+      this.pos++;
+      return `${name === "lfloor" ? "floor" : "ceil"}(${inner})`;
+    }
+    if (name === "left" || name === "right") return this.atom();
+    if (name === "lvert" || name === "vert") {
+      this.pos--;
+      this.toks[this.pos] = { t: "op", v: "|" };
+      return this.atom();
+    }
+    if (name in FUNCS) return this.func(FUNCS[name], name === "log");
+    if (name in CONSTS) return CONSTS[name];
+    if (GREEK.has(name)) return this.subscripted(name);
+    throw new LatexError(`unsupported command \\${name}`);
+  }
+
+  // \sin x, \sin(x), \sin^2 x, \log_2 8: the argument is a parenthesised group or an implicit product.
+  func(fn: string, isLog: boolean): string {
+    let base: string | null = null;
+    let power: string | null = null;
+    if (isLog && this.isOp("_")) {
+      this.pos++;
+      base = this.group();
+    }
+    if (this.isOp("^")) {
+      this.pos++;
+      power = this.group();
+    }
+    let arg: string;
+    if (this.isOp("(") || this.isOp("{")) {
+      arg = this.atom();
+    } else {
+      arg = this.power();
+      while (this.peek() && (this.peek()!.t === "id" || this.peek()!.t === "num")) {
+        arg = `${arg} * ${this.power()}`;
+      }
+    }
+    const call = base !== null ? `log(${arg}, ${base})` : `${fn}(${arg})`;
+    return power !== null ? `(${call})^(${power})` : call;
+  }
+}
+
+/** Translate a normalised LaTeX expression into mathjs syntax; throws LatexError when it cannot. */
+export function latexToMathjs(latex: string): Translation {
+  const toks = tokenize(latex);
+  if (toks.length === 0) throw new LatexError("empty expression");
+  const p = new Parser(toks);
+  const expr = p.expr();
+  if (p.pos < toks.length) throw new LatexError(`unexpected '${(toks[p.pos] as { v: string }).v}'`);
+  return { expr, hasDecimal: p.hasDecimal };
+}

@@ -1,0 +1,128 @@
+// Read a sweep folder (or a `deno task eval` folder) into memory: run configs, status, metrics, graded samples.
+import { join } from "node:path";
+import { exists, readJson, readJsonl } from "../common/fs.ts";
+
+/** One graded evaluation sample (a line of eval.jsonl). */
+export interface EvalSample {
+  step: number;
+  dataset: string;
+  problemId: string;
+  sample: number;
+  correct: boolean;
+  status?: string;
+  extracted?: string | null;
+  meta?: { subject?: string; level?: number; [k: string]: unknown };
+}
+
+/** One line of metrics.jsonl (only the fields reports plot are named). */
+export interface MetricRow {
+  step: number;
+  [metric: string]: number | null | undefined;
+}
+
+/** One run as the report sees it. */
+export interface RunData {
+  runId: string;
+  method: string;
+  preset: string;
+  seed: number;
+  engine: string;
+  state: "running" | "done" | "failed" | "unknown";
+  reason?: string;
+  /** The run's k values from its config (empty when the folder has no config, e.g. `deno task eval`). */
+  ks: number[];
+  metrics: MetricRow[];
+  samples: EvalSample[];
+}
+
+/** A loaded sweep: its sweep.json (null for folders without one) and its runs in folder order. */
+export interface SweepData {
+  dir: string;
+  sweep: Record<string, unknown> | null;
+  /** The backend the engine actually used, when it recorded one in `base/base.json` (tfjs "auto" → "wasm"). */
+  resolvedBackend: string | null;
+  runs: RunData[];
+}
+
+/** Turns an engine's raw outputs into eval.jsonl before loading (VERL validation dumps); may do nothing. */
+export type Ingest = (runDir: string, config: Record<string, unknown>) => Promise<void>;
+
+function checkSample(s: Record<string, unknown>, where: string): EvalSample {
+  const bad = (field: string, want: string) => {
+    throw new Error(`${where}: field '${field}' must be ${want}, got ${JSON.stringify(s[field])}`);
+  };
+  if (!Number.isInteger(s.step)) bad("step", "an integer");
+  if (typeof s.dataset !== "string") bad("dataset", "a string");
+  if (typeof s.problemId !== "string") bad("problemId", "a string");
+  if (typeof s.correct !== "boolean") bad("correct", "true or false");
+  return s as unknown as EvalSample;
+}
+
+function loadRun(dir: string, fallbackId: string): RunData {
+  const config = exists(join(dir, "config.json"))
+    ? readJson<Record<string, unknown>>(join(dir, "config.json"))
+    : {};
+  const status = exists(join(dir, "status.json"))
+    ? readJson<{ state: RunData["state"]; reason?: string }>(join(dir, "status.json"))
+    : { state: "unknown" as const };
+  const evalPath = join(dir, "eval.jsonl");
+  const samples = readJsonl<Record<string, unknown>>(evalPath).map((s, i) =>
+    checkSample(s, `${evalPath}:${i + 1}`)
+  );
+  const runId = String(config.runId ?? fallbackId);
+  return {
+    runId,
+    method: String(config.method ?? config.model ?? runId),
+    preset: String(config.preset ?? ""),
+    seed: Number(config.seed ?? 0),
+    engine: String(config.engine ?? "external"),
+    state: status.state,
+    reason: status.reason,
+    ks: ((config.eval as { ks?: number[] } | undefined)?.ks ?? []).slice(),
+    metrics: readJsonl<MetricRow>(join(dir, "metrics.jsonl")),
+    samples,
+  };
+}
+
+/**
+ * Load `dir`: a sweep (`sweep.json` + `runs/<id>/`), a folder of run folders, or one run folder holding
+ * eval.jsonl. `ingest` is called per run whose engine needs it (VERL) before its samples are read.
+ */
+export async function loadSweep(dir: string, ingest: Record<string, Ingest> = {}): Promise<SweepData> {
+  if (!exists(dir)) throw new Error(`${dir}: no such folder`);
+  const sweep = exists(join(dir, "sweep.json"))
+    ? readJson<Record<string, unknown>>(join(dir, "sweep.json"))
+    : null;
+  let runDirs: string[];
+  if (exists(join(dir, "runs"))) {
+    runDirs = [...Deno.readDirSync(join(dir, "runs"))].filter((e) => e.isDirectory).map((e) =>
+      join(dir, "runs", e.name)
+    );
+  } else if (exists(join(dir, "eval.jsonl"))) {
+    runDirs = [dir];
+  } else {
+    throw new Error(`${dir}: neither a sweep (no runs/ folder) nor a run folder (no eval.jsonl)`);
+  }
+  const order = (sweep?.runIds as string[] | undefined) ?? [];
+  const rank = (path: string) => {
+    const i = order.indexOf(path.split("/").pop()!);
+    return i < 0 ? order.length : i;
+  };
+  runDirs.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  const runs: RunData[] = [];
+  for (const runDir of runDirs) {
+    const configPath = join(runDir, "config.json");
+    const config = exists(configPath) ? readJson<Record<string, unknown>>(configPath) : {};
+    const hook = ingest[String(config.engine)];
+    if (hook) await hook(runDir, config);
+    runs.push(loadRun(runDir, runDir.split("/").pop()!));
+  }
+  const basePath = join(dir, "base", "base.json");
+  const backend = exists(basePath) ? readJson<{ backend?: unknown }>(basePath).backend : null;
+  return { dir, sweep, resolvedBackend: typeof backend === "string" ? backend : null, runs };
+}
+
+/** The runs a report counts: finished ones (or folders without a status, e.g. from `deno task eval`). */
+export function usableRuns(data: SweepData): RunData[] {
+  return data.runs.filter((r) => (r.state === "done" || r.state === "unknown") && r.samples.length > 0);
+}

@@ -1,0 +1,135 @@
+// `deno task report DIR`: passk.csv, summary.md and plots/*.svg next to the sweep; `--compare A B` as Markdown.
+import { join } from "node:path";
+import { atomicWrite } from "../common/fs.ts";
+import { toCsv } from "../common/csv.ts";
+import { aceComparisons, type Comparison, comparisonSentence, pairedDiff } from "./compare.ts";
+import { type Ingest, loadSweep, type RunData, type SweepData, usableRuns } from "./load.ts";
+import {
+  type AggregateCell,
+  aggregateSeeds,
+  csvRecord,
+  finalRows,
+  PASSK_COLUMNS,
+  type PassKRow,
+  passKRows,
+} from "./passk.ts";
+import { passKSpec, renderSvg, trainingSpec } from "./plots.ts";
+import { BEFORE_RL, renderSummary } from "./summary.ts";
+
+/** Everything computed for one sweep. */
+export interface SweepReport {
+  data: SweepData;
+  runs: RunData[];
+  methods: string[];
+  rows: PassKRow[];
+  comparisons: Comparison[];
+  summary: string;
+  csv: string;
+}
+
+/** Options: bootstrap iterations (default 2000) and per-engine ingest hooks (VERL dumps → eval.jsonl). */
+export interface ReportOptions {
+  iters?: number;
+  ingest?: Record<string, Ingest>;
+}
+
+/** Methods in the order their runs appear (the sweep's expansion order). */
+function methodOrder(runs: readonly RunData[]): string[] {
+  return [...new Set(runs.map((r) => r.method))];
+}
+
+/** Step-0 cells of the first method, relabelled, when runs evaluated step 0 and trained past it. */
+function beforeRl(rows: readonly PassKRow[], final: readonly PassKRow[], method: string): AggregateCell[] {
+  const initial = rows.filter((r) => r.step === 0 && r.method === method);
+  if (initial.length === 0 || final.every((r) => r.step === 0)) return [];
+  return aggregateSeeds(initial).map((c) => ({ ...c, method: BEFORE_RL }));
+}
+
+/** Compute the report of a sweep folder without writing anything. */
+export async function buildReport(dir: string, options: ReportOptions = {}): Promise<SweepReport> {
+  const data = await loadSweep(dir, options.ingest);
+  const runs = usableRuns(data);
+  if (runs.length === 0) throw new Error(`${dir}: no finished run with evaluation samples to report`);
+  const rows = passKRows(runs, options.iters);
+  const final = finalRows(rows);
+  const presets = new Map(runs.map((r) => [r.method, r.preset]));
+  const comparisons = aceComparisons(final.filter((r) => r.slice === "all"), presets, options.iters);
+  const methods = methodOrder(runs);
+  const cells = [...beforeRl(rows, final, methods[0]), ...aggregateSeeds(final)];
+  const summary = renderSummary({ data, methods: [BEFORE_RL, ...methods], cells, comparisons });
+  const csv = toCsv(rows.map(csvRecord), PASSK_COLUMNS);
+  return { data, runs, methods, rows, comparisons, summary, csv };
+}
+
+/** Write passk.csv, summary.md and plots/ into the sweep folder; returns the written paths. */
+export async function writeReport(dir: string, options: ReportOptions = {}): Promise<string[]> {
+  const report = await buildReport(dir, options);
+  const written: string[] = [];
+  const put = (name: string, text: string) => {
+    atomicWrite(join(dir, name), text);
+    written.push(join(dir, name));
+  };
+  put("passk.csv", report.csv);
+  put("summary.md", report.summary);
+  const cells = aggregateSeeds(finalRows(report.rows));
+  for (const dataset of [...new Set(cells.map((c) => c.dataset))].sort()) {
+    put(
+      `plots/passk_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`,
+      await renderSvg(passKSpec(cells, dataset)),
+    );
+  }
+  const training = trainingSpec(report.runs);
+  if (training) put("plots/training.svg", await renderSvg(training));
+  return written;
+}
+
+/** Markdown comparing two sweeps: each shared method's Pass@k in A and B and the paired B − A difference. */
+export async function compareSweeps(
+  dirA: string,
+  dirB: string,
+  options: ReportOptions = {},
+): Promise<string> {
+  const [a, b] = await Promise.all([buildReport(dirA, options), buildReport(dirB, options)]);
+  const finalA = finalRows(a.rows).filter((r) => r.slice === "all");
+  const finalB = finalRows(b.rows).filter((r) => r.slice === "all");
+  const lines = [`# Compare: A = ${dirA}, B = ${dirB}`, ""];
+  const hashes = [a.data.sweep?.configHash, b.data.sweep?.configHash];
+  lines.push(`Config hashes: A ${hashes[0] ?? "n/a"}, B ${hashes[1] ?? "n/a"}.`, "");
+  const comparisons: Comparison[] = [];
+  for (const method of a.methods.filter((m) => b.methods.includes(m))) {
+    for (const dataset of [...new Set(finalA.map((r) => r.dataset))].sort()) {
+      const ra = finalA.filter((r) => r.method === method && r.dataset === dataset);
+      const rb = finalB.filter((r) => r.method === method && r.dataset === dataset);
+      if (ra.length === 0 || rb.length === 0) continue;
+      comparisons.push({
+        dataset,
+        a: `${method} [A]`,
+        b: `${method} [B]`,
+        cells: pairedDiff(ra, rb, dataset, options.iters),
+      });
+    }
+  }
+  if (comparisons.length === 0) {
+    return lines.concat("The two sweeps share no method and dataset.", "").join("\n");
+  }
+  const ks = [...new Set(comparisons.flatMap((c) => c.cells.map((d) => d.k)))].sort((x, y) => x - y);
+  const aggA = aggregateSeeds(finalA), aggB = aggregateSeeds(finalB);
+  const fmt = (x: number) => x.toFixed(3);
+  const sgn = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(3);
+  lines.push(`| method | dataset | ${ks.map((k) => `Pass@${k} A → B (Δ [95%])`).join(" | ")} |`);
+  lines.push(`|---|---|${ks.map(() => "---:").join("|")}|`);
+  for (const c of comparisons) {
+    const method = c.a.replace(/ \[A\]$/, "");
+    const cellsText = ks.map((k) => {
+      const d = c.cells.find((d) => d.k === k);
+      const ca = aggA.find((x) => x.method === method && x.dataset === c.dataset && x.k === k);
+      const cb = aggB.find((x) => x.method === method && x.dataset === c.dataset && x.k === k);
+      return d && ca && cb
+        ? `${fmt(ca.mean)} → ${fmt(cb.mean)} (${sgn(d.mean)} [${sgn(d.lo)}, ${sgn(d.hi)}])`
+        : "–";
+    });
+    lines.push(`| ${method} | ${c.dataset} | ${cellsText.join(" | ")} |`);
+  }
+  lines.push("", ...comparisons.map(comparisonSentence), "");
+  return lines.join("\n");
+}

@@ -1,0 +1,149 @@
+// End-to-end tests of the tfjs engine on the tiny configuration: SFT base, RL runs, determinism, resume, failure.
+import { assertEquals, ok, rejects } from "../../../assert.ts";
+import { join } from "node:path";
+import { exists, readJson, readJsonl } from "../../../../common/fs.ts";
+import { resolveAlgo } from "../../../../bench/core/mod.ts";
+import type { RunConfig } from "../../../../bench/engines/engine.ts";
+import { loadBundle, saveBundle } from "../../../../bench/engines/tfjs/checkpoint.ts";
+import { tfjsEngine } from "../../../../bench/engines/tfjs/engine.ts";
+import { generate, loadPolicy, type SavedModel } from "../../../../bench/engines/tfjs/policy.ts";
+import { tinySettings } from "../../../../bench/engines/tfjs/settings.ts";
+
+const settings = tinySettings() as unknown as Record<string, unknown>;
+const EVAL = { n: 4, ks: [1, 4], every: 4 };
+
+function runConfig(preset: string, seed: number, steps = 24): RunConfig {
+  const s = structuredClone(settings) as { rl: { steps: number } };
+  s.rl.steps = steps;
+  return {
+    runId: `${preset}_s${seed}`,
+    engine: "tfjs",
+    method: preset,
+    preset,
+    seed,
+    algo: resolveAlgo(preset) as unknown as Record<string, unknown>,
+    settings: s as unknown as Record<string, unknown>,
+    eval: EVAL,
+  };
+}
+
+const noHooks = { onProgress: () => {} };
+/** metrics.jsonl without wall-clock fields, which legitimately differ between runs. */
+const metricsOf = (dir: string) =>
+  readJsonl<Record<string, unknown>>(join(dir, "metrics.jsonl")).map(({ sample_s: _a, update_s: _b, ...m }) =>
+    m
+  );
+const evalOf = (dir: string) => readJsonl(join(dir, "eval.jsonl"));
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+Deno.test("tfjs engine: SFT base, then RL that improves reward; deterministic, resumable bit-for-bit", async (t) => {
+  const sweep = Deno.makeTempDirSync({ prefix: "tfjs-engine-" });
+  const runA = join(sweep, "runs", "a");
+
+  await t.step("prepare trains the shared base once and refuses other settings", async () => {
+    await tfjsEngine.prepare!({ settings, seed: 0 }, sweep);
+    const base = readJson<{ key: string; finalLoss: number }>(join(sweep, "base", "base.json"));
+    const sft = readJsonl<{ loss: number }>(join(sweep, "base", "sft_metrics.jsonl"));
+    ok(sft.at(-1)!.loss < sft[0].loss / 2, `SFT loss ${sft[0].loss} -> ${sft.at(-1)!.loss}`);
+    const stamp = Deno.statSync(join(sweep, "base", "model", "tensors.bin")).mtime;
+    await tfjsEngine.prepare!({ settings, seed: 0 }, sweep);
+    assertEquals(Deno.statSync(join(sweep, "base", "model", "tensors.bin")).mtime, stamp);
+    const other = structuredClone(settings) as { sft: { steps: number } };
+    other.sft.steps = 3;
+    await rejects(tfjsEngine.prepare!({ settings: other, seed: 0 }, sweep), /trained with other settings/);
+    ok(base.finalLoss > 0);
+  });
+
+  await t.step(
+    "an RL run writes metrics, graded evals, status and checkpoints, and raises reward",
+    async () => {
+      const progress: number[] = [];
+      await tfjsEngine.run(runConfig("ace-grpo", 1), runA, sweep, { onProgress: (s) => progress.push(s) });
+      assertEquals(readJson<{ state: string }>(join(runA, "status.json")).state, "done");
+      assertEquals(progress.at(-1), 24);
+      const metrics = metricsOf(runA);
+      assertEquals(metrics.map((m) => m.step), Array.from({ length: 24 }, (_, i) => i + 1));
+      for (
+        const key of [
+          "reward_mean",
+          "entropy",
+          "kl",
+          "clipfrac",
+          "loss",
+          "ace_overconf_frac",
+          "groups_kept_frac",
+        ]
+      ) {
+        ok(key in metrics[0], `metrics lack ${key}`);
+      }
+      const evals = evalOf(runA) as { step: number; correct: boolean; status: string }[];
+      assertEquals([...new Set(evals.map((e) => e.step))], [0, 4, 8, 12, 16, 20, 24]);
+      assertEquals(evals.length, 7 * 6 * EVAL.n);
+      ok(exists(join(runA, "checkpoints", "latest.json")));
+      const rewards = metrics.map((m) => m.reward_mean as number);
+      const first = mean(rewards.slice(0, 6)), last = mean(rewards.slice(-6));
+      ok(last > first, `reward did not improve: first 6 steps ${first}, last 6 steps ${last}`);
+    },
+  );
+
+  // Nothing in a run depends on its total step count, so an 8-step run must equal the first 8 steps of A.
+  const upTo8 = <T extends Record<string, unknown>>(xs: T[]) => xs.filter((x) => (x.step as number) <= 8);
+  const runB = join(sweep, "runs", "b");
+  await t.step("same seed and config give the same numbers", async () => {
+    await tfjsEngine.run(runConfig("ace-grpo", 1, 8), runB, sweep, noHooks);
+    assertEquals(metricsOf(runB), upTo8(metricsOf(runA)));
+    assertEquals(evalOf(runB), upTo8(evalOf(runA) as Record<string, unknown>[]));
+  });
+
+  await t.step(
+    "a resumed run continues bit-for-bit, discarding lines written after its checkpoint",
+    async () => {
+      const runC = join(sweep, "runs", "c");
+      await tfjsEngine.run(runConfig("ace-grpo", 1, 4), runC, sweep, noHooks);
+      // A crash after step 5's metrics were written but before its checkpoint:
+      const line = JSON.stringify({ step: 5, reward_mean: 7 }) + "\n";
+      Deno.writeTextFileSync(join(runC, "metrics.jsonl"), line, { append: true });
+      await tfjsEngine.run(runConfig("ace-grpo", 1, 8), runC, sweep, noHooks);
+      assertEquals(metricsOf(runC), metricsOf(runB));
+      assertEquals(evalOf(runC), evalOf(runB));
+      const b = loadPolicy(join(runB, "checkpoints")), c = loadPolicy(join(runC, "checkpoints"));
+      for (const [name, v] of b.model.params) {
+        assertEquals(
+          c.model.params.get(name)!.dataSync(),
+          v.dataSync(),
+          name,
+        );
+      }
+    },
+  );
+
+  await t.step("loadPolicy + generate give seeded completions with finish reasons", () => {
+    const policy = loadPolicy(join(runA, "checkpoints"));
+    const opts = { n: 3, temperature: 1, topP: 0.9, maxTokens: 44, seed: 7 };
+    const out = generate(policy, ["gcd(12,18)=", "gcd(5,10)="], opts);
+    assertEquals(out.length, 2);
+    assertEquals(out[0].length, 3);
+    for (const c of out.flat()) {
+      ok(c.finishReason === "stop" || c.finishReason === "length");
+      ok(c.tokens >= 1 && c.tokens <= 44);
+    }
+    assertEquals(generate(policy, ["gcd(12,18)=", "gcd(5,10)="], opts), out);
+    const short = generate(policy, ["gcd(12,18)="], { ...opts, maxTokens: 2 });
+    ok(short[0].every((c) => c.tokens <= 2));
+  });
+
+  await t.step("a diverging run (NaN weights) is marked failed with its reason", async () => {
+    const broken = join(sweep, "broken");
+    const bundle = loadBundle<SavedModel & Record<string, unknown>>(join(sweep, "base", "model"));
+    bundle.weights["lnf.g"].data.fill(NaN);
+    saveBundle(join(broken, "base", "model"), bundle);
+    Deno.copyFileSync(join(sweep, "base", "base.json"), join(broken, "base", "base.json"));
+    const runD = join(broken, "runs", "d");
+    await rejects(tfjsEngine.run(runConfig("grpo", 1), runD, broken, noHooks));
+    const status = readJson<{ state: string; reason: string }>(join(runD, "status.json"));
+    assertEquals(status.state, "failed");
+    ok(/step 1: .*(NaN|finite)/.test(status.reason), status.reason);
+  });
+
+  Deno.removeSync(sweep, { recursive: true });
+});

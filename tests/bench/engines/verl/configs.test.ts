@@ -1,0 +1,91 @@
+// The shipped VERL sweep configs validate, expand into runs, and plan without errors; plus the full offline
+// datasets exported through the datasets area's loader and read back (skipped when ../shared/datasets is absent).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { exists } from "../../../../common/fs.ts";
+import { loadDataset, renderPrompt } from "../../../../datasets/mod.ts";
+import { checkSweepConfig, expandRuns, readSweepConfig } from "../../../../bench/sweep/mod.ts";
+import {
+  exportVerlData,
+  readVerlParquet,
+  validateVerlSettings,
+  verlRunPlan,
+} from "../../../../bench/engines/verl/mod.ts";
+import { assertEquals, ok, throws } from "../../../assert.ts";
+
+const configsDir = fileURLToPath(new URL("../../../../bench/configs/", import.meta.url));
+const configs = [...Deno.readDirSync(configsDir)].map((e) => e.name).filter((n) => /^verl-.*\.json$/.test(n))
+  .sort();
+
+Deno.test("verl configs: every bench/configs/verl-*.json validates and plans each run", () => {
+  ok(configs.length >= 3, `found ${configs.join(", ")}`);
+  for (const file of configs) {
+    const sweep = readSweepConfig(join(configsDir, file));
+    assertEquals(sweep.engine, "verl");
+    const runs = expandRuns(sweep);
+    ok(runs.length >= 4, file);
+    for (const run of runs) {
+      const plan = verlRunPlan(run, sweep, {});
+      const length = (key: string) =>
+        Number(plan.overrides.find((o) => o.startsWith(`${key}=`))!.split("=")[1]);
+      const total = length("data.max_prompt_length") + length("data.max_response_length");
+      // Qwen2.5-Math-7B has a 4096-token context window
+      if (file.includes("qwen25-math")) ok(total <= 4096, `${file} ${run.runId}: ${total} tokens`);
+      assertEquals(plan.overrides.includes("algorithm.adv_estimator=ace"), run.preset.startsWith("ace-"));
+    }
+  }
+});
+
+Deno.test("verl configs: bad VERL settings in a sweep are rejected naming the field", () => {
+  const sweep = {
+    name: "bad",
+    engine: "verl",
+    seeds: [0],
+    methods: [{ name: "grpo", preset: "grpo" }],
+    settings: { rolloutN: 0 },
+    rl: { steps: 1 },
+    eval: { n: 1, ks: [1] },
+  };
+  throws(() => checkSweepConfig(sweep, "bad.json"), /bad\.json: settings: rolloutN: must be >= 1/);
+});
+
+const shared = fileURLToPath(new URL("../../../../../shared/datasets/", import.meta.url));
+const hasShared = exists(shared);
+if (!hasShared) console.log(`skipping full-data VERL export: ${shared} not found`);
+
+Deno.test({
+  name: "verl export: full DAPO-Math-17K, MATH-500 and AIME 2025 round-trip through parquet",
+  ignore: !hasShared,
+  async fn() {
+    const dir = mkdtempSync(join(tmpdir(), "verl-full-"));
+    try {
+      const options = { cacheDir: join(dir, "cache"), mirror: shared };
+      const settings = validateVerlSettings({
+        trainDatasets: ["dapo-math-17k"],
+        valDatasets: ["math500", "aime2025"],
+      });
+      const loaded = new Map<string, Awaited<ReturnType<typeof loadDataset>>>();
+      const files = await exportVerlData(dir, settings, async (name) => {
+        const records = await loadDataset(name, options);
+        loaded.set(name, records);
+        return records;
+      });
+      for (const file of files) {
+        const rows = await readVerlParquet(file.path);
+        const records = loaded.get(file.dataset)!;
+        assertEquals(rows.length, records.length, file.dataset);
+        for (const i of [0, Math.floor(rows.length / 2), rows.length - 1]) {
+          assertEquals(rows[i].extra_info.id, records[i].id);
+          assertEquals(rows[i].reward_model.ground_truth, records[i].answer);
+          assertEquals(rows[i].prompt[0].content, renderPrompt(records[i], "dapo-answer"));
+        }
+      }
+      assertEquals(files.map((f) => f.rows).slice(1), [500, 30]);
+      ok(files[0].rows > 17000, `dapo rows ${files[0].rows}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+});

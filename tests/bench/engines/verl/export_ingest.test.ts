@@ -1,0 +1,206 @@
+// The parquet export round trip (VERL's RL schema, read back with hyparquet) and the ingest of VERL validation
+// dumps into eval.jsonl through acebench's grader, on small fixtures in VERL's formats.
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { atomicWrite, readJsonl } from "../../../../common/fs.ts";
+import { type MathRecord, renderPrompt } from "../../../../datasets/mod.ts";
+import {
+  type EvalLine,
+  exportVerlData,
+  ingestVerlDumps,
+  readVerlDumps,
+  readVerlParquet,
+  toVerlRows,
+  validateVerlSettings,
+  writeVerlParquet,
+} from "../../../../bench/engines/verl/mod.ts";
+import { assertEquals, ok, rejects, throws } from "../../../assert.ts";
+
+const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
+const records: MathRecord[] = JSON.parse(readFileSync(join(fixtures, "records.json"), "utf8"));
+const loader = (name: string) => Promise.resolve(records.filter((r) => r.dataset === name));
+
+function withTmp(fn: (dir: string) => Promise<void>): () => Promise<void> {
+  return async () => {
+    const dir = mkdtempSync(join(tmpdir(), "verl-test-"));
+    try {
+      await fn(dir);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+}
+
+Deno.test(
+  "verl export: parquet rows round-trip through hyparquet in VERL's RL schema",
+  withTmp(async (dir) => {
+    const rows = toVerlRows(records, { template: "dapo-answer", dataSource: "math_dapo", split: "train" });
+    const path = join(dir, "train.parquet");
+    writeVerlParquet(path, rows);
+    const back = await readVerlParquet(path);
+    assertEquals(back, rows);
+    assertEquals(Object.keys(back[0]), ["data_source", "prompt", "ability", "reward_model", "extra_info"]);
+    assertEquals(back[2].prompt, [{ role: "user", content: renderPrompt(records[2], "dapo-answer") }]);
+    ok(back[2].prompt[0].content.endsWith('Remember to put your answer on its own line after "Answer:".'));
+    assertEquals(back[0].reward_model, { style: "rule", ground_truth: "\\frac{1}{2}" });
+    assertEquals(back[3].extra_info, {
+      dataset: "dapo-math-17k",
+      id: "dapo/0",
+      index: 3n,
+      split: "train",
+      template: "dapo-answer",
+    });
+    throws(() => writeVerlParquet(join(dir, "empty.parquet"), []), /no rows/);
+  }),
+);
+
+Deno.test(
+  "verl export: a sweep's train and test files carry each dataset's data_source",
+  withTmp(async (dir) => {
+    const settings = validateVerlSettings({
+      trainDatasets: ["dapo-math-17k"],
+      valDatasets: ["math500", "aime2025"],
+    });
+    const files = await exportVerlData(dir, settings, loader);
+    assertEquals(files.map((f) => [f.split, f.dataset, f.rows]), [
+      ["train", "dapo-math-17k", 1],
+      ["test", "math500", 2],
+      ["test", "aime2025", 1],
+    ]);
+    const aime = await readVerlParquet(join(dir, "data", "verl", "test-aime2025.parquet"));
+    assertEquals(aime[0].data_source, "aime2025");
+    assertEquals(aime[0].extra_info.split, "test");
+    const dapo = await readVerlParquet(join(dir, "data", "verl", "train-dapo-math-17k.parquet"));
+    assertEquals(dapo[0].data_source, "math_dapo");
+  }),
+);
+
+/** The fixture sweep copied to a temp folder, with its validation sets exported next to the VERL dumps. */
+async function fixtureSweep(dir: string): Promise<string> {
+  // kept outside a runs/ folder in the repo (.gitignore ignores runs/), laid out as a sweep here
+  cpSync(join(fixtures, "verl_run"), join(dir, "runs", "ace-grpo_s0"), { recursive: true });
+  await exportVerlData(dir, validateVerlSettings({ valDatasets: ["math500", "aime2025"] }), loader);
+  return join(dir, "runs", "ace-grpo_s0");
+}
+
+Deno.test(
+  "verl ingest: VERL dumps become graded eval.jsonl lines keyed by acebench problem ids",
+  withTmp(async (dir) => {
+    const runDir = await fixtureSweep(dir);
+    const summary = await ingestVerlDumps(runDir);
+    assertEquals(summary.files, 2);
+    assertEquals(summary.samples, 18);
+    assertEquals(summary.steps, [0, 20]);
+    assertEquals(summary.problems, 3);
+    assertEquals(summary.unmatched, 0);
+    assertEquals(summary.finished, false); // the fixture run has no config.json
+    // ace_verl's per-step diagnostics become metrics.jsonl; the repeated step 2 (a resumed job) keeps its last record
+    assertEquals(summary.metricsSteps, 3);
+    const metrics = readJsonl<{ step: number; reward_mean: number; ace_overconf_frac: number | null }>(
+      join(runDir, "metrics.jsonl"),
+    );
+    assertEquals(metrics.map((m) => [m.step, m.reward_mean, m.ace_overconf_frac]), [[1, 0.25, 0.5], [
+      2,
+      0.5,
+      0.3,
+    ], [
+      3,
+      0.5,
+      null,
+    ]]);
+    const lines = readJsonl<EvalLine>(join(runDir, "eval.jsonl"));
+    assertEquals(lines.length, 18);
+    const key = (l: EvalLine) => `${l.step}|${l.problemId}|${l.sample}`;
+    assertEquals(new Set(lines.map(key)).size, 18, "sample indices are unique per (step, problem)");
+    const at = (step: number, id: string) => lines.filter((l) => l.step === step && l.problemId === id);
+    const half = at(0, "math500/test/algebra/1.json");
+    assertEquals(half.map((l) => l.sample), [0, 1, 2]);
+    assertEquals(half[0].dataset, "math500");
+    assertEquals([half[0].correct, half[2].correct], [true, false]);
+    assertEquals(half[0].meta, { engine: "verl", verlScore: 1, matched: true });
+    // acebench's grader, not VERL's exact-match score: \frac12 and 1/2 are right although VERL scored them -1
+    const later = at(20, "math500/test/algebra/1.json");
+    assertEquals(later.map((l) => l.correct), [true, true, true]);
+    assertEquals(later.map((l) => l.meta.verlScore), [-1, -1, -1]);
+    const area = at(0, "math500/test/geometry/7.json");
+    assertEquals(area.map((l) => l.correct), [true, false, false]);
+    assertEquals(area[2].status, "no_answer"); // strict: "The area is 9." has no answer marker
+    const aime = at(0, "aime2025/I-1");
+    assertEquals(aime.map((l) => [l.dataset, l.correct]), [["aime2025", true], ["aime2025", false], [
+      "aime2025",
+      false,
+    ]]);
+    assertEquals(at(20, "aime2025/I-1").map((l) => l.correct), [true, true, false]);
+    // re-ingesting replaces the file with the same content
+    const before = readFileSync(join(runDir, "eval.jsonl"), "utf8");
+    await ingestVerlDumps(runDir);
+    assertEquals(readFileSync(join(runDir, "eval.jsonl"), "utf8"), before);
+  }),
+);
+
+Deno.test(
+  "verl ingest: the issue's plain naming (prompt, output, ground_truth, step) without exported data",
+  withTmp(async (dir) => {
+    const summary = await ingestVerlDumps(dir, { dumpDir: join(fixtures, "plain_dumps"), sweepDir: dir });
+    assertEquals([summary.samples, summary.problems, summary.unmatched], [3, 2, 3]);
+    const lines = readJsonl<EvalLine>(join(dir, "eval.jsonl"));
+    assertEquals(lines.map((l) => [l.step, l.dataset, l.sample]), [[5, "unknown", 0], [5, "unknown", 1], [
+      5,
+      "toy",
+      0,
+    ]]);
+    ok(/^prompt-[0-9a-f]{12}$/.test(lines[0].problemId));
+    assertEquals(lines[0].problemId, lines[1].problemId);
+    assertEquals(lines.slice(0, 2).map((l) => l.correct), [true, false]);
+  }),
+);
+
+Deno.test(
+  "verl ingest: bad dumps fail naming the file and line",
+  withTmp(async (dir) => {
+    const dumps = join(dir, "val_generations");
+    atomicWrite(
+      join(dumps, "3.jsonl"),
+      '{"input": "q", "output": "Answer: 1", "gts": "1"}\n{"input": "q"}\n',
+    );
+    throws(() => readVerlDumps(dumps), /3\.jsonl:2: field 'output' is missing/);
+    atomicWrite(join(dumps, "3.jsonl"), '{"input": "q", "output": "a", "gts": "1", "step": 3}\nnot json\n');
+    throws(() => readVerlDumps(dumps), /3\.jsonl:2: invalid JSON line/);
+    atomicWrite(join(dumps, "3.jsonl"), '{"input": "q", "output": "a"}\n');
+    assertEquals(readVerlDumps(dumps).samples[0].step, 3); // step from the file name
+    await rejects(() => ingestVerlDumps(dir), /3\.jsonl:1: no ground truth/);
+    await rejects(() => ingestVerlDumps(join(dir, "nowhere")), /no VERL validation dumps/);
+  }),
+);
+
+function pyarrowAvailable(): boolean {
+  try {
+    return new Deno.Command("python3", {
+      args: ["-c", "import pyarrow, pandas"],
+      stdout: "null",
+      stderr: "null",
+    })
+      .outputSync().success;
+  } catch {
+    return false;
+  }
+}
+const hasPyarrow = pyarrowAvailable();
+if (!hasPyarrow) console.log("skipping the pyarrow read-back of VERL parquet: python3 has no pyarrow/pandas");
+
+Deno.test({
+  name: "verl export: pyarrow and pandas (what VERL reads parquet with) accept the files",
+  ignore: !hasPyarrow,
+  fn: withTmp(async (dir) => {
+    await exportVerlData(dir, validateVerlSettings({ valDatasets: ["math500", "aime2025"] }), loader);
+    const files = [...Deno.readDirSync(join(dir, "data", "verl"))].map((e) =>
+      join(dir, "data", "verl", e.name)
+    );
+    const out = new Deno.Command("python3", { args: [join(fixtures, "check_parquet.py"), ...files] })
+      .outputSync();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    ok(out.success && text.includes("parquet OK"), text);
+  }),
+});

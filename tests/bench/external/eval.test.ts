@@ -1,0 +1,401 @@
+// `deno task eval` end to end: against the scripted fault server (known answers, so Pass@k is checkable), after a
+// crash (SIGKILL mid-run, then resume), against `deno task serve` with a tfjs checkpoint, and on bad input.
+import { assertClose, assertEquals, ok, rejects } from "../../assert.ts";
+import { exists, readJson, readJsonl } from "../../../common/fs.ts";
+import { fromCsv } from "../../../common/csv.ts";
+import { loadDataset, renderPrompt } from "../../../datasets/mod.ts";
+import { main } from "../../../commands/eval.ts";
+import type { EvalRow, SampleRecord } from "../../../bench/external/mod.ts";
+import { serveModel, tfjsServedModel } from "../../../bench/engines/tfjs/serve.ts";
+import { startFaultServer } from "./fault_server.ts";
+import { writeTinyCheckpoint } from "./tiny_checkpoint.ts";
+
+Deno.env.set("CI", "true"); // no progress bars in test output
+const synthetic = await loadDataset("synthetic");
+const goldOf = new Map(synthetic.map((r) => [r.problem, r.answer]));
+const template = new URL("./fixtures/qa_template.txt", import.meta.url).pathname;
+
+/** Right on even sample indices, wrong on odd ones: Pass@1 = 1/2, Pass@2 = 5/6, Pass@4 = 1 for n = 4. */
+function halfRight(prompt: string, _seed: number, i: number): string {
+  const problem = prompt.match(/^Question: (.*)\n/)?.[1] ?? "";
+  const gold = goldOf.get(problem);
+  if (gold === undefined) return "I do not know this problem";
+  return i % 2 === 0 ? `Thinking... so the answer is \\boxed{${gold}}` : "The answer is \\boxed{-12345}";
+}
+
+function evalArgs(url: string, out: string, extra: string[] = []) {
+  return [
+    "--endpoint",
+    url,
+    "--model",
+    "test-model",
+    "--dataset",
+    "synthetic",
+    "--limit",
+    "6",
+    "--n",
+    "4",
+    "--k",
+    "1,2,4",
+    "--completions",
+    "--prompt-template",
+    template,
+    "--concurrency",
+    "3",
+    "--out",
+    out,
+    "--retries",
+    "6",
+    ...extra,
+  ];
+}
+
+Deno.test("eval: faults, grading and the Pass@k report match the scripted answers", async () => {
+  const srv = startFaultServer({
+    script: ["500", "429", "drop", "malformed", "ok", "503"],
+    retryAfter: "0.05",
+    answer: halfRight,
+    latencyMs: 5,
+  });
+  const out = Deno.makeTempDirSync();
+  try {
+    assertEquals(await main(evalArgs(srv.url, out)), 0);
+    const run = `${out}/runs/test-model`;
+    const samples = readJsonl<SampleRecord>(`${run}/samples.jsonl`);
+    assertEquals(samples.length, 24);
+    assertEquals(new Set(samples.map((s) => `${s.problemId}#${s.sample}`)).size, 24, "no sample twice");
+    const rows = readJsonl<EvalRow>(`${run}/eval.jsonl`);
+    assertEquals(rows.length, 24);
+    assertEquals(rows.filter((r) => r.correct).length, 12);
+    ok(rows.every((r) => r.correct === (r.sample % 2 === 0)), "even samples right, odd wrong");
+    ok(rows.every((r) => r.step === 0 && r.dataset === "synthetic" && typeof r.rule === "string"));
+    assertEquals(rows.filter((r) => r.meta.truncated).length, 6, "finish_reason length is flagged");
+    const sweep = readJson<Record<string, unknown>>(`${out}/sweep.json`);
+    assertEquals(sweep.kind, "eval");
+    assertEquals((sweep.template as { text: string }).text, Deno.readTextFileSync(template));
+    assertEquals((sweep.sampling as { n: number }).n, 4);
+    assertEquals(readJson<{ state: string }>(`${run}/status.json`).state, "done");
+    const csv = fromCsv(Deno.readTextFileSync(`${out}/passk.csv`)) as Record<string, string>[];
+    const all = csv.filter((r) => r.slice === "all");
+    const at = (k: number) =>
+      Number(all.find((r) => Number(r.k) === k)?.passAtK ?? all.find((r) => Number(r.k) === k)?.pass_at_k);
+    assertClose(at(1), 0.5, 1e-6, "pass@1"); // passk.csv keeps 6 decimals
+    assertClose(at(2), 5 / 6, 1e-6, "pass@2");
+    assertClose(at(4), 1, 1e-6, "pass@4");
+    ok(Deno.readTextFileSync(`${out}/summary.md`).includes("test-model"));
+    // Same command again: everything is on disk, so no sampling request is made.
+    const before = srv.log.requests;
+    assertEquals(await main(evalArgs(srv.url, out)), 0);
+    assertEquals(srv.log.requests, before);
+    // Different sampling settings may not be mixed into the same folder.
+    await rejects(
+      main(evalArgs(srv.url, out, ["--temperature", "0.2"])),
+      /different settings.*another --out/,
+    );
+  } finally {
+    await srv.close();
+    Deno.removeSync(out, { recursive: true });
+  }
+});
+
+Deno.test("eval: killed mid-run (SIGKILL), the same command resumes without losing or repeating samples", async () => {
+  const srv = startFaultServer({ answer: halfRight, latencyMs: 60 });
+  // One sample per request: every answer is choice 0, so every stored sample is a right one.
+  const oneAtATime = ["--max-n-per-request", "1", "--concurrency", "1"];
+  const out = Deno.makeTempDirSync();
+  try {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        new URL("../../../cli.ts", import.meta.url).pathname,
+        "eval",
+        ...evalArgs(srv.url, out, oneAtATime),
+      ],
+      stdout: "null",
+      stderr: "null",
+      env: { CI: "true" },
+    }).spawn();
+    const samplesPath = `${out}/runs/test-model/samples.jsonl`;
+    for (let i = 0; i < 1500; i++) { // up to 30 s: the child may start slowly on a busy machine
+      await new Promise((r) => setTimeout(r, 20));
+      if (readJsonl(samplesPath).length >= 5) break;
+    }
+    child.kill("SIGKILL");
+    await child.status;
+    const before = readJsonl<SampleRecord>(samplesPath);
+    ok(before.length >= 5 && before.length < 24, `killed after ${before.length} samples`);
+    const requestsBefore = srv.log.requests;
+    assertEquals(await main(evalArgs(srv.url, out, oneAtATime)), 0);
+    const after = readJsonl<SampleRecord>(samplesPath);
+    assertEquals(after.length, 24);
+    assertEquals(new Set(after.map((s) => `${s.problemId}#${s.sample}`)).size, 24);
+    assertEquals(
+      after.slice(0, before.length),
+      before,
+      "samples written before the crash are kept as they were",
+    );
+    const resumedChoices = srv.log.bodies.slice(requestsBefore).reduce((t, b) => t + Number(b.n), 0);
+    assertEquals(resumedChoices, 24 - before.length, "the resumed run asked only for the missing samples");
+    const notRight = readJsonl<EvalRow>(`${out}/runs/test-model/eval.jsonl`).filter((r) => !r.correct);
+    const texts = new Map(after.map((s) => [`${s.problemId}#${s.sample}`, s.text]));
+    assertEquals(
+      notRight.map((r) =>
+        `${r.problemId}#${r.sample} ${r.status} ${r.rule} ${texts.get(`${r.problemId}#${r.sample}`)}`
+      ),
+      [],
+    );
+  } finally {
+    await srv.close();
+    Deno.removeSync(out, { recursive: true });
+  }
+});
+
+Deno.test("eval: against `serve` with a tfjs checkpoint, the whole path runs and is reproducible", async () => {
+  const ckpt = Deno.makeTempDirSync();
+  await writeTinyCheckpoint(ckpt, 40);
+  const { server, url } = serveModel(tfjsServedModel(ckpt, "tiny"), 0);
+  const outA = Deno.makeTempDirSync(), outB = Deno.makeTempDirSync();
+  try {
+    const args = (out: string, extra: string[] = []) => [
+      "--endpoint",
+      url,
+      "--model",
+      "tiny",
+      "--dataset",
+      "synthetic",
+      "--limit",
+      "5",
+      "--subset-seed",
+      "3",
+      "--n",
+      "4",
+      "--temperature",
+      "1",
+      "--top-p",
+      "1",
+      "--max-tokens",
+      "12",
+      "--prompt-template",
+      "raw",
+      "--out",
+      out,
+      ...extra,
+    ];
+    assertEquals(await main(args(outA)), 0);
+    assertEquals(await main(args(outB, ["--chat", "--concurrency", "1", "--max-n-per-request", "2"])), 0);
+    const texts = (out: string) =>
+      readJsonl<SampleRecord>(`${out}/runs/tiny/samples.jsonl`).map((s) =>
+        `${s.problemId}#${s.sample}:${s.text}`
+      ).sort();
+    assertEquals(texts(outA).length, 20);
+    const rows = readJsonl<EvalRow>(`${outA}/runs/tiny/eval.jsonl`);
+    assertEquals(rows.length, 20);
+    ok(rows.every((r) => ["correct", "wrong", "no_answer", "parse_error", "timeout"].includes(r.status)));
+    const usage = readJsonl<SampleRecord>(`${outA}/runs/tiny/samples.jsonl`)[0].usage!;
+    ok(usage.prompt_tokens > 1 && usage.completion_tokens >= 4);
+    ok(Deno.readTextFileSync(`${outA}/passk.csv`).length > 0);
+    // Request seeds derive from (seed, problem, first sample index), so the same command in a fresh folder
+    // reproduces every text; a chat run with n=2 per request draws its last two samples under other seeds.
+    ok(JSON.stringify(texts(outB)) !== JSON.stringify(texts(outA)));
+    const outC = Deno.makeTempDirSync();
+    assertEquals(await main(args(outC)), 0);
+    assertEquals(texts(outC), texts(outA));
+    Deno.removeSync(outC, { recursive: true });
+  } finally {
+    await server.shutdown();
+    for (const d of [ckpt, outA, outB]) Deno.removeSync(d, { recursive: true });
+  }
+});
+
+Deno.test("eval: bad input gets one-line errors that say what to do", async () => {
+  const out = Deno.makeTempDirSync();
+  const empty = Deno.makeTempDirSync();
+  try {
+    await rejects(
+      main([
+        "--endpoint",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "--dataset",
+        "math500",
+        "--cache-dir",
+        empty,
+        "--out",
+        out,
+      ]),
+      /dataset 'math500' is not fetched yet: run `deno task fetch math500 --cache-dir .*` or pass --mirror DIR/,
+    );
+    // A port that was just free: nothing listens there.
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const closedPort = (listener.addr as Deno.NetAddr).port;
+    listener.close();
+    await rejects(
+      main([
+        "--endpoint",
+        `http://127.0.0.1:${closedPort}/v1`,
+        "--model",
+        "m",
+        "--dataset",
+        "synthetic",
+        "--limit",
+        "1",
+        "--out",
+        out,
+        "--retries",
+        "0",
+      ]),
+      new RegExp(
+        `cannot reach http://127\\.0\\.0\\.1:${closedPort}/v1 \\(.*\\); start the server or fix --endpoint`,
+      ),
+    );
+    await rejects(
+      main(["--endpoint", "x", "--model", "m", "--dataset", "nope", "--out", out]),
+      /--dataset: unknown 'nope'/,
+    );
+    await rejects(
+      main([
+        "--endpoint",
+        "http://h",
+        "--model",
+        "m",
+        "--dataset",
+        "aime2025",
+        "--n",
+        "4",
+        "--k",
+        "8",
+        "--out",
+        out,
+      ]),
+      /k=8 > --n 4/,
+    );
+    await rejects(
+      main([
+        "--endpoint",
+        "http://h",
+        "--model",
+        "m",
+        "--dataset",
+        "aime2025",
+        "--prompt-template",
+        "nope.txt",
+        "--out",
+        out,
+      ]),
+      /--prompt-template: 'nope.txt' is neither a shipped template/,
+    );
+    Deno.env.delete("ACEBENCH_TEST_NO_KEY");
+    await rejects(
+      main([
+        "--endpoint",
+        "http://h",
+        "--model",
+        "m",
+        "--dataset",
+        "synthetic",
+        "--api-key-env",
+        "ACEBENCH_TEST_NO_KEY",
+        "--out",
+        out,
+      ]),
+      /--api-key-env ACEBENCH_TEST_NO_KEY: the variable is empty or not set/,
+    );
+    const srv = startFaultServer({ apiKey: "right" });
+    Deno.env.set("ACEBENCH_TEST_KEY", "wrong");
+    try {
+      await rejects(
+        main([
+          "--endpoint",
+          srv.url,
+          "--model",
+          "test-model",
+          "--dataset",
+          "synthetic",
+          "--limit",
+          "1",
+          "--api-key-env",
+          "ACEBENCH_TEST_KEY",
+          "--out",
+          out,
+        ]),
+        /refused the key in \$ACEBENCH_TEST_KEY .*pass --api-key-env VAR naming a variable that holds a valid key/,
+      );
+      Deno.env.set("ACEBENCH_TEST_KEY", "right");
+      await rejects(
+        main([
+          "--endpoint",
+          srv.url,
+          "--model",
+          "gpt-9",
+          "--dataset",
+          "synthetic",
+          "--limit",
+          "1",
+          "--api-key-env",
+          "ACEBENCH_TEST_KEY",
+          "--out",
+          out,
+        ]),
+        /model 'gpt-9' is not served by .*pass one of those with --model/,
+      );
+    } finally {
+      await srv.close();
+    }
+  } finally {
+    Deno.removeSync(out, { recursive: true });
+    Deno.removeSync(empty, { recursive: true });
+  }
+});
+
+const mirror = new URL("../../../../shared/datasets", import.meta.url).pathname;
+const haveMirror = exists(mirror);
+if (!haveMirror) console.log(`eval full-data test skipped: ${mirror} not found (the offline dataset mirror)`);
+
+Deno.test({
+  name: "eval: MATH-500 from the mirror, graded per subject and level in the report",
+  ignore: !haveMirror,
+  async fn() {
+    const cache = Deno.makeTempDirSync(), out = Deno.makeTempDirSync();
+    const records = await loadDataset("math500", { cacheDir: cache, mirror });
+    const goldByPrompt = new Map(records.map((r) => [renderPrompt(r, "boxed"), r.answer]));
+    const srv = startFaultServer({
+      answer: (prompt, _seed, i) =>
+        i % 2 === 0 ? `So we get \\boxed{${goldByPrompt.get(prompt)}}.` : "\\boxed{\\pi^{99}}",
+    });
+    try {
+      const args = [
+        "--endpoint",
+        srv.url,
+        "--model",
+        "test-model",
+        "--dataset",
+        "math500",
+        "--cache-dir",
+        cache,
+      ];
+      assertEquals(await main([...args, "--limit", "12", "--subset-seed", "5", "--n", "2", "--out", out]), 0);
+      const rows = readJsonl<EvalRow>(`${out}/runs/test-model/eval.jsonl`);
+      assertEquals(rows.length, 24);
+      const wrong = rows.filter((r) => r.correct !== (r.sample === 0));
+      assertEquals(
+        wrong.map((r) => `${r.problemId}#${r.sample}: ${r.status} ${r.extracted}`),
+        [],
+        "gold graded right",
+      );
+      ok(rows.every((r) => typeof r.meta.subject === "string" && Number.isInteger(r.meta.level)));
+      const slices = new Set(
+        (fromCsv(Deno.readTextFileSync(`${out}/passk.csv`)) as { slice: string }[]).map((r) => r.slice),
+      );
+      ok(
+        [...slices].some((s) => s.startsWith("subject=")) && [...slices].some((s) => s.startsWith("level=")),
+        [...slices].join(),
+      );
+    } finally {
+      await srv.close();
+      Deno.removeSync(cache, { recursive: true });
+      Deno.removeSync(out, { recursive: true });
+    }
+  },
+});

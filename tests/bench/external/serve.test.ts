@@ -1,0 +1,128 @@
+import { assertEquals, ok, rejects } from "../../assert.ts";
+import { Rng } from "../../../common/prng.ts";
+import { serveModel, tfjsServedModel } from "../../../bench/engines/tfjs/serve.ts";
+import { complete, type Endpoint, preflight } from "../../../bench/external/client.ts";
+import { writeTinyCheckpoint } from "./tiny_checkpoint.ts";
+
+const dir = Deno.makeTempDirSync({ prefix: "acebench-serve-" });
+await writeTinyCheckpoint(dir);
+
+async function post(url: string, body: unknown) {
+  const res = await fetch(url, { method: "POST", body: JSON.stringify(body) });
+  return { status: res.status, body: await res.json() };
+}
+
+Deno.test("serve: a tfjs checkpoint answers /v1/models, /v1/completions and /v1/chat/completions", async () => {
+  const { server, url } = serveModel(tfjsServedModel(dir, "tiny"), 0);
+  try {
+    const models = await (await fetch(`${url}/models`)).json();
+    assertEquals(models.data.map((m: { id: string }) => m.id), ["tiny"]);
+    const req = { model: "tiny", prompt: "3+4=", n: 3, temperature: 1, top_p: 0.9, max_tokens: 8, seed: 5 };
+    const a = await post(`${url}/completions`, req);
+    assertEquals(a.status, 200, JSON.stringify(a.body));
+    assertEquals(a.body.choices.length, 3);
+    assertEquals(a.body.choices.map((c: { index: number }) => c.index), [0, 1, 2]);
+    ok(a.body.choices.every((c: { text: string }) => c.text.length <= 8), "max_tokens bounds the reply");
+    ok(a.body.choices.every((c: { finish_reason: string }) => ["stop", "length"].includes(c.finish_reason)));
+    assertEquals(a.body.usage.prompt_tokens, 5, "BOS + 4 characters");
+    ok(a.body.usage.completion_tokens >= 3 && a.body.usage.completion_tokens <= 24);
+    const again = await post(`${url}/completions`, req);
+    assertEquals(again.body.choices, a.body.choices, "same seed, same samples");
+    const other = await post(`${url}/completions`, { ...req, seed: 6 });
+    ok(JSON.stringify(other.body.choices) !== JSON.stringify(a.body.choices), "another seed, other samples");
+    const chat = await post(`${url}/chat/completions`, {
+      ...req,
+      prompt: undefined,
+      messages: [{ role: "user", content: "3+4=" }],
+    });
+    assertEquals(chat.status, 200);
+    assertEquals(
+      chat.body.choices.map((c: { message: { content: string } }) => c.message.content),
+      a.body.choices.map((c: { text: string }) => c.text),
+      "chat uses the last user message as the prompt",
+    );
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("serve: bad requests get OpenAI-style errors the client turns into one-line advice", async () => {
+  const { server, url } = serveModel(tfjsServedModel(dir, "tiny"), 0);
+  try {
+    const wrongModel = await post(`${url}/completions`, { model: "gpt-9", prompt: "1+1=" });
+    assertEquals(wrongModel.status, 404);
+    ok(wrongModel.body.error.message.includes("gpt-9"));
+    const badTemp = await post(`${url}/completions`, { model: "tiny", prompt: "1+1=", temperature: -1 });
+    assertEquals(badTemp.status, 400);
+    ok(badTemp.body.error.message.startsWith("temperature:"));
+    const badChar = await post(`${url}/completions`, { model: "tiny", prompt: "1+1=\n" });
+    assertEquals(badChar.status, 400);
+    ok(/not in the vocabulary/.test(badChar.body.error.message), badChar.body.error.message);
+    const ep: Endpoint = {
+      baseUrl: url,
+      model: "gpt-9",
+      mode: "completions",
+      timeoutMs: 5000,
+      retry: { maxRetries: 0, baseMs: 1, maxMs: 1, maxRetryAfterMs: 1 },
+    };
+    await rejects(
+      preflight(ep),
+      /model 'gpt-9' is not served .*\(it serves: tiny\); pass one of those with --model/,
+    );
+    const r = await complete(
+      { ...ep, model: "tiny" },
+      "12+3=",
+      2,
+      { temperature: 0, topP: 1, maxTokens: 6 },
+      1,
+      Rng.seeded(0),
+    );
+    assertEquals(r.choices.length, 2);
+    assertEquals(r.choices[0].text, r.choices[1].text, "temperature 0 is greedy");
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("serve: the CLI serves on --port 0 and stops cleanly on SIGINT", async () => {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      new URL("../../../cli.ts", import.meta.url).pathname,
+      "serve",
+      "--checkpoint",
+      dir,
+      "--port",
+      "0",
+      "--model",
+      "tiny",
+      "--backend",
+      "cpu",
+    ],
+    stdout: "piped",
+    stderr: "piped",
+    env: { CI: "true" },
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  while (!/at (http\S+) /.test(out)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    out += value;
+  }
+  const url = out.match(/at (http\S+) /)?.[1];
+  try {
+    ok(url, `no URL in the serve output: ${out}`);
+    const models = await (await fetch(`${url}/models`)).json();
+    assertEquals(models.data[0].id, "tiny");
+  } finally {
+    child.kill("SIGINT");
+    await reader.cancel();
+    const status = await child.status;
+    await child.stderr.cancel();
+    assertEquals(status.code, 0);
+  }
+});
+
+globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));

@@ -1,0 +1,93 @@
+import { assertEquals, ok, throws } from "../../assert.ts";
+import {
+  checkSweepConfig,
+  expandRuns,
+  filterRuns,
+  presetPath,
+  readSweepConfig,
+} from "../../../bench/sweep/mod.ts";
+import { fakeSpec } from "./fixtures/fake_spec.ts";
+
+const base = {
+  name: "t",
+  engine: "tabular",
+  seeds: [0, 1],
+  methods: [{ name: "grpo", preset: "grpo" }, { name: "ace-grpo", preset: "ace-grpo" }],
+  rl: { steps: 5 },
+  eval: { n: 8, ks: [1, 2, 8] },
+};
+
+function rejectsWith(value: unknown, pattern: RegExp) {
+  throws(() => checkSweepConfig(value, "sweep.json", fakeSpec), (e: Error) => {
+    ok(pattern.test(e.message), `message '${e.message}' does not match ${pattern}`);
+    ok(!e.message.includes("\n"), "one-line error");
+    return true;
+  });
+}
+
+Deno.test("sweep config: schema failures name the file and the field", () => {
+  rejectsWith(
+    { ...base, engine: "torch" },
+    /^sweep\.json: engine: must be equal to one of the allowed values \(tfjs, tabular, verl\)/,
+  );
+  rejectsWith({ ...base, seeds: [] }, /^sweep\.json: seeds: must NOT have fewer than 1 items/);
+  rejectsWith(
+    { ...base, methods: [{ name: "x", preset: "ppo" }] },
+    /methods\[0\]\.preset: .*grpo, dapo, ace-grpo, ace-dapo/,
+  );
+  rejectsWith({ ...base, rl: {} }, /rl: must have required property 'steps'/);
+  rejectsWith({ ...base, eval: { n: 4, ks: [1, 8] } }, /eval\.ks: k=8 exceeds eval\.n=4/);
+  rejectsWith({ ...base, grid: { "ace.phi": ["tanh"] } }, /grid\.ace\.phi\[0\]: must be equal to one of/);
+  rejectsWith({ ...base, colour: "red" }, /\(root\): must NOT have additional properties 'colour'/);
+  rejectsWith(
+    { ...base, methods: [base.methods[0], base.methods[0]] },
+    /methods\[1\]\.name: duplicate method 'grpo'/,
+  );
+  rejectsWith(
+    { ...base, methods: [base.methods[0]], grid: { "ace.alpha": [1] } },
+    /grid: there is no ACE method/,
+  );
+});
+
+Deno.test("sweep config: a bad algo override names the method and the key", () => {
+  const sweep = checkSweepConfig(
+    { ...base, methods: [{ name: "g", preset: "grpo", overrides: { clipLo: 0.1 } }] },
+    "s.json",
+    fakeSpec,
+  );
+  throws(() => expandRuns(sweep), /method 'g': algo override 'clipLo': unknown key/);
+});
+
+Deno.test("sweep config: the ACE grid expands ACE methods only, ids encode the grid values", () => {
+  const sweep = checkSweepConfig(
+    { ...base, grid: { "ace.alpha": [0.5, 2], "ace.aggregation": ["sum", "mean"] } },
+    "s.json",
+    fakeSpec,
+  );
+  const runs = expandRuns(sweep);
+  assertEquals(runs.length, 2 + 4 * 2);
+  assertEquals(runs.map((r) => r.runId).slice(0, 4), [
+    "grpo_s0",
+    "grpo_s1",
+    "ace-grpo_a0.5_sum_s0",
+    "ace-grpo_a0.5_sum_s1",
+  ]);
+  const r = runs.find((r) => r.runId === "ace-grpo_a2_mean_s1")!;
+  assertEquals(r.method, "ace-grpo_a2_mean");
+  assertEquals((r.algo.ace as { alpha: number }).alpha, 2);
+  assertEquals((r.algo.ace as { aggregation: string }).aggregation, "mean");
+  assertEquals((r.settings.rl as { steps: number }).steps, 5);
+  assertEquals(r.eval, { n: 8, ks: [1, 2, 8], every: 1000000 });
+  assertEquals(filterRuns(runs, "ace-grpo_a2*").length, 4);
+  assertEquals(filterRuns(runs, "_s1").length, 5);
+});
+
+Deno.test("sweep config: every shipped preset in bench/configs validates", () => {
+  for (const entry of Deno.readDirSync(new URL("../../../bench/configs/", import.meta.url))) {
+    if (!entry.name.endsWith(".json")) continue;
+    const path = presetPath(entry.name.replace(/\.json$/, ""));
+    const sweep = readSweepConfig(path);
+    ok(expandRuns(sweep).length > 0, entry.name);
+  }
+  throws(() => presetPath("no-such-preset"), /no sweep preset 'no-such-preset'/);
+});

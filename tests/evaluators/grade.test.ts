@@ -1,0 +1,117 @@
+import { assertEquals, ok } from "../assert.ts";
+import { extractAnswer, grade, isEquivalent } from "../../evaluators/mod.ts";
+import { Rng } from "../../common/prng.ts";
+
+Deno.test("extract: each rule reports itself", () => {
+  const rule = (text: string, strict = false) => extractAnswer(text, { strict }).rule;
+  assertEquals(rule("so \\boxed{3}"), "boxed");
+  assertEquals(rule("so \\boxed 3"), "boxed_bare");
+  assertEquals(rule("so \\boxed{}"), "boxed_empty");
+  assertEquals(rule("so \\boxed{3"), "boxed_unclosed");
+  assertEquals(rule("work\nAnswer: 3"), "answer_line");
+  assertEquals(rule("The final answer is $3$. I hope it is correct."), "final_answer_is");
+  assertEquals(rule("so the answer is 3"), "answer_is");
+  assertEquals(rule("We are done now.\n$$3$$"), "last_line_math");
+  assertEquals(rule("3"), "bare");
+  assertEquals(rule("3", true), "no_answer");
+  assertEquals(rule("this is a long piece of prose with the number 3 in it"), "no_answer");
+  assertEquals(
+    extractAnswer("The final answer is $\\frac{1}{2}$. I hope it is correct.").answer,
+    "\\frac{1}{2}",
+  );
+  assertEquals(extractAnswer("\\boxed{\\{1, 2\\}}").answer, "\\{1, 2\\}");
+});
+
+Deno.test("grade: result shape and status classes", () => {
+  assertEquals(grade("\\boxed{2}", "2"), { correct: true, status: "correct", extracted: "2", rule: "boxed" });
+  assertEquals(grade("\\boxed{3}", "2").status, "wrong");
+  assertEquals(grade("words words words words words", "2").status, "no_answer");
+  assertEquals(grade("\\boxed{\\frac{}{}\\unknown}", "2").status, "parse_error");
+  assertEquals(grade("\\boxed{2}", "").status, "parse_error");
+  ok(isEquivalent("\\frac12", "0.5"));
+  ok(!isEquivalent("\\frac12", "0.51"));
+});
+
+Deno.test("grade: pathological inputs return quickly with a verdict", () => {
+  const cases: [string, string][] = [
+    ["\\boxed{10^{10^{10^{10}}}}", "1"],
+    ["\\boxed{1000000!}", "1"],
+    ["\\boxed{" + "{".repeat(100_000) + "1" + "}".repeat(100_000) + "}", "1"],
+    ["\\boxed{" + "(".repeat(100_000) + "1" + ")".repeat(100_000) + "}", "1"],
+    ["x".repeat(5_000_000), "1"],
+    ["\\boxed{" + "1+".repeat(1_000_000) + "1}", "1"],
+    ["\\boxed{1}".repeat(200_000), "1"],
+    ["\\boxed{2}", "\\boxed{" + "{".repeat(100_000) + "}".repeat(100_000) + "}"],
+    ["\\boxed{(x+1)^{10^{9}}}", "(x+1)^{10^{9}+1}"],
+  ];
+  for (const [p, g] of cases) {
+    const t0 = performance.now();
+    const r = grade(p, g);
+    const ms = performance.now() - t0;
+    ok(ms < 1000, `${p.slice(0, 30)}… took ${ms.toFixed(0)} ms`);
+    ok(["correct", "wrong", "no_answer", "parse_error"].includes(r.status));
+  }
+  assertEquals(grade("\\boxed{1}".repeat(200_000), "1").correct, true);
+});
+
+Deno.test("grade: never throws on seeded random junk built from LaTeX fragments", () => {
+  const rng = Rng.seeded(2024);
+  const parts = [
+    "\\frac",
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    "\\sqrt",
+    "^",
+    "_",
+    "1",
+    "x",
+    "\\pi",
+    "=",
+    ",",
+    "\\pm",
+    "\\{",
+    "\\}",
+    "\\boxed{",
+    "\\left(",
+    "\\right]",
+    "!",
+    "-",
+    "+",
+    "\\infty",
+    "\\cup",
+    "<",
+    "\\le",
+    "&",
+    "\\\\",
+    "\\begin{pmatrix}",
+    "\\end{pmatrix}",
+    "$",
+    "\\text{",
+    "0.5",
+    "%",
+    "i",
+    "e",
+    "|",
+    "\\cdot",
+    "/",
+    " ",
+  ];
+  for (let t = 0; t < 1500; t++) {
+    const len = 1 + rng.int(25);
+    const s = Array.from({ length: len }, () => rng.pick(parts)).join("");
+    const gold = Array.from({ length: 1 + rng.int(8) }, () => rng.pick(parts)).join("");
+    const r = grade(`\\boxed{${s}}`, gold);
+    ok(
+      typeof r.correct === "boolean" && r.correct === (r.status === "correct"),
+      JSON.stringify([s, gold, r]),
+    );
+    // Every answer matches itself (the gold is extracted the same way) unless it is unreadable.
+    if (r.status !== "no_answer" && grade(`\\boxed{${s}}`, `\\boxed{${s}}`).status === "wrong") {
+      throw new Error(`self-match failed for ${JSON.stringify(s)}`);
+    }
+  }
+});

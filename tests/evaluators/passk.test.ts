@@ -1,0 +1,79 @@
+import { assertClose, assertEquals, throws } from "../assert.ts";
+import { majAtK, meanAtN, passAtK, passAtKSummary } from "../../evaluators/mod.ts";
+
+// Exact 1 − C(n−c,k)/C(n,k) with BigInt binomials, to check the product form independently.
+function binom(n: number, k: number): bigint {
+  if (k < 0 || k > n) return 0n;
+  let r = 1n;
+  for (let i = 1; i <= k; i++) r = (r * BigInt(n - k + i)) / BigInt(i);
+  return r;
+}
+function exactPassAtK(n: number, c: number, k: number): number {
+  const num = binom(n - c, k);
+  const den = binom(n, k);
+  const scale = 10n ** 15n;
+  return 1 - Number((num * scale) / den) / 1e15;
+}
+
+Deno.test("passAtK: reference values from rlvr.md section C", () => {
+  assertClose(passAtK(16, 4, 8), 0.961538461538, 1e-9, "(16,4,8)");
+  assertEquals(passAtK(4, 1, 4), 1);
+  assertClose(passAtK(64, 1, 1), 0.015625, 1e-15, "(64,1,1)");
+  assertEquals(passAtK(10, 0, 5), 0);
+  assertClose(passAtK(6, 3, 1), 0.5, 1e-15, "(6,3,1)");
+  assertEquals(passAtK(16, 1, 16), 1);
+  assertClose(passAtK(32, 5, 4), 0.511958, 1e-6, "(32,5,4)");
+  assertClose(passAtK(200, 13, 100), 0.999919, 1e-6, "(200,13,100)");
+});
+
+Deno.test("passAtK: k > n and bad counts throw instead of returning 0 or 1", () => {
+  throws(() => passAtK(2, 0, 5), /k=5 > n=2/);
+  throws(() => passAtK(4, 5, 1), /c must be/);
+  throws(() => passAtK(4, 1, 0), /k must be/);
+  throws(() => passAtK(0, 0, 1), /n must be/);
+  throws(() => passAtK(4.5, 1, 1), /n must be/);
+});
+
+Deno.test("passAtK: c = 0 gives 0, c = n gives 1, and matches exact binomials on a grid", () => {
+  for (let n = 1; n <= 40; n += 3) {
+    for (let c = 0; c <= n; c++) {
+      for (let k = 1; k <= n; k++) {
+        const v = passAtK(n, c, k);
+        if (c === 0) assertEquals(v, 0);
+        if (c === n) assertEquals(v, 1);
+        assertClose(v, exactPassAtK(n, c, k), 1e-12, `(${n},${c},${k})`);
+      }
+    }
+  }
+});
+
+Deno.test("meanAtN equals pass@1 and validates its counts", () => {
+  assertEquals(meanAtN(8, 3), 3 / 8);
+  assertClose(meanAtN(8, 3), passAtK(8, 3, 1), 1e-15);
+  throws(() => meanAtN(2, 3), /c must be/);
+});
+
+Deno.test("passAtKSummary: per-k means over problems, seeded intervals, k beyond a problem's n throws", () => {
+  const problems = [{ n: 4, c: 1 }, { n: 4, c: 0 }, { n: 4, c: 4 }, { n: 4, c: 2 }];
+  const rows = passAtKSummary(problems, [1, 2, 4], { seed: 7, iters: 500 });
+  assertEquals(rows.map((r) => r.k), [1, 2, 4]);
+  assertClose(rows[0].mean, (0.25 + 0 + 1 + 0.5) / 4, 1e-12, "pass@1");
+  assertClose(rows[2].mean, (1 + 0 + 1 + 1) / 4, 1e-12, "pass@4");
+  for (const r of rows) {
+    if (!(r.lo <= r.mean && r.mean <= r.hi)) throw new Error(`interval ${r.lo}..${r.hi} misses ${r.mean}`);
+  }
+  assertEquals(passAtKSummary(problems, [1, 2, 4], { seed: 7, iters: 500 }), rows);
+  throws(() => passAtKSummary(problems, [8], { seed: 1 }), /problem 0 has n=4 < k=8/);
+});
+
+Deno.test("majAtK: votes cluster by equivalence, not by string", () => {
+  const responses = ["\\boxed{\\frac12}", "\\boxed{0.5}", "\\boxed{3}", "\\boxed{1/2}", "\\boxed{3}"];
+  const r = majAtK(responses, "\\dfrac{1}{2}");
+  assertEquals(r.votes, 3);
+  assertEquals(r.correct, true);
+  // With only the first three, the tie between {½, 0.5} (2 votes) and {3} is not a tie: ½ still leads.
+  assertEquals(majAtK(responses, "3", 3).correct, false);
+  assertEquals(majAtK(["no idea", "\\boxed{3}"], "3").votes, 1);
+  assertEquals(majAtK(["long text without any answer at all, just words words words"], "3").answer, null);
+  throws(() => majAtK(responses, "1", 6), /k=6 > 5/);
+});
