@@ -28,7 +28,7 @@ ace-dapo × 3 seeds).
 --config FILE     sweep config (JSON, see bench/sweep/sweep.schema.json; a recorded sweep.json works too)
 --preset NAME     a config shipped in bench/configs/ (default: default)
 --out DIR         sweep folder (default: runs/<name>)
---only PATTERN    run only matching run ids: a glob with * and ?, else a substring (e.g. 'ace-*' or _s1)
+--only PATTERN    run only these runs: a glob over run ids ('ace-*', '*_s1'), else one run id or method
 --workers N       parallel runs (default: number of cores)
 --dry-run         print the run matrix, what is done, and a time estimate; run nothing
 --no-report       skip writing the report at the end

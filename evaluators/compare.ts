@@ -34,16 +34,14 @@ export type Value =
 
 const OPENERS = "([{";
 const CLOSERS = ")]}";
+// LaTeX relation → canonical operator (two-character forms before "<" and ">").
 const RELATIONS: [string, string][] = [
   ["\\le", "<="],
   ["\\ge", ">="],
   ["\\ne", "!="],
   ["<", "<"],
   [">", ">"],
-  [
-    "=",
-    "=",
-  ],
+  ["=", "="],
 ];
 
 /** Split at top-level occurrences of any separator (outside brackets); returns parts and the separators hit. */
@@ -78,7 +76,7 @@ export function splitTop(s: string, seps: readonly string[]): { parts: string[];
 }
 
 // True when the bracket at 0 closes exactly at the last character (so "(1,2)" but not "(1)+(2)").
-function outerPair(s: string, openLen: number): boolean {
+function outerPair(s: string): boolean {
   let depth = 0;
   for (let i = 0; i < s.length; i++) {
     const ch = s[i];
@@ -87,7 +85,7 @@ function outerPair(s: string, openLen: number): boolean {
       i++;
     } else if (OPENERS.includes(ch)) depth++;
     else if (CLOSERS.includes(ch)) depth--;
-    if (depth === 0) return i === s.length - 1 || (openLen === 2 && i === s.length - 1);
+    if (depth === 0) return i === s.length - 1;
   }
   return false;
 }
@@ -164,11 +162,11 @@ function parseUncached(s: string, depth: number): Value {
     const ops = rel.hits.map((h) => RELATIONS.find(([l]) => l === h)![1]);
     return { kind: "rel", ops, sides: rel.parts.map(rec) };
   }
-  if (s.startsWith("\\{") && s.endsWith("\\}") && outerPair(s, 2)) {
+  if (s.startsWith("\\{") && s.endsWith("\\}") && outerPair(s)) {
     const inner = s.slice(2, -2);
     return { kind: "set", items: setItems(splitTop(inner, [",", ";"]).parts, rec) };
   }
-  if ("([".includes(s[0]) && ")]".includes(s[s.length - 1]) && outerPair(s, 1)) {
+  if ("([".includes(s[0]) && ")]".includes(s[s.length - 1]) && outerPair(s)) {
     const inner = s.slice(1, -1);
     const items = splitTop(inner, [","]).parts;
     if (items.length > 1) return { kind: "tuple", open: s[0], close: s[s.length - 1], items: items.map(rec) };
@@ -184,16 +182,19 @@ function parseUncached(s: string, depth: number): Value {
   // A base subscript (2516_8) is graded on its digits: "2516_8", "2516_{8}" and "2516" agree.
   const base = /^(\d+)_\{?(\d+)\}?$/.exec(s);
   if (base) return exprValue(base[1]) ?? textValue(base[1]);
-  if (s === "\\ldots") return textValue(s);
+  // Words are text, not products of one-letter variables (else "Navin" ≡ "Nivan", an anagram).
+  if (s === "\\ldots" || /^[A-Za-z]{3,}(?: [A-Za-z]+)*$|^[A-Za-z]+(?: [A-Za-z]+)+$/.test(s)) {
+    return textValue(s);
+  }
   return exprValue(s) ?? textValue(s);
 }
 
 type C = { re: number; im: number };
 
+// A mathjs result as a complex number; anything else (booleans, matrices, units) is NaN.
 function toComplex(v: unknown): C {
   if (typeof v === "number") return { re: v, im: 0 };
   if (math.isComplex(v)) return { re: (v as C).re, im: (v as C).im };
-  if (typeof v === "boolean") return { re: NaN, im: NaN };
   return { re: NaN, im: NaN };
 }
 
@@ -228,7 +229,6 @@ function points(vars: string[]): { scope: Record<string, number>; positive: bool
 }
 
 const tiny = (z: C) => Math.hypot(z.re, z.im) < 1e-200;
-const rel_decimal = (a: Expr, b: Expr) => a.hasDecimal || b.hasDecimal;
 
 function sameVars(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
@@ -254,6 +254,28 @@ function bigClose(x: Big, y: Big, rel: number): boolean {
 
 type Expr = Extract<Value, { kind: "expr" }>;
 
+// Constants: doubles when both are in range, 64-digit decimals when not, and ∞ only when written as \infty.
+function constantsEqual(a: Expr, b: Expr, rel: number): boolean {
+  const x = evalAt(a.fn, {});
+  const y = evalAt(b.fn, {});
+  const inRange = (z: C) => finite(z) && (z.re === 0 || (Math.abs(z.re) > 1e-250 && Math.abs(z.re) < 1e250));
+  const bothZero = x.re === 0 && y.re === 0 && x.im === 0 && y.im === 0;
+  if (inRange(x) && inRange(y) && !bothZero) {
+    // Integers are exact in a double below 2^53: 10^9 + 1 is not 10^9.
+    const exact = !a.hasDecimal && !b.hasDecimal && x.im === 0 && y.im === 0;
+    if (exact && Number.isInteger(x.re) && Number.isInteger(y.re)) return x.re === y.re;
+    return closeC(x, y, rel);
+  }
+  if (!a.infinite && !b.infinite) {
+    const bx = bigEval(a.src);
+    const by = bigEval(b.src);
+    if (bx !== null && by !== null) return bigClose(bx, by, rel);
+    return finite(x) && finite(y) && closeC(x, y, rel);
+  }
+  // Never from an overflowing 10^{10^{10}}: both sides must have written \infty.
+  return a.infinite && b.infinite && x.re === y.re && x.im === 0 && y.im === 0;
+}
+
 /** Two expressions are equal if they agree at every seeded point (constants: at the single point). */
 export function exprEqual(a: Expr, b: Expr): boolean {
   if (a.src === b.src) return true;
@@ -262,29 +284,7 @@ export function exprEqual(a: Expr, b: Expr): boolean {
   const rel = a.hasDecimal || b.hasDecimal ? TOLERANCE.decimalRel : TOLERANCE.exactRel;
   // Variables may cancel (sin²x + cos²x ≡ 1), so evaluate over the union; x² vs y² still differ at the points.
   const vars = [...new Set([...a.vars, ...b.vars])].sort();
-  if (vars.length === 0) {
-    const x = evalAt(a.fn, {});
-    const y = evalAt(b.fn, {});
-    const inRange = (z: C) =>
-      finite(z) && (z.re === 0 || (Math.abs(z.re) > 1e-250 && Math.abs(z.re) < 1e250));
-    if (inRange(x) && inRange(y) && !(x.re === 0 && y.re === 0 && x.im === 0 && y.im === 0)) {
-      // Integers are exact in a double below 2^53: 10^9 + 1 is not 10^9.
-      if (
-        !rel_decimal(a, b) && x.im === 0 && y.im === 0 && Number.isInteger(x.re) && Number.isInteger(y.re)
-      ) {
-        return x.re === y.re;
-      }
-      return closeC(x, y, rel);
-    }
-    if (!a.infinite && !b.infinite) {
-      const bx = bigEval(a.src);
-      const by = bigEval(b.src);
-      if (bx !== null && by !== null) return bigClose(bx, by, rel);
-      if (finite(x) && finite(y)) return closeC(x, y, rel);
-    }
-    // Infinity only counts when both sides wrote \infty, never from an overflowing 10^{10^{10}}.
-    return a.infinite && b.infinite && x.re === y.re && x.im === 0 && y.im === 0;
-  }
+  if (vars.length === 0) return constantsEqual(a, b, rel);
   let agreed = 0;
   for (const { scope, positive } of points(vars)) {
     const x = evalAt(a.fn, scope);

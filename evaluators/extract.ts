@@ -54,6 +54,7 @@ function cleanValue(value: string): string {
   for (;;) {
     const before = v;
     v = v.replace(/[.。]\s*$/, "").replace(/^`+([^`]*)`+$/, "$1").trim();
+    v = v.replace(/^(?:the\s+)?(?:final\s+)?answer\s+is\s*:?\s*/i, ""); // "Answer: The answer is 5"
     const m = /^\$\$([\s\S]*)\$\$$/.exec(v) ?? /^\$([\s\S]*)\$$/.exec(v) ?? /^\\\(([\s\S]*)\\\)$/.exec(v) ??
       /^\\\[([\s\S]*)\\\]$/.exec(v);
     if (m) v = m[1].trim();
@@ -115,7 +116,9 @@ function bareAnswer(text: string): Extraction | null {
 export function extractAnswer(response: string, options: { strict?: boolean } = {}): Extraction {
   let text = stripThink(response);
   if (text.length > EXTRACT_LIMITS.tailChars) text = text.slice(-EXTRACT_LIMITS.tailChars);
-  const found = lastBoxed(text) ?? markerLine(text) ??
+  // An empty or unclosed box (often an echo of "put your answer in \boxed{}") does not hide a later marker.
+  const boxed = lastBoxed(text);
+  const found = boxed?.answer ? boxed : markerLine(text) ?? boxed ??
     (options.strict ? null : lastLineMath(text) ?? bareAnswer(text));
   if (!found) return { answer: null, rule: "no_answer" };
   if (found.answer !== null && found.answer.length > EXTRACT_LIMITS.answerChars) {

@@ -119,6 +119,9 @@ export function normalizeAnswer(raw: string): Normalized {
   s = s.replace(/π/g, "\\pi").replace(/∞/g, "\\infty").replace(/√/g, "\\sqrt").replace(/·/g, "\\cdot");
   // \text{ and } / \text{or} separate list items; other text wrappers just unwrap.
   s = unwrap(s, TEXT_WRAPPERS, (inner) => /^\s*(and|or)\s*$/i.test(inner) ? "," : inner);
+  // Ordinals and quotes: 5^{\text{th}} → 5, “Navin” → Navin.
+  s = s.replace(/(\d)\s*(?:\^\s*\{?\s*(?:st|nd|rd|th)\s*\}?|(?:st|nd|rd|th)\b)/g, "$1");
+  s = s.replace(/^\s*["“'‘]+(.*?)["”'’]+\s*$/, "$1");
   s = s.replace(/(\d*)\.(\d*)\\overline\s*\{(\d+)\}/g, (_, a, b, c) => repeatingDecimal(a, b, c));
   s = s.replace(/\\(?:overline|underline|boxed|fbox|hat|vec)\s*\{/g, "{");
   s = s.replace(/(^|[^a-zA-Z])(and|or)(?=[^a-zA-Z]|$)/g, "$1,");

@@ -37,6 +37,7 @@ export class GraderPool {
   #slots: Slot[] = [];
   #progress: SharedArrayBuffer;
   #counter: Int32Array;
+  #running = false;
 
   readonly #workerUrl: string;
 
@@ -62,6 +63,8 @@ export class GraderPool {
     items: readonly GradeManyItem[],
     options: { timeoutMs?: number; batchSize?: number } = {},
   ): Promise<GradeResult[]> {
+    if (this.#running) return Promise.reject(new Error("GraderPool.grade: one call at a time per pool"));
+    if (this.#slots.length === 0) return Promise.reject(new Error("GraderPool.grade: the pool is closed"));
     const timeoutMs = options.timeoutMs ?? 2000;
     const batchSize = Math.max(
       1,
@@ -77,8 +80,10 @@ export class GraderPool {
     const batches = new Map<number, number[]>();
     return new Promise((resolve, reject) => {
       if (remaining === 0) return resolve([]);
+      this.#running = true;
       const finish = () => {
         clearInterval(timer);
+        this.#running = false;
         resolve(results as GradeResult[]);
       };
       const dispatch = (s: number) => {
@@ -114,6 +119,7 @@ export class GraderPool {
         slot.worker.onerror = (e) => {
           e.preventDefault();
           clearInterval(timer);
+          this.#running = false;
           reject(new Error(`grade worker failed: ${e.message}`));
         };
       };

@@ -52,13 +52,13 @@ export function passKSpec(cells: readonly AggregateCell[], dataset: string): vl.
   };
 }
 
-/** Metrics plotted as training curves, with the label each panel gets. */
+/** Metrics plotted as training curves, with the (short) label of each panel: severity is the mean c of overconfident errors. */
 export const TRAINING_METRICS: Record<string, string> = {
-  reward_mean: "reward (mean)",
+  reward_mean: "reward",
   entropy: "entropy",
-  kl: "KL to reference",
-  ace_overconf_frac: "overconfident-error fraction",
-  ace_overconf_mean_c: "overconfident-error severity (mean c)",
+  kl: "KL to ref",
+  ace_overconf_frac: "overconf. errors",
+  ace_overconf_mean_c: "overconf. severity",
 };
 
 /** Per-method training curves averaged over seeds, one panel per metric the runs logged. */
@@ -86,7 +86,9 @@ export function trainingSpec(runs: readonly RunData[]): vl.TopLevelSpec | null {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     title: "Training curves (mean over seeds)",
     data: { values },
-    facet: { row: { field: "metric", type: "nominal", title: null } },
+    facet: {
+      row: { field: "metric", type: "nominal", title: null, sort: Object.values(TRAINING_METRICS) },
+    },
     spec: {
       width: 420,
       height: 120,

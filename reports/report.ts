@@ -23,6 +23,8 @@ export interface SweepReport {
   methods: string[];
   rows: PassKRow[];
   comparisons: Comparison[];
+  /** Seed-aggregated cells at each method's final step, plus the step-0 row when there is one. */
+  cells: AggregateCell[];
   summary: string;
   csv: string;
 }
@@ -58,7 +60,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
   const cells = [...beforeRl(rows, final, methods[0]), ...aggregateSeeds(final)];
   const summary = renderSummary({ data, methods: [BEFORE_RL, ...methods], cells, comparisons });
   const csv = toCsv(rows.map(csvRecord), PASSK_COLUMNS);
-  return { data, runs, methods, rows, comparisons, summary, csv };
+  return { data, runs, methods, rows, comparisons, cells, summary, csv };
 }
 
 /** Write passk.csv, summary.md and plots/ into the sweep folder; returns the written paths. */
@@ -71,7 +73,7 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
   };
   put("passk.csv", report.csv);
   put("summary.md", report.summary);
-  const cells = aggregateSeeds(finalRows(report.rows));
+  const cells = report.cells;
   for (const dataset of [...new Set(cells.map((c) => c.dataset))].sort()) {
     put(
       `plots/passk_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`,
@@ -130,6 +132,6 @@ export async function compareSweeps(
     });
     lines.push(`| ${method} | ${c.dataset} | ${cellsText.join(" | ")} |`);
   }
-  lines.push("", ...comparisons.map(comparisonSentence), "");
+  lines.push("", ...comparisons.map((c) => `- ${comparisonSentence(c)}`), "");
   return lines.join("\n");
 }

@@ -137,7 +137,7 @@ export function renderSummary(input: SummaryInput): string {
         "",
         ...diffTable(diffs),
         "",
-        ...diffs.map(comparisonSentence),
+        ...diffs.map((c) => `- ${comparisonSentence(c)}`),
         "",
       );
     }

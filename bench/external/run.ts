@@ -91,7 +91,9 @@ export async function evaluateEndpoint(
     settings.dataset,
     paths,
     settings.n,
-    (items) => gradeMany(items, { workers: transport.gradeWorkers }),
+    // Only name `workers` when asked: gradeMany then picks inline grading or a pool by the batch size.
+    (items) =>
+      gradeMany(items, transport.gradeWorkers === undefined ? {} : { workers: transport.gradeWorkers }),
   );
   const complete = rows.length / settings.n;
   const finishedAt = new Date().toISOString();

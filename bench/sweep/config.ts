@@ -186,10 +186,10 @@ export function sweepHash(sweep: SweepConfig): string {
   return configHash(rest);
 }
 
-/** Keep the runs whose id matches `pattern`: a glob (`*`, `?`) over the whole id, else a substring. */
+/** Keep the runs matching `pattern`: a glob (`*`, `?`) over the whole run id, else an exact run id or method. */
 export function filterRuns(runs: RunConfig[], pattern: string | undefined): RunConfig[] {
   if (!pattern) return runs;
-  if (!/[*?]/.test(pattern)) return runs.filter((r) => r.runId.includes(pattern));
+  if (!/[*?]/.test(pattern)) return runs.filter((r) => r.runId === pattern || r.method === pattern);
   const escaped = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
   const re = new RegExp(`^${escaped}$`);
   return runs.filter((r) => re.test(r.runId));

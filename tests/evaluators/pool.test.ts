@@ -1,4 +1,4 @@
-import { assertEquals, ok } from "../assert.ts";
+import { assertEquals, ok, rejects } from "../assert.ts";
 import { grade, gradeMany } from "../../evaluators/mod.ts";
 import { GraderPool } from "../../evaluators/pool.ts";
 
@@ -34,6 +34,10 @@ Deno.test("pool: a stuck answer times out, its worker is replaced, nothing else 
     assertEquals(r[100].status, "timeout");
     ok(r[100].rule.startsWith("timeout"));
     assertEquals([...r.slice(0, 100), ...r.slice(101)], inline);
+    // One call at a time per pool: a second concurrent call is refused, not interleaved.
+    const first = pool.grade(items.slice(0, 8));
+    await rejects(pool.grade(items.slice(0, 8)), /one call at a time/);
+    assertEquals(await first, inline.slice(0, 8));
     // The replacement worker serves the next call.
     assertEquals(await pool.grade(items.slice(0, 40), { batchSize: 4 }), inline.slice(0, 40));
   } finally {

@@ -103,7 +103,7 @@ Deno.test("report: writes CSV, Markdown and vega-rendered SVG plots next to the 
   const passk = Deno.readTextFileSync(join(dir, "plots/passk_synthetic.svg"));
   ok(passk.startsWith("<svg") && passk.includes("ace-grpo") && passk.includes("k (log scale)"));
   const training = Deno.readTextFileSync(join(dir, "plots/training.svg"));
-  for (const label of ["reward (mean)", "entropy", "KL to reference", "overconfident-error fraction"]) {
+  for (const label of ["reward", "entropy", "KL to ref", "overconf. errors", "overconf. severity"]) {
     ok(training.includes(label), label);
   }
   Deno.removeSync(dir, { recursive: true });

@@ -6,7 +6,10 @@ import "@tensorflow/tfjs";
 import { setWasmPaths } from "@tensorflow/tfjs-backend-wasm";
 import { fileURLToPath } from "node:url";
 import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
 import { loadKernels } from "./ops/attention.ts";
+import { loadAdamKernel } from "./model/adam.ts";
+import { loadLayerNormKernels } from "./model/ops.ts";
 
 /** Backend names accepted by `initBackend` and by `--backend`. */
 export const BACKENDS = ["auto", "wasm", "cpu", "webgpu", "tensorflow"] as const;
@@ -40,6 +43,8 @@ async function startWasm(): Promise<void> {
   }
   if (!(await tf.setBackend("wasm"))) throw new Error("wasm backend failed to initialise");
   await loadKernels();
+  await loadAdamKernel();
+  await loadLayerNormKernels();
 }
 
 async function startWebgpu(): Promise<void> {
@@ -55,10 +60,10 @@ async function startWebgpu(): Promise<void> {
 }
 
 async function startTensorflow(): Promise<void> {
-  const spec = "npm:@tensorflow/tfjs-node";
   try {
-    // A variable specifier keeps tfjs-node out of the module graph unless it is installed.
-    await import(spec);
+    // Node-style resolution from node_modules: finds tfjs-node only if installed, and never installs it
+    // (a dynamic `npm:` import would fetch it, and its install step needs Google's servers).
+    createRequire(import.meta.url)("@tensorflow/tfjs-node");
   } catch {
     throw new Error(
       "tensorflow backend: @tensorflow/tfjs-node is not installed; install it on a machine with internet (its install step downloads libtensorflow)",
@@ -74,7 +79,8 @@ export async function initBackend(name: BackendName | string): Promise<string> {
     case "auto":
       try {
         await startWasm();
-      } catch {
+      } catch (e) {
+        console.error(`backend auto: wasm unavailable (${(e as Error).message}); using the slow cpu backend`);
         await tf.setBackend("cpu");
       }
       break;

@@ -29,7 +29,8 @@ export const REFERENCE: ModelConfig = { vocab: 64, dModel: 128, heads: 4, layers
 const TRAIN_B = 32, SAMPLE_B = 256, PROMPT = 16, NEW = 48;
 
 /** Usage text for `deno task bench model`. */
-export const usage = `usage: deno task bench model [--backend NAME] [--steps N] [--reps N] [--no-torch] [--no-kernels] [--profile]
+export const usage =
+  `usage: deno task bench model [--backend NAME] [--steps N] [--reps N] [--no-torch] [--no-kernels] [--profile]
 
 Times the reference transformer (vocab 64, width 128, 4 heads, 4 layers, context 64) on tfjs:
   train   tokens/s: batch ${TRAIN_B}x64, next-token cross-entropy, Adam(lr 1e-3); median of --steps steps after 2 warm-ups
@@ -53,7 +54,11 @@ function randomTokens(rng: Rng, n: number, vocab: number): Int32Array {
 }
 
 /** One Adam step on next-token cross-entropy over a [TRAIN_B, context+1] batch; returns seconds. */
-async function timeTrainStep(model: Model, opt: ReturnType<typeof createOptimizer>, batch: tf.Tensor2D): Promise<number> {
+async function timeTrainStep(
+  model: Model,
+  opt: ReturnType<typeof createOptimizer>,
+  batch: tf.Tensor2D,
+): Promise<number> {
   const t0 = performance.now();
   const loss = () => tf.neg(tf.mean(tokenLogProbs(model, batch).logp)) as tf.Scalar;
   if (asyncReads) await trainStepAsync(model, opt, loss);
@@ -104,11 +109,20 @@ async function torchReference(): Promise<{ result?: Record<string, number | stri
   const script = fileURLToPath(new URL("../../../../shared/bench/torch_reference.py", import.meta.url));
   if (!existsSync(script)) return { missing: `${script} not found` };
   try {
-    const probe = await new Deno.Command("/usr/bin/python3", { args: ["-c", "import torch"], stderr: "null" }).output();
-    if (!probe.success) return { missing: "PyTorch missing (apt-get install -y python3-torch libopenblas0-pthread)" };
+    const probe = await new Deno.Command("/usr/bin/python3", { args: ["-c", "import torch"], stderr: "null" })
+      .output();
+    if (!probe.success) {
+      return { missing: "PyTorch missing (apt-get install -y python3-torch libopenblas0-pthread)" };
+    }
     const out = await new Deno.Command("/usr/bin/python3", { args: [script] }).output();
     const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
-    if (!out.success) return { missing: `torch_reference.py failed: ${new TextDecoder().decode(out.stderr).trim().split("\n").at(-1)}` };
+    if (!out.success) {
+      return {
+        missing: `torch_reference.py failed: ${
+          new TextDecoder().decode(out.stderr).trim().split("\n").at(-1)
+        }`,
+      };
+    }
     return { result: JSON.parse(lines.at(-1)!) };
   } catch (e) {
     return { missing: `/usr/bin/python3 not runnable: ${(e as Error).message}` };
@@ -148,7 +162,11 @@ export async function main(args: string[]): Promise<number> {
   if (values["no-kernels"]) useKernels(false);
   const rng = Rng.seeded(0);
   const model = createModel(REFERENCE, rng.split());
-  console.log(`tfjs ${tf.version_core} backend ${backend} (attention: ${kernelInfo()}); ${parameterCount(model)} parameters`);
+  console.log(
+    `tfjs ${tf.version_core} backend ${backend} (attention: ${kernelInfo()}); ${
+      parameterCount(model)
+    } parameters`,
+  );
 
   const opt = createOptimizer(model, { lr: 1e-3, clipNorm: 0 });
   const batch = tf.tensor2d(randomTokens(rng, TRAIN_B * (REFERENCE.context + 1), REFERENCE.vocab), [
@@ -157,11 +175,19 @@ export async function main(args: string[]): Promise<number> {
   ], "int32");
   const trainTimes = (await repeat(steps + 2, () => timeTrainStep(model, opt, batch))).slice(2);
   const trainRate = (TRAIN_B * REFERENCE.context) / median(trainTimes);
-  console.log(`tfjs train:  ${trainRate.toFixed(0)} tokens/s (median ${(median(trainTimes) * 1000).toFixed(0)} ms/step)`);
+  console.log(
+    `tfjs train:  ${trainRate.toFixed(0)} tokens/s (median ${
+      (median(trainTimes) * 1000).toFixed(0)
+    } ms/step)`,
+  );
   await timeSample(model, rng); // warm-up
   const sampleTimes = await repeat(reps, () => timeSample(model, rng));
   const sampleRate = (SAMPLE_B * NEW) / median(sampleTimes);
-  console.log(`tfjs sample: ${sampleRate.toFixed(0)} tokens/s (median ${(median(sampleTimes) * 1000).toFixed(0)} ms/run)`);
+  console.log(
+    `tfjs sample: ${sampleRate.toFixed(0)} tokens/s (median ${
+      (median(sampleTimes) * 1000).toFixed(0)
+    } ms/run)`,
+  );
   if (values.profile) {
     printProfile("one train step", await profileKernels(() => timeTrainStep(model, opt, batch)));
     printProfile("one sampling run", await profileKernels(() => timeSample(model, rng)));
@@ -169,14 +195,23 @@ export async function main(args: string[]): Promise<number> {
   batch.dispose();
   disposeModel(model);
 
-  const result: Record<string, unknown> = { backend, attention: kernelInfo(), train_tokens_per_s: Math.round(trainRate), sample_tokens_per_s: Math.round(sampleRate) };
+  const result: Record<string, unknown> = {
+    backend,
+    attention: kernelInfo(),
+    train_tokens_per_s: Math.round(trainRate),
+    sample_tokens_per_s: Math.round(sampleRate),
+  };
   if (!values["no-torch"]) {
     const torch = await torchReference();
     if (torch.result) {
       const t = torch.result;
-      console.log(`torch:       train ${t.train_tokens_per_s} tokens/s, sample ${t.sample_tokens_per_s} tokens/s (${t.engine})`);
+      console.log(
+        `torch:       train ${t.train_tokens_per_s} tokens/s, sample ${t.sample_tokens_per_s} tokens/s (${t.engine})`,
+      );
       const rt = trainRate / Number(t.train_tokens_per_s), rs = sampleRate / Number(t.sample_tokens_per_s);
-      console.log(`ratio tfjs/torch: train ${rt.toFixed(2)}, sample ${rs.toFixed(2)} (target >= 0.5 on both)`);
+      console.log(
+        `ratio tfjs/torch: train ${rt.toFixed(2)}, sample ${rs.toFixed(2)} (target >= 0.5 on both)`,
+      );
       Object.assign(result, { torch: t, ratio_train: +rt.toFixed(3), ratio_sample: +rs.toFixed(3) });
     } else {
       console.log(`torch:       not run: ${torch.missing}`);

@@ -138,7 +138,10 @@ export async function runRl(
   }
   await initBackend(s.backend);
   markStatus(runDir, { state: "running", startedAt: new Date().toISOString() });
-  writeJson(join(runDir, "config.json"), { ...run, algo, settings: s });
+  // The sweep runner writes config.json; an engine called directly (tests, scripts) records its own.
+  if (!exists(join(runDir, "config.json"))) {
+    writeJson(join(runDir, "config.json"), { ...run, algo, settings: s });
+  }
 
   const tok = settingsTokenizer(s);
   const { train, test } = taskSets(s);

@@ -6,7 +6,15 @@
 import * as tf from "@tensorflow/tfjs-core";
 import type { Rng } from "../../../common/prng.ts";
 import { layerNorm, linear, oneHotF } from "./model/ops.ts";
-import { advance, cachedAttention, createKvCache, disposeKvCache, type KvCache, selfAttention } from "./ops/attention.ts";
+import {
+  advance,
+  cachedAttention,
+  createKvCache,
+  disposeKvCache,
+  type KvCache,
+  selfAttention,
+  swapLast,
+} from "./ops/attention.ts";
 import {
   adam,
   type AdamOptions,
@@ -44,7 +52,9 @@ export interface Model {
 /** Throw a one-line error naming the bad field of a model config. */
 export function validateConfig(cfg: ModelConfig): void {
   for (const k of ["vocab", "dModel", "heads", "layers", "context"] as const) {
-    if (!Number.isInteger(cfg[k]) || cfg[k] < 1) throw new Error(`model config: ${k} must be a positive integer, got ${cfg[k]}`);
+    if (!Number.isInteger(cfg[k]) || cfg[k] < 1) {
+      throw new Error(`model config: ${k} must be a positive integer, got ${cfg[k]}`);
+    }
   }
   if (cfg.dModel % cfg.heads !== 0) {
     throw new Error(`model config: dModel (${cfg.dModel}) must be divisible by heads (${cfg.heads})`);
@@ -52,7 +62,9 @@ export function validateConfig(cfg: ModelConfig): void {
 }
 
 /** Parameter names and shapes in a fixed order (the order initial values are drawn in). */
-function paramSpecs(cfg: ModelConfig): { name: string; shape: number[]; init: "normal" | "ones" | "zeros"; std?: number }[] {
+function paramSpecs(
+  cfg: ModelConfig,
+): { name: string; shape: number[]; init: "normal" | "ones" | "zeros"; std?: number }[] {
   const d = cfg.dModel, std = 0.02, residStd = 0.02 / Math.sqrt(2 * cfg.layers);
   const specs: ReturnType<typeof paramSpecs> = [
     { name: "wte", shape: [cfg.vocab, d], init: "normal", std },
@@ -82,7 +94,7 @@ export function createModel(cfg: ModelConfig, rng: Rng): Model {
   for (const s of paramSpecs(cfg)) {
     const data = new Float32Array(s.shape.reduce((a, b) => a * b, 1));
     if (s.init === "ones") data.fill(1);
-    if (s.init === "normal") for (let i = 0; i < data.length; i++) data[i] = rng.normal() * s.std!;
+    if (s.init === "normal") { for (let i = 0; i < data.length; i++) data[i] = rng.normal() * s.std!; }
     params.set(s.name, tf.variable(tf.tensor(data, s.shape, "float32"), true));
   }
   return { config: { ...cfg }, params };
@@ -97,11 +109,14 @@ export function disposeModel(model: Model): void {
 function forward(model: Model, tokens: tf.Tensor2D, cache?: KvCache): tf.Tensor2D {
   const { vocab, dModel: d, layers, context } = model.config;
   const [b, t] = tokens.shape, n = b * t, start = cache?.length ?? 0;
-  if (start + t > context) throw new Error(`model: sequence of ${start + t} tokens exceeds context ${context}`);
+  if (start + t > context) {
+    throw new Error(`model: sequence of ${start + t} tokens exceeds context ${context}`);
+  }
   const p = (name: string) => model.params.get(name)!;
   const wte = p("wte") as tf.Tensor2D;
   const tok = linear(oneHotF(tf.reshape(tokens, [n]) as tf.Tensor1D, vocab), wte);
-  let x = tf.reshape(tf.add(tf.reshape(tok, [b, t, d]), tf.slice(p("wpe"), [start, 0], [t, d])), [n, d]) as tf.Tensor2D;
+  const pos = tf.slice(p("wpe"), [start, 0], [t, d]);
+  let x = tf.reshape(tf.add(tf.reshape(tok, [b, t, d]), pos), [n, d]) as tf.Tensor2D;
   for (let l = 0; l < layers; l++) {
     const h1 = layerNorm(x, p(`h${l}.ln1.g`) as tf.Tensor1D, p(`h${l}.ln1.b`) as tf.Tensor1D);
     const qkv = linear(h1, p(`h${l}.qkv`) as tf.Tensor2D);
@@ -113,7 +128,7 @@ function forward(model: Model, tokens: tf.Tensor2D, cache?: KvCache): tf.Tensor2
   }
   if (cache) advance(cache, t);
   const hf = layerNorm(x, p("lnf.g") as tf.Tensor1D, p("lnf.b") as tf.Tensor1D);
-  return linear(hf, tf.transpose(wte)); // tied output head
+  return linear(hf, swapLast(wte)); // tied output head
 }
 
 /**
@@ -132,7 +147,10 @@ export function tokenLogProbs(
   const inputs = tf.slice(tokens, [0, 0], [b, t - 1]);
   const targets = tf.reshape(tf.slice(tokens, [0, 1], [b, t - 1]), [b * (t - 1)]) as tf.Tensor1D;
   const logsm = tf.logSoftmax(forward(model, inputs));
-  const logp = tf.reshape(tf.sum(tf.mul(logsm, oneHotF(targets, model.config.vocab)), 1), [b, t - 1]) as tf.Tensor2D;
+  const logp = tf.reshape(tf.sum(tf.mul(logsm, oneHotF(targets, model.config.vocab)), 1), [
+    b,
+    t - 1,
+  ]) as tf.Tensor2D;
   if (!opts.entropy) return { logp };
   const entropy = tf.reshape(tf.neg(tf.sum(tf.mul(tf.exp(logsm), logsm), 1)), [b, t - 1]) as tf.Tensor2D;
   return { logp, entropy };
@@ -156,6 +174,15 @@ export function drawToken(logits: ArrayLike<number>, temperature: number, topP: 
   const w = new Float64Array(v);
   let z = 0;
   for (let i = 0; i < v; i++) z += w[i] = Math.exp((logits[i] - logits[best]) / temperature);
+  if (topP >= 1) {
+    // No truncation: walk the distribution in index order (no sort; this runs B × maxNew times per sample).
+    let r = u * z;
+    for (let i = 0; i < v; i++) {
+      r -= w[i];
+      if (r < 0) return i;
+    }
+    return best;
+  }
   const order = Array.from({ length: v }, (_, i) => i).sort((a, b) => w[b] - w[a] || a - b);
   // Keep the smallest prefix of the sorted distribution whose mass reaches topP.
   let kept = 0, mass = 0;
@@ -181,7 +208,9 @@ function logSoftmaxAt(logits: ArrayLike<number>, index: number): number {
 function stepLogits(model: Model, tokens: Int32Array, b: number, t: number, cache: KvCache): tf.Tensor {
   return tf.tidy(() => {
     const logits = forward(model, tf.tensor2d(tokens, [b, t], "int32"), cache);
-    return t === 1 ? logits : tf.reshape(tf.slice(tf.reshape(logits, [b, t, -1]), [0, t - 1, 0], [b, 1, -1]), [b, -1]);
+    return t === 1
+      ? logits
+      : tf.reshape(tf.slice(tf.reshape(logits, [b, t, -1]), [0, t - 1, 0], [b, 1, -1]), [b, -1]);
   });
 }
 
@@ -205,7 +234,12 @@ export function sample(model: Model, prompts: Int32Array, b: number, opts: Sampl
 }
 
 /** `sample` reading logits asynchronously: the form that works on webgpu (Deno has no synchronous GPU read). */
-export function sampleAsync(model: Model, prompts: Int32Array, b: number, opts: SampleOptions): Promise<SampleResult> {
+export function sampleAsync(
+  model: Model,
+  prompts: Int32Array,
+  b: number,
+  opts: SampleOptions,
+): Promise<SampleResult> {
   return driveAsync(sampleSteps(model, prompts, b, opts));
 }
 
@@ -227,12 +261,18 @@ function* sampleSteps(
     throw new Error(`sample: prompts length ${prompts.length} is not a positive multiple of B=${b}`);
   }
   const p = prompts.length / b, { maxNew, temperature, topP, rng, eos } = opts;
-  if (!Number.isInteger(maxNew) || maxNew < 1) throw new Error(`sample: maxNew must be a positive integer, got ${maxNew}`);
+  if (!Number.isInteger(maxNew) || maxNew < 1) {
+    throw new Error(`sample: maxNew must be a positive integer, got ${maxNew}`);
+  }
   if (!(temperature >= 0)) throw new Error(`sample: temperature must be >= 0, got ${temperature}`);
   if (!(topP > 0 && topP <= 1)) throw new Error(`sample: topP must be in (0, 1], got ${topP}`);
-  if (p + maxNew - 1 > context) throw new Error(`sample: prompt ${p} + maxNew ${maxNew} - 1 exceeds context ${context}`);
+  if (p + maxNew - 1 > context) {
+    throw new Error(`sample: prompt ${p} + maxNew ${maxNew} - 1 exceeds context ${context}`);
+  }
   for (let i = 0; i < prompts.length; i++) {
-    if (!(prompts[i] >= 0 && prompts[i] < vocab)) throw new Error(`sample: prompt token ${prompts[i]} at ${i} outside [0, ${vocab})`);
+    if (!(prompts[i] >= 0 && prompts[i] < vocab)) {
+      throw new Error(`sample: prompt token ${prompts[i]} at ${i} outside [0, ${vocab})`);
+    }
   }
   const total = p + maxNew;
   const tokens = new Int32Array(b * total), logp = new Float32Array(b * maxNew), lengths = new Int32Array(b);
@@ -277,7 +317,11 @@ export function createOptimizer(model: Model, opts: AdamOptions): Optimizer {
 }
 
 /** One Adam step on `loss` (a closure calling tokenLogProbs); returns the loss and pre-clip gradient norm. */
-export function trainStep(model: Model, opt: Optimizer, loss: () => tf.Scalar): { loss: number; gradNorm: number } {
+export function trainStep(
+  model: Model,
+  opt: Optimizer,
+  loss: () => tf.Scalar,
+): { loss: number; gradNorm: number } {
   return driveSync(adamSteps(model.params, opt, loss));
 }
 

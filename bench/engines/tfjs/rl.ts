@@ -171,11 +171,16 @@ export function rlStep(ctx: RlContext, step: number): StepMetrics {
   // aggregation divides by the padded length, so it keeps the full budget to keep that constant.
   const longest = Math.max(...groups.map((g) => Math.max(...g.lengths)));
   const N = algo.lossAgg === "seq-mean-token-sum-norm" ? maxNew : longest;
-  const tokens = trimColumns(concat(groups.map((g) => g.tokens), (n) => new Int32Array(n)), B, P + maxNew, P + N);
+  const tokens = trimColumns(
+    concat(groups.map((g) => g.tokens), (n) => new Int32Array(n)),
+    B,
+    P + maxNew,
+    P + N,
+  );
   const oldLogp = trimColumns(concat(groups.map((g) => g.oldLogp), (n) => new Float32Array(n)), B, maxNew, N);
   const mask = trimColumns(concat(groups.map((g) => g.mask), (n) => new Float32Array(n)), B, maxNew, N);
   const refLogp = responseLogp(ctx.ref, tokens, B, P, N);
-  refLogp.forEach((_, i) => (refLogp[i] *= mask[i])); // keep padded positions finite and zero
+  refLogp.forEach((v, i) => (refLogp[i] = mask[i] ? v : 0)); // padded positions: exactly zero, never NaN
   const c = confidenceShift(oldLogp, refLogp, mask, B, N, algo.ace);
   const advantages = groupAdvantages(rewards, groupIds, { normByStd: algo.normByStd, eps: algo.stdEps });
   const finalAdvantages = aceAdvantages(advantages, correct, c, algo.ace);

@@ -39,8 +39,9 @@ export function drawExamples(
 }
 
 /**
- * Token rows [B, promptLength + maxNew] (left-padded prompt, trace, EOS, right PAD) and the loss mask
- * [B, maxNew] over the response tokens including EOS. Throws when a trace does not fit the response budget.
+ * Token rows [B, T] (left-padded prompt, trace, EOS, right PAD) and the loss mask [B, N] over the response tokens
+ * including EOS, where N is the longest response of the batch and T = promptLength + N (padding columns that no
+ * row uses are not computed). Throws when a trace does not fit the response budget `maxNew`.
  */
 export function encodeExamples(
   tok: Tokenizer,
@@ -48,22 +49,25 @@ export function encodeExamples(
   promptLength: number,
   maxNew: number,
 ) {
-  const B = examples.length, T = promptLength + maxNew;
-  const prompts = encodePrompts(tok, examples.map((e) => renderPrompt(e.record)), promptLength);
-  const tokens = new Int32Array(B * T).fill(tok.pad);
-  const mask = new Float32Array(B * maxNew);
-  examples.forEach((e, b) => {
-    tokens.set(prompts.subarray(b * promptLength, (b + 1) * promptLength), b * T);
-    const response = [...tok.encode(renderTrace(e.method, e.record.meta.params ?? {}).text), tok.eos];
-    if (response.length > maxNew) {
+  const responses = examples.map((e) => {
+    const ids = [...tok.encode(renderTrace(e.method, e.record.meta.params ?? {}).text), tok.eos];
+    if (ids.length > maxNew) {
       throw new Error(
-        `trace of ${e.record.id} by ${e.method.name} needs ${response.length} tokens; rl.maxNewTokens is ${maxNew}`,
+        `trace of ${e.record.id} by ${e.method.name} needs ${ids.length} tokens; rl.maxNewTokens is ${maxNew}`,
       );
     }
-    tokens.set(response, b * T + promptLength);
-    mask.fill(1, b * maxNew, b * maxNew + response.length);
+    return ids;
   });
-  return { tokens, mask, B, T };
+  const B = examples.length, N = Math.max(...responses.map((r) => r.length)), T = promptLength + N;
+  const prompts = encodePrompts(tok, examples.map((e) => renderPrompt(e.record)), promptLength);
+  const tokens = new Int32Array(B * T).fill(tok.pad);
+  const mask = new Float32Array(B * N);
+  responses.forEach((response, b) => {
+    tokens.set(prompts.subarray(b * promptLength, (b + 1) * promptLength), b * T);
+    tokens.set(response, b * T + promptLength);
+    mask.fill(1, b * N, b * N + response.length);
+  });
+  return { tokens, mask, B, T, N };
 }
 
 /** Response log-probs [B, maxNew] from the model's [B, T−1] next-token log-probs (response starts at promptLength). */
@@ -99,10 +103,11 @@ export function trainSft(
   onStep: (step: number, total: number) => void = () => {},
 ): SftLog[] {
   const opt = createOptimizer(model, { lr: s.sft.lr, clipNorm: s.sft.clipNorm });
-  const P = s.model.promptLength, N = s.rl.maxNewTokens, total = s.sft.steps;
+  const P = s.model.promptLength, total = s.sft.steps;
   const log: SftLog[] = [];
   for (let step = 0; step < total; step++) {
-    const batch = encodeExamples(tok, drawExamples(train, s, rng, s.sft.batchSize), P, N);
+    const batch = encodeExamples(tok, drawExamples(train, s, rng, s.sft.batchSize), P, s.rl.maxNewTokens);
+    const N = batch.N;
     opt.lr = lrAt(step, total, s.sft.lr, s.sft.warmupSteps);
     const tokens = tf.tensor2d(batch.tokens, [batch.B, batch.T], "int32");
     const mask = tf.tensor2d(batch.mask, [batch.B, N]);

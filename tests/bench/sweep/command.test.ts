@@ -68,7 +68,10 @@ Deno.test("sweep command: a small tabular sweep runs, writes the report, and a r
   }
   const summary = Deno.readTextFileSync(join(out, "summary.md"));
   ok(summary.includes("| grpo |") && summary.includes("ace-grpo − grpo"), summary);
-  ok(summary.includes("| step 0 (before RL) |"), "the tabular engine evaluates step 0: the table shows it first");
+  ok(
+    summary.includes("| step 0 (before RL) |"),
+    "the tabular engine evaluates step 0: the table shows it first",
+  );
   const status = readJson<{ state: string }>(join(out, "runs/grpo_s0/status.json"));
   assertEquals(status.state, "done");
   const before = Deno.readTextFileSync(join(out, "runs/grpo_s0/metrics.jsonl"));

@@ -79,7 +79,12 @@ Deno.test("sweep config: the ACE grid expands ACE methods only, ids encode the g
   assertEquals((r.settings.rl as { steps: number }).steps, 5);
   assertEquals(r.eval, { n: 8, ks: [1, 2, 8], every: 1000000 });
   assertEquals(filterRuns(runs, "ace-grpo_a2*").length, 4);
-  assertEquals(filterRuns(runs, "_s1").length, 5);
+  assertEquals(filterRuns(runs, "*_s1").length, 5);
+  assertEquals(filterRuns(runs, "grpo_s1").map((r) => r.runId), ["grpo_s1"]);
+  assertEquals(filterRuns(runs, "ace-grpo_a2_mean").map((r) => r.runId), [
+    "ace-grpo_a2_mean_s0",
+    "ace-grpo_a2_mean_s1",
+  ]);
 });
 
 Deno.test("sweep config: every shipped preset in bench/configs validates", () => {

@@ -23,8 +23,18 @@ Deno.test("plan: the estimate uses seconds per step measured by finished first a
   const out = Deno.makeTempDirSync();
   assertEquals(measuredSecondsPerStep(out, runs), null);
   // 12 steps in 6 s → 0.5 s/step; a resumed run (attempts 2) is ignored.
-  writeJson(join(out, "runs/grpo_s1/status.json"), { state: "done", startedAt: "x", seconds: 6, attempts: 1 });
-  writeJson(join(out, "runs/grpo_s2/status.json"), { state: "done", startedAt: "x", seconds: 1, attempts: 2 });
+  writeJson(join(out, "runs/grpo_s1/status.json"), {
+    state: "done",
+    startedAt: "x",
+    seconds: 6,
+    attempts: 1,
+  });
+  writeJson(join(out, "runs/grpo_s2/status.json"), {
+    state: "done",
+    startedAt: "x",
+    seconds: 1,
+    attempts: 2,
+  });
   assertEquals(measuredSecondsPerStep(out, runs), 0.5);
   const text = await describePlan(sweep, runs, out, 2, fakeSpec);
   // Two runs left × 12 steps × 0.5 s on 2 workers = 6 s.

@@ -27,16 +27,20 @@ Deno.test("resume: a sweep killed mid-run redoes nothing finished and loses noth
   const child = spawnSweep(out);
   // Wait until one run has finished and another is part-way, then kill the process (a crash, not Ctrl-C).
   const deadline = Date.now() + 60_000;
-  let finished: string[] = [];
+  const isDone = (id: string) => readStatus(join(out, "runs", id))?.state === "done";
   for (;;) {
-    finished = runIds.filter((id) => readStatus(join(out, "runs", id))?.state === "done");
-    const partway = runIds.some((id) => !finished.includes(id) && checkpointStep(out, id) >= 2);
-    if (finished.length >= 1 && partway) break;
+    // Part-way with a few steps to go, so the run is still unfinished when the kill lands.
+    const partway = runIds.some((id) =>
+      !isDone(id) && checkpointStep(out, id) >= 2 && checkpointStep(out, id) <= 7
+    );
+    if (runIds.some(isDone) && partway) break;
     ok(Date.now() < deadline, "the sweep did not reach a mid-run state in 60 s");
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 10));
   }
   child.kill("SIGKILL");
   await child.output();
+  // The process is dead: what is on disk now is exactly what the re-run starts from.
+  const finished = runIds.filter(isDone);
   ok(finished.length < runIds.length, "killed before the end");
   const before = new Map(
     finished.map((id) => [id, Deno.readTextFileSync(join(out, "runs", id, "metrics.jsonl"))]),
@@ -71,5 +75,32 @@ Deno.test("resume: a sweep killed mid-run redoes nothing finished and loses noth
     return calls.length > 1 && calls[calls.length - 1].startStep > 0;
   });
   ok(resumed.length >= 1, "at least one interrupted run resumed from its checkpoint instead of step 0");
+  Deno.removeSync(out, { recursive: true });
+});
+
+Deno.test("resume: Ctrl-C stops the workers, leaves unfinished runs resumable, and the re-run completes them", async () => {
+  const out = Deno.makeTempDirSync({ prefix: "sweep-int-" });
+  const child = spawnSweep(out);
+  const deadline = Date.now() + 60_000;
+  while (!runIds.some((id) => checkpointStep(out, id) >= 2 && checkpointStep(out, id) <= 7)) {
+    ok(Date.now() < deadline, "the sweep did not start in 60 s");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  child.kill("SIGINT");
+  const result = await child.output();
+  const outcome = JSON.parse(new TextDecoder().decode(result.stdout).trim().split("\n").pop()!);
+  assertEquals(outcome.interrupted, true);
+  const unfinished = runIds.filter((id) => readStatus(join(out, "runs", id))?.state !== "done");
+  ok(unfinished.length >= 1);
+  for (const id of unfinished) {
+    const state = readStatus(join(out, "runs", id))?.state;
+    ok(state === undefined || state === "running", `${id}: ${state}`);
+  }
+  const rerun = await spawnSweep(out).output();
+  assertEquals(rerun.code, 0);
+  for (const id of runIds) {
+    const steps = readJsonl<{ step: number }>(join(out, "runs", id, "metrics.jsonl")).map((m) => m.step);
+    assertEquals(steps, Array.from({ length: 12 }, (_, i) => i + 1), id);
+  }
   Deno.removeSync(out, { recursive: true });
 });

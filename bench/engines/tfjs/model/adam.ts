@@ -1,5 +1,14 @@
 // Adam with global-norm gradient clipping over a model's named variables; its state serialises bit-exactly.
 import * as tf from "@tensorflow/tfjs-core";
+import {
+  addr,
+  attr,
+  compileWat,
+  type Fn,
+  type KernelArgs,
+  registerWasmKernel,
+  type WasmBackend,
+} from "../ops/wasm.ts";
 
 /** A named tensor as plain data (what checkpoints store). */
 export interface TensorData {
@@ -37,10 +46,14 @@ export interface OptimizerState {
 
 function check(opts: AdamOptions): void {
   for (const [k, v] of Object.entries(opts)) {
-    if (v !== undefined && !Number.isFinite(v)) throw new Error(`createOptimizer: ${k} must be a finite number, got ${v}`);
+    if (v !== undefined && !Number.isFinite(v)) {
+      throw new Error(`createOptimizer: ${k} must be a finite number, got ${v}`);
+    }
   }
   if (!(opts.lr > 0)) throw new Error(`createOptimizer: lr must be > 0, got ${opts.lr}`);
-  if (!(opts.clipNorm >= 0)) throw new Error(`createOptimizer: clipNorm must be >= 0 (0 = no clipping), got ${opts.clipNorm}`);
+  if (!(opts.clipNorm >= 0)) {
+    throw new Error(`createOptimizer: clipNorm must be >= 0 (0 = no clipping), got ${opts.clipNorm}`);
+  }
 }
 
 /** Adam over `params` (moments start at zero); clipNorm 0 disables clipping. */
@@ -80,22 +93,88 @@ export function* adamSteps(
     const scale = opt.clipNorm > 0 && gradNorm > opt.clipNorm ? opt.clipNorm / gradNorm : 1;
     opt.step++;
     const bc1 = 1 - opt.beta1 ** opt.step, bc2 = 1 - opt.beta2 ** opt.step;
+    const h = {
+      scale,
+      b1: opt.beta1,
+      c1: 1 - opt.beta1,
+      b2: opt.beta2,
+      c2: 1 - opt.beta2,
+      lrc: opt.lr / bc1,
+      bc2,
+      eps: opt.eps,
+    };
     tf.tidy(() => {
       names.forEach((n, i) => {
-        const g0 = byName[i];
-        if (!g0) return; // a parameter the loss does not touch gets no update (as in torch)
-        const g = scale === 1 ? g0 : tf.mul(g0, scale);
-        const m = opt.m.get(n)!, v = opt.v.get(n)!;
-        m.assign(tf.add(tf.mul(m, opt.beta1), tf.mul(g, 1 - opt.beta1)));
-        v.assign(tf.add(tf.mul(v, opt.beta2), tf.mul(tf.square(g), 1 - opt.beta2)));
-        const update = tf.div(tf.mul(m, opt.lr / bc1), tf.add(tf.sqrt(tf.div(v, bc2)), opt.eps));
-        params.get(n)!.assign(tf.sub(params.get(n)!, update));
+        if (!byName[i]) return; // a parameter the loss does not touch gets no update (as in torch)
+        const p = params.get(n)!, m = opt.m.get(n)!, v = opt.v.get(n)!;
+        const [pn, mn, vn] = adamUpdate(p, m, v, byName[i], h);
+        m.assign(mn);
+        v.assign(vn);
+        p.assign(pn);
       });
     });
     return { loss: lossValue, gradNorm };
   } finally {
     tf.dispose([value, sq, ...Object.values(grads)]);
   }
+}
+
+/** Adam's per-step constants: gradient scale (clipping), betas and 1 - betas, lr / bc1, bc2, eps. */
+type AdamConstants = {
+  scale: number;
+  b1: number;
+  c1: number;
+  b2: number;
+  c2: number;
+  lrc: number;
+  bc2: number;
+  eps: number;
+};
+
+let adamKernel: Fn | null = null;
+let fused = true;
+
+/** Switch the fused wasm Adam kernel off (plain tf ops) or back on: for side-by-side tests. */
+export function useFusedAdam(on: boolean): void {
+  fused = on;
+}
+
+/** New p, m, v after one Adam update (fused wasm kernel when available, else the same arithmetic in tf ops). */
+function adamUpdate(p: tf.Tensor, m: tf.Tensor, v: tf.Tensor, g: tf.Tensor, h: AdamConstants): tf.Tensor[] {
+  if (fused && adamKernel && tf.getBackend() === "wasm") {
+    return tf.engine().runKernel("AceAdam", { p, m, v, g }, h) as tf.Tensor[];
+  }
+  const gs = tf.mul(g, h.scale);
+  const mn = tf.add(tf.mul(m, h.b1), tf.mul(gs, h.c1));
+  const vn = tf.add(tf.mul(v, h.b2), tf.mul(tf.mul(gs, gs), h.c2));
+  return [tf.sub(p, tf.div(tf.mul(mn, h.lrc), tf.add(tf.sqrt(tf.div(vn, h.bc2)), h.eps))), mn, vn];
+}
+
+/** The fused update as a tfjs-wasm kernel: inputs p, m, v, g; outputs new p, m, v. */
+function adamKernelFunc({ inputs: { p, m, v, g }, backend, attrs }: KernelArgs): tf.TensorInfo[] {
+  const be = backend as WasmBackend, outs = [p, m, v].map((t) => be.makeOutput([...t.shape], "float32"));
+  const consts = ["scale", "b1", "c1", "b2", "c2", "lrc", "bc2", "eps"].map((k) => attr(attrs, k));
+  const size = p.shape.reduce((a, b) => a * b, 1);
+  adamKernel!(
+    addr(be, p),
+    addr(be, m),
+    addr(be, v),
+    addr(be, g),
+    ...outs.map((o) => addr(be, o)),
+    size,
+    ...consts,
+  );
+  return outs;
+}
+
+/** Compile adam.wat and register the fused update on tfjs-wasm; false on other backends. */
+export async function loadAdamKernel(): Promise<boolean> {
+  if (adamKernel) return tf.getBackend() === "wasm";
+  const exports = await compileWat(new URL("./adam.wat", import.meta.url));
+  if (!exports) return false;
+  registerWasmKernel("AceAdam", adamKernelFunc);
+  adamKernel = exports.adam;
+  return true;
 }
 
 // Bodies that must read tensor data are generators yielding the tensor to read, so one body serves both a
@@ -131,13 +210,19 @@ export function toData(vars: Map<string, tf.Variable>): Record<string, TensorDat
 }
 
 /** Assign plain data to a variable map; the error names the missing or mis-shaped entry. */
-export function fromData(vars: Map<string, tf.Variable>, data: Record<string, TensorData>, what: string): void {
+export function fromData(
+  vars: Map<string, tf.Variable>,
+  data: Record<string, TensorData>,
+  what: string,
+): void {
   for (const [n, v] of vars) {
     const d = data[n];
     if (!d) throw new Error(`${what}: missing '${n}'`);
     const size = v.shape.reduce((a, b) => a * b, 1);
     if (d.shape.join(",") !== v.shape.join(",") || d.data.length !== size) {
-      throw new Error(`${what}: '${n}' has shape [${d.shape}] (${d.data.length} values), expected [${v.shape}]`);
+      throw new Error(
+        `${what}: '${n}' has shape [${d.shape}] (${d.data.length} values), expected [${v.shape}]`,
+      );
     }
   }
   tf.tidy(() => {
@@ -152,7 +237,9 @@ export function getOptimizerState(opt: Optimizer): OptimizerState {
 
 /** Restore `getOptimizerState` output; continuing then matches an uninterrupted run bit for bit. */
 export function setOptimizerState(opt: Optimizer, s: OptimizerState): void {
-  if (!Number.isInteger(s.step) || s.step < 0) throw new Error(`optimizer state: step must be an integer >= 0, got ${s.step}`);
+  if (!Number.isInteger(s.step) || s.step < 0) {
+    throw new Error(`optimizer state: step must be an integer >= 0, got ${s.step}`);
+  }
   fromData(opt.m, s.m, "optimizer state m");
   fromData(opt.v, s.v, "optimizer state v");
   opt.step = s.step;

@@ -4,49 +4,133 @@
 // any transpose flag or batch dimension falls to a naive loop (~1.8 GFLOP/s), while an explicit 2-D transpose
 // costs a few ms. So every gradient here transposes explicitly and multiplies without flags.
 import * as tf from "@tensorflow/tfjs-core";
+import { swapLast } from "../ops/attention.ts";
+import {
+  addr,
+  compileWat,
+  type Fn,
+  type KernelArgs,
+  registerWasmKernel,
+  type WasmBackend,
+} from "../ops/wasm.ts";
 
 type T2 = tf.Tensor2D;
 // tfjs types a custom-gradient body as variadic (Tensor | save)[]; ours take fixed positional arguments.
 type Body = Parameters<typeof tf.customGrad>[0];
 
 /** x [N, K] @ w [K, M] → [N, M]; gradients dx = dy wᵀ, dw = xᵀ dy through explicit transposes. */
-export const linear = tf.customGrad(((x: tf.Tensor, w: tf.Tensor, save: tf.GradSaveFunc) => {
-  save([x, w]);
-  return {
-    value: tf.matMul(x as T2, w as T2),
-    gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
-      const [xs, ws] = saved as T2[];
-      const g = dy as T2;
-      return [tf.matMul(g, tf.transpose(ws)), tf.matMul(tf.transpose(xs), g)];
-    },
-  };
-}) as unknown as Body) as unknown as (x: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
+export const linear = tf.customGrad(
+  ((x: tf.Tensor, w: tf.Tensor, save: tf.GradSaveFunc) => {
+    save([x, w]);
+    return {
+      value: tf.matMul(x as T2, w as T2),
+      gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
+        const [xs, ws] = saved as T2[];
+        const g = dy as T2;
+        return [tf.matMul(g, swapLast(ws)), tf.matMul(swapLast(xs), g)];
+      },
+    };
+  }) as unknown as Body,
+) as unknown as (x: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
 
-/** LayerNorm over the last axis of x [N, D] with gain g [D] and bias b [D] (eps 1e-5, as torch). */
-export const layerNorm = tf.customGrad(((x: tf.Tensor, g: tf.Tensor, b: tf.Tensor, save: tf.GradSaveFunc) => {
-  const d = x.shape[x.shape.length - 1];
+let lnKernels: { forward: Fn; backward: Fn } | null = null;
+let fusedLn = true;
+
+/** Switch the fused wasm LayerNorm kernels off (plain tf ops) or back on: for side-by-side tests. */
+export function useFusedLayerNorm(on: boolean): void {
+  fusedLn = on;
+}
+
+const lnOwn = (d: number) => fusedLn && lnKernels !== null && d % 4 === 0 && tf.getBackend() === "wasm";
+
+/** Forward kernel: x [n, d], g, b → y, xhat [n, d], rstd [n]. */
+function lnForwardKernel({ inputs: { x, g, b }, backend }: KernelArgs): tf.TensorInfo[] {
+  const be = backend as WasmBackend, [n, d] = x.shape;
+  const outs = [
+    be.makeOutput([n, d], "float32"),
+    be.makeOutput([n, d], "float32"),
+    be.makeOutput([n, 1], "float32"),
+  ];
+  lnKernels!.forward(addr(be, x), addr(be, g), addr(be, b), ...outs.map((o) => addr(be, o)), n, d, 1e-5);
+  return outs;
+}
+
+/** Backward kernel: dy, xhat [n, d], rstd [n], g → dx [n, d], dg [d], db [d]. */
+function lnBackwardKernel({ inputs: { dy, xhat, rstd, g }, backend }: KernelArgs): tf.TensorInfo[] {
+  const be = backend as WasmBackend, [n, d] = dy.shape;
+  const outs = [
+    be.makeOutput([n, d], "float32"),
+    be.makeOutput([d], "float32"),
+    be.makeOutput([d], "float32"),
+  ];
+  for (const o of outs.slice(1)) be.wasm.HEAPF32.fill(0, addr(be, o) / 4, addr(be, o) / 4 + d); // accumulated
+  lnKernels!.backward(
+    addr(be, dy),
+    addr(be, xhat),
+    addr(be, rstd),
+    addr(be, g),
+    ...outs.map((o) => addr(be, o)),
+    n,
+    d,
+  );
+  return outs;
+}
+
+/** Compile layernorm.wat and register the fused LayerNorm kernels on tfjs-wasm; false on other backends. */
+export async function loadLayerNormKernels(): Promise<boolean> {
+  if (lnKernels) return tf.getBackend() === "wasm";
+  const exports = await compileWat(new URL("./layernorm.wat", import.meta.url));
+  if (!exports) return false;
+  registerWasmKernel("AceLayerNorm", lnForwardKernel);
+  registerWasmKernel("AceLayerNormGrad", lnBackwardKernel);
+  lnKernels = { forward: exports.forward, backward: exports.backward };
+  return true;
+}
+
+/** xhat = (x - mean) * rstd and rstd = 1/sqrt(var + 1e-5) per row, in plain tf ops. */
+function normalize(x: tf.Tensor): [tf.Tensor, tf.Tensor] {
   const mean = tf.mean(x, -1, true);
   const xc = tf.sub(x, mean);
   const rstd = tf.rsqrt(tf.add(tf.mean(tf.square(xc), -1, true), 1e-5));
-  const xhat = tf.mul(xc, rstd);
-  save([xhat, rstd, g]);
-  return {
-    value: tf.add(tf.mul(xhat, g), b),
-    gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
-      const [xh, rs, gs] = saved;
-      const gy = dy as tf.Tensor;
-      const dxhat = tf.mul(gy, gs);
-      // dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), the standard LayerNorm backward.
-      const m1 = tf.mean(dxhat, -1, true);
-      const m2 = tf.mean(tf.mul(dxhat, xh), -1, true);
-      const dx = tf.mul(rs, tf.sub(tf.sub(dxhat, m1), tf.mul(xh, m2)));
-      const rows = gy.size / d;
-      const dg = tf.sum(tf.reshape(tf.mul(gy, xh), [rows, d]), 0);
-      const db = tf.sum(tf.reshape(gy, [rows, d]), 0);
-      return [dx, dg, db];
-    },
-  };
-}) as unknown as Body) as unknown as (x: tf.Tensor2D, g: tf.Tensor1D, b: tf.Tensor1D) => tf.Tensor2D;
+  return [tf.mul(xc, rstd), rstd];
+}
+
+/** The standard LayerNorm backward in plain tf ops: dx, dg, db. */
+function layerNormGrad(gy: tf.Tensor, xh: tf.Tensor, rs: tf.Tensor, gs: tf.Tensor): tf.Tensor[] {
+  const d = gy.shape[gy.shape.length - 1], rows = gy.size / d;
+  const dxhat = tf.mul(gy, gs);
+  // dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+  const m1 = tf.mean(dxhat, -1, true);
+  const m2 = tf.mean(tf.mul(dxhat, xh), -1, true);
+  const dx = tf.mul(rs, tf.sub(tf.sub(dxhat, m1), tf.mul(xh, m2)));
+  return [dx, tf.sum(tf.reshape(tf.mul(gy, xh), [rows, d]), 0), tf.sum(tf.reshape(gy, [rows, d]), 0)];
+}
+
+/** LayerNorm over the last axis of x [N, D] with gain g [D] and bias b [D] (eps 1e-5, as torch). */
+export const layerNorm = tf.customGrad(
+  ((x: tf.Tensor, g: tf.Tensor, b: tf.Tensor, save: tf.GradSaveFunc) => {
+    const own = lnOwn(x.shape[x.shape.length - 1]) && x.rank === 2;
+    let value: tf.Tensor, xhat: tf.Tensor, rstd: tf.Tensor;
+    if (own) [value, xhat, rstd] = tf.engine().runKernel("AceLayerNorm", { x, g, b }, {}) as tf.Tensor[];
+    else {
+      [xhat, rstd] = normalize(x);
+      value = tf.add(tf.mul(xhat, g), b);
+    }
+    save([xhat, rstd, g]);
+    return {
+      value,
+      gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
+        const [xh, rs, gs] = saved, gy = dy as tf.Tensor;
+        if (!own) return layerNormGrad(gy, xh, rs, gs);
+        return tf.engine().runKernel(
+          "AceLayerNormGrad",
+          { dy: gy, xhat: xh, rstd: rs, g: gs },
+          {},
+        ) as tf.Tensor[];
+      },
+    };
+  }) as unknown as Body,
+) as unknown as (x: tf.Tensor2D, g: tf.Tensor1D, b: tf.Tensor1D) => tf.Tensor2D;
 
 /** One-hot rows of int32 ids [N] as float32 [N, depth]; an embedding lookup is oneHot(ids) @ table. */
 export function oneHotF(ids: tf.Tensor1D, depth: number): tf.Tensor2D {

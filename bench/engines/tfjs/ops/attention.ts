@@ -5,20 +5,17 @@
 // the head split/merge are our own WebAssembly SIMD kernels (attention.wat), registered as tfjs-wasm kernels
 // that work on tensors in place (the module imports tfjs-wasm's memory). Other backends use plain tfjs ops.
 import * as tf from "@tensorflow/tfjs-core";
-import initWabt from "wabt";
-import { readFileSync } from "node:fs";
+import {
+  addr,
+  attr,
+  compileWat,
+  type Fn,
+  type KernelArgs,
+  registerWasmKernel,
+  type WasmBackend,
+} from "./wasm.ts";
 
-type Fn = (...args: number[]) => void;
-
-/** The slice of tfjs-wasm's backend object the kernels need (it has no public type for these). */
-interface WasmBackend {
-  wasm: { asm?: { memory?: WebAssembly.Memory }; wasmMemory?: WebAssembly.Memory; HEAPF32: Float32Array };
-  dataIdMap: { get(id: unknown): { memoryOffset: number } };
-  makeOutput(shape: number[], dtype: "float32"): tf.TensorInfo;
-}
-type KernelArgs = { inputs: Record<string, tf.TensorInfo>; backend: unknown; attrs?: tf.NamedAttrMap };
-
-let wasmKernels: { bmm: Fn; bmmNT: Fn; heads: Fn } | null = null;
+let wasmKernels: { bmm: Fn; bmmNT: Fn; heads: Fn; transpose: Fn } | null = null;
 let enabled = true;
 
 /** Whether the kernels run; they copy and dot in 4-float SIMD lanes, so row widths must be multiples of 4. */
@@ -28,8 +25,6 @@ const own = (width = 4) => enabled && width % 4 === 0 && wasmKernels !== null &&
 export function useKernels(on: boolean): void {
   enabled = on;
 }
-const addr = (be: WasmBackend, t: tf.TensorInfo) => be.dataIdMap.get(t.dataId).memoryOffset;
-const attr = (a: tf.NamedAttrMap | undefined, k: string) => (a as Record<string, number>)[k];
 
 /** C = A @ B for a [n, m, k], b [n, ≥k, p]: only the first k rows of each B are read (cache buffers). */
 function bmmKernel({ inputs: { a, b }, backend }: KernelArgs): tf.TensorInfo {
@@ -42,8 +37,13 @@ function bmmKernel({ inputs: { a, b }, backend }: KernelArgs): tf.TensorInfo {
 
 /** C = A @ Bᵀ for a [n, m, k], b [n, ≥keys, k]: scores against the first `keys` rows of each B. */
 function bmmNTKernel({ inputs: { a, b }, backend, attrs }: KernelArgs): tf.TensorInfo {
-  const be = backend as WasmBackend, [n, m, k] = a.shape, [nb, rows, kb] = b.shape, keys = attr(attrs, "keys");
-  if (nb !== n || kb !== k || keys > rows) throw new Error(`AceBmmNT: shapes [${a.shape}] and [${b.shape}] do not match`);
+  const be = backend as WasmBackend,
+    [n, m, k] = a.shape,
+    [nb, rows, kb] = b.shape,
+    keys = attr(attrs, "keys");
+  if (nb !== n || kb !== k || keys > rows) {
+    throw new Error(`AceBmmNT: shapes [${a.shape}] and [${b.shape}] do not match`);
+  }
   const out = be.makeOutput([n, m, keys], "float32");
   wasmKernels!.bmmNT(addr(be, a), addr(be, b), addr(be, out), n, m, k, keys, rows * k);
   return out;
@@ -51,7 +51,8 @@ function bmmNTKernel({ inputs: { a, b }, backend, attrs }: KernelArgs): tf.Tenso
 
 /** Rows x [b*t, width] → heads [b*h, t, hd] from columns offset..offset+h*hd. */
 function splitKernel({ inputs: { x }, backend, attrs }: KernelArgs): tf.TensorInfo {
-  const be = backend as WasmBackend, [b, heads, hd, offset] = ["b", "heads", "hd", "offset"].map((k) => attr(attrs, k));
+  const be = backend as WasmBackend,
+    [b, heads, hd, offset] = ["b", "heads", "hd", "offset"].map((k) => attr(attrs, k));
   const t = x.shape[0] / b, out = be.makeOutput([b * heads, t, hd], "float32");
   wasmKernels!.heads(addr(be, x), addr(be, out), b, t, heads, hd, x.shape[1], offset, t, 0, 1);
   return out;
@@ -67,30 +68,36 @@ function mergeKernel({ inputs: { y }, backend, attrs }: KernelArgs): tf.TensorIn
   return out;
 }
 
+/** Swap the last two axes of x [..., r, c] (r, c multiples of 4) → [..., c, r]. */
+function transposeKernel({ inputs: { x }, backend }: KernelArgs): tf.TensorInfo {
+  const be = backend as WasmBackend, shape = x.shape, n = shape.length;
+  const [r, c] = [shape[n - 2], shape[n - 1]], batch = x.shape.slice(0, -2).reduce((a, b) => a * b, 1);
+  const out = be.makeOutput([...shape.slice(0, -2), c, r], "float32");
+  wasmKernels!.transpose(addr(be, x), addr(be, out), batch, r, c);
+  return out;
+}
+
 /** Compile attention.wat against tfjs-wasm's memory and register its kernels; false on other backends. */
 export async function loadKernels(): Promise<boolean> {
-  if (tf.getBackend() !== "wasm") return false;
-  if (wasmKernels) return true;
-  const be = tf.backend() as unknown as WasmBackend;
-  const memory = be.wasm.asm?.memory ?? be.wasm.wasmMemory;
-  if (!(memory instanceof WebAssembly.Memory)) throw new Error("attention kernels: cannot reach the tfjs-wasm memory");
-  const wabt = await initWabt();
-  const source = readFileSync(new URL("./attention.wat", import.meta.url), "utf8");
-  const mod = wabt.parseWat("attention.wat", source, { simd: true });
-  const { buffer } = mod.toBinary({});
-  mod.destroy();
-  const binary = new WebAssembly.Module(buffer as Uint8Array<ArrayBuffer>);
-  const exports = new WebAssembly.Instance(binary, { env: { memory } }).exports;
-  const kernels: [string, (a: KernelArgs) => tf.TensorInfo][] = [
-    ["AceBmm", bmmKernel],
-    ["AceBmmNT", bmmNTKernel],
-    ["AceSplitHeads", splitKernel],
-    ["AceMergeHeads", mergeKernel],
-  ];
-  for (const [kernelName, kernelFunc] of kernels) {
-    tf.registerKernel({ kernelName, backendName: "wasm", kernelFunc: kernelFunc as tf.KernelFunc });
-  }
-  wasmKernels = { bmm: exports.bmm as Fn, bmmNT: exports.bmmNT as Fn, heads: exports.heads as Fn };
+  if (wasmKernels) return tf.getBackend() === "wasm";
+  const exports = await compileWat(new URL("./attention.wat", import.meta.url));
+  if (!exports) return false;
+  registerWasmKernel("AceBmm", bmmKernel);
+  registerWasmKernel("AceBmmNT", bmmNTKernel);
+  registerWasmKernel("AceSplitHeads", splitKernel);
+  registerWasmKernel("AceMergeHeads", mergeKernel);
+  registerWasmKernel("AceTranspose", transposeKernel);
+  // Used inside differentiated code too (the tied output head), so it needs a gradient: transpose back.
+  tf.registerGradient({
+    kernelName: "AceTranspose",
+    gradFunc: (dy) => ({ x: () => swapLast(dy as tf.Tensor) }),
+  });
+  wasmKernels = {
+    bmm: exports.bmm,
+    bmmNT: exports.bmmNT,
+    heads: exports.heads,
+    transpose: exports.transpose,
+  };
   return true;
 }
 
@@ -101,7 +108,13 @@ export function kernelInfo(): string {
 
 const run = (name: string, inputs: tf.NamedTensorMap, attrs: tf.NamedAttrMap = {}) =>
   tf.engine().runKernel(name, inputs, attrs) as tf.Tensor;
-const t3 = (x: tf.Tensor) => tf.transpose(x, [0, 2, 1]) as tf.Tensor3D;
+/** x with its last two axes swapped (SIMD 4x4-block kernel on wasm; tfjs's Transpose is ~5x slower there). */
+export function swapLast<T extends tf.Tensor>(x: T): T {
+  const n = x.rank, [r, c] = x.shape.slice(-2);
+  if (own() && x.dtype === "float32" && r % 4 === 0 && c % 4 === 0) return run("AceTranspose", { x }) as T;
+  return tf.transpose(x, [...Array.from({ length: n - 2 }, (_, i) => i), n - 1, n - 2]);
+}
+const t3 = (x: tf.Tensor) => swapLast(x) as tf.Tensor3D;
 
 /** a [n, m, k] @ b [n, k, p] (b may hold more rows than k: only the first k are used). */
 export function bmm(a: tf.Tensor3D, b: tf.Tensor3D): tf.Tensor3D {
@@ -128,11 +141,14 @@ function merge(y: tf.Tensor3D, b: number, width: number, offset: number): tf.Ten
   const [bh, t, hd] = y.shape, heads = bh / b;
   if (own(hd)) return run("AceMergeHeads", { y }, { b, width, offset }) as tf.Tensor2D;
   const rows = tf.reshape(tf.transpose(tf.reshape(y, [b, heads, t, hd]), [0, 2, 1, 3]), [b * t, heads * hd]);
-  return (width === heads * hd ? rows : tf.pad(rows, [[0, 0], [offset, width - offset - heads * hd]])) as tf.Tensor2D;
+  return (width === heads * hd
+    ? rows
+    : tf.pad(rows, [[0, 0], [offset, width - offset - heads * hd]])) as tf.Tensor2D;
 }
 
 type Body = Parameters<typeof tf.customGrad>[0];
-const grad = <F>(body: (...args: never[]) => unknown) => tf.customGrad(body as unknown as Body) as unknown as F;
+const grad = <F>(body: (...args: never[]) => unknown) =>
+  tf.customGrad(body as unknown as Body) as unknown as F;
 
 /** Differentiable a @ b for [n, m, k] x [n, k, p]: dA = dC bᵀ, dB = aᵀ dC. */
 export const matMulAB = grad<(a: tf.Tensor3D, b: tf.Tensor3D) => tf.Tensor3D>(
@@ -140,7 +156,10 @@ export const matMulAB = grad<(a: tf.Tensor3D, b: tf.Tensor3D) => tf.Tensor3D>(
     save([a, b]);
     return {
       value: bmm(a, b),
-      gradFunc: (dy: tf.Tensor, [as, bs]: tf.Tensor3D[]) => [bmmNT(dy as tf.Tensor3D, bs), bmm(t3(as), dy as tf.Tensor3D)],
+      gradFunc: (
+        dy: tf.Tensor,
+        [as, bs]: tf.Tensor3D[],
+      ) => [bmmNT(dy as tf.Tensor3D, bs), bmm(t3(as), dy as tf.Tensor3D)],
     };
   },
 );
@@ -214,9 +233,16 @@ export interface KvCache {
 }
 
 /** An empty cache for `layers` layers of `heads` heads of width hd, up to `capacity` positions. */
-export function createKvCache(layers: number, b: number, heads: number, hd: number, capacity: number): KvCache {
+export function createKvCache(
+  layers: number,
+  b: number,
+  heads: number,
+  hd: number,
+  capacity: number,
+): KvCache {
   const inPlace = own(hd);
-  const buffers = () => Array.from({ length: layers }, () => tf.keep(tf.zeros([b * heads, capacity, hd])) as tf.Tensor3D);
+  const buffers = () =>
+    Array.from({ length: layers }, () => tf.keep(tf.zeros([b * heads, capacity, hd])) as tf.Tensor3D);
   return { b, heads, length: 0, k: inPlace ? buffers() : [], v: inPlace ? buffers() : [], inPlace };
 }
 
@@ -228,9 +254,23 @@ export function disposeKvCache(cache: KvCache): void {
 /** Write heads of qkv's column block `which` into the cache buffer at positions length..length+t-1. */
 function writeInPlace(cache: KvCache, buffer: tf.Tensor3D, qkv: tf.Tensor2D, which: number): void {
   const be = tf.backend() as unknown as WasmBackend, [bh, cap, hd] = buffer.shape, t = qkv.shape[0] / cache.b;
-  if (cache.length + t > cap) throw new Error(`kv cache: ${cache.length + t} positions exceed capacity ${cap}`);
+  if (cache.length + t > cap) {
+    throw new Error(`kv cache: ${cache.length + t} positions exceed capacity ${cap}`);
+  }
   const d = qkv.shape[1] / 3;
-  wasmKernels!.heads(addr(be, qkv), addr(be, buffer), cache.b, t, bh / cache.b, hd, qkv.shape[1], which * d, cap, cache.length, 1);
+  wasmKernels!.heads(
+    addr(be, qkv),
+    addr(be, buffer),
+    cache.b,
+    t,
+    bh / cache.b,
+    hd,
+    qkv.shape[1],
+    which * d,
+    cap,
+    cache.length,
+    1,
+  );
 }
 
 /**
@@ -244,7 +284,8 @@ export function cachedAttention(cache: KvCache, l: number, qkv: tf.Tensor2D): tf
     writeInPlace(cache, cache.k[l], qkv, 1);
     writeInPlace(cache, cache.v[l], qkv, 2);
   } else {
-    const k = split(qkv, b, heads, hd, qkv.shape[1] / 3), v = split(qkv, b, heads, hd, (2 * qkv.shape[1]) / 3);
+    const k = split(qkv, b, heads, hd, qkv.shape[1] / 3),
+      v = split(qkv, b, heads, hd, (2 * qkv.shape[1]) / 3);
     const [oldK, oldV] = [cache.k[l], cache.v[l]];
     cache.k[l] = tf.keep(oldK ? tf.concat([oldK, k], 1) : k);
     cache.v[l] = tf.keep(oldV ? tf.concat([oldV, v], 1) : v);

@@ -193,6 +193,54 @@
       (br $loop_b)))
   )
 
+;; dst[t] (cols x rows) = src[t] (rows x cols)ᵀ for t < batch, in 4x4 blocks transposed in registers.
+  ;; rows and cols must be multiples of 4.
+  (func (export "transpose") (param $src i32) (param $dst i32) (param $batch i32) (param $rows i32) (param $cols i32)
+    (local $t i32) (local $i i32) (local $j i32) (local $s i32) (local $d i32) (local $rb i32) (local $cb i32)
+    (local $r0 v128) (local $r1 v128) (local $r2 v128) (local $r3 v128)
+    (local $t0 v128) (local $t1 v128) (local $t2 v128) (local $t3 v128)
+    (local.set $cb (i32.shl (local.get $cols) (i32.const 2)))
+    (local.set $rb (i32.shl (local.get $rows) (i32.const 2)))
+    (block $done_t (loop $loop_t
+      (br_if $done_t (i32.ge_u (local.get $t) (local.get $batch)))
+      (local.set $i (i32.const 0))
+      (block $done_i (loop $loop_i
+        (br_if $done_i (i32.ge_u (local.get $i) (local.get $rows)))
+        (local.set $j (i32.const 0))
+        (block $done_j (loop $loop_j
+          (br_if $done_j (i32.ge_u (local.get $j) (local.get $cols)))
+          ;; s: src[t, i, j]; d: dst[t, j, i]
+          (local.set $s (i32.add (local.get $src) (i32.shl (i32.add
+            (i32.mul (i32.add (i32.mul (local.get $t) (local.get $rows)) (local.get $i)) (local.get $cols)) (local.get $j))
+            (i32.const 2))))
+          (local.set $d (i32.add (local.get $dst) (i32.shl (i32.add
+            (i32.mul (i32.add (i32.mul (local.get $t) (local.get $cols)) (local.get $j)) (local.get $rows)) (local.get $i))
+            (i32.const 2))))
+          (local.set $r0 (v128.load (local.get $s)))
+          (local.set $r1 (v128.load (i32.add (local.get $s) (local.get $cb))))
+          (local.set $r2 (v128.load (i32.add (local.get $s) (i32.shl (local.get $cb) (i32.const 1)))))
+          (local.set $r3 (v128.load (i32.add (local.get $s) (i32.mul (local.get $cb) (i32.const 3)))))
+          ;; interleave pairs of rows, then pairs of pairs: the classic 4x4 transpose in eight shuffles
+          (local.set $t0 (i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 (local.get $r0) (local.get $r1)))
+          (local.set $t1 (i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 (local.get $r0) (local.get $r1)))
+          (local.set $t2 (i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 (local.get $r2) (local.get $r3)))
+          (local.set $t3 (i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 (local.get $r2) (local.get $r3)))
+          (v128.store (local.get $d)
+            (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $t0) (local.get $t2)))
+          (v128.store (i32.add (local.get $d) (local.get $rb))
+            (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $t0) (local.get $t2)))
+          (v128.store (i32.add (local.get $d) (i32.shl (local.get $rb) (i32.const 1)))
+            (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $t1) (local.get $t3)))
+          (v128.store (i32.add (local.get $d) (i32.mul (local.get $rb) (i32.const 3)))
+            (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $t1) (local.get $t3)))
+          (local.set $j (i32.add (local.get $j) (i32.const 4)))
+          (br $loop_j)))
+        (local.set $i (i32.add (local.get $i) (i32.const 4)))
+        (br $loop_i)))
+      (local.set $t (i32.add (local.get $t) (i32.const 1)))
+      (br $loop_t)))
+  )
+
   (func $hsum (param $v v128) (result f32)
     (f32.add
       (f32.add (f32x4.extract_lane 0 (local.get $v)) (f32x4.extract_lane 1 (local.get $v)))

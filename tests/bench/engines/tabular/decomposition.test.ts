@@ -41,7 +41,8 @@ function fd(f: (theta: number[]) => number, theta: number[], h = 1e-5): number[]
 function scenario(seed: number) {
   const rng = Rng.seeded(seed);
   const theta0 = Array.from({ length: S + P * S }, () => 1.2 * rng.normal());
-  const rollouts = Array.from({ length: P }, (_, x) => sampleGroup(world, paramsOf(theta0), x, 6, rng)).flat();
+  const rollouts = Array.from({ length: P }, (_, x) => sampleGroup(world, paramsOf(theta0), x, 6, rng))
+    .flat();
   const groupIds = rollouts.map((r) => r.x);
   const correct = rollouts.map((r) => r.correct);
   const A = groupAdvantages(rollouts.map((r) => (r.correct ? 1 : 0)), groupIds);

@@ -12,7 +12,7 @@ import { tinySettings } from "../../../../bench/engines/tfjs/settings.ts";
 const settings = tinySettings() as unknown as Record<string, unknown>;
 const EVAL = { n: 4, ks: [1, 4], every: 4 };
 
-function runConfig(preset: string, seed: number, steps = 24): RunConfig {
+function runConfig(preset: string, seed: number, steps = 30): RunConfig {
   const s = structuredClone(settings) as { rl: { steps: number } };
   s.rl.steps = steps;
   return {
@@ -58,11 +58,11 @@ Deno.test("tfjs engine: SFT base, then RL that improves reward; deterministic, r
     "an RL run writes metrics, graded evals, status and checkpoints, and raises reward",
     async () => {
       const progress: number[] = [];
-      await tfjsEngine.run(runConfig("ace-grpo", 1), runA, sweep, { onProgress: (s) => progress.push(s) });
+      await tfjsEngine.run(runConfig("grpo", 1), runA, sweep, { onProgress: (s) => progress.push(s) });
       assertEquals(readJson<{ state: string }>(join(runA, "status.json")).state, "done");
-      assertEquals(progress.at(-1), 24);
+      assertEquals(progress.at(-1), 30);
       const metrics = metricsOf(runA);
-      assertEquals(metrics.map((m) => m.step), Array.from({ length: 24 }, (_, i) => i + 1));
+      assertEquals(metrics.map((m) => m.step), Array.from({ length: 30 }, (_, i) => i + 1));
       for (
         const key of [
           "reward_mean",
@@ -77,12 +77,13 @@ Deno.test("tfjs engine: SFT base, then RL that improves reward; deterministic, r
         ok(key in metrics[0], `metrics lack ${key}`);
       }
       const evals = evalOf(runA) as { step: number; correct: boolean; status: string }[];
-      assertEquals([...new Set(evals.map((e) => e.step))], [0, 4, 8, 12, 16, 20, 24]);
-      assertEquals(evals.length, 7 * 6 * EVAL.n);
+      assertEquals([...new Set(evals.map((e) => e.step))], [0, 4, 8, 12, 16, 20, 24, 28, 30]);
+      assertEquals(evals.length, 9 * 6 * EVAL.n);
       ok(exists(join(runA, "checkpoints", "latest.json")));
       const rewards = metrics.map((m) => m.reward_mean as number);
-      const first = mean(rewards.slice(0, 6)), last = mean(rewards.slice(-6));
-      ok(last > first, `reward did not improve: first 6 steps ${first}, last 6 steps ${last}`);
+      // Per-step rewards are noisy (16 prompts × 8 rollouts): compare the first 5 steps with the last 10.
+      const first = mean(rewards.slice(0, 5)), last = mean(rewards.slice(-10));
+      ok(last > first * 1.2, `reward did not improve: first 5 steps ${first}, last 10 steps ${last}`);
     },
   );
 
@@ -90,7 +91,7 @@ Deno.test("tfjs engine: SFT base, then RL that improves reward; deterministic, r
   const upTo8 = <T extends Record<string, unknown>>(xs: T[]) => xs.filter((x) => (x.step as number) <= 8);
   const runB = join(sweep, "runs", "b");
   await t.step("same seed and config give the same numbers", async () => {
-    await tfjsEngine.run(runConfig("ace-grpo", 1, 8), runB, sweep, noHooks);
+    await tfjsEngine.run(runConfig("grpo", 1, 8), runB, sweep, noHooks);
     assertEquals(metricsOf(runB), upTo8(metricsOf(runA)));
     assertEquals(evalOf(runB), upTo8(evalOf(runA) as Record<string, unknown>[]));
   });
@@ -98,16 +99,19 @@ Deno.test("tfjs engine: SFT base, then RL that improves reward; deterministic, r
   await t.step(
     "a resumed run continues bit-for-bit, discarding lines written after its checkpoint",
     async () => {
-      const runC = join(sweep, "runs", "c");
+      // With ACE on, so the reference model and c_i are part of what must resume exactly.
+      const runD = join(sweep, "runs", "d"), runC = join(sweep, "runs", "c");
+      await tfjsEngine.run(runConfig("ace-grpo", 1, 8), runD, sweep, noHooks);
       await tfjsEngine.run(runConfig("ace-grpo", 1, 4), runC, sweep, noHooks);
       // A crash after step 5's metrics were written but before its checkpoint:
       const line = JSON.stringify({ step: 5, reward_mean: 7 }) + "\n";
       Deno.writeTextFileSync(join(runC, "metrics.jsonl"), line, { append: true });
       await tfjsEngine.run(runConfig("ace-grpo", 1, 8), runC, sweep, noHooks);
-      assertEquals(metricsOf(runC), metricsOf(runB));
-      assertEquals(evalOf(runC), evalOf(runB));
-      const b = loadPolicy(join(runB, "checkpoints")), c = loadPolicy(join(runC, "checkpoints"));
-      for (const [name, v] of b.model.params) {
+      assertEquals(metricsOf(runC), metricsOf(runD));
+      assertEquals(evalOf(runC), evalOf(runD));
+      ok(metricsOf(runD).every((m) => m.ace_multiplier === null || (m.ace_multiplier as number) >= 1));
+      const d = loadPolicy(join(runD, "checkpoints")), c = loadPolicy(join(runC, "checkpoints"));
+      for (const [name, v] of d.model.params) {
         assertEquals(
           c.model.params.get(name)!.dataSync(),
           v.dataSync(),
@@ -138,9 +142,9 @@ Deno.test("tfjs engine: SFT base, then RL that improves reward; deterministic, r
     bundle.weights["lnf.g"].data.fill(NaN);
     saveBundle(join(broken, "base", "model"), bundle);
     Deno.copyFileSync(join(sweep, "base", "base.json"), join(broken, "base", "base.json"));
-    const runD = join(broken, "runs", "d");
-    await rejects(tfjsEngine.run(runConfig("grpo", 1), runD, broken, noHooks));
-    const status = readJson<{ state: string; reason: string }>(join(runD, "status.json"));
+    const runE = join(broken, "runs", "e");
+    await rejects(tfjsEngine.run(runConfig("grpo", 1), runE, broken, noHooks));
+    const status = readJson<{ state: string; reason: string }>(join(runE, "status.json"));
     assertEquals(status.state, "failed");
     ok(/step 1: .*(NaN|finite)/.test(status.reason), status.reason);
   });

@@ -19,7 +19,8 @@ import {
   trainStep,
   trainStepAsync,
 } from "../../../../bench/engines/tfjs/model.ts";
-import { layerNorm, linear } from "../../../../bench/engines/tfjs/model/ops.ts";
+import { layerNorm, linear, useFusedLayerNorm } from "../../../../bench/engines/tfjs/model/ops.ts";
+import { useFusedAdam } from "../../../../bench/engines/tfjs/model/adam.ts";
 import { referenceLogProbs } from "./model_reference.ts";
 
 const cfg: ModelConfig = { vocab: 11, dModel: 16, heads: 2, layers: 2, context: 12 };
@@ -169,7 +170,9 @@ Deno.test("model: weights and optimizer state round-trip; resumed training match
 });
 
 Deno.test("model: training lowers the loss on memorised rows", () => {
-  const m = createModel(cfg, Rng.seeded(20)), opt = createOptimizer(m, { lr: 3e-3, clipNorm: 1 });
+  // vocab 12: every matrix width a multiple of 4, so all SIMD kernels (tied head included) are on the path
+  const m = createModel({ ...cfg, vocab: 12 }, Rng.seeded(20)),
+    opt = createOptimizer(m, { lr: 3e-3, clipNorm: 1 });
   const rows = tf.tensor2d(randomTokens(8, 10, 21), undefined, "int32");
   const loss = () => tf.neg(tf.mean(tokenLogProbs(m, rows).logp)) as tf.Scalar;
   const first = trainStep(m, opt, loss);
@@ -219,7 +222,13 @@ Deno.test("model: drawToken honours temperature 0, top-p and the uniform", () =>
   assertEquals(drawToken(logits, 1, 0.01, 0.99), 1); // nucleus of one token
   const seen = new Set([0, 0.2, 0.4, 0.6, 0.8, 0.99].map((u) => drawToken(logits, 1, 0.8, u)));
   assertEquals([...seen].sort(), [1, 3]); // the two top tokens hold > 80% of the mass
-  assertEquals(drawToken(logits, 1, 1, 0), 1);
+  const all = new Set(Array.from({ length: 1000 }, (_, i) => drawToken(logits, 1, 1, i / 1000)));
+  assertEquals([...all].sort(), [0, 1, 2, 3]); // no truncation at topP 1
+  // the fraction of uniforms mapped to each token is its softmax probability
+  const z = logits.reduce((a, l) => a + Math.exp(l), 0);
+  const share =
+    Array.from({ length: 10000 }, (_, i) => drawToken(logits, 1, 1, i / 10000)).filter((t) => t === 2).length;
+  assertClose(share / 10000, Math.exp(1) / z, 1e-3, "share of token 2");
 });
 
 Deno.test("model: bad configs and inputs are one-line errors naming the field", () => {
@@ -248,7 +257,8 @@ Deno.test("model: the async forms (for webgpu) give exactly what the sync forms 
   assertEquals(await sampleAsync(a, prompts, 3, opts()), sample(a, prompts, 3, opts()));
   const rows = tf.tensor2d(randomTokens(4, 8, 26), undefined, "int32");
   const loss = (m: Model) => () => tf.neg(tf.mean(tokenLogProbs(m, rows).logp)) as tf.Scalar;
-  const optA = createOptimizer(a, { lr: 1e-2, clipNorm: 1 }), optB = createOptimizer(b, { lr: 1e-2, clipNorm: 1 });
+  const optA = createOptimizer(a, { lr: 1e-2, clipNorm: 1 }),
+    optB = createOptimizer(b, { lr: 1e-2, clipNorm: 1 });
   assertEquals(await trainStepAsync(a, optA, loss(a)), trainStep(b, optB, loss(b)));
   assertEquals(getWeights(a), getWeights(b));
   [a, b].forEach(disposeModel);
@@ -268,4 +278,51 @@ Deno.test("model: sampling and training leave no tensors behind", () => {
   assertEquals(tf.memory().numTensors, before);
   rows.dispose();
   disposeModel(m);
+});
+
+Deno.test("model: the fused wasm Adam kernel gives bit-for-bit what the tf-ops update gives", () => {
+  const rows = tf.tensor2d(randomTokens(4, 8, 30), undefined, "int32");
+  const run = (fusedOn: boolean) => {
+    useFusedAdam(fusedOn);
+    const m = createModel(cfg, Rng.seeded(31)), opt = createOptimizer(m, { lr: 1e-2, clipNorm: 0.3 });
+    const loss = () => tf.neg(tf.mean(tokenLogProbs(m, rows).logp)) as tf.Scalar;
+    for (let i = 0; i < 3; i++) trainStep(m, opt, loss);
+    const out = { w: getWeights(m), o: getOptimizerState(opt) };
+    disposeModel(m);
+    return out;
+  };
+  try {
+    const plain = run(false), kernel = run(true);
+    assertEquals(kernel, plain);
+  } finally {
+    useFusedAdam(true);
+    rows.dispose();
+  }
+});
+
+Deno.test("model: fused wasm LayerNorm (width 8) and plain-ops LayerNorm (width 6) match autodiff", () => {
+  const rng = Rng.seeded(32);
+  const rand = (shape: number[]) =>
+    tf.tensor(Array.from({ length: shape.reduce((a, b) => a * b) }, () => rng.normal()), shape);
+  const plainLn = (a: tf.Tensor, gg: tf.Tensor, bb: tf.Tensor) => {
+    const { mean, variance } = tf.moments(a, -1, true);
+    return tf.add(tf.mul(tf.div(tf.sub(a, mean), tf.sqrt(tf.add(variance, 1e-5))), gg), bb);
+  };
+  const close = (a: tf.Tensor, b: tf.Tensor, what: string) =>
+    (a.dataSync() as Float32Array).forEach((v, i) => assertClose(v, b.dataSync()[i], 2e-4, `${what}[${i}]`));
+  for (const d of [8, 6]) {
+    const x = tf.add(tf.mul(rand([7, d]), 3), 1), g = rand([d]), b = rand([d]), dy = rand([7, d]);
+    const f = (ln: typeof plainLn) => (a: tf.Tensor, gg: tf.Tensor, bb: tf.Tensor) =>
+      tf.sum(tf.mul(ln(a, gg, bb), dy));
+    const mine = layerNorm as unknown as typeof plainLn;
+    close(mine(x, g, b), plainLn(x, g, b), `layerNorm d=${d}`);
+    const want = tf.grads(f(plainLn))([x, g, b]);
+    tf.grads(f(mine))([x, g, b]).forEach((t, i) => close(t, want[i], `layerNorm d=${d} grad ${i}`));
+    useFusedLayerNorm(false);
+    try {
+      tf.grads(f(mine))([x, g, b]).forEach((t, i) => close(t, want[i], `plain layerNorm d=${d} grad ${i}`));
+    } finally {
+      useFusedLayerNorm(true);
+    }
+  }
 });

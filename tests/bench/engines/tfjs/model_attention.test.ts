@@ -11,6 +11,7 @@ import {
   disposeKvCache,
   kernelInfo,
   selfAttention,
+  swapLast,
   useKernels,
 } from "../../../../bench/engines/tfjs/ops/attention.ts";
 
@@ -86,4 +87,17 @@ Deno.test("attention kernels: cached attention chunk by chunk equals full causal
     assertAllClose(tf.reshape(tf.concat(chunks, 1), [b * t, d]), full, 1e-5, `cached (kernels ${on})`);
   }
   useKernels(true);
+});
+
+Deno.test("attention kernels: the SIMD transpose of the last two axes equals tf.transpose", () => {
+  for (const shape of [[4, 8], [2048, 128], [3, 12, 4], [2, 3, 8, 16], [5, 6], [2, 7, 4]]) {
+    const x = rand(shape, 8), n = shape.length;
+    const r = bothPaths(() => swapLast(x));
+    const want = tf.transpose(x, [...shape.slice(0, -2).map((_, i) => i), n - 1, n - 2]);
+    assertAllClose(r.kernels, want, 0, `swapLast [${shape}]`);
+    assertAllClose(r.plain, want, 0, `plain swapLast [${shape}]`);
+    const w = rand([...shape.slice(0, -2), shape[n - 1], shape[n - 2]], 9);
+    const g = bothPaths(() => tf.grad((a: tf.Tensor) => tf.sum(tf.mul(swapLast(a), w)))(x));
+    assertAllClose(g.kernels, g.plain, 0, `gradient of swapLast [${shape}]`);
+  }
 });

@@ -1,0 +1,52 @@
+// Plumbing for our own WebAssembly SIMD kernels inside tfjs-wasm: compile a .wat file against tfjs-wasm's
+// memory, so kernels read and write tensors where tfjs keeps them (no copies), and register tfjs kernels.
+import * as tf from "@tensorflow/tfjs-core";
+import initWabt from "wabt";
+import { readFileSync } from "node:fs";
+
+/** The slice of tfjs-wasm's backend object the kernels need (it has no public type for these). */
+export interface WasmBackend {
+  wasm: { asm?: { memory?: WebAssembly.Memory }; wasmMemory?: WebAssembly.Memory; HEAPF32: Float32Array };
+  dataIdMap: { get(id: unknown): { memoryOffset: number } };
+  makeOutput(shape: number[], dtype: "float32"): tf.TensorInfo;
+}
+
+/** What tfjs passes a kernel function. */
+export type KernelArgs = { inputs: Record<string, tf.TensorInfo>; backend: unknown; attrs?: tf.NamedAttrMap };
+
+/** An exported kernel: byte addresses and sizes in, results written to memory. */
+export type Fn = (...args: number[]) => void;
+
+/** Byte address of a tensor's data in the tfjs-wasm heap. */
+export function addr(be: WasmBackend, t: tf.TensorInfo): number {
+  return be.dataIdMap.get(t.dataId).memoryOffset;
+}
+
+/** A numeric kernel attribute. */
+export function attr(a: tf.NamedAttrMap | undefined, k: string): number {
+  return (a as Record<string, number>)[k];
+}
+
+/** Compile the .wat file at `url` against the running tfjs-wasm memory; null on other backends. */
+export async function compileWat(url: URL): Promise<Record<string, Fn> | null> {
+  if (tf.getBackend() !== "wasm") return null;
+  const be = tf.backend() as unknown as WasmBackend;
+  const memory = be.wasm.asm?.memory ?? be.wasm.wasmMemory;
+  if (!(memory instanceof WebAssembly.Memory)) {
+    throw new Error(`${url.pathname}: cannot reach the tfjs-wasm memory`);
+  }
+  const wabt = await initWabt();
+  const mod = wabt.parseWat(url.pathname, readFileSync(url, "utf8"), { simd: true });
+  const { buffer } = mod.toBinary({});
+  mod.destroy();
+  const binary = new WebAssembly.Module(buffer as Uint8Array<ArrayBuffer>);
+  return new WebAssembly.Instance(binary, { env: { memory } }).exports as unknown as Record<string, Fn>;
+}
+
+/** Register a tfjs-wasm kernel by name. */
+export function registerWasmKernel(
+  kernelName: string,
+  kernelFunc: (a: KernelArgs) => tf.TensorInfo | tf.TensorInfo[],
+): void {
+  tf.registerKernel({ kernelName, backendName: "wasm", kernelFunc: kernelFunc as tf.KernelFunc });
+}
