@@ -4,7 +4,7 @@
 import { parseFlags, parseNumber } from "../common/args.ts";
 import { exists, readJsonl } from "../common/fs.ts";
 import { grade } from "./grade.ts";
-import { gradeMany, type GradeManyItem, GraderPool, INLINE_BELOW } from "./pool.ts";
+import { gradeMany, type GradeManyItem, GraderPool } from "./pool.ts";
 import { clearParseCache, useFrontEnd } from "./compare.ts";
 import { latexToMathjs, type Translation } from "./latex.ts";
 import { extractGold } from "./extract.ts";
@@ -135,7 +135,7 @@ export async function main(args: string[]): Promise<number> {
   console.log(row([
     "workload",
     "n",
-    `gradeMany default (inline below ${INLINE_BELOW})`,
+    "gradeMany inline (workers: 0)",
     `gradeMany, ${workers} workers (incl. start)`,
     `warm GraderPool(${workers})`,
   ]));
@@ -144,7 +144,7 @@ export async function main(args: string[]): Promise<number> {
     const items = Array.from({ length: repeat }, () => cases).flat();
     clearParseCache();
     let t0 = performance.now();
-    await gradeMany(items);
+    await gradeMany(items, { workers: 0 });
     const auto = items.length / ((performance.now() - t0) / 1000);
     t0 = performance.now();
     await gradeMany(items, { workers });

@@ -17,9 +17,8 @@ the exit code is then 1 (0 when every line was graded).
   --output FILE      write graded JSON lines here (atomically)
   --strict           accept only explicit answer markers (\\boxed, "Answer:", "final answer is"), as for rewards
                      (a line's own boolean "strict": true does the same for that line)
-  --workers N        grading workers (default: cores; 0 grades inline; files under 10000 lines are graded
-                     inline unless --workers or --timeout-ms is given)
-  --timeout-ms MS    hard per-answer timeout in the worker pool (default 2000; giving it forces the pool)
+  --workers N        grading workers (default: cores; 0 grades inline, without the hard timeout)
+  --timeout-ms MS    hard per-answer timeout in the worker pool (default 2000)
 
 example: deno task grade --input preds.jsonl --output graded.jsonl`;
 
@@ -82,7 +81,6 @@ export async function main(args: string[]): Promise<number> {
   if (workers !== undefined && !Number.isInteger(workers)) {
     throw new UsageError("--workers: expected an integer");
   }
-  // Left undefined unless given, so small files are graded inline (see INLINE_BELOW in pool.ts).
   const timeoutMs = values["timeout-ms"] === undefined
     ? undefined
     : parseNumber(values["timeout-ms"], "timeout-ms", 2000, 1, 600_000);

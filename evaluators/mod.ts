@@ -1,6 +1,6 @@
 /** Public API of evaluators/: the math-answer grader, batch grading, Pass@k and its statistics. */
 export { grade, type GradeOptions, type GradeResult, type GradeStatus, isEquivalent } from "./grade.ts";
-export { gradeMany, type GradeManyItem, type GradeManyOptions, GraderPool, INLINE_BELOW } from "./pool.ts";
+export { gradeMany, type GradeManyItem, type GradeManyOptions, GraderPool } from "./pool.ts";
 export { extractAnswer, type Extraction } from "./extract.ts";
 export { majAtK, type MajResult } from "./majority.ts";
 export { meanAtN, passAtK, type PassAtKRow, passAtKSummary } from "./passk.ts";

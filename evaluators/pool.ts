@@ -17,13 +17,6 @@ export interface GradeManyOptions {
   batchSize?: number;
 }
 
-/**
- * Below this many items gradeMany grades inline unless workers or a timeout are asked for: starting workers
- * (each loads mathjs) took 1–3 s on the loaded 2-core machine, while inline grading runs 5k–25k grades/s
- * (see docs/evaluators.md). Inline grades are bounded by the input caps; only the pool has a hard timeout.
- */
-export const INLINE_BELOW = 10_000;
-
 interface Slot {
   worker: Worker;
   busy: { batch: number; indices: number[] } | null;
@@ -170,17 +163,16 @@ export class GraderPool {
 }
 
 /**
- * Grade many answers, results in input order. With `workers: 0`, or below INLINE_BELOW items when neither
- * `workers` nor `timeoutMs` is given, grading is inline; otherwise on a fresh pool of workers (default one per
- * core) with the hard per-answer timeout, closed before returning. For repeated calls keep a `GraderPool`.
+ * Grade many answers, results in input order, on a fresh pool of workers (default one per core) with the hard
+ * per-answer timeout, closed before returning. `workers: 0` grades inline (no timeout: only the input caps bound
+ * the time), which is faster for small trusted batches. For repeated calls keep a `GraderPool`.
  */
 export async function gradeMany(
   items: readonly GradeManyItem[],
   options: GradeManyOptions = {},
 ): Promise<GradeResult[]> {
   const workers = options.workers ?? (navigator.hardwareConcurrency || 1);
-  const poolAskedFor = options.workers !== undefined || options.timeoutMs !== undefined;
-  if (workers === 0 || (!poolAskedFor && items.length < INLINE_BELOW)) {
+  if (workers === 0) {
     return items.map((it) => grade(it.prediction, it.gold, { strict: it.strict }));
   }
   const pool = new GraderPool(Math.min(workers, Math.max(1, Math.ceil(items.length / 16))));

@@ -214,6 +214,16 @@ export function methodsOf(family: string): Method[] {
 /** The compact prompt for a synthetic record, e.g. "3+4*5=", "47%6=", "3x+4=19", "gcd(12,18)=". */
 export function renderPrompt(record: MathRecord): string {
   const p = record.meta.params ?? {};
+  // The compact forms and the methods cover only the simplest shape of each family; a harder shape would be
+  // rendered as a different problem with a different answer, so refuse it instead.
+  const extra = { mod: ["b", "e"], linear: ["k"] }[record.meta.family as string]?.filter((key) => key in p);
+  if (extra?.length) {
+    throw new Error(
+      `traces: record ${record.id} (${record.meta.family}, difficulty ${record.meta.difficulty}) uses '${
+        extra.join("', '")
+      }', which the compact prompts do not express; lower tasks.difficulty for this family`,
+    );
+  }
   switch (record.meta.family) {
     case "arith": {
       const { terms, ops } = arithParams(p);

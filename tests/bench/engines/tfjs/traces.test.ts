@@ -81,3 +81,12 @@ Deno.test("traces: default-settings prompts and traces fit the default token bud
     }
   }
 });
+
+Deno.test("renderPrompt refuses shapes the compact prompts cannot express (mod with b/e, linear with k)", () => {
+  for (const family of ["mod", "linear"] as Family[]) {
+    const hard = generateTasks({ seed: 1, split: "train", count: 40, families: [family], difficulty: 5 });
+    const tricky = hard.filter((r) => ["b", "e", "k"].some((key) => key in (r.meta.params ?? {})));
+    if (tricky.length === 0) throw new Error(`no hard ${family} record generated`);
+    for (const r of tricky) throws(() => renderPrompt(r), /compact prompts do not express/);
+  }
+});
