@@ -7,6 +7,7 @@ import { Rng } from "../../common/prng.ts";
 import { machineInfo, versionInfo } from "../sweep/provenance.ts";
 import { readSamples, type SampleRecord } from "./samples.ts";
 import type { PromptTemplate } from "./templates.ts";
+import type { EvalSample } from "../engines/engine.ts";
 
 /** Everything that defines an external evaluation. */
 export interface EvalSettings {
@@ -46,14 +47,8 @@ export interface EvalPaths {
 }
 
 /** One graded sample in eval.jsonl (the run-folder format; `step` is 0: there is no training). */
-export interface EvalRow {
+export interface EvalRow extends EvalSample {
   step: 0;
-  dataset: string;
-  problemId: string;
-  sample: number;
-  correct: boolean;
-  status: string;
-  extracted: string | null;
   rule: string;
   meta: { subject?: string; level?: number; truncated: boolean };
 }

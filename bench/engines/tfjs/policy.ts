@@ -10,6 +10,7 @@ import { createModel, type Model, sample, setWeights, type TensorData } from "./
 import { modelConfig, resolveSettings, settingsTokenizer, type TfjsSettings } from "./settings.ts";
 import { cutAtEos, encodePrompts, type Tokenizer } from "./tokenizer.ts";
 import { methodsOf, renderPrompt, renderTrace } from "./traces.ts";
+import type { EvalSample } from "../engine.ts";
 
 /** What every saved model carries, so it can be rebuilt without the run config. */
 export interface SavedModel {
@@ -104,14 +105,7 @@ export function generate(
 }
 
 /** One eval.jsonl line (ARCHITECTURE.md), with the family and the solution method the sample followed. */
-export interface EvalRecord {
-  step: number;
-  dataset: string;
-  problemId: string;
-  sample: number;
-  correct: boolean;
-  status: string;
-  extracted: string | null;
+export interface EvalRecord extends EvalSample {
   rule: string;
   meta: { family: string; method: string; finish: string };
 }

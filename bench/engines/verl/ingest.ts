@@ -7,6 +7,7 @@ import { sha256 } from "../../../common/hash.ts";
 import { gradeMany } from "../../../evaluators/mod.ts";
 import { readVerlParquet } from "./export.ts";
 import { ACE_METRICS_FILE } from "./overrides.ts";
+import type { EvalSample } from "../engine.ts";
 
 /** One generation from a dump, with where it came from. */
 export interface DumpSample {
@@ -24,14 +25,7 @@ export interface DumpSample {
 }
 
 /** One line of eval.jsonl (ARCHITECTURE.md). */
-export interface EvalLine {
-  step: number;
-  dataset: string;
-  problemId: string;
-  sample: number;
-  correct: boolean;
-  status: string;
-  extracted: string | null;
+export interface EvalLine extends EvalSample {
   rule: string;
   meta: { engine: "verl"; verlScore: number | null; matched: boolean };
 }
