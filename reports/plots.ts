@@ -52,8 +52,12 @@ export function passKSpec(cells: readonly AggregateCell[], dataset: string): vl.
   };
 }
 
-/** Metrics plotted as training curves, with the (short) label of each panel: severity is the mean c of overconfident errors. */
+/**
+ * Metrics plotted as training curves, with the (short) label of each panel: severity is the mean c of
+ * overconfident errors. Accuracy comes first because rewards are 0/1 for GRPO but ±1 for DAPO.
+ */
 export const TRAINING_METRICS: Record<string, string> = {
+  accuracy: "rollout accuracy",
   reward_mean: "reward",
   entropy: "entropy",
   kl: "KL to ref",
