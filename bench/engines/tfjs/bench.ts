@@ -20,6 +20,7 @@ import {
   trainStepAsync,
 } from "./model.ts";
 import { kernelInfo, useKernels } from "./ops/attention.ts";
+import { coreCount, DataParallelTrainer, fullBatch } from "./parallel.ts";
 
 // webgpu under Deno cannot read GPU data synchronously, so GPU backends take the async forms of the API.
 let asyncReads = false;
@@ -31,6 +32,7 @@ const TRAIN_B = 32, SAMPLE_B = 256, PROMPT = 16, NEW = 48;
 /** Usage text for `deno task bench model`. */
 export const usage =
   `usage: deno task bench model [--backend NAME] [--steps N] [--reps N] [--no-torch] [--no-kernels] [--profile]
+                              [--train-workers N]
 
 Times the reference transformer (vocab 64, width 128, 4 heads, 4 layers, context 64) on tfjs:
   train   tokens/s: batch ${TRAIN_B}x64, next-token cross-entropy, Adam(lr 1e-3); median of --steps steps after 2 warm-ups
@@ -42,7 +44,9 @@ and, in the same invocation, the PyTorch CPU reference (../shared/bench/torch_re
   --reps N        timed sampling runs (default 3)
   --no-torch      skip the PyTorch reference
   --no-kernels    attention through plain tfjs ops instead of the wasm SIMD kernels (to measure them)
-  --profile       also print time per kernel for one train step and one sampling run`;
+  --profile       also print time per kernel for one train step and one sampling run
+  --train-workers N  data-parallel train step over N Deno Workers (parallel.ts; default: number of cores,
+                  ${coreCount()} here); 1 = the single-process trainStep; GPU backends and --no-kernels always use 1`;
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -138,6 +142,7 @@ export async function main(args: string[]): Promise<number> {
     "no-torch": { type: "boolean" },
     profile: { type: "boolean" },
     "no-kernels": { type: "boolean" },
+    "train-workers": { type: "string" },
   }, false).values as {
     help?: boolean;
     backend?: string;
@@ -146,6 +151,7 @@ export async function main(args: string[]): Promise<number> {
     "no-torch"?: boolean;
     profile?: boolean;
     "no-kernels"?: boolean;
+    "train-workers"?: string;
   };
   if (values.help) {
     console.log(usage);
@@ -157,9 +163,12 @@ export async function main(args: string[]): Promise<number> {
   }
   const steps = parseNumber(values.steps, "steps", 5, 1, 1000);
   const reps = parseNumber(values.reps, "reps", 3, 1, 100);
+  let trainWorkers = parseNumber(values["train-workers"], "train-workers", coreCount(), 1, 64);
   const backend = await initBackend(backendName);
   asyncReads = backend === "webgpu" || backend === "tensorflow";
   if (values["no-kernels"]) useKernels(false);
+  // Workers read gradients synchronously and start with the kernels on: GPU backends and --no-kernels use one.
+  if (asyncReads || values["no-kernels"]) trainWorkers = 1;
   const rng = Rng.seeded(0);
   const model = createModel(REFERENCE, rng.split());
   console.log(
@@ -173,12 +182,27 @@ export async function main(args: string[]): Promise<number> {
     TRAIN_B,
     REFERENCE.context + 1,
   ], "int32");
-  const trainTimes = (await repeat(steps + 2, () => timeTrainStep(model, opt, batch))).slice(2);
+  let trainer: DataParallelTrainer | null = null;
+  if (trainWorkers > 1) {
+    trainer = await DataParallelTrainer.create(model, opt, trainWorkers);
+  }
+  const rows = fullBatch(batch.dataSync() as Int32Array, TRAIN_B, REFERENCE.context + 1);
+  let trainTimes: number[];
+  try {
+    trainTimes = (await repeat(steps + 2, async () => {
+      if (!trainer) return await timeTrainStep(model, opt, batch);
+      const t0 = performance.now();
+      await trainer.step(rows);
+      return (performance.now() - t0) / 1000;
+    })).slice(2);
+  } finally {
+    trainer?.close();
+  }
   const trainRate = (TRAIN_B * REFERENCE.context) / median(trainTimes);
   console.log(
     `tfjs train:  ${trainRate.toFixed(0)} tokens/s (median ${
       (median(trainTimes) * 1000).toFixed(0)
-    } ms/step)`,
+    } ms/step, ${trainer ? `data-parallel over ${trainWorkers} workers` : "single process"})`,
   );
   await timeSample(model, rng); // warm-up
   const sampleTimes = await repeat(reps, () => timeSample(model, rng));
@@ -198,6 +222,7 @@ export async function main(args: string[]): Promise<number> {
   const result: Record<string, unknown> = {
     backend,
     attention: kernelInfo(),
+    train_workers: trainWorkers,
     train_tokens_per_s: Math.round(trainRate),
     sample_tokens_per_s: Math.round(sampleRate),
   };

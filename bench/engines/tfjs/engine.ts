@@ -26,7 +26,7 @@ import {
   taskSets,
   type TfjsSettings,
 } from "./settings.ts";
-import { trainSft } from "./sft.ts";
+import { sftWorkers, trainSft } from "./sft.ts";
 
 /** The base model bundle: saved model plus the key of the settings it was trained with. */
 interface BaseBundle extends SavedModel {
@@ -72,7 +72,7 @@ export async function prepareBase(
   const rng = Rng.seeded(sweep.seed).derive("sft");
   const model = createModel(modelConfig(s, tok), rng.derive("init"));
   const t0 = performance.now();
-  const log = trainSft(model, tok, taskSets(s).train, s, rng);
+  const log = await trainSft(model, tok, taskSets(s).train, s, rng);
   const seconds = (performance.now() - t0) / 1000;
   atomicWrite(join(dir, "sft_metrics.jsonl"), log.map((l) => JSON.stringify(l)).join("\n") + "\n");
   saveBundle(
@@ -83,6 +83,7 @@ export async function prepareBase(
     key,
     seed: sweep.seed,
     backend,
+    sftWorkers: sftWorkers(s),
     sftSeconds: seconds,
     finalLoss: log.at(-1)?.loss ?? null,
   });

@@ -17,6 +17,7 @@ import {
 } from "./ops/attention.ts";
 import {
   adam,
+  adamApply,
   type AdamOptions,
   adamSteps,
   driveAsync,
@@ -323,6 +324,25 @@ export function trainStep(
   loss: () => tf.Scalar,
 ): { loss: number; gradNorm: number } {
   return driveSync(adamSteps(model.params, opt, loss));
+}
+
+/**
+ * The update of `trainStep` from precomputed gradients (one Float32Array per parameter, in `model.params`
+ * order, e.g. summed over data-parallel workers): the same clipping and Adam; returns `loss` and the norm.
+ */
+export function applyGradients(
+  model: Model,
+  opt: Optimizer,
+  grads: Float32Array[],
+  loss: number,
+): { loss: number; gradNorm: number } {
+  const vars = [...model.params.values()];
+  const tensors = grads.map((g, i) => tf.tensor(g, vars[i].shape, "float32"));
+  try {
+    return driveSync(adamApply(model.params, opt, tensors, loss));
+  } finally {
+    tf.dispose(tensors);
+  }
 }
 
 /** `trainStep` reading the loss and norm asynchronously (the form that works on webgpu); `loss` must not read data. */

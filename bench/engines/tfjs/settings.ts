@@ -26,6 +26,7 @@ export interface TfjsSettings {
     lr: number;
     warmupSteps: number;
     clipNorm: number;
+    workers: number;
     mix: Record<string, number>;
   };
   rl: {
@@ -83,6 +84,7 @@ export function defaultSettings(): TfjsSettings {
 
 /** The settings the base model depends on; the base is reused only when their hash matches. */
 export function baseKey(s: TfjsSettings): string {
+  // sft.workers is included: summing per-worker gradients changes the last float bits of the base model.
   return configHash({
     tokenizer: s.tokenizer,
     model: s.model,

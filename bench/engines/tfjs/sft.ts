@@ -3,6 +3,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import type { MathRecord } from "../../../datasets/mod.ts";
 import type { Rng } from "../../../common/prng.ts";
 import { createOptimizer, type Model, tokenLogProbs, trainStep } from "./model.ts";
+import { coreCount, DataParallelTrainer } from "./parallel.ts";
 import type { TfjsSettings } from "./settings.ts";
 import { encodePrompts, type Tokenizer } from "./tokenizer.ts";
 import { type Method, methodsOf, renderPrompt, renderTrace } from "./traces.ts";
@@ -90,39 +91,66 @@ export interface SftLog {
   lr: number;
 }
 
+/** Workers SFT uses: `sft.workers` (0 = one per core) on the CPU backends, 1 (single process) on the others. */
+export function sftWorkers(s: TfjsSettings): number {
+  if (!["wasm", "cpu"].includes(tf.getBackend())) return 1;
+  return s.sft.workers === 0 ? coreCount() : s.sft.workers;
+}
+
 /**
  * Train `model` in place for `s.sft.steps` steps on traces of `train`; returns the log (every 10th step and the
- * last). The mean token NLL over response tokens is the loss; a non-finite loss throws naming the step.
+ * last). The mean token NLL over response tokens is the loss; a non-finite loss throws naming the step. With
+ * more than one worker (`sftWorkers`) each step is data-parallel (parallel.ts), deterministic per worker count.
  */
-export function trainSft(
+export async function trainSft(
   model: Model,
   tok: Tokenizer,
   train: readonly MathRecord[],
   s: TfjsSettings,
   rng: Rng,
   onStep: (step: number, total: number) => void = () => {},
-): SftLog[] {
+): Promise<SftLog[]> {
   const opt = createOptimizer(model, { lr: s.sft.lr, clipNorm: s.sft.clipNorm });
   const P = s.model.promptLength, total = s.sft.steps;
   const log: SftLog[] = [];
-  for (let step = 0; step < total; step++) {
-    const batch = encodeExamples(tok, drawExamples(train, s, rng, s.sft.batchSize), P, s.rl.maxNewTokens);
-    const N = batch.N;
-    opt.lr = lrAt(step, total, s.sft.lr, s.sft.warmupSteps);
-    const tokens = tf.tensor2d(batch.tokens, [batch.B, batch.T], "int32");
-    const mask = tf.tensor2d(batch.mask, [batch.B, N]);
-    const count = batch.mask.reduce((a, b) => a + b, 0);
-    const { loss, gradNorm } = trainStep(model, opt, () =>
-      tf.tidy(() => {
-        const logp = responseSlice(tokenLogProbs(model, tokens).logp, P, N);
-        return tf.div(tf.neg(tf.sum(tf.mul(logp, mask))), count) as tf.Scalar;
-      }));
-    tf.dispose([tokens, mask]);
-    if (!Number.isFinite(loss)) {
-      throw new Error(`SFT step ${step}: loss is ${loss} (gradient norm ${gradNorm})`);
+  const workers = sftWorkers(s);
+  const trainer = workers > 1 && total > 0 ? await DataParallelTrainer.create(model, opt, workers) : null;
+  try {
+    for (let step = 0; step < total; step++) {
+      const batch = encodeExamples(tok, drawExamples(train, s, rng, s.sft.batchSize), P, s.rl.maxNewTokens);
+      const N = batch.N;
+      opt.lr = lrAt(step, total, s.sft.lr, s.sft.warmupSteps);
+      const count = batch.mask.reduce((a, b) => a + b, 0);
+      let result: { loss: number; gradNorm: number };
+      if (trainer) {
+        result = await trainer.step({
+          tokens: batch.tokens,
+          rows: batch.B,
+          cols: batch.T,
+          mask: batch.mask,
+          maskStart: P - 1,
+          maskCols: N,
+          denom: count,
+        });
+      } else {
+        const tokens = tf.tensor2d(batch.tokens, [batch.B, batch.T], "int32");
+        const mask = tf.tensor2d(batch.mask, [batch.B, N]);
+        result = trainStep(model, opt, () =>
+          tf.tidy(() => {
+            const logp = responseSlice(tokenLogProbs(model, tokens).logp, P, N);
+            return tf.div(tf.neg(tf.sum(tf.mul(logp, mask))), count) as tf.Scalar;
+          }));
+        tf.dispose([tokens, mask]);
+      }
+      const { loss, gradNorm } = result;
+      if (!Number.isFinite(loss)) {
+        throw new Error(`SFT step ${step}: loss is ${loss} (gradient norm ${gradNorm})`);
+      }
+      if (step % 10 === 0 || step === total - 1) log.push({ step, loss, gradNorm, lr: opt.lr });
+      onStep(step + 1, total);
     }
-    if (step % 10 === 0 || step === total - 1) log.push({ step, loss, gradNorm, lr: opt.lr });
-    onStep(step + 1, total);
+  } finally {
+    trainer?.close();
   }
   disposeOptimizer(opt);
   return log;

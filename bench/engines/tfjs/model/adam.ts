@@ -84,10 +84,27 @@ export function* adamSteps(
 ): Generator<tf.Tensor, { loss: number; gradNorm: number }, Float32Array> {
   const names = [...params.keys()];
   const { value, grads } = tf.variableGrads(loss, names.map((n) => params.get(n)!));
-  const byName = names.map((n) => grads[params.get(n)!.name]);
-  const sq = tf.tidy(() => tf.addN(byName.filter((g) => g).map((g) => tf.sum(tf.square(g)))));
   try {
     const lossValue = (yield value)[0];
+    return yield* adamApply(params, opt, names.map((n) => grads[params.get(n)!.name]), lossValue);
+  } finally {
+    tf.dispose([value, ...Object.values(grads)]);
+  }
+}
+
+/**
+ * The update half of `adamSteps`: clip the given gradients (one per parameter in `params` order, undefined =
+ * untouched) by global norm and apply Adam; yields the squared norm to read. Returns `loss` and the norm.
+ */
+export function* adamApply(
+  params: Map<string, tf.Variable>,
+  opt: Optimizer,
+  byName: (tf.Tensor | undefined)[],
+  lossValue: number,
+): Generator<tf.Tensor, { loss: number; gradNorm: number }, Float32Array> {
+  const names = [...params.keys()];
+  const sq = tf.tidy(() => tf.addN(byName.filter((g) => g).map((g) => tf.sum(tf.square(g!)))));
+  try {
     const gradNorm = Math.sqrt((yield sq)[0]);
     if (!Number.isFinite(lossValue) || !Number.isFinite(gradNorm)) return { loss: lossValue, gradNorm };
     const scale = opt.clipNorm > 0 && gradNorm > opt.clipNorm ? opt.clipNorm / gradNorm : 1;
@@ -107,7 +124,7 @@ export function* adamSteps(
       names.forEach((n, i) => {
         if (!byName[i]) return; // a parameter the loss does not touch gets no update (as in torch)
         const p = params.get(n)!, m = opt.m.get(n)!, v = opt.v.get(n)!;
-        const [pn, mn, vn] = adamUpdate(p, m, v, byName[i], h);
+        const [pn, mn, vn] = adamUpdate(p, m, v, byName[i]!, h);
         m.assign(mn);
         v.assign(vn);
         p.assign(pn);
@@ -115,7 +132,7 @@ export function* adamSteps(
     });
     return { loss: lossValue, gradNorm };
   } finally {
-    tf.dispose([value, sq, ...Object.values(grads)]);
+    sq.dispose();
   }
 }
 

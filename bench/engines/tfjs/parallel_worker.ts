@@ -1,0 +1,57 @@
+// A data-parallel replica (see parallel.ts): loads weights from the shared buffer, returns its rows' gradient.
+import * as tf from "@tensorflow/tfjs-core";
+import { Rng } from "../../../common/prng.ts";
+import { createModel, initBackend, type Model } from "./model.ts";
+import { type FromWorker, maskedNll, type ToWorker } from "./parallel.ts";
+
+/** The worker global, typed here (the repository type-checks against the window lib). */
+const scope = self as unknown as {
+  onmessage: (e: MessageEvent<ToWorker>) => void;
+  postMessage(m: FromWorker, transfer?: Transferable[]): void;
+};
+
+let model: Model | null = null;
+let weights: Float32Array | null = null;
+
+function loadWeights(): void {
+  let off = 0;
+  tf.tidy(() => {
+    for (const v of model!.params.values()) {
+      v.assign(tf.tensor(weights!.slice(off, off + v.size), v.shape, "float32"));
+      off += v.size;
+    }
+  });
+}
+
+async function handle(msg: ToWorker): Promise<void> {
+  const post = (m: FromWorker, transfer: Transferable[] = []) => scope.postMessage(m, transfer);
+  if (msg.kind === "init") {
+    await initBackend(msg.backend);
+    model = createModel(msg.config, Rng.seeded(0));
+    weights = new Float32Array(msg.weights);
+    post({ kind: "ready" });
+    return;
+  }
+  loadWeights();
+  const tokens = tf.tensor2d(msg.tokens, [msg.rows, msg.cols], "int32");
+  const mask = tf.tensor2d(msg.mask, [msg.rows, msg.mask.length / msg.rows]);
+  const vars = [...model!.params.values()];
+  const { value, grads } = tf.variableGrads(
+    () => maskedNll(model!, tokens, mask, msg.maskStart, msg.denom),
+    vars,
+  );
+  const flat = new Float32Array(weights!.length);
+  let off = 0;
+  for (const v of vars) {
+    const g = grads[v.name];
+    if (g) flat.set(g.dataSync() as Float32Array, off);
+    off += v.size;
+  }
+  const loss = value.dataSync()[0];
+  tf.dispose([tokens, mask, value, ...Object.values(grads)]);
+  post({ kind: "grads", loss, grads: flat }, [flat.buffer]);
+}
+
+scope.onmessage = (e: MessageEvent<ToWorker>) => {
+  handle(e.data).catch((err) => scope.postMessage({ kind: "error", message: (err as Error).message }));
+};
