@@ -2,17 +2,8 @@
 import { join } from "node:path";
 import { exists, readJson, readJsonl } from "../common/fs.ts";
 
-/** One graded evaluation sample (a line of eval.jsonl). */
-export interface EvalSample {
-  step: number;
-  dataset: string;
-  problemId: string;
-  sample: number;
-  correct: boolean;
-  status?: string;
-  extracted?: string | null;
-  meta?: { subject?: string; level?: number; [k: string]: unknown };
-}
+import type { EvalSample } from "../bench/engines/engine.ts";
+export type { EvalSample };
 
 /** One line of metrics.jsonl (only the fields reports plot are named). */
 export interface MetricRow {

@@ -1,17 +1,9 @@
 import { assertEquals, ok } from "./assert.ts";
+import { runCli } from "./run_cli.ts";
 
 const commands = ["fetch", "sweep", "eval", "serve", "grade", "report", "regress", "bench"];
 
-async function cli(...args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL("../cli.ts", import.meta.url).pathname, ...args],
-    stdout: "piped",
-    stderr: "piped",
-    env: { CI: "true" },
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
+const cli = (...args: string[]) => runCli(args);
 
 Deno.test("cli: unknown command exits 2 with usage", async () => {
   const r = await cli("frobnicate");

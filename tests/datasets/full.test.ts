@@ -4,28 +4,13 @@ import { readFileSync } from "node:fs";
 import { fetchDataset } from "../../datasets/fetch.ts";
 import { loadDataset } from "../../datasets/load.ts";
 import { HAVE_SHARED, SHARED, tempDir } from "./helpers.ts";
+import { runCli } from "../run_cli.ts";
 
 if (!HAVE_SHARED) console.log(`skipping full-data dataset tests: ${SHARED} is absent`);
 
 /** Run `deno task fetch` as a subprocess (the real CLI path, no network permission needed with a mirror). */
-async function fetchCli(...args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      new URL("../../cli.ts", import.meta.url).pathname,
-      "fetch",
-      ...args,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-    env: { CI: "true" },
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
+const fetchCli = (...args: string[]) =>
+  runCli(["fetch", ...args], ["--allow-read", "--allow-write", "--allow-env"]);
 
 Deno.test({
   name: "full data: fetch --mirror ../shared/datasets, then --list, then load the published counts",

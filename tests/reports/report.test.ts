@@ -66,6 +66,8 @@ Deno.test("report: pass@k is the unbiased estimator averaged over problems", () 
     problemId: i < 4 ? "p1" : "p2",
     sample: i % 4,
     correct: c === 1,
+    status: c === 1 ? "correct" : "wrong",
+    extracted: null,
   }));
   const run: RunData = {
     runId: "r",
