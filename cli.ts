@@ -34,7 +34,7 @@ const commands: Record<string, { about: string; load: () => Promise<Command> }> 
     load: () => import("./reports/regress_cli.ts"),
   },
   bench: {
-    about: "speed benchmarks: grader | datasets | model | tabular",
+    about: "speed benchmarks: grader | datasets | model | engine | tabular",
     load: () => import("./bench/perf_cli.ts"),
   },
 };

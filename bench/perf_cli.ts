@@ -14,6 +14,10 @@ const benches: Record<
     about: "tfjs transformer train/sample tokens/s beside the PyTorch reference",
     load: () => import("./engines/tfjs/bench.ts"),
   },
+  engine: {
+    about: "the tfjs engine (SFT, RL rollouts and updates) on each backend, side by side",
+    load: () => import("./engines/tfjs/engine_bench.ts"),
+  },
   tabular: {
     about: "tabular engine steps/s and a grpo vs ace-grpo sweep timing",
     load: () => import("./engines/tabular/bench.ts"),

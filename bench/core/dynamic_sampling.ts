@@ -46,6 +46,33 @@ export function dynamicSample<G>(
   maxRounds: number,
   onExhausted: "error" | "partial" = "error",
 ): DynamicSampleResult<G> {
+  const rounds = samplingRounds(informative, batchGroups, maxRounds, onExhausted);
+  let next = rounds.next([]);
+  while (!next.done) next = rounds.next(generate(next.value));
+  return next.value;
+}
+
+/** `dynamicSample` for a `generate` that returns a promise (an engine whose sampling reads the GPU asynchronously). */
+export async function dynamicSampleAsync<G>(
+  generate: (round: number) => Promise<G[]>,
+  informative: (group: G) => boolean,
+  batchGroups: number,
+  maxRounds: number,
+  onExhausted: "error" | "partial" = "error",
+): Promise<DynamicSampleResult<G>> {
+  const rounds = samplingRounds(informative, batchGroups, maxRounds, onExhausted);
+  let next = rounds.next([]);
+  while (!next.done) next = rounds.next(await generate(next.value));
+  return next.value;
+}
+
+/** The logic of both: yields the round number to generate, receives that round's groups. */
+function* samplingRounds<G>(
+  informative: (group: G) => boolean,
+  batchGroups: number,
+  maxRounds: number,
+  onExhausted: "error" | "partial",
+): Generator<number, DynamicSampleResult<G>, G[]> {
   const kept: G[] = [];
   let rounds = 0, generated = 0, keptCount = 0;
   while (kept.length < batchGroups) {
@@ -57,7 +84,7 @@ export function dynamicSample<G>(
       }
       return { groups: kept, rounds, generatedGroups: generated, keptGroups: keptCount, exhausted: true };
     }
-    const batch = generate(rounds++);
+    const batch = yield rounds++;
     if (batch.length === 0) throw new Error(`dynamic sampling: generate(${rounds - 1}) returned no groups`);
     generated += batch.length;
     for (const g of batch) {

@@ -22,7 +22,12 @@ export {
   type PolicyLossInput,
   type PolicyLossMetrics,
 } from "./policy_loss.ts";
-export { dynamicSample, type DynamicSampleResult, filterGroups } from "./dynamic_sampling.ts";
+export {
+  dynamicSample,
+  dynamicSampleAsync,
+  type DynamicSampleResult,
+  filterGroups,
+} from "./dynamic_sampling.ts";
 export { overlongPenalty } from "./overlong.ts";
 export { type AlgoConfig, PRESETS, resolveAlgo } from "./presets.ts";
 export { type DiagnosticsInput, type TrainingDiagnostics, trainingDiagnostics } from "./diagnostics.ts";

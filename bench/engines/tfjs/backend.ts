@@ -72,6 +72,11 @@ async function startTensorflow(): Promise<void> {
   if (!(await tf.setBackend("tensorflow"))) throw new Error("tensorflow backend failed to initialise");
 }
 
+/** Whether the active backend can read a tensor synchronously (`dataSync`): all but webgpu, whose reads are async. */
+export function readsSync(): boolean {
+  return tf.getBackend() !== "webgpu";
+}
+
 /** Start the named backend and return the one in use; "auto" picks wasm (the fastest measured here), else cpu. */
 export async function initBackend(name: BackendName | string): Promise<string> {
   if (tf.getBackend() === name) return name;

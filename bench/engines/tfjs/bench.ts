@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { existsSync } from "node:fs";
 import { parseFlags, parseNumber, UsageError } from "../../../common/args.ts";
 import { Rng } from "../../../common/prng.ts";
-import { BACKENDS } from "./backend.ts";
+import { BACKENDS, readsSync } from "./backend.ts";
 import {
   createModel,
   createOptimizer,
@@ -165,10 +165,10 @@ export async function main(args: string[]): Promise<number> {
   const reps = parseNumber(values.reps, "reps", 3, 1, 100);
   let trainWorkers = parseNumber(values["train-workers"], "train-workers", coreCount(), 1, 64);
   const backend = await initBackend(backendName);
-  asyncReads = backend === "webgpu" || backend === "tensorflow";
+  asyncReads = !readsSync();
   if (values["no-kernels"]) useKernels(false);
-  // Workers read gradients synchronously and start with the kernels on: GPU backends and --no-kernels use one.
-  if (asyncReads || values["no-kernels"]) trainWorkers = 1;
+  // Data-parallel workers are for the CPU backends with the kernels on: GPU backends and --no-kernels use one.
+  if (!["wasm", "cpu"].includes(backend) || values["no-kernels"]) trainWorkers = 1;
   const rng = Rng.seeded(0);
   const model = createModel(REFERENCE, rng.split());
   console.log(

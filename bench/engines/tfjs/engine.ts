@@ -9,8 +9,8 @@ import { loadBundle, loadLatestCheckpoint, saveBundle, saveCheckpoint } from "./
 import {
   createModel,
   createOptimizer,
-  getOptimizerState,
-  getWeights,
+  getOptimizerStateAsync,
+  getWeightsAsync,
   initBackend,
   type OptimizerState,
   setOptimizerState,
@@ -77,7 +77,7 @@ export async function prepareBase(
   atomicWrite(join(dir, "sft_metrics.jsonl"), log.map((l) => JSON.stringify(l)).join("\n") + "\n");
   saveBundle(
     join(dir, "model"),
-    { settings: s, weights: getWeights(model), key, seed: sweep.seed } as BaseBundle,
+    { settings: s, weights: await getWeightsAsync(model), key, seed: sweep.seed } as BaseBundle,
   );
   writeJson(join(dir, "base.json"), {
     key,
@@ -107,10 +107,15 @@ function truncateAfter(path: string, step: number): void {
  * Base-model evaluation records for `n` samples per test problem, computed once per sweep and cached in
  * `base/eval-n<n>.jsonl` (deterministic, so two runs computing it at once write identical files).
  */
-function baseEval(base: BaseBundle, s: TfjsSettings, sweepDir: string, n: number): EvalRecord[] {
+async function baseEval(
+  base: BaseBundle,
+  s: TfjsSettings,
+  sweepDir: string,
+  n: number,
+): Promise<EvalRecord[]> {
   const path = join(baseDir(sweepDir), `eval-n${n}.jsonl`);
   if (exists(path)) return readJsonl<EvalRecord>(path);
-  const records = evaluate(policyFrom(base), taskSets(s).test, n, 0, BASE_EVAL_SEED);
+  const records = await evaluate(policyFrom(base), taskSets(s).test, n, 0, BASE_EVAL_SEED);
   atomicWrite(path, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
   return records;
 }
@@ -164,7 +169,7 @@ export async function runRl(
   } else {
     atomicWrite(metricsPath, "");
     atomicWrite(evalPath, "");
-    appendJsonl(evalPath, baseEval(base, s, sweepDir, run.eval.n));
+    appendJsonl(evalPath, await baseEval(base, s, sweepDir, run.eval.n));
   }
   const total = s.rl.steps;
   hooks.onProgress(step, total);
@@ -173,7 +178,7 @@ export async function runRl(
     step++;
     let metrics;
     try {
-      metrics = rlStep(ctx, step);
+      metrics = await rlStep(ctx, step);
     } catch (e) {
       const reason = `step ${step}: ${(e as Error).message}`;
       markStatus(runDir, { state: "failed", reason, finishedAt: new Date().toISOString() });
@@ -181,7 +186,7 @@ export async function runRl(
     }
     appendJsonl(metricsPath, [metrics]);
     if (evalDue(step, total, run.eval.every)) {
-      appendJsonl(evalPath, evaluate(policy, test, run.eval.n, step, evalSeed(run.seed, step)));
+      appendJsonl(evalPath, await evaluate(policy, test, run.eval.n, step, evalSeed(run.seed, step)));
     }
     if (step === total || step % s.rl.checkpointEvery === 0) {
       saveCheckpoint(
@@ -189,10 +194,10 @@ export async function runRl(
         step,
         {
           settings: s,
-          weights: getWeights(policy.model),
+          weights: await getWeightsAsync(policy.model),
           step,
           rng: ctx.rng.state(),
-          optimizer: getOptimizerState(opt),
+          optimizer: await getOptimizerStateAsync(opt),
         } satisfies RunCheckpoint,
       );
     }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Model throughput on a GPU machine: tfjs-webgpu (Deno's WebGPU over the NVIDIA Vulkan driver) beside
-# tfjs-wasm on the same machine's CPU, and the PyTorch CPU reference when /usr/bin/python3 has torch.
+# Throughput on a GPU machine: the model benchmark on tfjs-webgpu (Deno's WebGPU over the NVIDIA Vulkan driver)
+# beside tfjs-wasm on the same machine's CPU and the PyTorch CPU reference when /usr/bin/python3 has torch; then
+# the engine itself (SFT, RL rollouts and updates) on webgpu and wasm.
 # Usage (from the repo root, after `npx --yes deno@2.9.6 install`): bash bench/engines/tfjs/gpu_bench.sh
 # Needs the Vulkan loader (Debian: libvulkan1) and the NVIDIA driver's Vulkan ICD; if no adapter is found, try
 #   export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json
@@ -13,3 +14,5 @@ echo "== webgpu"
 "${deno[@]}" task bench model --backend webgpu --no-torch "$@"
 echo "== wasm (CPU, one thread) and the PyTorch CPU reference"
 "${deno[@]}" task bench model --backend wasm "$@"
+echo "== the engine (default sweep settings): webgpu, then wasm"
+"${deno[@]}" task bench engine --backends webgpu,wasm

@@ -24,15 +24,17 @@ import {
   driveSync,
   fromData,
   getOptimizerState,
+  getOptimizerStateAsync,
   type Optimizer,
   type OptimizerState,
   setOptimizerState,
   type TensorData,
   toData,
+  toDataAsync,
 } from "./model/adam.ts";
 
 export { initBackend } from "./backend.ts";
-export { getOptimizerState, setOptimizerState };
+export { getOptimizerState, getOptimizerStateAsync, setOptimizerState };
 export type { AdamOptions, Optimizer, OptimizerState, TensorData };
 
 /** Transformer shape: vocabulary, width, heads (dModel divisible by heads), blocks, max sequence length. */
@@ -357,6 +359,11 @@ export function trainStepAsync(
 /** The model's weights as plain data by parameter name. */
 export function getWeights(model: Model): Record<string, TensorData> {
   return toData(model.params);
+}
+
+/** `getWeights` reading asynchronously (the form that works on webgpu). */
+export function getWeightsAsync(model: Model): Promise<Record<string, TensorData>> {
+  return toDataAsync(model.params);
 }
 
 /** Load weights from `getWeights` output (e.g. into a frozen reference copy); the error names a bad entry. */

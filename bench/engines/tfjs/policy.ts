@@ -6,7 +6,7 @@ import { exists } from "../../../common/fs.ts";
 import type { MathRecord } from "../../../datasets/mod.ts";
 import { grade } from "../../../evaluators/mod.ts";
 import { loadBundle, loadLatestCheckpoint } from "./checkpoint.ts";
-import { createModel, type Model, sample, setWeights, type TensorData } from "./model.ts";
+import { createModel, type Model, sampleAsync, setWeights, type TensorData } from "./model.ts";
 import { modelConfig, resolveSettings, settingsTokenizer, type TfjsSettings } from "./settings.ts";
 import { cutAtEos, encodePrompts, type Tokenizer } from "./tokenizer.ts";
 import { methodsOf, renderPrompt, renderTrace } from "./traces.ts";
@@ -70,13 +70,14 @@ export interface GenerateOptions {
 
 /**
  * `n` completions for each prompt text (the compact prompt, e.g. "3+4*5="), as [prompt][sample]. Same seed and
- * options give the same texts. Throws when a prompt has characters outside the vocabulary or is too long.
+ * options give the same texts on one backend. Rejects when a prompt has characters outside the vocabulary or is
+ * too long. Reads are asynchronous, so it runs on every backend, webgpu included.
  */
-export function generate(
+export async function generate(
   policy: Policy,
   promptTexts: readonly string[],
   opts: GenerateOptions,
-): Completion[][] {
+): Promise<Completion[][]> {
   const { model, tokenizer: tok, settings } = policy;
   const P = settings.model.promptLength;
   const maxNew = Math.min(opts.maxTokens, model.config.context - P);
@@ -88,7 +89,7 @@ export function generate(
   for (let start = 0; start < rows.length; start += chunk) {
     const texts = rows.slice(start, start + chunk);
     const prompts = encodePrompts(tok, texts, P);
-    const r = sample(model, prompts, texts.length, {
+    const r = await sampleAsync(model, prompts, texts.length, {
       maxNew,
       temperature: opts.temperature,
       topP: opts.topP,
@@ -122,15 +123,15 @@ export function methodOf(record: MathRecord, response: string): string {
  * Evaluate `n` samples per test problem at the eval temperature/top-p, graded in strict mode. The random
  * stream is `Rng.seeded(seed)`, so the same policy, seed and settings give the same records.
  */
-export function evaluate(
+export async function evaluate(
   policy: Policy,
   test: readonly MathRecord[],
   n: number,
   step: number,
   seed: number,
-): EvalRecord[] {
+): Promise<EvalRecord[]> {
   const s = policy.settings;
-  const completions = generate(policy, test.map(renderPrompt), {
+  const completions = await generate(policy, test.map(renderPrompt), {
     n,
     temperature: s.eval.temperature,
     topP: s.eval.topP,

@@ -1,6 +1,7 @@
 // One RL step: G rollouts per prompt, strict-grader rewards, the RL core's advantages/ACE/loss, Adam updates.
 // The core works on per-token arrays; the engine backpropagates the surrogate sum(dLogp ⊙ logp) minus the
-// entropy bonus aggregated with the same per-token weights.
+// entropy bonus aggregated with the same per-token weights. Every read of a tensor is awaited, so a step runs on
+// webgpu (no synchronous GPU reads in Deno) as on the CPU backends.
 import * as tf from "@tensorflow/tfjs-core";
 import type { Rng } from "../../../common/prng.ts";
 import type { MathRecord } from "../../../datasets/mod.ts";
@@ -10,7 +11,7 @@ import {
   aggregationWeights,
   type AlgoConfig,
   confidenceShift,
-  dynamicSample,
+  dynamicSampleAsync,
   filterGroups,
   groupAdvantages,
   overlongPenalty,
@@ -18,7 +19,15 @@ import {
   type PolicyLossMetrics,
   trainingDiagnostics,
 } from "../../core/mod.ts";
-import { type Model, type Optimizer, sample, tokenLogProbs, trainStep } from "./model.ts";
+import {
+  type Model,
+  type Optimizer,
+  sampleAsync,
+  tokenLogProbs,
+  trainStep,
+  trainStepAsync,
+} from "./model.ts";
+import { readsSync } from "./backend.ts";
 import { methodOf } from "./policy.ts";
 import type { TfjsSettings } from "./settings.ts";
 import { responseSlice } from "./sft.ts";
@@ -46,15 +55,17 @@ export interface RlContext {
   settings: TfjsSettings;
   algo: AlgoConfig;
   rng: Rng;
+  /** Update in two passes (forward, read, backward) instead of one; default: when the backend lacks sync reads. */
+  twoPassUpdate?: boolean;
 }
 
 /** Sample `promptsPerStep` training prompts (uniformly, with the run's rng) and G rollouts of each. */
-function rolloutGroups(ctx: RlContext): Group[] {
+async function rolloutGroups(ctx: RlContext): Promise<Group[]> {
   const { settings: s, tok, rng } = ctx;
   const P = s.model.promptLength, N = s.rl.maxNewTokens, G = s.rl.groupSize, T = P + N;
   const records = Array.from({ length: s.rl.promptsPerStep }, () => ctx.train[rng.int(ctx.train.length)]);
   const prompts = encodePrompts(tok, records.flatMap((r) => Array(G).fill(renderPrompt(r))), P);
-  const out = sample(ctx.model, prompts, records.length * G, {
+  const out = await sampleAsync(ctx.model, prompts, records.length * G, {
     maxNew: N,
     temperature: s.rl.temperature,
     topP: s.rl.topP,
@@ -120,11 +131,15 @@ function trimColumns<A extends Float32Array | Int32Array>(a: A, rows: number, co
 }
 
 /** Response log-probs [B, N] of `model` on token rows [B, P + N], without gradient. */
-function responseLogp(model: Model, tokens: Int32Array, B: number, P: number, N: number): Float32Array {
-  return tf.tidy(() => {
-    const t = tf.tensor2d(tokens, [B, P + N], "int32");
-    return responseSlice(tokenLogProbs(model, t).logp, P, N).dataSync() as Float32Array;
-  });
+async function responseLogp(model: Model, tokens: Int32Array, B: number, P: number, N: number) {
+  const logp = tf.tidy(() =>
+    responseSlice(tokenLogProbs(model, tf.tensor2d(tokens, [B, P + N], "int32")).logp, P, N)
+  );
+  try {
+    return Float32Array.from(await logp.data());
+  } finally {
+    logp.dispose();
+  }
 }
 
 /** One metrics.jsonl record. */
@@ -135,14 +150,14 @@ export type StepMetrics = Record<string, number | string | null | Record<string,
  * c_i against the frozen reference, (ACE) advantages, then `miniBatches` Adam updates on the clipped loss.
  * Throws when the loss or gradient norm is not finite.
  */
-export function rlStep(ctx: RlContext, step: number): StepMetrics {
+export async function rlStep(ctx: RlContext, step: number): Promise<StepMetrics> {
   const { settings: s, algo } = ctx;
   const P = s.model.promptLength, maxNew = s.rl.maxNewTokens, G = s.rl.groupSize;
   const t0 = performance.now();
   let groups: Group[], generatedGroups: number, rounds = 1;
   const informative = (g: Group) => g.correct.some((c) => c !== g.correct[0]);
   if (algo.dynamicSampling.enabled) {
-    const ds = dynamicSample(
+    const ds = await dynamicSampleAsync(
       () => rolloutGroups(ctx),
       informative,
       s.rl.promptsPerStep,
@@ -151,7 +166,7 @@ export function rlStep(ctx: RlContext, step: number): StepMetrics {
     );
     [groups, generatedGroups, rounds] = [ds.groups, ds.generatedGroups, ds.rounds];
   } else {
-    groups = rolloutGroups(ctx);
+    groups = await rolloutGroups(ctx);
     generatedGroups = groups.length;
   }
   const tSample = performance.now();
@@ -179,13 +194,21 @@ export function rlStep(ctx: RlContext, step: number): StepMetrics {
   );
   const oldLogp = trimColumns(concat(groups.map((g) => g.oldLogp), (n) => new Float32Array(n)), B, maxNew, N);
   const mask = trimColumns(concat(groups.map((g) => g.mask), (n) => new Float32Array(n)), B, maxNew, N);
-  const refLogp = responseLogp(ctx.ref, tokens, B, P, N);
+  const refLogp = await responseLogp(ctx.ref, tokens, B, P, N);
   refLogp.forEach((v, i) => (refLogp[i] = mask[i] ? v : 0)); // padded positions: exactly zero, never NaN
   const c = confidenceShift(oldLogp, refLogp, mask, B, N, algo.ace);
   const advantages = groupAdvantages(rewards, groupIds, { normByStd: algo.normByStd, eps: algo.stdEps });
   const finalAdvantages = aceAdvantages(advantages, correct, c, algo.ace);
 
-  const update = updatePolicy(ctx, { tokens, oldLogp, refLogp, mask, advantages: finalAdvantages, B, N });
+  const update = await updatePolicy(ctx, {
+    tokens,
+    oldLogp,
+    refLogp,
+    mask,
+    advantages: finalAdvantages,
+    B,
+    N,
+  });
   const diag = trainingDiagnostics({
     rewards,
     correct,
@@ -220,7 +243,8 @@ function methodFractions(groups: Group[]): Record<string, number> {
   return counts;
 }
 
-interface Batch {
+/** The rollouts of one update, as flat arrays ([B, P + N] tokens, [B, N] per-token values). */
+export interface Batch {
   tokens: Int32Array;
   oldLogp: Float32Array;
   refLogp: Float32Array;
@@ -246,7 +270,7 @@ function rows(b: Batch, from: number, to: number, P: number): Batch {
 }
 
 /** Adam updates over `miniBatches` consecutive slices of the batch; returns the mean loss, metrics, last grad norm. */
-function updatePolicy(ctx: RlContext, batch: Batch) {
+export async function updatePolicy(ctx: RlContext, batch: Batch) {
   const { settings: s, algo } = ctx;
   const P = s.model.promptLength, G = s.rl.groupSize;
   const groups = batch.B / G;
@@ -254,7 +278,7 @@ function updatePolicy(ctx: RlContext, batch: Batch) {
   const results: { loss: number; metrics: PolicyLossMetrics; gradNorm: number }[] = [];
   for (let k = 0; k < parts; k++) {
     const mb = rows(batch, Math.floor(k * groups / parts) * G, Math.floor((k + 1) * groups / parts) * G, P);
-    results.push(updateMiniBatch(ctx, mb, algo));
+    results.push(await updateMiniBatch(ctx, mb, algo));
   }
   const mean = (f: (r: typeof results[number]) => number | null) => {
     const xs = results.map(f).filter((x): x is number => x !== null);
@@ -275,41 +299,92 @@ function updatePolicy(ctx: RlContext, batch: Batch) {
 }
 
 /** One Adam step on one mini-batch: the core gives dLogp at the current logp; autodiff does the rest. */
-function updateMiniBatch(ctx: RlContext, mb: Batch, algo: AlgoConfig) {
-  const s = ctx.settings;
-  const P = s.model.promptLength, N = mb.N;
+async function updateMiniBatch(ctx: RlContext, mb: Batch, algo: AlgoConfig) {
+  const P = ctx.settings.model.promptLength, N = mb.N;
   const tokens = tf.tensor2d(mb.tokens, [mb.B, P + N], "int32");
-  const weights = aggregationWeights(mb.mask, mb.B, N, algo.lossAgg);
-  const w = tf.tensor2d(Float32Array.from(weights), [mb.B, N]);
-  let result: ReturnType<typeof policyLoss> | null = null;
-  const { gradNorm } = trainStep(ctx.model, ctx.opt, () => {
-    const out = tokenLogProbs(ctx.model, tokens, { entropy: true });
-    const logp = responseSlice(out.logp, P, N);
-    const entropy = responseSlice(out.entropy!, P, N);
-    // The core needs the values at the current parameters; they are constants for the surrogate's gradient.
-    const logpValues = Float32Array.from(logp.dataSync(), (v, i) => (mb.mask[i] ? v : 0));
-    const entropyValues = Float32Array.from(entropy.dataSync(), (v, i) => (mb.mask[i] ? v : 0));
-    result = policyLoss(
-      {
-        logp: logpValues,
-        oldLogp: mb.oldLogp,
-        refLogp: mb.refLogp,
-        advantages: mb.advantages,
-        mask: mb.mask,
-        B: mb.B,
-        T: N,
-        entropy: entropyValues,
-      },
-      algo,
-    );
-    const dLogp = tf.tensor2d(Float32Array.from(result.dLogp), [mb.B, N]);
-    const surrogate = tf.sum(tf.mul(dLogp, logp));
-    return tf.sub(surrogate, tf.mul(algo.entropyCoef, tf.sum(tf.mul(w, entropy)))) as tf.Scalar;
-  });
-  tf.dispose([tokens, w]);
-  const r = result as ReturnType<typeof policyLoss> | null;
+  const w = tf.tensor2d(Float32Array.from(aggregationWeights(mb.mask, mb.B, N, algo.lossAgg)), [mb.B, N]);
+  let step;
+  try {
+    const twoPass = ctx.twoPassUpdate ?? !readsSync();
+    step = twoPass ? await updateTwoPass(ctx, mb, algo, tokens, w) : updateOnePass(ctx, mb, algo, tokens, w);
+  } finally {
+    tf.dispose([tokens, w]);
+  }
+  const { result: r, gradNorm } = step;
   if (!r || !Number.isFinite(r.loss) || !Number.isFinite(gradNorm)) {
     throw new Error(`RL loss is ${r?.loss} (gradient norm ${gradNorm}): the run diverged`);
   }
   return { loss: r.loss, metrics: r.metrics, gradNorm };
+}
+
+type CoreLoss = ReturnType<typeof policyLoss>;
+
+/** The response log-probs and entropies [B, N] of the policy on `tokens` (inside the tape when training). */
+function responseOutputs(model: Model, tokens: tf.Tensor2D, P: number, N: number) {
+  const out = tokenLogProbs(model, tokens, { entropy: true });
+  return { logp: responseSlice(out.logp, P, N), entropy: responseSlice(out.entropy!, P, N) };
+}
+
+/** The core's loss and dLogp at the values of logp and entropy (padded positions read as exactly zero). */
+function coreLoss(
+  mb: Batch,
+  algo: AlgoConfig,
+  logp: ArrayLike<number>,
+  entropy: ArrayLike<number>,
+): CoreLoss {
+  const masked = (xs: ArrayLike<number>) => Float32Array.from(xs, (v, i) => (mb.mask[i] ? v : 0));
+  return policyLoss(
+    {
+      logp: masked(logp),
+      oldLogp: mb.oldLogp,
+      refLogp: mb.refLogp,
+      advantages: mb.advantages,
+      mask: mb.mask,
+      B: mb.B,
+      T: mb.N,
+      entropy: masked(entropy),
+    },
+    algo,
+  );
+}
+
+/** The scalar whose gradient is the core's: sum(dLogp ⊙ logp) − entropyCoef · sum(w ⊙ entropy). */
+function surrogate(core: CoreLoss, out: { logp: tf.Tensor; entropy: tf.Tensor }, w: tf.Tensor, coef: number) {
+  const dLogp = tf.tensor(Float32Array.from(core.dLogp), out.logp.shape);
+  return tf.sub(tf.sum(tf.mul(dLogp, out.logp)), tf.mul(coef, tf.sum(tf.mul(w, out.entropy)))) as tf.Scalar;
+}
+
+/** One pass: the loss closure reads logp synchronously, so dLogp is computed inside the tape (CPU backends). */
+function updateOnePass(ctx: RlContext, mb: Batch, algo: AlgoConfig, tokens: tf.Tensor2D, w: tf.Tensor) {
+  const P = ctx.settings.model.promptLength;
+  let result: CoreLoss | null = null;
+  const { gradNorm } = trainStep(ctx.model, ctx.opt, () => {
+    const out = responseOutputs(ctx.model, tokens, P, mb.N);
+    // The core needs the values at the current parameters; they are constants for the surrogate's gradient.
+    result = coreLoss(mb, algo, out.logp.dataSync(), out.entropy.dataSync());
+    return surrogate(result, out, w, algo.entropyCoef);
+  });
+  return { result: result as CoreLoss | null, gradNorm };
+}
+
+/**
+ * Two passes, for backends without synchronous reads: a forward pass read with `await data()`, the core, then a
+ * forward/backward pass of the surrogate. The same update as `updateOnePass` (the forward is deterministic), at
+ * the cost of one more forward pass.
+ */
+async function updateTwoPass(ctx: RlContext, mb: Batch, algo: AlgoConfig, tokens: tf.Tensor2D, w: tf.Tensor) {
+  const P = ctx.settings.model.promptLength;
+  const first = tf.tidy(() => responseOutputs(ctx.model, tokens, P, mb.N));
+  let result: CoreLoss;
+  try {
+    result = coreLoss(mb, algo, await first.logp.data(), await first.entropy.data());
+  } finally {
+    tf.dispose([first.logp, first.entropy]);
+  }
+  const { gradNorm } = await trainStepAsync(
+    ctx.model,
+    ctx.opt,
+    () => surrogate(result, responseOutputs(ctx.model, tokens, P, mb.N), w, algo.entropyCoef),
+  );
+  return { result, gradNorm };
 }

@@ -18,7 +18,7 @@ export interface ServedModel {
   generate(
     prompts: readonly string[],
     s: ServeSampling,
-  ): { text: string; tokens: number; finishReason: string }[][];
+  ): Promise<{ text: string; tokens: number; finishReason: string }[][]>;
   promptTokens(prompt: string): number;
 }
 
@@ -132,7 +132,7 @@ export function openAiHandler(model: ServedModel): (req: Request) => Promise<Res
       const prompt = chat ? chatPrompt(body) : completionPrompt(body);
       let outs;
       try {
-        outs = model.generate([prompt], sampling)[0];
+        outs = (await model.generate([prompt], sampling))[0];
       } catch (e) {
         throw new HttpError(400, (e as Error).message.split("\n")[0]);
       }

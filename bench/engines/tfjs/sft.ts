@@ -2,7 +2,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import type { MathRecord } from "../../../datasets/mod.ts";
 import type { Rng } from "../../../common/prng.ts";
-import { createOptimizer, type Model, tokenLogProbs, trainStep } from "./model.ts";
+import { createOptimizer, type Model, tokenLogProbs, trainStepAsync } from "./model.ts";
 import { coreCount, DataParallelTrainer } from "./parallel.ts";
 import type { TfjsSettings } from "./settings.ts";
 import { encodePrompts, type Tokenizer } from "./tokenizer.ts";
@@ -135,7 +135,7 @@ export async function trainSft(
       } else {
         const tokens = tf.tensor2d(batch.tokens, [batch.B, batch.T], "int32");
         const mask = tf.tensor2d(batch.mask, [batch.B, N]);
-        result = trainStep(model, opt, () =>
+        result = await trainStepAsync(model, opt, () =>
           tf.tidy(() => {
             const logp = responseSlice(tokenLogProbs(model, tokens).logp, P, N);
             return tf.div(tf.neg(tf.sum(tf.mul(logp, mask))), count) as tf.Scalar;

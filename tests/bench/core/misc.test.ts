@@ -1,6 +1,7 @@
 import { assertClose, assertEquals, ok, throws } from "../../assert.ts";
 import {
   dynamicSample,
+  dynamicSampleAsync,
   filterGroups,
   overlongPenalty,
   PRESETS,
@@ -28,6 +29,29 @@ Deno.test("dynamicSample: refills to the batch size, truncates the surplus, caps
   assertEquals([partial.groups.length, partial.exhausted], [3, true]);
   next = 0;
   assertEquals(dynamicSample(gen, odd, 10, 0).groups.length, 10); // ≤ 0: unlimited
+});
+
+Deno.test("dynamicSampleAsync: the same rounds, groups and errors as dynamicSample", async () => {
+  let next = 0;
+  const rounds: number[] = [];
+  const gen = (round: number) => {
+    rounds.push(round);
+    return Promise.resolve([next++, next++, next++]);
+  };
+  const odd = (g: number) => g % 2 === 1;
+  const full = await dynamicSampleAsync(gen, odd, 4, 10);
+  assertEquals(full, {
+    groups: [1, 3, 5, 7],
+    rounds: 3,
+    generatedGroups: 9,
+    keptGroups: 4,
+    exhausted: false,
+  });
+  assertEquals(rounds, [0, 1, 2]);
+  next = 0;
+  let error = "";
+  await dynamicSampleAsync(gen, odd, 10, 2).catch((e) => (error = e.message));
+  ok(/only 3\/10 informative groups after 2 rounds/.test(error), error);
 });
 
 Deno.test("overlongPenalty: zero before the buffer, linear to −factor at the maximum length", () => {

@@ -103,7 +103,12 @@ export function* adamApply(
   lossValue: number,
 ): Generator<tf.Tensor, { loss: number; gradNorm: number }, Float32Array> {
   const names = [...params.keys()];
-  const sq = tf.tidy(() => tf.addN(byName.filter((g) => g).map((g) => tf.sum(tf.square(g!)))));
+  // Pairwise adds, not tf.addN: tfjs-webgpu's addN binds every input at once, and past the device's storage-buffer
+  // limit (8 by default) its shader fails validation and the result is a stale buffer (measured: it read back
+  // the loss), so clipping silently used a wrong norm.
+  const sq = tf.tidy(() =>
+    byName.filter((g) => g).map((g) => tf.sum(tf.square(g!))).reduce((a, b) => tf.add(a, b)) as tf.Scalar
+  );
   try {
     const gradNorm = Math.sqrt((yield sq)[0]);
     if (!Number.isFinite(lossValue) || !Number.isFinite(gradNorm)) return { loss: lossValue, gradNorm };
@@ -226,6 +231,13 @@ export function toData(vars: Map<string, tf.Variable>): Record<string, TensorDat
   return out;
 }
 
+/** `toData` reading asynchronously (the form that works on webgpu). */
+export async function toDataAsync(vars: Map<string, tf.Variable>): Promise<Record<string, TensorData>> {
+  const out: Record<string, TensorData> = {};
+  for (const [n, v] of vars) out[n] = { shape: [...v.shape], data: new Float32Array(await v.data()) };
+  return out;
+}
+
 /** Assign plain data to a variable map; the error names the missing or mis-shaped entry. */
 export function fromData(
   vars: Map<string, tf.Variable>,
@@ -250,6 +262,11 @@ export function fromData(
 /** Optimizer state as plain data (moments and step count). */
 export function getOptimizerState(opt: Optimizer): OptimizerState {
   return { step: opt.step, m: toData(opt.m), v: toData(opt.v) };
+}
+
+/** `getOptimizerState` reading asynchronously (the form that works on webgpu). */
+export async function getOptimizerStateAsync(opt: Optimizer): Promise<OptimizerState> {
+  return { step: opt.step, m: await toDataAsync(opt.m), v: await toDataAsync(opt.v) };
 }
 
 /** Restore `getOptimizerState` output; continuing then matches an uninterrupted run bit for bit. */

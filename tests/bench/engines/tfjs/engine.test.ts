@@ -121,18 +121,18 @@ Deno.test("tfjs engine: SFT base, then RL that improves reward; deterministic, r
     },
   );
 
-  await t.step("loadPolicy + generate give seeded completions with finish reasons", () => {
+  await t.step("loadPolicy + generate give seeded completions with finish reasons", async () => {
     const policy = loadPolicy(join(runA, "checkpoints"));
     const opts = { n: 3, temperature: 1, topP: 0.9, maxTokens: 44, seed: 7 };
-    const out = generate(policy, ["gcd(12,18)=", "gcd(5,10)="], opts);
+    const out = await generate(policy, ["gcd(12,18)=", "gcd(5,10)="], opts);
     assertEquals(out.length, 2);
     assertEquals(out[0].length, 3);
     for (const c of out.flat()) {
       ok(c.finishReason === "stop" || c.finishReason === "length");
       ok(c.tokens >= 1 && c.tokens <= 44);
     }
-    assertEquals(generate(policy, ["gcd(12,18)=", "gcd(5,10)="], opts), out);
-    const short = generate(policy, ["gcd(12,18)="], { ...opts, maxTokens: 2 });
+    assertEquals(await generate(policy, ["gcd(12,18)=", "gcd(5,10)="], opts), out);
+    const short = await generate(policy, ["gcd(12,18)="], { ...opts, maxTokens: 2 });
     ok(short[0].every((c) => c.tokens <= 2));
   });
 

@@ -1,0 +1,128 @@
+// `deno task bench engine`: the tfjs engine itself (SFT steps, RL rollouts and updates) on each backend asked
+// for, in one invocation, on the default sweep's model and batch sizes.
+import { parseFlags, parseNumber, UsageError } from "../../../common/args.ts";
+import { Rng } from "../../../common/prng.ts";
+import { resolveAlgo } from "../../core/mod.ts";
+import { BACKENDS, initBackend } from "./backend.ts";
+import { createModel, createOptimizer, disposeModel, getWeightsAsync, setWeights } from "./model.ts";
+import { rlStep } from "./rl.ts";
+import { modelConfig, resolveSettings, settingsTokenizer, taskSets, type TfjsSettings } from "./settings.ts";
+import { sftWorkers, trainSft } from "./sft.ts";
+
+/** Usage text for `deno task bench engine`. */
+export const usage = `usage: deno task bench engine [--backends LIST] [--sft-steps N] [--rl-steps N] [--tiny]
+
+Runs the tfjs engine on the default sweep's settings (width 64, 2 layers; SFT batch 32; RL 8 prompts x 8
+rollouts, 2 mini-batches, GRPO) on each backend of LIST, one after another in this process:
+  sft  sequences/s over --sft-steps steps, after 2 warm-up steps (data-parallel on wasm/cpu, as the engine)
+  rl   seconds per step over --rl-steps steps after 1 warm-up: rollout generation (generated tokens/s) and the
+       update (reference log-probs plus the policy-loss passes; response tokens/s)
+A backend that cannot start is reported and skipped.
+
+  --backends LIST  comma-separated, from ${BACKENDS.join(", ")} (default wasm,webgpu)
+  --sft-steps N    timed SFT steps (default 10)
+  --rl-steps N     timed RL steps (default 3)
+  --tiny           the tiny test settings (width 32) instead of the defaults, for slow backends`;
+
+/** One backend's figures. */
+interface EngineRate {
+  backend: string;
+  sft_workers: number;
+  sft_seq_per_s: number;
+  rl_s_per_step: number;
+  rl_sample_tokens_per_s: number;
+  rl_update_tokens_per_s: number;
+}
+
+/** Time the engine on the active backend: SFT from a fresh model, then RL steps from that model. */
+async function measure(
+  s: TfjsSettings,
+  sftSteps: number,
+  rlSteps: number,
+): Promise<Omit<EngineRate, "backend">> {
+  const tok = settingsTokenizer(s), { train } = taskSets(s), rng = Rng.seeded(0);
+  const model = createModel(modelConfig(s, tok), rng.derive("init"));
+  const sft = (steps: number) => trainSft(model, tok, train, { ...s, sft: { ...s.sft, steps } }, rng);
+  await sft(2);
+  let t0 = performance.now();
+  await sft(sftSteps);
+  const sftSeconds = (performance.now() - t0) / 1000;
+
+  const ref = createModel(modelConfig(s, tok), rng.derive("ref"));
+  setWeights(ref, await getWeightsAsync(model));
+  const opt = createOptimizer(model, { lr: s.rl.lr, clipNorm: s.rl.clipNorm });
+  const ctx = { model, ref, opt, tok, train, settings: s, algo: resolveAlgo("grpo"), rng: rng.derive("rl") };
+  await rlStep(ctx, 0);
+  let sampleS = 0, updateS = 0, generated = 0;
+  t0 = performance.now();
+  for (let step = 1; step <= rlSteps; step++) {
+    const m = await rlStep(ctx, step);
+    const tokens = (m.response_len as number) * s.rl.promptsPerStep * s.rl.groupSize;
+    sampleS += m.sample_s as number;
+    updateS += m.update_s as number;
+    generated += tokens;
+  }
+  const rlSeconds = (performance.now() - t0) / 1000;
+  disposeModel(model);
+  disposeModel(ref);
+  return {
+    sft_workers: sftWorkers(s),
+    sft_seq_per_s: Math.round(sftSteps * s.sft.batchSize / sftSeconds),
+    rl_s_per_step: +(rlSeconds / rlSteps).toFixed(3),
+    rl_sample_tokens_per_s: Math.round(generated / sampleS),
+    rl_update_tokens_per_s: Math.round(generated / updateS),
+  };
+}
+
+/** Entry point for `deno task bench engine`. */
+export async function main(args: string[]): Promise<number> {
+  const values = parseFlags(args, {
+    backends: { type: "string" },
+    "sft-steps": { type: "string" },
+    "rl-steps": { type: "string" },
+    tiny: { type: "boolean" },
+  }, false).values as {
+    help?: boolean;
+    backends?: string;
+    "sft-steps"?: string;
+    "rl-steps"?: string;
+    tiny?: boolean;
+  };
+  if (values.help) {
+    console.log(usage);
+    return 0;
+  }
+  const backends = (values.backends ?? "wasm,webgpu").split(",").map((b) => b.trim());
+  for (const b of backends) {
+    if (!(BACKENDS as readonly string[]).includes(b)) {
+      throw new UsageError(`--backends: '${b}' is not one of ${BACKENDS.join(", ")}`);
+    }
+  }
+  const sftSteps = parseNumber(values["sft-steps"], "sft-steps", 10, 1, 10_000);
+  const rlSteps = parseNumber(values["rl-steps"], "rl-steps", 3, 1, 1000);
+  const tiny = values.tiny
+    ? JSON.parse(Deno.readTextFileSync(new URL("./tiny.settings.json", import.meta.url)))
+    : {};
+  const results: (EngineRate | { backend: string; unavailable: string })[] = [];
+  for (const backend of backends) {
+    const s = resolveSettings({ ...tiny, backend }, "engine bench settings");
+    try {
+      await initBackend(backend);
+    } catch (e) {
+      const why = (e as Error).message.split("\n")[0];
+      console.log(`${backend.padEnd(10)} unavailable: ${why}`);
+      results.push({ backend, unavailable: why });
+      continue;
+    }
+    const r = { backend, ...(await measure(s, sftSteps, rlSteps)) };
+    console.log(
+      `${
+        backend.padEnd(10)
+      } sft ${r.sft_seq_per_s} seq/s (${r.sft_workers} worker(s)); rl ${r.rl_s_per_step} s/step: ` +
+        `sample ${r.rl_sample_tokens_per_s} tok/s, update ${r.rl_update_tokens_per_s} tok/s`,
+    );
+    results.push(r);
+  }
+  console.log(JSON.stringify({ settings: values.tiny ? "tiny" : "default", sftSteps, rlSteps, results }));
+  return 0;
+}

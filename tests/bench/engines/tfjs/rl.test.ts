@@ -1,0 +1,19 @@
+// The RL update's two forms: one pass (log-probs read inside the loss closure) and two passes (webgpu's form).
+import { assertEquals, ok } from "../../../assert.ts";
+import { getOptimizerState, getWeights, initBackend } from "../../../../bench/engines/tfjs/model.ts";
+import { updatePolicy } from "../../../../bench/engines/tfjs/rl.ts";
+import { rlContext, rolloutBatch } from "./rl_fixture.ts";
+
+await initBackend("wasm");
+
+Deno.test("RL update: two passes (forward, await the read, backward) give bit-for-bit the one-pass update", async () => {
+  const one = rlContext(false), two = rlContext(true);
+  const batch = await rolloutBatch(one);
+  assertEquals(await rolloutBatch(two), batch);
+  // Two mini-batches: the second is off-policy after the first update, so ratios and clipping are exercised.
+  const a = await updatePolicy(one, batch), b = await updatePolicy(two, batch);
+  assertEquals(b, a);
+  ok(a.gradNorm > 0 && a.metrics.kl! > 0 && a.metrics.entropy! > 0, JSON.stringify(a));
+  assertEquals(getWeights(two.model), getWeights(one.model));
+  assertEquals(getOptimizerState(two.opt), getOptimizerState(one.opt));
+});

@@ -1,0 +1,51 @@
+// A tiny RL context and a batch of sampled rollouts with non-trivial advantages, shared by the update tests.
+import { Rng } from "../../../../common/prng.ts";
+import { resolveAlgo } from "../../../../bench/core/mod.ts";
+import { createModel, createOptimizer, sampleAsync } from "../../../../bench/engines/tfjs/model.ts";
+import type { Batch, RlContext } from "../../../../bench/engines/tfjs/rl.ts";
+import {
+  modelConfig,
+  settingsTokenizer,
+  taskSets,
+  tinySettings,
+} from "../../../../bench/engines/tfjs/settings.ts";
+import { encodePrompts } from "../../../../bench/engines/tfjs/tokenizer.ts";
+import { renderPrompt } from "../../../../bench/engines/tfjs/traces.ts";
+
+/** Policy (seed 1), reference (seed 2), Adam, and ACE-GRPO with KL and an entropy bonus over 2 mini-batches. */
+export function rlContext(twoPassUpdate?: boolean): RlContext {
+  const settings = tinySettings();
+  settings.rl.miniBatches = 2;
+  const tok = settingsTokenizer(settings);
+  const model = createModel(modelConfig(settings, tok), Rng.seeded(1));
+  const ref = createModel(modelConfig(settings, tok), Rng.seeded(2));
+  const opt = createOptimizer(model, { lr: settings.rl.lr, clipNorm: settings.rl.clipNorm });
+  const algo = resolveAlgo("ace-grpo", { entropyCoef: 0.01 });
+  const train = taskSets(settings).train;
+  return { model, ref, opt, tok, train, settings, algo, rng: Rng.seeded(3), twoPassUpdate };
+}
+
+/**
+ * 4 groups × 4 rollouts sampled from the policy; advantages ±(0.5..1.5) by rollout, reference log-probs shifted
+ * by seeded noise so KL and c_i are non-zero. Same context seed, same batch.
+ */
+export async function rolloutBatch(ctx: RlContext): Promise<Batch> {
+  const P = ctx.settings.model.promptLength, N = ctx.settings.rl.maxNewTokens, B = 16;
+  const rng = Rng.seeded(4);
+  const prompts = encodePrompts(ctx.tok, ctx.train.slice(0, B).map(renderPrompt), P);
+  const out = await sampleAsync(ctx.model, prompts, B, {
+    maxNew: N,
+    temperature: 1,
+    topP: 1,
+    rng,
+    eos: ctx.tok.eos,
+  });
+  const mask = Float32Array.from(
+    { length: B * N },
+    (_, i) => (i % N < out.lengths[Math.floor(i / N)] ? 1 : 0),
+  );
+  const oldLogp = Float32Array.from(out.logp, (v, i) => (mask[i] ? v : 0));
+  const refLogp = Float32Array.from(oldLogp, (v, i) => (mask[i] ? v + 0.3 * rng.normal() : 0));
+  const advantages = Float64Array.from({ length: B }, (_, i) => (i % 2 ? 1 : -1) * (0.5 + rng.float()));
+  return { tokens: out.tokens, oldLogp, refLogp, mask, advantages, B, N };
+}
