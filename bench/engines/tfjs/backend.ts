@@ -77,6 +77,11 @@ export function readsSync(): boolean {
   return tf.getBackend() !== "webgpu";
 }
 
+/** Whether the active backend is a CPU one, where training may be data-parallel over Deno Workers (parallel.ts). */
+export function trainsDataParallel(): boolean {
+  return ["wasm", "cpu"].includes(tf.getBackend());
+}
+
 /** Start the named backend and return the one in use; "auto" picks wasm (the fastest measured here), else cpu. */
 export async function initBackend(name: BackendName | string): Promise<string> {
   if (tf.getBackend() === name) return name;

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { existsSync } from "node:fs";
 import { parseFlags, parseNumber, UsageError } from "../../../common/args.ts";
 import { Rng } from "../../../common/prng.ts";
-import { BACKENDS, readsSync } from "./backend.ts";
+import { BACKENDS, readsSync, trainsDataParallel } from "./backend.ts";
 import {
   createModel,
   createOptimizer,
@@ -21,9 +21,6 @@ import {
 } from "./model.ts";
 import { kernelInfo, useKernels } from "./ops/attention.ts";
 import { coreCount, DataParallelTrainer, fullBatch } from "./parallel.ts";
-
-// webgpu under Deno cannot read GPU data synchronously, so GPU backends take the async forms of the API.
-let asyncReads = false;
 
 /** The reference configuration of ../shared/bench/torch_reference.py (keep identical). */
 export const REFERENCE: ModelConfig = { vocab: 64, dModel: 128, heads: 4, layers: 4, context: 64 };
@@ -65,8 +62,9 @@ async function timeTrainStep(
 ): Promise<number> {
   const t0 = performance.now();
   const loss = () => tf.neg(tf.mean(tokenLogProbs(model, batch).logp)) as tf.Scalar;
-  if (asyncReads) await trainStepAsync(model, opt, loss);
-  else trainStep(model, opt, loss);
+  // webgpu under Deno cannot read GPU data synchronously; the other backends time the sync forms.
+  if (readsSync()) trainStep(model, opt, loss);
+  else await trainStepAsync(model, opt, loss);
   return (performance.now() - t0) / 1000;
 }
 
@@ -74,8 +72,8 @@ async function timeSample(model: Model, rng: Rng): Promise<number> {
   const prompts = randomTokens(rng, SAMPLE_B * PROMPT, model.config.vocab);
   const opts = { maxNew: NEW, temperature: 1, topP: 1, rng };
   const t0 = performance.now();
-  if (asyncReads) await sampleAsync(model, prompts, SAMPLE_B, opts);
-  else sample(model, prompts, SAMPLE_B, opts);
+  if (readsSync()) sample(model, prompts, SAMPLE_B, opts);
+  else await sampleAsync(model, prompts, SAMPLE_B, opts);
   return (performance.now() - t0) / 1000;
 }
 
@@ -165,10 +163,9 @@ export async function main(args: string[]): Promise<number> {
   const reps = parseNumber(values.reps, "reps", 3, 1, 100);
   let trainWorkers = parseNumber(values["train-workers"], "train-workers", coreCount(), 1, 64);
   const backend = await initBackend(backendName);
-  asyncReads = !readsSync();
   if (values["no-kernels"]) useKernels(false);
   // Data-parallel workers are for the CPU backends with the kernels on: GPU backends and --no-kernels use one.
-  if (!["wasm", "cpu"].includes(backend) || values["no-kernels"]) trainWorkers = 1;
+  if (!trainsDataParallel() || values["no-kernels"]) trainWorkers = 1;
   const rng = Rng.seeded(0);
   const model = createModel(REFERENCE, rng.split());
   console.log(

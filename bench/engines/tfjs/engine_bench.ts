@@ -6,7 +6,14 @@ import { resolveAlgo } from "../../core/mod.ts";
 import { BACKENDS, initBackend } from "./backend.ts";
 import { createModel, createOptimizer, disposeModel, getWeightsAsync, setWeights } from "./model.ts";
 import { rlStep } from "./rl.ts";
-import { modelConfig, resolveSettings, settingsTokenizer, taskSets, type TfjsSettings } from "./settings.ts";
+import {
+  defaultSettings,
+  modelConfig,
+  settingsTokenizer,
+  taskSets,
+  type TfjsSettings,
+  tinySettings,
+} from "./settings.ts";
 import { sftWorkers, trainSft } from "./sft.ts";
 
 /** Usage text for `deno task bench engine`. */
@@ -100,12 +107,12 @@ export async function main(args: string[]): Promise<number> {
   }
   const sftSteps = parseNumber(values["sft-steps"], "sft-steps", 10, 1, 10_000);
   const rlSteps = parseNumber(values["rl-steps"], "rl-steps", 3, 1, 1000);
-  const tiny = values.tiny
-    ? JSON.parse(Deno.readTextFileSync(new URL("./tiny.settings.json", import.meta.url)))
-    : {};
   const results: (EngineRate | { backend: string; unavailable: string })[] = [];
   for (const backend of backends) {
-    const s = resolveSettings({ ...tiny, backend }, "engine bench settings");
+    const s = {
+      ...(values.tiny ? tinySettings() : defaultSettings()),
+      backend: backend as TfjsSettings["backend"],
+    };
     try {
       await initBackend(backend);
     } catch (e) {

@@ -136,7 +136,7 @@ async function responseLogp(model: Model, tokens: Int32Array, B: number, P: numb
     responseSlice(tokenLogProbs(model, tf.tensor2d(tokens, [B, P + N], "int32")).logp, P, N)
   );
   try {
-    return Float32Array.from(await logp.data());
+    return await logp.data() as Float32Array;
   } finally {
     logp.dispose();
   }

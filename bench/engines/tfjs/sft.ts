@@ -4,6 +4,7 @@ import type { MathRecord } from "../../../datasets/mod.ts";
 import type { Rng } from "../../../common/prng.ts";
 import { createOptimizer, type Model, tokenLogProbs, trainStepAsync } from "./model.ts";
 import { coreCount, DataParallelTrainer } from "./parallel.ts";
+import { trainsDataParallel } from "./backend.ts";
 import type { TfjsSettings } from "./settings.ts";
 import { encodePrompts, type Tokenizer } from "./tokenizer.ts";
 import { type Method, methodsOf, renderPrompt, renderTrace } from "./traces.ts";
@@ -93,7 +94,7 @@ export interface SftLog {
 
 /** Workers SFT uses: `sft.workers` (0 = one per core) on the CPU backends, 1 (single process) on the others. */
 export function sftWorkers(s: TfjsSettings): number {
-  if (!["wasm", "cpu"].includes(tf.getBackend())) return 1;
+  if (!trainsDataParallel()) return 1;
   return s.sft.workers === 0 ? coreCount() : s.sft.workers;
 }
 

@@ -226,15 +226,19 @@ export async function driveAsync<R>(gen: Generator<tf.Tensor, R, Float32Array>):
 
 /** Copy a variable map out as plain data. */
 export function toData(vars: Map<string, tf.Variable>): Record<string, TensorData> {
-  const out: Record<string, TensorData> = {};
-  for (const [n, v] of vars) out[n] = { shape: [...v.shape], data: new Float32Array(v.dataSync()) };
-  return out;
+  return driveSync(readVariables(vars));
 }
 
 /** `toData` reading asynchronously (the form that works on webgpu). */
-export async function toDataAsync(vars: Map<string, tf.Variable>): Promise<Record<string, TensorData>> {
+export function toDataAsync(vars: Map<string, tf.Variable>): Promise<Record<string, TensorData>> {
+  return driveAsync(readVariables(vars));
+}
+
+function* readVariables(
+  vars: Map<string, tf.Variable>,
+): Generator<tf.Tensor, Record<string, TensorData>, Float32Array> {
   const out: Record<string, TensorData> = {};
-  for (const [n, v] of vars) out[n] = { shape: [...v.shape], data: new Float32Array(await v.data()) };
+  for (const [n, v] of vars) out[n] = { shape: [...v.shape], data: new Float32Array(yield v) };
   return out;
 }
 

@@ -2,37 +2,22 @@
 import { assertEquals, ok, rejects } from "../../../assert.ts";
 import { join } from "node:path";
 import { exists, readJson, readJsonl } from "../../../../common/fs.ts";
-import { resolveAlgo } from "../../../../bench/core/mod.ts";
-import type { RunConfig } from "../../../../bench/engines/engine.ts";
 import { loadBundle, saveBundle } from "../../../../bench/engines/tfjs/checkpoint.ts";
 import { tfjsEngine } from "../../../../bench/engines/tfjs/engine.ts";
 import { generate, loadPolicy, type SavedModel } from "../../../../bench/engines/tfjs/policy.ts";
 import { tinySettings } from "../../../../bench/engines/tfjs/settings.ts";
+import { metricsOf, runConfig as tfjsRun } from "./fixtures.ts";
 
 const settings = tinySettings() as unknown as Record<string, unknown>;
 const EVAL = { n: 4, ks: [1, 4], every: 4 };
 
-function runConfig(preset: string, seed: number, steps = 30): RunConfig {
+function runConfig(preset: string, seed: number, steps = 30) {
   const s = structuredClone(settings) as { rl: { steps: number } };
   s.rl.steps = steps;
-  return {
-    runId: `${preset}_s${seed}`,
-    engine: "tfjs",
-    method: preset,
-    preset,
-    seed,
-    algo: resolveAlgo(preset) as unknown as Record<string, unknown>,
-    settings: s as unknown as Record<string, unknown>,
-    eval: EVAL,
-  };
+  return tfjsRun(s as unknown as Record<string, unknown>, preset, seed, EVAL);
 }
 
 const noHooks = { onProgress: () => {} };
-/** metrics.jsonl without wall-clock fields, which legitimately differ between runs. */
-const metricsOf = (dir: string) =>
-  readJsonl<Record<string, unknown>>(join(dir, "metrics.jsonl")).map(({ sample_s: _a, update_s: _b, ...m }) =>
-    m
-  );
 const evalOf = (dir: string) => readJsonl(join(dir, "eval.jsonl"));
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 

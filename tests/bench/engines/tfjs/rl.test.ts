@@ -2,7 +2,7 @@
 import { assertEquals, ok } from "../../../assert.ts";
 import { getOptimizerState, getWeights, initBackend } from "../../../../bench/engines/tfjs/model.ts";
 import { updatePolicy } from "../../../../bench/engines/tfjs/rl.ts";
-import { rlContext, rolloutBatch } from "./rl_fixture.ts";
+import { rlContext, rolloutBatch } from "./fixtures.ts";
 
 await initBackend("wasm");
 

@@ -4,8 +4,6 @@ import * as tf from "@tensorflow/tfjs-core";
 import { join } from "node:path";
 import { assertClose, assertEquals, ok } from "../../../assert.ts";
 import { readJson, readJsonl } from "../../../../common/fs.ts";
-import { resolveAlgo } from "../../../../bench/core/mod.ts";
-import type { RunConfig } from "../../../../bench/engines/engine.ts";
 import { tfjsEngine } from "../../../../bench/engines/tfjs/engine.ts";
 import {
   getWeights,
@@ -16,7 +14,7 @@ import {
 } from "../../../../bench/engines/tfjs/model.ts";
 import { updatePolicy } from "../../../../bench/engines/tfjs/rl.ts";
 import { tinySettings } from "../../../../bench/engines/tfjs/settings.ts";
-import { rlContext, rolloutBatch } from "./rl_fixture.ts";
+import { metricsOf, rlContext, rolloutBatch, runConfig } from "./fixtures.ts";
 
 const gpu = (navigator as { gpu?: { requestAdapter(): Promise<unknown> } }).gpu;
 const adapter = gpu ? await gpu.requestAdapter().catch(() => null) : null;
@@ -84,20 +82,7 @@ Deno.test({
     Object.assign(settings.sft, { steps: 40 });
     Object.assign(settings.rl, { steps: 2, promptsPerStep: 4, groupSize: 4 });
     const sweep = Deno.makeTempDirSync({ prefix: "tfjs-webgpu-" });
-    const run = (id: string): RunConfig => ({
-      runId: id,
-      engine: "tfjs",
-      method: "ace-grpo",
-      preset: "ace-grpo",
-      seed: 1,
-      algo: resolveAlgo("ace-grpo") as unknown as Record<string, unknown>,
-      settings,
-      eval: { n: 2, ks: [1, 2], every: 2 },
-    });
-    const noTimes = (dir: string) =>
-      readJsonl<Record<string, unknown>>(join(dir, "metrics.jsonl")).map((
-        { sample_s: _a, update_s: _b, ...m },
-      ) => m);
+    const run = (id: string) => runConfig(settings, "ace-grpo", 1, { n: 2, ks: [1, 2], every: 2 }, id);
     try {
       await onWebgpu(async () => {
         await tfjsEngine.prepare!({ settings, seed: 0 }, sweep);
@@ -109,10 +94,10 @@ Deno.test({
           await tfjsEngine.run(run(id), join(sweep, "runs", id), sweep, { onProgress() {} });
         }
       });
-      const a = noTimes(join(sweep, "runs", "a"));
+      const a = metricsOf(join(sweep, "runs", "a"));
       assertEquals(a.map((m) => m.step), [1, 2]);
       ok(a.every((m) => Number.isFinite(m.loss) && Number.isFinite(m.grad_norm)), JSON.stringify(a));
-      assertEquals(noTimes(join(sweep, "runs", "b")), a);
+      assertEquals(metricsOf(join(sweep, "runs", "b")), a);
       const evals = readJsonl<{ step: number }>(join(sweep, "runs", "a", "eval.jsonl"));
       assertEquals([...new Set(evals.map((e) => e.step))], [0, 2]);
       assertEquals(readJsonl(join(sweep, "runs", "b", "eval.jsonl")), evals);

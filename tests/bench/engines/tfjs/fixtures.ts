@@ -1,7 +1,11 @@
-// A tiny RL context and a batch of sampled rollouts with non-trivial advantages, shared by the update tests.
+// Shared by the tfjs engine tests: a tiny RL context, a batch of sampled rollouts with non-trivial advantages,
+// run configs and their metrics.
+import { join } from "node:path";
+import { readJsonl } from "../../../../common/fs.ts";
 import { Rng } from "../../../../common/prng.ts";
 import { resolveAlgo } from "../../../../bench/core/mod.ts";
 import { createModel, createOptimizer, sampleAsync } from "../../../../bench/engines/tfjs/model.ts";
+import type { RunConfig } from "../../../../bench/engines/engine.ts";
 import type { Batch, RlContext } from "../../../../bench/engines/tfjs/rl.ts";
 import {
   modelConfig,
@@ -48,4 +52,31 @@ export async function rolloutBatch(ctx: RlContext): Promise<Batch> {
   const refLogp = Float32Array.from(oldLogp, (v, i) => (mask[i] ? v + 0.3 * rng.normal() : 0));
   const advantages = Float64Array.from({ length: B }, (_, i) => (i % 2 ? 1 : -1) * (0.5 + rng.float()));
   return { tokens: out.tokens, oldLogp, refLogp, mask, advantages, B, N };
+}
+
+/** A tfjs run of `preset` (its default algorithm) with `seed` on `settings`. */
+export function runConfig(
+  settings: Record<string, unknown>,
+  preset: string,
+  seed: number,
+  evalSpec: RunConfig["eval"],
+  runId = `${preset}_s${seed}`,
+): RunConfig {
+  return {
+    runId,
+    engine: "tfjs",
+    method: preset,
+    preset,
+    seed,
+    algo: resolveAlgo(preset) as unknown as Record<string, unknown>,
+    settings,
+    eval: evalSpec,
+  };
+}
+
+/** metrics.jsonl without wall-clock fields, which legitimately differ between runs. */
+export function metricsOf(runDir: string): Record<string, unknown>[] {
+  return readJsonl<Record<string, unknown>>(join(runDir, "metrics.jsonl")).map((
+    { sample_s: _a, update_s: _b, ...m },
+  ) => m);
 }
