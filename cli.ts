@@ -1,5 +1,6 @@
 // The single command-line entry: `deno task <subcommand>` runs `cli.ts <subcommand> …`.
 import { UsageError } from "./common/args.ts";
+import { FolderInUseError } from "./common/lock.ts";
 
 /** A subcommand module: prints its own usage on --help and returns an exit code. */
 export interface Command {
@@ -64,7 +65,11 @@ export async function runCli(argv: string[]): Promise<number> {
     return await command.main(rest);
   } catch (e) {
     if (e instanceof UsageError) {
-      console.error(`acebench ${name}: ${e.message}\n\n${command.usage}`);
+      console.error(`acebench ${name}: ${e.message}\nsee \`deno task ${name} --help\``);
+      return 2;
+    }
+    if (e instanceof FolderInUseError) {
+      console.error(`acebench ${name}: ${e.message}`);
       return 2;
     }
     const err = e as Error;

@@ -1,17 +1,25 @@
 // `deno task eval`: sample an OpenAI-compatible server on a dataset, grade with gradeMany, write the Pass@k
 // report. Lives in commands/ because it composes datasets → bench/external → reports.
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { parseFlags, parseIntList, parseNumber, UsageError } from "../common/args.ts";
-import { progressBar } from "../common/progress.ts";
+import { atomicWrite, exists } from "../common/fs.ts";
+import { fromCsv, toCsv } from "../common/csv.ts";
+import { lockFolder } from "../common/lock.ts";
+import { progressBar, progressEnabled } from "../common/progress.ts";
 import { DATASET_NAMES, loadDataset, type MathRecord } from "../datasets/mod.ts";
 import { passAtK } from "../evaluators/mod.ts";
 import {
   DEFAULT_RETRY,
   defaultTemplateFor,
+  type EvalOutcome,
   type EvalProblem,
+  type EvalRow,
   type EvalSettings,
   evaluateEndpoint,
   normaliseBaseUrl,
+  ProgressLog,
+  readSamples,
+  renderHealth,
   resolveTemplate,
   selectProblems,
 } from "../bench/external/mod.ts";
@@ -23,12 +31,15 @@ export const usage =
        [--limit N [--subset-seed S]] [--n 32] [--k 1,2,4,8,16,32] [--temperature 0.6] [--top-p 0.95]
        [--max-tokens 4096] [--seed 0] [--chat|--completions] [--prompt-template NAME|FILE]
        [--api-key-env VAR] [--concurrency 16] [--max-n-per-request N] [--timeout 600] [--retries 8]
-       [--cache-dir DIR] [--mirror DIR]
+       [--exclude-truncated] [--repair] [--cache-dir DIR] [--mirror DIR]
 
 Samples n answers per problem from any OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama,
 or \`deno task serve\`), appending each to DIR/runs/<model>/samples.jsonl as it arrives, grades them
 and writes the same Pass@k report as a sweep (DIR/passk.csv, summary.md, plots/; per subject and
-level for MATH-500). Re-running the same command resumes without repeating or losing a sample.
+level for MATH-500), with a run-health block in summary.md. Re-running the same command resumes
+without repeating or losing a sample. A problem the server rejects (e.g. prompt + max tokens past the
+model's context) or that runs out of retries is listed and left out of Pass@k; the run finishes,
+exits 1, and the same command retries only those problems. One eval per --out at a time.
 
   --endpoint URL         server base URL, e.g. http://127.0.0.1:8000/v1 (a bare host gets /v1)
   --model NAME           model name as the server lists it (GET /v1/models)
@@ -37,7 +48,8 @@ level for MATH-500). Re-running the same command resumes without repeating or lo
   --n N                  samples per problem (default 1); sent as n in one request where supported
   --k LIST               k values for Pass@k (default: powers of two up to n); each k <= n
   --temperature T        default 0.6          --top-p P       default 0.95
-  --max-tokens N         default 4096; a sample cut off there is graded but flagged truncated
+  --max-tokens N         default 4096; a sample cut off there is graded but flagged truncated;
+                         prompt tokens + N must fit the model's context (docs/external-eval.md)
   --seed S               base seed; each request gets a seed derived from it (default 0)
   --chat | --completions chat/completions with one user message (default) or raw completions
   --prompt-template X    dapo-answer | boxed | raw, or a file containing {problem}
@@ -46,7 +58,10 @@ level for MATH-500). Re-running the same command resumes without repeating or lo
   --concurrency N        requests in flight (default 16)
   --max-n-per-request N  cap n per request (default: n; lowered automatically if the server ignores n)
   --timeout S            seconds per request attempt (default 600)
-  --retries N            retries per request on 429/5xx/network errors (default 8; Retry-After honoured)
+  --retries N            retries per request on 429/5xx/network errors (default 8; Retry-After honoured;
+                         also the preflight's)
+  --exclude-truncated    leave samples cut off at --max-tokens out of Pass@k (they stay in samples.jsonl)
+  --repair               drop bad lines of samples.jsonl (after a backup) and request those samples again
   --cache-dir DIR        dataset cache (default $ACEBENCH_CACHE or ~/.cache/acebench)
   --mirror DIR           fetch a missing dataset from this offline folder, e.g. ../shared/datasets
 
@@ -75,6 +90,8 @@ const FLAGS = {
   "max-n-per-request": { type: "string" },
   timeout: { type: "string" },
   retries: { type: "string" },
+  "exclude-truncated": { type: "boolean" },
+  repair: { type: "boolean" },
   "cache-dir": { type: "string" },
   mirror: { type: "string" },
 } as const;
@@ -188,46 +205,138 @@ export async function main(args: string[]): Promise<number> {
   const settings = settingsFromFlags(v);
   const out = required(v, "out");
   const apiKey = apiKeyFrom(v);
-  const all = await loadProblems(settings.dataset, v);
-  const problems = selectProblems(all, settings.limit, settings.subsetSeed);
-  const bar = progressBar(`eval ${settings.model}`, problems.length * settings.n, "samples");
-  let retries = 0;
-  const outcome = await evaluateEndpoint(problems, settings, out, {
-    apiKey,
-    apiKeyEnv: v["api-key-env"],
+  const transport = {
     concurrency: intFlag(v, "concurrency", 16),
     maxPerRequest: v["max-n-per-request"] === undefined ? undefined : intFlag(v, "max-n-per-request", 1),
     timeoutMs: parseNumber(v.timeout, "timeout", 600, 0.001) * 1000,
     retry: { ...DEFAULT_RETRY, maxRetries: intFlag(v, "retries", DEFAULT_RETRY.maxRetries, 0) },
-    onProgress: (done) => bar.update(done),
-    onRetry: () => retries++,
-    command: ["deno task eval", ...args.map(shellQuote)].join(" "),
-  });
-  bar.stop();
-  const u = outcome.usage;
-  const correct = outcome.rows.filter((r) => r.correct).length;
-  const byProblem = new Map<string, number>();
-  for (const r of outcome.rows) {
-    byProblem.set(r.problemId, (byProblem.get(r.problemId) ?? 0) + (r.correct ? 1 : 0));
+  };
+  const all = await loadProblems(settings.dataset, v);
+  const problems = selectProblems(all, settings.limit, settings.subsetSeed);
+  const command = ["deno task eval", ...args.map(shellQuote)].join(" ");
+  const existed = exists(out);
+  // One writer per folder: a second eval on `out` exits 2 here, before any request.
+  const lock = lockFolder(out, { command, onStale: (m) => console.error(m) });
+  try {
+    return await evalLocked(v, settings, problems, out, { ...transport, apiKey, command });
+  } catch (e) {
+    // A run stopped before writing anything (preflight, bad folder) leaves no empty folder behind.
+    lock.release();
+    if (!existed && [...Deno.readDirSync(out)].length === 0) Deno.removeSync(out);
+    throw e;
+  } finally {
+    lock.release();
   }
-  const passK = (k: number) =>
-    [...byProblem.values()].reduce((t, c) => t + passAtK(settings.n, c, k), 0) / byProblem.size;
-  console.log(
-    `${settings.model} on ${settings.dataset}: ${outcome.complete}/${outcome.problems} problems × ${settings.n} ` +
-      `samples (${outcome.stats.resumed} resumed, ${outcome.stats.added} new, ${retries} retries); ` +
-      `mean@${settings.n} ${(correct / Math.max(1, outcome.rows.length)).toFixed(4)}; ` +
-      `${u.truncated} truncated; ${u.requests} requests, ${u.promptTokens}+${u.completionTokens} tokens, ` +
-      `latency p50 ${u.latencyP50Ms ?? "-"} ms p95 ${u.latencyP95Ms ?? "-"} ms`,
-  );
-  if (outcome.complete < outcome.problems) {
+}
+
+async function evalLocked(
+  v: Values,
+  settings: EvalSettings,
+  problems: EvalProblem[],
+  out: string,
+  transport: Omit<Parameters<typeof evaluateEndpoint>[3], "onProgress" | "onRetry">,
+): Promise<number> {
+  const total = problems.length * settings.n;
+  const bar = progressBar(`eval ${settings.model}`, total, "samples");
+  // Without a terminal (a log file, CI) a plain line every 15 s says the run is alive.
+  const log = progressEnabled() || Deno.env.get("ACEBENCH_QUIET")
+    ? null
+    : new ProgressLog(`eval ${settings.model}`, total).start();
+  let retries = 0;
+  let outcome: EvalOutcome;
+  try {
+    outcome = await evaluateEndpoint(problems, settings, out, {
+      ...transport,
+      apiKeyEnv: v["api-key-env"],
+      excludeTruncated: v["exclude-truncated"] ?? false,
+      repair: v.repair ? (m) => console.error(m) : undefined,
+      onProgress: (done) => {
+        bar.update(done);
+        log?.update(done);
+      },
+      onRetry: (id, reason) => {
+        retries++;
+        log?.error(`${id}: ${reason}`);
+      },
+      onFailure: (f) => log?.error(`${f.problemId}: ${f.error}`),
+    });
+  } finally {
+    bar.stop();
+    log?.stop();
+  }
+  printOutcome(outcome, settings, retries);
+  const failed = outcome.stats.failed;
+  if (outcome.rows.length > 0) {
+    const written = await writeReport(out);
+    addTruncatedColumn(join(out, "passk.csv"), outcome.rows, outcome.paths.samplesPath, settings.n);
+    const summary = join(out, "summary.md");
+    atomicWrite(summary, Deno.readTextFileSync(summary).trimEnd() + "\n\n" + renderHealth(outcome.health));
+    console.log(`report: ${written.join(", ")}`);
+  }
+  if (failed.length > 0) {
+    console.error(`acebench eval: ${failed.length} of ${outcome.problems} problems failed:`);
+    for (const f of failed) console.error(`  ${f.problemId}: ${f.error}`);
     console.error(
-      `acebench eval: ${outcome.problems - outcome.complete} problems are missing samples ` +
-        `(${outcome.stats.failed[0]?.error ?? "see status.json"}); re-run the same command to resume`,
+      `Pass@k is over the other ${outcome.health.scored}; re-run the same command to retry only these problems`,
     );
     return 1;
   }
-  console.log(settings.ks.map((k) => `pass@${k} ${passK(k).toFixed(4)}`).join(", "));
-  const written = await writeReport(out);
-  console.log(`report: ${written.join(", ")}`);
   return 0;
+}
+
+/** The one-paragraph result: counts, mean@n, truncation, usage and latency (this run's scope), Pass@k. */
+function printOutcome(outcome: EvalOutcome, settings: EvalSettings, retries: number): void {
+  const h = outcome.health;
+  const correct = outcome.rows.filter((r) => r.correct).length;
+  const lat = h.latencyMs;
+  console.log(
+    `${settings.model} on ${settings.dataset}: ${h.scored}/${outcome.problems} problems × ${settings.n} ` +
+      `samples (${outcome.stats.resumed} resumed, ${outcome.stats.added} new, ${retries} retries this run); ` +
+      `mean@${settings.n} ${(correct / Math.max(1, outcome.rows.length)).toFixed(4)}; ` +
+      `${h.truncated} truncated; ${h.requests} requests, ${h.promptTokens}+${h.completionTokens} tokens, ` +
+      `latency p50 ${lat?.p50 ?? "-"} ms p95 ${lat?.p95 ?? "-"} ms p99 ${lat?.p99 ?? "-"} ms`,
+  );
+  if (outcome.rows.length === 0) return;
+  const byProblem = new Map<string, { n: number; c: number }>();
+  for (const r of outcome.rows) {
+    const p = byProblem.get(r.problemId) ?? { n: 0, c: 0 };
+    p.n++;
+    if (r.correct) p.c++;
+    byProblem.set(r.problemId, p);
+  }
+  const passK = (k: number) => {
+    const ps = [...byProblem.values()].filter((p) => p.n >= k);
+    return ps.reduce((t, p) => t + passAtK(p.n, p.c, k), 0) / ps.length;
+  };
+  console.log(settings.ks.map((k) => `pass@${k} ${passK(k).toFixed(4)}`).join(", "));
+}
+
+/**
+ * Add a `truncated` column (samples cut off by max_tokens, among the row's graded problems) as the last column
+ * of the eval's passk.csv; the other columns stay as the shared report writes them.
+ */
+function addTruncatedColumn(path: string, rows: readonly EvalRow[], samplesPath: string, n: number): void {
+  const onDisk = readSamples(samplesPath);
+  const problemsBySlice = new Map<string, Set<string>>();
+  for (const r of rows) {
+    const slices = ["all"];
+    if (typeof r.meta.subject === "string") slices.push(`subject=${r.meta.subject}`);
+    if (r.meta.level !== undefined && r.meta.level !== null) slices.push(`level=${r.meta.level}`);
+    for (const slice of slices) {
+      const key = `${r.dataset}|${slice}`;
+      if (!problemsBySlice.has(key)) problemsBySlice.set(key, new Set());
+      problemsBySlice.get(key)!.add(r.problemId);
+    }
+  }
+  const truncatedOf = (key: string) => {
+    let t = 0;
+    for (const id of problemsBySlice.get(key) ?? []) {
+      for (const s of onDisk.get(id)?.values() ?? []) if (s.sample < n && s.finish_reason === "length") t++;
+    }
+    return t;
+  };
+  const text = Deno.readTextFileSync(path);
+  const header = text.split("\n")[0].split(",");
+  const csv = fromCsv(text).map((row) => ({ ...row, truncated: truncatedOf(`${row.dataset}|${row.slice}`) }));
+  atomicWrite(path, toCsv(csv, [...header, "truncated"]));
 }

@@ -2,6 +2,7 @@
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
+import { lockFolder } from "../common/lock.ts";
 import {
   describePlan,
   engineSpec,
@@ -76,6 +77,23 @@ export async function main(args: string[]): Promise<number> {
     console.log(await describePlan(sweep, runs, out, workers, engineSpec(sweep.engine)));
     return 0;
   }
+  // One writer per folder: a second sweep on `out` exits 2 here instead of retraining finished runs.
+  const lock = lockFolder(out, { onStale: (m) => console.error(m) });
+  try {
+    return await sweepLocked(sweep, all, runs, out, workers, values["no-report"]);
+  } finally {
+    lock.release();
+  }
+}
+
+async function sweepLocked(
+  sweep: ReturnType<typeof readSweepConfig>,
+  all: ReturnType<typeof expandRuns>,
+  runs: ReturnType<typeof expandRuns>,
+  out: string,
+  workers: number,
+  noReport: boolean | undefined,
+): Promise<number> {
   writeSweepJson(out, sweep, all);
   const started = performance.now();
   const outcome = await runSweep(sweep, runs, { out, workers });
@@ -91,7 +109,7 @@ export async function main(args: string[]): Promise<number> {
   }
   if (outcome.done.length + outcome.skipped.length === 0) {
     console.error(`sweep ${sweep.name}: no finished run, so no report`);
-  } else if (!values["no-report"]) {
+  } else if (!noReport) {
     for (const written of await writeReport(out, { ingest: engineIngest() })) {
       console.error(`wrote ${written}`);
     }

@@ -1,6 +1,5 @@
 // Atomic writes and JSON-lines helpers: every output acebench produces goes through here.
 import {
-  appendFileSync,
   closeSync,
   fsyncSync,
   mkdirSync,
@@ -45,11 +44,20 @@ export function readJson<T = unknown>(path: string): T {
   }
 }
 
-/** Append records as JSON lines (one write per call, so a crash loses at most a partial last line). */
+/**
+ * Append records as JSON lines (one write per call, so a crash loses at most a partial last line). The file is
+ * created with the umask (0644 under the usual 022): node's appendFileSync would reset it to 0666 on every call.
+ */
 export function appendJsonl(path: string, records: readonly unknown[]): void {
   if (records.length === 0) return;
   mkdirSync(dirname(path), { recursive: true });
-  appendFileSync(path, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  const bytes = new TextEncoder().encode(records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  const file = Deno.openSync(path, { append: true, create: true });
+  try {
+    for (let off = 0; off < bytes.length;) off += file.writeSync(bytes.subarray(off));
+  } finally {
+    file.close();
+  }
 }
 
 /** Read a JSON-lines file; a torn final line (from a crash) is ignored, any other bad line throws with its number. */

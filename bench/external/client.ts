@@ -39,20 +39,38 @@ export interface TokenUsage {
   completion_tokens: number;
 }
 
-/** A successful request: its choices in index order, usage, wall time of the successful attempt, attempts made. */
+/**
+ * A successful request: its choices in index order, usage, wall time of the successful attempt, attempts made
+ * and the reason of each failed attempt before it.
+ */
 export interface ApiCompletion {
   choices: Choice[];
   usage: TokenUsage | null;
   latencyMs: number;
   attempts: number;
+  retryReasons: string[];
 }
 
-/** A failure retrying cannot fix (refused key, unknown model, bad request); the message says what to do. */
+/**
+ * A failure retrying cannot fix (refused key, unknown model, bad request); the message says what to do.
+ * `reason` is the bare "HTTP 400: <the server's message>".
+ */
 export class EndpointError extends Error {
-  constructor(message: string, readonly status?: number) {
+  constructor(message: string, readonly status?: number, readonly reason?: string) {
     super(message);
     this.name = "EndpointError";
   }
+}
+
+/**
+ * True for a rejection of one request rather than of the whole run: a 4xx other than 401/403 (the key),
+ * 404 (the model or route) and the retried 408/409/429, e.g. vLLM's 400 for a prompt + max_tokens past the
+ * model's context. The problem is recorded as failed and the run goes on.
+ */
+export function isPerRequestRejection(e: unknown): e is EndpointError {
+  const s = (e as EndpointError)?.status;
+  return e instanceof EndpointError && s !== undefined && s >= 400 && s < 500 && ![401, 403, 404].includes(s) &&
+    !isRetryableStatus(s);
 }
 
 /** Transient failures persisted past the retry budget; re-running resumes. */
@@ -165,6 +183,7 @@ function fatalError(ep: Endpoint, status: number | undefined, reason: string): E
     return new EndpointError(
       `${ep.baseUrl} refused ${where} (${reason}); pass --api-key-env VAR naming a variable that holds a valid key`,
       status,
+      reason,
     );
   }
   if (status === 404) {
@@ -172,12 +191,14 @@ function fatalError(ep: Endpoint, status: number | undefined, reason: string): E
       `${ep.baseUrl}: ${reason}; check --model (GET ${ep.baseUrl}/models lists the served names), ` +
         `--endpoint and --chat/--completions`,
       status,
+      reason,
     );
   }
   return new EndpointError(
     `${ep.baseUrl} rejected the request (${reason}); ` +
       `check --max-tokens, --n and the prompt template against what the server accepts`,
     status,
+    reason,
   );
 }
 
@@ -192,15 +213,18 @@ export async function requestJson(
   rng: Rng,
   isValid: (body: unknown) => string | null = () => null,
   onRetry?: (e: RetryEvent) => void,
-): Promise<{ body: unknown; latencyMs: number; attempts: number }> {
+): Promise<{ body: unknown; latencyMs: number; attempts: number; retryReasons: string[] }> {
   let last = "";
+  const retryReasons: string[] = [];
   for (let retry = 0;; retry++) {
     const a = await attempt(ep, path, body);
     let reason: string;
     let retryAfterMs: number | null = null;
     if (a.ok) {
       const problem = isValid(a.body);
-      if (problem === null) return { body: a.body, latencyMs: a.latencyMs, attempts: retry + 1 };
+      if (problem === null) {
+        return { body: a.body, latencyMs: a.latencyMs, attempts: retry + 1, retryReasons };
+      }
       reason = `malformed reply: ${problem}`;
     } else {
       if (!a.retryable) throw fatalError(ep, a.status, a.reason);
@@ -208,16 +232,13 @@ export async function requestJson(
       retryAfterMs = a.retryAfterMs;
     }
     last = reason;
+    retryReasons.push(reason);
     if (retry >= ep.retry.maxRetries) break;
     const delayMs = retryDelayMs(ep.retry, retry, retryAfterMs, rng);
     onRetry?.({ retry, reason, delayMs });
     await sleep(delayMs);
   }
-  throw new RetriesExhaustedError(
-    `${ep.baseUrl}${path}: gave up after ${ep.retry.maxRetries + 1} attempts (last: ${last}); ` +
-      `re-run the same command to resume`,
-    last,
-  );
+  throw new RetriesExhaustedError(`gave up after ${ep.retry.maxRetries + 1} attempts (last: ${last})`, last);
 }
 
 /** Check a completions/chat reply; returns what is wrong with it, or null. */
@@ -274,7 +295,7 @@ export async function complete(
   const usage = u && typeof u.prompt_tokens === "number" && typeof u.completion_tokens === "number"
     ? { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens }
     : null;
-  return { choices, usage, latencyMs: r.latencyMs, attempts: r.attempts };
+  return { choices, usage, latencyMs: r.latencyMs, attempts: r.attempts, retryReasons: r.retryReasons };
 }
 
 /** The preflight failure, told apart: a failing server, something that is not the API, or nothing listening. */
@@ -293,9 +314,10 @@ function unreachable(ep: Endpoint, last: string): EndpointError {
 /**
  * Check the server before sampling: reachable, key accepted, model served. Throws a one-line EndpointError
  * saying what to do. A server without GET /models (404) is let through; sampling will surface a bad name.
+ * It tries as often as the endpoint's retry policy says (--retries), with short waits (0.2 s doubling to 1 s).
  */
 export async function preflight(ep: Endpoint): Promise<string[]> {
-  const quick: Endpoint = { ...ep, retry: { ...ep.retry, maxRetries: 2, baseMs: 200, maxMs: 1000 } };
+  const quick: Endpoint = { ...ep, retry: { ...ep.retry, baseMs: 200, maxMs: 1000 } };
   let body: unknown;
   try {
     body = (await requestJson(quick, "/models", undefined, Rng.seeded("preflight"))).body;

@@ -99,28 +99,71 @@ export function selectProblems<T>(
   return picked.map((i) => records[i]);
 }
 
-/**
- * Create or reopen the run folder. Writes sweep.json (with `command`, the invocation to re-run) and config.json;
- * a folder holding samples made with different settings (another identity hash) is refused with a one-line
- * error, so resume never mixes them.
- */
-export function openEvalDir(out: string, s: EvalSettings, command?: string): EvalPaths {
+/** The paths of the run folder of these settings in `out` (nothing is read or written). */
+export function evalPaths(out: string, s: EvalSettings): EvalPaths {
   const runId = modelSlug(s.model);
   const runDir = join(out, "runs", runId);
+  return {
+    runId,
+    runDir,
+    samplesPath: join(runDir, "samples.jsonl"),
+    evalPath: join(runDir, "eval.jsonl"),
+    statusPath: join(runDir, "status.json"),
+  };
+}
+
+/** Any samples.jsonl under `out/runs/`, or null. */
+function anySamples(out: string): string | null {
+  const runs = join(out, "runs");
+  if (!exists(runs)) return null;
+  for (const e of Deno.readDirSync(runs)) {
+    const path = join(runs, e.name, "samples.jsonl");
+    if (e.isDirectory && exists(path)) return path;
+  }
+  return null;
+}
+
+/**
+ * Check, without writing, that `out` may take these settings: empty, or an eval with the same identity hash.
+ * A training sweep, samples made with other settings, or samples without the sweep.json that says how they were
+ * made are refused with a one-line error, so resume never mixes samples.
+ */
+export function checkEvalDir(out: string, s: EvalSettings): void {
   const sweepPath = join(out, "sweep.json");
-  const identity = samplesIdentity(s);
-  if (exists(sweepPath)) {
-    const old = readJson<{ kind?: string; configHash?: string; runIds?: string[] }>(sweepPath);
-    if (old.kind !== "eval") {
-      throw new Error(`${out} holds a training sweep, not an eval; choose another --out`);
-    }
-    if (old.configHash !== identity || old.runIds?.[0] !== runId) {
+  if (!exists(sweepPath)) {
+    const orphan = anySamples(out);
+    if (orphan) {
       throw new Error(
-        `${out} holds samples made with different settings (model, template, sampling or seed); ` +
-          `choose another --out or delete it`,
+        `${out} holds samples (${orphan}) but no sweep.json, so the settings they were made with are unknown; ` +
+          `restore sweep.json from a backup, or move runs/ away (mv ${join(out, "runs")} ${
+            join(out, "runs.old")
+          }) to start afresh`,
       );
     }
+    return;
   }
+  const old = readJson<{ kind?: string; configHash?: string; runIds?: string[] }>(sweepPath);
+  if (old.kind !== "eval") {
+    throw new Error(`${out} holds a training sweep, not an eval; choose another --out`);
+  }
+  if (old.configHash !== samplesIdentity(s) || old.runIds?.[0] !== modelSlug(s.model)) {
+    throw new Error(
+      `${out} holds samples made with different settings (model, template, sampling or seed); ` +
+        `choose another --out or delete it`,
+    );
+  }
+}
+
+/**
+ * Create or reopen the run folder after `checkEvalDir`: writes sweep.json (with `command`, the invocation to
+ * re-run) and config.json.
+ */
+export function openEvalDir(out: string, s: EvalSettings, command?: string): EvalPaths {
+  checkEvalDir(out, s);
+  const paths = evalPaths(out, s);
+  const { runId, runDir } = paths;
+  const sweepPath = join(out, "sweep.json");
+  const identity = samplesIdentity(s);
   const sampling = {
     n: s.n,
     temperature: s.temperature,
@@ -168,13 +211,7 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
     },
     eval: { n: s.n, ks: s.ks, every: 0 },
   });
-  return {
-    runId,
-    runDir,
-    samplesPath: join(runDir, "samples.jsonl"),
-    evalPath: join(runDir, "eval.jsonl"),
-    statusPath: join(runDir, "status.json"),
-  };
+  return paths;
 }
 
 /** The first n samples of every problem that has all n on disk, in problem then sample order. */
@@ -195,7 +232,8 @@ export function completeSamples(
 
 /**
  * Grade every complete problem's samples and write eval.jsonl atomically (it is derived, so it is rewritten
- * whole from samples.jsonl each time). A sample cut off by max_tokens is graded as is and flagged `truncated`.
+ * whole from samples.jsonl each time). A sample cut off by max_tokens is graded as is and flagged `truncated`;
+ * with `excludeTruncated` it is left out of eval.jsonl (and so of Pass@k), staying in samples.jsonl.
  */
 export async function gradeSamples(
   problems: readonly EvalProblem[],
@@ -203,9 +241,11 @@ export async function gradeSamples(
   paths: EvalPaths,
   n: number,
   gradeMany: (items: { prediction: string; gold: string }[]) => Promise<Grade[]>,
+  excludeTruncated = false,
 ): Promise<EvalRow[]> {
   const done = completeSamples(problems, paths.samplesPath, n);
-  const flat = done.flatMap(({ problem, samples }) => samples.map((s) => ({ problem, s })));
+  const flat = done.flatMap(({ problem, samples }) => samples.map((s) => ({ problem, s })))
+    .filter(({ s }) => !(excludeTruncated && s.finish_reason === "length"));
   const grades = await gradeMany(
     flat.map(({ problem, s }) => ({ prediction: s.text, gold: problem.answer })),
   );
@@ -230,38 +270,4 @@ export async function gradeSamples(
 
 function writeJsonlAtomic(path: string, rows: readonly unknown[]): void {
   atomicWrite(path, rows.map((r) => JSON.stringify(r) + "\n").join(""));
-}
-
-/** Totals over samples.jsonl: requests, tokens (each request counted once) and latency percentiles in ms. */
-export function usageSummary(samplesPath: string): {
-  samples: number;
-  requests: number;
-  promptTokens: number;
-  completionTokens: number;
-  latencyP50Ms: number | null;
-  latencyP95Ms: number | null;
-  truncated: number;
-} {
-  const requests = new Map<string, SampleRecord>();
-  let samples = 0;
-  let truncated = 0;
-  for (const byIndex of readSamples(samplesPath).values()) {
-    for (const s of byIndex.values()) {
-      samples++;
-      if (s.finish_reason === "length") truncated++;
-      if (!requests.has(s.request)) requests.set(s.request, s);
-    }
-  }
-  const reqs = [...requests.values()];
-  const lat = reqs.map((r) => r.latency_ms).sort((a, b) => a - b);
-  const pct = (p: number) => lat.length ? lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] : null;
-  return {
-    samples,
-    requests: reqs.length,
-    promptTokens: reqs.reduce((t, r) => t + (r.usage?.prompt_tokens ?? 0), 0),
-    completionTokens: reqs.reduce((t, r) => t + (r.usage?.completion_tokens ?? 0), 0),
-    latencyP50Ms: pct(0.5),
-    latencyP95Ms: pct(0.95),
-    truncated,
-  };
 }

@@ -4,6 +4,7 @@ export {
   complete,
   type Endpoint,
   EndpointError,
+  isPerRequestRejection,
   normaliseBaseUrl,
   preflight,
   RetriesExhaustedError,
@@ -12,12 +13,24 @@ export {
 } from "./client.ts";
 export { DEFAULT_RETRY, parseRetryAfter, type RetryPolicy } from "./retry.ts";
 export { runPool } from "./pool.ts";
-export { readSamples, repairTornTail, type SampleRecord } from "./samples.ts";
-export { requestSeed, sampleAll, type SampleJob, type SamplerOptions, type SamplerStats } from "./sampler.ts";
+export { type BadLine, readSamples, repairSamples, repairTornTail, type SampleRecord } from "./samples.ts";
+export {
+  type FailedProblem,
+  requestSeed,
+  sampleAll,
+  type SampleJob,
+  type SamplerOptions,
+  type SamplerStats,
+} from "./sampler.ts";
+export { maxTokensAdvice, parseContextLimit } from "./context_limit.ts";
+export { renderHealth, retryCause, type RunHealth, runHealth } from "./health.ts";
+export { ProgressLog } from "./progress_log.ts";
 export { applyTemplate, defaultTemplateFor, type PromptTemplate, resolveTemplate } from "./templates.ts";
 export {
+  checkEvalDir,
   completeSamples,
   type EvalPaths,
+  evalPaths,
   type EvalProblem,
   type EvalRow,
   type EvalSettings,
@@ -25,6 +38,5 @@ export {
   modelSlug,
   openEvalDir,
   selectProblems,
-  usageSummary,
 } from "./evaluate.ts";
 export { type EvalOutcome, evaluateEndpoint, type TransportOptions } from "./run.ts";

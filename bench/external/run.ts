@@ -1,17 +1,23 @@
-// One external evaluation end to end: check the server, sample (resumably), grade, and record the run status.
-import { writeJson } from "../../common/fs.ts";
+// One external evaluation end to end: check the folder and the server, sample (resumably), grade, and record
+// the run status and its health. Nothing in the folder is written before the preflight passes.
+import { readFileSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { atomicWrite, writeJson } from "../../common/fs.ts";
 import { gradeMany } from "../../evaluators/mod.ts";
-import { type Endpoint, preflight } from "./client.ts";
+import { type Endpoint, EndpointError, preflight } from "./client.ts";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";
-import { sampleAll, type SamplerStats } from "./sampler.ts";
+import { type FailedProblem, sampleAll, type SamplerStats } from "./sampler.ts";
+import { readSamples, repairSamples } from "./samples.ts";
+import { type RunHealth, runHealth } from "./health.ts";
 import {
+  checkEvalDir,
   type EvalPaths,
+  evalPaths,
   type EvalProblem,
   type EvalRow,
   type EvalSettings,
   gradeSamples,
   openEvalDir,
-  usageSummary,
 } from "./evaluate.ts";
 import { applyTemplate } from "./templates.ts";
 
@@ -26,27 +32,60 @@ export interface TransportOptions {
   retry?: RetryPolicy;
   onProgress?: (done: number, total: number) => void;
   onRetry?: (problemId: string, reason: string, delayMs: number) => void;
+  /** Called when a problem fails for good (rejected, or out of retries). */
+  onFailure?: (f: FailedProblem) => void;
   /** Grader pool size (0 grades inline; default: one worker per core). */
   gradeWorkers?: number;
   /** The command line that produced the run, recorded in sweep.json. */
   command?: string;
+  /** Leave samples cut off by max_tokens out of eval.jsonl and Pass@k. */
+  excludeTruncated?: boolean;
+  /** Drop bad lines of samples.jsonl (after a backup) before resuming; told what was dropped. */
+  repair?: (message: string) => void;
 }
 
-/** The outcome: where it went, what sampling did, the graded rows, and usage totals. */
+/** The outcome: where it went, what sampling did, the graded rows, and the run's health. */
 export interface EvalOutcome {
   paths: EvalPaths;
   stats: SamplerStats;
   rows: EvalRow[];
-  /** Problems with all n samples graded, out of the problems asked for. */
+  /** Problems with all n samples on disk (graded), out of the problems asked for. */
   complete: number;
   problems: number;
-  usage: ReturnType<typeof usageSummary>;
+  health: RunHealth;
 }
+
+/** The text of a file, or null when absent. */
+function snapshot(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+}
+
+/** Put files back as they were (deleting those that did not exist). */
+function restore(files: Map<string, string | null>): void {
+  for (const [path, text] of files) {
+    if (text === null) rmSync(path, { force: true });
+    else atomicWrite(path, text);
+  }
+}
+
+const sizeOf = (path: string) => {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+};
 
 /**
  * Evaluate `problems` on the endpoint into `out` (the run-folder format). Re-running with the same settings
- * resumes: finished samples are kept, only missing ones are requested. status.json ends "done" when every
- * problem has n samples, else "failed" with a reason saying to re-run.
+ * resumes: finished samples are kept, only missing ones are requested (so a re-run retries only the problems
+ * that failed). status.json ends "done" with `failedProblems` listing any problem the server rejected or that
+ * ran out of retries. A fatal error (refused key, unknown model) before any sample is added leaves sweep.json,
+ * config.json and status.json as they were. The caller holds the folder's lock (common/lock.ts).
  */
 export async function evaluateEndpoint(
   problems: readonly EvalProblem[],
@@ -63,7 +102,22 @@ export async function evaluateEndpoint(
     timeoutMs: transport.timeoutMs,
     retry: transport.retry ?? DEFAULT_RETRY,
   };
+  checkEvalDir(out, settings);
   await preflight(endpoint);
+  const planned = evalPaths(out, settings);
+  if (transport.repair) {
+    const { backup, dropped } = repairSamples(planned.samplesPath);
+    transport.repair(
+      backup
+        ? `--repair: dropped ${dropped.length} bad lines of ${planned.samplesPath} ` +
+          `(lines ${dropped.map((d) => d.line).join(", ")}); backup in ${backup}`
+        : `--repair: ${planned.samplesPath} has no bad line`,
+    );
+  }
+  const before = new Map(
+    [join(out, "sweep.json"), join(planned.runDir, "config.json"), planned.statusPath].map((p) => [p, snapshot(p)]),
+  );
+  const sizeBefore = sizeOf(planned.samplesPath);
   const paths = openEvalDir(out, settings, transport.command);
   const startedAt = new Date().toISOString();
   writeJson(paths.statusPath, { state: "running", startedAt });
@@ -80,10 +134,15 @@ export async function evaluateEndpoint(
       samplesPath: paths.samplesPath,
       onProgress: transport.onProgress,
       onRetry: transport.onRetry && ((id, e) => transport.onRetry!(id, e.reason, e.delayMs)),
+      onFailure: transport.onFailure,
     });
   } catch (e) {
-    const reason = `${(e as Error).message.split("\n")[0]}`;
-    writeJson(paths.statusPath, { state: "failed", reason, startedAt, finishedAt: new Date().toISOString() });
+    if (e instanceof EndpointError && sizeOf(paths.samplesPath) === sizeBefore) {
+      restore(before); // nothing was sampled: the folder stays as it was (e.g. a key refused after the preflight)
+    } else {
+      const reason = `${(e as Error).message.split("\n")[0]}`;
+      writeJson(paths.statusPath, { state: "failed", reason, startedAt, finishedAt: new Date().toISOString() });
+    }
     throw e;
   }
   const rows = await gradeSamples(
@@ -92,18 +151,33 @@ export async function evaluateEndpoint(
     paths,
     settings.n,
     // Only name `workers` when asked: gradeMany then picks inline grading or a pool by the batch size.
-    (items) =>
-      gradeMany(items, transport.gradeWorkers === undefined ? {} : { workers: transport.gradeWorkers }),
+    (items) => gradeMany(items, transport.gradeWorkers === undefined ? {} : { workers: transport.gradeWorkers }),
+    transport.excludeTruncated,
   );
-  const complete = rows.length / settings.n;
+  const scored = new Set(rows.map((r) => r.problemId)).size;
+  const complete = problems.length - stats.failed.length;
+  const health = runHealth(
+    settings.dataset,
+    problems.map((p) => p.id),
+    readSamples(paths.samplesPath),
+    settings.n,
+    scored,
+    stats.failed,
+    transport.excludeTruncated,
+  );
+  writeJson(join(paths.runDir, "health.json"), health);
   const finishedAt = new Date().toISOString();
-  if (complete < problems.length) {
-    const reason =
-      `${problems.length - complete} of ${problems.length} problems lack samples after retries ` +
-      `(first: ${stats.failed[0]?.error ?? "unknown"}); re-run the same command to resume`;
-    writeJson(paths.statusPath, { state: "failed", reason, startedAt, finishedAt });
-  } else {
-    writeJson(paths.statusPath, { state: "done", startedAt, finishedAt });
-  }
-  return { paths, stats, rows, complete, problems: problems.length, usage: usageSummary(paths.samplesPath) };
+  writeJson(paths.statusPath, {
+    state: "done",
+    startedAt,
+    finishedAt,
+    ...(stats.failed.length
+      ? {
+        note: `${stats.failed.length} of ${problems.length} problems failed; Pass@k is over the other ` +
+          `${scored}; re-run the same command to retry only the failed ones`,
+        failedProblems: stats.failed,
+      }
+      : {}),
+  });
+  return { paths, stats, rows, complete, problems: problems.length, health };
 }

@@ -5,10 +5,12 @@ import {
   complete,
   type Endpoint,
   EndpointError,
+  isPerRequestRejection,
   RetriesExhaustedError,
   type RetryEvent,
   type SamplingParams,
 } from "./client.ts";
+import { maxTokensAdvice } from "./context_limit.ts";
 import { runPool } from "./pool.ts";
 import { appendSamples, readSamples, repairTornTail, type SampleRecord } from "./samples.ts";
 
@@ -35,6 +37,16 @@ export interface SamplerOptions {
   /** Called after each appended request with the running count of finished samples. */
   onProgress?: (done: number, total: number) => void;
   onRetry?: (problemId: string, e: RetryEvent) => void;
+  /** Called when a problem fails for good (rejected, or out of retries). */
+  onFailure?: (f: FailedProblem) => void;
+}
+
+/** A problem that could not be sampled: the server rejected it, or transient failures outlasted the retries. */
+export interface FailedProblem {
+  problemId: string;
+  kind: "rejected" | "retries";
+  /** One line without the problem id, e.g. "HTTP 400: …; --max-tokens 3000 would fit (…)". */
+  error: string;
 }
 
 /** What a sampling pass did. */
@@ -44,8 +56,8 @@ export interface SamplerStats {
   /** Samples appended by this pass. */
   added: number;
   requests: number;
-  /** Problems still missing samples after their retries ran out (a re-run continues them). */
-  failed: { problemId: string; error: string }[];
+  /** Problems still missing samples: rejected by the server or out of retries (a re-run requests only them). */
+  failed: FailedProblem[];
   /** Bytes of a torn final line dropped from samples.jsonl before resuming. */
   repairedBytes: number;
   /** The per-request n finally used (1 if the server ignores `n`). */
@@ -59,8 +71,9 @@ export function requestSeed(seed: number, problemId: string, first: number): num
 
 /**
  * Sample every job up to n samples, at most `concurrency` requests at once. Transient failures are retried
- * inside the client; a problem that still fails is reported in `failed` while the others continue. A fatal
- * EndpointError (refused key, unknown model) stops new requests and is rethrown once in-flight ones settle.
+ * inside the client; a problem that still fails, or that the server rejects (a 4xx such as 400 for a prompt
+ * past the context), is reported in `failed` while the others continue. A fatal EndpointError (refused key,
+ * unknown model) stops new requests and is rethrown once in-flight ones settle.
  */
 export async function sampleAll(jobs: readonly SampleJob[], opts: SamplerOptions): Promise<SamplerStats> {
   const repairedBytes = repairTornTail(opts.samplesPath);
@@ -81,6 +94,10 @@ export async function sampleAll(jobs: readonly SampleJob[], opts: SamplerOptions
     perRequest: Math.max(1, Math.min(opts.maxPerRequest, opts.n)),
   };
   let fatal: EndpointError | null = null;
+  const fail = (f: FailedProblem) => {
+    stats.failed.push(f);
+    opts.onFailure?.(f);
+  };
   opts.onProgress?.(resumed, total);
 
   await runPool(todo, opts.concurrency, async ({ job, missing }, lane) => {
@@ -92,12 +109,18 @@ export async function sampleAll(jobs: readonly SampleJob[], opts: SamplerOptions
         opts.onProgress?.(resumed + stats.added, total);
       }
     } catch (e) {
-      if (e instanceof EndpointError) fatal ??= e;
-      else if (e instanceof RetriesExhaustedError) stats.failed.push({ problemId: job.id, error: e.message });
+      if (isPerRequestRejection(e)) {
+        const advice = maxTokensAdvice(e.reason ?? "", opts.params.maxTokens);
+        const error = (e.reason ?? e.message) + (advice ? `; ${advice}` : "");
+        fail({ problemId: job.id, kind: "rejected", error });
+      } else if (e instanceof EndpointError) fatal ??= e;
+      else if (e instanceof RetriesExhaustedError) fail({ problemId: job.id, kind: "retries", error: e.message });
       else throw e;
     }
   });
   if (fatal) throw fatal;
+  const order = new Map(jobs.map((j, i) => [j.id, i]));
+  stats.failed.sort((a, b) => order.get(a.problemId)! - order.get(b.problemId)!);
   return stats;
 }
 
@@ -118,6 +141,8 @@ async function sampleOnce(
   } catch (e) {
     // Some servers reject n > 1 outright; fall back to one sample per request for the rest of the run.
     if (!(e instanceof EndpointError) || e.status !== 400 || ask === 1) throw e;
+    // A context-limit rejection is about the prompt, not n: asking again with n = 1 cannot help.
+    if (maxTokensAdvice(e.reason ?? "", opts.params.maxTokens) !== "") throw e;
     reply = await complete(opts.endpoint, job.prompt, 1, opts.params, seed, jitter, onRetry);
     stats.perRequest = 1;
   }
@@ -136,6 +161,7 @@ async function sampleOnce(
     request,
     request_n: choices.length,
     attempts: reply.attempts,
+    ...(reply.retryReasons.length ? { retry_reasons: reply.retryReasons } : {}),
   }));
   appendSamples(opts.samplesPath, records);
   stats.added += records.length;

@@ -1,6 +1,6 @@
 // The raw samples file: one JSON line per sample, appended as replies arrive; resume reads it back.
-import { readFileSync, truncateSync } from "node:fs";
-import { appendJsonl, readJsonl } from "../../common/fs.ts";
+import { copyFileSync, readFileSync, truncateSync } from "node:fs";
+import { appendJsonl, atomicWrite } from "../../common/fs.ts";
 import type { TokenUsage } from "./client.ts";
 
 /** One sampled continuation as stored in samples.jsonl. */
@@ -18,6 +18,8 @@ export interface SampleRecord {
   request: string;
   request_n: number;
   attempts: number;
+  /** Why each failed attempt of that request failed, e.g. ["HTTP 503: overloaded"] (absent: none failed). */
+  retry_reasons?: string[];
 }
 
 /**
@@ -38,18 +40,80 @@ export function repairTornTail(path: string): number {
   return bytes.length - keep;
 }
 
-/** Samples already on disk, by problem then sample index; a duplicate line (never written by us) keeps the first. */
-export function readSamples(path: string): Map<string, Map<number, SampleRecord>> {
-  const out = new Map<string, Map<number, SampleRecord>>();
-  readJsonl<SampleRecord>(path).forEach((r, line) => {
-    if (typeof r?.problemId !== "string" || !Number.isInteger(r?.sample) || typeof r?.text !== "string") {
-      throw new Error(`${path}:${line + 1}: not a sample record (needs problemId, sample, text)`);
+/** A line of samples.jsonl that is not a sample record (bad JSON or missing fields), by 1-based number. */
+export interface BadLine {
+  line: number;
+  problem: string;
+}
+
+/** Every line of the file: the records, and the bad lines (a torn final line without newline is skipped). */
+function scanSamples(path: string): { lines: string[]; records: (SampleRecord | null)[]; bad: BadLine[] } {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    if ((e as { code?: string }).code === "ENOENT") return { lines: [], records: [], bad: [] };
+    throw e;
+  }
+  const lines = text.split("\n");
+  lines.pop(); // "" after the final newline, or a torn tail (repairTornTail drops it before appending)
+  const records: (SampleRecord | null)[] = [];
+  const bad: BadLine[] = [];
+  lines.forEach((line, i) => {
+    if (line.trim() === "") return records.push(null);
+    let r: SampleRecord;
+    try {
+      r = JSON.parse(line);
+    } catch (e) {
+      bad.push({ line: i + 1, problem: `invalid JSON (${(e as Error).message})` });
+      return records.push(null);
     }
+    if (typeof r?.problemId !== "string" || !Number.isInteger(r?.sample) || typeof r?.text !== "string") {
+      bad.push({ line: i + 1, problem: "not a sample record (needs problemId, sample, text)" });
+      return records.push(null);
+    }
+    records.push(r);
+  });
+  return { lines, records, bad };
+}
+
+/**
+ * Samples already on disk, by problem then sample index; a duplicate line (never written by us) keeps the first.
+ * A bad line in the middle throws, naming the line and the `--repair` flag that drops it.
+ */
+export function readSamples(path: string): Map<string, Map<number, SampleRecord>> {
+  const { records, bad } = scanSamples(path);
+  if (bad.length > 0) {
+    const more = bad.length > 1 ? ` (and ${bad.length - 1} more bad lines)` : "";
+    throw new Error(
+      `${path}:${bad[0].line}: ${bad[0].problem}${more}; re-run the same command with --repair to drop ` +
+        `the bad lines (the file is backed up first)`,
+    );
+  }
+  const out = new Map<string, Map<number, SampleRecord>>();
+  for (const r of records) {
+    if (r === null) continue;
     let byIndex = out.get(r.problemId);
     if (!byIndex) out.set(r.problemId, byIndex = new Map());
     if (!byIndex.has(r.sample)) byIndex.set(r.sample, r);
-  });
+  }
   return out;
+}
+
+/**
+ * Drop every bad line of samples.jsonl after copying the file to `<path>.bak-<UTC time>`; the dropped samples
+ * are requested again. Returns the backup path (null when nothing was bad) and the dropped lines.
+ */
+export function repairSamples(path: string, now = new Date()): { backup: string | null; dropped: BadLine[] } {
+  repairTornTail(path);
+  const { lines, bad } = scanSamples(path);
+  if (bad.length === 0) return { backup: null, dropped: [] };
+  const backup = `${path}.bak-${now.toISOString().replace(/[:.]/g, "-")}`;
+  copyFileSync(path, backup);
+  const badSet = new Set(bad.map((b) => b.line));
+  const kept = lines.filter((l, i) => !badSet.has(i + 1) && l.trim() !== "");
+  atomicWrite(path, kept.map((l) => l + "\n").join(""));
+  return { backup, dropped: bad };
 }
 
 /** Append one request's samples in a single write; a crash tears at most the last line, which resume repairs. */

@@ -113,7 +113,7 @@ Deno.test("client: a slow reply past the timeout is retried; persistent failure 
         Rng.seeded(0),
       ),
       (e: Error) =>
-        e instanceof RetriesExhaustedError && /gave up after 3 attempts.*HTTP 500.*re-run/.test(e.message),
+        e instanceof RetriesExhaustedError && /^gave up after 3 attempts \(last: HTTP 500: internal error\)$/.test(e.message),
     );
     assertEquals(err, undefined);
   } finally {

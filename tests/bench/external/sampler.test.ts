@@ -100,7 +100,11 @@ Deno.test("sampler: resume after failures and a torn line requests only the miss
     await flaky.close();
   }
   assertEquals(first.failed.map((f) => f.problemId), ["p0", "p2"]);
-  ok(first.failed[0].error.includes("re-run the same command to resume"));
+  assertEquals(first.failed[0], {
+    problemId: "p0",
+    kind: "retries",
+    error: "gave up after 1 attempts (last: HTTP 500: internal error)",
+  });
   assertEquals(first.added, 96 - 4 - 8);
   // A crash mid-append leaves a torn line; resume must drop it, not choke on it or keep it.
   Deno.writeTextFileSync(path, '{"problemId":"p2","sample":0,"te', { append: true });

@@ -1,0 +1,140 @@
+// The run-health block of an external evaluation: what was kept, cut off, failed, spent and retried, counted
+// over this run's problems (--limit) and sample indices (--n) only, never the whole samples file.
+import type { FailedProblem } from "./sampler.ts";
+import type { SampleRecord } from "./samples.ts";
+
+/** Health of one dataset's evaluation. */
+export interface RunHealth {
+  dataset: string;
+  problems: number;
+  n: number;
+  /** Samples on disk within scope (problem selected, index < n). */
+  samplesKept: number;
+  /** Of those, cut off by max_tokens (finish_reason "length"). */
+  truncated: number;
+  /** Problems that reached Pass@k (all n samples, and with --exclude-truncated at least one kept). */
+  scored: number;
+  excludeTruncated: boolean;
+  failed: FailedProblem[];
+  /** Requests behind the kept samples, each counted once. */
+  requests: number;
+  promptTokens: number;
+  /** Completion tokens of each request times the share of its samples within scope. */
+  completionTokens: number;
+  latencyMs: { p50: number; p95: number; p99: number } | null;
+  /** Failed attempts before the kept requests succeeded, by cause ("HTTP 503", "timeout", …). */
+  retries: number;
+  retryCauses: Record<string, number>;
+}
+
+/** The class of a retry reason, for counting: "HTTP 503", "timeout", "dropped connection", "malformed reply". */
+export function retryCause(reason: string): string {
+  const http = reason.match(/^HTTP (\d{3})/);
+  if (http) return `HTTP ${http[1]}`;
+  if (reason.startsWith("no reply within")) return "timeout";
+  if (reason.startsWith("connection dropped")) return "dropped connection";
+  if (reason.startsWith("malformed")) return "malformed reply";
+  return "network error";
+}
+
+/** Nearest-rank percentile of sorted values (p in (0, 1]). */
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
+}
+
+/**
+ * Health over `problemIds` × sample indices 0..n-1 of the samples on disk. `scored` and `failed` come from
+ * grading and sampling. Records without `retry_reasons` (older files) count their retries as "unrecorded".
+ */
+export function runHealth(
+  dataset: string,
+  problemIds: readonly string[],
+  onDisk: ReadonlyMap<string, ReadonlyMap<number, SampleRecord>>,
+  n: number,
+  scored: number,
+  failed: readonly FailedProblem[],
+  excludeTruncated = false,
+): RunHealth {
+  const inScope: SampleRecord[] = [];
+  for (const id of problemIds) {
+    for (const [i, s] of onDisk.get(id) ?? []) if (i < n) inScope.push(s);
+  }
+  const requests = new Map<string, { first: SampleRecord; kept: number }>();
+  for (const s of inScope) {
+    const r = requests.get(s.request);
+    if (r) r.kept++;
+    else requests.set(s.request, { first: s, kept: 1 });
+  }
+  let promptTokens = 0, completionTokens = 0, retries = 0;
+  const retryCauses: Record<string, number> = {};
+  for (const { first, kept } of requests.values()) {
+    promptTokens += first.usage?.prompt_tokens ?? 0;
+    completionTokens += (first.usage?.completion_tokens ?? 0) * kept / Math.max(1, first.request_n);
+    const extra = Math.max(0, (first.attempts ?? 1) - 1);
+    retries += extra;
+    const reasons = first.retry_reasons ?? Array.from({ length: extra }, () => "unrecorded");
+    for (const reason of reasons) {
+      const cause = reason === "unrecorded" ? reason : retryCause(reason);
+      retryCauses[cause] = (retryCauses[cause] ?? 0) + 1;
+    }
+  }
+  const lat = [...requests.values()].map((r) => r.first.latency_ms).sort((a, b) => a - b);
+  return {
+    dataset,
+    problems: problemIds.length,
+    n,
+    samplesKept: inScope.length,
+    truncated: inScope.filter((s) => s.finish_reason === "length").length,
+    scored,
+    excludeTruncated,
+    failed: [...failed],
+    requests: requests.size,
+    promptTokens,
+    completionTokens: Math.round(completionTokens),
+    latencyMs: lat.length
+      ? { p50: percentile(lat, 0.5), p95: percentile(lat, 0.95), p99: percentile(lat, 0.99) }
+      : null,
+    retries,
+    retryCauses,
+  };
+}
+
+const pct = (part: number, whole: number) => whole ? `${(100 * part / whole).toFixed(1)}%` : "-";
+
+/** The Markdown block for summary.md: a two-column table, then the failed problems with their reasons. */
+export function renderHealth(h: RunHealth): string {
+  const causes = Object.entries(h.retryCauses).sort((a, b) => b[1] - a[1]).map(([c, k]) => `${c}: ${k}`);
+  const leftOut = h.problems - h.scored;
+  const rows: [string, string][] = [
+    ["samples kept", `${h.samplesKept} of ${h.problems * h.n} (${h.problems} problems × n ${h.n})`],
+    [
+      "truncated (finish_reason length)",
+      `${h.truncated} (${pct(h.truncated, h.samplesKept)})` +
+      (h.excludeTruncated ? ", excluded from Pass@k (--exclude-truncated)" : ", graded as they are"),
+    ],
+    ["failed problems", `${h.failed.length}`],
+    [
+      "Pass@k computed over",
+      `${h.scored} of ${h.problems} problems` + (leftOut ? ` (${leftOut} left out)` : ""),
+    ],
+    ["requests", `${h.requests}`],
+    ["prompt / completion tokens", `${h.promptTokens} / ${h.completionTokens}`],
+    [
+      "latency p50 / p95 / p99",
+      h.latencyMs ? `${h.latencyMs.p50} / ${h.latencyMs.p95} / ${h.latencyMs.p99} ms` : "-",
+    ],
+    ["retries", h.retries ? `${h.retries} (${causes.join(", ")})` : "0"],
+  ];
+  const lines = [
+    `## Run health: ${h.dataset}`,
+    "",
+    "| | |",
+    "|---|---|",
+    ...rows.map(([k, v]) => `| ${k} | ${v.replaceAll("|", "\\|")} |`),
+  ];
+  if (h.failed.length) {
+    lines.push("", "Failed problems (re-running the same command requests only these):", "");
+    for (const f of h.failed) lines.push(`- \`${f.problemId}\`: ${f.error}`);
+  }
+  return lines.join("\n") + "\n";
+}
