@@ -306,9 +306,9 @@ function printOutcome(outcome: EvalOutcome, settings: EvalSettings, retries: num
   }
   const passK = (k: number) => {
     const ps = [...byProblem.values()].filter((p) => p.n >= k);
-    return ps.reduce((t, p) => t + passAtK(p.n, p.c, k), 0) / ps.length;
+    return ps.length ? (ps.reduce((t, p) => t + passAtK(p.n, p.c, k), 0) / ps.length).toFixed(4) : "-";
   };
-  console.log(settings.ks.map((k) => `pass@${k} ${passK(k).toFixed(4)}`).join(", "));
+  console.log(settings.ks.map((k) => `pass@${k} ${passK(k)}`).join(", "));
 }
 
 /**

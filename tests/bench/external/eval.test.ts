@@ -399,3 +399,179 @@ Deno.test({
     }
   },
 });
+
+const cliPath = new URL("../../../cli.ts", import.meta.url).pathname;
+/** vLLM's wording when prompt + max_tokens exceed the context (vllm/entrypoints/openai/serving_engine.py). */
+const vllmContextError = "This model's maximum context length is 2048 tokens. However, you requested 4150 " +
+  "tokens (54 in the messages, 4096 in the completion). Please reduce the length of the messages or completion.";
+
+Deno.test("eval: a problem the server rejects is listed, left out of Pass@k, and the only one a re-run requests", async () => {
+  const victim = synthetic[2];
+  let rejecting = true;
+  const srv = startFaultServer({
+    answer: halfRight,
+    reject: (prompt) => rejecting && prompt.includes(`Question: ${victim.problem}\n`) ? vllmContextError : null,
+  });
+  const out = Deno.makeTempDirSync();
+  const errors: string[] = [];
+  const error = console.error;
+  console.error = (...a: unknown[]) => errors.push(a.join(" "));
+  try {
+    assertEquals(await main(evalArgs(srv.url, out)), 1, "non-zero exit when a problem failed");
+    console.error = error;
+    const run = `${out}/runs/test-model`;
+    const samples = readJsonl<SampleRecord>(`${run}/samples.jsonl`);
+    assertEquals(samples.length, 20, "the other 5 problems × 4 samples were all sampled");
+    ok(samples.every((s) => s.problemId !== victim.id));
+    const status = readJson<{ state: string; failedProblems: { problemId: string; error: string }[] }>(
+      `${run}/status.json`,
+    );
+    assertEquals(status.state, "done");
+    assertEquals(status.failedProblems.map((f) => f.problemId), [victim.id]);
+    ok(status.failedProblems[0].error.startsWith("HTTP 400: This model's maximum context length"));
+    ok(status.failedProblems[0].error.endsWith("--max-tokens 1994 would fit (context 2048 − prompt 54 tokens)"));
+    const printed = errors.filter((l) => l.includes(victim.id));
+    assertEquals(printed.length, 1, `the problem is named once: ${errors.join("\n")}`);
+    ok(printed[0].includes("--max-tokens 1994 would fit"), printed[0]);
+    const summary = Deno.readTextFileSync(`${out}/summary.md`);
+    ok(summary.includes("## Run health: synthetic"), summary);
+    ok(summary.includes("| Pass@k computed over | 5 of 6 problems (1 left out) |"), summary);
+    ok(summary.includes(`- \`${victim.id}\`: HTTP 400: This model's maximum context length`), summary);
+    ok(summary.includes("| truncated (finish_reason length) | 5 (25.0%), graded as they are |"), summary);
+    const csv = fromCsv(Deno.readTextFileSync(`${out}/passk.csv`)) as Record<string, string>[];
+    const all = csv.filter((r) => r.slice === "all");
+    assertEquals(all.map((r) => r.problems), ["5", "5", "5"]);
+    assertEquals(all.map((r) => r.truncated), ["5", "5", "5"], "passk.csv counts the truncated samples");
+    assertEquals((Deno.statSync(`${run}/samples.jsonl`).mode! & 0o777).toString(8), "644");
+    // The server accepts it now: the same command asks for that problem only, and exits 0.
+    rejecting = false;
+    const before = srv.log.bodies.length;
+    assertEquals(await main(evalArgs(srv.url, out)), 0);
+    const asked = srv.log.bodies.slice(before).map((b) => String(b.prompt));
+    ok(asked.length > 0 && asked.every((p) => p.includes(`Question: ${victim.problem}\n`)), asked.join());
+    assertEquals(readJsonl(`${run}/samples.jsonl`).length, 24);
+    assertEquals(readJson<Record<string, unknown>>(`${run}/status.json`).failedProblems, undefined);
+  } finally {
+    console.error = error;
+    await srv.close();
+    Deno.removeSync(out, { recursive: true });
+  }
+});
+
+Deno.test("eval: --exclude-truncated leaves cut-off samples out of Pass@k; run health counts retries by cause", async () => {
+  const srv = startFaultServer({ answer: halfRight, script: ["503", "503", "429"], retryAfter: "0" });
+  const out = Deno.makeTempDirSync();
+  try {
+    assertEquals(await main(evalArgs(srv.url, out, ["--exclude-truncated", "--concurrency", "1"])), 0);
+    const rows = readJsonl<EvalRow>(`${out}/runs/test-model/eval.jsonl`);
+    assertEquals(rows.length, 18, "the fault server cuts off sample 2 of every 4: 6 left out");
+    ok(rows.every((r) => !r.meta.truncated));
+    const summary = Deno.readTextFileSync(`${out}/summary.md`);
+    ok(summary.includes("| truncated (finish_reason length) | 6 (25.0%), excluded from Pass@k"), summary);
+    ok(summary.includes("| retries | 3 (HTTP 503: 2, HTTP 429: 1) |"), summary);
+    ok(/\| prompt \/ completion tokens \| 42 \/ 120 \|/.test(summary), summary);
+  } finally {
+    await srv.close();
+    Deno.removeSync(out, { recursive: true });
+  }
+});
+
+Deno.test("eval: folder state is checked before anything is written; a corrupt line is repaired with --repair", async () => {
+  const srv = startFaultServer({ answer: halfRight });
+  const out = Deno.makeTempDirSync();
+  try {
+    assertEquals(await main(evalArgs(srv.url, out)), 0);
+    const run = `${out}/runs/test-model`;
+    // A key refused after the preflight (GET /models is open, sampling is not): the folder stays as it was.
+    const sweepBefore = Deno.readTextFileSync(`${out}/sweep.json`);
+    const statusBefore = Deno.readTextFileSync(`${run}/status.json`);
+    const refusing = startFaultServer({ script: ["401", "401", "401"] });
+    try {
+      await rejects(main(evalArgs(refusing.url, out, ["--n", "8", "--k", "1"])), /refused/);
+    } finally {
+      await refusing.close();
+    }
+    assertEquals(Deno.readTextFileSync(`${out}/sweep.json`), sweepBefore);
+    assertEquals(Deno.readTextFileSync(`${run}/status.json`), statusBefore);
+    // A corrupt line in the middle: the error names the line and --repair; --repair drops it after a backup.
+    const lines = Deno.readTextFileSync(`${run}/samples.jsonl`).split("\n");
+    lines[3] = '{"problemId": "synthetic/x", "sam';
+    Deno.writeTextFileSync(`${run}/samples.jsonl`, lines.join("\n"));
+    await rejects(main(evalArgs(srv.url, out)), /samples\.jsonl:4: invalid JSON .*--repair to drop/);
+    const before = srv.log.bodies.length;
+    assertEquals(await main(evalArgs(srv.url, out, ["--repair"])), 0);
+    assertEquals(srv.log.bodies.length - before, 1, "only the dropped sample is requested again");
+    assertEquals(readJsonl(`${run}/samples.jsonl`).length, 24);
+    ok([...Deno.readDirSync(run)].some((e) => e.name.startsWith("samples.jsonl.bak-")), "a backup is kept");
+    // Samples without the sweep.json that says how they were made are refused, not reused.
+    Deno.removeSync(`${out}/sweep.json`);
+    await rejects(main(evalArgs(srv.url, out)), /holds samples .* but no sweep\.json.*move runs\/ away/);
+    ok(!exists(`${out}/sweep.json`), "nothing was written");
+  } finally {
+    await srv.close();
+    Deno.removeSync(out, { recursive: true });
+  }
+});
+
+Deno.test("eval: two evals on one folder: the second exits 2 at once and no sample is requested twice", async () => {
+  const srv = startFaultServer({ answer: halfRight, latencyMs: 400 });
+  const out = Deno.makeTempDirSync();
+  const args = evalArgs(srv.url, out, ["--concurrency", "1", "--max-n-per-request", "1"]);
+  const spawn = () =>
+    new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", cliPath, "eval", ...args],
+      stdout: "null",
+      stderr: "piped",
+      env: { CI: "true" },
+    }).spawn();
+  try {
+    const first = spawn();
+    for (let i = 0; i < 1500 && srv.log.requests === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    ok(exists(`${out}/.lock`), "the first eval holds the lock");
+    let firstDone = false;
+    const firstStatus = first.status.then((st) => (firstDone = true, st));
+    const second = await spawn().output();
+    const stderr = new TextDecoder().decode(second.stderr);
+    assertEquals(second.code, 2, stderr);
+    ok(new RegExp(`folder ${out} is in use by pid ${first.pid}`).test(stderr), stderr);
+    ok(!firstDone, "the second exited while the first was still sampling");
+    const status = await firstStatus;
+    await first.stderr.cancel();
+    assertEquals(status.code, 0);
+    assertEquals(srv.log.bodies.filter((b) => b.prompt !== undefined).length, 24, "24 samples, 24 requests");
+    ok(!exists(`${out}/.lock`), "released at exit");
+    // A lock left by a dead process is taken over with a message.
+    const dead = new Deno.Command(Deno.execPath(), { args: ["eval", "0"] }).spawn();
+    await dead.status;
+    Deno.writeTextFileSync(
+      `${out}/.lock`,
+      JSON.stringify({ pid: dead.pid, host: Deno.hostname(), startedAt: "2026-01-01T00:00:00Z" }),
+    );
+    const third = await spawn().output();
+    assertEquals(third.code, 0, new TextDecoder().decode(third.stderr));
+    ok(new TextDecoder().decode(third.stderr).includes(`taking over the lock of pid ${dead.pid}`));
+  } finally {
+    await srv.close();
+    Deno.removeSync(out, { recursive: true });
+  }
+});
+
+Deno.test("eval CLI: negative and empty values are one-line errors naming the flag, then where help is", async () => {
+  const run = async (...args: string[]) => {
+    const r = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", cliPath, "eval", ...args],
+      env: { CI: "true" },
+    }).output();
+    return { code: r.code, err: new TextDecoder().decode(r.stderr) };
+  };
+  const base = ["--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--dataset", "synthetic", "--out", "x"];
+  const negative = await run(...base, "--seed", "-1");
+  assertEquals(negative.code, 2);
+  assertEquals(
+    negative.err.trim().split("\n"),
+    ["acebench eval: --seed: expected a number in [0, Infinity], got '-1'", "see `deno task eval --help`"],
+  );
+  const empty = await run(...base, "--k=");
+  assertEquals(empty.code, 2);
+  assertEquals(empty.err.trim().split("\n")[0], "acebench eval: --k: the value is empty");
+});

@@ -30,6 +30,8 @@ export interface FaultServerOptions {
   models?: string[];
   /** Required bearer key; requests without it get 401. */
   apiKey?: string;
+  /** A 400 with this message for the prompts it returns a message for (e.g. vLLM's context-limit error). */
+  reject?: (prompt: string) => string | null;
   /** Answer texts; default echoes prompt, seed and index. */
   answer?: (prompt: string, seed: number, index: number) => string;
 }
@@ -110,6 +112,8 @@ export function startFaultServer(opts: FaultServerOptions = {}) {
       return json(404, { error: { message: `The model \`${body.model}\` does not exist.` } });
     }
     const n = Number(body.n ?? 1);
+    const rejected = opts.reject?.(chat ? body.messages.at(-1).content : body.prompt);
+    if (rejected) return json(400, { error: { message: rejected, type: "BadRequestError", code: 400 } });
     if (opts.rejectN && n > 1) return json(400, { error: { message: "n must be 1" } });
     if (opts.latencyMs) await new Promise((r) => setTimeout(r, opts.latencyMs));
     const prompt = chat ? body.messages.at(-1).content : body.prompt;
