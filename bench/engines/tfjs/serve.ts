@@ -1,6 +1,10 @@
-// A tfjs checkpoint behind the OpenAI-compatible API (/v1/models, /v1/completions, /v1/chat/completions), so
-// `deno task eval` can be demonstrated and tested end to end without any external service.
-import { generate, loadPolicy } from "./policy.ts";
+// A tfjs checkpoint behind the OpenAI-compatible API (/v1/models, /v1/models/{id}, /v1/completions,
+// /v1/chat/completions, streaming included), so `deno task eval` can be demonstrated and tested end to end
+// without any external service. A parameter it does not implement is refused with a 400 naming it.
+import * as tf from "@tensorflow/tfjs-core";
+import { tokenLogProbs } from "./model.ts";
+import { generate, loadPolicy, type Policy } from "./policy.ts";
+import { encodePrompts } from "./tokenizer.ts";
 
 /** Sampling request as the served model sees it (OpenAI names mapped to camelCase). */
 export interface ServeSampling {
@@ -11,7 +15,14 @@ export interface ServeSampling {
   seed: number;
 }
 
-/** What the HTTP layer needs from a model: its name, sampling, and a token count for usage. */
+/** Log-prob of one returned token and, when asked, the most likely alternatives at its position. */
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  top: { token: string; logprob: number }[];
+}
+
+/** What the HTTP layer needs from a model: its name, sampling, token counts for usage, and log-probs. */
 export interface ServedModel {
   id: string;
   /** n completions per prompt, as [prompt][sample]; throws on a prompt the model cannot take. */
@@ -19,23 +30,84 @@ export interface ServedModel {
     prompts: readonly string[],
     s: ServeSampling,
   ): Promise<{ text: string; tokens: number; finishReason: string }[][]>;
+  /** Tokens of a prompt as the model sees it (special tokens included). */
   promptTokens(prompt: string): number;
+  /** Tokens of a completion text (no special tokens), for usage after a stop sequence cut it. */
+  textTokens(text: string): number;
+  /** Log-probs of the tokens of `text` after `prompt` under the model (temperature 1), `top` alternatives each. */
+  logprobs?(prompt: string, text: string, top: number): Promise<TokenLogprob[]>;
 }
 
 /** Wrap a tfjs checkpoint folder (a run's checkpoints/, a step-* folder, a sweep's base/) as a served model. */
 export function tfjsServedModel(checkpointDir: string, id: string): ServedModel {
-  const policy = loadPolicy(checkpointDir);
+  return servedPolicy(loadPolicy(checkpointDir), id);
+}
+
+/** A loaded policy as a served model. */
+export function servedPolicy(policy: Policy, id: string): ServedModel {
   return {
     id,
     generate: (prompts, s) => generate(policy, prompts, s),
     // The engine prepends BOS to every prompt.
     promptTokens: (prompt) => policy.tokenizer.encode(prompt).length + 1,
+    textTokens: (text) => policy.tokenizer.encode(text).length,
+    logprobs: (prompt, text, top) => policyLogprobs(policy, prompt, text, top),
   };
+}
+
+/** Name of a token id: its character, or <pad>/<bos>/<eos> for the special tokens. */
+function tokenName(policy: Policy, id: number): string {
+  const tok = policy.tokenizer;
+  if (id === tok.pad) return "<pad>";
+  if (id === tok.bos) return "<bos>";
+  if (id === tok.eos) return "<eos>";
+  return tok.decode([id]);
+}
+
+/**
+ * Log-probs of each character of `text` after the left-padded prompt, as the sampler scored them (temperature
+ * 1). With `top` > 0 the whole next-token distribution is computed at each position (one batch of vocab-size
+ * rows per position), and its `top` most likely tokens are returned.
+ */
+async function policyLogprobs(policy: Policy, prompt: string, text: string, top: number) {
+  const { model, tokenizer: tok, settings } = policy;
+  const prefix = Array.from(encodePrompts(tok, [prompt], settings.model.promptLength));
+  const ids = tok.encode(text);
+  if (ids.length === 0) return [];
+  const seq = [...prefix, ...ids];
+  const chosen = tf.tidy(() =>
+    tokenLogProbs(model, tf.tensor2d(seq, [1, seq.length], "int32")).logp.slice([0, prefix.length - 1])
+  );
+  const logp = await chosen.data();
+  chosen.dispose();
+  const out: TokenLogprob[] = [];
+  const V = tok.vocabSize;
+  for (let s = 0; s < ids.length; s++) {
+    let alternatives: { token: string; logprob: number }[] = [];
+    if (top > 0) {
+      const ctx = seq.slice(0, prefix.length + s);
+      const rows = Array.from({ length: V }, (_, v) => [...ctx, v]).flat();
+      const dist = tf.tidy(() =>
+        tokenLogProbs(model, tf.tensor2d(rows, [V, ctx.length + 1], "int32")).logp.slice([0, ctx.length - 1])
+      );
+      const all = await dist.data();
+      dist.dispose();
+      alternatives = Array.from(all, (lp, v) => ({ v, lp })).sort((a, b) => b.lp - a.lp || a.v - b.v)
+        .slice(0, top).map(({ v, lp }) => ({ token: tokenName(policy, v), logprob: lp }));
+    }
+    out.push({ token: tokenName(policy, ids[s]), logprob: logp[s], top: alternatives });
+  }
+  return out;
 }
 
 /** A request error that becomes an OpenAI-style `{ error }` reply with this status. */
 class HttpError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly param: string | null = null,
+    readonly code?: string,
+  ) {
     super(message);
   }
 }
@@ -59,9 +131,62 @@ function numberField(
     throw new HttpError(
       400,
       `${field}: expected ${int ? "an integer" : "a number"} in [${min}, ${max}], got ${JSON.stringify(v)}`,
+      field,
     );
   }
   return v;
+}
+
+/** Parameters each route implements; anything else (best_of, echo, penalties, tools, …) is refused by name. */
+const SUPPORTED = {
+  completions: [
+    "model",
+    "prompt",
+    "n",
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "seed",
+    "stop",
+    "stream",
+    "stream_options",
+    "logprobs",
+    "user",
+  ],
+  chat: [
+    "model",
+    "messages",
+    "n",
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "max_completion_tokens",
+    "seed",
+    "stop",
+    "stream",
+    "stream_options",
+    "logprobs",
+    "top_logprobs",
+    "user",
+  ],
+} as const;
+
+/** Refuse the first parameter the route does not implement (null counts as absent, as in the OpenAI API). */
+function refuseUnsupported(body: Record<string, unknown>, chat: boolean): void {
+  const known: readonly string[] = SUPPORTED[chat ? "chat" : "completions"];
+  const extra = Object.keys(body).find((k) =>
+    !known.includes(k) && body[k] !== null && body[k] !== undefined
+  );
+  if (extra !== undefined) {
+    throw new HttpError(
+      400,
+      `Unsupported parameter: '${extra}' is not supported by acebench serve on ${
+        chat ? "/v1/chat/completions" : "/v1/completions"
+      } (it supports: ${known.join(", ")})`,
+      extra,
+      "unsupported_parameter",
+    );
+  }
 }
 
 /**
@@ -69,20 +194,49 @@ function numberField(
  * max_tokens 16 for completions but the rest of the context for chat (generate caps it at the context).
  */
 function samplingOf(body: Record<string, unknown>, chat: boolean): ServeSampling {
+  const maxField = chat && body.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens";
   return {
     n: numberField(body, "n", 1, 1, 1024, true),
     temperature: numberField(body, "temperature", 1, 0, 100),
     topP: numberField(body, "top_p", 1, Number.MIN_VALUE, 1),
-    maxTokens: numberField(body, "max_tokens", chat ? 1e9 : 16, 1, 1e9, true),
+    maxTokens: numberField(body, maxField, chat ? 1e9 : 16, 1, 1e9, true),
     // A missing seed is 0, not wall-clock entropy: every random choice in acebench is reproducible.
     seed: numberField(body, "seed", 0, -(2 ** 53), 2 ** 53, true),
   };
 }
 
+/** `stop`: absent, a string, or a list of up to 4 non-empty strings. */
+function stopsOf(body: Record<string, unknown>): string[] {
+  const v = body.stop;
+  if (v === undefined || v === null) return [];
+  const list = typeof v === "string" ? [v] : v;
+  if (!Array.isArray(list) || list.length > 4 || list.some((s) => typeof s !== "string" || s === "")) {
+    throw new HttpError(400, "stop: expected a string or a list of up to 4 non-empty strings", "stop");
+  }
+  return list as string[];
+}
+
+/** How many top alternatives to return per token, or null for no log-probs. */
+function logprobsOf(body: Record<string, unknown>, chat: boolean): number | null {
+  if (chat) {
+    if (body.logprobs !== undefined && body.logprobs !== null && typeof body.logprobs !== "boolean") {
+      throw new HttpError(400, "logprobs: expected true or false", "logprobs");
+    }
+    const top = numberField(body, "top_logprobs", 0, 0, 20, true);
+    if (body.top_logprobs != null && body.logprobs !== true) {
+      throw new HttpError(400, "top_logprobs: needs logprobs: true", "top_logprobs");
+    }
+    return body.logprobs === true ? top : null;
+  }
+  return body.logprobs === undefined || body.logprobs === null
+    ? null
+    : numberField(body, "logprobs", 0, 0, 5, true);
+}
+
 /** The prompt of a completions request (a string, or a one-element list). */
 function completionPrompt(body: Record<string, unknown>): string {
   const p = Array.isArray(body.prompt) && body.prompt.length === 1 ? body.prompt[0] : body.prompt;
-  if (typeof p !== "string") throw new HttpError(400, "prompt: expected a string");
+  if (typeof p !== "string") throw new HttpError(400, "prompt: expected a string", "prompt");
   return p;
 }
 
@@ -90,27 +244,116 @@ function completionPrompt(body: Record<string, unknown>): string {
 function chatPrompt(body: Record<string, unknown>): string {
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0) {
-    throw new HttpError(400, "messages: expected a non-empty list");
+    throw new HttpError(400, "messages: expected a non-empty list", "messages");
   }
   const last = [...messages].reverse().find((m) => m?.role === "user");
   if (typeof last?.content !== "string") {
-    throw new HttpError(400, "messages: expected a user message with string content");
+    throw new HttpError(400, "messages: expected a user message with string content", "messages");
   }
   return last.content;
+}
+
+/** Cut a text at the first stop sequence (the sequence itself is not returned, as in the OpenAI API). */
+function applyStop(text: string, stops: readonly string[]): { text: string; stopped: boolean } {
+  let cut = -1;
+  for (const s of stops) {
+    const i = text.indexOf(s);
+    if (i >= 0 && (cut < 0 || i < cut)) cut = i;
+  }
+  return cut < 0 ? { text, stopped: false } : { text: text.slice(0, cut), stopped: true };
+}
+
+interface Generated {
+  text: string;
+  finishReason: string;
+  tokens: number;
+  logprobs: TokenLogprob[] | null;
+}
+
+/** Log-probs in the legacy completions shape: parallel lists of tokens, their log-probs, top maps, offsets. */
+function completionLogprobs(lps: TokenLogprob[], top: number) {
+  let offset = 0;
+  return {
+    tokens: lps.map((t) => t.token),
+    token_logprobs: lps.map((t) => t.logprob),
+    top_logprobs: top > 0 ? lps.map((t) => Object.fromEntries(t.top.map((a) => [a.token, a.logprob]))) : null,
+    text_offset: lps.map((t) => (offset += t.token.length) - t.token.length),
+  };
+}
+
+/** Log-probs in the chat shape: one entry per token with its UTF-8 bytes and top alternatives. */
+function chatLogprobs(lps: TokenLogprob[]) {
+  const bytes = (s: string) => [...new TextEncoder().encode(s)];
+  return {
+    content: lps.map((t) => ({
+      token: t.token,
+      logprob: t.logprob,
+      bytes: bytes(t.token),
+      top_logprobs: t.top.map((a) => ({ token: a.token, logprob: a.logprob, bytes: bytes(a.token) })),
+    })),
+    refusal: null,
+  };
+}
+
+/** Server-sent events of a finished generation, in OpenAI's chunk format, ending with `data: [DONE]`. */
+function streamReply(
+  chat: boolean,
+  head: { id: string; created: number; model: string },
+  outs: Generated[],
+  top: number,
+  usage: Record<string, number> | null,
+): Response {
+  const object = chat ? "chat.completion.chunk" : "text_completion";
+  const events: unknown[] = [];
+  const chunk = (choices: unknown[]) => ({ ...head, object, choices, ...(usage ? { usage: null } : {}) });
+  outs.forEach((o, index) => {
+    if (chat) events.push(chunk([{ index, delta: { role: "assistant", content: "" }, finish_reason: null }]));
+    // One chunk per token, as a streaming server sends them (the text is whole already: sampling is batched).
+    const pieces = o.logprobs ?? [...o.text].map((token) => ({ token, logprob: 0, top: [] }));
+    pieces.forEach((p) => {
+      const lp = o.logprobs ? (chat ? chatLogprobs([p]) : completionLogprobs([p], top)) : null;
+      events.push(chunk([
+        chat
+          ? { index, delta: { content: p.token }, logprobs: lp, finish_reason: null }
+          : { index, text: p.token, logprobs: lp, finish_reason: null },
+      ]));
+    });
+    events.push(chunk([
+      chat
+        ? { index, delta: {}, logprobs: null, finish_reason: o.finishReason }
+        : { index, text: "", logprobs: null, finish_reason: o.finishReason },
+    ]));
+  });
+  if (usage) events.push({ ...head, object, choices: [], usage });
+  const text = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("") + "data: [DONE]\n\n";
+  return new Response(text, {
+    status: 200,
+    headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+  });
 }
 
 /** The OpenAI-compatible request handler for one model; `counter` numbers the reply ids. */
 export function openAiHandler(model: ServedModel): (req: Request) => Promise<Response> {
   let counter = 0;
   const created = Math.floor(Date.now() / 1000);
+  const modelObject = { id: model.id, object: "model", created, owned_by: "acebench" };
   return async (req) => {
     const path = new URL(req.url).pathname.replace(/\/+$/, "");
     try {
       if (req.method === "GET" && path === "/v1/models") {
-        return reply(200, {
-          object: "list",
-          data: [{ id: model.id, object: "model", created, owned_by: "acebench" }],
-        });
+        return reply(200, { object: "list", data: [modelObject] });
+      }
+      if (req.method === "GET" && path.startsWith("/v1/models/")) {
+        const id = decodeURIComponent(path.slice("/v1/models/".length));
+        if (id !== model.id) {
+          throw new HttpError(
+            404,
+            `The model \`${id}\` does not exist (this server serves '${model.id}')`,
+            "model",
+            "model_not_found",
+          );
+        }
+        return reply(200, modelObject);
       }
       const chat = path === "/v1/chat/completions";
       if (!chat && path !== "/v1/completions") throw new HttpError(404, `no route ${req.method} ${path}`);
@@ -121,46 +364,92 @@ export function openAiHandler(model: ServedModel): (req: Request) => Promise<Res
       } catch {
         throw new HttpError(400, "request body is not JSON");
       }
+      if (body === null || typeof body !== "object" || Array.isArray(body)) {
+        throw new HttpError(400, "request body must be a JSON object");
+      }
       if (body.model !== model.id) {
         throw new HttpError(
           404,
           `The model \`${body.model}\` does not exist (this server serves '${model.id}')`,
+          "model",
+          "model_not_found",
         );
       }
-      if (body.stream) throw new HttpError(400, "stream: streaming is not supported by acebench serve");
+      refuseUnsupported(body, chat);
       const sampling = samplingOf(body, chat);
-      const prompt = chat ? chatPrompt(body) : completionPrompt(body);
-      let outs;
-      try {
-        outs = (await model.generate([prompt], sampling))[0];
-      } catch (e) {
-        throw new HttpError(400, (e as Error).message.split("\n")[0]);
+      const stops = stopsOf(body);
+      const top = logprobsOf(body, chat);
+      if (top !== null && !model.logprobs) {
+        throw new HttpError(400, "logprobs: not available for this model", "logprobs");
       }
-      const id = `${chat ? "chatcmpl" : "cmpl"}-${++counter}`;
-      const choices = outs.map((o, index) =>
-        chat
-          ? { index, message: { role: "assistant", content: o.text }, finish_reason: o.finishReason }
-          : { index, text: o.text, finish_reason: o.finishReason, logprobs: null }
-      );
+      const stream = body.stream === true;
+      const includeUsage =
+        (body.stream_options as { include_usage?: unknown } | null)?.include_usage === true;
+      const prompt = chat ? chatPrompt(body) : completionPrompt(body);
+      let raw;
+      try {
+        raw = (await model.generate([prompt], sampling))[0];
+      } catch (e) {
+        throw new HttpError(400, (e as Error).message.split("\n")[0], chat ? "messages" : "prompt");
+      }
+      const outs: Generated[] = [];
+      for (const o of raw) {
+        const cut = applyStop(o.text, stops);
+        outs.push({
+          text: cut.text,
+          finishReason: cut.stopped ? "stop" : o.finishReason,
+          tokens: cut.stopped ? model.textTokens(cut.text) : o.tokens,
+          logprobs: top === null ? null : await model.logprobs!(prompt, cut.text, top),
+        });
+      }
       const promptTokens = model.promptTokens(prompt);
       const completionTokens = outs.reduce((t, o) => t + o.tokens, 0);
-      return reply(200, {
-        id,
-        object: chat ? "chat.completion" : "text_completion",
+      const usage = {
+        prompt_tokens: promptTokens,
+        completion_tokens: completionTokens,
+        total_tokens: promptTokens + completionTokens,
+      };
+      const head = {
+        id: `${chat ? "chatcmpl" : "cmpl"}-${++counter}`,
         created: Math.floor(Date.now() / 1000),
         model: model.id,
-        choices,
-        usage: {
-          prompt_tokens: promptTokens,
-          completion_tokens: completionTokens,
-          total_tokens: promptTokens + completionTokens,
-        },
-      });
+      };
+      if (stream) return streamReply(chat, head, outs, top ?? 0, includeUsage ? usage : null);
+      const choices = outs.map((o, index) =>
+        chat
+          ? {
+            index,
+            message: { role: "assistant", content: o.text },
+            logprobs: o.logprobs ? chatLogprobs(o.logprobs) : null,
+            finish_reason: o.finishReason,
+          }
+          : {
+            index,
+            text: o.text,
+            logprobs: o.logprobs ? completionLogprobs(o.logprobs, top ?? 0) : null,
+            finish_reason: o.finishReason,
+          }
+      );
+      return reply(200, { ...head, object: chat ? "chat.completion" : "text_completion", choices, usage });
     } catch (e) {
       if (e instanceof HttpError) {
-        return reply(e.status, { error: { message: e.message, type: "invalid_request_error" } });
+        return reply(e.status, {
+          error: {
+            message: e.message,
+            type: e.status >= 500 ? "server_error" : "invalid_request_error",
+            param: e.param,
+            code: e.code ?? null,
+          },
+        });
       }
-      return reply(500, { error: { message: (e as Error).message.split("\n")[0], type: "server_error" } });
+      return reply(500, {
+        error: {
+          message: (e as Error).message.split("\n")[0],
+          type: "server_error",
+          param: null,
+          code: null,
+        },
+      });
     }
   };
 }
@@ -170,4 +459,26 @@ export function serveModel(model: ServedModel, port: number): { server: Deno.Htt
   const server = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, openAiHandler(model));
   const addr = server.addr as Deno.NetAddr;
   return { server, url: `http://127.0.0.1:${addr.port}/v1` };
+}
+
+/**
+ * Why a checkpoint cannot take prompts made with `template` (a text with `{problem}`), or null when it can: every
+ * template character must be in the vocabulary, and BOS + the template's own text + a one-character problem must
+ * fit the model's prompt length.
+ */
+export function templateMisfit(policy: Policy, template: { name: string; text: string }): string | null {
+  const fixed = template.text.replace("{problem}", "");
+  const P = policy.settings.model.promptLength;
+  const context = P + policy.settings.rl.maxNewTokens;
+  try {
+    policy.tokenizer.encode(fixed);
+  } catch (e) {
+    return `template '${template.name}': ${(e as Error).message}`;
+  }
+  const need = 1 + policy.tokenizer.encode(fixed).length + 1;
+  if (need > P) {
+    return `its prompts hold ${P} tokens (context ${context}), but template '${template.name}' alone needs ` +
+      `${need - 1} with BOS, before any problem`;
+  }
+  return null;
 }

@@ -2,26 +2,51 @@
 import { basename, resolve } from "node:path";
 import { parseFlags, parseNumber, UsageError } from "../../../common/args.ts";
 import { exists } from "../../../common/fs.ts";
+import { readFileSync } from "node:fs";
+import { TEMPLATES } from "../../../datasets/mod.ts";
 import { initBackend } from "./backend.ts";
-import { serveModel, tfjsServedModel } from "./serve.ts";
+import { loadPolicy } from "./policy.ts";
+import { servedPolicy, serveModel, templateMisfit } from "./serve.ts";
 
 /** Usage text for `deno task serve`. */
 export const usage =
   `usage: deno task serve --checkpoint DIR [--port 8000] [--model NAME] [--backend auto|wasm|cpu|webgpu]
+                       [--prompt-template NAME|FILE]
 
 Serves a tfjs-engine checkpoint on 127.0.0.1 through the OpenAI-compatible API:
-GET /v1/models, POST /v1/completions and /v1/chat/completions with n, temperature, top_p,
-max_tokens and seed (a missing seed is 0, so replies are reproducible). Chat requests use the last
-user message as the prompt (the tiny models have no chat template). Stop with Ctrl-C.
+GET /v1/models and /v1/models/{id}, POST /v1/completions and /v1/chat/completions with n,
+temperature, top_p, max_tokens (max_completion_tokens on chat), seed (a missing seed is 0, so
+replies are reproducible), stop, stream (server-sent events; stream_options.include_usage) and
+logprobs (top_logprobs on chat). Any other parameter is refused with a 400 naming it. Chat
+requests use the last user message as the prompt (the tiny models have no chat template).
+It refuses to start when the checkpoint's prompt length cannot hold the template. Stop with Ctrl-C.
 
   --checkpoint DIR  a run's checkpoints/ (latest step), one step-* folder, or a sweep's base/
   --port N          TCP port on 127.0.0.1 (0 = any free port; default 8000)
   --model NAME      model id to serve (default: acebench-<checkpoint folder name>)
   --backend NAME    tfjs backend (default auto: wasm if available, else cpu)
+  --prompt-template X  the template eval will send (dapo-answer | boxed | raw | FILE; default boxed,
+                    eval's default): checked against the checkpoint's prompt length at start
 
 example:
   deno task serve --checkpoint out/demo/runs/ace-grpo_s0/checkpoints --port 8000 &
-  deno task eval --endpoint http://127.0.0.1:8000/v1 --model acebench-checkpoints ...`;
+  deno task eval --endpoint http://127.0.0.1:8000/v1 --model acebench-checkpoints --prompt-template raw ...`;
+
+/** A shipped template by name, or a file's text; the error names the flag. */
+function templateOf(nameOrFile: string): { name: string; text: string } {
+  const shipped = TEMPLATES[nameOrFile];
+  if (shipped !== undefined) return { name: nameOrFile, text: shipped };
+  try {
+    return { name: nameOrFile, text: readFileSync(nameOrFile, "utf8") };
+  } catch {
+    throw new UsageError(
+      `--prompt-template: '${nameOrFile}' is neither a shipped template (${
+        Object.keys(TEMPLATES).join(", ")
+      }) ` +
+        `nor a readable file`,
+    );
+  }
+}
 
 /** Entry point for \`deno task serve\`; runs until SIGINT/SIGTERM. */
 export async function main(args: string[]): Promise<number> {
@@ -30,12 +55,14 @@ export async function main(args: string[]): Promise<number> {
     port: { type: "string" },
     model: { type: "string" },
     backend: { type: "string" },
+    "prompt-template": { type: "string" },
   }, false).values as {
     help?: boolean;
     checkpoint?: string;
     port?: string;
     model?: string;
     backend?: string;
+    "prompt-template"?: string;
   };
   if (values.help) {
     console.log(usage);
@@ -50,9 +77,18 @@ export async function main(args: string[]): Promise<number> {
       `--checkpoint ${values.checkpoint}: no such folder; pass a run's checkpoints/ or a sweep's base/`,
     );
   }
+  const template = templateOf(values["prompt-template"] ?? "boxed");
   const backend = await initBackend(values.backend ?? "auto");
   const id = values.model ?? `acebench-${basename(dir)}`;
-  const model = tfjsServedModel(dir, id);
+  const policy = loadPolicy(dir);
+  const misfit = templateMisfit(policy, template);
+  if (misfit) {
+    throw new Error(
+      `--checkpoint ${values.checkpoint}: ${misfit}; serve a checkpoint with a longer model.promptLength, ` +
+        `or a shorter --prompt-template (e.g. raw, then pass --prompt-template raw to eval as well)`,
+    );
+  }
+  const model = servedPolicy(policy, id);
   const { server, url } = serveModel(model, port);
   console.log(`serving '${id}' from ${dir} at ${url} (backend ${backend}); Ctrl-C stops`);
   const stop = () => server.shutdown();
