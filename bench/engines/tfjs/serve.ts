@@ -462,23 +462,26 @@ export function serveModel(model: ServedModel, port: number): { server: Deno.Htt
 }
 
 /**
- * Why a checkpoint cannot take prompts made with `template` (a text with `{problem}`), or null when it can: every
- * template character must be in the vocabulary, and BOS + the template's own text + a one-character problem must
- * fit the model's prompt length.
+ * Why a checkpoint cannot take prompts made with `template` (a text with `{problem}`), or null when it can:
+ * BOS + the template's own text + a one-character problem must fit the model's prompt length, and every
+ * template character must be in the vocabulary. The reason ends with what to do.
  */
 export function templateMisfit(policy: Policy, template: { name: string; text: string }): string | null {
   const fixed = template.text.replace("{problem}", "");
   const P = policy.settings.model.promptLength;
   const context = P + policy.settings.rl.maxNewTokens;
+  // A character tokenizer: one token per character (BOS added in front).
+  const need = 1 + [...fixed].length + 1;
+  if (need > P) {
+    return `its prompts hold ${P} tokens (context ${context}), but template '${template.name}' alone needs ` +
+      `${need - 1} with BOS, before any problem; serve a checkpoint with a longer model.promptLength, or a ` +
+      `shorter --prompt-template (e.g. raw, then pass --prompt-template raw to eval as well)`;
+  }
   try {
     policy.tokenizer.encode(fixed);
   } catch (e) {
-    return `template '${template.name}': ${(e as Error).message}`;
-  }
-  const need = 1 + policy.tokenizer.encode(fixed).length + 1;
-  if (need > P) {
-    return `its prompts hold ${P} tokens (context ${context}), but template '${template.name}' alone needs ` +
-      `${need - 1} with BOS, before any problem`;
+    return `template '${template.name}': ${(e as Error).message}; use a template made of characters the ` +
+      `model knows (e.g. raw)`;
   }
   return null;
 }

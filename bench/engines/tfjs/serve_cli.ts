@@ -83,10 +83,7 @@ export async function main(args: string[]): Promise<number> {
   const policy = loadPolicy(dir);
   const misfit = templateMisfit(policy, template);
   if (misfit) {
-    throw new Error(
-      `--checkpoint ${values.checkpoint}: ${misfit}; serve a checkpoint with a longer model.promptLength, ` +
-        `or a shorter --prompt-template (e.g. raw, then pass --prompt-template raw to eval as well)`,
-    );
+    throw new Error(`--checkpoint ${values.checkpoint}: ${misfit}`);
   }
   const model = servedPolicy(policy, id);
   const { server, url } = serveModel(model, port);

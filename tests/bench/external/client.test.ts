@@ -113,7 +113,8 @@ Deno.test("client: a slow reply past the timeout is retried; persistent failure 
         Rng.seeded(0),
       ),
       (e: Error) =>
-        e instanceof RetriesExhaustedError && /^gave up after 3 attempts \(last: HTTP 500: internal error\)$/.test(e.message),
+        e instanceof RetriesExhaustedError &&
+        /^gave up after 3 attempts \(last: HTTP 500: internal error\)$/.test(e.message),
     );
     assertEquals(err, undefined);
   } finally {

@@ -410,7 +410,8 @@ Deno.test("eval: a problem the server rejects is listed, left out of Pass@k, and
   let rejecting = true;
   const srv = startFaultServer({
     answer: halfRight,
-    reject: (prompt) => rejecting && prompt.includes(`Question: ${victim.problem}\n`) ? vllmContextError : null,
+    reject: (prompt) =>
+      rejecting && prompt.includes(`Question: ${victim.problem}\n`) ? vllmContextError : null,
   });
   const out = Deno.makeTempDirSync();
   const errors: string[] = [];
@@ -429,7 +430,11 @@ Deno.test("eval: a problem the server rejects is listed, left out of Pass@k, and
     assertEquals(status.state, "done");
     assertEquals(status.failedProblems.map((f) => f.problemId), [victim.id]);
     ok(status.failedProblems[0].error.startsWith("HTTP 400: This model's maximum context length"));
-    ok(status.failedProblems[0].error.endsWith("--max-tokens 1994 would fit (context 2048 − prompt 54 tokens)"));
+    ok(
+      status.failedProblems[0].error.endsWith(
+        "--max-tokens 1994 would fit (context 2048 − prompt 54 tokens)",
+      ),
+    );
     const printed = errors.filter((l) => l.includes(victim.id));
     assertEquals(printed.length, 1, `the problem is named once: ${errors.join("\n")}`);
     ok(printed[0].includes("--max-tokens 1994 would fit"), printed[0]);
@@ -564,7 +569,16 @@ Deno.test("eval CLI: negative and empty values are one-line errors naming the fl
     }).output();
     return { code: r.code, err: new TextDecoder().decode(r.stderr) };
   };
-  const base = ["--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--dataset", "synthetic", "--out", "x"];
+  const base = [
+    "--endpoint",
+    "http://127.0.0.1:9/v1",
+    "--model",
+    "m",
+    "--dataset",
+    "synthetic",
+    "--out",
+    "x",
+  ];
   const negative = await run(...base, "--seed", "-1");
   assertEquals(negative.code, 2);
   assertEquals(

@@ -99,6 +99,8 @@ Deno.test("serve: the CLI serves on --port 0 and stops cleanly on SIGINT", async
       "tiny",
       "--backend",
       "cpu",
+      "--prompt-template",
+      "raw",
     ],
     stdout: "piped",
     stderr: "piped",
@@ -123,6 +125,31 @@ Deno.test("serve: the CLI serves on --port 0 and stops cleanly on SIGINT", async
     await child.stderr.cancel();
     assertEquals(status.code, 0);
   }
+});
+
+Deno.test("serve: the CLI refuses a checkpoint whose prompt length cannot hold the template", async () => {
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      new URL("../../../cli.ts", import.meta.url).pathname,
+      "serve",
+      "--checkpoint",
+      dir,
+      "--port",
+      "0",
+      "--backend",
+      "cpu",
+    ],
+    env: { CI: "true" },
+  }).output();
+  const err = new TextDecoder().decode(r.stderr);
+  assertEquals(r.code, 1, err);
+  ok(
+    /its prompts hold 16 tokens \(context 28\), but template 'boxed' alone needs \d+ with BOS.*--prompt-template/
+      .test(err),
+    err,
+  );
 });
 
 globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
