@@ -97,7 +97,7 @@ Deno.test("client: chat mode sends messages and reads message.content", async ()
   }
 });
 
-Deno.test("client: a slow reply past the timeout is retried; persistent failure gives up with a resume hint", async () => {
+Deno.test("client: a slow reply past the timeout is retried; persistent failure gives up naming the last failure", async () => {
   const srv = startFaultServer({ script: ["slow", "ok", "500", "500", "500"], slowMs: 400 });
   try {
     const ep = endpoint(srv.url, { timeoutMs: 150, retry: { ...fastRetry, maxRetries: 1 } });
@@ -167,6 +167,27 @@ Deno.test("client: preflight tells a web page and a failing server apart from no
     );
     status = 503;
     await rejects(preflight(ep), /keeps failing \(HTTP 503: overloaded\); check the server's log/);
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("client: the preflight tries as often as --retries says", async () => {
+  let hits = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
+    hits++;
+    return new Response(JSON.stringify({ error: { message: "warming up" } }), { status: 503 });
+  });
+  const url = `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}/v1`;
+  try {
+    for (const maxRetries of [0, 3]) {
+      hits = 0;
+      await rejects(
+        preflight(endpoint(url, { retry: { ...fastRetry, maxRetries } })),
+        /keeps failing \(HTTP 503: warming up\)/,
+      );
+      assertEquals(hits, maxRetries + 1, `--retries ${maxRetries}`);
+    }
   } finally {
     await server.shutdown();
   }
