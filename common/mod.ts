@@ -1,4 +1,4 @@
-/** Shared foundations: seeded PRNG, atomic files, validated configs, progress bars, CSV, flags. */
+/** Shared foundations: seeded PRNG, atomic files, validated configs, progress bars, CSV, flags, folder locks. */
 export * from "./prng.ts";
 export * from "./fs.ts";
 export * from "./hash.ts";
@@ -6,3 +6,4 @@ export * from "./config.ts";
 export * from "./progress.ts";
 export * from "./csv.ts";
 export * from "./args.ts";
+export * from "./lock.ts";
