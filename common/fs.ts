@@ -1,13 +1,5 @@
 // Atomic writes and JSON-lines helpers: every output acebench produces goes through here.
-import {
-  closeSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 let tmpCounter = 0;

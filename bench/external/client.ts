@@ -69,7 +69,8 @@ export class EndpointError extends Error {
  */
 export function isPerRequestRejection(e: unknown): e is EndpointError {
   const s = (e as EndpointError)?.status;
-  return e instanceof EndpointError && s !== undefined && s >= 400 && s < 500 && ![401, 403, 404].includes(s) &&
+  return e instanceof EndpointError && s !== undefined && s >= 400 && s < 500 &&
+    ![401, 403, 404].includes(s) &&
     !isRetryableStatus(s);
 }
 

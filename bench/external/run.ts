@@ -115,7 +115,9 @@ export async function evaluateEndpoint(
     );
   }
   const before = new Map(
-    [join(out, "sweep.json"), join(planned.runDir, "config.json"), planned.statusPath].map((p) => [p, snapshot(p)]),
+    [join(out, "sweep.json"), join(planned.runDir, "config.json"), planned.statusPath].map((
+      p,
+    ) => [p, snapshot(p)]),
   );
   const sizeBefore = sizeOf(planned.samplesPath);
   const paths = openEvalDir(out, settings, transport.command);
@@ -141,7 +143,12 @@ export async function evaluateEndpoint(
       restore(before); // nothing was sampled: the folder stays as it was (e.g. a key refused after the preflight)
     } else {
       const reason = `${(e as Error).message.split("\n")[0]}`;
-      writeJson(paths.statusPath, { state: "failed", reason, startedAt, finishedAt: new Date().toISOString() });
+      writeJson(paths.statusPath, {
+        state: "failed",
+        reason,
+        startedAt,
+        finishedAt: new Date().toISOString(),
+      });
     }
     throw e;
   }
@@ -151,7 +158,8 @@ export async function evaluateEndpoint(
     paths,
     settings.n,
     // Only name `workers` when asked: gradeMany then picks inline grading or a pool by the batch size.
-    (items) => gradeMany(items, transport.gradeWorkers === undefined ? {} : { workers: transport.gradeWorkers }),
+    (items) =>
+      gradeMany(items, transport.gradeWorkers === undefined ? {} : { workers: transport.gradeWorkers }),
     transport.excludeTruncated,
   );
   const scored = new Set(rows.map((r) => r.problemId)).size;

@@ -114,8 +114,9 @@ export async function sampleAll(jobs: readonly SampleJob[], opts: SamplerOptions
         const error = (e.reason ?? e.message) + (advice ? `; ${advice}` : "");
         fail({ problemId: job.id, kind: "rejected", error });
       } else if (e instanceof EndpointError) fatal ??= e;
-      else if (e instanceof RetriesExhaustedError) fail({ problemId: job.id, kind: "retries", error: e.message });
-      else throw e;
+      else if (e instanceof RetriesExhaustedError) {
+        fail({ problemId: job.id, kind: "retries", error: e.message });
+      } else throw e;
     }
   });
   if (fatal) throw fatal;

@@ -250,6 +250,30 @@ Deno.test("eval: bad input gets one-line errors that say what to do", async () =
         `cannot reach http://127\\.0\\.0\\.1:${closedPort}/v1 \\(.*\\); start the server or fix --endpoint`,
       ),
     );
+    assertEquals(
+      [...Deno.readDirSync(out)].map((e) => e.name),
+      [],
+      "a failed preflight writes nothing, no lock left",
+    );
+    const fresh = `${out}/new-folder`;
+    await rejects(
+      main([
+        "--endpoint",
+        `http://127.0.0.1:${closedPort}/v1`,
+        "--model",
+        "m",
+        "--dataset",
+        "synthetic",
+        "--limit",
+        "1",
+        "--out",
+        fresh,
+        "--retries",
+        "0",
+      ]),
+      /cannot reach/,
+    );
+    ok(!exists(fresh), "a folder created for the lock is removed again");
     await rejects(
       main(["--endpoint", "x", "--model", "m", "--dataset", "nope", "--out", out]),
       /--dataset: unknown 'nope'/,
