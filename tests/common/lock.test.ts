@@ -53,10 +53,11 @@ Deno.test("lock: two concurrent sweeps on one folder: the second exits 2 at once
   writeJson(config, {
     name: "slow",
     engine: "tabular",
-    seeds: [0, 1],
+    // Long enough (8 runs, one at a time) that the first is still training when the second starts.
+    seeds: [0, 1, 2, 3],
     methods: [{ name: "grpo", preset: "grpo" }, { name: "ace-grpo", preset: "ace-grpo" }],
     settings: { prompts: 40, checkpointEvery: 50 },
-    rl: { steps: 400, promptsPerStep: 16 },
+    rl: { steps: 600, promptsPerStep: 16 },
     eval: { n: 8, ks: [1, 8], every: 200 },
   });
   const out = join(dir, "out");
@@ -93,7 +94,7 @@ Deno.test("lock: two concurrent sweeps on one folder: the second exits 2 at once
     ok(err.includes(`folder ${out} is in use by pid ${first.pid}`), err);
     ok(!firstDone, "the second exited while the first was still training");
     assertEquals((await firstStatus).code, 0);
-    for (const run of ["grpo_s0", "grpo_s1", "ace-grpo_s0", "ace-grpo_s1"]) {
+    for (const run of [0, 1, 2, 3].flatMap((s) => [`grpo_s${s}`, `ace-grpo_s${s}`])) {
       const status = readJson<{ state: string; attempts?: number }>(join(out, "runs", run, "status.json"));
       assertEquals([status.state, status.attempts ?? 1], ["done", 1], `${run} trained once`);
     }
