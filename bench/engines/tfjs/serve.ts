@@ -171,11 +171,31 @@ const SUPPORTED = {
   ],
 } as const;
 
-/** Refuse the first parameter the route does not implement (null counts as absent, as in the OpenAI API). */
+/**
+ * Values of unimplemented parameters that ask for nothing (the API's own defaults), which many clients send on
+ * every request: accepting them changes no reply.
+ */
+const NO_OP: Record<string, unknown> = {
+  presence_penalty: 0,
+  frequency_penalty: 0,
+  best_of: 1,
+  echo: false,
+  logit_bias: {},
+  tools: [],
+  response_format: { type: "text" },
+};
+
+const isNoOp = (key: string, value: unknown) =>
+  key in NO_OP && JSON.stringify(NO_OP[key]) === JSON.stringify(value);
+
+/**
+ * Refuse the first parameter the route does not implement (null, or a value that asks for nothing such as
+ * presence_penalty 0, counts as absent).
+ */
 function refuseUnsupported(body: Record<string, unknown>, chat: boolean): void {
   const known: readonly string[] = SUPPORTED[chat ? "chat" : "completions"];
   const extra = Object.keys(body).find((k) =>
-    !known.includes(k) && body[k] !== null && body[k] !== undefined
+    !known.includes(k) && body[k] !== null && body[k] !== undefined && !isNoOp(k, body[k])
   );
   if (extra !== undefined) {
     throw new HttpError(

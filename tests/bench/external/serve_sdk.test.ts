@@ -154,6 +154,16 @@ Deno.test("sdk: a parameter serve does not implement raises BadRequestError nami
   }));
   ok(chatErr instanceof OpenAI.BadRequestError && chatErr.param === "presence_penalty", String(chatErr));
   assertEquals(chatErr.status, 400);
+  // The API's own defaults ask for nothing, so clients that always send them are served.
+  const noOps = await client.chat.completions.create({
+    model: "tiny",
+    messages: [{ role: "user", content: "1+1=" }],
+    presence_penalty: 0,
+    frequency_penalty: 0,
+    logit_bias: {},
+    max_tokens: 2,
+  });
+  assertEquals(noOps.choices.length, 1);
   const tools = await caught(client.chat.completions.create({
     model: "tiny",
     messages: [{ role: "user", content: "1+1=" }],
