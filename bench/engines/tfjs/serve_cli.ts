@@ -29,7 +29,7 @@ It refuses to start when the checkpoint's prompt length cannot hold the template
                     eval's default): checked against the checkpoint's prompt length at start
 
 example:
-  deno task serve --checkpoint out/demo/runs/ace-grpo_s0/checkpoints --port 8000 &
+  deno task serve --checkpoint out/demo/runs/ace-grpo_s0/checkpoints --port 8000 --prompt-template raw &
   deno task eval --endpoint http://127.0.0.1:8000/v1 --model acebench-checkpoints --prompt-template raw ...`;
 
 /** A shipped template by name, or a file's text; the error names the flag. */
