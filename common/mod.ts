@@ -6,3 +6,5 @@ export * from "./config.ts";
 export * from "./progress.ts";
 export * from "./csv.ts";
 export * from "./args.ts";
+export * from "./run_folder.ts";
+export * from "./provenance.ts";

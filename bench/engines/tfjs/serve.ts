@@ -100,7 +100,7 @@ function chatPrompt(body: Record<string, unknown>): string {
 }
 
 /** The OpenAI-compatible request handler for one model; `counter` numbers the reply ids. */
-export function openAiHandler(model: ServedModel): (req: Request) => Promise<Response> {
+function openAiHandler(model: ServedModel): (req: Request) => Promise<Response> {
   let counter = 0;
   const created = Math.floor(Date.now() / 1000);
   return async (req) => {
