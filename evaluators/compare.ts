@@ -1,5 +1,6 @@
-// Structured answers and their equivalence (rlvr.md B2 items 11–17): numbers, expressions, tuples,
-// intervals, sets, matrices, unions and relations, compared through mathjs by evaluation at seeded points.
+// Structured answers and their equivalence (after Qwen2.5-Math's math_equal and Math-Verify, docs/references.md):
+// numbers, expressions, tuples, intervals, sets, matrices, unions and relations, compared through mathjs by
+// evaluation at seeded points.
 import { all, type BigNumber, create, type EvalFunction } from "mathjs";
 import { Rng } from "../common/prng.ts";
 import { latexToMathjs, type Translation } from "./latex.ts";

@@ -15,7 +15,7 @@ function exactPassAtK(n: number, c: number, k: number): number {
   return 1 - Number((num * scale) / den) / 1e15;
 }
 
-Deno.test("passAtK: reference values from rlvr.md section C", () => {
+Deno.test("passAtK: reference values of the unbiased estimator (Chen et al. 2021)", () => {
   assertClose(passAtK(16, 4, 8), 0.961538461538, 1e-9, "(16,4,8)");
   assertEquals(passAtK(4, 1, 4), 1);
   assertClose(passAtK(64, 1, 1), 0.015625, 1e-15, "(64,1,1)");
