@@ -11,7 +11,6 @@ import { extractGold } from "./extract.ts";
 import { normalizeAnswer } from "./normalize.ts";
 import { splitTop } from "./compare.ts";
 import { computeEngineToMathjs } from "./frontend_ce.ts";
-import { median } from "./stats.ts";
 
 /** Usage text for `deno task bench grader`. */
 export const usage =
@@ -73,6 +72,11 @@ function timeSingle(cases: Case[]): { ms: number[]; correct: boolean[] } {
 
 function row(cells: (string | number)[]): string {
   return `| ${cells.join(" | ")} |`;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
 }
 
 // Several cold passes; each statistic is the median over passes, so one preempted pass on a shared

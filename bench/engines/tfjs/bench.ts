@@ -4,7 +4,6 @@ import { fileURLToPath } from "node:url";
 import { existsSync } from "node:fs";
 import { parseFlags, parseNumber, UsageError } from "../../../common/args.ts";
 import { Rng } from "../../../common/prng.ts";
-import { median } from "../../../evaluators/stats.ts";
 import { BACKENDS, readsSync, trainsDataParallel } from "./backend.ts";
 import {
   createModel,
@@ -45,6 +44,11 @@ and, in the same invocation, the PyTorch CPU reference (../shared/bench/torch_re
   --profile       also print time per kernel for one train step and one sampling run
   --train-workers N  data-parallel train step over N Deno Workers (parallel.ts; default: number of cores,
                   ${coreCount()} here); 1 = the single-process trainStep; GPU backends and --no-kernels always use 1`;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
 
 function randomTokens(rng: Rng, n: number, vocab: number): Int32Array {
   return Int32Array.from({ length: n }, () => rng.int(vocab));
