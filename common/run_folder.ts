@@ -24,7 +24,8 @@ export function runDir(sweepDir: string, runId: string): string {
 
 /** status.json of a run. */
 export interface RunStatus {
-  state: "running" | "done" | "failed";
+  /** "planned": the engine only wrote a launch plan (VERL with settings.launch "none"). */
+  state: "running" | "done" | "failed" | "planned";
   reason?: string;
   startedAt: string;
   finishedAt?: string;

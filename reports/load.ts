@@ -1,7 +1,14 @@
 // Read a sweep folder (or a `deno task eval` folder) into memory: run configs, status, metrics, graded samples.
 import { join } from "node:path";
 import { exists, readJson, readJsonl } from "../common/fs.ts";
-import { type EvalSample, readEvalSamples, readStatus, RUN_FILES, SWEEP_FILE } from "../common/run_folder.ts";
+import {
+  type EvalSample,
+  readEvalSamples,
+  readStatus,
+  RUN_FILES,
+  type RunStatus,
+  SWEEP_FILE,
+} from "../common/run_folder.ts";
 export type { EvalSample };
 
 /** One line of metrics.jsonl (only the fields reports plot are named). */
@@ -17,7 +24,7 @@ export interface RunData {
   preset: string;
   seed: number;
   engine: string;
-  state: "running" | "done" | "failed" | "unknown";
+  state: RunStatus["state"] | "unknown";
   reason?: string;
   /** The run's k values from its config (empty when the folder has no config, e.g. `deno task eval`). */
   ks: number[];
