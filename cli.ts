@@ -3,7 +3,7 @@ import { UsageError } from "./common/args.ts";
 import { FolderInUseError } from "./common/lock.ts";
 
 /** A subcommand module: prints its own usage on --help and returns an exit code. */
-export interface Command {
+interface Command {
   usage: string;
   main(args: string[]): Promise<number>;
 }
@@ -41,7 +41,7 @@ const commands: Record<string, { about: string; load: () => Promise<Command> }> 
 };
 
 /** Top-level usage text listing every subcommand. */
-export function usage(): string {
+function usage(): string {
   const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(8)} ${c.about}`);
   return `acebench: RLVR benchmark suite (ACE vs GRPO/DAPO)\n\nusage: deno task <command> [flags]   (or: deno run -A cli.ts <command> …)\n\ncommands:\n${
     lines.join("\n")
@@ -49,7 +49,7 @@ export function usage(): string {
 }
 
 /** Run the CLI on raw arguments; returns the process exit code (2 for usage errors). */
-export async function runCli(argv: string[]): Promise<number> {
+async function runCli(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "-h" || name === "help") {
     console.log(usage());

@@ -9,7 +9,7 @@ const benches: Record<
     about: "grades/s and latency of the grader (single and gradeMany)",
     load: () => import("../evaluators/bench.ts"),
   },
-  datasets: { about: "time to load the cached datasets", load: () => import("../datasets/bench.ts") },
+  datasets: { about: "time to load the cached datasets", load: () => import("./perf/datasets.ts") },
   model: {
     about: "tfjs transformer train/sample tokens/s beside the PyTorch reference",
     load: () => import("./engines/tfjs/bench.ts"),
@@ -20,7 +20,7 @@ const benches: Record<
   },
   tabular: {
     about: "tabular engine steps/s and a grpo vs ace-grpo sweep timing",
-    load: () => import("./engines/tabular/bench.ts"),
+    load: () => import("./perf/tabular.ts"),
   },
 };
 

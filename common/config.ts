@@ -50,14 +50,3 @@ export function validate<T>(validator: ValidateFunction, value: unknown, source:
   if (!validator(value)) throw new ValidationError(`${source}: ${describeErrors(validator.errors)}`);
   return value as T;
 }
-
-/** Read a JSON file and validate it against a schema file. */
-export function loadConfig<T>(path: string, schemaPath: string | URL): T {
-  let value: unknown;
-  try {
-    value = JSON.parse(readFileSync(path, "utf8"));
-  } catch (e) {
-    throw new ValidationError(`${path}: ${(e as Error).message}`);
-  }
-  return validate<T>(loadSchema(schemaPath), value, path);
-}

@@ -7,3 +7,5 @@ export * from "./progress.ts";
 export * from "./csv.ts";
 export * from "./args.ts";
 export * from "./lock.ts";
+export * from "./run_folder.ts";
+export * from "./provenance.ts";

@@ -61,7 +61,7 @@ export function datasetDir(root: string, dataset: string): string {
 }
 
 /** Path of a dataset's manifest. */
-export function manifestPath(root: string, dataset: string): string {
+function manifestPath(root: string, dataset: string): string {
   return join(datasetDir(root, dataset), "manifest.json");
 }
 

@@ -109,7 +109,7 @@ function fileBuffer(path: string): { file: AsyncBuffer; close(): void } {
 }
 
 /** Parquet INT64 comes back as bigint: make it a number when exact, else a decimal string (JSON has no bigint). */
-export function plain(value: unknown): unknown {
+function plain(value: unknown): unknown {
   if (typeof value === "bigint") {
     return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
       ? Number(value)

@@ -1,5 +1,6 @@
-// Structured answers and their equivalence (rlvr.md B2 items 11–17): numbers, expressions, tuples,
-// intervals, sets, matrices, unions and relations, compared through mathjs by evaluation at seeded points.
+// Structured answers and their equivalence (after Qwen2.5-Math's math_equal and Math-Verify, docs/references.md):
+// numbers, expressions, tuples, intervals, sets, matrices, unions and relations, compared through mathjs by
+// evaluation at seeded points.
 import { all, type BigNumber, create, type EvalFunction } from "mathjs";
 import { Rng } from "../common/prng.ts";
 import { latexToMathjs, type Translation } from "./latex.ts";
@@ -20,7 +21,7 @@ big.import({
 });
 
 /** Tolerances: exact answers (no decimal literal) allow only float rounding; decimals a relative 1e-6. */
-export const TOLERANCE = { exactRel: 1e-9, decimalRel: 1e-6, zeroAbs: 1e-12, points: 8, minPoints: 3 };
+const TOLERANCE = { exactRel: 1e-9, decimalRel: 1e-6, zeroAbs: 1e-12, points: 8, minPoints: 3 };
 
 /** A parsed answer. `expr` holds mathjs syntax; `rel` is a relation chain sides[0] ops[0] sides[1] … */
 export type Value =
@@ -209,7 +210,7 @@ function evalAt(fn: EvalFunction, scope: Record<string, number>): C {
 const finite = (z: C) => Number.isFinite(z.re) && Number.isFinite(z.im);
 
 /** |a − b| within a relative tolerance (and an absolute floor next to zero). */
-export function closeC(a: C, b: C, rel: number): boolean {
+function closeC(a: C, b: C, rel: number): boolean {
   const d = Math.hypot(a.re - b.re, a.im - b.im);
   const scale = Math.max(Math.hypot(a.re, a.im), Math.hypot(b.re, b.im));
   return d <= rel * scale || d <= TOLERANCE.zeroAbs;
@@ -277,7 +278,7 @@ function constantsEqual(a: Expr, b: Expr, rel: number): boolean {
 }
 
 /** Two expressions are equal if they agree at every seeded point (constants: at the single point). */
-export function exprEqual(a: Expr, b: Expr): boolean {
+function exprEqual(a: Expr, b: Expr): boolean {
   if (a.src === b.src) return true;
   // Long integer literals beyond double precision compare digit by digit.
   if (/^\d+$/.test(a.src) && /^\d+$/.test(b.src)) return BigInt(a.src) === BigInt(b.src);

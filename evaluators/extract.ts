@@ -1,7 +1,7 @@
 // Answer extraction from a full model response: which span is "the answer", and which rule found it.
 
 /** Caps on what extraction looks at: long responses are cut to their tail (answers come last). */
-export const EXTRACT_LIMITS = { tailChars: 20_000, answerChars: 2_000, bareChars: 120 };
+const EXTRACT_LIMITS = { tailChars: 20_000, answerChars: 2_000, bareChars: 120 };
 
 /** The extracted answer (null when none) and the rule that fired, e.g. "boxed", "answer_line", "no_answer". */
 export interface Extraction {
@@ -22,7 +22,7 @@ export function matchBrace(text: string, open: number): number {
 }
 
 /** Drop reasoning: text after the last `</think>`; an unclosed `<think>` means the answer never came. */
-export function stripThink(text: string): string {
+function stripThink(text: string): string {
   const close = text.lastIndexOf("</think>");
   if (close >= 0) return text.slice(close + "</think>".length);
   const open = text.indexOf("<think>");

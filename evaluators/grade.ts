@@ -20,7 +20,7 @@ export interface GradeOptions {
 }
 
 /** Hard input caps applied before any parsing: longer answers are graded `parse_error`. */
-export const GRADE_LIMITS = { answerChars: 1_000, braceDepth: 30 };
+const GRADE_LIMITS = { answerChars: 1_000, braceDepth: 30 };
 
 function braceDepthExceeds(s: string, limit: number): boolean {
   let depth = 0;

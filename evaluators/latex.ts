@@ -6,7 +6,7 @@
 export class LatexError extends Error {}
 
 /** Caps applied before anything reaches mathjs. */
-export const LATEX_LIMITS = { maxTokens: 600, maxDepth: 40 };
+const LATEX_LIMITS = { maxTokens: 600, maxDepth: 40 };
 
 type Tok = { t: "num"; v: string } | { t: "id"; v: string } | { t: "cmd"; v: string } | {
   t: "op";

@@ -1,5 +1,6 @@
-// String-level normalisation of an extracted answer (rlvr.md B2 items 5–10): spacing, text wrappers, units,
-// currency, degrees, thousands separators and malformed-LaTeX repairs. The result is still LaTeX.
+// String-level normalisation of an extracted answer (after Minerva, MATH and Math-Verify; docs/references.md):
+// spacing, text wrappers, units, currency, degrees, thousands separators and malformed-LaTeX repairs. The result
+// is still LaTeX.
 import { matchBrace } from "./extract.ts";
 
 // Unit and filler words dropped after a number ("5 cm", "12 \text{ inches}^2"); plurals via an optional s.

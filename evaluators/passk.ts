@@ -1,5 +1,4 @@
-// Unbiased Pass@k (Chen et al. 2021), mean@n and per-k aggregates with bootstrap intervals over problems.
-import { bootstrapCI } from "./stats.ts";
+// Unbiased Pass@k (Chen et al. 2021) and mean@n.
 
 function checkCounts(n: number, c: number, what: string): void {
   if (!Number.isInteger(n) || n < 1) throw new RangeError(`${what}: n must be a positive integer, got ${n}`);
@@ -28,33 +27,4 @@ export function passAtK(n: number, c: number, k: number): number {
 export function meanAtN(n: number, c: number): number {
   checkCounts(n, c, "meanAtN");
   return c / n;
-}
-
-/** One row of an aggregate pass@k table: the mean over problems and its bootstrap interval. */
-export interface PassAtKRow {
-  k: number;
-  mean: number;
-  lo: number;
-  hi: number;
-  problems: number;
-}
-
-/**
- * Aggregate pass@k for each k: per-problem unbiased estimates averaged over problems (unweighted), with a
- * seeded percentile bootstrap over problems. Throws if any problem has fewer than k samples (name the problem).
- */
-export function passAtKSummary(
-  problems: readonly { n: number; c: number }[],
-  ks: readonly number[],
-  options: { seed: number; iters?: number; level?: number },
-): PassAtKRow[] {
-  if (problems.length === 0) throw new RangeError("passAtKSummary: no problems");
-  return ks.map((k) => {
-    const perProblem = problems.map((p, i) => {
-      if (p.n < k) throw new RangeError(`passAtKSummary: problem ${i} has n=${p.n} < k=${k} samples`);
-      return passAtK(p.n, p.c, k);
-    });
-    const ci = bootstrapCI(perProblem, { ...options, seed: options.seed + k });
-    return { k, mean: ci.mean, lo: ci.lo, hi: ci.hi, problems: problems.length };
-  });
 }

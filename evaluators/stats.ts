@@ -128,3 +128,10 @@ export function seedAggregate(values: readonly number[], level = 0.95): Interval
   const half = tCritical(level, n - 1) * Math.sqrt(variance / n);
   return { mean: m, lo: m - half, hi: m + half, n };
 }
+
+/** Median of `values` (the mean of the two middle values for an even count); an empty array throws. */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) throw new RangeError("median: no values");
+  const s = [...values].sort((a, b) => a - b), mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}

@@ -1,8 +1,14 @@
 // Read a sweep folder (or a `deno task eval` folder) into memory: run configs, status, metrics, graded samples.
 import { join } from "node:path";
 import { exists, readJson, readJsonl } from "../common/fs.ts";
-
-import type { EvalSample } from "../bench/engines/engine.ts";
+import {
+  type EvalSample,
+  readEvalSamples,
+  readStatus,
+  RUN_FILES,
+  type RunStatus,
+  SWEEP_FILE,
+} from "../common/run_folder.ts";
 export type { EvalSample };
 
 /** One line of metrics.jsonl (only the fields reports plot are named). */
@@ -18,7 +24,7 @@ export interface RunData {
   preset: string;
   seed: number;
   engine: string;
-  state: "running" | "done" | "failed" | "unknown";
+  state: RunStatus["state"] | "unknown";
   reason?: string;
   /** The run's k values from its config (empty when the folder has no config, e.g. `deno task eval`). */
   ks: number[];
@@ -38,28 +44,12 @@ export interface SweepData {
 /** Turns an engine's raw outputs into eval.jsonl before loading (VERL validation dumps); may do nothing. */
 export type Ingest = (runDir: string, config: Record<string, unknown>) => Promise<void>;
 
-function checkSample(s: Record<string, unknown>, where: string): EvalSample {
-  const bad = (field: string, want: string) => {
-    throw new Error(`${where}: field '${field}' must be ${want}, got ${JSON.stringify(s[field])}`);
-  };
-  if (!Number.isInteger(s.step)) bad("step", "an integer");
-  if (typeof s.dataset !== "string") bad("dataset", "a string");
-  if (typeof s.problemId !== "string") bad("problemId", "a string");
-  if (typeof s.correct !== "boolean") bad("correct", "true or false");
-  return s as unknown as EvalSample;
-}
-
 function loadRun(dir: string, fallbackId: string): RunData {
-  const config = exists(join(dir, "config.json"))
-    ? readJson<Record<string, unknown>>(join(dir, "config.json"))
+  const config = exists(join(dir, RUN_FILES.config))
+    ? readJson<Record<string, unknown>>(join(dir, RUN_FILES.config))
     : {};
-  const status = exists(join(dir, "status.json"))
-    ? readJson<{ state: RunData["state"]; reason?: string }>(join(dir, "status.json"))
-    : { state: "unknown" as const };
-  const evalPath = join(dir, "eval.jsonl");
-  const samples = readJsonl<Record<string, unknown>>(evalPath).map((s, i) =>
-    checkSample(s, `${evalPath}:${i + 1}`)
-  );
+  const status = readStatus(dir) ?? { state: "unknown" as const, reason: undefined };
+  const samples = readEvalSamples(dir);
   const runId = String(config.runId ?? fallbackId);
   return {
     runId,
@@ -70,7 +60,7 @@ function loadRun(dir: string, fallbackId: string): RunData {
     state: status.state,
     reason: status.reason,
     ks: ((config.eval as { ks?: number[] } | undefined)?.ks ?? []).slice(),
-    metrics: readJsonl<MetricRow>(join(dir, "metrics.jsonl")),
+    metrics: readJsonl<MetricRow>(join(dir, RUN_FILES.metrics)),
     samples,
   };
 }
@@ -81,15 +71,15 @@ function loadRun(dir: string, fallbackId: string): RunData {
  */
 export async function loadSweep(dir: string, ingest: Record<string, Ingest> = {}): Promise<SweepData> {
   if (!exists(dir)) throw new Error(`${dir}: no such folder`);
-  const sweep = exists(join(dir, "sweep.json"))
-    ? readJson<Record<string, unknown>>(join(dir, "sweep.json"))
+  const sweep = exists(join(dir, SWEEP_FILE))
+    ? readJson<Record<string, unknown>>(join(dir, SWEEP_FILE))
     : null;
   let runDirs: string[];
   if (exists(join(dir, "runs"))) {
     runDirs = [...Deno.readDirSync(join(dir, "runs"))].filter((e) => e.isDirectory).map((e) =>
       join(dir, "runs", e.name)
     );
-  } else if (exists(join(dir, "eval.jsonl"))) {
+  } else if (exists(join(dir, RUN_FILES.eval))) {
     runDirs = [dir];
   } else {
     throw new Error(`${dir}: neither a sweep (no runs/ folder) nor a run folder (no eval.jsonl)`);
@@ -102,7 +92,7 @@ export async function loadSweep(dir: string, ingest: Record<string, Ingest> = {}
   runDirs.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   const runs: RunData[] = [];
   for (const runDir of runDirs) {
-    const configPath = join(runDir, "config.json");
+    const configPath = join(runDir, RUN_FILES.config);
     const config = exists(configPath) ? readJson<Record<string, unknown>>(configPath) : {};
     const hook = ingest[String(config.engine)];
     if (hook) await hook(runDir, config);

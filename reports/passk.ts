@@ -158,7 +158,7 @@ export function csvRecord(row: PassKRow): Record<string, unknown> {
 }
 
 /** Each method's last evaluated step per dataset (the step its final numbers come from). */
-export function finalSteps(rows: readonly PassKRow[]): Map<string, number> {
+function finalSteps(rows: readonly PassKRow[]): Map<string, number> {
   const out = new Map<string, number>();
   for (const r of rows) {
     const key = `${r.method}\u0000${r.dataset}`;

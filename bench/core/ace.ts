@@ -1,4 +1,5 @@
-// ACE: asymmetric confidence penalties on incorrect rollouts (ace.md). Pure functions, shared with the VERL export.
+// ACE: asymmetric confidence penalties on incorrect rollouts (arXiv 2602.21420). Pure functions, shared with
+// the VERL export.
 import { assertFinite, assertLength, assertShape, type Num } from "./check.ts";
 
 /**

@@ -1,4 +1,4 @@
-// GRPO outcome advantages: normalise each rollout's reward within its prompt group (rlvr.md A1).
+// GRPO outcome advantages (arXiv 2402.03300): normalise each rollout's reward within its prompt group.
 import { assertFinite, assertLength, type Num } from "./check.ts";
 
 /** Options of the group advantage: divide by the group's Bessel std (GRPO) or not (Dr. GRPO). */

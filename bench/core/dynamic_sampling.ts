@@ -1,4 +1,5 @@
-// DAPO dynamic sampling (rlvr.md A6): keep only groups whose rewards differ, regenerate until the batch is full.
+// DAPO dynamic sampling (arXiv 2503.14476): keep only groups whose rewards differ, regenerate until the batch
+// is full.
 import { groupMembers } from "./advantages.ts";
 import { assertFinite, assertLength, type Num } from "./check.ts";
 

@@ -1,4 +1,5 @@
-// Per-token KL estimators to the reference policy (rlvr.md A5), with their gradients wrt logp.
+// Per-token KL estimators to the reference policy (Schulman's k1/k2/k3 under VERL's names; docs/references.md),
+// with their gradients wrt logp.
 import { assertFinite, assertLength, type Num } from "./check.ts";
 
 /** Estimator names as VERL spells them; a trailing "+" is straight-through (value of the estimator, gradient of k2). */

@@ -1,4 +1,5 @@
-// DAPO overlong reward shaping (rlvr.md A7): a linear penalty over the last `buffer` tokens of the length budget.
+// DAPO overlong reward shaping (arXiv 2503.14476): a linear penalty over the last `buffer` tokens of the length
+// budget.
 import { assertFinite, type Num } from "./check.ts";
 
 /**

@@ -1,8 +1,9 @@
-// PPO clipped surrogate with clip-higher, dual clip, KL and entropy terms, aggregated as VERL does (rlvr.md A3–A5).
+// PPO clipped surrogate (arXiv 1707.06347) with clip-higher (DAPO, arXiv 2503.14476), dual clip
+// (arXiv 1912.09729), KL and entropy terms, aggregated as VERL's agg_loss does (docs/references.md).
 import { assertFinite, assertLength, assertShape, type Num } from "./check.ts";
 import { klPenalty, type KlType } from "./kl.ts";
 
-/** Loss aggregation modes (rlvr.md A4). */
+/** Loss aggregation modes as VERL's `loss_agg_mode` names them (seq-mean-token-sum-norm: Dr. GRPO, 2503.20783). */
 export type LossAggMode =
   | "token-mean"
   | "seq-mean-token-mean"

@@ -36,7 +36,8 @@ const GRPO: AlgoConfig = {
   ace: ACE_OFF,
 };
 
-// DAPO's published recipe (rlvr.md A8): clip-higher 0.2/0.28, dual clip 10, token-mean, no KL, dynamic sampling.
+// DAPO's published recipe (arXiv 2503.14476): clip-higher 0.2/0.28, dual clip 10, token-mean, no KL, dynamic
+// sampling.
 const DAPO: AlgoConfig = {
   ...GRPO,
   rewardScheme: "pm1",

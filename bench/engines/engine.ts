@@ -32,19 +32,3 @@ export interface Engine {
   prepare?(sweep: { settings: Record<string, unknown>; seed: number }, sweepDir: string): Promise<void>;
   run(run: RunConfig, runDir: string, sweepDir: string, hooks: RunHooks): Promise<void>;
 }
-
-/** One line of a run's eval.jsonl: a graded evaluation sample (engines add their own `meta`). */
-export interface EvalSample {
-  /** RL step the policy was evaluated at (0 = before RL). */
-  step: number;
-  dataset: string;
-  problemId: string;
-  /** Sample index within the problem, 0 … n−1. */
-  sample: number;
-  correct: boolean;
-  /** The grader's status: correct | wrong | no_answer | parse_error | timeout. */
-  status: string;
-  extracted: string | null;
-  rule?: string;
-  meta?: Record<string, unknown>;
-}

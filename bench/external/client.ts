@@ -207,7 +207,7 @@ function fatalError(ep: Endpoint, status: number | undefined, reason: string): E
  * Send a request, retrying transient failures with backoff (Retry-After honoured) up to the policy's budget.
  * `isValid` rejects a 200 reply whose shape is wrong, which is then retried like malformed JSON.
  */
-export async function requestJson(
+async function requestJson(
   ep: Endpoint,
   path: string,
   body: unknown | undefined,

@@ -4,10 +4,10 @@ import { join } from "node:path";
 import { atomicWrite, exists, readJson, writeJson } from "../../common/fs.ts";
 import { configHash } from "../../common/hash.ts";
 import { Rng } from "../../common/prng.ts";
-import { machineInfo, versionInfo } from "../sweep/provenance.ts";
+import { machineInfo, versionInfo } from "../../common/provenance.ts";
 import { readSamples, type SampleRecord } from "./samples.ts";
 import type { PromptTemplate } from "./templates.ts";
-import type { EvalSample } from "../engines/engine.ts";
+import type { EvalSample } from "../../common/run_folder.ts";
 
 /** Everything that defines an external evaluation. */
 export interface EvalSettings {

@@ -113,17 +113,6 @@ function gridToken(value: number | string): string {
   return String(value).replace(/[^A-Za-z0-9.]/g, "");
 }
 
-/** Set `obj[a][b]…` for a dotted path, creating objects on the way (copies nothing: call on a clone). */
-function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
-  const keys = path.split(".");
-  let node = obj;
-  for (const key of keys.slice(0, -1)) {
-    if (typeof node[key] !== "object" || node[key] === null) node[key] = {};
-    node = node[key] as Record<string, unknown>;
-  }
-  node[keys[keys.length - 1]] = value;
-}
-
 /** Every grid point as [dotted path, value] pairs with its label suffix, e.g. "_a1_softplus_sum". */
 function gridPoints(grid: SweepConfig["grid"]): { sets: [string, unknown][]; suffix: string }[] {
   let points: { sets: [string, unknown][]; suffix: string }[] = [{ sets: [], suffix: "" }];
@@ -154,8 +143,9 @@ export function expandRuns(
   for (const method of sweep.methods) {
     const points = method.preset.startsWith("ace-") ? gridPoints(sweep.grid) : [{ sets: [], suffix: "" }];
     for (const point of points) {
-      const overrides = structuredClone(method.overrides ?? {});
-      for (const [path, value] of point.sets) setPath(overrides, path, value);
+      // Grid values go in as dotted keys after the method's own overrides; resolveAlgo applies them in order.
+      const overrides: Record<string, unknown> = structuredClone(method.overrides ?? {});
+      for (const [path, value] of point.sets) overrides[path] = value;
       const label = method.name + point.suffix;
       let algo: Record<string, unknown>;
       try {

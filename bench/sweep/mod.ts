@@ -13,14 +13,10 @@ export {
 } from "./config.ts";
 export {
   firstNonFiniteLoss,
-  readStatus,
-  runDir,
-  type RunStatus,
   runSweep,
   type SweepOptions,
   type SweepOutcome,
   writeSweepJson,
 } from "./runner.ts";
 export { describePlan, makespan, measuredSecondsPerStep } from "./plan.ts";
-export { machineInfo, versionInfo } from "./provenance.ts";
 export { engines, type EngineSpec, engineSpec, loadEngine } from "../engines/registry.ts";

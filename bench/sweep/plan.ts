@@ -2,7 +2,7 @@
 import type { RunConfig } from "../engines/engine.ts";
 import { type EngineSpec, loadPlanner } from "../engines/registry.ts";
 import type { SweepConfig } from "./config.ts";
-import { readStatus, runDir } from "./runner.ts";
+import { readStatus, runDir } from "../../common/run_folder.ts";
 
 /** Seconds per RL step measured by finished runs in this sweep folder, or null when none has finished. */
 export function measuredSecondsPerStep(out: string, runs: RunConfig[]): number | null {

@@ -4,23 +4,12 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { exists, readJson, readJsonl, writeJson } from "../../common/fs.ts";
 import { multiProgress, type Progress, progressEnabled } from "../../common/progress.ts";
+import { machineInfo, versionInfo } from "../../common/provenance.ts";
+import { readStatus, runDir, type RunStatus } from "../../common/run_folder.ts";
 import type { RunConfig } from "../engines/engine.ts";
 import { type EngineSpec, engineSpec } from "../engines/registry.ts";
 import { type SweepConfig, sweepHash } from "./config.ts";
-import { machineInfo, versionInfo } from "./provenance.ts";
 import type { WorkerJob, WorkerReport } from "./worker.ts";
-
-/** status.json of a run (see ARCHITECTURE.md). */
-export interface RunStatus {
-  state: "running" | "done" | "failed";
-  reason?: string;
-  startedAt: string;
-  finishedAt?: string;
-  /** Wall seconds of the last attempt (feeds `--dry-run` estimates of later sweeps). */
-  seconds?: number;
-  /** How many times the run was started (1 + resumes). */
-  attempts?: number;
-}
 
 /** How to run a sweep. */
 export interface SweepOptions {
@@ -45,17 +34,6 @@ const workerUrl = new URL("./worker.ts", import.meta.url);
 
 /** Live workers and how to stop each (resolving its job as interrupted). */
 type Active = Map<Worker, (reason: string | null) => void>;
-
-/** The folder of one run inside a sweep. */
-export function runDir(sweepDir: string, runId: string): string {
-  return join(sweepDir, "runs", runId);
-}
-
-/** Read a run's status.json, or null when the run never started. */
-export function readStatus(dir: string): RunStatus | null {
-  const path = join(dir, "status.json");
-  return exists(path) ? readJson<RunStatus>(path) : null;
-}
 
 /**
  * Write `<out>/sweep.json` (resolved config, configHash, versions, machine). A folder that already holds a

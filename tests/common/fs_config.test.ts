@@ -3,9 +3,10 @@ import { appendJsonl, atomicWrite, readJsonl } from "../../common/fs.ts";
 import { compileSchema, validate, ValidationError } from "../../common/config.ts";
 import { fromCsv, toCsv } from "../../common/csv.ts";
 import { canonicalJson, configHash } from "../../common/hash.ts";
+import { tempDir } from "../temp.ts";
 
 Deno.test("atomicWrite leaves no temp file and replaces content", () => {
-  const dir = Deno.makeTempDirSync();
+  const dir = tempDir();
   atomicWrite(`${dir}/a/b.txt`, "one");
   atomicWrite(`${dir}/a/b.txt`, "two");
   assertEquals(Deno.readTextFileSync(`${dir}/a/b.txt`), "two");
@@ -13,7 +14,7 @@ Deno.test("atomicWrite leaves no temp file and replaces content", () => {
 });
 
 Deno.test("readJsonl tolerates a torn last line but names a bad middle line", () => {
-  const dir = Deno.makeTempDirSync();
+  const dir = tempDir();
   appendJsonl(`${dir}/x.jsonl`, [{ a: 1 }, { a: 2 }]);
   Deno.writeTextFileSync(`${dir}/x.jsonl`, '{"a":3', { append: true });
   assertEquals(readJsonl(`${dir}/x.jsonl`), [{ a: 1 }, { a: 2 }]);

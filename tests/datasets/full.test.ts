@@ -60,12 +60,9 @@ Deno.test({
     ok(dapo.every((r) => /^-?\d+$/.test(r.answer) && r.template === "dapo-answer"));
 
     // The two AIME forms agree on every answer; problems 16-30 (exam II) have identical text.
-    await fetchDataset("aime2025", {
-      cacheDir: `${cacheDir}-y`,
-      mirror: SHARED,
-      sourceId: "yentinglin-jsonl",
-    });
-    const yen = await loadDataset("aime2025", { cacheDir: `${cacheDir}-y` });
+    const yenCache = tempDir();
+    await fetchDataset("aime2025", { cacheDir: yenCache, mirror: SHARED, sourceId: "yentinglin-jsonl" });
+    const yen = await loadDataset("aime2025", { cacheDir: yenCache });
     assertEquals(yen.map((r) => [r.id, r.answer]), aime.map((r) => [r.id, r.answer]));
     assertEquals(
       aime.filter((r, i) => r.problem === yen[i].problem).map((r) => r.id),

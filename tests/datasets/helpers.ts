@@ -1,6 +1,7 @@
 // Test helpers for datasets/: tiny parquet files in each source format, and a local HTTP file server.
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { DAPO_HEAD, DAPO_TAIL } from "../../datasets/templates.ts";
+import { tempDir as makeTempDir } from "../temp.ts";
 
 /** Folder of committed text fixtures (a mirror laid out like ../shared/datasets, plus odd files). */
 export const FIXTURES = new URL("./fixtures/", import.meta.url).pathname;
@@ -94,9 +95,9 @@ export function openR1Parquet(rows: { prompt: string; solution: string }[]): Uin
   return new Uint8Array(parquetWriteBuffer({ columnData } as any));
 }
 
-/** A fresh temporary folder. */
+/** A fresh temporary folder, removed when the test module ends. */
 export function tempDir(): string {
-  return Deno.makeTempDirSync({ prefix: "acebench-datasets-" });
+  return makeTempDir("acebench-datasets-");
 }
 
 /** One request the server saw. */

@@ -1,5 +1,6 @@
 import { assertClose, assertEquals, ok, throws } from "../assert.ts";
 import { bootstrapCI, pairedBootstrap, seedAggregate, tCritical } from "../../evaluators/mod.ts";
+import { median } from "../../evaluators/stats.ts";
 import { Rng } from "../../common/prng.ts";
 
 Deno.test("tCritical matches published two-sided t tables", () => {
@@ -55,4 +56,11 @@ Deno.test("pairedBootstrap: the difference b − a, tighter than unpaired when p
   const ib = bootstrapCI(b, { seed: 10 });
   ok(paired.hi - paired.lo < (ia.hi - ia.lo) + (ib.hi - ib.lo));
   throws(() => pairedBootstrap([1, 2], [1], { seed: 1 }), /a has 2 problems but b has 1/);
+});
+
+Deno.test("median: middle value, mean of the two middle values for an even count, empty throws", () => {
+  assertEquals(median([3, 1, 2]), 2);
+  assertEquals(median([4, 1, 3, 2]), 2.5);
+  assertEquals(median([7]), 7);
+  throws(() => median([]), /no values/);
 });

@@ -53,7 +53,7 @@ export interface Model {
 }
 
 /** Throw a one-line error naming the bad field of a model config. */
-export function validateConfig(cfg: ModelConfig): void {
+function validateConfig(cfg: ModelConfig): void {
   for (const k of ["vocab", "dModel", "heads", "layers", "context"] as const) {
     if (!Number.isInteger(cfg[k]) || cfg[k] < 1) {
       throw new Error(`model config: ${k} must be a positive integer, got ${cfg[k]}`);

@@ -196,11 +196,6 @@ export class DataParallelTrainer {
     return out;
   }
 
-  /** Re-send the model's weights to the workers (after changing them outside `step`, e.g. `setWeights`). */
-  syncWeights(): void {
-    this.publishWeights();
-  }
-
   /** Terminate the workers. */
   close(): void {
     for (const r of this.replicas) r.worker.terminate();

@@ -10,7 +10,7 @@ import { createModel, type Model, sampleAsync, setWeights, type TensorData } fro
 import { modelConfig, resolveSettings, settingsTokenizer, type TfjsSettings } from "./settings.ts";
 import { cutAtEos, encodePrompts, type Tokenizer } from "./tokenizer.ts";
 import { methodsOf, renderPrompt, renderTrace } from "./traces.ts";
-import type { EvalSample } from "../engine.ts";
+import type { EvalSample } from "../../../common/run_folder.ts";
 
 /** What every saved model carries, so it can be rebuilt without the run config. */
 export interface SavedModel {

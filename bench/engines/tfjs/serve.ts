@@ -353,7 +353,7 @@ function streamReply(
 }
 
 /** The OpenAI-compatible request handler for one model; `counter` numbers the reply ids. */
-export function openAiHandler(model: ServedModel): (req: Request) => Promise<Response> {
+function openAiHandler(model: ServedModel): (req: Request) => Promise<Response> {
   let counter = 0;
   const created = Math.floor(Date.now() / 1000);
   const modelObject = { id: model.id, object: "model", created, owned_by: "acebench" };

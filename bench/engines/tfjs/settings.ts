@@ -95,7 +95,7 @@ export function baseKey(s: TfjsSettings): string {
 }
 
 /** The difficulty of one family: its override, else the common one. */
-export function difficultyOf(s: TfjsSettings, family: string): number {
+function difficultyOf(s: TfjsSettings, family: string): number {
   return s.tasks.difficultyByFamily[family] ?? s.tasks.difficulty;
 }
 

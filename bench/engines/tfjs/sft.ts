@@ -26,7 +26,7 @@ function mixOf(s: TfjsSettings): Map<string, { methods: Method[]; weights: numbe
 }
 
 /** Draw `count` examples: a uniform training problem, then a method by the mix weights of its family. */
-export function drawExamples(
+function drawExamples(
   train: readonly MathRecord[],
   s: TfjsSettings,
   rng: Rng,
@@ -45,7 +45,7 @@ export function drawExamples(
  * including EOS, where N is the longest response of the batch and T = promptLength + N (padding columns that no
  * row uses are not computed). Throws when a trace does not fit the response budget `maxNew`.
  */
-export function encodeExamples(
+function encodeExamples(
   tok: Tokenizer,
   examples: readonly Example[],
   promptLength: number,
@@ -78,7 +78,7 @@ export function responseSlice(full: tf.Tensor2D, promptLength: number, maxNew: n
 }
 
 /** Learning rate at `step` (0-based): linear warmup, then cosine decay to 10% of `lr` at `total`. */
-export function lrAt(step: number, total: number, lr: number, warmup: number): number {
+function lrAt(step: number, total: number, lr: number, warmup: number): number {
   if (step < warmup) return lr * (step + 1) / warmup;
   const progress = total > warmup ? (step - warmup) / (total - warmup) : 1;
   return lr * (0.1 + 0.9 * 0.5 * (1 + Math.cos(Math.PI * Math.min(1, progress))));

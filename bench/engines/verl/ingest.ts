@@ -7,7 +7,7 @@ import { sha256 } from "../../../common/hash.ts";
 import { gradeMany } from "../../../evaluators/mod.ts";
 import { readVerlParquet } from "./export.ts";
 import { ACE_METRICS_FILE } from "./overrides.ts";
-import type { EvalSample } from "../engine.ts";
+import type { EvalSample } from "../../../common/run_folder.ts";
 
 /** One generation from a dump, with where it came from. */
 export interface DumpSample {
@@ -246,7 +246,7 @@ function markFinished(runDir: string, lastStep: number): boolean {
  * metrics.jsonl: one line per step, sorted, the last record of a step winning. Returns the number of steps (0 and
  * nothing written when there is no file).
  */
-export function ingestVerlMetrics(runDir: string): number {
+function ingestVerlMetrics(runDir: string): number {
   const source = join(runDir, ACE_METRICS_FILE);
   if (!exists(source)) return 0;
   const byStep = new Map<number, Record<string, unknown>>();

@@ -50,9 +50,9 @@ export interface VerlSettings extends Partial<Record<keyof Recipe, number | null
 }
 
 /**
- * DAPO: verl-recipe `dapo/test_dapo_7b_math.sh`, the 7B-scale script of the published recipe (rlvr.md A8: prompt
- * batch 512, gen batch 3x, mini-batch 32, n 16, lr 1e-6 with 10 warmup steps, wd 0.1, grad clip 1.0, max response
- * 8192, rollout temp/top_p 1.0/1.0, validation temp/top_p 1.0/0.7).
+ * DAPO: verl-recipe `dapo/test_dapo_7b_math.sh`, the 7B-scale script of the published recipe (arXiv
+ * 2503.14476; prompt batch 512, gen batch 3x, mini-batch 32, n 16, lr 1e-6 with 10 warmup steps, wd 0.1, grad
+ * clip 1.0, max response 8192, rollout temp/top_p 1.0/1.0, validation temp/top_p 1.0/0.7).
  */
 export const DAPO_RECIPE: Recipe = {
   trainBatchSize: 512,

@@ -46,7 +46,7 @@ export interface FaultServerLog {
 }
 
 /** The default deterministic answer text. */
-export function echoAnswer(prompt: string, seed: number, index: number): string {
+function echoAnswer(prompt: string, seed: number, index: number): string {
   return `prompt=${prompt}|seed=${seed}|i=${index}`;
 }
 

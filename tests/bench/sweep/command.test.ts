@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { assertEquals, ok, rejects } from "../../assert.ts";
 import { main } from "../../../commands/sweep.ts";
 import { exists, readJson, writeJson } from "../../../common/fs.ts";
+import { tempDir } from "../../temp.ts";
 
 async function captured(fn: () => Promise<number>): Promise<{ code: number; out: string }> {
   const log = console.log;
@@ -16,7 +17,7 @@ async function captured(fn: () => Promise<number>): Promise<{ code: number; out:
 }
 
 Deno.test("sweep command: --dry-run prints the matrix and runs nothing; --only filters", async () => {
-  const out = join(Deno.makeTempDirSync(), "sweep");
+  const out = join(tempDir(), "sweep");
   const { code, out: text } = await captured(() =>
     main(["--preset", "ci-tabular", "--out", out, "--dry-run"])
   );
@@ -48,7 +49,7 @@ Deno.test("sweep command: --dry-run of a VERL sweep shows Hydra overrides, the s
 });
 
 Deno.test("sweep command: a small tabular sweep runs, writes the report, and a re-run skips everything", async () => {
-  const dir = Deno.makeTempDirSync();
+  const dir = tempDir();
   const config = join(dir, "tiny.json");
   writeJson(config, {
     name: "tiny",

@@ -1,7 +1,7 @@
 // Kill a sweep process mid-run, re-run it, and check that nothing finished is redone and nothing is lost.
 import { join } from "node:path";
 import { assertEquals, ok } from "../../assert.ts";
-import { readStatus } from "../../../bench/sweep/mod.ts";
+import { readStatus } from "../../../common/run_folder.ts";
 import { exists, readJson, readJsonl } from "../../../common/fs.ts";
 
 const fixtures = new URL("./fixtures/", import.meta.url).pathname;

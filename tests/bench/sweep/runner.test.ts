@@ -1,13 +1,8 @@
 import { join } from "node:path";
 import { assertEquals, ok, rejects, throws } from "../../assert.ts";
-import {
-  checkSweepConfig,
-  expandRuns,
-  readStatus,
-  runSweep,
-  writeSweepJson,
-} from "../../../bench/sweep/mod.ts";
+import { checkSweepConfig, expandRuns, runSweep, writeSweepJson } from "../../../bench/sweep/mod.ts";
 import { readJson, readJsonl } from "../../../common/fs.ts";
+import { readStatus } from "../../../common/run_folder.ts";
 import { fakeSpec } from "./fixtures/fake_spec.ts";
 
 const fixture = new URL("./fixtures/fake_sweep.json", import.meta.url).pathname;

@@ -151,7 +151,7 @@ const grad = <F>(body: (...args: never[]) => unknown) =>
   tf.customGrad(body as unknown as Body) as unknown as F;
 
 /** Differentiable a @ b for [n, m, k] x [n, k, p]: dA = dC bᵀ, dB = aᵀ dC. */
-export const matMulAB = grad<(a: tf.Tensor3D, b: tf.Tensor3D) => tf.Tensor3D>(
+const matMulAB = grad<(a: tf.Tensor3D, b: tf.Tensor3D) => tf.Tensor3D>(
   (a: tf.Tensor3D, b: tf.Tensor3D, save: tf.GradSaveFunc) => {
     save([a, b]);
     return {
@@ -165,7 +165,7 @@ export const matMulAB = grad<(a: tf.Tensor3D, b: tf.Tensor3D) => tf.Tensor3D>(
 );
 
 /** Differentiable a @ bᵀ for [n, m, k] x [n, p, k]: dA = dC b, dB = dCᵀ a. */
-export const matMulABt = grad<(a: tf.Tensor3D, b: tf.Tensor3D) => tf.Tensor3D>(
+const matMulABt = grad<(a: tf.Tensor3D, b: tf.Tensor3D) => tf.Tensor3D>(
   (a: tf.Tensor3D, b: tf.Tensor3D, save: tf.GradSaveFunc) => {
     save([a, b]);
     return {

@@ -1,4 +1,5 @@
-// ACE's gradient decomposition (ace.md), checked with finite differences on the tabular policy.
+// ACE's gradient decomposition (arXiv 2602.21420, Theorem 1; docs/references.md), checked with finite differences
+// on the tabular policy.
 import { assertClose, ok } from "../../../assert.ts";
 import { Rng } from "../../../../common/prng.ts";
 import {

@@ -1,11 +1,12 @@
 // `deno task bench datasets`: time loading the three cached datasets (target: all three in under 1 s).
-import { parseFlags, parseNumber } from "../common/args.ts";
-import { exists } from "../common/fs.ts";
-import { cacheRoot, readManifest } from "./cache.ts";
-import { fetchDataset } from "./fetch.ts";
-import { loadDataset } from "./load.ts";
-import { FETCHABLE } from "./sources.ts";
-import { generateTasks } from "./synthetic.ts";
+import { parseFlags, parseNumber } from "../../common/args.ts";
+import { exists } from "../../common/fs.ts";
+import { cacheRoot, readManifest } from "../../datasets/cache.ts";
+import { fetchDataset } from "../../datasets/fetch.ts";
+import { loadDataset } from "../../datasets/load.ts";
+import { FETCHABLE } from "../../datasets/sources.ts";
+import { generateTasks } from "../../datasets/synthetic.ts";
+import { median } from "../../evaluators/stats.ts";
 
 /** Usage text for `deno task bench datasets`. */
 export const usage = `usage: deno task bench datasets [--cache-dir DIR] [--mirror DIR] [--repeat N]
@@ -38,7 +39,7 @@ export async function main(args: string[]): Promise<number> {
 
 /** Fill the cache from the mirror if needed, then time the loads and the generator. */
 async function run(root: string, mirrorFlag: string | undefined, repeat: number): Promise<number> {
-  const mirror = mirrorFlag ?? new URL("../../shared/datasets", import.meta.url).pathname;
+  const mirror = mirrorFlag ?? new URL("../../../shared/datasets", import.meta.url).pathname;
   for (const name of FETCHABLE) {
     if (readManifest(root, name)) continue;
     if (!exists(mirror)) {
@@ -61,12 +62,11 @@ async function run(root: string, mirrorFlag: string | undefined, repeat: number)
   const t = performance.now();
   generateTasks({ seed: 0, split: "train", count: 10_000, difficulty: 3 });
   const synth = performance.now() - t;
-  const sorted = [...loads].sort((a, b) => a - b);
-  const median = sorted[Math.floor(sorted.length / 2)];
+  const best = Math.min(...loads);
   console.log(`cache: ${root}${root.includes("acebench-bench-") ? " (temporary)" : ""}`);
   console.log(
     `load all three (${count} records), ${repeat} runs: first ${loads[0].toFixed(0)} ms, ` +
-      `median ${median.toFixed(0)} ms, best ${sorted[0].toFixed(0)} ms  (target < 1000 ms)`,
+      `median ${median(loads).toFixed(0)} ms, best ${best.toFixed(0)} ms  (target < 1000 ms)`,
   );
   console.log(`generateTasks 10,000 records (difficulty 3): ${synth.toFixed(0)} ms`);
   return loads[0] < 1000 ? 0 : 1;

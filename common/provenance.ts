@@ -1,9 +1,9 @@
 // What a sweep records so its numbers can be reproduced: software versions and the machine they ran on.
 import { arch, cpus, platform, release, totalmem } from "node:os";
 import { readFileSync } from "node:fs";
-import { sha256 } from "../../common/hash.ts";
+import { sha256 } from "./hash.ts";
 
-const repoRoot = new URL("../../", import.meta.url);
+const repoRoot = new URL("../", import.meta.url);
 
 function readText(path: URL): string | null {
   try {
@@ -14,7 +14,7 @@ function readText(path: URL): string | null {
 }
 
 /** The checked-out git commit, read from .git without running git (null outside a checkout). */
-export function gitCommit(): string | null {
+function gitCommit(): string | null {
   const head = readText(new URL(".git/HEAD", repoRoot))?.trim();
   if (!head) return null;
   if (!head.startsWith("ref: ")) return head;
