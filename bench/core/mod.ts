@@ -1,4 +1,5 @@
-// Public API of the RL algorithm core: engine-agnostic GRPO, DAPO and ACE over typed arrays.
+// Public API of the RL algorithm core: engine-agnostic GRPO, DAPO, ACE and baselines over typed arrays,
+// with advantage estimators and policy losses registered by name.
 export { assertFinite, type Num } from "./check.ts";
 export { type GroupAdvantageOptions, groupAdvantages, groupMembers } from "./advantages.ts";
 export {
@@ -19,6 +20,10 @@ export {
   type LossAggMode,
   policyLoss,
   type PolicyLossConfig,
+  type PolicyLossFn,
+  policyLossFn,
+  policyLossNames,
+  registerPolicyLoss,
   type PolicyLossInput,
   type PolicyLossMetrics,
 } from "./policy_loss.ts";
@@ -30,4 +35,28 @@ export {
 } from "./dynamic_sampling.ts";
 export { overlongPenalty } from "./overlong.ts";
 export { type AlgoConfig, PRESETS, resolveAlgo } from "./presets.ts";
+export {
+  type AdvantageEstimator,
+  type AdvantageInput,
+  type AdvantageOptions,
+  advEstimator,
+  advEstimatorNames,
+  grpoAdvantages,
+  passkAdvantages,
+  registerAdvEstimator,
+  rlooAdvantages,
+  wReinforceAdvantages,
+} from "./estimators.ts";
+export {
+  batchAdvantages,
+  fitOverlongBuffer,
+  groupIdsOf,
+  informativeGroup,
+  meanUpdates,
+  miniBatchRows,
+  scoreRollouts,
+  type StepAdvantages,
+  type StepRollouts,
+  type UpdateResult,
+} from "./step.ts";
 export { type DiagnosticsInput, type TrainingDiagnostics, trainingDiagnostics } from "./diagnostics.ts";
