@@ -196,10 +196,11 @@ export interface Batch {
 }
 
 /** The step's updates on a batch of whole groups (mini-batches split on G): mean loss and metrics, last grad norm. */
-export function updatePolicy(ctx: RlContext, batch: Batch): Promise<UpdateResult> {
+export async function updatePolicy(ctx: RlContext, batch: Batch): Promise<UpdateResult & { gradNorm: number }> {
   const { tokens, N, ...rest } = batch;
   const groupIds = groupIdsOf(Array(batch.B / ctx.settings.rl.groupSize).fill(ctx.settings.rl.groupSize));
-  return loopUpdate(tfjsPolicy(ctx), { ...rest, rows: tokens, T: N }, groupIds, ctx.algo);
+  const result = await loopUpdate(tfjsPolicy(ctx), { ...rest, rows: tokens, T: N }, groupIds, ctx.algo);
+  return { ...result, gradNorm: result.gradNorm ?? NaN }; // tfjs always measures it
 }
 
 /** One Adam step on one mini-batch: the core gives dLogp at the current logp; autodiff does the rest. */
