@@ -90,7 +90,7 @@ export function resolveAlgo(preset: string, overrides: Record<string, unknown> =
   if (!base) {
     throw new RangeError(`preset '${preset}' is unknown; expected ${Object.keys(PRESETS).join(", ")}`);
   }
-  const algo = structuredClone(base) as unknown as Record<string, unknown>;
+  const algo: Record<string, unknown> = { ...structuredClone(base) };
   for (const [path, value] of flatten(overrides)) assignPath(algo, path, value);
   const source = `algo (preset ${preset})`;
   const resolved = validate<AlgoConfig>(loadSchema(schemaUrl), algo, source);

@@ -5,7 +5,7 @@ import { loadSchema, validate, ValidationError } from "../../common/config.ts";
 import { configHash } from "../../common/hash.ts";
 import type { RunConfig } from "../engines/engine.ts";
 import { type EngineSpec, engineSpec } from "../engines/registry.ts";
-import { type AlgoConfig, resolveAlgo as coreResolveAlgo } from "../core/mod.ts";
+import { type AlgoConfig, PRESETS, resolveAlgo as coreResolveAlgo } from "../core/mod.ts";
 
 /** One method of a sweep: an RL-core preset plus overrides, shown in reports under `name`. */
 export interface MethodSpec {
@@ -86,6 +86,11 @@ export function checkSweepConfig(raw: unknown, source: string, spec?: EngineSpec
   sweep.eval.ks.sort((a, b) => a - b);
   const seen = new Set<string>();
   sweep.methods.forEach((m, i) => {
+    if (!Object.hasOwn(PRESETS, m.preset)) {
+      throw new ValidationError(
+        `${source}: methods[${i}].preset: unknown preset '${m.preset}' (${Object.keys(PRESETS).join(", ")})`,
+      );
+    }
     if (seen.has(m.name)) {
       throw new ValidationError(`${source}: methods[${i}].name: duplicate method '${m.name}'`);
     }
