@@ -2,6 +2,7 @@
 // enabled, rescales the negative advantages of incorrect rollouts after whichever estimator ran.
 import { groupAdvantages, groupMembers } from "./advantages.ts";
 import { assertFinite, assertLength, type Num } from "./check.ts";
+import { Registry } from "./registry.ts";
 
 /** What an estimator sees: per-rollout rewards, prompt group ids and grader verdicts (length B each). */
 export interface AdvantageInput {
@@ -23,7 +24,10 @@ export type AdvantageEstimator = (input: AdvantageInput, options: AdvantageOptio
 
 /** GRPO (and Dr. GRPO with normByStd false): (r − mean_g)/(std_g + eps), as `groupAdvantages`. */
 export function grpoAdvantages(input: AdvantageInput, options: AdvantageOptions): Float64Array {
-  return groupAdvantages(input.rewards, input.groupIds, { normByStd: options.normByStd, eps: options.stdEps });
+  return groupAdvantages(input.rewards, input.groupIds, {
+    normByStd: options.normByStd,
+    eps: options.stdEps,
+  });
 }
 
 /**
@@ -55,7 +59,9 @@ export function passkAdvantages(input: AdvantageInput, options: AdvantageOptions
   assertLength("groupIds", groupIds, rewards.length);
   const adv = new Float64Array(rewards.length);
   for (const [g, idx] of groupMembers(groupIds)) {
-    if (idx.length < 2) throw new RangeError(`pass@k advantages need ≥ 2 rollouts per group; group ${g} has 1`);
+    if (idx.length < 2) {
+      throw new RangeError(`pass@k advantages need ≥ 2 rollouts per group; group ${g} has 1`);
+    }
     const order = [...idx].sort((a, b) => rewards[b] - rewards[a] || a - b);
     let advantage = rewards[order[0]] - rewards[order[1]];
     if (options.normByStd) {
@@ -76,31 +82,16 @@ export function passkAdvantages(input: AdvantageInput, options: AdvantageOptions
 export function wReinforceAdvantages(input: AdvantageInput, options: AdvantageOptions): Float64Array {
   const { correct } = input;
   assertLength("correct", correct, input.rewards.length);
-  return Float64Array.from({ length: correct.length }, (_, i) => (correct[i] ? options.wReinforceLambda : -1));
+  return Float64Array.from(
+    { length: correct.length },
+    (_, i) => (correct[i] ? options.wReinforceLambda : -1),
+  );
 }
 
-const registry = new Map<string, AdvantageEstimator>([
+/** The advantage estimators by VERL's names (`algo.advEstimator`). */
+export const ADV_ESTIMATORS = new Registry<AdvantageEstimator>("advEstimator", [
   ["grpo", grpoAdvantages],
   ["rloo", rlooAdvantages],
   ["grpo_passk", passkAdvantages],
   ["w_reinforce", wReinforceAdvantages],
 ]);
-
-/** Register an estimator under `name` (VERL's spelling); re-registering a name with another function throws. */
-export function registerAdvEstimator(name: string, fn: AdvantageEstimator): void {
-  const old = registry.get(name);
-  if (old && old !== fn) throw new RangeError(`advantage estimator '${name}' is already registered`);
-  registry.set(name, fn);
-}
-
-/** The estimator registered as `name`; throws naming the known ones. */
-export function advEstimator(name: string): AdvantageEstimator {
-  const fn = registry.get(name);
-  if (!fn) throw new RangeError(`advEstimator is '${name}'; expected ${advEstimatorNames().join(", ")}`);
-  return fn;
-}
-
-/** Names of the registered estimators. */
-export function advEstimatorNames(): string[] {
-  return [...registry.keys()];
-}

@@ -18,12 +18,10 @@ export {
   aggregationWeights,
   LOSS_AGG_MODES,
   type LossAggMode,
+  POLICY_LOSSES,
   policyLoss,
   type PolicyLossConfig,
   type PolicyLossFn,
-  policyLossFn,
-  policyLossNames,
-  registerPolicyLoss,
   type PolicyLossInput,
   type PolicyLossMetrics,
 } from "./policy_loss.ts";
@@ -36,17 +34,16 @@ export {
 export { overlongPenalty } from "./overlong.ts";
 export { type AlgoConfig, PRESETS, resolveAlgo } from "./presets.ts";
 export {
+  ADV_ESTIMATORS,
   type AdvantageEstimator,
   type AdvantageInput,
   type AdvantageOptions,
-  advEstimator,
-  advEstimatorNames,
   grpoAdvantages,
   passkAdvantages,
-  registerAdvEstimator,
   rlooAdvantages,
   wReinforceAdvantages,
 } from "./estimators.ts";
+export { Registry } from "./registry.ts";
 export {
   batchAdvantages,
   fitOverlongBuffer,

@@ -1,6 +1,7 @@
 // PPO clipped surrogate with clip-higher, dual clip, KL and entropy terms, aggregated as VERL does (rlvr.md A3–A5).
 import { assertFinite, assertLength, assertShape, type Num } from "./check.ts";
 import { klPenalty, type KlType } from "./kl.ts";
+import { Registry } from "./registry.ts";
 
 /** Loss aggregation modes (rlvr.md A4). */
 export type LossAggMode =
@@ -197,23 +198,5 @@ function clippedTokenLoss(
 /** A policy loss: the loss, its gradient wrt logp per token, and the metrics (the signature of `policyLoss`). */
 export type PolicyLossFn = typeof policyLoss;
 
-const losses = new Map<string, PolicyLossFn>([["vanilla", policyLoss]]);
-
-/** Register a policy loss under `name` (as VERL's `register_policy_loss`); another function under a taken name throws. */
-export function registerPolicyLoss(name: string, fn: PolicyLossFn): void {
-  const old = losses.get(name);
-  if (old && old !== fn) throw new RangeError(`policy loss '${name}' is already registered`);
-  losses.set(name, fn);
-}
-
-/** The policy loss registered as `name`; throws naming the known ones. */
-export function policyLossFn(name: string): PolicyLossFn {
-  const fn = losses.get(name);
-  if (!fn) throw new RangeError(`policyLoss is '${name}'; expected ${policyLossNames().join(", ")}`);
-  return fn;
-}
-
-/** Names of the registered policy losses. */
-export function policyLossNames(): string[] {
-  return [...losses.keys()];
-}
+/** The policy losses by VERL's names (`algo.policyLoss`): vanilla is the clipped loss above. */
+export const POLICY_LOSSES = new Registry<PolicyLossFn>("policyLoss", [["vanilla", policyLoss]]);

@@ -2,9 +2,9 @@
 // merge of sweep overrides into them, validated by algo.schema.json.
 import { loadSchema, validate, ValidationError } from "../../common/config.ts";
 import type { AceConfig } from "./ace.ts";
-import { advEstimatorNames } from "./estimators.ts";
+import { ADV_ESTIMATORS } from "./estimators.ts";
 import type { KlType } from "./kl.ts";
-import { type LossAggMode, type PolicyLossConfig, policyLossNames } from "./policy_loss.ts";
+import { type LossAggMode, POLICY_LOSSES, type PolicyLossConfig } from "./policy_loss.ts";
 
 /** Every algorithm choice of a run; engines read only this, so all engines train the same algorithm. */
 export interface AlgoConfig extends PolicyLossConfig {
@@ -94,8 +94,8 @@ export function resolveAlgo(preset: string, overrides: Record<string, unknown> =
   for (const [path, value] of flatten(overrides)) assignPath(algo, path, value);
   const source = `algo (preset ${preset})`;
   const resolved = validate<AlgoConfig>(loadSchema(schemaUrl), algo, source);
-  const registries = [["advEstimator", advEstimatorNames()], ["policyLoss", policyLossNames()]] as const;
-  for (const [field, known] of registries) {
+  for (const registry of [ADV_ESTIMATORS, POLICY_LOSSES]) {
+    const field = registry.field as "advEstimator" | "policyLoss", known = registry.names();
     const name = resolved[field];
     if (!known.includes(name)) {
       throw new ValidationError(`${source}: ${field}: '${name}' is not registered (${known.join(", ")})`);

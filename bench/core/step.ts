@@ -3,7 +3,7 @@
 import { aceAdvantages, confidenceShift } from "./ace.ts";
 import { groupMembers } from "./advantages.ts";
 import { assertLength, type Num } from "./check.ts";
-import { advEstimator } from "./estimators.ts";
+import { ADV_ESTIMATORS } from "./estimators.ts";
 import { overlongPenalty } from "./overlong.ts";
 import type { PolicyLossMetrics } from "./policy_loss.ts";
 import type { AlgoConfig } from "./presets.ts";
@@ -74,7 +74,7 @@ export interface StepAdvantages {
 export function batchAdvantages(rollouts: StepRollouts, algo: AlgoConfig): StepAdvantages {
   const { rewards, correct, groupIds, oldLogp, refLogp, mask, B, T } = rollouts;
   const c = confidenceShift(oldLogp, refLogp, mask, B, T, algo.ace);
-  const advantages = advEstimator(algo.advEstimator)({ rewards, groupIds, correct }, algo);
+  const advantages = ADV_ESTIMATORS.get(algo.advEstimator)({ rewards, groupIds, correct }, algo);
   const finalAdvantages = aceAdvantages(advantages, correct, c, algo.ace);
   return { advantages, c, finalAdvantages };
 }
@@ -83,7 +83,7 @@ export function batchAdvantages(rollouts: StepRollouts, algo: AlgoConfig): StepA
 export function groupIdsOf(sizes: readonly number[]): Int32Array {
   const ids = new Int32Array(sizes.reduce((a, b) => a + b, 0));
   let at = 0;
-  sizes.forEach((n, g) => ids.fill(g, at, (at += n)));
+  sizes.forEach((n, g) => ids.fill(g, at, at += n));
   return ids;
 }
 
@@ -95,7 +95,10 @@ export function miniBatchRows(groupIds: Num, parts: number): [number, number][] 
   const starts = [...groupMembers(groupIds).values()].map((idx) => idx[0]);
   const n = starts.length, k = Math.min(parts, n);
   const rowOf = (g: number) => (g < n ? starts[g] : groupIds.length);
-  return Array.from({ length: k }, (_, i) => [rowOf(Math.floor(i * n / k)), rowOf(Math.floor((i + 1) * n / k))]);
+  return Array.from(
+    { length: k },
+    (_, i) => [rowOf(Math.floor(i * n / k)), rowOf(Math.floor((i + 1) * n / k))],
+  );
 }
 
 /** The loss and metrics of one mini-batch update. */

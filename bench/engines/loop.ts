@@ -13,7 +13,7 @@ import {
   meanUpdates,
   miniBatchRows,
   type Num,
-  policyLossFn,
+  POLICY_LOSSES,
   scoreRollouts,
   trainingDiagnostics,
   type UpdateResult,
@@ -48,7 +48,10 @@ async function collectGroups<G extends RolloutGroup>(backend: PolicyBackend<G>, 
 }
 
 /** Concatenate per-group arrays into one Float64Array (or Uint8Array for verdicts). */
-function flat<T extends Float64Array | Uint8Array>(parts: ArrayLike<number | boolean>[], make: (n: number) => T) {
+function flat<T extends Float64Array | Uint8Array>(
+  parts: ArrayLike<number | boolean>[],
+  make: (n: number) => T,
+) {
   const out = make(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) for (let i = 0; i < p.length; i++) out[at++] = Number(p[i]);
@@ -88,7 +91,7 @@ async function updateOnce<R>(
   mb: MiniBatch<R>,
   algo: AlgoConfig,
 ): Promise<UpdateResult> {
-  const loss = policyLossFn(algo.policyLoss);
+  const loss = POLICY_LOSSES.get(algo.policyLoss);
   let result: ReturnType<typeof loss> | null = null;
   const gradNorm = await backend.update(mb, {
     weights: aggregationWeights(mb.mask, mb.B, mb.T, algo.lossAgg),
@@ -127,7 +130,9 @@ export async function updatePolicy<R>(
   const results: UpdateResult[] = [];
   const parts = miniBatchRows(groupIds, backend.miniBatches);
   for (let epoch = 0; epoch < backend.ppoEpochs; epoch++) {
-    for (const [from, to] of parts) results.push(await updateOnce(backend, sliceBatch(backend, batch, from, to), algo));
+    for (const [from, to] of parts) {
+      results.push(await updateOnce(backend, sliceBatch(backend, batch, from, to), algo));
+    }
   }
   return meanUpdates(results);
 }
@@ -155,7 +160,9 @@ export async function rlStep<G extends RolloutGroup, R>(
   const base: StepMetrics = {
     step,
     rounds,
-    informative_frac: groups.length ? groups.filter((g) => informativeGroup(g.correct)).length / groups.length : 0,
+    informative_frac: groups.length
+      ? groups.filter((g) => informativeGroup(g.correct)).length / groups.length
+      : 0,
     ...backend.groupMetrics?.(groups),
   };
   if (B === 0) return { ...base, reward_mean: null, skipped: "no informative groups" };
@@ -164,7 +171,12 @@ export async function rlStep<G extends RolloutGroup, R>(
   const refLogp = await backend.refLogp(batch);
   refLogp.forEach((v, i) => (refLogp[i] = batch.mask[i] ? v : 0)); // padded positions: exactly zero, never NaN
   const adv = batchAdvantages({ ...batch, rewards, correct, groupIds, refLogp }, algo);
-  const update = await updatePolicy(backend, { ...batch, refLogp, advantages: adv.finalAdvantages }, groupIds, algo);
+  const update = await updatePolicy(
+    backend,
+    { ...batch, refLogp, advantages: adv.finalAdvantages },
+    groupIds,
+    algo,
+  );
   const diag = trainingDiagnostics({
     rewards,
     correct,

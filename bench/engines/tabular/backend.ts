@@ -4,7 +4,15 @@ import { join } from "node:path";
 import { atomicWrite, exists, readJson } from "../../../common/fs.ts";
 import { Rng } from "../../../common/prng.ts";
 import type { EvalSample, MiniBatch, RolloutGroup, RunBackend, RunConfig, UpdateRequest } from "../engine.ts";
-import { entropyOf, exactPassAtK, logitGradient, logProbs, refLogProbs, type TabularParams, zeroParams } from "./policy.ts";
+import {
+  entropyOf,
+  exactPassAtK,
+  logitGradient,
+  logProbs,
+  refLogProbs,
+  type TabularParams,
+  zeroParams,
+} from "./policy.ts";
 import type { TabularSettings, TabularWorld } from "./world.ts";
 
 /** One sampled rollout: prompt x, chosen strategy, its log-probs at sampling time and under the reference. */
@@ -79,15 +87,23 @@ export function tabularBackend(
     extraLogs: ["exact.jsonl"],
     sampleGroups() {
       const order = rng.shuffle(Array.from({ length: world.prompts }, (_, x) => x));
-      return Promise.resolve(order.slice(0, this.groupsPerStep).map((x) => {
-        const rollouts = sampleGroup(world, params, x, settings.rl.groupSize, rng);
-        return { rollouts, correct: rollouts.map((r) => r.correct), lengths: null };
-      }));
+      return Promise.resolve(
+        order.slice(0, this.groupsPerStep).map((x) => {
+          const rollouts = sampleGroup(world, params, x, settings.rl.groupSize, rng);
+          return { rollouts, correct: rollouts.map((r) => r.correct), lengths: null };
+        }),
+      );
     },
     toBatch(groups) {
       const rows = groups.flatMap((g) => g.rollouts);
       const B = rows.length;
-      return { rows, B, T: 1, oldLogp: Float64Array.from(rows, (r) => r.oldLogp), mask: new Float64Array(B).fill(1) };
+      return {
+        rows,
+        B,
+        T: 1,
+        oldLogp: Float64Array.from(rows, (r) => r.oldLogp),
+        mask: new Float64Array(B).fill(1),
+      };
     },
     sliceRows: (rows, from, to) => rows.slice(from, to),
     refLogp: (batch) => Promise.resolve(Float64Array.from(batch.rows, (r) => r.refLogp)),
@@ -99,7 +115,12 @@ export function tabularBackend(
       return Promise.resolve(evaluate(world, params, run, step));
     },
     save(step) {
-      const ckpt: Checkpoint = { step, shared: [...params.shared], perPrompt: [...params.perPrompt], rng: rng.state() };
+      const ckpt: Checkpoint = {
+        step,
+        shared: [...params.shared],
+        perPrompt: [...params.perPrompt],
+        rng: rng.state(),
+      };
       atomicWrite(ckptPath, JSON.stringify(ckpt) + "\n");
       return Promise.resolve();
     },
@@ -108,7 +129,9 @@ export function tabularBackend(
       const ckpt = readJson<Checkpoint>(ckptPath);
       const expected = world.prompts * world.strategies;
       if (ckpt.perPrompt.length !== expected) {
-        throw new Error(`${ckptPath}: perPrompt has ${ckpt.perPrompt.length} entries; the world needs ${expected}`);
+        throw new Error(
+          `${ckptPath}: perPrompt has ${ckpt.perPrompt.length} entries; the world needs ${expected}`,
+        );
       }
       params = { shared: Float64Array.from(ckpt.shared), perPrompt: Float64Array.from(ckpt.perPrompt) };
       rng = Rng.fromState(ckpt.rng);
@@ -163,7 +186,15 @@ function evaluate(world: TabularWorld, params: TabularParams, run: RunConfig<Tab
       const s = rng.categorical(probs);
       const correct = world.correct[x * world.strategies + s] === 1;
       const status = correct ? "correct" : "wrong";
-      samples.push({ step, dataset: "tabular", problemId: `tabular/${x}`, sample, correct, status, extracted: `s${s}` });
+      samples.push({
+        step,
+        dataset: "tabular",
+        problemId: `tabular/${x}`,
+        sample,
+        correct,
+        status,
+        extracted: `s${s}`,
+      });
     }
   }
   const ks = exactKs(run.eval.ks);

@@ -37,7 +37,13 @@ export const tabularEngine: Engine<TabularSettings> & { resolve: typeof resolveT
     const world = buildWorld(run.settings, run.seed);
     const backend = tabularBackend(world, run, runDir);
     const { steps } = run.settings.rl;
-    await runLoop(backend, run.algo, { steps, evalEvery: run.eval.every, checkpointEvery: run.settings.checkpointEvery }, runDir, hooks);
+    await runLoop(
+      backend,
+      run.algo,
+      { steps, evalEvery: run.eval.every, checkpointEvery: run.settings.checkpointEvery },
+      runDir,
+      hooks,
+    );
     return "done";
   },
 };

@@ -196,7 +196,10 @@ export interface Batch {
 }
 
 /** The step's updates on a batch of whole groups (mini-batches split on G): mean loss and metrics, last grad norm. */
-export async function updatePolicy(ctx: RlContext, batch: Batch): Promise<UpdateResult & { gradNorm: number }> {
+export async function updatePolicy(
+  ctx: RlContext,
+  batch: Batch,
+): Promise<UpdateResult & { gradNorm: number }> {
   const { tokens, N, ...rest } = batch;
   const groupIds = groupIdsOf(Array(batch.B / ctx.settings.rl.groupSize).fill(ctx.settings.rl.groupSize));
   const result = await loopUpdate(tfjsPolicy(ctx), { ...rest, rows: tokens, T: N }, groupIds, ctx.algo);
@@ -210,13 +213,23 @@ async function updateMiniBatch(ctx: RlContext, mb: MiniBatch<Tokens>, request: U
   const w = tf.tensor2d(Float32Array.from(request.weights), [mb.B, N]);
   try {
     const twoPass = ctx.twoPassUpdate ?? !readsSync();
-    return twoPass ? await updateTwoPass(ctx, mb, request, tokens, w) : updateOnePass(ctx, mb, request, tokens, w);
+    const inputs = { ctx, mb, request, tokens, w };
+    return twoPass ? await updateTwoPass(inputs) : updateOnePass(inputs);
   } finally {
     tf.dispose([tokens, w]);
   }
 }
 
 type CoreLoss = ReturnType<UpdateRequest["lossAt"]>;
+
+/** What one update works on: the context, the mini-batch and the core's request, its tokens and weights. */
+interface UpdateInputs {
+  ctx: RlContext;
+  mb: MiniBatch<Tokens>;
+  request: UpdateRequest;
+  tokens: tf.Tensor2D;
+  w: tf.Tensor;
+}
 
 /** The response log-probs and entropies [B, N] of the policy on `tokens` (inside the tape when training). */
 function responseOutputs(model: Model, tokens: tf.Tensor2D, P: number, N: number) {
@@ -231,13 +244,7 @@ function surrogate(core: CoreLoss, out: { logp: tf.Tensor; entropy: tf.Tensor },
 }
 
 /** One pass: the loss closure reads logp synchronously, so dLogp is computed inside the tape (CPU backends). */
-function updateOnePass(
-  ctx: RlContext,
-  mb: MiniBatch<Tokens>,
-  request: UpdateRequest,
-  tokens: tf.Tensor2D,
-  w: tf.Tensor,
-) {
+function updateOnePass({ ctx, mb, request, tokens, w }: UpdateInputs) {
   const P = ctx.settings.model.promptLength;
   const { gradNorm } = trainStep(ctx.model, ctx.opt, () => {
     const out = responseOutputs(ctx.model, tokens, P, mb.T);
@@ -253,13 +260,7 @@ function updateOnePass(
  * forward/backward pass of the surrogate. The same update as `updateOnePass` (the forward is deterministic), at
  * the cost of one more forward pass.
  */
-async function updateTwoPass(
-  ctx: RlContext,
-  mb: MiniBatch<Tokens>,
-  request: UpdateRequest,
-  tokens: tf.Tensor2D,
-  w: tf.Tensor,
-) {
+async function updateTwoPass({ ctx, mb, request, tokens, w }: UpdateInputs) {
   const P = ctx.settings.model.promptLength;
   const first = tf.tidy(() => responseOutputs(ctx.model, tokens, P, mb.T));
   let core: CoreLoss;

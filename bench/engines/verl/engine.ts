@@ -73,7 +73,9 @@ export const verlEngine: Engine = {
     const settings = validateVerlSettings(run.settings);
     if (settings.launch === "none") {
       console.log(
-        `verl: ${run.runId} planned, not launched (settings.launch is "none"): run ${join(runDir, VERL_DIR)}/` +
+        `verl: ${run.runId} planned, not launched (settings.launch is "none"): run ${
+          join(runDir, VERL_DIR)
+        }/` +
           `ray_job.sh or launch.sh, then ingest with deno task report`,
       );
       return "planned";

@@ -1,7 +1,7 @@
 // The pure step pieces (bench/core/step.ts) and the registered advantage estimators, by hand and by definition.
 import { assertClose, assertEquals, ok, throws } from "../../assert.ts";
 import {
-  advEstimator,
+  ADV_ESTIMATORS,
   batchAdvantages,
   fitOverlongBuffer,
   groupAdvantages,
@@ -11,7 +11,6 @@ import {
   miniBatchRows,
   passkAdvantages,
   PRESETS,
-  registerAdvEstimator,
   resolveAlgo,
   rlooAdvantages,
   scoreRollouts,
@@ -27,7 +26,11 @@ Deno.test("scoreRollouts: reward scheme, overlong penalty over the recorded buff
   assertEquals([...scoreRollouts([1, 0], null, 20, on)], [1, -1]);
   assertEquals([...scoreRollouts([true, false], [20, 20], 20, { ...on, rewardScheme: "binary" })], [0, -1]);
   throws(() => scoreRollouts([1], [3], 3, on), /overlong.buffer is 4; expected 0 < buffer ≤ maxLen \(3\)/);
-  assertEquals([fitOverlongBuffer(4096, 32), fitOverlongBuffer(8, 32), fitOverlongBuffer(4096, 2)], [8, 8, 1]);
+  assertEquals([fitOverlongBuffer(4096, 32), fitOverlongBuffer(8, 32), fitOverlongBuffer(4096, 2)], [
+    8,
+    8,
+    1,
+  ]);
 });
 
 Deno.test("informativeGroup: mixed verdicts or a singleton; one definition for booleans and 0/1", () => {
@@ -99,8 +102,11 @@ Deno.test("estimator registry: presets select estimators by name; ACE rescales a
   );
   const dr = PRESETS["dr-grpo"];
   ok(!dr.normByStd && dr.lossAgg === "seq-mean-token-sum-norm");
-  throws(() => advEstimator("gae"), /advEstimator is 'gae'; expected grpo, rloo, grpo_passk, w_reinforce/);
-  throws(() => registerAdvEstimator("rloo", () => new Float64Array()), /already registered/);
+  throws(
+    () => ADV_ESTIMATORS.get("gae"),
+    /advEstimator is 'gae'; expected grpo, rloo, grpo_passk, w_reinforce/,
+  );
+  throws(() => ADV_ESTIMATORS.register("rloo", () => new Float64Array()), /already registered/);
   const rollouts = {
     rewards: [1, 0, 0, 0],
     correct: [1, 0, 0, 0],
@@ -115,5 +121,8 @@ Deno.test("estimator registry: presets select estimators by name; ACE rescales a
   const out = batchAdvantages(rollouts, algo);
   assertEquals([...out.advantages], [0.1, -1, -1, -1]);
   assertEquals([...out.c], [0, 0.5, -1, 0.9]);
-  ok(out.finalAdvantages[1] < -1 && out.finalAdvantages[3] < out.finalAdvantages[1], "ACE: more confident, more penalty");
+  ok(
+    out.finalAdvantages[1] < -1 && out.finalAdvantages[3] < out.finalAdvantages[1],
+    "ACE: more confident, more penalty",
+  );
 });

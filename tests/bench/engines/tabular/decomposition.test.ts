@@ -21,7 +21,14 @@ import {
 } from "../../../../bench/engines/tabular/mod.ts";
 
 const settings = resolveSettings({ prompts: 3, strategies: 4, broadCorrectProb: 0.5, nicheCorrectProb: 0.4 });
-const runSpec = { runId: "t", engine: "tabular", method: "grpo", preset: "grpo", seed: 11, eval: { n: 1, ks: [1], every: 1 } };
+const runSpec = {
+  runId: "t",
+  engine: "tabular",
+  method: "grpo",
+  preset: "grpo",
+  seed: 11,
+  eval: { n: 1, ks: [1], every: 1 },
+};
 const world = buildWorld(settings, 11);
 const S = world.strategies, P = world.prompts;
 
@@ -100,7 +107,11 @@ Deno.test("the production update (one RL loop → tabular backend) moves the log
   const run = { ...runSpec, settings, algo: PRESETS.grpo };
   // One update of the loop's updatePolicy at theta0 (ratio 1, no clipping): the per-prompt logits move by −lr·∇loss.
   const deltaWith = async (advantages: Float64Array) => {
-    const backend = tabularBackend(world, { ...run, settings: { ...settings, rl: { ...settings.rl, lr } } }, "");
+    const backend = tabularBackend(
+      world,
+      { ...run, settings: { ...settings, rl: { ...settings.rl, lr } } },
+      "",
+    );
     backend.params.shared.set(theta0.slice(0, S));
     backend.params.perPrompt.set(theta0.slice(S));
     const batch = {

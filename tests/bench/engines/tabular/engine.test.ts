@@ -44,7 +44,9 @@ function tempDir(): string {
 /** A file's text; for metrics.jsonl without the wall-clock fields, which legitimately differ between runs. */
 const read = (dir: string, file: string) =>
   file === "metrics.jsonl"
-    ? JSON.stringify(readJsonl<Record<string, unknown>>(join(dir, file)).map(({ sample_s: _s, update_s: _u, ...m }) => m))
+    ? JSON.stringify(
+      readJsonl<Record<string, unknown>>(join(dir, file)).map(({ sample_s: _s, update_s: _u, ...m }) => m),
+    )
     : Deno.readTextFileSync(join(dir, file));
 
 Deno.test("tabular settings: schema defaults fill every knob; bad or unknown fields name the field", () => {

@@ -47,7 +47,10 @@ Deno.test("tfjs engine: SFT base, then RL that improves reward; deterministic, r
         await tfjsEngine.run(runConfig("grpo", 1), runA, sweep, { onProgress: (s) => progress.push(s) }),
         "done",
       );
-      ok(!exists(join(runA, "status.json")) && !exists(join(runA, "config.json")), "the sweep runner writes those");
+      ok(
+        !exists(join(runA, "status.json")) && !exists(join(runA, "config.json")),
+        "the sweep runner writes those",
+      );
       assertEquals(progress.at(-1), 30);
       const metrics = metricsOf(runA);
       assertEquals(metrics.map((m) => m.step), Array.from({ length: 30 }, (_, i) => i + 1));
