@@ -43,22 +43,27 @@ Deno.test("verl methods: what VERL cannot run is refused at plan time, naming th
   throws(() => plan("ace-grpo", { advEstimator: "rloo" }), /ACE over rloo is not mapped to VERL/);
 });
 
-Deno.test("verl methods: the built-in estimator names exist in VERL's own registry", {
-  ignore: !exists(VERL_SOURCE),
-}, () => {
-  const source = Deno.readTextFileSync(VERL_SOURCE);
-  for (const name of ["RLOO", "GRPO_PASSK", "GRPO"]) {
-    ok(source.includes(`@register_adv_est(AdvantageEstimator.${name})`), name);
-  }
-  ok(/RLOO = "rloo"/.test(source) && /GRPO_PASSK = "grpo_passk"/.test(source), "enum values");
-  ok(source.includes('loss_agg_mode == "seq-mean-token-sum-norm"'), "Dr. GRPO's aggregation");
-  ok(!source.includes('"w_reinforce"'), "no built-in w_reinforce: ace_verl.py registers it");
-  const ace = Deno.readTextFileSync(new URL("../../../../bench/engines/verl/ace_verl.py", import.meta.url));
-  ok(
-    ace.includes("core_algos.register_adv_est(W_REINFORCE_NAME)") &&
-      ace.includes('W_REINFORCE_NAME = "w_reinforce"'),
-  );
-});
+const hasVerl = exists(VERL_SOURCE);
+if (!hasVerl) console.log(`skipping the VERL registry check: ${VERL_SOURCE.pathname} not found (../shared)`);
+
+Deno.test(
+  "verl methods: the built-in estimator names exist in VERL's own registry",
+  { ignore: !hasVerl },
+  () => {
+    const source = Deno.readTextFileSync(VERL_SOURCE);
+    for (const name of ["RLOO", "GRPO_PASSK", "GRPO"]) {
+      ok(source.includes(`@register_adv_est(AdvantageEstimator.${name})`), name);
+    }
+    ok(/RLOO = "rloo"/.test(source) && /GRPO_PASSK = "grpo_passk"/.test(source), "enum values");
+    ok(source.includes('loss_agg_mode == "seq-mean-token-sum-norm"'), "Dr. GRPO's aggregation");
+    ok(!source.includes('"w_reinforce"'), "no built-in w_reinforce: ace_verl.py registers it");
+    const ace = Deno.readTextFileSync(new URL("../../../../bench/engines/verl/ace_verl.py", import.meta.url));
+    ok(
+      ace.includes("core_algos.register_adv_est(W_REINFORCE_NAME)") &&
+        ace.includes('W_REINFORCE_NAME = "w_reinforce"'),
+    );
+  },
+);
 
 function exists(url: URL): boolean {
   try {
