@@ -1,5 +1,19 @@
 /** Public API of bench/ (filled in by its issue). */
 export * from "./core/mod.ts";
+export type {
+  Engine,
+  EvalSpec,
+  MiniBatch,
+  PolicyBackend,
+  RolloutGroup,
+  RunBackend,
+  RunConfig,
+  RunHooks,
+  RunOutcome,
+  StepBatch,
+  UpdateRequest,
+} from "./engines/engine.ts";
+export { type LoopSchedule, rlStep, runLoop, type StepMetrics, updatePolicy } from "./engines/loop.ts";
 export {
   exactPassAtK,
   tabularEngine,

@@ -99,7 +99,8 @@ async function sweepLocked(
   const outcome = await runSweep(sweep, runs, { out, workers });
   const minutes = ((performance.now() - started) / 60000).toFixed(1);
   console.error(
-    `sweep ${sweep.name}: ${outcome.done.length} done, ${outcome.skipped.length} already done, ` +
+    `sweep ${sweep.name}: ${outcome.done.length} done, ${outcome.planned.length} planned, ` +
+      `${outcome.skipped.length} already done, ` +
       `${outcome.failed.length} failed in ${minutes} min (${out})`,
   );
   for (const f of outcome.failed) console.error(`  failed ${f.runId}: ${f.reason}`);

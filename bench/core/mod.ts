@@ -1,4 +1,5 @@
-// Public API of the RL algorithm core: engine-agnostic GRPO, DAPO and ACE over typed arrays.
+// Public API of the RL algorithm core: engine-agnostic GRPO, DAPO, ACE and baselines over typed arrays,
+// with advantage estimators and policy losses registered by name.
 export { assertFinite, type Num } from "./check.ts";
 export { type GroupAdvantageOptions, groupAdvantages, groupMembers } from "./advantages.ts";
 export {
@@ -17,8 +18,10 @@ export {
   aggregationWeights,
   LOSS_AGG_MODES,
   type LossAggMode,
+  POLICY_LOSSES,
   policyLoss,
   type PolicyLossConfig,
+  type PolicyLossFn,
   type PolicyLossInput,
   type PolicyLossMetrics,
 } from "./policy_loss.ts";
@@ -30,4 +33,27 @@ export {
 } from "./dynamic_sampling.ts";
 export { overlongPenalty } from "./overlong.ts";
 export { type AlgoConfig, PRESETS, resolveAlgo } from "./presets.ts";
+export {
+  ADV_ESTIMATORS,
+  type AdvantageEstimator,
+  type AdvantageInput,
+  type AdvantageOptions,
+  grpoAdvantages,
+  passkAdvantages,
+  rlooAdvantages,
+  wReinforceAdvantages,
+} from "./estimators.ts";
+export { Registry } from "./registry.ts";
+export {
+  batchAdvantages,
+  fitOverlongBuffer,
+  groupIdsOf,
+  informativeGroup,
+  meanUpdates,
+  miniBatchRows,
+  scoreRollouts,
+  type StepAdvantages,
+  type StepRollouts,
+  type UpdateResult,
+} from "./step.ts";
 export { type DiagnosticsInput, type TrainingDiagnostics, trainingDiagnostics } from "./diagnostics.ts";

@@ -2,6 +2,7 @@
 // (arXiv 1912.09729), KL and entropy terms, aggregated as VERL's agg_loss does (docs/references.md).
 import { assertFinite, assertLength, assertShape, type Num } from "./check.ts";
 import { klPenalty, type KlType } from "./kl.ts";
+import { Registry } from "./registry.ts";
 
 /** Loss aggregation modes as VERL's `loss_agg_mode` names them (seq-mean-token-sum-norm: Dr. GRPO, 2503.20783). */
 export type LossAggMode =
@@ -194,3 +195,9 @@ function clippedTokenLoss(
   }
   return [loss, grad, isClipped, isLower, logRatio];
 }
+
+/** A policy loss: the loss, its gradient wrt logp per token, and the metrics (the signature of `policyLoss`). */
+export type PolicyLossFn = typeof policyLoss;
+
+/** The policy losses by VERL's names (`algo.policyLoss`): vanilla is the clipped loss above. */
+export const POLICY_LOSSES = new Registry<PolicyLossFn>("policyLoss", [["vanilla", policyLoss]]);

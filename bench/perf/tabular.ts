@@ -5,7 +5,8 @@ import { readJsonl } from "../../common/fs.ts";
 import { passAtK } from "../../evaluators/passk.ts";
 import { seedAggregate } from "../../evaluators/stats.ts";
 import { expandRuns, presetPath, readSweepConfig, runSweep } from "../sweep/mod.ts";
-import { exactKs, tabularEngine } from "../engines/tabular/engine.ts";
+import { exactKs } from "../engines/tabular/backend.ts";
+import { tabularEngine } from "../engines/tabular/engine.ts";
 
 /** Usage text for `deno task bench tabular`. */
 export const usage = `usage: deno task bench tabular [--config FILE] [--out DIR] [--workers N] [--keep]
@@ -105,7 +106,7 @@ export async function main(args: string[]): Promise<number> {
   const one = runs[0];
   const soloDir = Deno.makeTempDirSync({ prefix: "acebench-tabular-solo-" });
   const t1 = performance.now();
-  await tabularEngine.run(one, soloDir, soloDir, { onProgress() {} });
+  await tabularEngine.run(tabularEngine.resolve(one), soloDir, soloDir, { onProgress() {} });
   const soloSeconds = (performance.now() - t1) / 1000;
   Deno.removeSync(soloDir, { recursive: true });
 

@@ -5,7 +5,7 @@ import { loadSchema, validate, ValidationError } from "../../common/config.ts";
 import { configHash } from "../../common/hash.ts";
 import type { RunConfig } from "../engines/engine.ts";
 import { type EngineSpec, engineSpec } from "../engines/registry.ts";
-import { resolveAlgo as coreResolveAlgo } from "../core/mod.ts";
+import { type AlgoConfig, PRESETS, resolveAlgo as coreResolveAlgo } from "../core/mod.ts";
 
 /** One method of a sweep: an RL-core preset plus overrides, shown in reports under `name`. */
 export interface MethodSpec {
@@ -28,7 +28,7 @@ export interface SweepConfig {
 }
 
 /** Resolves a preset plus overrides into the RL core's full algorithm config (the RL core's `resolveAlgo`). */
-export type ResolveAlgo = (preset: string, overrides: Record<string, unknown>) => Record<string, unknown>;
+export type ResolveAlgo = (preset: string, overrides: Record<string, unknown>) => AlgoConfig;
 
 const schemaUrl = new URL("./sweep.schema.json", import.meta.url);
 const configsDir = new URL("../configs/", import.meta.url);
@@ -86,6 +86,11 @@ export function checkSweepConfig(raw: unknown, source: string, spec?: EngineSpec
   sweep.eval.ks.sort((a, b) => a - b);
   const seen = new Set<string>();
   sweep.methods.forEach((m, i) => {
+    if (!Object.hasOwn(PRESETS, m.preset)) {
+      throw new ValidationError(
+        `${source}: methods[${i}].preset: unknown preset '${m.preset}' (${Object.keys(PRESETS).join(", ")})`,
+      );
+    }
     if (seen.has(m.name)) {
       throw new ValidationError(`${source}: methods[${i}].name: duplicate method '${m.name}'`);
     }
@@ -136,7 +141,7 @@ function gridPoints(grid: SweepConfig["grid"]): { sets: [string, unknown][]; suf
 /** Expand a sweep into its runs: methods (ACE ones × grid points) × seeds, in a stable order. */
 export function expandRuns(
   sweep: SweepConfig,
-  resolveAlgo: ResolveAlgo = (preset, overrides) => ({ ...coreResolveAlgo(preset, overrides) }),
+  resolveAlgo: ResolveAlgo = coreResolveAlgo,
 ): RunConfig[] {
   const runs: RunConfig[] = [];
   const settings = { ...sweep.settings, rl: { ...(sweep.settings.rl as object | undefined), ...sweep.rl } };
@@ -147,7 +152,7 @@ export function expandRuns(
       const overrides: Record<string, unknown> = structuredClone(method.overrides ?? {});
       for (const [path, value] of point.sets) overrides[path] = value;
       const label = method.name + point.suffix;
-      let algo: Record<string, unknown>;
+      let algo: AlgoConfig;
       try {
         algo = resolveAlgo(method.preset, overrides);
       } catch (e) {

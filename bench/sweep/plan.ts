@@ -47,10 +47,8 @@ export async function describePlan(
   for (const run of runs) {
     const state = readStatus(runDir(out, run.runId))?.state ?? "new";
     const steps = (run.settings.rl as { steps: number }).steps;
-    const ace = run.algo.ace as
-      | { enabled: boolean; alpha: number; phi: string; aggregation: string }
-      | undefined;
-    const aceText = ace?.enabled ? `α=${ace.alpha} φ=${ace.phi} c=${ace.aggregation}` : "off";
+    const ace = run.algo.ace;
+    const aceText = ace.enabled ? `α=${ace.alpha} φ=${ace.phi} c=${ace.aggregation}` : "off";
     lines.push(
       `${run.runId.padEnd(36)} ${state.padEnd(8)} ${run.preset.padEnd(9)} ${String(run.seed).padEnd(5)} ${
         String(steps).padEnd(6)

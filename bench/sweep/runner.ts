@@ -6,7 +6,7 @@ import { exists, readJson, readJsonl, writeJson } from "../../common/fs.ts";
 import { multiProgress, type Progress, progressEnabled } from "../../common/progress.ts";
 import { machineInfo, versionInfo } from "../../common/provenance.ts";
 import { readStatus, runDir, type RunStatus } from "../../common/run_folder.ts";
-import type { RunConfig } from "../engines/engine.ts";
+import type { RunConfig, RunOutcome } from "../engines/engine.ts";
 import { type EngineSpec, engineSpec } from "../engines/registry.ts";
 import { type SweepConfig, sweepHash } from "./config.ts";
 import type { WorkerJob, WorkerReport } from "./worker.ts";
@@ -24,6 +24,8 @@ export interface SweepOptions {
 /** What happened to each run. */
 export interface SweepOutcome {
   done: string[];
+  /** Runs the engine only planned (VERL without a launcher): launch them outside, then report. */
+  planned: string[];
   skipped: string[];
   failed: { runId: string; reason: string }[];
   /** True when Ctrl-C stopped the sweep; unfinished runs stay "running" and resume next time. */
@@ -34,6 +36,11 @@ const workerUrl = new URL("./worker.ts", import.meta.url);
 
 /** Live workers and how to stop each (resolving its job as interrupted). */
 type Active = Map<Worker, (reason: string | null) => void>;
+
+/** config.json of a run: the resolved run, with its ACE options also at the top level (see ARCHITECTURE.md). */
+export function recordedConfig(run: RunConfig<unknown>): Record<string, unknown> {
+  return { ...run, ace: run.algo.ace };
+}
 
 /**
  * Write `<out>/sweep.json` (resolved config, configHash, versions, machine). A folder that already holds a
@@ -70,44 +77,58 @@ export function firstNonFiniteLoss(dir: string): number | null {
   return null;
 }
 
-/** Run one job in a fresh worker; resolves with null on success or the failure reason. */
-function runInWorker(job: WorkerJob, onProgress: (step: number, total: number) => void, active: Active) {
-  return new Promise<string | null>((resolve) => {
+/** How a worker's job ended: the engine's outcome, or the failure reason. */
+type JobResult = { outcome: RunOutcome; failure: null } | { outcome: null; failure: string };
+
+/** What a job reports while it runs: progress, and (runs) the resolved config the engine will run. */
+interface JobHooks {
+  onProgress(step: number, total: number): void;
+  onConfig?(config: RunConfig<unknown>): void;
+}
+
+/** Run one job in a fresh worker; resolves with the engine's outcome or the failure reason. */
+function runInWorker(job: WorkerJob, hooks: JobHooks, active: Active) {
+  return new Promise<JobResult>((resolve) => {
     const worker = new Worker(workerUrl, { type: "module" });
-    const finish = (reason: string | null) => {
+    const finish = (result: JobResult) => {
       active.delete(worker);
       worker.terminate();
-      resolve(reason);
+      resolve(result);
     };
-    active.set(worker, finish);
+    const fail = (failure: string) => finish({ outcome: null, failure });
+    active.set(worker, (reason) => fail(reason ?? "interrupted"));
     worker.onmessage = (e: MessageEvent<WorkerReport>) => {
       const report = e.data;
-      if (report.kind === "progress") onProgress(report.step, report.total);
-      else if (report.kind === "done") finish(null);
+      if (report.kind === "progress") hooks.onProgress(report.step, report.total);
+      else if (report.kind === "config") hooks.onConfig?.(report.config);
+      else if (report.kind === "done") finish({ outcome: report.outcome, failure: null });
       else {
         if (Deno.env.get("ACEBENCH_DEBUG") && report.stack) console.error(report.stack);
-        finish(report.message.split("\n")[0] || "engine error");
+        fail(report.message.split("\n")[0] || "engine error");
       }
     };
     worker.onerror = (e) => {
       e.preventDefault();
-      finish(`worker crashed: ${e.message}`);
+      fail(`worker crashed: ${e.message}`);
     };
     worker.postMessage(job);
   });
 }
 
-/** Settle a finished run: done only if the engine returned, the losses are finite and samples were written. */
-function settleRun(dir: string, status: RunStatus, failure: string | null, started: number): RunStatus {
-  let reason = failure;
-  if (reason === null) {
+/**
+ * Settle a finished run: done only if the engine returned, the losses are finite and samples were written;
+ * planned when the engine only planned it.
+ */
+function settleRun(dir: string, status: RunStatus, result: JobResult, started: number): RunStatus {
+  let reason = result.failure;
+  if (result.outcome === "done") {
     const bad = firstNonFiniteLoss(dir);
     if (bad !== null) reason = `diverged: non-finite loss at step ${bad}`;
     else if (!exists(join(dir, "eval.jsonl"))) reason = "engine finished without writing eval.jsonl";
   }
   const next: RunStatus = {
     ...status,
-    state: reason === null ? "done" : "failed",
+    state: reason !== null ? "failed" : result.outcome === "planned" ? "planned" : "done",
     finishedAt: new Date().toISOString(),
     seconds: Math.round((performance.now() - started) / 100) / 10,
   };
@@ -128,7 +149,7 @@ export async function runSweep(
 ): Promise<SweepOutcome> {
   const spec = options.engine ?? engineSpec(sweep.engine);
   const out = options.out;
-  const outcome: SweepOutcome = { done: [], skipped: [], failed: [], interrupted: false };
+  const outcome: SweepOutcome = { done: [], planned: [], skipped: [], failed: [], interrupted: false };
   const pending = runs.filter((r) => {
     const skip = readStatus(runDir(out, r.runId))?.state === "done";
     if (skip) outcome.skipped.push(r.runId);
@@ -149,11 +170,11 @@ export async function runSweep(
     log(`sweep ${sweep.name}: preparing the ${spec.name} engine`);
     const prepared = await runInWorker(
       { kind: "prepare", spec, settings: sweep.settings, seed: sweep.seeds[0], sweepDir: out },
-      () => {},
+      { onProgress() {} },
       active,
     );
     if (outcome.interrupted) return outcome;
-    if (prepared !== null) throw new Error(`${spec.name} prepare failed: ${prepared}`);
+    if (prepared.failure !== null) throw new Error(`${spec.name} prepare failed: ${prepared.failure}`);
     const overall = bars.add(`sweep ${sweep.name}`, pending.length, "runs");
     const queue = [...pending];
     const width = Math.max(1, Math.min(options.workers ?? cpus().length, queue.length));
@@ -187,24 +208,27 @@ async function executeRun(
     startedAt: new Date().toISOString(),
     attempts: (previous?.attempts ?? 0) + 1,
   };
-  writeJson(join(dir, "config.json"), run);
   writeJson(join(dir, "status.json"), status);
   log(`run ${run.runId}: ${previous ? "resuming" : "starting"}`);
   const started = performance.now();
-  const failure = await runInWorker(
+  const result = await runInWorker(
     { kind: "run", spec, run, runDir: dir, sweepDir: out },
-    (step, total) => {
-      bar.setTotal(total);
-      bar.update(step);
+    {
+      onProgress(step, total) {
+        bar.setTotal(total);
+        bar.update(step);
+      },
+      // The run as the engine resolved it (settings with defaults, algorithm fitted to the engine).
+      onConfig: (config) => writeJson(join(dir, "config.json"), recordedConfig(config)),
     },
     active,
   );
   bar.stop();
   if (outcome.interrupted) return; // status stays "running": the next invocation resumes it
-  const settled = settleRun(dir, status, failure, started);
-  if (settled.state === "done") {
-    outcome.done.push(run.runId);
-    log(`run ${run.runId}: done in ${settled.seconds} s`);
+  const settled = settleRun(dir, status, result, started);
+  if (settled.state === "done" || settled.state === "planned") {
+    outcome[settled.state].push(run.runId);
+    log(`run ${run.runId}: ${settled.state} in ${settled.seconds} s`);
   } else {
     outcome.failed.push({ runId: run.runId, reason: settled.reason ?? "" });
     log(`run ${run.runId}: failed: ${settled.reason}`);

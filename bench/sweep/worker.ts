@@ -1,6 +1,6 @@
 // Worker entry: imports one engine and runs one job (the shared `prepare`, or one run), reporting by message.
 // A fresh worker per job keeps engine state (tfjs tensors, module caches) from leaking between runs.
-import type { RunConfig } from "../engines/engine.ts";
+import type { RunConfig, RunOutcome } from "../engines/engine.ts";
 import { type EngineSpec, loadEngine } from "../engines/registry.ts";
 
 /** A job sent to the worker. */
@@ -11,7 +11,8 @@ export type WorkerJob =
 /** What the worker reports back. */
 export type WorkerReport =
   | { kind: "progress"; step: number; total: number }
-  | { kind: "done" }
+  | { kind: "config"; config: RunConfig<unknown> }
+  | { kind: "done"; outcome: RunOutcome }
   | { kind: "error"; message: string; stack?: string };
 
 // Typed view of the worker global, so this file checks without the deno.worker lib.
@@ -20,20 +21,24 @@ const scope = globalThis as unknown as {
   postMessage(report: WorkerReport): void;
 };
 
-async function perform(job: WorkerJob): Promise<void> {
+/** Prepare, or resolve the run once (reported, so the runner records it as config.json), then run it. */
+async function perform(job: WorkerJob): Promise<RunOutcome> {
   const engine = await loadEngine(job.spec);
   if (job.kind === "prepare") {
     await engine.prepare?.({ settings: job.settings, seed: job.seed }, job.sweepDir);
-    return;
+    return "done";
   }
-  await engine.run(job.run, job.runDir, job.sweepDir, {
+  const run = engine.resolve ? engine.resolve(job.run) : job.run;
+  scope.postMessage({ kind: "config", config: run });
+  const outcome = await engine.run(run, job.runDir, job.sweepDir, {
     onProgress: (step, total) => scope.postMessage({ kind: "progress", step, total }),
   });
+  return outcome ?? "done";
 }
 
 scope.onmessage = (e) => {
   perform(e.data).then(
-    () => scope.postMessage({ kind: "done" }),
+    (outcome) => scope.postMessage({ kind: "done", outcome }),
     (err) => {
       const error = err instanceof Error ? err : new Error(String(err));
       scope.postMessage({ kind: "error", message: error.message, stack: error.stack });

@@ -1,5 +1,6 @@
 // Public API of the tabular engine.
-export { exactKs, resolvedRunConfig, tabularEngine } from "./engine.ts";
+export { resolveTabularRun, tabularEngine } from "./engine.ts";
+export { exactKs, type Rollout, sampleGroup, tabularBackend, type TabularGroup } from "./backend.ts";
 export {
   entropyOf,
   exactPassAtK,
@@ -10,5 +11,4 @@ export {
   type TabularParams,
   zeroParams,
 } from "./policy.ts";
-export { type Rollout, sampleGroup, trainStep } from "./train.ts";
 export { buildWorld, resolveSettings, type TabularSettings, type TabularWorld } from "./world.ts";

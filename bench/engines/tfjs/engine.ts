@@ -1,10 +1,11 @@
-// The tfjs Engine: `prepare` trains the shared SFT base model, `run` does RL from it with periodic evaluation,
-// metrics, status and bit-for-bit resumable checkpoints.
+// The tfjs Engine: `prepare` trains the shared SFT base model; `run` drives the tfjs policy backend with the one RL
+// loop from it, with periodic evaluation and bit-for-bit resumable checkpoints.
 import { join } from "node:path";
-import { appendJsonl, atomicWrite, exists, readJson, readJsonl, writeJson } from "../../../common/fs.ts";
+import { atomicWrite, exists, readJson, readJsonl, writeJson } from "../../../common/fs.ts";
 import { Rng } from "../../../common/prng.ts";
-import { type AlgoConfig, resolveAlgo } from "../../core/mod.ts";
-import type { Engine, RunConfig, RunHooks } from "../engine.ts";
+import { fitOverlongBuffer } from "../../core/mod.ts";
+import type { Engine, RunBackend, RunConfig, RunHooks, RunOutcome } from "../engine.ts";
+import { runLoop } from "../loop.ts";
 import { loadBundle, loadLatestCheckpoint, saveBundle, saveCheckpoint } from "./checkpoint.ts";
 import {
   createModel,
@@ -17,7 +18,7 @@ import {
   setWeights,
 } from "./model.ts";
 import { type EvalRecord, evaluate, policyFrom, type SavedModel } from "./policy.ts";
-import { rlStep } from "./rl.ts";
+import { type RlContext, type TfjsGroup, tfjsPolicy, type Tokens } from "./rl.ts";
 import {
   baseKey,
   modelConfig,
@@ -89,20 +90,6 @@ export async function prepareBase(
   });
 }
 
-/** Merge a patch into status.json (the sweep runner writes it too, so existing fields are kept). */
-function markStatus(runDir: string, patch: Record<string, unknown>): void {
-  const path = join(runDir, "status.json");
-  const old = exists(path) ? readJson<Record<string, unknown>>(path) : {};
-  writeJson(path, { ...old, ...patch });
-}
-
-/** Keep only JSON lines whose step is ≤ `step` (drops what was written after the checkpoint we resume from). */
-function truncateAfter(path: string, step: number): void {
-  if (!exists(path)) return;
-  const kept = readJsonl<{ step: number }>(path).filter((r) => r.step <= step);
-  atomicWrite(path, kept.map((r) => JSON.stringify(r)).join("\n") + (kept.length ? "\n" : ""));
-}
-
 /**
  * Base-model evaluation records for `n` samples per test problem, computed once per sweep and cached in
  * `base/eval-n<n>.jsonl` (deterministic, so two runs computing it at once write identical files).
@@ -120,20 +107,77 @@ async function baseEval(
   return records;
 }
 
-/** Steps at which a run evaluates: every `every` steps and always the last. */
-function evalDue(step: number, total: number, every: number): boolean {
-  return step === total || (every > 0 && step % every === 0);
+/**
+ * The run as the tfjs engine trains it: settings validated with defaults, and an overlong buffer larger than the
+ * response budget (the presets' 4096 tokens) fitted to it (`fitOverlongBuffer`), so config.json records the
+ * buffer the penalty uses.
+ */
+export function resolveTfjsRun(run: RunConfig): RunConfig<TfjsSettings> {
+  const settings = resolveSettings(run.settings, `run ${run.runId} settings`);
+  const algo = structuredClone(run.algo);
+  algo.overlong.buffer = fitOverlongBuffer(algo.overlong.buffer, settings.rl.maxNewTokens);
+  return { ...run, algo, settings };
+}
+
+/** The tfjs run backend: the policy of `tfjsPolicy` plus evaluation and bit-for-bit checkpoints. */
+function tfjsRunBackend(
+  run: RunConfig<TfjsSettings>,
+  runDir: string,
+  sweepDir: string,
+  base: BaseBundle,
+): RunBackend<TfjsGroup, Tokens> {
+  const s = run.settings;
+  const { train, test } = taskSets(s);
+  const policy = policyFrom(base);
+  const opt = createOptimizer(policy.model, { lr: s.rl.lr, clipNorm: s.rl.clipNorm });
+  const ctx: RlContext = {
+    model: policy.model,
+    ref: policyFrom(base).model,
+    opt,
+    tok: settingsTokenizer(s),
+    train,
+    settings: s,
+    algo: run.algo,
+    rng: Rng.seeded(run.seed).derive("rl"),
+  };
+  const ckptDir = join(runDir, "checkpoints");
+  return {
+    ...tfjsPolicy(ctx),
+    extraLogs: [],
+    evaluate: async (step) => ({
+      samples: step === 0
+        ? await baseEval(base, s, sweepDir, run.eval.n)
+        : await evaluate(policy, test, run.eval.n, step, evalSeed(run.seed, step)),
+    }),
+    async save(step) {
+      const checkpoint: RunCheckpoint = {
+        settings: s,
+        weights: await getWeightsAsync(policy.model),
+        step,
+        rng: ctx.rng.state(),
+        optimizer: await getOptimizerStateAsync(opt),
+      };
+      saveCheckpoint(ckptDir, step, checkpoint);
+    },
+    load() {
+      const resumed = loadLatestCheckpoint<RunCheckpoint>(ckptDir);
+      if (!resumed) return Promise.resolve(null);
+      setWeights(policy.model, resumed.value.weights);
+      setOptimizerState(opt, resumed.value.optimizer);
+      ctx.rng = Rng.fromState(resumed.value.rng);
+      return Promise.resolve(resumed.step);
+    },
+  };
 }
 
 /** RL from the shared base model, resuming from the newest checkpoint when there is one. */
 export async function runRl(
-  run: RunConfig,
+  run: RunConfig<TfjsSettings>,
   runDir: string,
   sweepDir: string,
   hooks: RunHooks,
-): Promise<void> {
-  const s = resolveSettings(run.settings, `run ${run.runId} settings`);
-  const algo: AlgoConfig = resolveAlgo(run.preset, run.algo);
+): Promise<RunOutcome> {
+  const s = run.settings;
   const baseBundlePath = join(baseDir(sweepDir), "model");
   if (!exists(join(baseBundlePath, "state.json"))) {
     throw new Error(`${baseBundlePath}: no base model; the sweep must call the tfjs engine's prepare first`);
@@ -143,67 +187,10 @@ export async function runRl(
     throw new Error(`${baseBundlePath}: base model was trained with other settings`);
   }
   await initBackend(s.backend);
-  markStatus(runDir, { state: "running", startedAt: new Date().toISOString() });
-  // The sweep runner writes config.json; an engine called directly (tests, scripts) records its own.
-  if (!exists(join(runDir, "config.json"))) {
-    writeJson(join(runDir, "config.json"), { ...run, algo, settings: s });
-  }
-
-  const tok = settingsTokenizer(s);
-  const { train, test } = taskSets(s);
-  const ref = policyFrom(base).model;
-  const policy = policyFrom(base);
-  const opt = createOptimizer(policy.model, { lr: s.rl.lr, clipNorm: s.rl.clipNorm });
-  let rng = Rng.seeded(run.seed).derive("rl");
-  let step = 0;
-  const metricsPath = join(runDir, "metrics.jsonl"), evalPath = join(runDir, "eval.jsonl");
-  const ckptDir = join(runDir, "checkpoints");
-  const resumed = loadLatestCheckpoint<RunCheckpoint>(ckptDir);
-  if (resumed) {
-    setWeights(policy.model, resumed.value.weights);
-    setOptimizerState(opt, resumed.value.optimizer);
-    rng = Rng.fromState(resumed.value.rng);
-    step = resumed.step;
-    truncateAfter(metricsPath, step);
-    truncateAfter(evalPath, step);
-  } else {
-    atomicWrite(metricsPath, "");
-    atomicWrite(evalPath, "");
-    appendJsonl(evalPath, await baseEval(base, s, sweepDir, run.eval.n));
-  }
-  const total = s.rl.steps;
-  hooks.onProgress(step, total);
-  const ctx = { model: policy.model, ref, opt, tok, train, settings: s, algo, rng };
-  while (step < total) {
-    step++;
-    let metrics;
-    try {
-      metrics = await rlStep(ctx, step);
-    } catch (e) {
-      const reason = `step ${step}: ${(e as Error).message}`;
-      markStatus(runDir, { state: "failed", reason, finishedAt: new Date().toISOString() });
-      throw new Error(reason);
-    }
-    appendJsonl(metricsPath, [metrics]);
-    if (evalDue(step, total, run.eval.every)) {
-      appendJsonl(evalPath, await evaluate(policy, test, run.eval.n, step, evalSeed(run.seed, step)));
-    }
-    if (step === total || step % s.rl.checkpointEvery === 0) {
-      saveCheckpoint(
-        ckptDir,
-        step,
-        {
-          settings: s,
-          weights: await getWeightsAsync(policy.model),
-          step,
-          rng: ctx.rng.state(),
-          optimizer: await getOptimizerStateAsync(opt),
-        } satisfies RunCheckpoint,
-      );
-    }
-    hooks.onProgress(step, total);
-  }
-  markStatus(runDir, { state: "done", finishedAt: new Date().toISOString() });
+  const backend = tfjsRunBackend(run, runDir, sweepDir, base);
+  const schedule = { steps: s.rl.steps, evalEvery: run.eval.every, checkpointEvery: s.rl.checkpointEvery };
+  await runLoop(backend, run.algo, schedule, runDir, hooks);
+  return "done";
 }
 
 /** Seed of the evaluation samples at `step` of a run (independent of the training stream, so resume-safe). */
@@ -212,8 +199,9 @@ function evalSeed(seed: number, step: number): number {
 }
 
 /** The tfjs engine (name "tfjs"). */
-export const tfjsEngine: Engine = {
+export const tfjsEngine: Engine<TfjsSettings> & { resolve: typeof resolveTfjsRun } = {
   name: "tfjs",
   prepare: prepareBase,
+  resolve: resolveTfjsRun,
   run: runRl,
 };

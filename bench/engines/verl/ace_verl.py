@@ -171,6 +171,19 @@ def compute_ace_outcome_advantage(token_level_rewards, response_mask, config=Non
     return per_token, per_token
 
 
+def compute_w_reinforce_outcome_advantage(token_level_rewards, response_mask, config=None, index=None, **_unused):
+    """W-REINFORCE (Zhu et al. 2025, negative-sample reinforcement): A = lambda for a correct rollout (score > 0,
+    as VERL's hook sees only rewards), -1 otherwise; no baseline. lambda: ACE_VERL_W_REINFORCE_LAMBDA."""
+    lam = _float_env(os.environ, "ACE_VERL_W_REINFORCE_LAMBDA", 0.1)
+    scores = token_level_rewards.sum(dim=-1)
+    adv = torch.where(scores > 0, torch.full_like(scores, lam), torch.full_like(scores, -1.0))
+    per_token = adv.unsqueeze(-1) * response_mask.to(token_level_rewards.dtype)
+    return per_token, per_token
+
+
+W_REINFORCE_NAME = "w_reinforce"
+
+
 def _config_get(config, key, default):
     if config is None:
         return default
@@ -292,12 +305,14 @@ def _wrap(original):
 
 
 def install():
-    """Register `ace` with VERL and patch every module holding `compute_advantage` (idempotent)."""
+    """Register `ace` and `w_reinforce` with VERL and patch every module holding `compute_advantage` (idempotent)."""
     from verl.trainer.ppo import core_algos, ray_trainer
 
     registry = getattr(core_algos, "ADV_ESTIMATOR_REGISTRY", {})
     if registry.get(ACE_NAME) is not compute_ace_outcome_advantage:
         core_algos.register_adv_est(ACE_NAME)(compute_ace_outcome_advantage)
+    if registry.get(W_REINFORCE_NAME) is not compute_w_reinforce_outcome_advantage:
+        core_algos.register_adv_est(W_REINFORCE_NAME)(compute_w_reinforce_outcome_advantage)
     current = ray_trainer.compute_advantage
     if getattr(current, "_ace_verl", False):
         return

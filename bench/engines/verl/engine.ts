@@ -72,14 +72,18 @@ export const verlEngine: Engine = {
     writeRunPlan(plan, runDir);
     const settings = validateVerlSettings(run.settings);
     if (settings.launch === "none") {
-      throw new Error(
-        `planned, not launched (settings.launch is "none"): run ${join(runDir, VERL_DIR)}/ray_job.sh ` +
-          `or launch.sh, then ingest with deno task report`,
+      console.log(
+        `verl: ${run.runId} planned, not launched (settings.launch is "none"): run ${
+          join(runDir, VERL_DIR)
+        }/` +
+          `ray_job.sh or launch.sh, then ingest with deno task report`,
       );
+      return "planned";
     }
     hooks.onProgress(0, steps);
     await runScript(runDir, settings.launch === "local" ? "launch.sh" : "ray_job.sh");
     await ingestVerlDumps(runDir, { sweepDir });
     hooks.onProgress(steps, steps);
+    return "done";
   },
 };

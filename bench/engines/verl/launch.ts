@@ -4,7 +4,6 @@ import { chmodSync, readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { atomicWrite } from "../../../common/fs.ts";
 import { configHash } from "../../../common/hash.ts";
-import type { AlgoConfig } from "../../core/presets.ts";
 import type { RunConfig } from "../engine.ts";
 import { entrypointFor, hydraOverrides, verlEnv } from "./overrides.ts";
 import { resolveRecipe, validateVerlSettings, type VerlDataset, type VerlSettings } from "./recipes.ts";
@@ -57,7 +56,7 @@ export function verlRunPlan(
   env: Record<string, string | undefined> = Deno.env.toObject(),
 ): VerlRunPlan {
   const settings = validateVerlSettings(run.settings, `runs/${run.runId}/config.json: settings`);
-  const algo = run.algo as unknown as AlgoConfig;
+  const algo = run.algo;
   const family = algo.dynamicSampling?.enabled || run.preset.endsWith("dapo") ? "dapo" : "grpo";
   const recipe = resolveRecipe(family, settings);
   const localSweep = resolve(sweep.dir ?? join("runs", sweep.name));

@@ -24,6 +24,32 @@ export interface OverrideInput {
 
 /** The name of ACE's estimator as ace_verl.py registers it. */
 export const ACE_ESTIMATOR = "ace";
+/** W-REINFORCE's estimator as ace_verl.py registers it (VERL has none built in). */
+export const W_REINFORCE_ESTIMATOR = "w_reinforce";
+/** The RL core's estimators by VERL name (algorithm.adv_estimator); ACE runs use ace_verl's GRPO-based `ace`. */
+const VERL_ESTIMATORS: Record<string, string> = {
+  grpo: "grpo",
+  rloo: "rloo",
+  grpo_passk: "grpo_passk",
+  w_reinforce: W_REINFORCE_ESTIMATOR,
+};
+
+/** VERL's algorithm.adv_estimator for the run; throws naming the method when VERL cannot run it. */
+export function verlEstimator(algo: AlgoConfig): string {
+  if (algo.ace.enabled) {
+    if (algo.advEstimator !== "grpo") {
+      throw new RangeError(
+        `algo.advEstimator is '${algo.advEstimator}' with ACE on; ace_verl's ace estimator is GRPO-based, so ` +
+          `ACE over ${algo.advEstimator} is not mapped to VERL`,
+      );
+    }
+    return ACE_ESTIMATOR;
+  }
+  const name = VERL_ESTIMATORS[algo.advEstimator];
+  if (!name) throw new RangeError(`algo.advEstimator '${algo.advEstimator}' has no VERL estimator mapped`);
+  return name;
+}
+
 /** Ray calls this in every worker process so the `ace` estimator and the call-site patch exist there. */
 export const ACE_SETUP_HOOK = "ace_verl.install";
 /** VERL's standard PPO/GRPO entry. DAPO's recipe trainer is the only one with dynamic sampling (filter_groups). */
@@ -51,6 +77,7 @@ export function verlEnv(algo: AlgoConfig, settings: VerlSettings, runDir: string
     env.ACE_VERL_AGGREGATION = algo.ace.aggregation;
     env.ACE_VERL_CLIP = algo.ace.clip === null ? "none" : String(algo.ace.clip);
   }
+  if (algo.advEstimator === "w_reinforce") env.ACE_VERL_W_REINFORCE_LAMBDA = String(algo.wReinforceLambda);
   if (settings.aceDiagnostics) env.ACE_VERL_METRICS_FILE = `${runDir}/${ACE_METRICS_FILE}`;
   return env;
 }
@@ -74,6 +101,10 @@ export function hydraOverrides(algo: AlgoConfig, input: OverrideInput): string[]
 }
 
 function checkExpressible(algo: AlgoConfig, recipe: Recipe): void {
+  verlEstimator(algo);
+  if (algo.policyLoss !== "vanilla") {
+    throw new RangeError(`algo.policyLoss '${algo.policyLoss}' is not mapped to VERL (only vanilla)`);
+  }
   if (algo.stdEps !== 1e-6) throw new RangeError(`algo.stdEps is ${algo.stdEps}; VERL fixes it at 1e-6`);
   if (algo.logRatioClamp !== 20) {
     throw new RangeError(`algo.logRatioClamp is ${algo.logRatioClamp}; VERL fixes the log-ratio clamp at 20`);
@@ -113,7 +144,7 @@ function dataOverrides({ paths, recipe, seed }: OverrideInput): string[] {
 
 function algorithmOverrides(algo: AlgoConfig): string[] {
   const out = [
-    `algorithm.adv_estimator=${algo.ace.enabled ? ACE_ESTIMATOR : "grpo"}`,
+    `algorithm.adv_estimator=${verlEstimator(algo)}`,
     `algorithm.norm_adv_by_std_in_grpo=${py(algo.normByStd)}`,
     // KL lives in the loss (as the core applies it), never in the reward.
     "algorithm.use_kl_in_reward=False",

@@ -85,9 +85,24 @@ Deno.test("presets: DAPO's published defaults, ACE variants, and validated overr
   assertEquals([a.ace.alpha, a.ace.phi, a.ace.clip, a.clipC], [2, "relu", 5, null]);
   assertEquals(PRESETS["ace-grpo"].ace.alpha, 1); // presets are not mutated
   throws(() => resolveAlgo("ppo"), /preset 'ppo' is unknown/);
-  throws(() => resolveAlgo("grpo", { "ace.beta": 1 }), /'ace.beta': unknown key/);
-  throws(() => resolveAlgo("grpo", { clipLow: "0.2" }), /'clipLow': expected a number/);
-  throws(() => resolveAlgo("grpo", { "ace.phi": "tanh" }), /algo.ace.phi is "tanh"/);
+  throws(
+    () => resolveAlgo("grpo", { "ace.beta": 1 }),
+    /algo \(preset grpo\): ace: must NOT have additional properties 'beta'/,
+  );
+  throws(() => resolveAlgo("grpo", { clipLow: "0.2" }), /clipLow: must be number/);
+  throws(
+    () => resolveAlgo("grpo", { "ace.phi": "tanh" }),
+    /ace.phi: must be equal to one of the allowed values \(softplus, relu, uniform\)/,
+  );
+  throws(() => resolveAlgo("grpo", { clipC: 0.5 }), /clipC: must be > 1/);
+  throws(
+    () => resolveAlgo("grpo", { advEstimator: "gae" }),
+    /advEstimator: 'gae' is not registered \(grpo, rloo/,
+  );
+  throws(
+    () => resolveAlgo("grpo", { policyLoss: "gspo" }),
+    /policyLoss: 'gspo' is not registered \(vanilla\)/,
+  );
 });
 
 Deno.test("trainingDiagnostics: reward, ACE overconfidence fraction, mean c and multiplier by hand", () => {

@@ -55,7 +55,10 @@ Deno.test("sweep config: a bad algo override names the method and the key", () =
     "s.json",
     fakeSpec,
   );
-  throws(() => expandRuns(sweep), /method 'g': algo override 'clipLo': unknown key/);
+  throws(
+    () => expandRuns(sweep),
+    /method 'g': algo \(preset grpo\): \(root\): must NOT have additional properties 'clipLo'/,
+  );
 });
 
 Deno.test("sweep config: the ACE grid expands ACE methods only, ids encode the grid values", () => {

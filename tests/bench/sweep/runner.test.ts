@@ -66,6 +66,28 @@ Deno.test("runner: an engine that throws fails only its run; a failed prepare st
   Deno.removeSync(out, { recursive: true });
 });
 
+Deno.test("runner: the only writer of config.json (the engine's resolved run) and status.json (attempts kept, planned runs)", async () => {
+  const out = Deno.makeTempDirSync({ prefix: "sweep-" });
+  const { sweep, runs } = fakeSweep({
+    settings: { stepMs: 0, problems: 2, planMethod: "ace-grpo", throwMethod: "grpo" },
+    rl: { steps: 3 },
+  });
+  const first = await runSweep(sweep, runs, { out, workers: 2, engine: fakeSpec });
+  assertEquals(first.planned.sort(), ["ace-grpo_s1", "ace-grpo_s2"]);
+  assertEquals(first.failed.length, 2);
+  const config = readJson<{ settings: { resolvedBy?: string }; ace: unknown; algo: { ace: unknown } }>(
+    join(out, "runs", "grpo_s1", "config.json"),
+  );
+  assertEquals(config.settings.resolvedBy, "fake");
+  assertEquals(config.ace, config.algo.ace);
+  const planned = readStatus(join(out, "runs", "ace-grpo_s1"))!;
+  assertEquals([planned.state, planned.reason, planned.attempts], ["planned", undefined, 1]);
+  await runSweep(sweep, runs, { out, workers: 2, engine: fakeSpec });
+  const failed = readStatus(join(out, "runs", "grpo_s1"))!;
+  assertEquals([failed.state, failed.reason, failed.attempts], ["failed", "boom at step 2", 2]);
+  Deno.removeSync(out, { recursive: true });
+});
+
 Deno.test("runner: a folder holding a different sweep config is refused", () => {
   const out = Deno.makeTempDirSync({ prefix: "sweep-" });
   const { sweep, runs } = fakeSweep();

@@ -1,5 +1,5 @@
 // ACE's gradient decomposition (arXiv 2602.21420, Theorem 1; docs/references.md), checked with finite differences
-// on the tabular policy.
+// on the tabular policy, and through the production update path (the one RL loop driving the tabular backend).
 import { assertClose, ok } from "../../../assert.ts";
 import { Rng } from "../../../../common/prng.ts";
 import {
@@ -7,19 +7,28 @@ import {
   aceRegulariser,
   aceResidualWeight,
   groupAdvantages,
-  policyLoss,
   PRESETS,
 } from "../../../../bench/core/mod.ts";
+import { updatePolicy } from "../../../../bench/engines/loop.ts";
 import {
   buildWorld,
   logitGradient,
   logProbs,
   resolveSettings,
   sampleGroup,
+  tabularBackend,
   type TabularParams,
 } from "../../../../bench/engines/tabular/mod.ts";
 
 const settings = resolveSettings({ prompts: 3, strategies: 4, broadCorrectProb: 0.5, nicheCorrectProb: 0.4 });
+const runSpec = {
+  runId: "t",
+  engine: "tabular",
+  method: "grpo",
+  preset: "grpo",
+  seed: 11,
+  eval: { n: 1, ks: [1], every: 1 },
+};
 const world = buildWorld(settings, 11);
 const S = world.strategies, P = world.prompts;
 
@@ -89,28 +98,40 @@ for (const [phi, alpha] of [["softplus", 1], ["softplus", 2.5]] as const) {
   });
 }
 
-Deno.test("the engine's gradient path (policyLoss dLogp → logits) carries exactly ACE's extra term", () => {
+Deno.test("the production update (one RL loop → tabular backend) moves the logits by exactly ACE's extra term", async () => {
   const ace = { ...PRESETS["ace-grpo"].ace };
   const Aace = aceAdvantages(A, correct, c0, ace);
   const B = rollouts.length;
-  const lp = logpAt(theta0);
-  const logitGrad = (adv: ArrayLike<number>) => {
-    const { dLogp } = policyLoss(
-      { logp: lp, oldLogp: lp, advantages: adv, mask: new Float64Array(B).fill(1), B, T: 1 },
-      { ...PRESETS.grpo, klCoef: 0 },
+  const lp = Float64Array.from(logpAt(theta0));
+  const lr = 1e-3, scale = settings.perPromptLrScale;
+  const run = { ...runSpec, settings, algo: PRESETS.grpo };
+  // One update of the loop's updatePolicy at theta0 (ratio 1, no clipping): the per-prompt logits move by −lr·∇loss.
+  const deltaWith = async (advantages: Float64Array) => {
+    const backend = tabularBackend(
+      world,
+      { ...run, settings: { ...settings, rl: { ...settings.rl, lr } } },
+      "",
     );
-    return Array.from({ length: P }, (_, x) => {
-      const samples = rollouts.flatMap((
-        r,
-        i,
-      ) => (r.x === x ? [{ strategy: r.strategy, dLogp: dLogp[i], weight: 0 }] : []));
-      return [...logitGradient(logProbs(world, paramsOf(theta0), x), samples, 0)];
-    }).flat();
+    backend.params.shared.set(theta0.slice(0, S));
+    backend.params.perPrompt.set(theta0.slice(S));
+    const batch = {
+      rows: rollouts,
+      B,
+      T: 1,
+      oldLogp: lp,
+      refLogp: Float64Array.from(rollouts, (r) => r.refLogp),
+      mask: new Float64Array(B).fill(1),
+      advantages,
+    };
+    await updatePolicy(backend, batch, rollouts.map((r) => r.x), { ...PRESETS.grpo, klCoef: 0 });
+    return [...backend.params.perPrompt].map((v, j) => v - theta0[S + j]);
   };
-  const engineExtra = logitGrad(Aace).map((g, j) => -B * (g - logitGrad(A)[j])); // token-mean: loss = −(1/B)·J
+  const [dAce, dGrpo] = [await deltaWith(Aace), await deltaWith(Float64Array.from(A))];
+  const engineExtra = dAce.map((d, j) => (B * (d - dGrpo[j])) / (lr * scale)); // token-mean: loss = −(1/B)·J
   const objective = (adv: ArrayLike<number>) => (theta: number[]) =>
     logpAt(theta).reduce((s, l, i) => s + adv[i] * l, 0);
   const fdExtra = fd(objective(Aace), theta0).map((g, j) => g - fd(objective(A), theta0)[j]).slice(S); // per-prompt logits
+  ok(fdExtra.some((g) => Math.abs(g) > 1e-3), "ACE changes the per-prompt gradient");
   fdExtra.forEach((g, j) => assertClose(engineExtra[j], g, 1e-6, `logit ${j}`));
 });
 

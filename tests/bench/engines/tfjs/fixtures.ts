@@ -6,11 +6,13 @@ import { Rng } from "../../../../common/prng.ts";
 import { resolveAlgo } from "../../../../bench/core/mod.ts";
 import { createModel, createOptimizer, sampleAsync } from "../../../../bench/engines/tfjs/model.ts";
 import type { RunConfig } from "../../../../bench/engines/engine.ts";
+import { resolveTfjsRun } from "../../../../bench/engines/tfjs/engine.ts";
 import type { Batch, RlContext } from "../../../../bench/engines/tfjs/rl.ts";
 import {
   modelConfig,
   settingsTokenizer,
   taskSets,
+  type TfjsSettings,
   tinySettings,
 } from "../../../../bench/engines/tfjs/settings.ts";
 import { encodePrompts } from "../../../../bench/engines/tfjs/tokenizer.ts";
@@ -54,24 +56,24 @@ export async function rolloutBatch(ctx: RlContext): Promise<Batch> {
   return { tokens: out.tokens, oldLogp, refLogp, mask, advantages, B, N };
 }
 
-/** A tfjs run of `preset` (its default algorithm) with `seed` on `settings`. */
+/** A tfjs run of `preset` (its default algorithm) with `seed` on `settings`, resolved as the sweep runner does. */
 export function runConfig(
   settings: Record<string, unknown>,
   preset: string,
   seed: number,
   evalSpec: RunConfig["eval"],
   runId = `${preset}_s${seed}`,
-): RunConfig {
-  return {
+): RunConfig<TfjsSettings> {
+  return resolveTfjsRun({
     runId,
     engine: "tfjs",
     method: preset,
     preset,
     seed,
-    algo: resolveAlgo(preset) as unknown as Record<string, unknown>,
+    algo: resolveAlgo(preset),
     settings,
     eval: evalSpec,
-  };
+  });
 }
 
 /** metrics.jsonl without wall-clock fields, which legitimately differ between runs. */

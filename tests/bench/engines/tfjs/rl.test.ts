@@ -1,7 +1,8 @@
 // The RL update's two forms: one pass (log-probs read inside the loss closure) and two passes (webgpu's form).
 import { assertEquals, ok } from "../../../assert.ts";
 import { getOptimizerState, getWeights, initBackend } from "../../../../bench/engines/tfjs/model.ts";
-import { updatePolicy } from "../../../../bench/engines/tfjs/rl.ts";
+import { rlStep, updatePolicy } from "../../../../bench/engines/tfjs/rl.ts";
+import { PRESETS, resolveAlgo } from "../../../../bench/core/mod.ts";
 import { rlContext, rolloutBatch } from "./fixtures.ts";
 
 await initBackend("wasm");
@@ -16,4 +17,17 @@ Deno.test("RL update: two passes (forward, await the read, backward) give bit-fo
   ok(a.gradNorm > 0 && a.metrics.kl! > 0 && a.metrics.entropy! > 0, JSON.stringify(a));
   assertEquals(getWeights(two.model), getWeights(one.model));
   assertEquals(getOptimizerState(two.opt), getOptimizerState(one.opt));
+});
+
+Deno.test("the baselines and ACE-DAPO run an RL step of the tfjs policy through the one loop", async () => {
+  for (const preset of ["dr-grpo", "rloo", "passk", "w-reinforce", "ace-dapo"]) {
+    ok(preset in PRESETS, preset);
+    const ctx = rlContext();
+    ctx.settings.rl.promptsPerStep = 4;
+    ctx.algo = resolveAlgo(preset, { dynamicSampling: { maxRounds: 2, onExhausted: "partial" } });
+    ctx.algo.overlong.buffer = 8; // fitted to the 32-token budget, as the engine's resolve records
+    const m = await rlStep(ctx, 1);
+    ok(m.skipped !== undefined || Number.isFinite(m.loss as number), `${preset}: ${JSON.stringify(m)}`);
+    ok(m.skipped !== undefined || Number.isFinite(m.grad_norm as number), `${preset}: grad_norm`);
+  }
 });

@@ -1,0 +1,97 @@
+// Advantage estimators by name, as VERL's `register_adv_est`: one function and one registry line each. ACE, when
+// enabled, rescales the negative advantages of incorrect rollouts after whichever estimator ran.
+import { groupAdvantages, groupMembers } from "./advantages.ts";
+import { assertFinite, assertLength, type Num } from "./check.ts";
+import { Registry } from "./registry.ts";
+
+/** What an estimator sees: per-rollout rewards, prompt group ids and grader verdicts (length B each). */
+export interface AdvantageInput {
+  rewards: Num;
+  groupIds: Num;
+  correct: ArrayLike<number | boolean>;
+}
+
+/** The algorithm options an estimator may read (a subset of AlgoConfig). */
+export interface AdvantageOptions {
+  normByStd: boolean;
+  stdEps: number;
+  /** W-REINFORCE's weight λ of a correct rollout (an incorrect one weighs 1). */
+  wReinforceLambda: number;
+}
+
+/** An estimator: per-rollout advantages (a new Float64Array of length B). */
+export type AdvantageEstimator = (input: AdvantageInput, options: AdvantageOptions) => Float64Array;
+
+/** GRPO (and Dr. GRPO with normByStd false): (r − mean_g)/(std_g + eps), as `groupAdvantages`. */
+export function grpoAdvantages(input: AdvantageInput, options: AdvantageOptions): Float64Array {
+  return groupAdvantages(input.rewards, input.groupIds, {
+    normByStd: options.normByStd,
+    eps: options.stdEps,
+  });
+}
+
+/**
+ * RLOO (Ahmadian et al. 2024, arXiv 2402.14740): A_i = r_i − mean of the other n − 1 rewards of the group,
+ * computed as VERL does, r_i·n/(n−1) − mean·n/(n−1); a singleton group keeps A = r.
+ */
+export function rlooAdvantages(input: AdvantageInput): Float64Array {
+  const { rewards, groupIds } = input;
+  assertFinite("rewards", rewards);
+  assertLength("groupIds", groupIds, rewards.length);
+  const adv = Float64Array.from(rewards);
+  for (const idx of groupMembers(groupIds).values()) {
+    const n = idx.length;
+    if (n === 1) continue;
+    const mean = idx.reduce((s, i) => s + rewards[i], 0) / n;
+    for (const i of idx) adv[i] = rewards[i] * n / (n - 1) - mean * n / (n - 1);
+  }
+  return adv;
+}
+
+/**
+ * Pass@k training as VERL's `grpo_passk` (after Walder & Karkhanis 2025, arXiv 2503.19595; see also Chen et al.
+ * 2025, "Pass@k Training"): only the best rollout of a group gets a non-zero advantage, r_max − r_second, divided
+ * by (Bessel std + eps) when normByStd. Ties go to the first best rollout. Groups need ≥ 2 rollouts.
+ */
+export function passkAdvantages(input: AdvantageInput, options: AdvantageOptions): Float64Array {
+  const { rewards, groupIds } = input;
+  assertFinite("rewards", rewards);
+  assertLength("groupIds", groupIds, rewards.length);
+  const adv = new Float64Array(rewards.length);
+  for (const [g, idx] of groupMembers(groupIds)) {
+    if (idx.length < 2) {
+      throw new RangeError(`pass@k advantages need ≥ 2 rollouts per group; group ${g} has 1`);
+    }
+    const order = [...idx].sort((a, b) => rewards[b] - rewards[a] || a - b);
+    let advantage = rewards[order[0]] - rewards[order[1]];
+    if (options.normByStd) {
+      const mean = idx.reduce((s, i) => s + rewards[i], 0) / idx.length;
+      const variance = idx.reduce((s, i) => s + (rewards[i] - mean) ** 2, 0) / (idx.length - 1);
+      advantage /= Math.sqrt(variance) + options.stdEps;
+    }
+    adv[order[0]] = advantage;
+  }
+  return adv;
+}
+
+/**
+ * W-REINFORCE (Zhu et al. 2025, "The Surprising Effectiveness of Negative Reinforcement in LLM Reasoning"):
+ * REINFORCE without a baseline where a correct rollout's advantage is λ and an incorrect one's is −1, so the
+ * negative samples carry most of the signal (the paper uses λ = 0.1).
+ */
+export function wReinforceAdvantages(input: AdvantageInput, options: AdvantageOptions): Float64Array {
+  const { correct } = input;
+  assertLength("correct", correct, input.rewards.length);
+  return Float64Array.from(
+    { length: correct.length },
+    (_, i) => (correct[i] ? options.wReinforceLambda : -1),
+  );
+}
+
+/** The advantage estimators by VERL's names (`algo.advEstimator`). */
+export const ADV_ESTIMATORS = new Registry<AdvantageEstimator>("advEstimator", [
+  ["grpo", grpoAdvantages],
+  ["rloo", rlooAdvantages],
+  ["grpo_passk", passkAdvantages],
+  ["w_reinforce", wReinforceAdvantages],
+]);

@@ -1,0 +1,75 @@
+// The RL core's baselines mapped to VERL at plan time: each new method plans with VERL's own estimator names
+// (rloo, grpo_passk; ace_verl's w_reinforce), Dr. GRPO as VERL spells it, or is refused naming the method.
+import { resolveAlgo } from "../../../../bench/core/mod.ts";
+import type { RunConfig } from "../../../../bench/engines/engine.ts";
+import { verlRunPlan } from "../../../../bench/engines/verl/mod.ts";
+import { assertEquals, ok, throws } from "../../../assert.ts";
+
+const SWEEP = { name: "baselines", rl: { steps: 100 }, dir: "/work/sweeps/baselines" };
+const VERL_SOURCE = new URL(
+  "../../../../../shared/verl/verl-0.7.0/verl/trainer/ppo/core_algos.py",
+  import.meta.url,
+);
+
+function plan(preset: string, overrides: Record<string, unknown> = {}) {
+  const run: RunConfig = {
+    runId: `${preset}_s1`,
+    engine: "verl",
+    method: preset,
+    preset,
+    seed: 1,
+    algo: resolveAlgo(preset, overrides),
+    settings: { model: "Qwen/Qwen2.5-Math-7B", clusterSweepDir: "/shared/acebench/b", rl: { steps: 100 } },
+    eval: { n: 8, ks: [1, 8], every: 50 },
+  };
+  const overridesOf = verlRunPlan(run, SWEEP, {}).overrides;
+  return (key: string) => overridesOf.find((o) => o.replace(/^\+*/, "").startsWith(`${key}=`))?.split("=")[1];
+}
+
+Deno.test("verl methods: Dr. GRPO, RLOO, pass@k and W-REINFORCE plan with VERL's names", () => {
+  const dr = plan("dr-grpo");
+  assertEquals([dr("algorithm.adv_estimator"), dr("algorithm.norm_adv_by_std_in_grpo")], ["grpo", "False"]);
+  assertEquals(dr("actor_rollout_ref.actor.loss_agg_mode"), "seq-mean-token-sum-norm");
+  assertEquals(plan("rloo")("algorithm.adv_estimator"), "rloo");
+  assertEquals(plan("passk")("algorithm.adv_estimator"), "grpo_passk");
+  const w = plan("w-reinforce", { wReinforceLambda: 0.2 });
+  assertEquals(w("algorithm.adv_estimator"), "w_reinforce");
+  assertEquals(w("ray_kwargs.ray_init.runtime_env.worker_process_setup_hook"), "ace_verl.install");
+  assertEquals(w("ray_kwargs.ray_init.runtime_env.env_vars.ACE_VERL_W_REINFORCE_LAMBDA"), '"0.2"');
+  assertEquals(plan("ace-grpo")("algorithm.adv_estimator"), "ace");
+});
+
+Deno.test("verl methods: what VERL cannot run is refused at plan time, naming the method", () => {
+  throws(() => plan("ace-grpo", { advEstimator: "rloo" }), /ACE over rloo is not mapped to VERL/);
+});
+
+const hasVerl = exists(VERL_SOURCE);
+if (!hasVerl) console.log(`skipping the VERL registry check: ${VERL_SOURCE.pathname} not found (../shared)`);
+
+Deno.test(
+  "verl methods: the built-in estimator names exist in VERL's own registry",
+  { ignore: !hasVerl },
+  () => {
+    const source = Deno.readTextFileSync(VERL_SOURCE);
+    for (const name of ["RLOO", "GRPO_PASSK", "GRPO"]) {
+      ok(source.includes(`@register_adv_est(AdvantageEstimator.${name})`), name);
+    }
+    ok(/RLOO = "rloo"/.test(source) && /GRPO_PASSK = "grpo_passk"/.test(source), "enum values");
+    ok(source.includes('loss_agg_mode == "seq-mean-token-sum-norm"'), "Dr. GRPO's aggregation");
+    ok(!source.includes('"w_reinforce"'), "no built-in w_reinforce: ace_verl.py registers it");
+    const ace = Deno.readTextFileSync(new URL("../../../../bench/engines/verl/ace_verl.py", import.meta.url));
+    ok(
+      ace.includes("core_algos.register_adv_est(W_REINFORCE_NAME)") &&
+        ace.includes('W_REINFORCE_NAME = "w_reinforce"'),
+    );
+  },
+);
+
+function exists(url: URL): boolean {
+  try {
+    Deno.statSync(url);
+    return true;
+  } catch {
+    return false;
+  }
+}
