@@ -38,7 +38,7 @@ const workerUrl = new URL("./worker.ts", import.meta.url);
 type Active = Map<Worker, (reason: string | null) => void>;
 
 /** config.json of a run: the resolved run, with its ACE options also at the top level (see ARCHITECTURE.md). */
-export function recordedConfig(run: RunConfig<unknown>): Record<string, unknown> {
+function recordedConfig(run: RunConfig<unknown>): Record<string, unknown> {
   return { ...run, ace: run.algo.ace };
 }
 

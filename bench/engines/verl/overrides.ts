@@ -25,7 +25,7 @@ export interface OverrideInput {
 /** The name of ACE's estimator as ace_verl.py registers it. */
 export const ACE_ESTIMATOR = "ace";
 /** W-REINFORCE's estimator as ace_verl.py registers it (VERL has none built in). */
-export const W_REINFORCE_ESTIMATOR = "w_reinforce";
+const W_REINFORCE_ESTIMATOR = "w_reinforce";
 /** The RL core's estimators by VERL name (algorithm.adv_estimator); ACE runs use ace_verl's GRPO-based `ace`. */
 const VERL_ESTIMATORS: Record<string, string> = {
   grpo: "grpo",
@@ -35,7 +35,7 @@ const VERL_ESTIMATORS: Record<string, string> = {
 };
 
 /** VERL's algorithm.adv_estimator for the run; throws naming the method when VERL cannot run it. */
-export function verlEstimator(algo: AlgoConfig): string {
+function verlEstimator(algo: AlgoConfig): string {
   if (algo.ace.enabled) {
     if (algo.advEstimator !== "grpo") {
       throw new RangeError(
