@@ -37,11 +37,14 @@ export {
   ACE_ESTIMATOR,
   ACE_METRICS_FILE,
   ACE_SETUP_HOOK,
+  BINARY_REWARD_FN,
   entrypointFor,
   hydraOverrides,
   MAIN_DAPO,
   MAIN_PPO,
+  VERL_VERSION,
   verlEnv,
+  workerPythonPath,
 } from "./overrides.ts";
 export {
   DAPO_RECIPE,

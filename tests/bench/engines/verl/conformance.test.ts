@@ -1,0 +1,156 @@
+// Conformance against real VERL: every run of every shipped bench/configs/verl-*.json is planned, and one Python
+// process (fixtures/verl_conformance.py) composes VERL v0.7.0's own Hydra config with the run's overrides from the
+// directory launch.sh runs in, runs VERL's validate_config, builds its config dataclasses, and checks ACE through
+// VERL's real compute_advantage (main_ppo's and the DAPO trainer's call) against the TypeScript vectors.
+// Needs ../shared/verl (VERL + Hydra source), Debian's python3-torch/numpy/omegaconf/packaging/tqdm and antlr4
+// (Hydra's override parser is generated from its grammar into a temporary folder); skips with a message otherwise.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { exists, writeJson } from "../../../../common/fs.ts";
+import { expandRuns, readSweepConfig } from "../../../../bench/sweep/mod.ts";
+import type { AlgoConfig } from "../../../../bench/core/mod.ts";
+import type { RunConfig } from "../../../../bench/engines/engine.ts";
+import {
+  resolveRecipe,
+  validateVerlSettings,
+  VERL_DIR,
+  verlRunPlan,
+  workerPythonPath,
+  writeRunPlan,
+} from "../../../../bench/engines/verl/mod.ts";
+import { assert, assertEquals, ok } from "../../../assert.ts";
+
+const PYTHON = "/usr/bin/python3";
+const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
+const verlShared = here("../../../../../shared/verl/");
+const verlRoot = join(verlShared, "verl-0.7.0");
+const hydraSrc = join(verlShared, "hydra-1.3.2");
+const configsDir = here("../../../../bench/configs/");
+
+function succeeds(cmd: string, args: string[]): boolean {
+  try {
+    return new Deno.Command(cmd, { args, stdout: "null", stderr: "null" }).outputSync().success;
+  } catch {
+    return false;
+  }
+}
+
+/** Why the test cannot run here, or null. */
+function missing(): string | null {
+  if (!exists(join(verlRoot, "verl", "trainer", "main_ppo.py")) || !exists(join(hydraSrc, "hydra"))) {
+    return `${verlShared} (verl-0.7.0 and hydra-1.3.2 source) not found`;
+  }
+  if (!succeeds(PYTHON, ["-c", "import torch, numpy, omegaconf, packaging, tqdm"])) {
+    return `${PYTHON} lacks torch/numpy/omegaconf/packaging/tqdm ` +
+      "(apt-get install -y python3-torch python3-numpy python3-omegaconf python3-packaging python3-tqdm)";
+  }
+  if (!succeeds("antlr4", [])) return "antlr4 not found (apt-get install -y antlr4), needed for Hydra's parser";
+  return null;
+}
+const reason = missing();
+if (reason) console.log(`skipping VERL conformance: ${reason}`);
+
+/** Generate Hydra's override parser (as its setup.py does) under `dir`/hydra/grammar/gen. */
+function generateHydraParser(dir: string): void {
+  const gen = join(dir, "hydra", "grammar", "gen");
+  Deno.mkdirSync(gen, { recursive: true });
+  const out = new Deno.Command("antlr4", {
+    args: ["-Dlanguage=Python3", "-o", gen, "-Xexact-output-dir", "-visitor", "OverrideLexer.g4", "OverrideParser.g4"],
+    cwd: join(hydraSrc, "hydra", "grammar"),
+  }).outputSync();
+  assert(out.success, `antlr4 failed: ${new TextDecoder().decode(out.stderr)}`);
+}
+
+/** What VERL's built config must hold for this run (from the run's algorithm and recipe). */
+function expectations(run: RunConfig, entrypoint: string) {
+  const algo = run.algo as unknown as AlgoConfig;
+  const settings = validateVerlSettings(run.settings);
+  const recipe = resolveRecipe(algo.dynamicSampling.enabled ? "dapo" : "grpo", settings);
+  const dapoEntry = entrypoint === "recipe.dapo.main_dapo";
+  return {
+    advEstimator: algo.ace.enabled ? "ace" : "grpo",
+    normByStd: algo.normByStd,
+    valN: run.eval.n,
+    clipC: algo.clipC,
+    lossAgg: algo.lossAgg,
+    rewardManager: algo.overlong.enabled || dapoEntry ? "dapo" : "naive",
+    maxCkpt: settings.maxCheckpointsToKeep,
+    steps: (run.settings.rl as { steps: number }).steps,
+    aceModule: algo.ace.enabled || settings.aceDiagnostics,
+    overlong: algo.overlong.enabled ? { len: algo.overlong.buffer, factor: algo.overlong.factor } : null,
+    genBatchSize: recipe.genBatchSize,
+    rewardScheme: algo.rewardScheme,
+  };
+}
+
+/** Every run of every shipped verl-* config, planned into `sweepsDir` as `deno task sweep` would write it. */
+function plans(sweepsDir: string) {
+  const files = [...Deno.readDirSync(configsDir)].map((e) => e.name).filter((n) => /^verl-.*\.json$/.test(n));
+  const runs = [];
+  for (const file of files.sort()) {
+    const sweep = readSweepConfig(join(configsDir, file));
+    const dir = join(sweepsDir, sweep.name);
+    for (const run of expandRuns(sweep)) {
+      const plan = verlRunPlan(run, { name: sweep.name, rl: sweep.rl, dir }, { VERL_ROOT: verlRoot });
+      const runDir = join(dir, "runs", run.runId);
+      writeRunPlan(plan, runDir);
+      const aceDir = join(runDir, VERL_DIR);
+      runs.push({
+        name: `${file} ${run.runId}`,
+        entrypoint: plan.entrypoint,
+        cwd: plan.verlRoot,
+        // what launch.sh passes: the planned overrides, then the workers' PYTHONPATH ($HERE:$VERL_ROOT)
+        overrides: [...plan.overrides, workerPythonPath(`${aceDir}:${verlRoot}`)],
+        env: { VERL_ROOT: verlRoot },
+        seed: run.seed,
+        aceDir,
+        expect: expectations(run, plan.entrypoint),
+      });
+    }
+  }
+  return { verlRoot, runs };
+}
+
+Deno.test({
+  name: "verl conformance: every shipped verl-* run composes, validates and builds in VERL v0.7.0; ACE matches",
+  ignore: reason !== null,
+  fn() {
+    const dir = mkdtempSync(join(tmpdir(), "verl-conformance-"));
+    const keep = Deno.env.get("VERL_CONFORMANCE_KEEP") === "1"; // leave the plans for a rerun by hand
+    try {
+      generateHydraParser(join(dir, "hydra-gen"));
+      const planned = plans(join(dir, "sweeps"));
+      ok(planned.runs.length >= 40, `${planned.runs.length} runs`);
+      ok(planned.runs.some((r) => r.entrypoint === "recipe.dapo.main_dapo"), "no DAPO run");
+      writeJson(join(dir, "plans.json"), planned);
+      const out = new Deno.Command(PYTHON, {
+        args: [
+          here("fixtures/verl_conformance.py"),
+          join(dir, "plans.json"),
+          here("fixtures/ace_vectors.json"),
+          here("../../../../bench/engines/verl/"),
+          join(dir, "hydra-gen"),
+        ],
+        env: {
+          PYTHONPATH: `${hydraSrc}:${verlRoot}`,
+          PYTHONDONTWRITEBYTECODE: "1",
+          CUDA_VISIBLE_DEVICES: "",
+        },
+      }).outputSync();
+      const stdout = new TextDecoder().decode(out.stdout).trim();
+      const stderr = new TextDecoder().decode(out.stderr).trim();
+      const last = stdout.split("\n").at(-1) ?? "";
+      const fail = stdout.slice(stdout.lastIndexOf("FAIL: "));
+      assert(out.success, `conformance failed: ${fail}\n${stderr.split("\n").slice(-15).join("\n")}`);
+      const result = JSON.parse(last);
+      assertEquals(result.runs, planned.runs.length);
+      assertEquals(result.checks, ["install-lazy+patched", "configs", "rewards", "advantages"]);
+      console.log(`verl conformance: ${result.runs} runs; max relative |ΔA| ${JSON.stringify(result.maxRelDiff)}`);
+    } finally {
+      if (keep) console.log(`verl conformance: kept ${dir}`);
+      else rmSync(dir, { recursive: true, force: true });
+    }
+  },
+});
