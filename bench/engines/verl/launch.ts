@@ -76,8 +76,8 @@ export function verlRunPlan(
   }
   const clusterRunDir = join(clusterSweep, "runs", run.runId);
   const verlRoot = settings.verlRoot ?? env.VERL_ROOT ?? null;
-  if (verlRoot !== null && !isAbsolute(verlRoot)) {
-    throw new RangeError(`settings.verlRoot (or VERL_ROOT) '${verlRoot}' must be absolute`);
+  if (verlRoot !== null && (!isAbsolute(verlRoot) || /["\\]/.test(verlRoot))) {
+    throw new RangeError(`settings.verlRoot (or VERL_ROOT) '${verlRoot}' must be absolute, without " or \\`);
   }
   const overrides = hydraOverrides(algo, {
     runId: run.runId,
@@ -177,7 +177,8 @@ ${args}
 function rayJobSubmit(launchPath: string, address: string | null, runId: string): string {
   const addr = address === null ? `"\${RAY_ADDRESS:-${DEFAULT_RAY_ADDRESS}}"` : shellQuote(address);
   return `ray job submit --address ${addr} --submission-id "acebench-${runId}-$(date +%Y%m%d-%H%M%S)" ` +
-    `--working-dir "$VERL_ROOT" --runtime-env-json '{"excludes": [".git"]}' -- bash ${shellQuote(launchPath)}`;
+    `--working-dir "$VERL_ROOT" --runtime-env-json "{\\"excludes\\": [\\".git\\"], \\"env_vars\\": {\\"VERL_ROOT\\": \\"$VERL_ROOT\\"}}" ` +
+    `-- bash ${shellQuote(launchPath)}`;
 }
 
 function rayJobScript(command: string, verlRoot: string | null): string {
