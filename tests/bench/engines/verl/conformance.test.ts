@@ -46,7 +46,9 @@ function missing(): string | null {
     return `${PYTHON} lacks torch/numpy/omegaconf/packaging/tqdm ` +
       "(apt-get install -y python3-torch python3-numpy python3-omegaconf python3-packaging python3-tqdm)";
   }
-  if (!succeeds("antlr4", [])) return "antlr4 not found (apt-get install -y antlr4), needed for Hydra's parser";
+  if (!succeeds("antlr4", [])) {
+    return "antlr4 not found (apt-get install -y antlr4), needed for Hydra's parser";
+  }
   return null;
 }
 const reason = missing();
@@ -57,7 +59,15 @@ function generateHydraParser(dir: string): void {
   const gen = join(dir, "hydra", "grammar", "gen");
   Deno.mkdirSync(gen, { recursive: true });
   const out = new Deno.Command("antlr4", {
-    args: ["-Dlanguage=Python3", "-o", gen, "-Xexact-output-dir", "-visitor", "OverrideLexer.g4", "OverrideParser.g4"],
+    args: [
+      "-Dlanguage=Python3",
+      "-o",
+      gen,
+      "-Xexact-output-dir",
+      "-visitor",
+      "OverrideLexer.g4",
+      "OverrideParser.g4",
+    ],
     cwd: join(hydraSrc, "hydra", "grammar"),
   }).outputSync();
   assert(out.success, `antlr4 failed: ${new TextDecoder().decode(out.stderr)}`);
@@ -114,7 +124,8 @@ function plans(sweepsDir: string) {
 }
 
 Deno.test({
-  name: "verl conformance: every shipped verl-* run composes, validates and builds in VERL v0.7.0; ACE matches",
+  name:
+    "verl conformance: every shipped verl-* run composes, validates and builds in VERL v0.7.0; ACE matches",
   ignore: reason !== null,
   fn() {
     const dir = mkdtempSync(join(tmpdir(), "verl-conformance-"));
@@ -147,7 +158,9 @@ Deno.test({
       const result = JSON.parse(last);
       assertEquals(result.runs, planned.runs.length);
       assertEquals(result.checks, ["install-lazy+patched", "configs", "rewards", "advantages"]);
-      console.log(`verl conformance: ${result.runs} runs; max relative |ΔA| ${JSON.stringify(result.maxRelDiff)}`);
+      console.log(
+        `verl conformance: ${result.runs} runs; max relative |ΔA| ${JSON.stringify(result.maxRelDiff)}`,
+      );
     } finally {
       if (keep) console.log(`verl conformance: kept ${dir}`);
       else rmSync(dir, { recursive: true, force: true });

@@ -183,7 +183,10 @@ Deno.test("verl launch: bash passes every override through unchanged (quoting ro
     writeRunPlan(plan, runDir);
     const out = join(dir, "argv");
     const launch = (version: string) =>
-      new Deno.Command("bash", { args: [join(runDir, "verl", "launch.sh")], env: { OUT: out, VERSION: version } })
+      new Deno.Command("bash", {
+        args: [join(runDir, "verl", "launch.sh")],
+        env: { OUT: out, VERSION: version },
+      })
         .outputSync();
     const res = launch("0.7.0.dev"); // what a checkout of tag v0.7.0 reports
     assert(res.success, new TextDecoder().decode(res.stderr));
@@ -208,7 +211,11 @@ Deno.test("verl launch: bash passes every override through unchanged (quoting ro
     const jobArgv = readFileSync(out, "utf8").split("\0").slice(0, -1);
     const runtimeEnv = JSON.parse(jobArgv[jobArgv.indexOf("--runtime-env-json") + 1]);
     assertEquals(runtimeEnv, { excludes: [".git"], env_vars: { VERL_ROOT: verlRoot } });
-    assertEquals(jobArgv.slice(-3), ["--", "bash", join(SWEEP_CLUSTER, "runs", run.runId, "verl", "launch.sh")]);
+    assertEquals(jobArgv.slice(-3), [
+      "--",
+      "bash",
+      join(SWEEP_CLUSTER, "runs", run.runId, "verl", "launch.sh"),
+    ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
