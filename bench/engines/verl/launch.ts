@@ -165,7 +165,9 @@ function launchScript(
 # through ray_job.sh.
 set -euo pipefail
 HERE="$(cd "$(dirname "\${BASH_SOURCE[0]}")" && pwd)"
-${verlRootLines(verlRoot)}# DAPO's recipe config loads file://verl/trainer/config and imports \`recipe\`: both relative to the checkout.
+${
+    verlRootLines(verlRoot)
+  }# DAPO's recipe config loads file://verl/trainer/config and imports \`recipe\`: both relative to the checkout.
 cd "$VERL_ROOT"
 # ace_verl.py sits next to this script; Ray workers get the same path through the runtime env (last override).
 export PYTHONPATH="$HERE:$VERL_ROOT\${PYTHONPATH:+:$PYTHONPATH}"

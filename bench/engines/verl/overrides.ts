@@ -85,11 +85,16 @@ export function workerPythonPath(path: string): string {
 }
 
 /** How each reward scheme of the RL core reaches VERL's math_dapo scorer (±1 natively, acc in the extra info). */
-const REWARD_SCHEMES: Record<AlgoConfig["rewardScheme"], "native" | "binary"> = { pm1: "native", binary: "binary" };
+const REWARD_SCHEMES: Record<AlgoConfig["rewardScheme"], "native" | "binary"> = {
+  pm1: "native",
+  binary: "binary",
+};
 
 function checkExpressible(algo: AlgoConfig, recipe: Recipe): void {
   if (!(algo.rewardScheme in REWARD_SCHEMES)) {
-    throw new RangeError(`algo.rewardScheme is '${algo.rewardScheme}'; VERL can express ${Object.keys(REWARD_SCHEMES)}`);
+    throw new RangeError(
+      `algo.rewardScheme is '${algo.rewardScheme}'; VERL can express ${Object.keys(REWARD_SCHEMES)}`,
+    );
   }
   if (algo.stdEps !== 1e-6) throw new RangeError(`algo.stdEps is ${algo.stdEps}; VERL fixes it at 1e-6`);
   if (algo.logRatioClamp !== 20) {
@@ -211,7 +216,12 @@ function rewardOverrides(algo: AlgoConfig, { recipe, settings, paths }: Override
     );
   }
   if (!algo.overlong.enabled) return out;
-  const buffer = { enable: "True", len: algo.overlong.buffer, penalty_factor: algo.overlong.factor, log: "False" };
+  const buffer = {
+    enable: "True",
+    len: algo.overlong.buffer,
+    penalty_factor: algo.overlong.factor,
+    log: "False",
+  };
   // v0.7.0's reward loop (reward_model.use_reward_loop, the default) reads reward_kwargs.overlong_buffer_cfg.
   out.push(
     "reward_model.reward_manager=dapo",
