@@ -2,7 +2,7 @@
 // process (fixtures/verl_conformance.py) composes VERL v0.7.0's own Hydra config with the run's overrides from the
 // directory launch.sh runs in, runs VERL's validate_config, builds its config dataclasses, and checks ACE through
 // VERL's real compute_advantage (main_ppo's and the DAPO trainer's call) against the TypeScript vectors.
-// Needs ../shared/verl (VERL + Hydra source), Debian's python3-torch/numpy/omegaconf/packaging/tqdm and antlr4
+// Needs ../shared/verl (VERL + Hydra source), Debian's python3 packages (PY_MODULES) and antlr4
 // (Hydra's override parser is generated from its grammar into a temporary folder); skips with a message otherwise.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,6 +28,8 @@ const verlShared = here("../../../../../shared/verl/");
 const verlRoot = join(verlShared, "verl-0.7.0");
 const hydraSrc = join(verlShared, "hydra-1.3.2");
 const configsDir = here("../../../../bench/configs/");
+/** Debian's python3-<name> packages VERL's config, reward and trainer modules import (the rest are stubbed). */
+const PY_MODULES = ["torch", "numpy", "omegaconf", "packaging", "tqdm", "aiohttp", "pydantic"];
 
 function succeeds(cmd: string, args: string[]): boolean {
   try {
@@ -42,9 +44,9 @@ function missing(): string | null {
   if (!exists(join(verlRoot, "verl", "trainer", "main_ppo.py")) || !exists(join(hydraSrc, "hydra"))) {
     return `${verlShared} (verl-0.7.0 and hydra-1.3.2 source) not found`;
   }
-  if (!succeeds(PYTHON, ["-c", "import torch, numpy, omegaconf, packaging, tqdm"])) {
-    return `${PYTHON} lacks torch/numpy/omegaconf/packaging/tqdm ` +
-      "(apt-get install -y python3-torch python3-numpy python3-omegaconf python3-packaging python3-tqdm)";
+  if (!succeeds(PYTHON, ["-c", `import ${PY_MODULES.join(", ")}`])) {
+    return `${PYTHON} lacks one of ${PY_MODULES.join(", ")} ` +
+      `(apt-get install -y ${PY_MODULES.map((m) => `python3-${m}`).join(" ")})`;
   }
   if (!succeeds("antlr4", [])) {
     return "antlr4 not found (apt-get install -y antlr4), needed for Hydra's parser";
