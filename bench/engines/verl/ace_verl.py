@@ -413,6 +413,9 @@ class _PatchingLoader(importlib.abc.Loader):
         self._loader.exec_module(module)
         self._patch(module)
 
+    def __getattr__(self, name):  # get_source, get_resource_reader, …: the module's own loader answers
+        return getattr(self._loader, name)
+
 
 class _PatchOnImport(importlib.abc.MetaPathFinder):
     """Finds the patched modules through the other finders and wraps their loader."""

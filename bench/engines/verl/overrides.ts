@@ -134,9 +134,23 @@ function dataOverrides({ paths, recipe, seed }: OverrideInput): string[] {
   ];
 }
 
+/**
+ * VERL's advantage estimator for the RL core's method: VERL's own `grpo` (Dr. GRPO is `grpo` with
+ * norm_adv_by_std_in_grpo=False), or one ace_verl.py registers (its ESTIMATORS table). One entry per method.
+ */
+const ESTIMATORS: { name: string; applies: (algo: AlgoConfig) => boolean }[] = [
+  { name: ACE_ESTIMATOR, applies: (algo) => algo.ace.enabled },
+  { name: "grpo", applies: () => true },
+];
+
+/** The `algorithm.adv_estimator` value of a run (the first ESTIMATORS entry that applies). */
+export function advEstimator(algo: AlgoConfig): string {
+  return ESTIMATORS.find((e) => e.applies(algo))!.name;
+}
+
 function algorithmOverrides(algo: AlgoConfig): string[] {
   const out = [
-    `algorithm.adv_estimator=${algo.ace.enabled ? ACE_ESTIMATOR : "grpo"}`,
+    `algorithm.adv_estimator=${advEstimator(algo)}`,
     `algorithm.norm_adv_by_std_in_grpo=${py(algo.normByStd)}`,
     // KL lives in the loss (as the core applies it), never in the reward.
     "algorithm.use_kl_in_reward=False",

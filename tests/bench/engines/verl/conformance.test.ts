@@ -13,9 +13,11 @@ import { expandRuns, readSweepConfig } from "../../../../bench/sweep/mod.ts";
 import type { AlgoConfig } from "../../../../bench/core/mod.ts";
 import type { RunConfig } from "../../../../bench/engines/engine.ts";
 import {
+  advEstimator,
   resolveRecipe,
   validateVerlSettings,
   VERL_DIR,
+  VERL_VERSION,
   verlRunPlan,
   workerPythonPath,
   writeRunPlan,
@@ -82,7 +84,7 @@ function expectations(run: RunConfig, entrypoint: string) {
   const recipe = resolveRecipe(algo.dynamicSampling.enabled ? "dapo" : "grpo", settings);
   const dapoEntry = entrypoint === "recipe.dapo.main_dapo";
   return {
-    advEstimator: algo.ace.enabled ? "ace" : "grpo",
+    advEstimator: advEstimator(algo),
     normByStd: algo.normByStd,
     valN: run.eval.n,
     clipC: algo.clipC,
@@ -136,6 +138,7 @@ Deno.test({
       generateHydraParser(join(dir, "hydra-gen"));
       const planned = plans(join(dir, "sweeps"));
       ok(planned.runs.length >= 40, `${planned.runs.length} runs`);
+      assertEquals(VERL_VERSION, "0.7.0"); // the source in ../shared/verl is that tag
       ok(planned.runs.some((r) => r.entrypoint === "recipe.dapo.main_dapo"), "no DAPO run");
       writeJson(join(dir, "plans.json"), planned);
       const out = new Deno.Command(PYTHON, {

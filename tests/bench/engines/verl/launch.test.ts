@@ -7,7 +7,12 @@ import { fileURLToPath } from "node:url";
 import { atomicWrite } from "../../../../common/fs.ts";
 import { resolveAlgo } from "../../../../bench/core/mod.ts";
 import type { RunConfig } from "../../../../bench/engines/engine.ts";
-import { verlRunPlan, workerPythonPath, writeRunPlan } from "../../../../bench/engines/verl/mod.ts";
+import {
+  BINARY_REWARD_FN,
+  verlRunPlan,
+  workerPythonPath,
+  writeRunPlan,
+} from "../../../../bench/engines/verl/mod.ts";
 import { assert, assertEquals, ok, throws } from "../../../assert.ts";
 
 const golden = new URL("./fixtures/golden/", import.meta.url);
@@ -150,7 +155,11 @@ Deno.test("verl launch: VERL v0.7.0 settings (seed, prompt filter, checkpoints, 
   ok(grpo.includes("trainer.max_actor_ckpt_to_keep=1"));
   // GRPO's 0/1 rewards: ace_verl's mapping of VERL's ±1 math score, loaded from the run's own copy
   ok(grpo.includes('custom_reward_function.path="/shared/acebench/paper/runs/grpo_s1/verl/ace_verl.py"'));
-  ok(grpo.includes("custom_reward_function.name=binary_reward"));
+  ok(grpo.includes(`custom_reward_function.name=${BINARY_REWARD_FN}`));
+  ok(
+    readFileSync(new URL("../../../../bench/engines/verl/ace_verl.py", import.meta.url), "utf8")
+      .includes(`def ${BINARY_REWARD_FN}(`),
+  );
   const dapo = verlRunPlan(makeRun("dapo"), SWEEP, {}).overrides;
   ok(!keys(dapo).includes("custom_reward_function.path"), "DAPO's ±1 is VERL's native score");
   ok(dapo.includes("+reward_model.reward_kwargs.overlong_buffer_cfg.len=4096"));
