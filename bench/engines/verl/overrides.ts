@@ -79,9 +79,12 @@ export function hydraOverrides(algo: AlgoConfig, input: OverrideInput): string[]
   ];
 }
 
-/** The Ray runtime-env override that puts ace_verl.py and the VERL checkout on every worker's path. */
+/**
+ * The Ray runtime-env override that puts ace_verl.py and the VERL checkout on every worker's path (`path` as
+ * colon-separated folders; quoted for Hydra, so it may hold spaces but no single quote).
+ */
 export function workerPythonPath(path: string): string {
-  return `++ray_kwargs.ray_init.runtime_env.env_vars.PYTHONPATH=${path}`;
+  return `++ray_kwargs.ray_init.runtime_env.env_vars.PYTHONPATH='${path}'`;
 }
 
 /** How each reward scheme of the RL core reaches VERL's math_dapo scorer (±1 natively, acc in the extra info). */

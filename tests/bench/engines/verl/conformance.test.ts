@@ -136,7 +136,7 @@ Deno.test({
     const keep = Deno.env.get("VERL_CONFORMANCE_KEEP") === "1"; // leave the plans for a rerun by hand
     try {
       generateHydraParser(join(dir, "hydra-gen"));
-      const planned = plans(join(dir, "sweeps"));
+      const planned = plans(join(dir, "sweeps with spaces")); // every path in the overrides must survive Hydra
       ok(planned.runs.length >= 40, `${planned.runs.length} runs`);
       assertEquals(VERL_VERSION, "0.7.0"); // the source in ../shared/verl is that tag
       ok(planned.runs.some((r) => r.entrypoint === "recipe.dapo.main_dapo"), "no DAPO run");
