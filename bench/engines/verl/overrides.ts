@@ -276,6 +276,8 @@ function trainerOverrides({ runId, steps, eval: ev, settings, paths }: OverrideI
     `trainer.max_actor_ckpt_to_keep=${settings.maxCheckpointsToKeep ?? "null"}`,
     `trainer.default_local_dir=${JSON.stringify(`${paths.runDir}/checkpoints`)}`,
     `trainer.validation_data_dir=${JSON.stringify(`${paths.runDir}/val_generations`)}`,
+    // @hydra.main's own outputs (.hydra/config.yaml, overrides.yaml) go to the run folder, not into the checkout
+    `hydra.run.dir=${JSON.stringify(`${paths.runDir}/hydra/\${now:%Y%m%d-%H%M%S}`)}`,
   ];
 }
 

@@ -4,7 +4,7 @@
 // VERL's real compute_advantage (main_ppo's and the DAPO trainer's call) against the TypeScript vectors.
 // Needs ../shared/verl (VERL + Hydra source), Debian's python3 packages (PY_MODULES) and antlr4
 // (Hydra's override parser is generated from its grammar into a temporary folder); skips with a message otherwise.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -169,6 +169,67 @@ Deno.test({
     } finally {
       if (keep) console.log(`verl conformance: kept ${dir}`);
       else rmSync(dir, { recursive: true, force: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "verl conformance: verl-smoke's launch.sh runs VERL's real entry points (@hydra.main) up to ray.init",
+  ignore: reason !== null,
+  fn() {
+    const dir = mkdtempSync(join(tmpdir(), "verl-smoke-"));
+    try {
+      const gen = join(dir, "hydra-gen");
+      generateHydraParser(gen);
+      // a view of the checkout (launch.sh's cd target, and where @hydra.main would write outputs/ by default)
+      const checkout = join(dir, "verl checkout");
+      mkdirSync(checkout);
+      for (const sub of ["verl", "recipe"]) symlinkSync(join(verlRoot, sub), join(checkout, sub));
+      const sweep = readSweepConfig(join(configsDir, "verl-smoke.json"));
+      const sweepDir = join(dir, "sweep");
+      const entries = new Set<string>();
+      for (const run of expandRuns(sweep)) {
+        run.settings = { ...run.settings, python: PYTHON };
+        const plan = verlRunPlan(run, { name: sweep.name, rl: sweep.rl, dir: sweepDir }, {
+          VERL_ROOT: checkout,
+        });
+        entries.add(plan.entrypoint);
+        const runDir = join(sweepDir, "runs", run.runId);
+        writeRunPlan(plan, runDir);
+        const out = join(dir, `${run.runId}.json`);
+        const res = new Deno.Command("bash", {
+          args: [join(runDir, VERL_DIR, "launch.sh")],
+          env: {
+            PYTHONPATH: `${here("fixtures/")}:${hydraSrc}`, // sitecustomize.py first
+            VERL_CONFORMANCE_FIXTURES: here("fixtures/"),
+            VERL_CONFORMANCE_HYDRA_GEN: gen,
+            OUT: out,
+            PYTHONDONTWRITEBYTECODE: "1",
+            CUDA_VISIBLE_DEVICES: "",
+          },
+        }).outputSync();
+        const stderr = new TextDecoder().decode(res.stderr);
+        assert(res.success, `${run.runId}: launch.sh failed:\n${stderr.split("\n").slice(-12).join("\n")}`);
+        const seen = JSON.parse(readFileSync(out, "utf8"));
+        assert(seen.ran, `${run.runId}: TaskRunner.run was not started`);
+        const runtimeEnv = seen.init.runtime_env;
+        assertEquals(runtimeEnv.worker_process_setup_hook, "ace_verl.install");
+        assertEquals(runtimeEnv.env_vars.PYTHONPATH, `${join(runDir, VERL_DIR)}:${checkout}`);
+        assertEquals(runtimeEnv.env_vars.ACE_VERL_ALPHA, "1");
+        assertEquals(seen.cwd, checkout, `${run.runId}: ran in ${seen.cwd}`);
+        // @hydra.main recorded the config and overrides in the run folder (hydra.run.dir), not in the checkout
+        const [stamp] = [...Deno.readDirSync(join(runDir, "hydra"))].map((e) => e.name);
+        ok(/^\d{8}-\d{6}$/.test(stamp), stamp);
+        ok(
+          readFileSync(join(runDir, "hydra", stamp, ".hydra", "overrides.yaml"), "utf8").includes(
+            "vllm.seed",
+          ),
+        );
+        ok(!exists(join(checkout, "outputs")), "outputs/ written into the checkout");
+      }
+      assertEquals([...entries].sort(), ["recipe.dapo.main_dapo", "verl.trainer.main_ppo"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   },
 });
