@@ -200,7 +200,7 @@ Deno.test({
         const res = new Deno.Command("bash", {
           args: [join(runDir, VERL_DIR, "launch.sh")],
           env: {
-            PYTHONPATH: `${here("fixtures/")}:${hydraSrc}`, // sitecustomize.py first
+            PYTHONPATH: `${here("fixtures/smoke_boot/")}:${hydraSrc}`, // its sitecustomize.py first
             VERL_CONFORMANCE_FIXTURES: here("fixtures/"),
             VERL_CONFORMANCE_HYDRA_GEN: gen,
             OUT: out,
