@@ -1,9 +1,11 @@
 // Conformance against real VERL: every run of every shipped bench/configs/verl-*.json is planned, and one Python
 // process (fixtures/verl_conformance.py) composes VERL v0.7.0's own Hydra config with the run's overrides from the
-// directory launch.sh runs in, runs VERL's validate_config, builds its config dataclasses, and checks ACE through
-// VERL's real compute_advantage (main_ppo's and the DAPO trainer's call) against the TypeScript vectors.
-// Needs ../shared/verl (VERL + Hydra source), Debian's python3 packages (PY_MODULES) and antlr4
-// (Hydra's override parser is generated from its grammar into a temporary folder); skips with a message otherwise.
+// directory launch.sh runs in, runs the entry's run_ppo up to ray.init, VERL's validate_config, builds its config
+// dataclasses and reward managers, and checks ACE through VERL's real compute_advantage (main_ppo's and the DAPO
+// trainer's call) against the TypeScript vectors. A second test runs verl-smoke's generated launch.sh through the
+// real `python3 -m <entry>` (@hydra.main parses the script's arguments).
+// Needs ../shared/verl (VERL + Hydra source), Debian's python3 packages (PY_MODULES) and antlr4 (Hydra's override
+// parser is generated from its grammar into a temporary folder); skips with a message otherwise.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
