@@ -58,7 +58,8 @@ export function shellQuote(word: string): string {
 
 /**
  * The plan of one VERL run: overrides from `run.algo` (the RL core's resolved preset) and `run.settings` (validated
- * here too), the launch script and the Ray job command. `env` supplies RAY_ADDRESS (default: the process env).
+ * here too), the launch script and the Ray job command. `env` supplies RAY_ADDRESS and VERL_ROOT (default: the
+ * process env).
  */
 export function verlRunPlan(
   run: RunConfig,
@@ -76,8 +77,9 @@ export function verlRunPlan(
   }
   const clusterRunDir = join(clusterSweep, "runs", run.runId);
   const verlRoot = settings.verlRoot ?? env.VERL_ROOT ?? null;
-  if (verlRoot !== null && (!isAbsolute(verlRoot) || /["\\]/.test(verlRoot))) {
-    throw new RangeError(`settings.verlRoot (or VERL_ROOT) '${verlRoot}' must be absolute, without " or \\`);
+  // it ends up inside JSON (ray_job.sh) and a quoted Hydra value (the workers' PYTHONPATH)
+  if (verlRoot !== null && (!isAbsolute(verlRoot) || /["'\\]/.test(verlRoot))) {
+    throw new RangeError(`settings.verlRoot (or VERL_ROOT) '${verlRoot}' must be absolute, without quotes or \\`);
   }
   const overrides = hydraOverrides(algo, {
     runId: run.runId,
