@@ -72,8 +72,8 @@ export function verlRunPlan(
   const recipe = resolveRecipe(family, settings);
   const localSweep = resolve(sweep.dir ?? join("runs", sweep.name));
   const clusterSweep = settings.clusterSweepDir ?? localSweep;
-  if (!isAbsolute(clusterSweep)) {
-    throw new RangeError(`settings.clusterSweepDir '${clusterSweep}' must be absolute`);
+  if (!isAbsolute(clusterSweep) || /["'\\]/.test(clusterSweep)) {
+    throw new RangeError(`settings.clusterSweepDir '${clusterSweep}' must be absolute, without quotes or \\`);
   }
   const clusterRunDir = join(clusterSweep, "runs", run.runId);
   const verlRoot = settings.verlRoot ?? env.VERL_ROOT ?? null;
