@@ -79,7 +79,9 @@ export function verlRunPlan(
   const verlRoot = settings.verlRoot ?? env.VERL_ROOT ?? null;
   // it ends up inside JSON (ray_job.sh) and a quoted Hydra value (the workers' PYTHONPATH)
   if (verlRoot !== null && (!isAbsolute(verlRoot) || /["'\\]/.test(verlRoot))) {
-    throw new RangeError(`settings.verlRoot (or VERL_ROOT) '${verlRoot}' must be absolute, without quotes or \\`);
+    throw new RangeError(
+      `settings.verlRoot (or VERL_ROOT) '${verlRoot}' must be absolute, without quotes or \\`,
+    );
   }
   const overrides = hydraOverrides(algo, {
     runId: run.runId,
