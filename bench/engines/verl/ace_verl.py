@@ -14,12 +14,21 @@ VERL validates `algorithm` against a fixed dataclass:
 
     ACE_VERL_ALPHA (1.0)  ACE_VERL_PHI (softplus|relu)  ACE_VERL_AGGREGATION (sum|mean)  ACE_VERL_CLIP (none|float)
 
-Load it in every Ray worker with `ray_kwargs.ray_init.runtime_env.worker_process_setup_hook=ace_verl.install`.
-With ACE_VERL_METRICS_FILE set, every GRPO-family advantage call (grpo or ace) also appends the RL core's ACE
-diagnostics (overconfident-error share, their mean c, the penalty multiplier) as one JSON line per step.
+Load it in every Ray worker with `ray_kwargs.ray_init.runtime_env.worker_process_setup_hook=ace_verl.install`;
+install() imports nothing from VERL, it patches VERL's modules as they are first imported. With
+ACE_VERL_METRICS_FILE set, every GRPO-family advantage call (grpo or ace) inside a trainer's fit() also appends
+the RL core's ACE diagnostics (overconfident-error share, their mean c, the penalty multiplier) as one JSON line
+at the trainer's global step.
+
+New estimators: a function with VERL's estimator signature, an entry in ESTIMATORS, and (if it needs c_i)
+in _NEEDS_ACE_INPUTS; overrides.ts maps the RL core's method to the name.
 """
 
+import contextlib
 import contextvars
+import functools
+import importlib.abc
+import inspect
 import json
 import math
 import os
@@ -129,10 +138,12 @@ def ace_advantages(advantages: torch.Tensor, incorrect: torch.Tensor, c: torch.T
 
 @dataclass
 class AceInputs:
-    """What the call-site wrapper hands the estimator: per-rollout c_i and the incorrect mask."""
+    """What the call-site wrapper hands the estimator: per-rollout c_i, the incorrect mask, and the call site's
+    `norm_adv_by_std_in_grpo` (DAPO's trainer passes only that keyword, no `config`)."""
 
     c: torch.Tensor
     incorrect: torch.Tensor
+    norm_by_std: bool = True
 
 
 _current_inputs = contextvars.ContextVar("ace_verl_inputs", default=None)
@@ -164,8 +175,7 @@ def compute_ace_outcome_advantage(token_level_rewards, response_mask, config=Non
     if index is None:
         raise RuntimeError("ace estimator needs the prompt uid as `index` (VERL passes non_tensor_batch['uid'])")
     scores = token_level_rewards.sum(dim=-1)
-    norm_by_std = _config_get(config, "norm_adv_by_std_in_grpo", True)
-    adv = group_advantages(scores, index, norm_by_std=bool(norm_by_std))
+    adv = group_advantages(scores, index, norm_by_std=inputs.norm_by_std)
     adv = ace_advantages(adv, inputs.incorrect, inputs.c, options())
     per_token = adv.to(token_level_rewards.dtype).unsqueeze(-1) * response_mask.to(token_level_rewards.dtype)
     return per_token, per_token
@@ -213,7 +223,7 @@ def incorrect_mask(data) -> torch.Tensor:
     return data.batch[key].sum(dim=-1) <= 0
 
 
-def ace_inputs(data, opts: AceOptions) -> AceInputs:
+def ace_inputs(data, opts: AceOptions, norm_by_std: bool = True) -> AceInputs:
     """c_i from the batch's old and reference log-probs (both present at advantage time in VERL's fit loop)."""
     keys = set(data.batch.keys())
     for key in ("old_log_probs", "ref_log_prob", "response_mask"):
@@ -227,7 +237,7 @@ def ace_inputs(data, opts: AceOptions) -> AceInputs:
     c = confidence_shift(
         data.batch["old_log_probs"], data.batch["ref_log_prob"], data.batch["response_mask"], opts.aggregation, opts.clip
     )
-    return AceInputs(c=c, incorrect=incorrect_mask(data))
+    return AceInputs(c=c, incorrect=incorrect_mask(data), norm_by_std=norm_by_std)
 
 
 def diagnostics(scores, incorrect, adv_before, adv_after, c):
@@ -255,14 +265,51 @@ def diagnostics(scores, incorrect, adv_before, adv_after, c):
     return out
 
 
+
+
+def binary_reward(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    """VERL custom reward (rewardScheme "binary"): VERL's own scorer, its ±1 math score mapped to 1 (correct) / 0.
+
+    math_dapo returns {"score": ±1, "acc": bool, "pred": ...}: the score becomes float(acc), the rest is kept.
+    A plain number becomes 1.0 if > 0 else 0.0."""
+    from verl.utils.reward_score import default_compute_score
+
+    result = default_compute_score(data_source, solution_str, ground_truth, extra_info, **kwargs)
+    if isinstance(result, dict):
+        return {**result, "score": 1.0 if result.get("acc", result["score"] > 0) else 0.0}
+    return 1.0 if float(result) > 0 else 0.0
+
+# --- estimators this module adds to VERL: name -> function, registered with core_algos.register_adv_est ----------
+ESTIMATORS = {ACE_NAME: compute_ace_outcome_advantage, W_REINFORCE_NAME: compute_w_reinforce_outcome_advantage}
+# Estimators whose call needs c_i and the incorrect mask from the batch (the wrapper computes them).
+_NEEDS_ACE_INPUTS = (ACE_NAME,)
+# GRPO-family estimators whose advantage calls log the RL core's diagnostics.
 _GROUP_ESTIMATORS = ("grpo", ACE_NAME)
-_step_counter = [0]
+
+# The trainer whose fit() is running in this thread: diagnostics take its global_steps (VERL puts no step into
+# the batch at advantage time, and a resumed run restarts any counter of ours).
+_current_trainer = contextvars.ContextVar("ace_verl_trainer", default=None)
+
+
+@contextlib.contextmanager
+def trainer_context(trainer):
+    """Within the block, diagnostics are logged at `trainer.global_steps` (fit() runs inside one)."""
+    token = _current_trainer.set(trainer)
+    try:
+        yield trainer
+    finally:
+        _current_trainer.reset(token)
 
 
 def _log_diagnostics(data, name, inputs, norm_by_std):
     """Append this step's diagnostics to $ACE_VERL_METRICS_FILE (one JSON line; the driver is one process)."""
     path = os.environ.get("ACE_VERL_METRICS_FILE")
     if not path or name not in _GROUP_ESTIMATORS:
+        return
+    trainer = _current_trainer.get()
+    step = getattr(trainer, "global_steps", None)
+    if step is None:
+        print("ace_verl: diagnostics not logged: compute_advantage ran outside a trainer's fit()", file=sys.stderr)
         return
     batch = data.batch
     mask = batch["response_mask"].to(torch.float64)
@@ -275,26 +322,34 @@ def _log_diagnostics(data, name, inputs, norm_by_std):
         has_ref = "ref_log_prob" in batch.keys() and "old_log_probs" in batch.keys()
         c = confidence_shift(batch["old_log_probs"], batch["ref_log_prob"], mask) if has_ref else None
         incorrect, adv_before = incorrect_mask(data), adv_after
-    _step_counter[0] += 1
-    step = getattr(data, "meta_info", {}).get("global_steps", _step_counter[0])
     record = {"step": int(step), "estimator": name, **diagnostics(scores, incorrect, adv_before, adv_after, c)}
     with open(path, "a") as f:
         f.write(json.dumps(record) + "\n")
 
 
-def _wrap(original):
+def _norm_by_std(original, args, kwargs) -> bool:
+    """The call's norm_adv_by_std_in_grpo: the keyword (as VERL's GRPO branch reads it), else config, else True."""
+    try:
+        bound = inspect.signature(original).bind_partial(*args, **kwargs).arguments
+    except TypeError:
+        bound = kwargs
+    if bound.get("norm_adv_by_std_in_grpo") is not None:
+        return bool(bound["norm_adv_by_std_in_grpo"])
+    return bool(_config_get(bound.get("config"), "norm_adv_by_std_in_grpo", True))
+
+
+def _wrap_compute_advantage(original):
     def compute_advantage(data, adv_estimator, *args, **kwargs):
         name = _estimator_name(adv_estimator)
-        inputs = ace_inputs(data, options()) if name == ACE_NAME else None
+        norm_by_std = _norm_by_std(original, (data, adv_estimator, *args), kwargs)
+        inputs = ace_inputs(data, options(), norm_by_std) if name in _NEEDS_ACE_INPUTS else None
         token = _current_inputs.set(inputs)
         try:
             result = original(data, adv_estimator, *args, **kwargs)
         finally:
             _current_inputs.reset(token)
-        default_norm = _config_get(kwargs.get("config"), "norm_adv_by_std_in_grpo", True)
-        norm_by_std = kwargs.get("norm_adv_by_std_in_grpo", default_norm)
         try:
-            _log_diagnostics(data, name, inputs, bool(norm_by_std))
+            _log_diagnostics(data, name, inputs, norm_by_std)
         except Exception as e:  # diagnostics must never stop training; say so each time
             print(f"ace_verl: diagnostics not logged: {type(e).__name__}: {e}", file=sys.stderr)
         return result
@@ -304,20 +359,103 @@ def _wrap(original):
     return compute_advantage
 
 
-def install():
-    """Register `ace` and `w_reinforce` with VERL and patch every module holding `compute_advantage` (idempotent)."""
-    from verl.trainer.ppo import core_algos, ray_trainer
+def _wrap_fit(fit):
+    @functools.wraps(fit)
+    def wrapped(self, *args, **kwargs):
+        with trainer_context(self):
+            return fit(self, *args, **kwargs)
 
+    wrapped._ace_verl = True
+    return wrapped
+
+
+# --- patches, applied when VERL imports each module (or at once if it already has) --------------------------------
+
+
+def _patch_core_algos(core_algos):
     registry = getattr(core_algos, "ADV_ESTIMATOR_REGISTRY", {})
-    if registry.get(ACE_NAME) is not compute_ace_outcome_advantage:
-        core_algos.register_adv_est(ACE_NAME)(compute_ace_outcome_advantage)
-    if registry.get(W_REINFORCE_NAME) is not compute_w_reinforce_outcome_advantage:
-        core_algos.register_adv_est(W_REINFORCE_NAME)(compute_w_reinforce_outcome_advantage)
+    for name, fn in ESTIMATORS.items():
+        if registry.get(name) is not fn:
+            core_algos.register_adv_est(name)(fn)
+
+
+def _patch_trainer_classes(module):
+    """Wrap fit() of the trainer classes a module defines, so diagnostics know the step."""
+    for value in list(vars(module).values()):
+        if isinstance(value, type) and value.__module__ == module.__name__ and "fit" in vars(value):
+            if not getattr(value.fit, "_ace_verl", False):
+                value.fit = _wrap_fit(value.fit)
+
+
+def _patch_ray_trainer(ray_trainer):
+    from verl.trainer.ppo import core_algos  # ray_trainer imported it first
+
+    _patch_core_algos(core_algos)
     current = ray_trainer.compute_advantage
-    if getattr(current, "_ace_verl", False):
-        return
-    patched = _wrap(current)
-    # Recipes (e.g. DAPO's trainer) import compute_advantage by name; rebind those references too.
-    for module in list(sys.modules.values()):
-        if module is not None and getattr(module, "compute_advantage", None) is current:
-            module.compute_advantage = patched
+    if not getattr(current, "_ace_verl", False):
+        patched = _wrap_compute_advantage(current)
+        # Modules that imported compute_advantage by name before now (e.g. a recipe trainer) are rebound too.
+        for module in list(sys.modules.values()):
+            if module is not None and getattr(module, "compute_advantage", None) is current:
+                module.compute_advantage = patched
+    _patch_trainer_classes(ray_trainer)
+
+
+def _patch_recipe_trainer(module):
+    """DAPO's trainer imports compute_advantage by name from ray_trainer (patched by then) and has its own fit()."""
+    _patch_trainer_classes(module)
+
+
+_PATCHES = {
+    "verl.trainer.ppo.core_algos": _patch_core_algos,
+    "verl.trainer.ppo.ray_trainer": _patch_ray_trainer,
+    "recipe.dapo.dapo_ray_trainer": _patch_recipe_trainer,
+}
+
+
+class _PatchingLoader(importlib.abc.Loader):
+    """Runs the module's own loader, then its patch."""
+
+    def __init__(self, loader, patch):
+        self._loader, self._patch = loader, patch
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        self._patch(module)
+
+    def __getattr__(self, name):  # get_source, get_resource_reader, …: the module's own loader answers
+        return getattr(self._loader, name)
+
+
+class _PatchOnImport(importlib.abc.MetaPathFinder):
+    """Finds the patched modules through the other finders and wraps their loader."""
+
+    def find_spec(self, name, path, target=None):
+        patch = _PATCHES.get(name)
+        if patch is None:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _PatchingLoader(spec.loader, patch)
+                return spec
+        return None
+
+
+def install():
+    """Ray's worker_process_setup_hook: register `ace` and patch VERL's trainer modules when VERL imports them.
+
+    Imports nothing from VERL here: `verl` initialises CUDA at import (verl/utils/device.py), and a worker
+    that does so before Ray narrows CUDA_VISIBLE_DEVICES lands on GPU 0. Modules already imported are patched at
+    once. Idempotent."""
+    if not any(isinstance(f, _PatchOnImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _PatchOnImport())
+    for name, patch in _PATCHES.items():
+        module = sys.modules.get(name)
+        if module is not None:
+            patch(module)

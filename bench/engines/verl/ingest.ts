@@ -1,6 +1,7 @@
 // VERL validation generation dumps → the run's eval.jsonl, graded by acebench's grader (not VERL's own score or
 // best@k), so `deno task report` treats VERL runs like any other sweep.
-import { readdirSync, readFileSync } from "node:fs";
+import { createReadStream, readdirSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { basename, join } from "node:path";
 import { atomicWrite, exists, readJson, readJsonl, writeJson } from "../../../common/fs.ts";
 import { sha256 } from "../../../common/hash.ts";
@@ -27,7 +28,7 @@ export interface DumpSample {
 /** One line of eval.jsonl (ARCHITECTURE.md). */
 export interface EvalLine extends EvalSample {
   rule: string;
-  meta: { engine: "verl"; verlScore: number | null; matched: boolean };
+  meta: { engine: "verl"; verlScore: number | null; matched: boolean; matchedBy: MatchKind | null };
 }
 
 /** What an ingest did. */
@@ -55,21 +56,24 @@ const FIELD_NAMES = {
 } as const;
 
 /**
- * Read every `*.jsonl` dump in `dir` (VERL names them `<step>.jsonl`). Accepts VERL's field names (input, output,
- * gts, score, step) and the plain ones (prompt, output, ground_truth, step); a missing step falls back to the file
- * name. A line without a prompt or output throws naming file and line.
+ * Read every `*.jsonl` dump in `dir` (VERL names them `<step>.jsonl`), line by line (a step of long samples can
+ * exceed V8's string limit as one file). Accepts VERL's field names (input, output, gts, score, step) and the
+ * plain ones (prompt, output, ground_truth, step); a missing step falls back to the file name. A line without a
+ * prompt or output throws naming file and line.
  */
-export function readVerlDumps(dir: string): { samples: DumpSample[]; files: number } {
+export async function readVerlDumps(dir: string): Promise<{ samples: DumpSample[]; files: number }> {
   if (!exists(dir)) throw new Error(`${dir}: no VERL validation dumps (trainer.validation_data_dir) found`);
   const files = readdirSync(dir).filter((f) => f.endsWith(".jsonl")).sort((a, b) =>
     (fileStep(a) - fileStep(b)) || a.localeCompare(b)
   );
   const samples: DumpSample[] = [];
   for (const file of files) {
-    const lines = readFileSync(join(dir, file), "utf8").split("\n");
-    lines.forEach((line, i) => {
-      if (line.trim() === "") return;
-      const where = `${join(dir, file)}:${i + 1}`;
+    const lines = createInterface({ input: createReadStream(join(dir, file)), crlfDelay: Infinity });
+    let i = 0;
+    for await (const line of lines) {
+      i += 1;
+      if (line.trim() === "") continue;
+      const where = `${join(dir, file)}:${i}`;
       let row: Record<string, unknown>;
       try {
         row = JSON.parse(line);
@@ -77,7 +81,7 @@ export function readVerlDumps(dir: string): { samples: DumpSample[]; files: numb
         throw new Error(`${where}: invalid JSON line: ${(e as Error).message}`);
       }
       samples.push(parseSample(row, where, fileStep(file)));
-    });
+    }
   }
   return { samples, files: files.length };
 }
@@ -150,22 +154,58 @@ export async function validationIndex(sweepDir: string): Promise<IndexedProblem[
   return out;
 }
 
+/** How a dumped prompt was mapped to its problem (null: not mapped). */
+export type MatchKind = "exact" | "contains" | "alphanumeric" | "ground-truth";
+
+/** Text without whitespace: a tokenizer's decode may add or drop spaces (" ." → "."), never letters. */
+function withoutSpaces(text: string): string {
+  return text.replace(/\s+/g, "");
+}
+
+/** Letters and digits only (lower-cased): survives any clean-up of spaces and punctuation around them. */
+function alphanumeric(text: string): string {
+  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "");
+}
+
 /**
  * Find the problem a dumped prompt came from. VERL dumps the decoded prompt after the chat template, so the
- * exported user message appears inside it: exact match first, else the longest exported message it contains.
+ * exported user message appears inside it up to spacing: exact match first, else the longest exported message
+ * contained in it with whitespace removed, else with only letters and digits kept; failing that, the only
+ * exported problem with the sample's ground truth.
  */
-function matcher(index: IndexedProblem[]): (prompt: string) => IndexedProblem | null {
+function matcher(index: IndexedProblem[]): (prompt: string, gold: string | null) => Match | null {
   const exact = new Map(index.map((p) => [p.content, p]));
-  const byLength = [...index].sort((a, b) => b.content.length - a.content.length);
-  const cache = new Map<string, IndexedProblem | null>();
-  return (prompt) => {
+  const keyed = [...index].sort((a, b) => b.content.length - a.content.length)
+    .map((p) => ({ p, spaceless: withoutSpaces(p.content), alnum: alphanumeric(p.content) }));
+  const byGold = new Map<string, IndexedProblem[]>();
+  for (const p of index) byGold.set(p.gold, [...(byGold.get(p.gold) ?? []), p]);
+  const cache = new Map<string, Match | null>();
+  const byPrompt = (prompt: string): Match | null => {
+    const hit = exact.get(prompt);
+    if (hit) return { problem: hit, kind: "exact" };
+    const spaceless = withoutSpaces(prompt);
+    const contained = keyed.find((k) => spaceless.includes(k.spaceless));
+    if (contained) return { problem: contained.p, kind: "contains" };
+    const alnum = alphanumeric(prompt);
+    const loose = keyed.find((k) => k.alnum.length > 0 && alnum.includes(k.alnum));
+    return loose ? { problem: loose.p, kind: "alphanumeric" } : null;
+  };
+  return (prompt, gold) => {
     let hit = cache.get(prompt);
     if (hit === undefined) {
-      hit = exact.get(prompt) ?? byLength.find((p) => prompt.includes(p.content)) ?? null;
+      hit = byPrompt(prompt);
       cache.set(prompt, hit);
+    }
+    if (hit === null && gold !== null && byGold.get(gold)?.length === 1) {
+      return { problem: byGold.get(gold)![0], kind: "ground-truth" };
     }
     return hit;
   };
+}
+
+interface Match {
+  problem: IndexedProblem;
+  kind: MatchKind;
 }
 
 /**
@@ -178,7 +218,7 @@ export async function ingestVerlDumps(
   runDir: string,
   options: { strict?: boolean; dumpDir?: string; sweepDir?: string } = {},
 ): Promise<IngestSummary> {
-  const { samples, files } = readVerlDumps(options.dumpDir ?? join(runDir, DUMP_DIR));
+  const { samples, files } = await readVerlDumps(options.dumpDir ?? join(runDir, DUMP_DIR));
   const find = matcher(await validationIndex(options.sweepDir ?? join(runDir, "..", "..")));
   const identified = samples.map((s) => identify(s, find));
   const strict = options.strict ?? true;
@@ -186,7 +226,7 @@ export async function ingestVerlDumps(
     identified.map((s) => ({ prediction: s.sample.output, gold: s.gold, strict })),
   );
   const counters = new Map<string, number>();
-  const lines: EvalLine[] = identified.map(({ sample, dataset, problemId, matched }, i) => {
+  const lines: EvalLine[] = identified.map(({ sample, dataset, problemId, matchedBy }, i) => {
     const key = `${sample.step}\u0000${dataset}\u0000${problemId}`;
     const index = counters.get(key) ?? 0;
     counters.set(key, index + 1);
@@ -200,7 +240,7 @@ export async function ingestVerlDumps(
       status: g.status,
       extracted: g.extracted,
       rule: g.rule,
-      meta: { engine: "verl", verlScore: sample.verlScore, matched },
+      meta: { engine: "verl", verlScore: sample.verlScore, matched: matchedBy !== null, matchedBy },
     };
   });
   atomicWrite(
@@ -259,8 +299,9 @@ function ingestVerlMetrics(runDir: string): number {
   return lines.length;
 }
 
-function identify(sample: DumpSample, find: (prompt: string) => IndexedProblem | null) {
-  const hit = find(sample.prompt);
+function identify(sample: DumpSample, find: (prompt: string, gold: string | null) => Match | null) {
+  const match = find(sample.prompt, sample.gold);
+  const hit = match?.problem;
   const gold = sample.gold ?? hit?.gold;
   if (gold === undefined) {
     throw new Error(`${sample.where}: no ground truth ('gts') and the prompt matches no exported problem`);
@@ -268,7 +309,7 @@ function identify(sample: DumpSample, find: (prompt: string) => IndexedProblem |
   return {
     sample,
     gold,
-    matched: hit !== null,
+    matchedBy: match?.kind ?? null,
     dataset: hit?.dataset ?? sample.dataSource ?? "unknown",
     problemId: sample.problemId ?? hit?.id ?? `prompt-${sha256(sample.prompt).slice(0, 12)}`,
   };

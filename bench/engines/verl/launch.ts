@@ -5,7 +5,14 @@ import { isAbsolute, join, resolve } from "node:path";
 import { atomicWrite } from "../../../common/fs.ts";
 import { configHash } from "../../../common/hash.ts";
 import type { RunConfig } from "../engine.ts";
-import { entrypointFor, hydraOverrides, verlEnv } from "./overrides.ts";
+import {
+  entrypointFor,
+  hydraOverrides,
+  MAIN_DAPO,
+  VERL_VERSION,
+  verlEnv,
+  workerPythonPath,
+} from "./overrides.ts";
 import { resolveRecipe, validateVerlSettings, type VerlDataset, type VerlSettings } from "./recipes.ts";
 
 /** The parts of a sweep a plan needs: its name and RL steps (else run.settings.rl.steps), and its folder. */
@@ -28,6 +35,8 @@ export interface VerlRunPlan {
   command: string;
   /** Python module the script runs. */
   entrypoint: string;
+  /** The VERL checkout the script runs from (settings.verlRoot, else VERL_ROOT when planned); null: $VERL_ROOT at launch. */
+  verlRoot: string | null;
   /** Files to write, keyed by path relative to the run folder. */
   files: Record<string, string>;
 }
@@ -48,7 +57,8 @@ export function shellQuote(word: string): string {
 
 /**
  * The plan of one VERL run: overrides from `run.algo` (the RL core's resolved preset) and `run.settings` (validated
- * here too), the launch script and the Ray job command. `env` supplies RAY_ADDRESS (default: the process env).
+ * here too), the launch script and the Ray job command. `env` supplies RAY_ADDRESS and VERL_ROOT (default: the
+ * process env).
  */
 export function verlRunPlan(
   run: RunConfig,
@@ -61,10 +71,17 @@ export function verlRunPlan(
   const recipe = resolveRecipe(family, settings);
   const localSweep = resolve(sweep.dir ?? join("runs", sweep.name));
   const clusterSweep = settings.clusterSweepDir ?? localSweep;
-  if (!isAbsolute(clusterSweep)) {
-    throw new RangeError(`settings.clusterSweepDir '${clusterSweep}' must be absolute`);
+  if (!isAbsolute(clusterSweep) || /["'\\]/.test(clusterSweep)) {
+    throw new RangeError(`settings.clusterSweepDir '${clusterSweep}' must be absolute, without quotes or \\`);
   }
   const clusterRunDir = join(clusterSweep, "runs", run.runId);
+  const verlRoot = settings.verlRoot ?? env.VERL_ROOT ?? null;
+  // it ends up inside JSON (ray_job.sh) and a quoted Hydra value (the workers' PYTHONPATH)
+  if (verlRoot !== null && (!isAbsolute(verlRoot) || /["'\\]/.test(verlRoot))) {
+    throw new RangeError(
+      `settings.verlRoot (or VERL_ROOT) '${verlRoot}' must be absolute, without quotes or \\`,
+    );
+  }
   const overrides = hydraOverrides(algo, {
     runId: run.runId,
     seed: run.seed,
@@ -76,22 +93,28 @@ export function verlRunPlan(
       trainFiles: settings.trainDatasets.map((d) => verlDataPath(clusterSweep, "train", d)),
       valFiles: settings.valDatasets.map((d) => verlDataPath(clusterSweep, "test", d)),
       runDir: clusterRunDir,
+      aceDir: join(clusterRunDir, VERL_DIR),
     },
   });
   const entrypoint = entrypointFor(algo, settings);
-  const script = launchScript(run, settings, entrypoint, overrides, verlEnv(algo, settings, clusterRunDir));
+  const script = launchScript(
+    run,
+    { settings, entrypoint, overrides, verlRoot },
+    verlEnv(algo, settings, clusterRunDir),
+  );
   const address = settings.rayAddress ?? env.RAY_ADDRESS ?? null;
-  const rayJobCommand = rayJobSubmit(join(localSweep, "runs", run.runId, VERL_DIR), address, run.runId);
+  const rayJobCommand = rayJobSubmit(join(clusterRunDir, VERL_DIR, "launch.sh"), address, run.runId);
   return {
     overrides,
     script,
     rayJobCommand,
     command: rayJobCommand,
     entrypoint,
+    verlRoot,
     files: {
       [`${VERL_DIR}/launch.sh`]: script,
       [`${VERL_DIR}/overrides.txt`]: overrides.join("\n") + "\n",
-      [`${VERL_DIR}/ray_job.sh`]: rayJobScript(rayJobCommand),
+      [`${VERL_DIR}/ray_job.sh`]: rayJobScript(rayJobCommand, verlRoot),
       [`${VERL_DIR}/ace_verl.py`]: aceModuleSource(),
     },
   };
@@ -104,41 +127,71 @@ function missingSteps(runId: string): never {
 /** The sweep registry's name for `verlRunPlan`. */
 export const planRun = verlRunPlan;
 
+/** Sets VERL_ROOT: to the planned checkout, else from the environment (a clear error when unset). */
+function verlRootLines(verlRoot: string | null): string {
+  const value = verlRoot === null
+    ? `"\${VERL_ROOT:?set VERL_ROOT to a verl v${VERL_VERSION} checkout (or settings.verlRoot)}"`
+    : shellQuote(verlRoot);
+  return `VERL_ROOT=${value}\nexport VERL_ROOT\n`;
+}
+
+/** Bash that stops unless `python` imports verl ${VERL_VERSION} (a source checkout of the tag reports x.y.z.dev). */
+function versionCheck(python: string, entrypoint: string): string {
+  const dapo = entrypoint === MAIN_DAPO
+    ? `[ -f recipe/dapo/main_dapo.py ] || { echo "launch.sh: $VERL_ROOT has no recipe/dapo/main_dapo.py" >&2; exit 1; }\n`
+    : "";
+  return `found="$(${shellQuote(python)} -c 'import verl; print(verl.__version__)')" || {
+  echo "launch.sh: cannot import verl from $VERL_ROOT" >&2; exit 1; }
+case "$found" in
+  ${VERL_VERSION} | ${VERL_VERSION}.dev) ;;
+  *) echo "launch.sh: verl $found in $VERL_ROOT; these overrides are for verl ${VERL_VERSION} (key names differ between versions)" >&2
+     exit 1 ;;
+esac
+${dapo}`;
+}
+
 function launchScript(
   run: RunConfig,
-  settings: VerlSettings,
-  entrypoint: string,
-  overrides: string[],
+  plan: { settings: VerlSettings; entrypoint: string; overrides: string[]; verlRoot: string | null },
   vars: Record<string, string>,
 ): string {
+  const { settings, entrypoint, overrides, verlRoot } = plan;
   const env = Object.entries(vars).map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join("");
-  const args = overrides.map((o) => `  ${shellQuote(o)}`).join(" \\\n");
+  const args = [...overrides.map(shellQuote), `"${workerPythonPath("$HERE:$VERL_ROOT")}"`]
+    .map((o) => `  ${o}`).join(" \\\n");
   return `#!/usr/bin/env bash
 # acebench VERL run ${run.runId}: method ${run.method} (preset ${run.preset}), seed ${run.seed}, algo ${
     configHash(run.algo)
   }.
+# Runs verl v${VERL_VERSION} (${entrypoint}) from ${verlRoot ?? "$VERL_ROOT"}.
 # Generated by acebench (bench/engines/verl); regenerate rather than edit. Runs locally, or on a cluster
-# through ray_job.sh (which uploads this folder as the job's working_dir).
+# through ray_job.sh.
 set -euo pipefail
 HERE="$(cd "$(dirname "\${BASH_SOURCE[0]}")" && pwd)"
-# ace_verl.py sits next to this script; Ray workers inherit PYTHONPATH (local) or get working_dir (ray job).
-export PYTHONPATH="$HERE\${PYTHONPATH:+:$PYTHONPATH}"
-${env}exec ${shellQuote(settings.python)} -m ${entrypoint} \\
+${
+    verlRootLines(verlRoot)
+  }# DAPO's recipe config loads file://verl/trainer/config and imports \`recipe\`: both relative to the checkout.
+cd "$VERL_ROOT"
+# ace_verl.py sits next to this script; Ray workers get the same path through the runtime env (last override).
+export PYTHONPATH="$HERE:$VERL_ROOT\${PYTHONPATH:+:$PYTHONPATH}"
+${versionCheck(settings.python, entrypoint)}${env}exec ${shellQuote(settings.python)} -m ${entrypoint} \\
 ${args}
 `;
 }
 
-function rayJobSubmit(verlDir: string, address: string | null, runId: string): string {
+function rayJobSubmit(launchPath: string, address: string | null, runId: string): string {
   const addr = address === null ? `"\${RAY_ADDRESS:-${DEFAULT_RAY_ADDRESS}}"` : shellQuote(address);
   return `ray job submit --address ${addr} --submission-id "acebench-${runId}-$(date +%Y%m%d-%H%M%S)" ` +
-    `--working-dir ${shellQuote(verlDir)} -- bash launch.sh`;
+    `--working-dir "$VERL_ROOT" --runtime-env-json "{\\"excludes\\": [\\".git\\"], \\"env_vars\\": {\\"VERL_ROOT\\": \\"$VERL_ROOT\\"}}" ` +
+    `-- bash ${shellQuote(launchPath)}`;
 }
 
-function rayJobScript(command: string): string {
+function rayJobScript(command: string, verlRoot: string | null): string {
   return `#!/usr/bin/env bash
-# Submit launch.sh to the Ray cluster and follow its logs (exit status = the job's).
+# Submit launch.sh to the Ray cluster (the VERL checkout as the job's working dir) and follow its logs
+# (exit status = the job's). The run folder must be on a filesystem every node sees.
 set -euo pipefail
-${command}
+${verlRootLines(verlRoot)}${command}
 `;
 }
 

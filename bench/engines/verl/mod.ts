@@ -3,7 +3,8 @@
  * Ray, and ingest VERL's validation dumps into eval.jsonl.
  *
  * For the sweep runner and reports:
- * - `verlRunPlan(run, sweep)` (alias `planRun`) → `{ overrides, script, rayJobCommand, command, entrypoint, files }`:
+ * - `verlRunPlan(run, sweep)` (alias `planRun`) → `{ overrides, script, rayJobCommand, command, entrypoint, verlRoot,
+ *   files }` (overrides for verl v0.7.0, VERL_VERSION; the script runs from the checkout verlRoot / $VERL_ROOT):
  *   what `deno task sweep --dry-run` prints and what a VERL sweep writes into each run folder (`files` keys are
  *   relative to the run folder: verl/launch.sh, verl/ray_job.sh, verl/overrides.txt, verl/ace_verl.py).
  * - `ingestVerlDumps(runDir)` → grades `<runDir>/val_generations/*.jsonl` with acebench's grader and writes
@@ -37,11 +38,15 @@ export {
   ACE_ESTIMATOR,
   ACE_METRICS_FILE,
   ACE_SETUP_HOOK,
+  advEstimator,
+  BINARY_REWARD_FN,
   entrypointFor,
   hydraOverrides,
   MAIN_DAPO,
   MAIN_PPO,
+  VERL_VERSION,
   verlEnv,
+  workerPythonPath,
 } from "./overrides.ts";
 export {
   DAPO_RECIPE,

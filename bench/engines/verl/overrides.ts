@@ -9,6 +9,8 @@ export interface ClusterPaths {
   valFiles: string[];
   /** The run folder (checkpoints and validation dumps go under it). */
   runDir: string;
+  /** The folder holding the run's ace_verl.py (<runDir>/verl). */
+  aceDir: string;
 }
 
 /** Everything the overrides depend on besides the algorithm. */
@@ -35,7 +37,7 @@ const VERL_ESTIMATORS: Record<string, string> = {
 };
 
 /** VERL's algorithm.adv_estimator for the run; throws naming the method when VERL cannot run it. */
-function verlEstimator(algo: AlgoConfig): string {
+export function advEstimator(algo: AlgoConfig): string {
   if (algo.ace.enabled) {
     if (algo.advEstimator !== "grpo") {
       throw new RangeError(
@@ -54,8 +56,12 @@ function verlEstimator(algo: AlgoConfig): string {
 export const ACE_SETUP_HOOK = "ace_verl.install";
 /** VERL's standard PPO/GRPO entry. DAPO's recipe trainer is the only one with dynamic sampling (filter_groups). */
 export const MAIN_PPO = "verl.trainer.main_ppo";
-/** DAPO's recipe entry (verl-recipe `dapo/main_dapo.py`), used when dynamic sampling is on. */
+/** DAPO's recipe entry (`recipe/dapo/main_dapo.py` of VERL's tree), used when dynamic sampling is on. */
 export const MAIN_DAPO = "recipe.dapo.main_dapo";
+/** The VERL release the overrides are written for (and checked against in CI); launch.sh refuses any other. */
+export const VERL_VERSION = "0.7.0";
+/** ace_verl's reward function mapping VERL's ±1 math scores to 0/1 (rewardScheme "binary"). */
+export const BINARY_REWARD_FN = "binary_reward";
 
 /** The Python module to run for this algorithm (settings.entrypoint wins). */
 export function entrypointFor(algo: AlgoConfig, settings: VerlSettings): string {
@@ -93,17 +99,36 @@ export function hydraOverrides(algo: AlgoConfig, input: OverrideInput): string[]
     ...algorithmOverrides(algo),
     ...actorOverrides(algo, input),
     ...rolloutOverrides(input),
-    ...rewardOverrides(algo, input.recipe),
+    ...rewardOverrides(algo, input),
     ...rayOverrides(verlEnv(algo, input.settings, input.paths.runDir)),
     ...trainerOverrides(input),
     ...input.settings.extraOverrides,
   ];
 }
 
+/**
+ * The Ray runtime-env override that puts ace_verl.py and the VERL checkout on every worker's path (`path` as
+ * colon-separated folders; quoted for Hydra, so it may hold spaces but no single quote).
+ */
+export function workerPythonPath(path: string): string {
+  return `++ray_kwargs.ray_init.runtime_env.env_vars.PYTHONPATH='${path}'`;
+}
+
+/** How each reward scheme of the RL core reaches VERL's math_dapo scorer (±1 natively, acc in the extra info). */
+const REWARD_SCHEMES: Record<AlgoConfig["rewardScheme"], "native" | "binary"> = {
+  pm1: "native",
+  binary: "binary",
+};
+
 function checkExpressible(algo: AlgoConfig, recipe: Recipe): void {
-  verlEstimator(algo);
+  advEstimator(algo);
   if (algo.policyLoss !== "vanilla") {
     throw new RangeError(`algo.policyLoss '${algo.policyLoss}' is not mapped to VERL (only vanilla)`);
+  }
+  if (!(algo.rewardScheme in REWARD_SCHEMES)) {
+    throw new RangeError(
+      `algo.rewardScheme is '${algo.rewardScheme}'; VERL can express ${Object.keys(REWARD_SCHEMES)}`,
+    );
   }
   if (algo.stdEps !== 1e-6) throw new RangeError(`algo.stdEps is ${algo.stdEps}; VERL fixes it at 1e-6`);
   if (algo.logRatioClamp !== 20) {
@@ -134,7 +159,8 @@ function dataOverrides({ paths, recipe, seed }: OverrideInput): string[] {
     `data.train_files=${hydraList(paths.trainFiles)}`,
     `data.val_files=${hydraList(paths.valFiles)}`,
     "data.prompt_key=prompt",
-    "data.truncation=left",
+    // v0.7.0's agent loop ignores data.truncation: a prompt over max_prompt_length must be dropped up front.
+    "data.filter_overlong_prompts=True",
     `data.max_prompt_length=${recipe.maxPromptLength}`,
     `data.max_response_length=${recipe.maxResponseLength}`,
     `data.train_batch_size=${recipe.trainBatchSize}`,
@@ -144,7 +170,7 @@ function dataOverrides({ paths, recipe, seed }: OverrideInput): string[] {
 
 function algorithmOverrides(algo: AlgoConfig): string[] {
   const out = [
-    `algorithm.adv_estimator=${verlEstimator(algo)}`,
+    `algorithm.adv_estimator=${advEstimator(algo)}`,
     `algorithm.norm_adv_by_std_in_grpo=${py(algo.normByStd)}`,
     // KL lives in the loss (as the core applies it), never in the reward.
     "algorithm.use_kl_in_reward=False",
@@ -204,7 +230,8 @@ function rolloutOverrides({ recipe, eval: ev, seed }: OverrideInput): string[] {
     `actor_rollout_ref.rollout.temperature=${recipe.rolloutTemperature}`,
     `actor_rollout_ref.rollout.top_p=${recipe.rolloutTopP}`,
     "actor_rollout_ref.rollout.top_k=-1",
-    `++actor_rollout_ref.rollout.seed=${seed}`,
+    // RolloutConfig has no `seed`; vLLM's engine args take it from engine_kwargs.vllm (vllm_async_server.py).
+    `++actor_rollout_ref.rollout.engine_kwargs.vllm.seed=${seed}`,
     // Validation draws n samples per problem so acebench can compute unbiased pass@k from the dumps.
     "actor_rollout_ref.rollout.val_kwargs.do_sample=True",
     `actor_rollout_ref.rollout.val_kwargs.n=${ev.n}`,
@@ -214,18 +241,32 @@ function rolloutOverrides({ recipe, eval: ev, seed }: OverrideInput): string[] {
   ];
 }
 
-function rewardOverrides(algo: AlgoConfig, recipe: Recipe): string[] {
+function rewardOverrides(algo: AlgoConfig, { recipe, settings, paths }: OverrideInput): string[] {
   const out = algo.dynamicSampling.enabled ? [`data.gen_batch_size=${recipe.genBatchSize}`] : [];
+  if (REWARD_SCHEMES[algo.rewardScheme] === "binary") {
+    out.push(
+      `custom_reward_function.path=${JSON.stringify(`${paths.aceDir}/ace_verl.py`)}`,
+      `custom_reward_function.name=${BINARY_REWARD_FN}`,
+    );
+  }
   if (!algo.overlong.enabled) return out;
-  return [
-    ...out,
+  const buffer = {
+    enable: "True",
+    len: algo.overlong.buffer,
+    penalty_factor: algo.overlong.factor,
+    log: "False",
+  };
+  // v0.7.0's reward loop (reward_model.use_reward_loop, the default) reads reward_kwargs.overlong_buffer_cfg.
+  out.push(
     "reward_model.reward_manager=dapo",
-    "+reward_model.reward_kwargs.overlong_buffer_cfg.enable=True",
-    `+reward_model.reward_kwargs.overlong_buffer_cfg.len=${algo.overlong.buffer}`,
-    `+reward_model.reward_kwargs.overlong_buffer_cfg.penalty_factor=${algo.overlong.factor}`,
-    "+reward_model.reward_kwargs.overlong_buffer_cfg.log=False",
+    ...Object.entries(buffer).map(([k, v]) => `+reward_model.reward_kwargs.overlong_buffer_cfg.${k}=${v}`),
     `+reward_model.reward_kwargs.max_resp_len=${recipe.maxResponseLength}`,
-  ];
+  );
+  // main_dapo's trainer-side reward manager reads reward_model.overlong_buffer (used when the loop is off).
+  if (entrypointFor(algo, settings) === MAIN_DAPO) {
+    out.push(...Object.entries(buffer).map(([k, v]) => `reward_model.overlong_buffer.${k}=${v}`));
+  }
+  return out;
 }
 
 function rayOverrides(env: Record<string, string>): string[] {
@@ -249,8 +290,11 @@ function trainerOverrides({ runId, steps, eval: ev, settings, paths }: OverrideI
     `trainer.test_freq=${Math.min(ev.every, steps)}`,
     `trainer.save_freq=${settings.saveFreq}`,
     "trainer.resume_mode=auto",
+    `trainer.max_actor_ckpt_to_keep=${settings.maxCheckpointsToKeep ?? "null"}`,
     `trainer.default_local_dir=${JSON.stringify(`${paths.runDir}/checkpoints`)}`,
     `trainer.validation_data_dir=${JSON.stringify(`${paths.runDir}/val_generations`)}`,
+    // @hydra.main's own outputs (.hydra/config.yaml, overrides.yaml) go to the run folder, not into the checkout
+    `hydra.run.dir=${JSON.stringify(`${paths.runDir}/hydra/\${now:%Y%m%d-%H%M%S}`)}`,
   ];
 }
 

@@ -33,6 +33,7 @@ export interface VerlSettings extends Partial<Record<keyof Recipe, number | null
   gpusPerNode: number;
   clusterSweepDir: string | null;
   python: string;
+  verlRoot: string | null;
   entrypoint: string | null;
   launch: "none" | "local" | "ray-job";
   trainDatasets: VerlDataset[];
@@ -42,6 +43,7 @@ export interface VerlSettings extends Partial<Record<keyof Recipe, number | null
   datasetMirror: string | null;
   dataSources: Record<string, string>;
   saveFreq: number;
+  maxCheckpointsToKeep: number | null;
   aceDiagnostics: boolean;
   projectName: string;
   extraOverrides: string[];

@@ -22,6 +22,7 @@ const records: MathRecord[] = JSON.parse(readFileSync(join(fixtures, "records.js
 // Finds trainer.validation_data_dir="…" among its arguments and copies the fixture dumps there, like a VERL run.
 const FAKE_TRAINER = `#!/usr/bin/env bash
 set -euo pipefail
+if [ "$1" = -c ]; then echo 0.7.0; exit 0; fi  # launch.sh's version check
 for arg in "$@"; do
   case "$arg" in trainer.validation_data_dir=*) dir="\${arg#*=}"; dir="\${dir%\\"}"; dir="\${dir#\\"}";; esac
 done
@@ -57,7 +58,7 @@ Deno.test("verl engine: launch local runs the script, then ingests the dumps int
     const env = Deno.env.toObject();
     Deno.env.set("DUMPS", join(fixtures, "verl_run", "val_generations"));
     try {
-      await verlEngine.run(run({ launch: "local", python }), runDir, sweepDir, {
+      await verlEngine.run(run({ launch: "local", python, verlRoot: sweepDir }), runDir, sweepDir, {
         onProgress: (s, t) => progress.push([s, t]),
       });
     } finally {

@@ -119,7 +119,7 @@ Deno.test(
     assertEquals(half.map((l) => l.sample), [0, 1, 2]);
     assertEquals(half[0].dataset, "math500");
     assertEquals([half[0].correct, half[2].correct], [true, false]);
-    assertEquals(half[0].meta, { engine: "verl", verlScore: 1, matched: true });
+    assertEquals(half[0].meta, { engine: "verl", verlScore: 1, matched: true, matchedBy: "contains" });
     // acebench's grader, not VERL's exact-match score: \frac12 and 1/2 are right although VERL scored them -1
     const later = at(20, "math500/test/algebra/1.json");
     assertEquals(later.map((l) => l.correct), [true, true, true]);
@@ -137,6 +137,45 @@ Deno.test(
     const before = readFileSync(join(runDir, "eval.jsonl"), "utf8");
     await ingestVerlDumps(runDir);
     assertEquals(readFileSync(join(runDir, "eval.jsonl"), "utf8"), before);
+  }),
+);
+
+Deno.test(
+  "verl ingest: prompts decoded with other spacing or punctuation still match; else a unique ground truth",
+  withTmp(async (dir) => {
+    const runDir = await fixtureSweep(dir);
+    const content = (id: string) => renderPrompt(records.find((r) => r.id === id)!, "dapo-answer");
+    const chat = (text: string) => `<|im_start|>user\n${text}<|im_end|>\n<|im_start|>assistant\n`;
+    const dumps = join(dir, "dumps");
+    const rows = [
+      // a tokenizer's clean-up: "side $3$. What" → "side $3$.What", blank lines collapsed
+      {
+        input: chat(content("math500/test/geometry/7.json").replace(". W", ".W").replaceAll("\n\n", "\n")),
+        gts: "9",
+      },
+      // punctuation changed on decode (curly quotes): only letters and digits still agree
+      { input: chat(content("math500/test/algebra/1.json").replaceAll('"', "\u201c")), gts: "\\frac{1}{2}" },
+      // the prompt is unrecognisable, but one exported problem has this ground truth
+      { input: "<garbled>", gts: "70" },
+      { input: "<garbled>", gts: "12345" },
+    ];
+    atomicWrite(
+      join(dumps, "40.jsonl"),
+      rows.map((r) => JSON.stringify({ ...r, output: "Answer: 9", score: 0 })).join("\r\n") + "\r\n",
+    );
+    const summary = await ingestVerlDumps(runDir, { dumpDir: dumps });
+    assertEquals([summary.samples, summary.unmatched], [4, 1]);
+    const lines = readJsonl<EvalLine>(join(runDir, "eval.jsonl"));
+    assertEquals(
+      lines.map((l) => [l.problemId.startsWith("prompt-") ? "prompt-…" : l.problemId, l.meta.matchedBy]),
+      [
+        ["math500/test/geometry/7.json", "contains"],
+        ["math500/test/algebra/1.json", "alphanumeric"],
+        ["aime2025/I-1", "ground-truth"],
+        ["prompt-…", null],
+      ],
+    );
+    assertEquals(lines[0].correct, true);
   }),
 );
 
@@ -165,11 +204,11 @@ Deno.test(
       join(dumps, "3.jsonl"),
       '{"input": "q", "output": "Answer: 1", "gts": "1"}\n{"input": "q"}\n',
     );
-    throws(() => readVerlDumps(dumps), /3\.jsonl:2: field 'output' is missing/);
+    await rejects(() => readVerlDumps(dumps), /3\.jsonl:2: field 'output' is missing/);
     atomicWrite(join(dumps, "3.jsonl"), '{"input": "q", "output": "a", "gts": "1", "step": 3}\nnot json\n');
-    throws(() => readVerlDumps(dumps), /3\.jsonl:2: invalid JSON line/);
+    await rejects(() => readVerlDumps(dumps), /3\.jsonl:2: invalid JSON line/);
     atomicWrite(join(dumps, "3.jsonl"), '{"input": "q", "output": "a"}\n');
-    assertEquals(readVerlDumps(dumps).samples[0].step, 3); // step from the file name
+    assertEquals((await readVerlDumps(dumps)).samples[0].step, 3); // step from the file name
     await rejects(() => ingestVerlDumps(dir), /3\.jsonl:1: no ground truth/);
     await rejects(() => ingestVerlDumps(join(dir, "nowhere")), /no VERL validation dumps/);
   }),

@@ -7,12 +7,24 @@ import { fileURLToPath } from "node:url";
 import { atomicWrite } from "../../../../common/fs.ts";
 import { resolveAlgo } from "../../../../bench/core/mod.ts";
 import type { RunConfig } from "../../../../bench/engines/engine.ts";
-import { verlRunPlan, writeRunPlan } from "../../../../bench/engines/verl/mod.ts";
+import {
+  BINARY_REWARD_FN,
+  verlRunPlan,
+  workerPythonPath,
+  writeRunPlan,
+} from "../../../../bench/engines/verl/mod.ts";
 import { assert, assertEquals, ok, throws } from "../../../assert.ts";
 
 const golden = new URL("./fixtures/golden/", import.meta.url);
+// Stands for python3: `-c` (launch.sh's version check) prints $VERSION; otherwise records argv, env and cwd.
+const FAKE_PYTHON = `#!/usr/bin/env bash
+if [ "$1" = -c ]; then echo "$VERSION"; exit 0; fi
+printf '%s\\0' "$@" > "$OUT"
+printf '%s\\n' "$PYTHONPATH" "$ACE_VERL_ALPHA" "$ACE_VERL_CLIP" "$PWD" > "$OUT.env"
+`;
 const UPDATE = Deno.env.get("UPDATE_GOLDEN") === "1";
 const SWEEP = { name: "paper", rl: { steps: 200 }, dir: "/work/sweeps/paper" };
+const SWEEP_CLUSTER = "/shared/acebench/paper";
 
 /** A run as the sweep expands it (settings include the sweep's rl block). */
 function makeRun(preset: string, settings: Record<string, unknown> = {}, overrides = {}): RunConfig {
@@ -125,20 +137,53 @@ Deno.test("verl launch: the Ray address comes from the config, else RAY_ADDRESS,
     deferred.rayJobCommand.includes('--address "${RAY_ADDRESS:-http://127.0.0.1:8265}"'),
     deferred.rayJobCommand,
   );
-  ok(deferred.rayJobCommand.includes("--working-dir /work/sweeps/paper/runs/grpo_s1/verl -- bash launch.sh"));
+  ok(
+    deferred.rayJobCommand.includes(
+      `--working-dir "$VERL_ROOT" --runtime-env-json "{\\"excludes\\": [\\".git\\"], \\"env_vars\\": {\\"VERL_ROOT\\": \\"$VERL_ROOT\\"}}" -- ` +
+        "bash /shared/acebench/paper/runs/grpo_s1/verl/launch.sh",
+    ),
+    deferred.rayJobCommand,
+  );
+});
+
+Deno.test("verl launch: VERL v0.7.0 settings (seed, prompt filter, checkpoints, reward scheme, overlong keys)", () => {
+  const keys = (overrides: string[]) => overrides.map((o) => o.split("=")[0]);
+  const grpo = verlRunPlan(makeRun("grpo"), SWEEP, {}).overrides;
+  ok(grpo.includes("++actor_rollout_ref.rollout.engine_kwargs.vllm.seed=1"));
+  ok(!keys(grpo).some((k) => k.endsWith("rollout.seed")), "RolloutConfig has no seed field");
+  ok(grpo.includes("data.filter_overlong_prompts=True") && !keys(grpo).includes("data.truncation"));
+  ok(grpo.includes("trainer.max_actor_ckpt_to_keep=1"));
+  // GRPO's 0/1 rewards: ace_verl's mapping of VERL's ±1 math score, loaded from the run's own copy
+  ok(grpo.includes('custom_reward_function.path="/shared/acebench/paper/runs/grpo_s1/verl/ace_verl.py"'));
+  ok(grpo.includes(`custom_reward_function.name=${BINARY_REWARD_FN}`));
+  ok(
+    readFileSync(new URL("../../../../bench/engines/verl/ace_verl.py", import.meta.url), "utf8")
+      .includes(`def ${BINARY_REWARD_FN}(`),
+  );
+  const dapo = verlRunPlan(makeRun("dapo"), SWEEP, {}).overrides;
+  ok(!keys(dapo).includes("custom_reward_function.path"), "DAPO's ±1 is VERL's native score");
+  ok(dapo.includes("+reward_model.reward_kwargs.overlong_buffer_cfg.len=4096"));
+  ok(dapo.includes("reward_model.overlong_buffer.len=4096"), "main_dapo's trainer-side manager");
+  const keepAll = verlRunPlan(makeRun("grpo", { maxCheckpointsToKeep: null }), SWEEP, {}).overrides;
+  ok(keepAll.includes("trainer.max_actor_ckpt_to_keep=null"));
+  const plan = verlRunPlan(makeRun("grpo", { verlRoot: "/opt/verl" }), SWEEP, {});
+  assertEquals(plan.verlRoot, "/opt/verl");
+  ok(plan.script.includes("VERL_ROOT=/opt/verl\n") && plan.script.includes('cd "$VERL_ROOT"'));
+  assertEquals(verlRunPlan(makeRun("grpo"), SWEEP, { VERL_ROOT: "/env/verl" }).verlRoot, "/env/verl");
+  throws(() => verlRunPlan(makeRun("grpo", { verlRoot: "verl" }), SWEEP, {}), /verlRoot .*must be absolute/);
 });
 
 Deno.test("verl launch: bash passes every override through unchanged (quoting round trip)", () => {
   const dir = mkdtempSync(join(tmpdir(), "verl-launch-"));
   try {
     const fakePython = join(dir, "fake-python");
-    atomicWrite(
-      fakePython,
-      '#!/usr/bin/env bash\nprintf \'%s\\0\' "$@" > "$OUT"\nprintf \'%s\\n\' "$PYTHONPATH" "$ACE_VERL_ALPHA" "$ACE_VERL_CLIP" > "$OUT.env"\n',
-    );
+    atomicWrite(fakePython, FAKE_PYTHON);
     chmodSync(fakePython, 0o755);
+    const verlRoot = join(dir, "verl checkout");
+    atomicWrite(join(verlRoot, "recipe", "dapo", "main_dapo.py"), "");
     const run = makeRun("ace-dapo", {
       python: fakePython,
+      verlRoot,
       model: "/models/it's a model",
       extraOverrides: ["+trainer.note='a b'"],
     });
@@ -146,18 +191,40 @@ Deno.test("verl launch: bash passes every override through unchanged (quoting ro
     const runDir = join(dir, "run");
     writeRunPlan(plan, runDir);
     const out = join(dir, "argv");
-    const res = new Deno.Command("bash", { args: [join(runDir, "verl", "launch.sh")], env: { OUT: out } })
-      .outputSync();
+    const launch = (version: string) =>
+      new Deno.Command("bash", {
+        args: [join(runDir, "verl", "launch.sh")],
+        env: { OUT: out, VERSION: version },
+      })
+        .outputSync();
+    const res = launch("0.7.0.dev"); // what a checkout of tag v0.7.0 reports
     assert(res.success, new TextDecoder().decode(res.stderr));
     const argv = readFileSync(out, "utf8").split("\0").slice(0, -1);
-    assertEquals(argv, ["-m", plan.entrypoint, ...plan.overrides]);
-    const [pythonPath, alpha, clip] = readFileSync(`${out}.env`, "utf8").split("\n");
-    assertEquals(pythonPath.split(":")[0], join(runDir, "verl"));
-    assertEquals([alpha, clip], ["1", "none"]);
+    const here = join(runDir, "verl");
+    assertEquals(argv, ["-m", plan.entrypoint, ...plan.overrides, workerPythonPath(`${here}:${verlRoot}`)]);
+    const [pythonPath, alpha, clip, cwd] = readFileSync(`${out}.env`, "utf8").split("\n");
+    assertEquals(pythonPath.split(":").slice(0, 2), [here, verlRoot]);
+    assertEquals([alpha, clip, cwd], ["1", "none", verlRoot]);
+    const wrong = launch("0.6.1");
+    assert(!wrong.success);
+    ok(new TextDecoder().decode(wrong.stderr).includes("verl 0.6.1 in"), "version refusal message");
     assertEquals(readFileSync(join(runDir, "verl", "ace_verl.py"), "utf8").includes("def install():"), true);
-    const syntax = new Deno.Command("bash", { args: ["-n", join(runDir, "verl", "ray_job.sh")] })
-      .outputSync();
-    assert(syntax.success, "ray_job.sh is not valid bash");
+    // ray_job.sh under a stand-in `ray`: the job's runtime env is valid JSON carrying VERL_ROOT
+    atomicWrite(join(dir, "bin", "ray"), '#!/usr/bin/env bash\nprintf \'%s\\0\' "$@" > "$OUT"\n');
+    chmodSync(join(dir, "bin", "ray"), 0o755);
+    const job = new Deno.Command("bash", {
+      args: [join(runDir, "verl", "ray_job.sh")],
+      env: { OUT: out, PATH: `${join(dir, "bin")}:${Deno.env.get("PATH")}` },
+    }).outputSync();
+    assert(job.success, new TextDecoder().decode(job.stderr));
+    const jobArgv = readFileSync(out, "utf8").split("\0").slice(0, -1);
+    const runtimeEnv = JSON.parse(jobArgv[jobArgv.indexOf("--runtime-env-json") + 1]);
+    assertEquals(runtimeEnv, { excludes: [".git"], env_vars: { VERL_ROOT: verlRoot } });
+    assertEquals(jobArgv.slice(-3), [
+      "--",
+      "bash",
+      join(SWEEP_CLUSTER, "runs", run.runId, "verl", "launch.sh"),
+    ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -178,4 +245,5 @@ Deno.test("verl launch: options VERL cannot express are errors naming the field"
     /must NOT have additional properties 'gpus'/,
   );
   throws(() => verlRunPlan(makeRun("grpo", { clusterSweepDir: "rel/dir" }), SWEEP, {}), /must be absolute/);
+  throws(() => verlRunPlan(makeRun("grpo", {}, { rewardScheme: "unit" }), SWEEP, {}), /rewardScheme/);
 });

@@ -59,7 +59,7 @@ Deno.test(
     ok(!source.includes('"w_reinforce"'), "no built-in w_reinforce: ace_verl.py registers it");
     const ace = Deno.readTextFileSync(new URL("../../../../bench/engines/verl/ace_verl.py", import.meta.url));
     ok(
-      ace.includes("core_algos.register_adv_est(W_REINFORCE_NAME)") &&
+      /ESTIMATORS = \{[^}]*W_REINFORCE_NAME: compute_w_reinforce_outcome_advantage/.test(ace) &&
         ace.includes('W_REINFORCE_NAME = "w_reinforce"'),
     );
   },
