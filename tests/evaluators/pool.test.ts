@@ -44,3 +44,34 @@ Deno.test("pool: a stuck answer times out, its worker is replaced, nothing else 
     pool.close();
   }
 });
+
+// A worker that is terminated keeps running for a while (Deno lets it finish its task before stopping the
+// isolate), so it must not write where its replacement reports progress. ~50 pathological answers that each
+// outlive the timeout, mixed with ordinary ones, on both cores kept busy by two spinning workers.
+Deno.test("pool: many timeouts in one batch, cores busy: every input gets exactly one verdict, the right one", async () => {
+  const spin = `self.onmessage = () => { for (;;) { /* keep a core busy */ } };`;
+  const spinners = [0, 1].map(() =>
+    new Worker(URL.createObjectURL(new Blob([spin], { type: "text/javascript" })), { type: "module" })
+  );
+  spinners.forEach((w) => w.postMessage(0));
+  const pool = new GraderPool(2, new URL("./fixtures/slow_worker.ts", import.meta.url).href);
+  try {
+    const batch = Array.from(
+      { length: 150 },
+      (_, i) =>
+        i % 3 === 1
+          ? { prediction: "SLOW", gold: "1" }
+          : { prediction: String(i), gold: String(i % 5 ? i : -i) },
+    );
+    const r = await pool.grade(batch, { timeoutMs: 300, batchSize: 12 });
+    assertEquals(r.length, batch.length);
+    const problems = batch.flatMap((it, i) => {
+      const want = it.prediction === "SLOW" ? "timeout" : it.prediction === it.gold ? "correct" : "wrong";
+      return r[i]?.status === want ? [] : [`${i}: ${r[i]?.status ?? "missing"} (want ${want})`];
+    });
+    assertEquals(problems, []);
+  } finally {
+    pool.close();
+    spinners.forEach((w) => w.terminate());
+  }
+});
