@@ -1,12 +1,21 @@
-// Answer extraction from a full model response: which span is "the answer", and which rule found it.
+// Answer extraction from a full model response: which span is "the answer", and which rule found it. The rules
+// form one ordered list (EXTRACTION_RULES); strict mode (training rewards) runs only the explicit markers.
+// Every rule is linear in the response (the response is cut to its last 20 000 characters first).
+import { finalSentence, isProse, mathSpans, sentenceAnswer } from "./prose.ts";
 
 /** Caps on what extraction looks at: long responses are cut to their tail (answers come last). */
 export const EXTRACT_LIMITS = { tailChars: 20_000, answerChars: 2_000, bareChars: 120 };
 
-/** The extracted answer (null when none) and the rule that fired, e.g. "boxed", "answer_line", "no_answer". */
+/**
+ * The extracted answer (null when none) and the rule that fired, e.g. "boxed", "answer_line", "no_answer".
+ * `boxes` (default mode, two or more boxes): every box's content in order; `finalBoxes`: the last box and the
+ * boxes joined to it by "and", "or", commas or spacing only (a hedge such as `\boxed{3} or \boxed{4}`).
+ */
 export interface Extraction {
   answer: string | null;
   rule: string;
+  boxes?: string[];
+  finalBoxes?: string[];
 }
 
 /** Index of the brace closing the `{` at `open` (LaTeX escapes `\{`/`\}` do not count), or -1 if unbalanced. */
@@ -29,14 +38,54 @@ export function stripThink(text: string): string {
   return open >= 0 ? text.slice(0, open) : text;
 }
 
-// The last \boxed{…} / \fbox{…} / "\boxed x"; "unclosed" when the last box never closes (a truncated answer).
-function lastBoxed(text: string): Extraction | null {
+interface Box {
+  start: number;
+  end: number;
+  content: string | null; // null: empty or never closed
+  unclosed: boolean;
+  bare: boolean;
+}
+
+// Every \boxed{…} / \fbox{…} / "\boxed x", left to right. A box's inside is skipped (a box in a box is part of
+// it) and an unclosed box ends the scan (all that follows is inside it), so this is linear.
+function allBoxes(text: string): Box[] {
   const re = /\\(?:boxed|fbox)\b/g;
-  let last = -1;
+  const boxes: Box[] = [];
   let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) last = m.index + m[0].length;
-  if (last < 0) return null;
-  let i = last;
+  while ((m = re.exec(text)) !== null) {
+    let i = m.index + m[0].length;
+    while (text[i] === " ") i++;
+    if (text[i] === "{") {
+      const close = matchBrace(text, i);
+      if (close < 0) {
+        boxes.push({ start: m.index, end: text.length, content: null, unclosed: true, bare: false });
+        break;
+      }
+      const inner = text.slice(i + 1, close).trim();
+      boxes.push({ start: m.index, end: close + 1, content: inner || null, unclosed: false, bare: false });
+      re.lastIndex = close + 1;
+    } else {
+      const bare = /^[^\s$]+/.exec(text.slice(i, i + EXTRACT_LIMITS.answerChars + 1));
+      const ok = bare !== null && i > m.index + m[0].length;
+      boxes.push({
+        start: m.index,
+        end: ok ? i + bare![0].length : i,
+        content: ok ? bare![0] : null,
+        unclosed: false,
+        bare: true,
+      });
+    }
+  }
+  return boxes;
+}
+
+// The last \boxed{…} / \fbox{…} / "\boxed x" (the last occurrence, even inside another box); "unclosed" when
+// it never closes (a truncated answer).
+function lastBoxed(text: string): Extraction | null {
+  const last = lastMatch(text, /\\(?:boxed|fbox)\b/g);
+  if (!last) return null;
+  let i = last.index + last[0].length;
+  const after = i;
   while (text[i] === " ") i++;
   if (text[i] === "{") {
     const close = matchBrace(text, i);
@@ -44,8 +93,25 @@ function lastBoxed(text: string): Extraction | null {
     const inner = text.slice(i + 1, close).trim();
     return inner === "" ? { answer: null, rule: "boxed_empty" } : { answer: inner, rule: "boxed" };
   }
-  const bare = /^[^\s$]+/.exec(text.slice(i));
-  return bare && i > last ? { answer: bare[0], rule: "boxed_bare" } : { answer: null, rule: "boxed_empty" };
+  const bare = /^[^\s$]+/.exec(text.slice(i, i + EXTRACT_LIMITS.answerChars + 1));
+  return bare && i > after ? { answer: bare[0], rule: "boxed_bare" } : { answer: null, rule: "boxed_empty" };
+}
+
+const CONNECTOR = /^(?:[\s,;.$&]|\\quad|\\qquad|\\text\{\s*(?:and|or)\s*\}|and|or)*$/i;
+
+// The last box as the answer; in default mode with two or more boxes, also every box and the final group.
+function boxedRule(text: string, strict: boolean): Extraction | null {
+  const found = lastBoxed(text);
+  if (!found || found.answer === null || strict) return found;
+  const boxes = allBoxes(text);
+  const filled = boxes.filter((b) => b.content !== null);
+  if (filled.length < 2) return found;
+  const group = [boxes[boxes.length - 1]];
+  for (let k = boxes.length - 2; k >= 0; k--) {
+    if (boxes[k].content === null || !CONNECTOR.test(text.slice(boxes[k].end, group[0].start))) break;
+    group.unshift(boxes[k]);
+  }
+  return { ...found, boxes: filled.map((b) => b.content!), finalBoxes: group.map((b) => b.content ?? "") };
 }
 
 // Strip one layer of math delimiters and trailing punctuation from a marker's captured value.
@@ -69,30 +135,122 @@ function lastMatch(text: string, re: RegExp): RegExpExecArray | null {
   return last;
 }
 
-// DAPO's "Answer: …" line, Minerva's "final answer is …", and "the answer is …" (in that priority).
-function markerLine(text: string): Extraction | null {
-  const answerLine = lastMatch(text, /(?:^|\n)[ \t*#]*answer[ \t*]*:[ \t]*([^\n]+)/gi);
-  if (answerLine) return valueOrEmpty(answerLine[1], "answer_line");
-  const finalIs = lastMatch(text, /final answer is[:\s]*([^\n]+?)(?:\.?\s*I hope it is correct\.?)?\s*$/gim);
-  if (finalIs) return valueOrEmpty(finalIs[1], "final_answer_is");
-  // "the answer is 3, since …": the sentence ends at ". " or a clause such as ", since" / " because".
-  const answerIs = lastMatch(
-    text,
-    /the answer is[:\s]*([^\n]+?)(?:\.\s|,?\s+(?:since|because|as|which)\s|$)/gim,
-  );
-  if (answerIs) return valueOrEmpty(answerIs[1], "answer_is");
-  return null;
+function lineEnd(text: string, from: number): number {
+  const nl = text.indexOf("\n", from);
+  return nl < 0 ? text.length : nl;
 }
 
-function valueOrEmpty(raw: string, rule: string): Extraction {
+// Where a marker's value starts: after colons and whitespace (newlines included), or -1 at the end of the text.
+function valueStart(text: string, from: number): number {
+  let k = from;
+  while (k < text.length && /[:\s]/.test(text[k])) k++;
+  return k < text.length ? k : -1;
+}
+
+const HOPE = /I hope it is correct/i;
+
+// Minerva's "final answer is X. I hope it is correct.": the rest of the line, suffix removed. In default mode
+// the value also stops at that suffix or at the end of its sentence, so a following turn or token is not read.
+function finalAnswerIs(text: string, strict: boolean): Extraction | null {
+  const marker = lastMatch(text, /final answer is/gi);
+  if (!marker) return null;
+  const k = valueStart(text, marker.index + marker[0].length);
+  if (k < 0) return { answer: null, rule: "final_answer_is_empty" };
+  let value = text.slice(k, lineEnd(text, k)).trimEnd();
+  if (strict) {
+    if (/I hope it is correct\.?$/i.test(value)) {
+      value = value.slice(0, value.search(/I hope it is correct\.?$/i)).trimEnd().replace(/\.$/, "");
+    }
+  } else {
+    const hope = value.search(HOPE);
+    if (hope >= 0) value = value.slice(0, hope);
+    value = plainTail(value);
+  }
+  return valueOrEmpty(value, "final_answer_is", strict);
+}
+
+// A value cut at a chat-template token or at the end of its sentence (". " before a capital or a "<").
+function plainTail(value: string): string {
+  const token = value.search(/<\|[^|<>\s]{1,40}\|>|<\/s>/);
+  if (token >= 0) value = value.slice(0, token);
+  const masked = maskMath(value);
+  const end = masked.search(/\.\s+(?=[A-Z<])/);
+  return end >= 0 ? value.slice(0, end) : value;
+}
+
+// The text with each math span blanked out, so searches ignore what is inside math; same length.
+function maskMath(text: string): string {
+  let out = "";
+  let at = 0;
+  for (const s of mathSpans(text)) {
+    out += text.slice(at, s.start) + " ".repeat(s.end - s.start);
+    at = s.end;
+  }
+  return out + text.slice(at);
+}
+
+// "the answer is 3, since …": the sentence ends at ". ", a clause such as ", since" / " because", or the line
+// end. The lookbehind starts a clause only at the beginning of a whitespace run, which keeps the scan linear.
+function answerIs(text: string, strict: boolean): Extraction | null {
+  const marker = lastMatch(text, /the answer is/gi);
+  if (!marker) return null;
+  const k = valueStart(text, marker.index + marker[0].length);
+  if (k < 0) return null;
+  const stop = /\.\s|,?(?<!\s)\s+(?:since|because|as|which)\s|\n/gi;
+  stop.lastIndex = k + 1;
+  const m = stop.exec(text);
+  return valueOrEmpty(text.slice(k, m ? m.index : text.length), "answer_is", strict);
+}
+
+// DAPO's "Answer: …" at the start of a line.
+function answerLine(text: string, strict: boolean): Extraction | null {
+  const m = lastMatch(text, /(?:^|\n)[ \t*#]*answer[ \t*]*:[ \t]*([^\n]+)/gi);
+  return m ? valueOrEmpty(m[1], "answer_line", strict) : null;
+}
+
+// Marker conventions beyond the three classic ones (default mode), the last one in the text wins:
+// "**Answer:** …" or "Final answer: …" inside a line, "Answer \( 7/2 \)" / "answer $$12$$" (marker then math),
+// GSM8K's "A: 18" line and "#### 18".
+function otherMarkers(text: string): Extraction | null {
+  let best: { at: number; ex: Extraction } | null = null;
+  const offer = (at: number, ex: Extraction | null) => {
+    if (ex && (best === null || at > best.at)) best = { at, ex };
+  };
+  const colon = lastMatch(text, /(?:\bfinal answer|\bAnswer)\s*\**\s*:/gi);
+  if (colon) {
+    const k = colon.index + colon[0].length;
+    offer(colon.index, valueOrEmpty(plainTail(text.slice(k, lineEnd(text, k))), "answer_marker", false));
+  }
+  const mathAfter = lastMatch(text, /\banswer\s*(?:is\s*)?(?=\$|\\\(|\\\[)/gi);
+  if (mathAfter) {
+    const k = mathAfter.index + mathAfter[0].length;
+    const span = mathSpans(text.slice(k, lineEnd(text, k) + 1))[0];
+    if (span && span.start === 0 && span.content !== "") {
+      offer(mathAfter.index, { answer: span.content, rule: "answer_math" });
+    }
+  }
+  const gsmA = lastMatch(text, /(?:^|\n)[ \t]*A:[ \t]*([^\n]+)/g);
+  if (gsmA) offer(gsmA.index, valueOrEmpty(plainTail(gsmA[1]), "gsm8k_a", false));
+  const hashes = lastMatch(text, /(?:^|\n)[ \t]*####[ \t]*(\$?-?[\d.,]+)[ \t]*(?=\n|$)/g);
+  if (hashes) offer(hashes.index, valueOrEmpty(hashes[1], "gsm8k_hashes", false));
+  return (best as { at: number; ex: Extraction } | null)?.ex ?? null;
+}
+
+// A marker's value; in default mode a value that is prose ("she received $7.00") yields the answer it states.
+function valueOrEmpty(raw: string, rule: string, strict: boolean): Extraction {
   const v = cleanValue(raw.replace(/\*\*/g, ""));
-  return v === "" ? { answer: null, rule: `${rule}_empty` } : { answer: v, rule };
+  if (v === "") return { answer: null, rule: `${rule}_empty` };
+  if (!strict && isProse(v)) {
+    const stated = sentenceAnswer(v);
+    if (stated) return { answer: cleanValue(stated.answer), rule: `${rule}_prose` };
+  }
+  return { answer: v, rule };
 }
 
 // A final line that is nothing but one math span, e.g. "$$x = 3$$" or "\[ \frac12 \]".
 function lastLineMath(text: string): Extraction | null {
-  const lines = text.trim().split("\n");
-  const last = lines[lines.length - 1].trim();
+  const t = text.trim();
+  const last = t.slice(t.lastIndexOf("\n") + 1).trim();
   const m = /^(?:\$\$([^$]+)\$\$|\$([^$\n]+)\$|\\\[(.+?)\\\]|\\\((.+?)\\\))\.?$/.exec(last);
   if (!m) return null;
   const v = (m[1] ?? m[2] ?? m[3] ?? m[4]).trim();
@@ -108,18 +266,58 @@ function bareAnswer(text: string): Extraction | null {
   return { answer: cleanValue(t), rule: "bare" };
 }
 
+// The answer stated in the final sentence: its last math span, else its last number. Never earlier sentences.
+function finalSentenceRule(text: string): Extraction | null {
+  const stated = sentenceAnswer(finalSentence(text));
+  return stated && { answer: cleanValue(stated.answer), rule: `final_sentence_${stated.how}` };
+}
+
+/** One extraction rule: its name, whether strict mode (training rewards) runs it, and the finder. */
+export interface ExtractionRule {
+  name: string;
+  strict: boolean;
+  find(text: string, strict: boolean): Extraction | null;
+}
+
 /**
- * Extract the answer from a model response. Order: last `\boxed{}`/`\fbox{}`, then an `Answer:` line,
- * "final answer is", "the answer is"; unless `strict`, also a final line that is one math span, or a short
- * bare answer. Long text without a marker is `no_answer` (never graded whole). Never throws.
+ * The extraction order. A non-empty box wins; an empty or unclosed box (often an echoed "put your answer in
+ * \boxed{}") does not hide a later marker, and is the verdict only when no marker follows.
+ */
+export const EXTRACTION_RULES: readonly ExtractionRule[] = [
+  { name: "boxed", strict: true, find: (t, strict) => boxedRule(t, strict) },
+  { name: "answer_line", strict: true, find: answerLine },
+  { name: "final_answer_is", strict: true, find: finalAnswerIs },
+  { name: "answer_is", strict: true, find: answerIs },
+  { name: "other_markers", strict: false, find: otherMarkers },
+  { name: "last_line_math", strict: false, find: lastLineMath },
+  { name: "bare", strict: false, find: bareAnswer },
+  { name: "final_sentence", strict: false, find: finalSentenceRule },
+];
+
+/**
+ * Extract the answer from a model response, trying EXTRACTION_RULES in order (strict: the marker rules only).
+ * Long text without a marker is never graded whole. Never throws.
  */
 export function extractAnswer(response: string, options: { strict?: boolean } = {}): Extraction {
+  const strict = options.strict === true;
   let text = stripThink(response);
   if (text.length > EXTRACT_LIMITS.tailChars) text = text.slice(-EXTRACT_LIMITS.tailChars);
-  // An empty or unclosed box (often an echo of "put your answer in \boxed{}") does not hide a later marker.
-  const boxed = lastBoxed(text);
-  const found = boxed?.answer ? boxed : markerLine(text) ?? boxed ??
-    (options.strict ? null : lastLineMath(text) ?? bareAnswer(text));
+  let emptyBox: Extraction | null = null;
+  let found: Extraction | null = null;
+  for (const rule of EXTRACTION_RULES) {
+    if (strict && !rule.strict) continue;
+    // An empty box is the verdict when no marker follows (never a bare line or a sentence).
+    if (rule.name === "last_line_math" && emptyBox) break;
+    const ex = rule.find(text, strict);
+    if (!ex) continue;
+    if (rule.name === "boxed" && ex.answer === null) {
+      emptyBox = ex;
+      continue;
+    }
+    found = ex;
+    break;
+  }
+  found ??= emptyBox;
   if (!found) return { answer: null, rule: "no_answer" };
   if (found.answer !== null && found.answer.length > EXTRACT_LIMITS.answerChars) {
     return { answer: null, rule: `${found.rule}_too_long` };

@@ -14,7 +14,10 @@ Deno.test("extract: each rule reports itself", () => {
   assertEquals(rule("We are done now.\n$$3$$"), "last_line_math");
   assertEquals(rule("3"), "bare");
   assertEquals(rule("3", true), "no_answer");
-  assertEquals(rule("this is a long piece of prose with the number 3 in it"), "no_answer");
+  assertEquals(rule("this is a long piece of prose with the number 3 in it", true), "no_answer");
+  assertEquals(rule("this is a long piece of prose with the number 3 in it"), "final_sentence_number");
+  assertEquals(rule("So the total is $42$."), "final_sentence_math");
+  assertEquals(rule("The total is 42. I hope this helps!"), "no_answer");
   assertEquals(
     extractAnswer("The final answer is $\\frac{1}{2}$. I hope it is correct.").answer,
     "\\frac{1}{2}",
