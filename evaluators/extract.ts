@@ -97,7 +97,8 @@ function lastBoxed(text: string): Extraction | null {
   return bare && i > after ? { answer: bare[0], rule: "boxed_bare" } : { answer: null, rule: "boxed_empty" };
 }
 
-const CONNECTOR = /^(?:[\s,;.$&]|\\quad|\\qquad|\\text\{\s*(?:and|or)\s*\}|and|or)*$/i;
+// Text that joins two boxes into one stated answer ("and", "or", a comma, spacing); adjacent boxes are not joined.
+const CONNECTOR = /^(?:[\s,;.$&]|\\quad|\\qquad|\\text\{\s*(?:and|or)\s*\}|and|or)+$/i;
 
 // The last box as the answer; in default mode with two or more boxes, also every box and the final group.
 function boxedRule(text: string, strict: boolean): Extraction | null {
