@@ -217,7 +217,7 @@ function otherMarkers(text: string): Extraction | null {
   const offer = (at: number, ex: Extraction | null) => {
     if (ex && (best === null || at > best.at)) best = { at, ex };
   };
-  const colon = lastMatch(text, /(?:\bfinal answer|\bAnswer)\s*\**\s*:/gi);
+  const colon = lastMatch(text, /(?:\bfinal answer|\bAnswer)\s*(?:\*+\s*)?:/gi);
   if (colon) {
     const k = colon.index + colon[0].length;
     offer(colon.index, valueOrEmpty(plainTail(text.slice(k, lineEnd(text, k))), "answer_marker", false));

@@ -212,7 +212,10 @@ export const FORMS: readonly Form[] = [
       if (!pm || !ctx.expandPm) return null;
       const [first, second] = pm[1] === "pm" ? ["+", "-"] : ["-", "+"];
       const at = (sign: string) => s.slice(0, pm.index) + sign + s.slice(pm.index + pm[0].length);
-      return { kind: "set", items: [ctx.rec(at(first)), ctx.rec(at(second))] };
+      // Several ± give every sign choice: 1 ± 2 ± 4 is {7, -1, 3, -5}, not a set of sets.
+      const items = [ctx.rec(at(first)), ctx.rec(at(second))]
+        .flatMap((v) => v.kind === "set" && v.form === "plus_minus" ? v.items : [v]);
+      return { kind: "set", items };
     },
   },
   {

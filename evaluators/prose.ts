@@ -85,7 +85,9 @@ export function finalSentence(text: string): string {
     at = s.end;
   }
   masked += line.slice(at);
-  const body = masked.replace(/[\s.!?:;"')\]]+$/, "");
+  let bodyEnd = masked.length; // trailing spaces and closing punctuation, trimmed without a backtracking regex
+  while (bodyEnd > 0 && /[\s.!?:;"')\]]/.test(masked[bodyEnd - 1])) bodyEnd--;
+  const body = masked.slice(0, bodyEnd);
   let cut = 0;
   const ends = /[.!?]\s+/g;
   let m: RegExpExecArray | null;

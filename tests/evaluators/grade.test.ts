@@ -57,6 +57,33 @@ Deno.test("grade: pathological inputs return quickly with a verdict", () => {
   assertEquals(grade("\\boxed{1}".repeat(200_000), "1").correct, true);
 });
 
+// Inputs that were quadratic in the length of a whitespace run (a backtracking marker regex) or exponential in
+// the number of ± (each one doubles the set): a linear scan takes a few milliseconds even on a loaded machine.
+Deno.test("grade: long whitespace runs after a marker and hundreds of \\pm stay fast", () => {
+  const sp = " ".repeat(19_000);
+  const pm = (n: number, d: string) => Array(n).fill(d).join("\\pm");
+  const cases: [string, string][] = [
+    ["The final answer is x" + sp + "x\ny", "5"],
+    ["the answer is x" + sp + "x y", "5"],
+    ["The final answer is" + sp, "5"],
+    ["Answer" + sp + "x", "5"],
+    ["So the total is" + sp + " 5 . x", "5"],
+    ["\\boxed{" + pm(249, "1") + "}", pm(249, "2")],
+    ["\\boxed{\\frac{" + pm(100, "1") + "}{2}}", "\\frac{" + pm(100, "1") + "}{2}"],
+  ];
+  for (const [p, g] of cases) {
+    const t0 = performance.now();
+    const r = grade(p, g);
+    const ms = performance.now() - t0;
+    ok(ms < 250, `${JSON.stringify(p.slice(0, 30))}… took ${ms.toFixed(0)} ms`);
+    ok(["correct", "wrong", "no_answer", "parse_error"].includes(r.status));
+  }
+  // Up to four ± expand to every sign choice; more are compared as written.
+  ok(grade("\\boxed{1 \\pm 2 \\pm 4}", "-5, -1, 3, 7").correct);
+  ok(grade("\\boxed{" + pm(8, "1") + "}", pm(8, "1")).correct);
+  ok(!grade("\\boxed{" + pm(8, "1") + "}", pm(8, "2")).correct);
+});
+
 Deno.test("grade: never throws on seeded random junk built from LaTeX fragments", () => {
   const rng = Rng.seeded(2024);
   const parts = [
