@@ -35,6 +35,9 @@ function isValueLike(v: Value): boolean {
   }
 }
 
+// A side that describes in words ("Total cost", "14 hours (meditation) + 20 hours (yoga)"), not an unknown.
+const isDescription = (src: string) => /(?:^|[^\\a-zA-Z])[a-zA-Z]{3,}/.test(src);
+
 /**
  * The value a relation states, or null: `x = 5`, `(a,b) = (1,4)`, `f(x) = 2` (a label, then the value); a
  * chain `x = 2+3 = 5` or `20 \times 2 = 40` (the last side; earlier sides labels or constants); with ≈ the
@@ -48,7 +51,7 @@ export function statedValue(r: Rel): Value | null {
   const value = r.sides[at];
   // Earlier sides are names, or constants equal to the value (a chain never hides a false step: 2+2 = 5).
   const earlierOk = r.sides.slice(0, at).every((s, i) =>
-    isLabel(r.srcs[i]) || isLoneSymbol(s) || (i === 0 && s.kind === "text") ||
+    isLabel(r.srcs[i]) || isLoneSymbol(s) || (i === 0 && (s.kind === "text" || isDescription(r.srcs[0]))) ||
     (isConstant(s) && valuesEqual(s, value))
   );
   return earlierOk ? value : null;
