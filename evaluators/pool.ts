@@ -1,13 +1,15 @@
 // gradeMany: a pool of Deno Workers (one per core) grading batches, with a hard per-answer timeout. A stuck
 // worker is terminated and replaced; its current answer is marked `timeout`, the rest of its batch re-queued.
 import { grade, type GradeResult } from "./grade.ts";
-import type { BatchMessage } from "./worker_serve.ts";
+import { type BatchMessage, itemOptions } from "./worker_serve.ts";
 
-/** One answer to grade. */
+/** One answer to grade, with the per-item options of `grade`. */
 export interface GradeManyItem {
   prediction: string;
   gold: string;
   strict?: boolean;
+  decimalComma?: boolean;
+  explain?: boolean;
 }
 
 /** Pool options: `workers` (default: cores; 0 grades inline), `timeoutMs` per answer, `batchSize` per message. */
@@ -185,7 +187,7 @@ export async function gradeMany(
 ): Promise<GradeResult[]> {
   const workers = options.workers ?? (navigator.hardwareConcurrency || 1);
   if (workers === 0) {
-    return items.map((it) => grade(it.prediction, it.gold, { strict: it.strict }));
+    return items.map((it) => grade(it.prediction, it.gold, itemOptions(it)));
   }
   const pool = new GraderPool(Math.min(workers, Math.max(1, Math.ceil(items.length / 16))));
   try {

@@ -10,6 +10,14 @@ export interface BatchMessage {
   progress: SharedArrayBuffer;
 }
 
+/** The `grade` options an item carries. */
+export function itemOptions(it: GradeManyItem): GradeOptions {
+  const o: GradeOptions = { strict: it.strict };
+  if (it.decimalComma) o.decimalComma = true;
+  if (it.explain) o.explain = true;
+  return o;
+}
+
 /** Answer batches on this worker with `gradeOne` (tests substitute a grader that can hang). */
 export function serveBatches(
   gradeOne: (prediction: string, gold: string, options: GradeOptions) => GradeResult,
@@ -23,7 +31,7 @@ export function serveBatches(
     const counter = new Int32Array(progress);
     const results = items.map((it, k) => {
       Atomics.store(counter, 0, k + 1);
-      return gradeOne(it.prediction, it.gold, { strict: it.strict });
+      return gradeOne(it.prediction, it.gold, itemOptions(it));
     });
     Atomics.store(counter, 0, 0);
     scope.postMessage({ batch, results });

@@ -147,3 +147,28 @@ Deno.test("grade: never throws on seeded random junk built from LaTeX fragments"
     }
   }
 });
+
+Deno.test("grade: explain names the extraction rule, normalised sides, their forms, rules fired, the comparison", () => {
+  const r = grade("Thus Charlie earns \\(\\$440\\) in all.", "440", { explain: true });
+  assertEquals(r.status, "correct");
+  assertEquals(r.explain?.extraction, "final_sentence_math");
+  assertEquals(r.explain?.prediction, { normalized: "440", form: "expression", rules: ["currency"] });
+  assertEquals(r.explain?.gold?.normalized, "440");
+  assertEquals(r.explain?.comparison, "same_string");
+  const eq = grade("\\boxed{x = 2+3 = 5}", "5", { explain: true }).explain;
+  assertEquals([eq?.prediction?.form, eq?.comparison], ["relation", "stated_value"]);
+  const hedge = grade("\\boxed{3} or \\boxed{4}", "4", { explain: true });
+  assertEquals([hedge.status, hedge.rule, hedge.explain?.comparison], [
+    "wrong",
+    "boxed_hedge",
+    "boxed_hedge",
+  ]);
+  // Without the option the result has exactly the four fields it always had.
+  assertEquals(Object.keys(grade("\\boxed{2}", "2")), ["correct", "status", "extracted", "rule"]);
+});
+
+Deno.test("grade: decimal commas only behind the option", () => {
+  assertEquals(grade("\\boxed{1,5}", "1.5").correct, false);
+  assertEquals(grade("\\boxed{1,5}", "1.5", { decimalComma: true }).correct, true);
+  assertEquals(grade("\\boxed{1,5}", "1, 5", { decimalComma: true }).correct, false);
+});
