@@ -40,7 +40,7 @@ const isDescription = (src: string) => /(?:^|[^\\a-zA-Z])[a-zA-Z]{3,}/.test(src)
 
 /**
  * The value a relation states, or null: `x = 5`, `(a,b) = (1,4)`, `f(x) = 2` (a label, then the value); a
- * chain `x = 2+3 = 5` or `20 \times 2 = 40` (the last side; earlier sides labels or constants); with ≈ the
+ * chain `x = 2+3 = 5` or `\text{Area} = 20 \times 2 = 40` (the last side); with ≈ the
  * exact side before it (`a = 1/3 \approx 0.33` is 1/3). An equation in an unknown (`2x + 3 = 7`) states none.
  */
 export function statedValue(r: Rel): Value | null {
@@ -49,11 +49,12 @@ export function statedValue(r: Rel): Value | null {
   const at = approx < 0 ? r.sides.length - 1 : approx;
   if (at === 0) return null;
   const value = r.sides[at];
-  // Earlier sides are names, or constants equal to the value (a chain never hides a false step: 2+2 = 5).
-  const earlierOk = r.sides.slice(0, at).every((s, i) =>
-    isLabel(r.srcs[i]) || isLoneSymbol(s) || (i === 0 && (s.kind === "text" || isDescription(r.srcs[0]))) ||
-    (isConstant(s) && valuesEqual(s, value))
-  );
+  // The first side names the value (a symbol, a label, words); later sides are names or constants equal to the
+  // value, so a chain never hides a false step (x = 2+2 = 5) and a bare computation (3+20 = 23) states nothing.
+  const named = (s: Value, i: number) =>
+    isLabel(r.srcs[i]) || isLoneSymbol(s) || (i === 0 && (s.kind === "text" || isDescription(r.srcs[0])));
+  const earlierOk = named(r.sides[0], 0) &&
+    r.sides.slice(1, at).every((s, k) => named(s, k + 1) || (isConstant(s) && valuesEqual(s, value)));
   return earlierOk ? value : null;
 }
 

@@ -141,28 +141,72 @@ function lineEnd(text: string, from: number): number {
   return nl < 0 ? text.length : nl;
 }
 
-// Where a marker's value starts: after colons and whitespace (newlines included), or -1 at the end of the text.
-function valueStart(text: string, from: number): number {
-  let k = from;
-  while (k < text.length && /[:\s]/.test(text[k])) k++;
-  return k < text.length ? k : -1;
+// The last non-overlapping match of a marker regex such as /final answer is[:\s]*(.+?)…$/gim, computed in linear
+// time: `capture(k, start)` returns the capture [k, end) and where the match ends, or null when this occurrence
+// does not match. [:\s]* is greedy and crosses newlines; at the end of the text it gives back its last
+// character that is not a newline, which then is the (blank) capture, as the regex engine does.
+function lastMarkerValue(
+  text: string,
+  marker: RegExp,
+  capture: (k: number) => { end: number; next: number } | null,
+): string | null {
+  let found: string | null = null;
+  let from = 0;
+  for (;;) {
+    marker.lastIndex = from;
+    const m = marker.exec(text);
+    if (!m) return found;
+    const after = m.index + m[0].length;
+    let k = after;
+    while (k < text.length && /[:\s]/.test(text[k])) k++;
+    if (k === text.length) {
+      let j = k - 1;
+      while (j >= after && text[j] === "\n") j--;
+      if (j < after) {
+        from = m.index + 1;
+        continue;
+      }
+      found = text[j];
+      from = text.length;
+      continue;
+    }
+    const c = capture(k);
+    if (!c) {
+      from = m.index + 1;
+      continue;
+    }
+    found = text.slice(k, c.end);
+    from = Math.max(c.next, m.index + 1);
+  }
 }
 
 const HOPE = /I hope it is correct/i;
+const HOPE_TAIL = /I hope it is correct\.?$/i;
 
-// Minerva's "final answer is X. I hope it is correct.": the rest of the line, suffix removed. In default mode
-// the value also stops at that suffix or at the end of its sentence, so a following turn or token is not read.
+// Minerva's "final answer is X. I hope it is correct.": the rest of the line, the suffix and trailing spaces
+// removed (the lazy capture of /final answer is[:\s]*([^\n]+?)(?:\.?\s*I hope it is correct\.?)?\s*$/gim).
+// In default mode the value also stops at that suffix anywhere or at the end of its sentence, so a following
+// turn or token is not read.
 function finalAnswerIs(text: string, strict: boolean): Extraction | null {
-  const marker = lastMatch(text, /final answer is/gi);
-  if (!marker) return null;
-  const k = valueStart(text, marker.index + marker[0].length);
-  if (k < 0) return { answer: null, rule: "final_answer_is_empty" };
-  let value = text.slice(k, lineEnd(text, k)).trimEnd();
-  if (strict) {
-    if (/I hope it is correct\.?$/i.test(value)) {
-      value = value.slice(0, value.search(/I hope it is correct\.?$/i)).trimEnd().replace(/\.$/, "");
+  const raw = lastMarkerValue(text, /final answer is/gi, (k) => {
+    const end = lineEnd(text, k);
+    let t = end;
+    while (t > k && /\s/.test(text[t - 1])) t--;
+    let stop = t;
+    const line = text.slice(k, t);
+    const tail = HOPE_TAIL.exec(line);
+    if (tail) {
+      let p = k + tail.index;
+      while (p > k && /\s/.test(text[p - 1])) p--;
+      if (p > k && text[p - 1] === ".") p--;
+      p = Math.max(p, k + 1);
+      if (p <= k + tail.index) stop = p;
     }
-  } else {
+    return { end: stop, next: end };
+  });
+  if (raw === null) return null;
+  let value = raw;
+  if (!strict) {
     const hope = value.search(HOPE);
     if (hope >= 0) value = value.slice(0, hope);
     value = plainTail(value);
@@ -191,16 +235,17 @@ function maskMath(text: string): string {
 }
 
 // "the answer is 3, since …": the sentence ends at ". ", a clause such as ", since" / " because", or the line
-// end. The lookbehind starts a clause only at the beginning of a whitespace run, which keeps the scan linear.
+// end (/the answer is[:\s]*([^\n]+?)(?:\.\s|,?\s+(?:since|because|as|which)\s|$)/gim). The lookbehind starts a
+// clause only at the beginning of a whitespace run, which keeps the scan linear.
 function answerIs(text: string, strict: boolean): Extraction | null {
-  const marker = lastMatch(text, /the answer is/gi);
-  if (!marker) return null;
-  const k = valueStart(text, marker.index + marker[0].length);
-  if (k < 0) return null;
   const stop = /\.\s|,?(?<!\s)\s+(?:since|because|as|which)\s|\n/gi;
-  stop.lastIndex = k + 1;
-  const m = stop.exec(text);
-  return valueOrEmpty(text.slice(k, m ? m.index : text.length), "answer_is", strict);
+  const raw = lastMarkerValue(text, /the answer is/gi, (k) => {
+    stop.lastIndex = k + 1;
+    const m = stop.exec(text);
+    if (!m) return { end: text.length, next: text.length };
+    return { end: m.index, next: m[0] === "\n" ? m.index : m.index + m[0].length };
+  });
+  return raw === null ? null : valueOrEmpty(raw, "answer_is", strict);
 }
 
 // DAPO's "Answer: …" at the start of a line.
