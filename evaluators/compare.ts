@@ -43,7 +43,7 @@ const isDescription = (src: string) => /(?:^|[^\\a-zA-Z])[a-zA-Z]{3,}/.test(src)
  * chain `x = 2+3 = 5` or `\text{Area} = 20 \times 2 = 40` (the last side); with ≈ the
  * exact side before it (`a = 1/3 \approx 0.33` is 1/3). An equation in an unknown (`2x + 3 = 7`) states none.
  */
-export function statedValue(r: Rel): Value | null {
+function statedValue(r: Rel): Value | null {
   if (!r.ops.every((op) => op === "=" || op === "~")) return null;
   const approx = r.ops.indexOf("~");
   const at = approx < 0 ? r.sides.length - 1 : approx;

@@ -105,7 +105,7 @@ function textValue(s: string): Value {
 
 const PLUS_MINUS = /\\(pm|mp)(?![a-zA-Z])/;
 /** ± stands for both signs up to this many occurrences (2^4 values); more is read as plain text. */
-export const PM_LIMIT = 4;
+const PM_LIMIT = 4;
 
 /** What a form's matcher gets: the answer (trimmed) and the parser for its parts. */
 export interface FormContext {

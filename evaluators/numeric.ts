@@ -44,7 +44,7 @@ function toComplex(v: unknown): C {
 }
 
 /** Evaluate at a scope as a complex number; NaN for errors and non-numbers. */
-export function evalAt(fn: EvalFunction, scope: Record<string, number>): C {
+function evalAt(fn: EvalFunction, scope: Record<string, number>): C {
   try {
     return toComplex(fn.evaluate({ ...scope }));
   } catch {
@@ -53,7 +53,7 @@ export function evalAt(fn: EvalFunction, scope: Record<string, number>): C {
 }
 
 /** Both parts finite. */
-export const finite = (z: C) => Number.isFinite(z.re) && Number.isFinite(z.im);
+const finite = (z: C) => Number.isFinite(z.re) && Number.isFinite(z.im);
 
 /** |a − b| within a relative tolerance (and an absolute floor next to zero). */
 export function closeC(a: C, b: C, rel: number): boolean {
@@ -63,7 +63,7 @@ export function closeC(a: C, b: C, rel: number): boolean {
 }
 
 /** Seeded evaluation points: positive values first (where √ and log are real), then negative ones. */
-export function points(vars: string[]): { scope: Record<string, number>; positive: boolean }[] {
+function points(vars: string[]): { scope: Record<string, number>; positive: boolean }[] {
   const rng = Rng.seeded(`grader-points|${vars.join(",")}`);
   const out = [];
   for (let k = 0; k < TOLERANCE.points; k++) {
@@ -78,7 +78,7 @@ export function points(vars: string[]): { scope: Record<string, number>; positiv
 const tiny = (z: C) => Math.hypot(z.re, z.im) < 1e-200;
 
 /** Same sorted variable lists. */
-export function sameVars(a: string[], b: string[]): boolean {
+function sameVars(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
