@@ -138,14 +138,14 @@ function multisetEqual(pred: Value[], gold: Value[]): boolean {
 }
 
 /** One comparison: its name, when it applies to (pred, gold), and the verdict it gives then. */
-export interface Comparison {
+export interface AnswerComparison {
   name: string;
   applies(pred: Value, gold: Value): boolean;
   equal(pred: Value, gold: Value): boolean;
 }
 
 /** The comparisons, in the order they are tried; the first that applies decides. */
-export const COMPARISONS: readonly Comparison[] = [
+export const COMPARISONS: readonly AnswerComparison[] = [
   {
     // x = v, (a,b) = (1,4), x = 2+3 = 5 in the prediction against a value gold.
     name: "stated_value",

@@ -11,7 +11,7 @@ export { gradeMany, type GradeManyItem, type GradeManyOptions, GraderPool } from
 export { extractAnswer, type Extraction, EXTRACTION_RULES, type ExtractionRule } from "./extract.ts";
 export { NORMALIZE_RULES, type NormalizeRule } from "./normalize.ts";
 export { type Form, FORMS, type Value } from "./forms.ts";
-export { type Comparison, COMPARISONS } from "./compare.ts";
+export { type AnswerComparison, COMPARISONS } from "./compare.ts";
 export { majAtK, type MajResult } from "./majority.ts";
 export { meanAtN, passAtK, type PassAtKRow, passAtKSummary } from "./passk.ts";
 export { bootstrapCI, type Interval, pairedBootstrap, seedAggregate, tCritical } from "./stats.ts";
