@@ -262,7 +262,8 @@ function otherMarkers(text: string): Extraction | null {
   const offer = (at: number, ex: Extraction | null) => {
     if (ex && (best === null || at > best.at)) best = { at, ex };
   };
-  const colon = lastMatch(text, /(?:\bfinal answer|\bAnswer)\s*(?:\*+\s*)?:/gi);
+  // "Answer:" capitalised or "final answer:"; a lower-case "check the answer: 5+3 = 8" is prose, not a marker.
+  const colon = lastMatch(text, /(?:\b[Ff]inal [Aa]nswer|\bAnswer)\s*(?:\*+\s*)?:/g);
   if (colon) {
     const k = colon.index + colon[0].length;
     offer(colon.index, valueOrEmpty(plainTail(text.slice(k, lineEnd(text, k))), "answer_marker", false));
@@ -270,8 +271,10 @@ function otherMarkers(text: string): Extraction | null {
   const mathAfter = lastMatch(text, /\banswer\s*(?:is\s*)?(?=\$|\\\(|\\\[)/gi);
   if (mathAfter) {
     const k = mathAfter.index + mathAfter[0].length;
-    const span = mathSpans(text.slice(k, lineEnd(text, k) + 1))[0];
-    if (span && span.start === 0 && span.content !== "") {
+    const line = text.slice(k, lineEnd(text, k));
+    const span = mathSpans(line)[0];
+    // Only when the math ends the line ("Answer \( 7/2 \)."), not "the answer \(x\) must satisfy …".
+    if (span && span.start === 0 && span.content !== "" && /^[\s.!*]*$/.test(line.slice(span.end))) {
       offer(mathAfter.index, { answer: span.content, rule: "answer_math" });
     }
   }
