@@ -10,11 +10,12 @@ const isLoneSymbol = (v: Value) =>
   v.kind === "expr" && /^[a-zA-Z](_\w+)?$|^[a-z]+$/.test(v.src) && v.vars.length === 1;
 const isConstant = (v: Value) => v.kind === "expr" && v.vars.length === 0;
 
-// A name for a value rather than an unknown in an equation: x, x_1, f(x), PQ, \angle ABC, (a,b), S_1:S_2.
+// A name for a value rather than an unknown in an equation: x, x_1, f(x), f^{-1}(x), PQ, \angle ABC, (a,b),
+// S_1:S_2.
 const SYMBOL = String.raw`(?:[A-Za-z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?'?`;
 const LABEL = new RegExp(
   String
-    .raw`^(?:${SYMBOL}|[A-Z]{2,3}|\\angle\s*[A-Z]{1,3}|[a-zA-Z]\s*\([^()]*\)|\(\s*${SYMBOL}(?:\s*,\s*${SYMBOL})+\s*\)|${SYMBOL}(?:\s*:\s*${SYMBOL})+)$`,
+    .raw`^(?:${SYMBOL}|[A-Z]{2,3}|\\angle\s*[A-Z]{1,3}|[a-zA-Z](?:\^\{?-1\}?)?(?:_\{?\w+\}?)?\s*\([^()]*\)|\(\s*${SYMBOL}(?:\s*,\s*${SYMBOL})+\s*\)|${SYMBOL}(?:\s*:\s*${SYMBOL})+)$`,
 );
 const isLabel = (src: string) => LABEL.test(src.trim());
 
@@ -112,6 +113,21 @@ function asIntervals(v: Value): Value | null {
   return null;
 }
 
+// The values of a list of two or more "label = value" items with different labels, in order; else null.
+function labelledValues(v: Value): Value[] | null {
+  if (v.kind !== "set" || v.items.length < 2) return null;
+  const labels = new Set<string>();
+  const values: Value[] = [];
+  for (const item of v.items) {
+    if (item.kind !== "rel" || item.ops.length !== 1 || item.ops[0] !== "=" || !isLabel(item.srcs[0])) {
+      return null;
+    }
+    labels.add(item.srcs[0].replace(/\s/g, ""));
+    values.push(item.sides[1]);
+  }
+  return labels.size === values.length ? values : null;
+}
+
 const isIntervalLike = (v: Value) => v.kind === "tuple" || v.kind === "union";
 
 // Items of a list with repeats of an equivalent item removed ("2, 5, 2" states the set {2, 5}).
@@ -173,6 +189,20 @@ export const COMPARISONS: readonly AnswerComparison[] = [
       const gi = isIntervalLike(g) ? g : asIntervals(g)!;
       const pi = isIntervalLike(p) ? p : asIntervals(p)!;
       return valuesEqual(pi, gi);
+    },
+  },
+  {
+    // "x = 2, y = 3" names the coordinates of the tuple (2, 3), in that order; both ways.
+    name: "labelled_list_tuple",
+    applies: (p, g) =>
+      (labelledValues(p) !== null && g.kind === "tuple") ||
+      (labelledValues(g) !== null && p.kind === "tuple"),
+    equal: (p, g) => {
+      const asTuple = (v: Value, like: Value): Value =>
+        v.kind === "tuple"
+          ? v
+          : { ...(like as Extract<Value, { kind: "tuple" }>), items: labelledValues(v)! };
+      return valuesEqual(asTuple(p, g), asTuple(g, p));
     },
   },
   {

@@ -182,6 +182,9 @@ export const FORMS: readonly Form[] = [
     name: "set",
     match: (s, ctx) => {
       if (s.startsWith("\\{") && s.endsWith("\\}") && outerPair(s)) {
+        // Set-builder notation {x | x > 2} (also \mid, :) is its condition, compared as an inequality.
+        const builder = /^\s*[a-zA-Z]\s*(?:\||\\mid|:)\s*([\s\S]+)$/.exec(s.slice(2, -2));
+        if (builder) return ctx.rec(builder[1]);
         return { kind: "set", items: setItems(splitTop(s.slice(2, -2), [",", ";"]).parts, ctx) };
       }
       // "{1,3}" for \{1,3\}: plain braces holding a top-level comma are a set too.

@@ -130,6 +130,15 @@ const UNIT_SYMBOL_TAIL = new RegExp(
   `^(-?[\\d.]+)(?:\\s*(?:${UNIT_SYMBOLS})|\\s+(?:${SPACED_UNIT_SYMBOLS}))(?:\\^\\{?[23]\\}?|²|³)?$`,
 );
 
+const NUMBER_WORDS = new Map<string, string>([
+  ..."zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
+    .split(" ").map((w, i): [string, string] => [w, String(i)]),
+  ...["thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"].map((
+    w,
+    i,
+  ): [string, string] => [w, String(30 + 10 * i)]),
+]);
+
 /** The rules in the order they run (the order matters: row breaks are masked before the spacing clean-up). */
 export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   { name: "doubled_backslashes", apply: undouble },
@@ -238,6 +247,13 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
         ? s.replace(/[,\s]/g, "")
         : s.replace(/(=\s*-?)(\d{1,3}(?:,\d{3})+)(?![\d,])/g, (_, eq, n) => eq + n.replace(/,/g, "")),
   },
+  // A whole answer in scientific notation: 1.5e3, 2E-4 (elsewhere "e" is Euler's number).
+  {
+    name: "scientific_notation",
+    apply: (s) => s.replace(/^(-?\d+(?:\.\d+)?)[eE]([+-]?\d+)$/, (_, m, e) => `${m}\\times10^{${e}}`),
+  },
+  // A whole answer that is one number word: "five" → 5, "twenty" → 20.
+  { name: "number_words", apply: (s) => NUMBER_WORDS.get(s.toLowerCase()) ?? s },
   {
     name: "decimal_comma",
     apply: (s, ctx) => ctx.options.decimalComma ? s.replace(/^(-?\d+),(\d+)$/, "$1.$2") : s,
