@@ -41,7 +41,7 @@ const isDescription = (src: string) => /(?:^|[^\\a-zA-Z])[a-zA-Z]{3,}/.test(src)
 
 /**
  * The value a relation states, or null: `x = 5`, `(a,b) = (1,4)`, `f(x) = 2` (a label, then the value); a
- * chain `x = 2+3 = 5` or `\text{Area} = 20 \times 2 = 40` (the last side); with ≈ the
+ * chain `x = 2+3 = 5`, `20 \times 2 = 40` or `a+b = 5+3 = 8` (the last side); with ≈ the
  * exact side before it (`a = 1/3 \approx 0.33` is 1/3). An equation in an unknown (`2x + 3 = 7`) states none.
  */
 function statedValue(r: Rel): Value | null {
@@ -50,12 +50,15 @@ function statedValue(r: Rel): Value | null {
   const at = approx < 0 ? r.sides.length - 1 : approx;
   if (at === 0) return null;
   const value = r.sides[at];
-  // The first side names the value (a symbol, a label, words); later sides are names or constants equal to the
-  // value, so a chain never hides a false step (x = 2+2 = 5) and a bare computation (3+20 = 23) states nothing.
+  // Sides before the value are names (a symbol, a label, words) or constants equal to the value, so a chain
+  // never hides a false step (x = 2+2 = 5): "20 \times 2 = 40" and "a+b = 5+3 = 8" state 40 and 8. The first
+  // side may be any expression only when a constant step follows it; "2x + 3 = 7" is an equation, no statement.
   const named = (s: Value, i: number) =>
     isLabel(r.srcs[i]) || isLoneSymbol(s) || (i === 0 && (s.kind === "text" || isDescription(r.srcs[0])));
-  const earlierOk = named(r.sides[0], 0) &&
-    r.sides.slice(1, at).every((s, k) => named(s, k + 1) || (isConstant(s) && valuesEqual(s, value)));
+  const step = (s: Value, i: number) => named(s, i) || (isConstant(s) && valuesEqual(s, value));
+  const middle = r.sides.slice(1, at);
+  const earlierOk = middle.every((s, k) => step(s, k + 1)) &&
+    (step(r.sides[0], 0) || middle.some((s) => isConstant(s)));
   return earlierOk ? value : null;
 }
 

@@ -1,7 +1,7 @@
 // Answer extraction from a full model response: which span is "the answer", and which rule found it. The rules
 // form one ordered list (EXTRACTION_RULES); strict mode (training rewards) runs only the explicit markers.
 // Every rule is linear in the response (the response is cut to its last 20 000 characters first).
-import { finalSentence, sentenceAnswer } from "./prose.ts";
+import { finalSentence, mathSpans, sentenceAnswer } from "./prose.ts";
 import { boxedRule, lastBoxed } from "./boxes.ts";
 import { answerIs, answerLine, cleanValue, finalAnswerIs, otherMarkers } from "./markers.ts";
 
@@ -44,6 +44,13 @@ function bareAnswer(text: string): Extraction | null {
   if (t === "" || t.includes("\n") || t.length > EXTRACT_LIMITS.bareChars) return null;
   const words = t.replace(/\\[a-zA-Z]+(\{[^}]*\})?/g, " ").match(/[A-Za-z]{2,}/g) ?? [];
   if (words.length >= 3) return null;
+  // A word beside a math span ("So $a+b = 8$.") is a sentence: the final-sentence rule reads its math.
+  const spans = mathSpans(t);
+  if (
+    spans.length > 0 && /[A-Za-z]{2,}/.test(t.slice(0, spans[0].start) + t.slice(spans[spans.length - 1].end))
+  ) {
+    return null;
+  }
   return { answer: cleanValue(t), rule: "bare" };
 }
 
