@@ -42,7 +42,7 @@ function lastLineMath(text: string): Extraction | null {
 function bareAnswer(text: string): Extraction | null {
   const t = text.trim();
   if (t === "" || t.includes("\n") || t.length > EXTRACT_LIMITS.bareChars) return null;
-  const words = t.replace(/\\[a-zA-Z]+(\{[^}]*\})?/g, " ").match(/[A-Za-z]{2,}/g) ?? [];
+  const words = t.replace(/\\[a-zA-Z]+(\{[^{}]*\})?/g, " ").match(/[A-Za-z]{2,}/g) ?? [];
   if (words.length >= 3) return null;
   // A word beside a math span ("So $a+b = 8$.") is a sentence: the final-sentence rule reads its math.
   const spans = mathSpans(t);

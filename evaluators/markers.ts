@@ -4,12 +4,30 @@
 import type { Extraction } from "./extract.ts";
 import { isProse, mathSpans, sentenceAnswer } from "./prose.ts";
 
+// Trailing periods and spaces removed in one pass (removing one ". " per round made ". . . …" quadratic).
+function trimPeriods(v: string): string {
+  let end = v.length;
+  while (end > 0 && /[.。\s]/.test(v[end - 1])) end--;
+  return v.slice(0, end).trim();
+}
+
+// `code` quotes around a value, when its inside has no backtick.
+function unquote(v: string): string {
+  if (!v.startsWith("`") || !v.endsWith("`")) return v;
+  let a = 0;
+  let b = v.length;
+  while (a < b && v[a] === "`") a++;
+  while (b > a && v[b - 1] === "`") b--;
+  if (a === b) return v.length >= 2 ? "" : v; // only backticks
+  return !v.slice(a, b).includes("`") ? v.slice(a, b) : v;
+}
+
 /** Strip one layer of math delimiters and trailing punctuation from a marker's captured value. */
 export function cleanValue(value: string): string {
   let v = value.trim();
   for (;;) {
     const before = v;
-    v = v.replace(/[.。]\s*$/, "").replace(/^`+([^`]*)`+$/, "$1").trim();
+    v = unquote(trimPeriods(v)).trim();
     v = v.replace(/^(?:the\s+)?(?:final\s+)?answer\s+is\s*:?\s*/i, ""); // "Answer: The answer is 5"
     const m = /^\$\$([\s\S]*)\$\$$/.exec(v) ?? /^\$([\s\S]*)\$$/.exec(v) ?? /^\\\(([\s\S]*)\\\)$/.exec(v) ??
       /^\\\[([\s\S]*)\\\]$/.exec(v);

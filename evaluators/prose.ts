@@ -119,6 +119,6 @@ export function sentenceAnswer(sentence: string): { answer: string; how: "math" 
 
 /** Does a marker's value read as prose (two or more plain words, "she received $7") rather than as an answer? */
 export function isProse(value: string): boolean {
-  const words = value.replace(/\\[a-zA-Z]+(\{[^}]*\})?/g, " ").match(/[A-Za-z]{2,}/g) ?? [];
+  const words = value.replace(/\\[a-zA-Z]+(\{[^{}]*\})?/g, " ").match(/[A-Za-z]{2,}/g) ?? [];
   return words.length >= 2;
 }

@@ -84,6 +84,62 @@ Deno.test("grade: long whitespace runs after a marker and hundreds of \\pm stay 
   ok(!grade("\\boxed{" + pm(8, "1") + "}", pm(8, "2")).correct);
 });
 
+// Long runs of one fragment around another (where backtracking regexes and one-step-per-round loops blow up):
+// every grade stays far below the 2 s pool timeout; the faster of two runs is taken, to skip JIT and GC pauses.
+Deno.test("grade: seeded long runs of marker and math fragments stay fast", () => {
+  const rng = Rng.seeded(99);
+  const frags = [
+    " ",
+    "\n",
+    "\t",
+    "$",
+    "$$",
+    "\\(",
+    "\\)",
+    "\\[",
+    "\\]",
+    "Answer",
+    "Answer:",
+    "answer",
+    "final answer is",
+    "the answer is",
+    "**",
+    ".",
+    ". ",
+    ",",
+    "I hope it is correct",
+    "A:",
+    "####",
+    "\\boxed",
+    "\\boxed{",
+    "}",
+    "{",
+    "5",
+    "x",
+    "=",
+    "\\pm",
+    "\\begin{pmatrix}",
+    "&",
+    "\\\\",
+    "and",
+    "<|im_end|>",
+    "since",
+    "`",
+  ];
+  for (let t = 0; t < 150; t++) {
+    const [a, b, c] = [rng.pick(frags), rng.pick(frags), rng.pick(frags)];
+    const run = a.repeat(Math.ceil(9000 / a.length));
+    const s = c + run + b + run + c;
+    let ms = Infinity;
+    for (let k = 0; k < 2; k++) {
+      const t0 = performance.now();
+      grade(s, "5");
+      ms = Math.min(ms, performance.now() - t0);
+    }
+    ok(ms < 250, `${JSON.stringify([c, a, b])} took ${ms.toFixed(0)} ms`);
+  }
+});
+
 Deno.test("grade: never throws on seeded random junk built from LaTeX fragments", () => {
   const rng = Rng.seeded(2024);
   const parts = [
