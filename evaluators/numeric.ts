@@ -56,7 +56,7 @@ function evalAt(fn: EvalFunction, scope: Record<string, number>): C {
 const finite = (z: C) => Number.isFinite(z.re) && Number.isFinite(z.im);
 
 /** |a − b| within a relative tolerance (and an absolute floor next to zero). */
-export function closeC(a: C, b: C, rel: number): boolean {
+function closeC(a: C, b: C, rel: number): boolean {
   const d = Math.hypot(a.re - b.re, a.im - b.im);
   const scale = Math.max(Math.hypot(a.re, a.im), Math.hypot(b.re, b.im));
   return d <= rel * scale || d <= TOLERANCE.zeroAbs;
