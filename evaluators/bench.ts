@@ -5,11 +5,10 @@ import { parseFlags, parseNumber } from "../common/args.ts";
 import { exists, readJsonl } from "../common/fs.ts";
 import { grade } from "./grade.ts";
 import { gradeMany, type GradeManyItem, GraderPool } from "./pool.ts";
-import { clearParseCache, useFrontEnd } from "./compare.ts";
+import { clearParseCache, splitTop, useFrontEnd } from "./forms.ts";
 import { latexToMathjs, type Translation } from "./latex.ts";
 import { extractGold } from "./extract.ts";
 import { normalizeAnswer } from "./normalize.ts";
-import { splitTop } from "./compare.ts";
 import { computeEngineToMathjs } from "./frontend_ce.ts";
 
 /** Usage text for `deno task bench grader`. */

@@ -2,10 +2,12 @@
 import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
 import { atomicWrite } from "../common/fs.ts";
 import { gradeMany } from "./pool.ts";
+import type { GradeExplanation, GradeResult } from "./grade.ts";
 
 /** Usage text for `deno task grade`. */
 export const usage =
-  `usage: deno task grade --input FILE.jsonl [--output FILE.jsonl] [--strict] [--workers N] [--timeout-ms MS]
+  `usage: deno task grade --input FILE.jsonl [--output FILE.jsonl] [--strict] [--explain] [--decimal-comma]
+                       [--workers N] [--timeout-ms MS]
 
 Each input line is a JSON object with string fields "prediction" and "gold"; every other field is passed through.
 Output lines add "correct", "status" (correct | wrong | no_answer | parse_error | timeout), "extracted" and "rule".
@@ -17,6 +19,10 @@ the exit code is then 1 (0 when every line was graded).
   --output FILE      write graded JSON lines here (atomically)
   --strict           accept only explicit answer markers (\\boxed, "Answer:", "final answer is"), as for rewards
                      (a line's own boolean "strict": true does the same for that line)
+  --explain          add "explain" to each output line (extraction rule, normalised prediction and gold with
+                     their forms and the normalisation rules that fired, the comparison that decided) and
+                     print one explanation line per input line (stderr)
+  --decimal-comma    read a lone "1,5" as the decimal 1.5 (by default it is the list 1, 5)
   --workers N        grading workers (default: cores; 0 grades inline, without the hard timeout)
   --timeout-ms MS    hard per-answer timeout in the worker pool (default 2000)
 
@@ -60,6 +66,8 @@ export async function main(args: string[]): Promise<number> {
     input: { type: "string" },
     output: { type: "string" },
     strict: { type: "boolean" },
+    explain: { type: "boolean" },
+    "decimal-comma": { type: "boolean" },
     workers: { type: "string" },
     "timeout-ms": { type: "string" },
   }, false).values as {
@@ -67,6 +75,8 @@ export async function main(args: string[]): Promise<number> {
     input?: string;
     output?: string;
     strict?: boolean;
+    explain?: boolean;
+    "decimal-comma"?: boolean;
     workers?: string;
     "timeout-ms"?: string;
   };
@@ -97,6 +107,8 @@ export async function main(args: string[]): Promise<number> {
       prediction: record.prediction as string,
       gold: record.gold as string,
       strict: values.strict || record.strict === true,
+      ...(values["decimal-comma"] ? { decimalComma: true } : {}),
+      ...(values.explain ? { explain: true } : {}),
     })),
     { workers, timeoutMs },
   );
@@ -104,6 +116,9 @@ export async function main(args: string[]): Promise<number> {
     (lines.length ? "\n" : "");
   if (values.output) atomicWrite(values.output, out);
   else await Deno.stdout.write(new TextEncoder().encode(out));
+  if (values.explain) {
+    lines.forEach((l, k) => console.error(explainLine(values.input!, l.lineNo, results[k])));
+  }
   printAgreement(lines, results.map((r) => r.correct), values.input);
   const counts: Record<string, number> = {};
   for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
@@ -114,6 +129,16 @@ export async function main(args: string[]): Promise<number> {
       (errors.length ? `; ${errors.length} malformed line(s) skipped` : ""),
   );
   return errors.length ? 1 : 0;
+}
+
+/** One line saying why a verdict came out: "FILE:N: status by extraction rule; pred … vs gold …; comparison". */
+export function explainLine(file: string, lineNo: number, r: GradeResult): string {
+  const e = r.explain;
+  if (!e) return `${file}:${lineNo}: ${r.status} (${r.rule})`;
+  const side = (x: GradeExplanation["prediction"]) =>
+    x ? `${JSON.stringify(x.normalized)} [${x.form}${x.rules.length ? "; " + x.rules.join(", ") : ""}]` : "-";
+  return `${file}:${lineNo}: ${r.status} | extraction ${e.extraction} | prediction ${side(e.prediction)} | ` +
+    `gold ${side(e.gold)} | comparison ${e.comparison}`;
 }
 
 // Agreement with the lines' boolean "expected" labels, with every disagreeing line listed.

@@ -1,24 +1,23 @@
-// Answer extraction from a full model response: which span is "the answer", and which rule found it.
+// Answer extraction from a full model response: which span is "the answer", and which rule found it. The rules
+// form one ordered list (EXTRACTION_RULES); strict mode (training rewards) runs only the explicit markers.
+// Every rule is linear in the response (the response is cut to its last 20 000 characters first).
+import { finalSentence, mathSpans, sentenceAnswer } from "./prose.ts";
+import { boxedRule, lastBoxed } from "./boxes.ts";
+import { answerIs, answerLine, cleanValue, finalAnswerIs, otherMarkers } from "./markers.ts";
 
 /** Caps on what extraction looks at: long responses are cut to their tail (answers come last). */
-const EXTRACT_LIMITS = { tailChars: 20_000, answerChars: 2_000, bareChars: 120 };
+export const EXTRACT_LIMITS = { tailChars: 20_000, answerChars: 2_000, bareChars: 120 };
 
-/** The extracted answer (null when none) and the rule that fired, e.g. "boxed", "answer_line", "no_answer". */
+/**
+ * The extracted answer (null when none) and the rule that fired, e.g. "boxed", "answer_line", "no_answer".
+ * `boxes` (default mode, two or more boxes): every box's content in order; `finalBoxes`: the last box and the
+ * boxes joined to it by "and", "or", commas or spacing only (a hedge such as `\boxed{3} or \boxed{4}`).
+ */
 export interface Extraction {
   answer: string | null;
   rule: string;
-}
-
-/** Index of the brace closing the `{` at `open` (LaTeX escapes `\{`/`\}` do not count), or -1 if unbalanced. */
-export function matchBrace(text: string, open: number): number {
-  let depth = 0;
-  for (let i = open; i < text.length; i++) {
-    const ch = text[i];
-    if (ch === "\\") i++;
-    else if (ch === "{") depth++;
-    else if (ch === "}" && --depth === 0) return i;
-  }
-  return -1;
+  boxes?: string[];
+  finalBoxes?: string[];
 }
 
 /** Drop reasoning: text after the last `</think>`; an unclosed `<think>` means the answer never came. */
@@ -29,70 +28,10 @@ function stripThink(text: string): string {
   return open >= 0 ? text.slice(0, open) : text;
 }
 
-// The last \boxed{…} / \fbox{…} / "\boxed x"; "unclosed" when the last box never closes (a truncated answer).
-function lastBoxed(text: string): Extraction | null {
-  const re = /\\(?:boxed|fbox)\b/g;
-  let last = -1;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) last = m.index + m[0].length;
-  if (last < 0) return null;
-  let i = last;
-  while (text[i] === " ") i++;
-  if (text[i] === "{") {
-    const close = matchBrace(text, i);
-    if (close < 0) return { answer: null, rule: "boxed_unclosed" };
-    const inner = text.slice(i + 1, close).trim();
-    return inner === "" ? { answer: null, rule: "boxed_empty" } : { answer: inner, rule: "boxed" };
-  }
-  const bare = /^[^\s$]+/.exec(text.slice(i));
-  return bare && i > last ? { answer: bare[0], rule: "boxed_bare" } : { answer: null, rule: "boxed_empty" };
-}
-
-// Strip one layer of math delimiters and trailing punctuation from a marker's captured value.
-function cleanValue(value: string): string {
-  let v = value.trim();
-  for (;;) {
-    const before = v;
-    v = v.replace(/[.。]\s*$/, "").replace(/^`+([^`]*)`+$/, "$1").trim();
-    v = v.replace(/^(?:the\s+)?(?:final\s+)?answer\s+is\s*:?\s*/i, ""); // "Answer: The answer is 5"
-    const m = /^\$\$([\s\S]*)\$\$$/.exec(v) ?? /^\$([\s\S]*)\$$/.exec(v) ?? /^\\\(([\s\S]*)\\\)$/.exec(v) ??
-      /^\\\[([\s\S]*)\\\]$/.exec(v);
-    if (m) v = m[1].trim();
-    if (v === before) return v;
-  }
-}
-
-function lastMatch(text: string, re: RegExp): RegExpExecArray | null {
-  let last: RegExpExecArray | null = null;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) last = m;
-  return last;
-}
-
-// DAPO's "Answer: …" line, Minerva's "final answer is …", and "the answer is …" (in that priority).
-function markerLine(text: string): Extraction | null {
-  const answerLine = lastMatch(text, /(?:^|\n)[ \t*#]*answer[ \t*]*:[ \t]*([^\n]+)/gi);
-  if (answerLine) return valueOrEmpty(answerLine[1], "answer_line");
-  const finalIs = lastMatch(text, /final answer is[:\s]*([^\n]+?)(?:\.?\s*I hope it is correct\.?)?\s*$/gim);
-  if (finalIs) return valueOrEmpty(finalIs[1], "final_answer_is");
-  // "the answer is 3, since …": the sentence ends at ". " or a clause such as ", since" / " because".
-  const answerIs = lastMatch(
-    text,
-    /the answer is[:\s]*([^\n]+?)(?:\.\s|,?\s+(?:since|because|as|which)\s|$)/gim,
-  );
-  if (answerIs) return valueOrEmpty(answerIs[1], "answer_is");
-  return null;
-}
-
-function valueOrEmpty(raw: string, rule: string): Extraction {
-  const v = cleanValue(raw.replace(/\*\*/g, ""));
-  return v === "" ? { answer: null, rule: `${rule}_empty` } : { answer: v, rule };
-}
-
 // A final line that is nothing but one math span, e.g. "$$x = 3$$" or "\[ \frac12 \]".
 function lastLineMath(text: string): Extraction | null {
-  const lines = text.trim().split("\n");
-  const last = lines[lines.length - 1].trim();
+  const t = text.trim();
+  const last = t.slice(t.lastIndexOf("\n") + 1).trim();
   const m = /^(?:\$\$([^$]+)\$\$|\$([^$\n]+)\$|\\\[(.+?)\\\]|\\\((.+?)\\\))\.?$/.exec(last);
   if (!m) return null;
   const v = (m[1] ?? m[2] ?? m[3] ?? m[4]).trim();
@@ -103,23 +42,70 @@ function lastLineMath(text: string): Extraction | null {
 function bareAnswer(text: string): Extraction | null {
   const t = text.trim();
   if (t === "" || t.includes("\n") || t.length > EXTRACT_LIMITS.bareChars) return null;
-  const words = t.replace(/\\[a-zA-Z]+(\{[^}]*\})?/g, " ").match(/[A-Za-z]{2,}/g) ?? [];
+  const words = t.replace(/\\[a-zA-Z]+(\{[^{}]*\})?/g, " ").match(/[A-Za-z]{2,}/g) ?? [];
   if (words.length >= 3) return null;
+  // A word beside a math span ("So $a+b = 8$.") is a sentence: the final-sentence rule reads its math.
+  const spans = mathSpans(t);
+  if (
+    spans.length > 0 && /[A-Za-z]{2,}/.test(t.slice(0, spans[0].start) + t.slice(spans[spans.length - 1].end))
+  ) {
+    return null;
+  }
   return { answer: cleanValue(t), rule: "bare" };
 }
 
+// The answer stated in the final sentence: its last math span, else its last number. Never earlier sentences.
+function finalSentenceRule(text: string): Extraction | null {
+  const stated = sentenceAnswer(finalSentence(text));
+  return stated && { answer: cleanValue(stated.answer), rule: `final_sentence_${stated.how}` };
+}
+
+/** One extraction rule: its name, whether strict mode (training rewards) runs it, and the finder. */
+export interface ExtractionRule {
+  name: string;
+  strict: boolean;
+  find(text: string, strict: boolean): Extraction | null;
+}
+
 /**
- * Extract the answer from a model response. Order: last `\boxed{}`/`\fbox{}`, then an `Answer:` line,
- * "final answer is", "the answer is"; unless `strict`, also a final line that is one math span, or a short
- * bare answer. Long text without a marker is `no_answer` (never graded whole). Never throws.
+ * The extraction order. A non-empty box wins; an empty or unclosed box (often an echoed "put your answer in
+ * \boxed{}") does not hide a later marker, and is the verdict only when no marker follows.
+ */
+export const EXTRACTION_RULES: readonly ExtractionRule[] = [
+  { name: "boxed", strict: true, find: (t, strict) => boxedRule(t, strict) },
+  { name: "answer_line", strict: true, find: answerLine },
+  { name: "final_answer_is", strict: true, find: finalAnswerIs },
+  { name: "answer_is", strict: true, find: answerIs },
+  { name: "other_markers", strict: false, find: otherMarkers },
+  { name: "last_line_math", strict: false, find: lastLineMath },
+  { name: "bare", strict: false, find: bareAnswer },
+  { name: "final_sentence", strict: false, find: finalSentenceRule },
+];
+
+/**
+ * Extract the answer from a model response, trying EXTRACTION_RULES in order (strict: the marker rules only).
+ * Long text without a marker is never graded whole. Never throws.
  */
 export function extractAnswer(response: string, options: { strict?: boolean } = {}): Extraction {
+  const strict = options.strict === true;
   let text = stripThink(response);
   if (text.length > EXTRACT_LIMITS.tailChars) text = text.slice(-EXTRACT_LIMITS.tailChars);
-  // An empty or unclosed box (often an echo of "put your answer in \boxed{}") does not hide a later marker.
-  const boxed = lastBoxed(text);
-  const found = boxed?.answer ? boxed : markerLine(text) ?? boxed ??
-    (options.strict ? null : lastLineMath(text) ?? bareAnswer(text));
+  let emptyBox: Extraction | null = null;
+  let found: Extraction | null = null;
+  for (const rule of EXTRACTION_RULES) {
+    if (strict && !rule.strict) continue;
+    // An empty box is the verdict when no marker follows (never a bare line or a sentence).
+    if (rule.name === "last_line_math" && emptyBox) break;
+    const ex = rule.find(text, strict);
+    if (!ex) continue;
+    if (rule.name === "boxed" && ex.answer === null) {
+      emptyBox = ex;
+      continue;
+    }
+    found = ex;
+    break;
+  }
+  found ??= emptyBox;
   if (!found) return { answer: null, rule: "no_answer" };
   if (found.answer !== null && found.answer.length > EXTRACT_LIMITS.answerChars) {
     return { answer: null, rule: `${found.rule}_too_long` };

@@ -1,10 +1,19 @@
-// grade(prediction, gold): extraction → normalisation → structured comparison. Total: never throws.
-import { extractAnswer, extractGold } from "./extract.ts";
-import { normalizeAnswer } from "./normalize.ts";
-import { parseValue, percentScaled, type Value, valuesEqual } from "./compare.ts";
+// grade(prediction, gold): extraction → normalisation → parsing into a form → comparison. Total: never throws.
+import { extractAnswer, extractGold, type Extraction } from "./extract.ts";
+import { normalizeAnswer, type NormalizeOptions } from "./normalize.ts";
+import { parseValue, type Value } from "./forms.ts";
+import { compareValues, percentScaled, valuesEqual } from "./compare.ts";
 
 /** Outcome classes, logged separately so a parse failure or timeout is never mistaken for a wrong answer. */
 export type GradeStatus = "correct" | "wrong" | "no_answer" | "parse_error" | "timeout";
+
+/** Why a verdict came out as it did (`grade(…, { explain: true })`, `deno task grade --explain`). */
+export interface GradeExplanation {
+  extraction: string; // the extraction rule that fired
+  prediction: { normalized: string; form: string; rules: string[] } | null;
+  gold: { normalized: string; form: string; rules: string[] } | null;
+  comparison: string; // the comparison that decided, e.g. "expression", "set", "boxed_union", "boxed_hedge"
+}
 
 /** The verdict for one prediction: `extracted` is the answer span found, `rule` the extraction rule that fired. */
 export interface GradeResult {
@@ -12,11 +21,16 @@ export interface GradeResult {
   status: GradeStatus;
   extracted: string | null;
   rule: string;
+  explain?: GradeExplanation;
 }
 
-/** Options for `grade`: `strict` accepts only explicit answer markers (boxed, Answer:, "final answer is"). */
-export interface GradeOptions {
+/**
+ * Options for `grade`: `strict` accepts only explicit answer markers (boxed, Answer:, "final answer is");
+ * `decimalComma` reads "1,5" as 1.5; `explain` adds the explanation of the verdict to the result.
+ */
+export interface GradeOptions extends NormalizeOptions {
   strict?: boolean;
+  explain?: boolean;
 }
 
 /** Hard input caps applied before any parsing: longer answers are graded `parse_error`. */
@@ -33,37 +47,59 @@ function braceDepthExceeds(s: string, limit: number): boolean {
   return false;
 }
 
-type Prepared = { value: Value; percent: boolean; norm: string } | null;
+type Prepared = { value: Value; percent: boolean; norm: string; rules: string[] } | null;
 
 // Normalise and parse an answer; null when it breaks the size caps.
-function prepare(answer: string): Prepared {
+function prepare(answer: string, options: NormalizeOptions = {}): Prepared {
   if (answer.length > GRADE_LIMITS.answerChars || braceDepthExceeds(answer, GRADE_LIMITS.braceDepth)) {
     return null;
   }
-  const n = normalizeAnswer(answer);
+  const n = normalizeAnswer(answer, options);
   if (n.text === "") return null;
-  return { value: parseValue(n.text), percent: n.percent, norm: n.text };
+  return { value: parseValue(n.text), percent: n.percent, norm: n.text, rules: n.fired };
 }
 
 const plainWord = /^[a-zA-Z]+$/;
 
 /** Equivalence of two prepared answers (pred against reference gold), with the percent reading v ≡ v/100. */
-function preparedEqual(p: NonNullable<Prepared>, g: NonNullable<Prepared>): boolean {
-  if (p.norm === g.norm) return true;
+function preparedCompare(p: NonNullable<Prepared>, g: NonNullable<Prepared>): { equal: boolean; by: string } {
+  if (p.norm === g.norm) return { equal: true, by: "same_string" };
   if (plainWord.test(p.norm) && plainWord.test(g.norm) && p.norm.toLowerCase() === g.norm.toLowerCase()) {
-    return true;
+    return { equal: true, by: "same_word" };
   }
-  if (valuesEqual(p.value, g.value)) return true;
-  if (p.percent && !g.percent) {
-    const scaled = percentScaled(p.value);
-    return scaled !== null && valuesEqual(scaled, g.value);
-  }
-  if (g.percent && !p.percent) {
-    const scaled = percentScaled(g.value);
-    return scaled !== null && valuesEqual(p.value, scaled);
-  }
-  return false;
+  const direct = compareValues(p.value, g.value);
+  if (direct.equal) return direct;
+  const scaledP = p.percent && !g.percent ? percentScaled(p.value) : null;
+  if (scaledP !== null && valuesEqual(scaledP, g.value)) return { equal: true, by: "percent" };
+  const scaledG = g.percent && !p.percent ? percentScaled(g.value) : null;
+  if (scaledG !== null && valuesEqual(p.value, scaledG)) return { equal: true, by: "percent" };
+  return direct;
 }
+
+// Several boxes (default mode): against a gold of several values their union is the answer (order-free); a
+// one-value gold against a final group of different boxes ("\boxed{3} or \boxed{4}") is a hedge and wrong.
+function boxesVerdict(ex: Extraction, g: NonNullable<Prepared>, options: NormalizeOptions): string | null {
+  if (!ex.boxes) return null;
+  const multi = g.value.kind === "set" && g.value.items.length > 1;
+  if (multi) {
+    const parts = ex.boxes.map((b) => prepare(b, options));
+    if (parts.some((x) => x === null)) return null;
+    const items = parts.flatMap((x) => x!.value.kind === "set" ? x!.value.items : [x!.value]);
+    return valuesEqual({ kind: "set", items }, g.value) ? "boxed_union" : null;
+  }
+  const group = (ex.finalBoxes ?? []).map((b) => prepare(b, options));
+  if (group.length < 2 || group.some((x) => x === null)) return null;
+  const first = group[0]!;
+  return group.every((x) => preparedCompare(x!, first).equal && preparedCompare(first, x!).equal)
+    ? null
+    : "boxed_hedge";
+}
+
+const described = (p: NonNullable<Prepared>) => ({
+  normalized: p.norm,
+  form: p.value.form ?? p.value.kind,
+  rules: p.rules,
+});
 
 /**
  * Grade one model response against a reference answer. Never throws: unexpected internal errors are reported
@@ -72,28 +108,48 @@ function preparedEqual(p: NonNullable<Prepared>, g: NonNullable<Prepared>): bool
 export function grade(prediction: string, gold: string, options: GradeOptions = {}): GradeResult {
   let extracted: string | null = null;
   let rule = "no_answer";
+  const explain = options.explain === true;
+  const result = (
+    correct: boolean,
+    status: GradeStatus,
+    r: string,
+    why?: Omit<GradeExplanation, "extraction">,
+  ): GradeResult =>
+    explain
+      ? {
+        correct,
+        status,
+        extracted,
+        rule: r,
+        explain: { extraction: rule, ...(why ?? { prediction: null, gold: null, comparison: "none" }) },
+      }
+      : { correct, status, extracted, rule: r };
   try {
     const ex = extractAnswer(String(prediction ?? ""), options);
     extracted = ex.answer;
     rule = ex.rule;
-    if (extracted === null) return { correct: false, status: "no_answer", extracted, rule };
+    if (extracted === null) return result(false, "no_answer", rule);
     const goldAnswer = extractGold(String(gold ?? ""));
-    const g = goldAnswer === null ? null : prepare(goldAnswer);
-    if (g === null) {
-      return { correct: false, status: "parse_error", extracted, rule: `${rule}; gold_unreadable` };
+    const g = goldAnswer === null ? null : prepare(goldAnswer, options);
+    if (g === null) return result(false, "parse_error", `${rule}; gold_unreadable`);
+    const p = prepare(extracted, options);
+    if (p === null) {
+      return result(false, "parse_error", `${rule}; over_caps`, {
+        prediction: null,
+        gold: described(g),
+        comparison: "none",
+      });
     }
-    const p = prepare(extracted);
-    if (p === null) return { correct: false, status: "parse_error", extracted, rule: `${rule}; over_caps` };
-    if (preparedEqual(p, g)) return { correct: true, status: "correct", extracted, rule };
+    const why = (comparison: string) => ({ prediction: described(p), gold: described(g), comparison });
+    const boxes = options.strict ? null : boxesVerdict(ex, g, options);
+    if (boxes === "boxed_union") return result(true, "correct", "boxed_union", why(boxes));
+    if (boxes === "boxed_hedge") return result(false, "wrong", "boxed_hedge", why(boxes));
+    const verdict = preparedCompare(p, g);
+    if (verdict.equal) return result(true, "correct", rule, why(verdict.by));
     const unparsed = p.value.kind === "text" && g.value.kind !== "text";
-    return { correct: false, status: unparsed ? "parse_error" : "wrong", extracted, rule };
+    return result(false, unparsed ? "parse_error" : "wrong", rule, why(verdict.by));
   } catch (e) {
-    return {
-      correct: false,
-      status: "parse_error",
-      extracted,
-      rule: `${rule}; internal: ${(e as Error)?.message}`,
-    };
+    return result(false, "parse_error", `${rule}; internal: ${(e as Error)?.message}`);
   }
 }
 
@@ -102,7 +158,7 @@ export function isEquivalent(a: string, b: string): boolean {
   try {
     const p = prepare(a);
     const g = prepare(b);
-    return p !== null && g !== null && preparedEqual(p, g);
+    return p !== null && g !== null && preparedCompare(p, g).equal;
   } catch {
     return false;
   }

@@ -1,7 +1,17 @@
 /** Public API of evaluators/: the math-answer grader, batch grading, Pass@k and its statistics. */
-export { grade, type GradeOptions, type GradeResult, type GradeStatus, isEquivalent } from "./grade.ts";
+export {
+  grade,
+  type GradeExplanation,
+  type GradeOptions,
+  type GradeResult,
+  type GradeStatus,
+  isEquivalent,
+} from "./grade.ts";
 export { gradeMany, type GradeManyItem, type GradeManyOptions, GraderPool } from "./pool.ts";
-export { extractAnswer, type Extraction } from "./extract.ts";
+export { extractAnswer, type Extraction, EXTRACTION_RULES, type ExtractionRule } from "./extract.ts";
+export { NORMALIZE_RULES, type NormalizeRule } from "./normalize.ts";
+export { type Form, FORMS, type Value } from "./forms.ts";
+export { type AnswerComparison, COMPARISONS } from "./compare.ts";
 export { majAtK, type MajResult } from "./majority.ts";
 export { meanAtN, passAtK } from "./passk.ts";
 export { bootstrapCI, type Interval, pairedBootstrap, seedAggregate, tCritical } from "./stats.ts";

@@ -1,7 +1,9 @@
-// String-level normalisation of an extracted answer (after Minerva, MATH and Math-Verify; docs/references.md):
-// spacing, text wrappers, units, currency, degrees, thousands separators and malformed-LaTeX repairs. The result
-// is still LaTeX.
-import { matchBrace } from "./extract.ts";
+// String-level normalisation of an extracted answer as one ordered table of named rewrite rules, after
+// Minerva's normalize_final_answer (Lewkowycz et al. 2022, "Solving Quantitative Reasoning Problems with
+// Language Models", appendix D): spacing, text wrappers, units, currency, degrees, thousands separators,
+// malformed-LaTeX repairs, and text as other tools deliver it. The result is still LaTeX; the rules that
+// changed the answer are reported, so `--explain` can say why two answers matched.
+import { matchBrace } from "./boxes.ts";
 
 // Unit and filler words dropped after a number ("5 cm", "12 \text{ inches}^2"); plurals via an optional s.
 const UNIT_WORDS = [
@@ -90,76 +92,192 @@ function repeatingDecimal(whole: string, fixed: string, repeat: string): string 
 
 const ROW_BREAK = "\uE000"; // a private-use character no answer contains
 
-/** Percent marker found (and removed) by `normalizeAnswer`: the value may mean v or v/100. */
+/** What `normalizeAnswer` found: the text, a percent marker (the value may mean v or v/100), the rules that fired. */
 export interface Normalized {
   text: string;
   percent: boolean;
+  fired: string[];
 }
 
-/** Normalise an extracted LaTeX answer string; never throws. */
-export function normalizeAnswer(raw: string): Normalized {
+/** Normalisation options: `decimalComma` reads "1,5" as 1.5 (never by default: "1,5" is usually a list). */
+export interface NormalizeOptions {
+  decimalComma?: boolean;
+}
+
+interface Ctx {
+  percent: boolean;
+  options: NormalizeOptions;
+}
+
+/** One named rewrite of the answer string. */
+export interface NormalizeRule {
+  name: string;
+  apply(s: string, ctx: Ctx): string;
+}
+
+// Every backslash run even and one before a letter: a string escaped twice (JSON in JSON, a Python repr).
+function undouble(s: string): string {
+  const runs = s.match(/\\+/g);
+  if (!runs || !runs.every((r) => r.length % 2 === 0) || !/\\\\[a-zA-Z]/.test(s)) return s;
+  return s.replace(/\\\\/g, "\\");
+}
+
+// Unit symbols after a plain number. Glued to the number only the seconds/hours of "12s", "3h" and symbols of
+// two or more letters; "5m" stays 5·m (m is a common variable), "5 m" is five metres.
+const UNIT_SYMBOLS = "km/h|m/s|mi/h|kph|kmh|mph|km|cm|mm|kg|mg|mL|ml|kW|kWh|Hz|hr|min|s|h";
+const SPACED_UNIT_SYMBOLS = "m|g|L|l|W|V|A|N|J";
+const UNIT_SYMBOL_TAIL = new RegExp(
+  `^(-?[\\d.]+)(?:\\s*(?:${UNIT_SYMBOLS})|\\s+(?:${SPACED_UNIT_SYMBOLS}))(?:\\^\\{?[23]\\}?|²|³)?$`,
+);
+
+const NUMBER_WORDS = new Map<string, string>([
+  ..."zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
+    .split(" ").map((w, i): [string, string] => [w, String(i)]),
+  ...["thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"].map((
+    w,
+    i,
+  ): [string, string] => [w, String(30 + 10 * i)]),
+]);
+
+/** The rules in the order they run (the order matters: row breaks are masked before the spacing clean-up). */
+export const NORMALIZE_RULES: readonly NormalizeRule[] = [
+  { name: "doubled_backslashes", apply: undouble },
   // Matrix row breaks (\\) must survive the spacing clean-up below, which eats "\ " and "\,".
-  let s = raw.replaceAll("\\\\", ROW_BREAK);
-  s = s.replace(/\r?\n/g, " ");
-  s = s.replace(/,\\!/g, "");
-  s = s.replace(/\\(?:displaystyle|textstyle|limits|!|,|;|:|quad|qquad)/g, " ").replace(/\\ /g, " ").replace(
-    /~/g,
-    " ",
-  );
-  s = s.replace(/\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)\s*(?=[()[\]|.]|\\[{}|]|\\[lr]?vert)/g, "");
-  s = s.replace(/\\(?:left|right)\s*\./g, "");
-  s = s.replace(/\\[dtc]frac/g, "\\frac");
-  s = s.replace(/\\(?:neq|ne)\b/g, "\\ne").replace(/\\leq?(?:slant)?\b/g, "\\le").replace(
-    /\\geq?(?:slant)?\b/g,
-    "\\ge",
-  );
-  s = s.replace(/≤/g, "\\le").replace(/≥/g, "\\ge").replace(/≠/g, "\\ne").replace(/−/g, "-").replace(
-    /×/g,
-    "\\times",
-  );
-  s = s.replace(/π/g, "\\pi").replace(/∞/g, "\\infty").replace(/√/g, "\\sqrt").replace(/·/g, "\\cdot");
+  { name: "mask_row_breaks", apply: (s) => s.replaceAll("\\\\", ROW_BREAK) },
+  { name: "escaped_currency_digit", apply: (s) => s.replace(/\\(?=\d)/g, "") }, // \boxed{\15} for \$15
+  { name: "newlines", apply: (s) => s.replace(/\r?\n/g, " ") },
+  { name: "thin_space_separator", apply: (s) => s.replace(/,\\!/g, "") },
+  {
+    name: "spacing_macros",
+    apply: (s) =>
+      s.replace(/\\(?:displaystyle|textstyle|limits|!|,|;|:|quad|qquad)/g, " ").replace(/\\ /g, " ")
+        .replace(/~/g, " "),
+  },
+  {
+    name: "left_right",
+    apply: (s) =>
+      s.replace(/\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)\s*(?=[()[\]|.]|\\[{}|]|\\[lr]?vert)/g, "")
+        .replace(/\\(?:left|right)\s*\./g, ""),
+  },
+  { name: "frac_variants", apply: (s) => s.replace(/\\[dtc]frac/g, "\\frac") },
+  {
+    name: "relation_spellings",
+    apply: (s) =>
+      s.replace(/\\(?:neq|ne)\b/g, "\\ne").replace(/\\leq?(?:slant)?\b/g, "\\le")
+        .replace(/\\geq?(?:slant)?\b/g, "\\ge").replace(/\\lt\b/g, "<").replace(/\\gt\b/g, ">")
+        .replace(/>=/g, "\\ge ").replace(/<=/g, "\\le ").replace(/!=/g, "\\ne "),
+  },
+  {
+    name: "unicode_symbols",
+    apply: (s) =>
+      s.replace(/≤/g, "\\le").replace(/≥/g, "\\ge").replace(/≠/g, "\\ne").replace(/−/g, "-")
+        .replace(/×/g, "\\times").replace(/π/g, "\\pi").replace(/∞/g, "\\infty").replace(/√/g, "\\sqrt")
+        .replace(/·/g, "\\cdot"),
+  },
   // \text{ and } / \text{or} separate list items; other text wrappers just unwrap.
-  s = unwrap(s, TEXT_WRAPPERS, (inner) => /^\s*(and|or)\s*$/i.test(inner) ? "," : inner);
+  {
+    name: "text_wrappers",
+    apply: (s) => unwrap(s, TEXT_WRAPPERS, (inner) => /^\s*(and|or)\s*$/i.test(inner) ? "," : inner),
+  },
   // Ordinals and quotes: 5^{\text{th}} → 5, “Navin” → Navin.
-  s = s.replace(/(\d)\s*(?:\^\s*\{?\s*(?:st|nd|rd|th)\s*\}?|(?:st|nd|rd|th)\b)/g, "$1");
-  s = s.replace(/^\s*["“'‘]+(.*?)["”'’]+\s*$/, "$1");
-  s = s.replace(/(\d*)\.(\d*)\\overline\s*\{(\d+)\}/g, (_, a, b, c) => repeatingDecimal(a, b, c));
-  s = s.replace(/\\(?:overline|underline|boxed|fbox|hat|vec)\s*\{/g, "{");
-  s = s.replace(/(^|[^a-zA-Z])(and|or)(?=[^a-zA-Z]|$)/g, "$1,");
-  s = s.replace(/\\\$|\$|€|£|\\euro\b/g, "");
-  // Degrees inside a trig function are converted (sin 60° = √3/2); elsewhere the degree sign is dropped.
-  s = s.replace(
-    /\\(sin|cos|tan|cot|sec|csc)\s*(\(?)\s*(-?[0-9.]+)\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°)\s*(\)?)/g,
-    (whole, fn, open, deg, close) => (open && !close ? whole : `\\${fn}(${deg}\\pi/180)`),
-  );
-  s = s.replace(/\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\circ|\\degree/g, "");
-  s = s.replace(/\{,\}/g, "");
+  {
+    name: "ordinals",
+    apply: (s) => s.replace(/(\d)\s*(?:\^\s*\{?\s*(?:st|nd|rd|th)\s*\}?|(?:st|nd|rd|th)\b)/g, "$1"),
+  },
+  { name: "quotes", apply: (s) => s.replace(/^\s*["“'‘]+(.*?)["”'’]+\s*$/, "$1") },
+  {
+    name: "repeating_decimal",
+    apply: (s) => s.replace(/(\d*)\.(\d*)\\overline\s*\{(\d+)\}/g, (_, a, b, c) => repeatingDecimal(a, b, c)),
+  },
+  { name: "decorations", apply: (s) => s.replace(/\\(?:overline|underline|boxed|fbox|hat|vec)\s*\{/g, "{") },
+  { name: "and_or_lists", apply: (s) => s.replace(/(^|[^a-zA-Z])(and|or)(?=[^a-zA-Z]|$)/g, "$1,") },
+  { name: "currency", apply: (s) => s.replace(/\\\$|\$|€|£|\\euro\b/g, "") },
+  // Degrees inside a trig function are converted (sin 60° = √3/2); elsewhere the degree sign is dropped, and
+  // "45^\circ,135^\circ" stays a list (not the grouped number 45,135).
+  {
+    name: "degrees",
+    apply: (s) =>
+      s.replace(
+        /\\(sin|cos|tan|cot|sec|csc)\s*(\(?)\s*(-?[0-9.]+)\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°)\s*(\)?)/g,
+        (whole, fn, open, deg, close) => (open && !close ? whole : `\\${fn}(${deg}\\pi/180)`),
+      ).replace(/(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\circ|\\degree)\s*,/g, ", ")
+        .replace(/\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\circ|\\degree/g, ""),
+  },
+  { name: "brace_comma", apply: (s) => s.replace(/\{,\}/g, "") },
   // An ellipsis stays a member ("1, 2, 3, \ldots" is not the finite list "1, 2, 3"), in one spelling.
-  s = s.replace(/\\(?:ldots|cdots|dots|dotsc|dotsb)\b|\.\.\.|…/g, "\\ldots");
-  s = s.replace(/\\(?:varnothing|emptyset)\b|\\\{\s*\\\}|∅/g, "\\emptyset");
-  s = s.replace(/\b(?:infinity|inf)\b/gi, "\\infty");
-  s = s.replace(/\\mathbb\s*\{?\s*R\s*\}?/g, "(-\\infty,\\infty)");
-  let percent = false;
-  s = s.replace(/\\%|%|\b(?:percent(?:age)?|pct)\b/gi, () => {
-    percent = true;
-    return "";
-  });
+  { name: "ellipsis", apply: (s) => s.replace(/\\(?:ldots|cdots|dots|dotsc|dotsb)\b|\.\.\.|…/g, "\\ldots") },
+  { name: "empty_set", apply: (s) => s.replace(/\\(?:varnothing|emptyset)\b|\\\{\s*\\\}|∅/g, "\\emptyset") },
+  { name: "infinity_words", apply: (s) => s.replace(/\b(?:infinity|inf)\b/gi, "\\infty") },
+  { name: "reals", apply: (s) => s.replace(/\\mathbb\s*\{?\s*R\s*\}?/g, "(-\\infty,\\infty)") },
+  {
+    name: "percent",
+    apply: (s, ctx) =>
+      s.replace(/\\%|%|\b(?:percent(?:age)?|pct)\b/gi, () => {
+        ctx.percent = true;
+        return "";
+      }),
+  },
   // Malformed LaTeX as models and graders write it: \frac12, \frac1{72}, \sqrt3, sqrt(x).
-  s = s.replace(/\\frac\s*(\d)\s*(\d)/g, "\\frac{$1}{$2}").replace(/\\frac\s*(\d)\s*\{/g, "\\frac{$1}{");
-  s = s.replace(/\\sqrt\s*(\d+|[a-zA-Z])/g, "\\sqrt{$1}");
-  s = s.replace(/(^|[^\\a-zA-Z])sqrt\s*\(/g, "$1\\sqrt(");
-  s = s.replace(/(^|[^\\a-zA-Z])pi(?![a-zA-Z])/g, "$1\\pi");
-  s = s.replace(/\s+/g, " ").trim();
-  s = s.replace(/[.。]+$/, "").trim();
-  const unit = UNIT_TAIL.exec(s);
-  if (unit && /[0-9]/.test(unit[1])) s = unit[1].trim();
-  // A lone "m" is only a unit after a plain number ("5 m"); elsewhere it is a variable.
-  s = s.replace(/^(-?[\d.]+)\s+m(?:\^\{?[23]\}?)?$/, "$1");
-  s = s.replace(/^[a-zA-Z]*\s*\\approx\s*/, "");
-  // Thousands separators only when the whole answer is one grouped number (a list "1,000" is rare; "1, 2" is not).
-  if (/^-?\d{1,3}(?:(?:,|\s)\d{3})+(?:\.\d+)?$/.test(s)) s = s.replace(/[,\s]/g, "");
-  s = s.replace(/(^|[^\d])\.(\d)/g, "$10.$2");
+  {
+    name: "frac_shorthand",
+    apply: (s) =>
+      s.replace(/\\frac\s*(\d)\s*(\d)/g, "\\frac{$1}{$2}").replace(/\\frac\s*(\d)\s*\{/g, "\\frac{$1}{"),
+  },
+  { name: "sqrt_shorthand", apply: (s) => s.replace(/\\sqrt\s*(\d+|[a-zA-Z])/g, "\\sqrt{$1}") },
+  { name: "sqrt_call", apply: (s) => s.replace(/(^|[^\\a-zA-Z])sqrt\s*\(/g, "$1\\sqrt(") },
+  { name: "plain_pi", apply: (s) => s.replace(/(^|[^\\a-zA-Z])pi(?![a-zA-Z])/g, "$1\\pi") },
+  { name: "whitespace", apply: (s) => s.replace(/\s+/g, " ").trim() },
+  { name: "trailing_period", apply: (s) => s.replace(/[.。]+$/, "").trim() },
+  {
+    name: "unit_words",
+    apply: (s) => {
+      const unit = UNIT_TAIL.exec(s);
+      return unit && /[0-9]/.test(unit[1]) ? unit[1].trim() : s;
+    },
+  },
+  // A unit symbol ("5 m", "12s", "40 km/h") only after a plain number; elsewhere m, s, h are variables.
+  { name: "unit_symbols", apply: (s) => s.replace(UNIT_SYMBOL_TAIL, "$1") },
+  { name: "approx_prefix", apply: (s) => s.replace(/^[a-zA-Z]*\s*\\approx\s*/, "") },
+  // Thousands separators when the whole answer is one grouped number (a list "1,000" is rare; "1, 2" is not),
+  // or the number after "=" ("x = 15,600").
+  {
+    name: "thousands_separators",
+    apply: (s) =>
+      /^-?\d{1,3}(?:(?:,|\s)\d{3})+(?:\.\d+)?$/.test(s)
+        ? s.replace(/[,\s]/g, "")
+        : s.replace(/(=\s*-?)(\d{1,3}(?:,\d{3})+)(?![\d,])/g, (_, eq, n) => eq + n.replace(/,/g, "")),
+  },
+  // A whole answer in scientific notation: 1.5e3, 2E-4 (elsewhere "e" is Euler's number).
+  {
+    name: "scientific_notation",
+    apply: (s) => s.replace(/^(-?\d+(?:\.\d+)?)[eE]([+-]?\d+)$/, (_, m, e) => `${m}\\times10^{${e}}`),
+  },
+  // A whole answer that is one number word: "five" → 5, "twenty" → 20.
+  { name: "number_words", apply: (s) => NUMBER_WORDS.get(s.toLowerCase()) ?? s },
+  {
+    name: "decimal_comma",
+    apply: (s, ctx) => ctx.options.decimalComma ? s.replace(/^(-?\d+),(\d+)$/, "$1.$2") : s,
+  },
+  { name: "leading_dot", apply: (s) => s.replace(/(^|[^\d])\.(\d)/g, "$10.$2") },
   // Trailing zeros of a decimal carry no value: 12.000 → 12, 2.50 → 2.5.
-  s = s.replace(/(\d+)\.(\d*?)0+(?!\d)/g, (_, a, b) => b === "" ? a : `${a}.${b}`);
-  return { text: s.replaceAll(ROW_BREAK, "\\\\"), percent };
+  {
+    name: "trailing_zeros",
+    apply: (s) => s.replace(/(\d+)\.(\d*?)0+(?!\d)/g, (_, a, b) => b === "" ? a : `${a}.${b}`),
+  },
+  { name: "unmask_row_breaks", apply: (s) => s.replaceAll(ROW_BREAK, "\\\\") },
+];
+
+/** Normalise an extracted LaTeX answer string with NORMALIZE_RULES in order; never throws. */
+export function normalizeAnswer(raw: string, options: NormalizeOptions = {}): Normalized {
+  const ctx: Ctx = { percent: false, options };
+  const fired: string[] = [];
+  let s = raw;
+  for (const rule of NORMALIZE_RULES) {
+    const next = rule.apply(s, ctx);
+    if (next !== s && rule.name !== "mask_row_breaks" && rule.name !== "unmask_row_breaks") {
+      fired.push(rule.name);
+    }
+    s = next;
+  }
+  return { text: s, percent: ctx.percent, fired };
 }

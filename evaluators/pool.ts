@@ -1,13 +1,15 @@
 // gradeMany: a pool of Deno Workers (one per core) grading batches, with a hard per-answer timeout. A stuck
 // worker is terminated and replaced; its current answer is marked `timeout`, the rest of its batch re-queued.
 import { grade, type GradeResult } from "./grade.ts";
-import type { BatchMessage } from "./grade_worker.ts";
+import { type BatchMessage, itemOptions } from "./worker_serve.ts";
 
-/** One answer to grade. */
+/** One answer to grade, with the per-item options of `grade`. */
 export interface GradeManyItem {
   prediction: string;
   gold: string;
   strict?: boolean;
+  decimalComma?: boolean;
+  explain?: boolean;
 }
 
 /** Pool options: `workers` (default: cores; 0 grades inline), `timeoutMs` per answer, `batchSize` per message. */
@@ -17,8 +19,12 @@ export interface GradeManyOptions {
   batchSize?: number;
 }
 
+// One worker and its own progress cell. A terminated worker may run on for a while (Deno lets it finish its
+// current task before stopping the isolate), so a replacement never shares the cell its predecessor writes.
 interface Slot {
   worker: Worker;
+  progress: SharedArrayBuffer;
+  counter: Int32Array;
   busy: { batch: number; indices: number[] } | null;
   lastProgress: number;
   lastChange: number;
@@ -28,8 +34,6 @@ interface Slot {
 export class GraderPool {
   readonly size: number;
   #slots: Slot[] = [];
-  #progress: SharedArrayBuffer;
-  #counter: Int32Array;
   #running = false;
 
   readonly #workerUrl: string;
@@ -41,17 +45,26 @@ export class GraderPool {
   ) {
     this.size = Math.max(1, Math.floor(size));
     this.#workerUrl = workerUrl;
-    this.#progress = new SharedArrayBuffer(4 * this.size);
-    this.#counter = new Int32Array(this.#progress);
     for (let s = 0; s < this.size; s++) this.#slots.push(this.#spawn());
   }
 
   #spawn(): Slot {
     const worker = new Worker(this.#workerUrl, { type: "module" });
-    return { worker, busy: null, lastProgress: 0, lastChange: 0 };
+    const progress = new SharedArrayBuffer(4);
+    return {
+      worker,
+      progress,
+      counter: new Int32Array(progress),
+      busy: null,
+      lastProgress: 0,
+      lastChange: 0,
+    };
   }
 
-  /** Grade items in order; each answer gets at most `timeoutMs` (default 2000) before it is marked timeout. */
+  /**
+   * Grade items in order; each answer gets at most `timeoutMs` (default 2000) before it is marked timeout.
+   * Every input gets exactly one verdict: a result is recorded only once, whichever worker reports it.
+   */
   grade(
     items: readonly GradeManyItem[],
     options: { timeoutMs?: number; batchSize?: number } = {},
@@ -70,83 +83,84 @@ export class GraderPool {
     }
     let remaining = items.length;
     let batchId = 0;
-    const batches = new Map<number, number[]>();
     return new Promise((resolve, reject) => {
       if (remaining === 0) return resolve([]);
       this.#running = true;
+      let done = false;
       const finish = () => {
+        done = true;
         clearInterval(timer);
         this.#running = false;
         resolve(results as GradeResult[]);
       };
+      const settle = (i: number, r: GradeResult) => {
+        if (results[i] !== undefined) return;
+        results[i] = r;
+        remaining--;
+      };
+      // Queued indices that already have a verdict are dropped, so no answer is graded into two results.
       const dispatch = (s: number) => {
         const slot = this.#slots[s];
-        const indices = queue.shift();
+        let indices: number[] | undefined;
+        while ((indices = queue.shift()) !== undefined) {
+          indices = indices.filter((i) => results[i] === undefined);
+          if (indices.length > 0) break;
+        }
         if (!indices) return;
         const batch = batchId++;
-        batches.set(batch, indices);
         slot.busy = { batch, indices };
         slot.lastProgress = 0;
         slot.lastChange = performance.now();
-        Atomics.store(this.#counter, s, 0);
-        const msg: BatchMessage = {
-          batch,
-          items: indices.map((i) => items[i]),
-          progress: this.#progress,
-          slot: s,
-        };
+        Atomics.store(slot.counter, 0, 0);
+        const msg: BatchMessage = { batch, items: indices.map((i) => items[i]), progress: slot.progress };
         slot.worker.postMessage(msg);
       };
       const attach = (s: number) => {
         const slot = this.#slots[s];
         slot.worker.onmessage = (e: MessageEvent<{ batch: number; results: GradeResult[] }>) => {
-          const indices = batches.get(e.data.batch);
-          if (!indices || slot.busy?.batch !== e.data.batch) return;
-          batches.delete(e.data.batch);
-          indices.forEach((i, k) => (results[i] = e.data.results[k]));
-          remaining -= indices.length;
+          // Only the live worker's current batch counts (a replaced worker's late message is ignored).
+          if (done || this.#slots[s] !== slot || slot.busy?.batch !== e.data.batch) return;
+          slot.busy.indices.forEach((i, k) => settle(i, e.data.results[k]));
           slot.busy = null;
           if (remaining === 0) return finish();
           dispatch(s);
         };
         slot.worker.onerror = (e) => {
           e.preventDefault();
+          if (done) return;
+          done = true;
           clearInterval(timer);
           this.#running = false;
           reject(new Error(`grade worker failed: ${e.message}`));
         };
       };
       // Watchdog: a worker whose progress counter has not moved for timeoutMs is stuck on that answer.
+      const watch = (s: number, now: number) => {
+        const slot = this.#slots[s];
+        if (!slot.busy) return;
+        const p = Atomics.load(slot.counter, 0);
+        if (p !== slot.lastProgress) {
+          slot.lastProgress = p;
+          slot.lastChange = now;
+          return;
+        }
+        if (p === 0 || now - slot.lastChange < timeoutMs) return;
+        const { indices } = slot.busy;
+        const stuck = indices[Math.min(p, indices.length) - 1];
+        settle(stuck, { correct: false, status: "timeout", extracted: null, rule: `timeout_${timeoutMs}ms` });
+        // Answers before the stuck one were graded but not reported; regrade them with the rest.
+        const rest = indices.filter((i) => i !== stuck);
+        if (rest.length > 0) queue.unshift(rest);
+        slot.busy = null;
+        slot.worker.terminate();
+        this.#slots[s] = this.#spawn();
+        attach(s);
+        if (remaining === 0) return finish();
+        dispatch(s);
+      };
       const timer = setInterval(() => {
         const now = performance.now();
-        this.#slots.forEach((slot, s) => {
-          if (!slot.busy) return;
-          const p = Atomics.load(this.#counter, s);
-          if (p !== slot.lastProgress) {
-            slot.lastProgress = p;
-            slot.lastChange = now;
-            return;
-          }
-          if (p === 0 || now - slot.lastChange < timeoutMs) return;
-          const { batch, indices } = slot.busy;
-          batches.delete(batch);
-          const stuck = indices[p - 1];
-          results[stuck] = {
-            correct: false,
-            status: "timeout",
-            extracted: null,
-            rule: `timeout_${timeoutMs}ms`,
-          };
-          remaining--;
-          // Answers before the stuck one were graded but not reported; regrade them with the rest.
-          const rest = indices.filter((i) => i !== stuck);
-          if (rest.length > 0) queue.unshift(rest);
-          slot.worker.terminate();
-          this.#slots[s] = this.#spawn();
-          attach(s);
-          if (remaining === 0) return finish();
-          dispatch(s);
-        });
+        for (let s = 0; s < this.#slots.length && !done; s++) watch(s, now);
       }, Math.max(5, Math.min(100, timeoutMs / 4)));
       for (let s = 0; s < this.#slots.length; s++) {
         attach(s);
@@ -173,7 +187,7 @@ export async function gradeMany(
 ): Promise<GradeResult[]> {
   const workers = options.workers ?? (navigator.hardwareConcurrency || 1);
   if (workers === 0) {
-    return items.map((it) => grade(it.prediction, it.gold, { strict: it.strict }));
+    return items.map((it) => grade(it.prediction, it.gold, itemOptions(it)));
   }
   const pool = new GraderPool(Math.min(workers, Math.max(1, Math.ceil(items.length / 16))));
   try {

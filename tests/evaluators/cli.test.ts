@@ -1,5 +1,5 @@
 import { assertEquals, ok } from "../assert.ts";
-import { main, parseInput } from "../../evaluators/cli.ts";
+import { explainLine, main, parseInput } from "../../evaluators/cli.ts";
 
 Deno.test("grade cli: malformed lines are reported with line numbers and skipped", () => {
   const { lines, errors } = parseInput(
@@ -48,6 +48,34 @@ Deno.test("grade cli: output adds the verdict and passes other fields through; e
     assertEquals(out[1].status, "no_answer");
     Deno.writeTextFileSync(input, JSON.stringify({ prediction: "1", gold: "1" }) + "\n");
     assertEquals(await main(["--input", input, "--output", `${dir}/out.jsonl`]), 0);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("grade cli: --explain adds the explanation to each line and prints one line per input", async () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const input = `${dir}/in.jsonl`;
+    Deno.writeTextFileSync(input, JSON.stringify({ prediction: "So the total is $42$.", gold: "42" }) + "\n");
+    const code = await main([
+      "--input",
+      input,
+      "--output",
+      `${dir}/out.jsonl`,
+      "--workers",
+      "0",
+      "--explain",
+    ]);
+    assertEquals(code, 0);
+    const out = JSON.parse(Deno.readTextFileSync(`${dir}/out.jsonl`));
+    assertEquals(out.explain.extraction, "final_sentence_math");
+    assertEquals(out.explain.comparison, "same_string");
+    assertEquals(
+      explainLine("in.jsonl", 1, out),
+      'in.jsonl:1: correct | extraction final_sentence_math | prediction "42" [expression] | ' +
+        'gold "42" [expression] | comparison same_string',
+    );
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }

@@ -44,3 +44,40 @@ Deno.test("pool: a stuck answer times out, its worker is replaced, nothing else 
     pool.close();
   }
 });
+
+// A worker that is terminated keeps running for a while (Deno lets it finish its task before stopping the
+// isolate), so it must not write where its replacement reports progress. ~50 pathological answers that each
+// outlive the timeout, mixed with ordinary ones, on both cores kept busy by two spinning workers.
+Deno.test("pool: many timeouts in one batch, cores busy: every input gets exactly one verdict, its own or timeout", async () => {
+  const spin = `self.onmessage = () => { for (;;) { /* keep a core busy */ } };`;
+  const spinners = [0, 1].map(() =>
+    new Worker(URL.createObjectURL(new Blob([spin], { type: "text/javascript" })), { type: "module" })
+  );
+  spinners.forEach((w) => w.postMessage(0));
+  const pool = new GraderPool(2, new URL("./fixtures/slow_worker.ts", import.meta.url).href);
+  try {
+    const batch = Array.from(
+      { length: 150 },
+      (_, i) =>
+        i % 3 === 1
+          ? { prediction: "SLOW", gold: "1" }
+          : { prediction: String(i), gold: String(i % 5 ? i : -i) },
+    );
+    const r = await pool.grade(batch, { timeoutMs: 300, batchSize: 12 });
+    assertEquals(r.length, batch.length);
+    // Each input has one verdict: its own result, or `timeout`. A starved watchdog may let a slow answer finish
+    // (its real verdict) and a starved worker may time out on a fast one, so only the proportions are bounded.
+    const problems = batch.flatMap((it, i) => {
+      const own = it.prediction === "SLOW" ? "wrong" : it.prediction === it.gold ? "correct" : "wrong";
+      return r[i]?.status === own || r[i]?.status === "timeout" ? [] : [`${i}: ${r[i]?.status ?? "missing"}`];
+    });
+    assertEquals(problems, []);
+    const slow = batch.flatMap((it, i) => it.prediction === "SLOW" ? [r[i].status] : []);
+    const fast = batch.flatMap((it, i) => it.prediction === "SLOW" ? [] : [r[i].status]);
+    ok(slow.filter((s) => s === "timeout").length >= 30, `slow answers timed out: ${slow.join(" ")}`);
+    ok(fast.filter((s) => s === "timeout").length <= 15, `fast answers timed out: ${fast.join(" ")}`);
+  } finally {
+    pool.close();
+    spinners.forEach((w) => w.terminate());
+  }
+});

@@ -1,0 +1,93 @@
+// Boxed answers: brace matching, the last \boxed{…} / \fbox{…} of a response, and (default mode) every box
+// with the final group of boxes joined by "and"/"or"/commas, for the union and hedge rules of grade.ts.
+import { EXTRACT_LIMITS, type Extraction } from "./extract.ts";
+import { lastMatch } from "./markers.ts";
+
+/** Index of the brace closing the `{` at `open` (LaTeX escapes `\{`/`\}` do not count), or -1 if unbalanced. */
+export function matchBrace(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === "\\") i++;
+    else if (ch === "{") depth++;
+    else if (ch === "}" && --depth === 0) return i;
+  }
+  return -1;
+}
+
+interface Box {
+  start: number;
+  end: number;
+  content: string | null; // null: empty or never closed
+  unclosed: boolean;
+  bare: boolean;
+}
+
+// Every \boxed{…} / \fbox{…} / "\boxed x", left to right. A box's inside is skipped (a box in a box is part of
+// it) and an unclosed box ends the scan (all that follows is inside it), so this is linear.
+function allBoxes(text: string): Box[] {
+  const re = /\\(?:boxed|fbox)\b/g;
+  const boxes: Box[] = [];
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) !== null) {
+    let i = m.index + m[0].length;
+    while (text[i] === " ") i++;
+    if (text[i] === "{") {
+      const close = matchBrace(text, i);
+      if (close < 0) {
+        boxes.push({ start: m.index, end: text.length, content: null, unclosed: true, bare: false });
+        break;
+      }
+      const inner = text.slice(i + 1, close).trim();
+      boxes.push({ start: m.index, end: close + 1, content: inner || null, unclosed: false, bare: false });
+      re.lastIndex = close + 1;
+    } else {
+      const bare = /^[^\s$]+/.exec(text.slice(i, i + EXTRACT_LIMITS.answerChars + 1));
+      const ok = bare !== null && i > m.index + m[0].length;
+      boxes.push({
+        start: m.index,
+        end: ok ? i + bare![0].length : i,
+        content: ok ? bare![0] : null,
+        unclosed: false,
+        bare: true,
+      });
+    }
+  }
+  return boxes;
+}
+
+/** The last \boxed{…} / \fbox{…} / "\boxed x" (the last occurrence, even inside another box); "unclosed" when
+ * it never closes (a truncated answer). */
+export function lastBoxed(text: string): Extraction | null {
+  const last = lastMatch(text, /\\(?:boxed|fbox)\b/g);
+  if (!last) return null;
+  let i = last.index + last[0].length;
+  const after = i;
+  while (text[i] === " ") i++;
+  if (text[i] === "{") {
+    const close = matchBrace(text, i);
+    if (close < 0) return { answer: null, rule: "boxed_unclosed" };
+    const inner = text.slice(i + 1, close).trim();
+    return inner === "" ? { answer: null, rule: "boxed_empty" } : { answer: inner, rule: "boxed" };
+  }
+  const bare = /^[^\s$]+/.exec(text.slice(i, i + EXTRACT_LIMITS.answerChars + 1));
+  return bare && i > after ? { answer: bare[0], rule: "boxed_bare" } : { answer: null, rule: "boxed_empty" };
+}
+
+// Text that joins two boxes into one stated answer ("and", "or", a comma, spacing); adjacent boxes are not joined.
+const CONNECTOR = /^(?:[\s,;.$&]|\\quad|\\qquad|\\text\{\s*(?:and|or)\s*\}|and|or)+$/i;
+
+/** The last box as the answer; in default mode with two or more boxes, also every box and the final group. */
+export function boxedRule(text: string, strict: boolean): Extraction | null {
+  const found = lastBoxed(text);
+  if (!found || found.answer === null || strict) return found;
+  const boxes = allBoxes(text);
+  const filled = boxes.filter((b) => b.content !== null);
+  if (filled.length < 2) return found;
+  const group = [boxes[boxes.length - 1]];
+  for (let k = boxes.length - 2; k >= 0; k--) {
+    if (boxes[k].content === null || !CONNECTOR.test(text.slice(boxes[k].end, group[0].start))) break;
+    group.unshift(boxes[k]);
+  }
+  return { ...found, boxes: filled.map((b) => b.content!), finalBoxes: group.map((b) => b.content ?? "") };
+}

@@ -1,0 +1,267 @@
+// The answer forms the comparer recognises, as one ordered list of named entries (FORMS): a normalised answer
+// is parsed by the first entry that matches it (matrix, x ∈ S, union, list, relation chain, set, tuple or
+// interval, ±, base subscript, words, expression, else text). Adding a form is one entry and its corpus cases.
+import { latexToMathjs, type Translation } from "./latex.ts";
+import { compileExpr, type Expr } from "./numeric.ts";
+
+/** A parsed answer; `form` names the FORMS entry that produced it. `rel` is sides[0] ops[0] sides[1] … */
+export type Value =
+  & (
+    | Expr
+    | { kind: "text"; text: string }
+    | { kind: "tuple"; open: string; close: string; items: Value[] }
+    | { kind: "set"; items: Value[] }
+    | { kind: "matrix"; rows: Value[][] }
+    | { kind: "union"; parts: Value[] }
+    | { kind: "rel"; ops: string[]; sides: Value[]; srcs: string[] }
+  )
+  & { form?: string };
+
+const OPENERS = "([{";
+const CLOSERS = ")]}";
+// LaTeX relation → canonical operator (two-character forms before "<" and ">"); ≈ keeps the exact side.
+const RELATIONS: [string, string][] = [
+  ["\\approx", "~"],
+  ["\\le", "<="],
+  ["\\ge", ">="],
+  ["\\ne", "!="],
+  ["<", "<"],
+  [">", ">"],
+  ["=", "="],
+];
+
+/** Split at top-level occurrences of any separator (outside brackets); returns parts and the separators hit. */
+export function splitTop(s: string, seps: readonly string[]): { parts: string[]; hits: string[] } {
+  const parts: string[] = [];
+  const hits: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i];
+    if (ch === "\\" && (s[i + 1] === "{" || s[i + 1] === "}")) {
+      depth += s[i + 1] === "{" ? 1 : -1;
+      i++;
+      continue;
+    }
+    if (OPENERS.includes(ch)) depth++;
+    else if (CLOSERS.includes(ch)) depth--;
+    else if (depth === 0) {
+      const sep = seps.find((p) =>
+        s.startsWith(p, i) && !(p.startsWith("\\") && /[a-zA-Z]/.test(s[i + p.length] ?? ""))
+      );
+      if (sep) {
+        parts.push(s.slice(start, i).trim());
+        hits.push(sep);
+        i += sep.length - 1;
+        start = i + 1;
+      }
+    }
+  }
+  parts.push(s.slice(start).trim());
+  return { parts, hits };
+}
+
+// True when the bracket at 0 closes exactly at the last character (so "(1,2)" but not "(1)+(2)").
+function outerPair(s: string): boolean {
+  let depth = 0;
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i];
+    if (ch === "\\" && (s[i + 1] === "{" || s[i + 1] === "}")) {
+      depth += s[i + 1] === "{" ? 1 : -1;
+      i++;
+    } else if (OPENERS.includes(ch)) depth++;
+    else if (CLOSERS.includes(ch)) depth--;
+    if (depth === 0) return i === s.length - 1;
+  }
+  return false;
+}
+
+let frontEnd: (latex: string) => Translation = latexToMathjs;
+
+/** Swap the LaTeX → mathjs front end (the benchmark's --frontend-compare); clears the parse cache. */
+export function useFrontEnd(translate: (latex: string) => Translation = latexToMathjs): void {
+  frontEnd = translate;
+  cache.clear();
+}
+
+/** Forget cached parses (benchmarks measure cold-cache latency with this). */
+export function clearParseCache(): void {
+  cache.clear();
+}
+
+/** An expression value of LaTeX source, or null when the front end or mathjs cannot read it. */
+export function exprValue(src: string): Expr | null {
+  try {
+    const t = frontEnd(src);
+    return compileExpr(t.expr, t.hasDecimal);
+  } catch {
+    return null;
+  }
+}
+
+function textValue(s: string): Value {
+  return { kind: "text", text: s.replace(/[\s{}]/g, "").toLowerCase() };
+}
+
+const PLUS_MINUS = /\\(pm|mp)(?![a-zA-Z])/;
+/** ± stands for both signs up to this many occurrences (2^4 values); more is read as plain text. */
+const PM_LIMIT = 4;
+
+/** What a form's matcher gets: the answer (trimmed) and the parser for its parts. */
+export interface FormContext {
+  rec: (part: string) => Value;
+  expandPm: boolean;
+}
+
+/** One answer form: its name and a matcher returning the parsed value, or null when the form does not apply. */
+export interface Form {
+  name: string;
+  match(s: string, ctx: FormContext): Value | null;
+}
+
+// Set members, with a ± member standing for both of its values ({1 ± √5, −2} has three members).
+function setItems(parts: string[], ctx: FormContext): Value[] {
+  return parts.filter((p) => p !== "").flatMap((p) => {
+    const v = ctx.rec(p);
+    return v.kind === "set" && ctx.expandPm && PLUS_MINUS.test(p) && !p.trim().startsWith("\\{")
+      ? v.items
+      : [v];
+  });
+}
+
+const MATRIX = /^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^}]*\})?([\s\S]*)\\end\{\1\}$/;
+
+function matrixValue(body: string, ctx: FormContext): Value {
+  const rows = body.split(/\\\\/).map((r) => r.trim()).filter((r) => r !== "");
+  return { kind: "matrix", rows: rows.map((r) => r.split("&").map((c) => ctx.rec(c))) };
+}
+
+/** The forms, in the order they are tried. */
+export const FORMS: readonly Form[] = [
+  { name: "empty_set", match: (s) => s === "\\emptyset" ? { kind: "set", items: [] } : null },
+  {
+    name: "matrix",
+    match: (s, ctx) => {
+      // \left[\begin{array}{cc}…\end{array}\right] arrives here as "[\begin{array}…\end{array}]".
+      const inner = /^[[(]\s*(\\begin\{[\s\S]*\})\s*[\])]$/.exec(s)?.[1] ?? s;
+      const m = MATRIX.exec(inner);
+      return m ? matrixValue(m[2], ctx) : null;
+    },
+  },
+  {
+    name: "element_of",
+    match: (s, ctx) => {
+      const inSet = splitTop(s, ["\\in"]);
+      return inSet.parts.length === 2 && /^[a-zA-Z]$/.test(inSet.parts[0]) ? ctx.rec(inSet.parts[1]) : null;
+    },
+  },
+  {
+    name: "union",
+    match: (s, ctx) => {
+      const union = splitTop(s, ["\\cup"]);
+      return union.parts.length > 1 ? { kind: "union", parts: union.parts.map(ctx.rec) } : null;
+    },
+  },
+  {
+    name: "list",
+    match: (s, ctx) => {
+      const list = splitTop(s, [",", ";"]);
+      return list.parts.length > 1 ? { kind: "set", items: setItems(list.parts, ctx) } : null;
+    },
+  },
+  {
+    name: "relation",
+    match: (s, ctx) => {
+      const rel = splitTop(s, RELATIONS.map(([l]) => l));
+      if (rel.parts.length < 2) return null;
+      const ops = rel.hits.map((h) => RELATIONS.find(([l]) => l === h)![1]);
+      return { kind: "rel", ops, sides: rel.parts.map(ctx.rec), srcs: rel.parts };
+    },
+  },
+  {
+    name: "set",
+    match: (s, ctx) => {
+      if (s.startsWith("\\{") && s.endsWith("\\}") && outerPair(s)) {
+        // Set-builder notation {x | x > 2} (also \mid, :) is its condition, compared as an inequality.
+        const builder = /^\s*[a-zA-Z]\s*(?:\||\\mid|:)\s*([\s\S]+)$/.exec(s.slice(2, -2));
+        if (builder) return ctx.rec(builder[1]);
+        return { kind: "set", items: setItems(splitTop(s.slice(2, -2), [",", ";"]).parts, ctx) };
+      }
+      // "{1,3}" for \{1,3\}: plain braces holding a top-level comma are a set too.
+      if (s.startsWith("{") && s.endsWith("}") && outerPair(s)) {
+        const parts = splitTop(s.slice(1, -1), [",", ";"]).parts;
+        return parts.length > 1 ? { kind: "set", items: setItems(parts, ctx) } : null;
+      }
+      return null;
+    },
+  },
+  {
+    name: "tuple_interval",
+    match: (s, ctx) => {
+      if (!("([".includes(s[0]) && ")]".includes(s[s.length - 1]) && outerPair(s))) return null;
+      const inner = s.slice(1, -1);
+      const items = splitTop(inner, [",", ";"]).parts;
+      if (items.length > 1) {
+        return { kind: "tuple", open: s[0], close: s[s.length - 1], items: items.map(ctx.rec) };
+      }
+      return s[0] === "(" && s[s.length - 1] === ")" ? ctx.rec(inner) : null;
+    },
+  },
+  {
+    // a ± b stands for the set {a + b, a − b}, also inside a fraction: \frac{-1 \pm \sqrt5}{2}.
+    name: "plus_minus",
+    match: (s, ctx) => {
+      const pm = PLUS_MINUS.exec(s);
+      if (!pm || !ctx.expandPm) return null;
+      const [first, second] = pm[1] === "pm" ? ["+", "-"] : ["-", "+"];
+      const at = (sign: string) => s.slice(0, pm.index) + sign + s.slice(pm.index + pm[0].length);
+      // Several ± give every sign choice: 1 ± 2 ± 4 is {7, -1, 3, -5}, not a set of sets.
+      const items = [ctx.rec(at(first)), ctx.rec(at(second))]
+        .flatMap((v) => v.kind === "set" && v.form === "plus_minus" ? v.items : [v]);
+      return { kind: "set", items };
+    },
+  },
+  {
+    // A base subscript (2516_8) is graded on its digits: "2516_8", "2516_{8}" and "2516" agree.
+    name: "base_subscript",
+    match: (s) => {
+      const base = /^(\d+)_\{?(\d+)\}?$/.exec(s);
+      return base ? exprValue(base[1]) ?? textValue(base[1]) : null;
+    },
+  },
+  {
+    // Words are text, not products of one-letter variables (else "Navin" ≡ "Nivan", an anagram).
+    name: "words",
+    match: (s) =>
+      s === "\\ldots" || /^[A-Za-z]{3,}(?: [A-Za-z]+)*$|^[A-Za-z]+(?: [A-Za-z]+)+$/.test(s)
+        ? textValue(s)
+        : null,
+  },
+  { name: "expression", match: (s) => exprValue(s) },
+  { name: "text", match: (s) => textValue(s) },
+];
+
+const cache = new Map<string, Value>();
+const CACHE_MAX = 20_000;
+
+/** Parse a normalised answer into a structured Value (cached); unparseable text becomes a `text` value. */
+export function parseValue(s: string): Value {
+  const hit = cache.get(s);
+  if (hit) return hit;
+  const count = s.match(/\\(?:pm|mp)(?![a-zA-Z])/g)?.length ?? 0;
+  const v = parseForms(s, 0, count <= PM_LIMIT);
+  if (cache.size >= CACHE_MAX) cache.clear();
+  cache.set(s, v);
+  return v;
+}
+
+function parseForms(s: string, depth: number, expandPm: boolean): Value {
+  s = s.trim();
+  if (depth > 12) return { ...textValue(s), form: "text" };
+  const ctx: FormContext = { rec: (x) => parseForms(x, depth + 1, expandPm), expandPm };
+  for (const form of FORMS) {
+    const v = form.match(s, ctx);
+    if (v) return v.form ? v : { ...v, form: form.name };
+  }
+  return textValue(s); // unreachable: the last form always matches
+}

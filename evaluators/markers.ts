@@ -1,0 +1,211 @@
+// Answer markers: DAPO's "Answer: …" line, Minerva's "final answer is …", "the answer is …" (strict mode too,
+// exactly as the original regexes read them, but in linear time), and the other conventions of default mode
+// ("**Answer:**", "Final answer:", "Answer \( 7/2 \)", GSM8K's "A: 18" and "#### 18").
+import type { Extraction } from "./extract.ts";
+import { isProse, mathSpans, sentenceAnswer } from "./prose.ts";
+
+// Trailing periods and spaces removed in one pass (removing one ". " per round made ". . . …" quadratic).
+function trimPeriods(v: string): string {
+  let end = v.length;
+  while (end > 0 && /[.。\s]/.test(v[end - 1])) end--;
+  return v.slice(0, end).trim();
+}
+
+// `code` quotes around a value, when its inside has no backtick.
+function unquote(v: string): string {
+  if (!v.startsWith("`") || !v.endsWith("`")) return v;
+  let a = 0;
+  let b = v.length;
+  while (a < b && v[a] === "`") a++;
+  while (b > a && v[b - 1] === "`") b--;
+  if (a === b) return v.length >= 2 ? "" : v; // only backticks
+  return !v.slice(a, b).includes("`") ? v.slice(a, b) : v;
+}
+
+/** Strip one layer of math delimiters and trailing punctuation from a marker's captured value. */
+export function cleanValue(value: string): string {
+  let v = value.trim();
+  for (;;) {
+    const before = v;
+    v = unquote(trimPeriods(v)).trim();
+    v = v.replace(/^(?:the\s+)?(?:final\s+)?answer\s+is\s*:?\s*/i, ""); // "Answer: The answer is 5"
+    const m = /^\$\$([\s\S]*)\$\$$/.exec(v) ?? /^\$([\s\S]*)\$$/.exec(v) ?? /^\\\(([\s\S]*)\\\)$/.exec(v) ??
+      /^\\\[([\s\S]*)\\\]$/.exec(v);
+    if (m) v = m[1].trim();
+    if (v === before) return v;
+  }
+}
+
+/** The last match of a global regex, or null. */
+export function lastMatch(text: string, re: RegExp): RegExpExecArray | null {
+  let last: RegExpExecArray | null = null;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) !== null) last = m;
+  return last;
+}
+
+function lineEnd(text: string, from: number): number {
+  const nl = text.indexOf("\n", from);
+  return nl < 0 ? text.length : nl;
+}
+
+// The last non-overlapping match of a marker regex such as /final answer is[:\s]*(.+?)…$/gim, computed in linear
+// time: `capture(k, start)` returns the capture [k, end) and where the match ends, or null when this occurrence
+// does not match. [:\s]* is greedy and crosses newlines; at the end of the text it gives back its last
+// character that is not a newline, which then is the (blank) capture, as the regex engine does.
+function lastMarkerValue(
+  text: string,
+  marker: RegExp,
+  capture: (k: number) => { end: number; next: number } | null,
+): string | null {
+  let found: string | null = null;
+  let from = 0;
+  for (;;) {
+    marker.lastIndex = from;
+    const m = marker.exec(text);
+    if (!m) return found;
+    const after = m.index + m[0].length;
+    let k = after;
+    while (k < text.length && /[:\s]/.test(text[k])) k++;
+    if (k === text.length) {
+      let j = k - 1;
+      while (j >= after && text[j] === "\n") j--;
+      if (j < after) {
+        from = m.index + 1;
+        continue;
+      }
+      found = text[j];
+      from = text.length;
+      continue;
+    }
+    const c = capture(k);
+    if (!c) {
+      from = m.index + 1;
+      continue;
+    }
+    found = text.slice(k, c.end);
+    from = Math.max(c.next, m.index + 1);
+  }
+}
+
+const HOPE = /I hope it is correct/i;
+const HOPE_TAIL = /I hope it is correct\.?$/i;
+
+/**
+ * Minerva's "final answer is X. I hope it is correct.": the rest of the line, the suffix and trailing spaces
+ * removed (the lazy capture of /final answer is[:\s]*([^\n]+?)(?:\.?\s*I hope it is correct\.?)?\s*$/gim).
+ * In default mode the value also stops at that suffix anywhere or at the end of its sentence, so a following
+ * turn or token is not read.
+ */
+export function finalAnswerIs(text: string, strict: boolean): Extraction | null {
+  const raw = lastMarkerValue(text, /final answer is/gi, (k) => {
+    const end = lineEnd(text, k);
+    let t = end;
+    while (t > k && /\s/.test(text[t - 1])) t--;
+    let stop = t;
+    const line = text.slice(k, t);
+    const tail = HOPE_TAIL.exec(line);
+    if (tail) {
+      let p = k + tail.index;
+      while (p > k && /\s/.test(text[p - 1])) p--;
+      if (p > k && text[p - 1] === ".") p--;
+      p = Math.max(p, k + 1);
+      if (p <= k + tail.index) stop = p;
+    }
+    return { end: stop, next: end };
+  });
+  if (raw === null) return null;
+  let value = raw;
+  if (!strict) {
+    const hope = value.search(HOPE);
+    if (hope >= 0) value = value.slice(0, hope);
+    value = plainTail(value);
+  }
+  return valueOrEmpty(value, "final_answer_is", strict);
+}
+
+// A value cut at a chat-template token or at the end of its sentence (". " before a capital or a "<").
+function plainTail(value: string): string {
+  const token = value.search(/<\|[^|<>\s]{1,40}\|>|<\/s>/);
+  if (token >= 0) value = value.slice(0, token);
+  const masked = maskMath(value);
+  const end = masked.search(/\.\s+(?=[A-Z<])/);
+  return end >= 0 ? value.slice(0, end) : value;
+}
+
+// The text with each math span blanked out, so searches ignore what is inside math; same length.
+function maskMath(text: string): string {
+  let out = "";
+  let at = 0;
+  for (const s of mathSpans(text)) {
+    out += text.slice(at, s.start) + " ".repeat(s.end - s.start);
+    at = s.end;
+  }
+  return out + text.slice(at);
+}
+
+/**
+ * "the answer is 3, since …": the sentence ends at ". ", a clause such as ", since" / " because", or the line
+ * end (/the answer is[:\s]*([^\n]+?)(?:\.\s|,?\s+(?:since|because|as|which)\s|$)/gim). The lookbehind starts a
+ * clause only at the beginning of a whitespace run, which keeps the scan linear.
+ */
+export function answerIs(text: string, strict: boolean): Extraction | null {
+  const stop = /\.\s|,?(?<!\s)\s+(?:since|because|as|which)\s|\n/gi;
+  const raw = lastMarkerValue(text, /the answer is/gi, (k) => {
+    stop.lastIndex = k + 1;
+    const m = stop.exec(text);
+    if (!m) return { end: text.length, next: text.length };
+    return { end: m.index, next: m[0] === "\n" ? m.index : m.index + m[0].length };
+  });
+  return raw === null ? null : valueOrEmpty(raw, "answer_is", strict);
+}
+
+/** DAPO's "Answer: …" at the start of a line. */
+export function answerLine(text: string, strict: boolean): Extraction | null {
+  const m = lastMatch(text, /(?:^|\n)[ \t*#]*answer[ \t*]*:[ \t]*([^\n]+)/gi);
+  return m ? valueOrEmpty(m[1], "answer_line", strict) : null;
+}
+
+/**
+ * Marker conventions beyond the three classic ones (default mode), the last one in the text wins:
+ * "**Answer:** …" or "Final answer: …" inside a line, "Answer \( 7/2 \)" / "answer $$12$$" (marker then math),
+ * GSM8K's "A: 18" line and "#### 18".
+ */
+export function otherMarkers(text: string): Extraction | null {
+  let best: { at: number; ex: Extraction } | null = null;
+  const offer = (at: number, ex: Extraction | null) => {
+    if (ex && (best === null || at > best.at)) best = { at, ex };
+  };
+  // "Answer:" capitalised or "final answer:"; a lower-case "check the answer: 5+3 = 8" is prose, not a marker.
+  const colon = lastMatch(text, /(?:\b[Ff]inal [Aa]nswer|\bAnswer)\s*(?:\*+\s*)?:/g);
+  if (colon) {
+    const k = colon.index + colon[0].length;
+    offer(colon.index, valueOrEmpty(plainTail(text.slice(k, lineEnd(text, k))), "answer_marker", false));
+  }
+  const mathAfter = lastMatch(text, /\banswer\s*(?:is\s*)?(?=\$|\\\(|\\\[)/gi);
+  if (mathAfter) {
+    const k = mathAfter.index + mathAfter[0].length;
+    const line = text.slice(k, lineEnd(text, k));
+    const span = mathSpans(line)[0];
+    // Only when the math ends the line ("Answer \( 7/2 \)."), not "the answer \(x\) must satisfy …".
+    if (span && span.start === 0 && span.content !== "" && /^[\s.!*]*$/.test(line.slice(span.end))) {
+      offer(mathAfter.index, { answer: span.content, rule: "answer_math" });
+    }
+  }
+  const gsmA = lastMatch(text, /(?:^|\n)[ \t]*A:[ \t]*([^\n]+)/g);
+  if (gsmA) offer(gsmA.index, valueOrEmpty(plainTail(gsmA[1]), "gsm8k_a", false));
+  const hashes = lastMatch(text, /(?:^|\n)[ \t]*####[ \t]*(\$?-?[\d.,]+)[ \t]*(?=\n|$)/g);
+  if (hashes) offer(hashes.index, valueOrEmpty(hashes[1], "gsm8k_hashes", false));
+  return (best as { at: number; ex: Extraction } | null)?.ex ?? null;
+}
+
+// A marker's value; in default mode a value that is prose ("she received $7.00") yields the answer it states.
+function valueOrEmpty(raw: string, rule: string, strict: boolean): Extraction {
+  const v = cleanValue(raw.replace(/\*\*/g, ""));
+  if (v === "") return { answer: null, rule: `${rule}_empty` };
+  if (!strict && isProse(v)) {
+    const stated = sentenceAnswer(v);
+    if (stated) return { answer: cleanValue(stated.answer), rule: `${rule}_prose` };
+  }
+  return { answer: v, rule };
+}

@@ -1,0 +1,192 @@
+// Numbers and expressions through mathjs: compiling translated expressions, evaluating them at seeded points,
+// and the tolerances that decide when two values are equal (doubles, 64-digit decimals for extreme constants).
+import { all, type BigNumber, create, type EvalFunction } from "mathjs";
+import { Rng } from "../common/prng.ts";
+
+const math = create(all, {});
+// mathjs' own factorial of 10^6 takes ~80 ms; beyond 170! a double overflows anyway, so stop there.
+math.import({ fact: (n: number) => (typeof n === "number" && n > 170 ? Infinity : math.gamma(n + 1)) });
+// Constants outside double range (1/2004! vs 1/2006!, 10^{400}) are re-evaluated with 64-digit decimals;
+// factorials there are capped at 5000! so a 1000000! cannot stall the grader.
+const big = create(all, { number: "BigNumber", precision: 64 });
+big.import({
+  fact: (n: unknown) => {
+    if (!big.isBigNumber(n) || (n as unknown as { gt(x: number): boolean }).gt(5000)) {
+      throw new Error("factorial cap");
+    }
+    return big.factorial(n as never);
+  },
+});
+
+/** Tolerances: exact answers (no decimal literal) allow only float rounding; decimals a relative 1e-6. */
+const TOLERANCE = { exactRel: 1e-9, decimalRel: 1e-6, zeroAbs: 1e-12, points: 8, minPoints: 3 };
+
+/** A compiled expression in mathjs syntax: its free variables, whether a decimal literal appeared, ∞ written. */
+export interface Expr {
+  kind: "expr";
+  src: string;
+  fn: EvalFunction;
+  vars: string[];
+  hasDecimal: boolean;
+  infinite: boolean;
+}
+
+const KNOWN = new Set(["pi", "e", "i", "Infinity"]);
+
+/** A complex number. */
+type C = { re: number; im: number };
+
+// A mathjs result as a complex number; anything else (booleans, matrices, units) is NaN.
+function toComplex(v: unknown): C {
+  if (typeof v === "number") return { re: v, im: 0 };
+  if (math.isComplex(v)) return { re: (v as C).re, im: (v as C).im };
+  return { re: NaN, im: NaN };
+}
+
+/** Evaluate at a scope as a complex number; NaN for errors and non-numbers. */
+function evalAt(fn: EvalFunction, scope: Record<string, number>): C {
+  try {
+    return toComplex(fn.evaluate({ ...scope }));
+  } catch {
+    return { re: NaN, im: NaN };
+  }
+}
+
+/** Both parts finite. */
+const finite = (z: C) => Number.isFinite(z.re) && Number.isFinite(z.im);
+
+/** |a − b| within a relative tolerance (and an absolute floor next to zero). */
+function closeC(a: C, b: C, rel: number): boolean {
+  const d = Math.hypot(a.re - b.re, a.im - b.im);
+  const scale = Math.max(Math.hypot(a.re, a.im), Math.hypot(b.re, b.im));
+  return d <= rel * scale || d <= TOLERANCE.zeroAbs;
+}
+
+/** Seeded evaluation points: positive values first (where √ and log are real), then negative ones. */
+function points(vars: string[]): { scope: Record<string, number>; positive: boolean }[] {
+  const rng = Rng.seeded(`grader-points|${vars.join(",")}`);
+  const out = [];
+  for (let k = 0; k < TOLERANCE.points; k++) {
+    const positive = k < TOLERANCE.points / 2 + 1;
+    const scope: Record<string, number> = {};
+    for (const v of vars) scope[v] = (positive ? 1 : -1) * (0.3 + 2.4 * rng.float());
+    out.push({ scope, positive });
+  }
+  return out;
+}
+
+const tiny = (z: C) => Math.hypot(z.re, z.im) < 1e-200;
+
+/** Same sorted variable lists. */
+function sameVars(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+type Big = BigNumber;
+
+// A real constant in 64-digit decimal arithmetic, or null (complex, non-finite, over a cap, unsupported).
+function bigEval(src: string): Big | null {
+  try {
+    const v: unknown = big.evaluate(src);
+    return big.isBigNumber(v) && (v as Big).isFinite() ? v as Big : null;
+  } catch {
+    return null;
+  }
+}
+
+function bigClose(x: Big, y: Big, rel: number): boolean {
+  const d = x.minus(y).abs();
+  const scale = x.abs().gt(y.abs()) ? x.abs() : y.abs();
+  return d.lte(scale.times(rel)) || d.isZero();
+}
+
+// Constants: doubles when both are in range, 64-digit decimals when not, and ∞ only when written as \infty.
+function constantsEqual(a: Expr, b: Expr, rel: number): boolean {
+  const x = evalAt(a.fn, {});
+  const y = evalAt(b.fn, {});
+  const inRange = (z: C) => finite(z) && (z.re === 0 || (Math.abs(z.re) > 1e-250 && Math.abs(z.re) < 1e250));
+  const bothZero = x.re === 0 && y.re === 0 && x.im === 0 && y.im === 0;
+  if (inRange(x) && inRange(y) && !bothZero) {
+    // Integers are exact in a double below 2^53: 10^9 + 1 is not 10^9.
+    const exact = !a.hasDecimal && !b.hasDecimal && x.im === 0 && y.im === 0;
+    if (exact && Number.isInteger(x.re) && Number.isInteger(y.re)) return x.re === y.re;
+    return closeC(x, y, rel);
+  }
+  if (!a.infinite && !b.infinite) {
+    const bx = bigEval(a.src);
+    const by = bigEval(b.src);
+    if (bx !== null && by !== null) return bigClose(bx, by, rel);
+    return finite(x) && finite(y) && closeC(x, y, rel);
+  }
+  // Never from an overflowing 10^{10^{10}}: both sides must have written \infty.
+  return a.infinite && b.infinite && x.re === y.re && x.im === 0 && y.im === 0;
+}
+
+/** Two expressions are equal if they agree at every seeded point (constants: at the single point). */
+export function exprEqual(a: Expr, b: Expr): boolean {
+  if (a.src === b.src) return true;
+  // Long integer literals beyond double precision compare digit by digit.
+  if (/^\d+$/.test(a.src) && /^\d+$/.test(b.src)) return BigInt(a.src) === BigInt(b.src);
+  const rel = a.hasDecimal || b.hasDecimal ? TOLERANCE.decimalRel : TOLERANCE.exactRel;
+  // Variables may cancel (sin²x + cos²x ≡ 1), so evaluate over the union; x² vs y² still differ at the points.
+  const vars = [...new Set([...a.vars, ...b.vars])].sort();
+  if (vars.length === 0) return constantsEqual(a, b, rel);
+  let agreed = 0;
+  for (const { scope, positive } of points(vars)) {
+    const x = evalAt(a.fn, scope);
+    const y = evalAt(b.fn, scope);
+    // Overflow and underflow points say nothing: (x+1)^{100000} and (x+1)^{100001} are both 0 near x = −1.
+    if (!finite(x) || !finite(y) || (tiny(x) && tiny(y))) continue;
+    // At negative points only real results are compared, so √(1/n) ≡ 1/√n (branch cuts) but |x| ≢ x.
+    if (!positive && (Math.abs(x.im) > 1e-12 || Math.abs(y.im) > 1e-12)) continue;
+    if (!closeC(x, y, Math.max(rel, 1e-8))) return false;
+    agreed++;
+  }
+  return agreed >= TOLERANCE.minPoints;
+}
+
+/** Parse mathjs syntax once, note its free variables (function names excluded) and compile it; null if invalid. */
+export function compileExpr(src: string, hasDecimal: boolean): Expr | null {
+  try {
+    const node = math.parse(src);
+    const vars = new Set<string>();
+    node.traverse((n, _p, parent) => {
+      if (n.type === "SymbolNode" && !KNOWN.has((n as unknown as { name: string }).name)) {
+        const isFn = parent?.type === "FunctionNode" && (parent as unknown as { fn: unknown }).fn === n;
+        if (!isFn) vars.add((n as unknown as { name: string }).name);
+      }
+    });
+    return {
+      kind: "expr",
+      src,
+      fn: node.compile(),
+      vars: [...vars].sort(),
+      hasDecimal,
+      infinite: src.includes("Infinity"),
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** f ≡ λ·g for a constant λ (nonzero; positive for inequalities), checked at the seeded points. */
+export function proportional(f: Expr, g: Expr, positive: boolean): boolean {
+  if (!sameVars(f.vars, g.vars)) return false;
+  let ratio: number | null = null;
+  let agreed = 0;
+  for (const { scope } of points(f.vars)) {
+    const x = evalAt(f.fn, scope);
+    const y = evalAt(g.fn, scope);
+    if (!finite(x) || !finite(y) || Math.abs(x.im) > 1e-12 || Math.abs(y.im) > 1e-12) continue;
+    if (Math.abs(y.re) < 1e-9) {
+      if (Math.abs(x.re) > 1e-9) return false;
+      continue;
+    }
+    const r = x.re / y.re;
+    if (ratio === null) ratio = r;
+    else if (Math.abs(r - ratio) > 1e-7 * Math.max(1, Math.abs(ratio))) return false;
+    agreed++;
+  }
+  return ratio !== null && Math.abs(ratio) > 1e-12 && (!positive || ratio > 0) &&
+    agreed >= TOLERANCE.minPoints;
+}

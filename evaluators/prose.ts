@@ -1,0 +1,124 @@
+// Answers stated in prose: math spans of a text, its final sentence, and the answer a sentence states (its last
+// math span, else its last number). Every scan here is linear in the text (no backtracking over long runs).
+
+/** A math span of a text: `$…$`, `$$…$$`, `\(…\)`, `\[…\]` or a bare matrix environment; [start, end) offsets. */
+export interface MathSpan {
+  start: number;
+  end: number;
+  content: string;
+}
+
+const OPENERS: [string, string][] = [["$$", "$$"], ["\\(", "\\)"], ["\\[", "\\]"], ["$", "$"]];
+const MATRIX = /\\begin\{([pbvBV]?matrix|array)\}/g;
+
+// A `$…$` span holds math only if it looks like math: "$5 + $19" (currency, content "5 + ") is not a span.
+function looksLikeMath(content: string): boolean {
+  if (content.trim() === "" || /^\s|\s$/.test(content)) return false;
+  return !/(?:^|[^\\a-zA-Z])[a-zA-Z]{4,}/.test(content.replace(/\\[a-zA-Z]+\s*(\{[^{}]*\})?/g, " "));
+}
+
+/** The math spans of `text`, left to right, in linear time (an opener that never closes is skipped once). */
+export function mathSpans(text: string): MathSpan[] {
+  const spans: MathSpan[] = [];
+  const neverCloses = new Set<string>();
+  let i = 0;
+  while (i < text.length) {
+    const ch = text[i];
+    if (ch !== "$" && ch !== "\\") {
+      i++;
+      continue;
+    }
+    if (ch === "\\" && text.startsWith("\\begin{", i)) {
+      MATRIX.lastIndex = i;
+      const m = MATRIX.exec(text);
+      if (m && m.index === i) {
+        const endTag = `\\end{${m[1]}}`;
+        const close = neverCloses.has(endTag) ? -1 : text.indexOf(endTag, i);
+        if (close < 0) neverCloses.add(endTag);
+        else {
+          spans.push({ start: i, end: close + endTag.length, content: text.slice(i, close + endTag.length) });
+          i = close + endTag.length;
+          continue;
+        }
+      }
+    }
+    const pair = OPENERS.find(([open]) => text.startsWith(open, i));
+    if (!pair || (ch === "\\" && text[i - 1] === "\\")) {
+      i += ch === "\\" ? 2 : 1;
+      continue;
+    }
+    const [open, closeTok] = pair;
+    const from = i + open.length;
+    const close = neverCloses.has(closeTok + open) ? -1 : text.indexOf(closeTok, from);
+    if (close < 0) {
+      neverCloses.add(closeTok + open);
+      i = from;
+      continue;
+    }
+    const content = text.slice(from, close);
+    if (open === "$" && (content.includes("\n") || !looksLikeMath(content))) {
+      i = from; // a currency sign, not a delimiter
+      continue;
+    }
+    spans.push({ start: i, end: close + closeTok.length, content: content.trim() });
+    i = close + closeTok.length;
+  }
+  return spans;
+}
+
+// Chat-template tokens and markdown emphasis carry no answer ("<|im_end|>", "</s>", "**12 tomatoes**").
+function plain(text: string): string {
+  return text.replace(/<\|[^|<>\s]{1,40}\|>|<\/s>/g, "\n").replace(/\*\*|__/g, "");
+}
+
+/** The final sentence of a text: the last sentence of its last non-empty line (math spans never split it). */
+export function finalSentence(text: string): string {
+  const lines = plain(text).trimEnd().split("\n");
+  let line = "";
+  for (let k = lines.length - 1; k >= 0 && line === ""; k--) line = lines[k].trim();
+  // Mask math so periods inside it ("$7.50$", "\[ x. \]") do not end a sentence, then cut after the last end.
+  const spans = mathSpans(line);
+  let masked = "";
+  let at = 0;
+  for (const s of spans) {
+    masked += line.slice(at, s.start) + "M".repeat(s.end - s.start);
+    at = s.end;
+  }
+  masked += line.slice(at);
+  let bodyEnd = masked.length; // trailing spaces and closing punctuation, trimmed without a backtracking regex
+  while (bodyEnd > 0 && /[\s.!?:;"')\]]/.test(masked[bodyEnd - 1])) bodyEnd--;
+  const body = masked.slice(0, bodyEnd);
+  let cut = 0;
+  const ends = /[.!?]\s+/g;
+  let m: RegExpExecArray | null;
+  while ((m = ends.exec(body)) !== null) cut = m.index + m[0].length;
+  return line.slice(cut, body.length).trim();
+}
+
+const NUMBER = /-?\d+(?:,\d{3})*(?:\.\d+)?(?:\/\d+)?/g;
+
+/**
+ * The answer a sentence states: its last math span, else its last number (currency and thousands separators
+ * dropped by the normaliser), with the rule that found it ("math" / "number"); null when it has neither.
+ */
+export function sentenceAnswer(sentence: string): { answer: string; how: "math" | "number" } | null {
+  const spans = mathSpans(sentence);
+  if (spans.length > 0) {
+    const last = spans[spans.length - 1].content;
+    if (last !== "") return { answer: last, how: "math" };
+  }
+  let last: string | null = null;
+  let m: RegExpExecArray | null;
+  NUMBER.lastIndex = 0;
+  while ((m = NUMBER.exec(sentence)) !== null) {
+    // "5-year" or "x2" are not the number 5 / 2 standing alone.
+    if (!/[a-zA-Z_^]/.test(sentence[m.index - 1] ?? "")) last = m[0];
+  }
+  return last === null ? null : { answer: last, how: "number" };
+}
+
+/** Does a marker's value read as prose (two or more plain words, "she received $7") rather than as an answer? */
+export function isProse(value: string): boolean {
+  const words = value.replace(/\\[a-zA-Z]+(\{[^{}]*\})?/g, " ").match(/[A-Za-z]{2,}/g) ?? [];
+  return words.length >= 2;
+}
