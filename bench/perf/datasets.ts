@@ -1,11 +1,11 @@
 // `deno task bench datasets`: time loading the three cached datasets (target: all three in under 1 s).
-import { parseFlags, parseNumber } from "../common/args.ts";
-import { exists } from "../common/fs.ts";
-import { cacheRoot, readManifest } from "./cache.ts";
-import { fetchDataset } from "./fetch.ts";
-import { loadDataset } from "./load.ts";
-import { FETCHABLE } from "./sources.ts";
-import { generateTasks } from "./synthetic.ts";
+import { parseFlags, parseNumber } from "../../common/args.ts";
+import { exists } from "../../common/fs.ts";
+import { cacheRoot, readManifest } from "../../datasets/cache.ts";
+import { fetchDataset } from "../../datasets/fetch.ts";
+import { loadDataset } from "../../datasets/load.ts";
+import { FETCHABLE } from "../../datasets/sources.ts";
+import { generateTasks } from "../../datasets/synthetic.ts";
 
 /** Usage text for `deno task bench datasets`. */
 export const usage = `usage: deno task bench datasets [--cache-dir DIR] [--mirror DIR] [--repeat N]
@@ -38,7 +38,7 @@ export async function main(args: string[]): Promise<number> {
 
 /** Fill the cache from the mirror if needed, then time the loads and the generator. */
 async function run(root: string, mirrorFlag: string | undefined, repeat: number): Promise<number> {
-  const mirror = mirrorFlag ?? new URL("../../shared/datasets", import.meta.url).pathname;
+  const mirror = mirrorFlag ?? new URL("../../../shared/datasets", import.meta.url).pathname;
   for (const name of FETCHABLE) {
     if (readManifest(root, name)) continue;
     if (!exists(mirror)) {

@@ -1,11 +1,11 @@
 // `deno task bench tabular`: time the 5-seed grpo vs ace-grpo tabular sweep and print its pass@k table.
 import { join } from "node:path";
-import { parseFlags, parseNumber, UsageError } from "../../../common/args.ts";
-import { readJsonl } from "../../../common/fs.ts";
-import { passAtK } from "../../../evaluators/passk.ts";
-import { seedAggregate } from "../../../evaluators/stats.ts";
-import { expandRuns, presetPath, readSweepConfig, runSweep } from "../../sweep/mod.ts";
-import { exactKs, tabularEngine } from "./engine.ts";
+import { parseFlags, parseNumber, UsageError } from "../../common/args.ts";
+import { readJsonl } from "../../common/fs.ts";
+import { passAtK } from "../../evaluators/passk.ts";
+import { seedAggregate } from "../../evaluators/stats.ts";
+import { expandRuns, presetPath, readSweepConfig, runSweep } from "../sweep/mod.ts";
+import { exactKs, tabularEngine } from "../engines/tabular/engine.ts";
 
 /** Usage text for `deno task bench tabular`. */
 export const usage = `usage: deno task bench tabular [--config FILE] [--out DIR] [--workers N] [--keep]

@@ -1,11 +1,17 @@
 // `deno task bench engine`: the tfjs engine itself (SFT steps, RL rollouts and updates) on each backend asked
 // for, in one invocation, on the default sweep's model and batch sizes.
-import { parseFlags, parseNumber, UsageError } from "../../../common/args.ts";
-import { Rng } from "../../../common/prng.ts";
-import { resolveAlgo } from "../../core/mod.ts";
-import { BACKENDS, initBackend } from "./backend.ts";
-import { createModel, createOptimizer, disposeModel, getWeightsAsync, setWeights } from "./model.ts";
-import { rlStep } from "./rl.ts";
+import { parseFlags, parseNumber, UsageError } from "../../common/args.ts";
+import { Rng } from "../../common/prng.ts";
+import { resolveAlgo } from "../core/mod.ts";
+import { BACKENDS, initBackend } from "../engines/tfjs/backend.ts";
+import {
+  createModel,
+  createOptimizer,
+  disposeModel,
+  getWeightsAsync,
+  setWeights,
+} from "../engines/tfjs/model.ts";
+import { rlStep } from "../engines/tfjs/rl.ts";
 import {
   defaultSettings,
   modelConfig,
@@ -13,8 +19,8 @@ import {
   taskSets,
   type TfjsSettings,
   tinySettings,
-} from "./settings.ts";
-import { sftWorkers, trainSft } from "./sft.ts";
+} from "../engines/tfjs/settings.ts";
+import { sftWorkers, trainSft } from "../engines/tfjs/sft.ts";
 
 /** Usage text for `deno task bench engine`. */
 export const usage = `usage: deno task bench engine [--backends LIST] [--sft-steps N] [--rl-steps N] [--tiny]
