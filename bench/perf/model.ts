@@ -26,13 +26,16 @@ import { kernelClasses, type OpClassTable, printProfileTable } from "./profile.t
 
 /** The reference configuration of torch_reference.py beside this file (keep identical). */
 export const REFERENCE: ModelConfig = { vocab: 64, dModel: 128, heads: 4, layers: 4, context: 64 };
-const TRAIN_B = 32, SAMPLE_B = 256, PROMPT = 16, NEW = 48;
+/** The `gpu` configuration (the model of the `gpu` settings preset; torch_reference.py --config gpu). */
+export const GPU: ModelConfig = { vocab: 64, dModel: 512, heads: 8, layers: 8, context: 256 };
+const TRAIN_B = 32, SAMPLE_B = 256, PROMPT = 16;
+let NEW = 48, CFG = REFERENCE;
 const TORCH_SCRIPT = fileURLToPath(new URL("./torch_reference.py", import.meta.url));
 
 /** Usage text for `deno task bench model`. */
 export const usage =
   `usage: deno task bench model [--runs N] [--backend NAME] [--steps N] [--reps N] [--no-torch] [--no-kernels]
-                              [--profile] [--train-workers N] [--sample-workers N]
+                              [--profile] [--train-workers N] [--sample-workers N] [--config reference|gpu]
 
 Times the reference transformer (vocab 64, width 128, 4 heads, 4 layers, context 64) on tfjs:
   train   tokens/s: batch ${TRAIN_B}x64, next-token cross-entropy, Adam(lr 1e-3); median of --steps steps after 2 warm-ups
@@ -41,6 +44,7 @@ and, after each tfjs run, the PyTorch CPU reference (bench/perf/torch_reference.
 1 and 2 threads). Prints every run with the load average, then medians and ranges of figures and ratios.
 
   --runs N        alternating tfjs/PyTorch runs (default 3)
+  --config NAME   reference (default) or gpu: width 512, 8 heads, 8 layers, context 256, 240 new tokens
   --backend NAME  ${BACKENDS.join(" | ")} (default auto)
   --steps N       timed train steps per run (default 5)
   --reps N        timed sampling runs per run (default 3)
@@ -84,7 +88,7 @@ interface Rig {
 async function timeTrainStep(rig: Rig, single = false): Promise<number> {
   const t0 = performance.now();
   if (rig.trainer && !single) {
-    await rig.trainer.step(fullBatch(rig.batch.dataSync() as Int32Array, TRAIN_B, REFERENCE.context + 1));
+    await rig.trainer.step(fullBatch(rig.batch.dataSync() as Int32Array, TRAIN_B, CFG.context + 1));
   } else {
     const loss = () => tf.neg(tf.mean(tokenLogProbs(rig.model, rig.batch).logp)) as tf.Scalar;
     // webgpu under Deno cannot read GPU data synchronously; the other backends time the sync forms.
@@ -96,7 +100,7 @@ async function timeTrainStep(rig: Rig, single = false): Promise<number> {
 
 /** One sampling run of SAMPLE_B rows (through the sampler pool when there is one); returns seconds. */
 async function timeSample(rig: Rig): Promise<number> {
-  const prompts = randomTokens(rig.rng, SAMPLE_B * PROMPT, REFERENCE.vocab);
+  const prompts = randomTokens(rig.rng, SAMPLE_B * PROMPT, CFG.vocab);
   const opts = { maxNew: NEW, temperature: 1, topP: 1, rng: rig.rng };
   const t0 = performance.now();
   if (readsSync() && !rig.sampler) sample(rig.model, prompts, SAMPLE_B, opts);
@@ -135,7 +139,7 @@ async function tfjsRun(rig: Rig, steps: number, reps: number): Promise<{ train: 
   await timeSample(rig); // warm-up
   const sampleTimes = await repeat(reps, () => timeSample(rig));
   return {
-    train: (TRAIN_B * REFERENCE.context) / median(trainTimes),
+    train: (TRAIN_B * CFG.context) / median(trainTimes),
     sample: (SAMPLE_B * NEW) / median(sampleTimes),
   };
 }
@@ -147,7 +151,7 @@ function spread(xs: number[], digits = 0): string {
 }
 
 /** The op-class profile of tfjs (one train step, one sampling run) and of PyTorch. */
-async function profile(rig: Rig, torch: boolean): Promise<Record<string, unknown>> {
+async function profile(rig: Rig, torch: boolean, torchArgs: string[]): Promise<Record<string, unknown>> {
   // Kernels of a single-process train step; the data-parallel phases are timed separately below.
   await timeTrainStep(rig, true);
   const trainStep = await kernelClasses(() => timeTrainStep(rig, true));
@@ -183,7 +187,7 @@ async function profile(rig: Rig, torch: boolean): Promise<Record<string, unknown
   for (const t of tables) printProfileTable(t);
   const out: Record<string, unknown> = { tfjs: tables };
   if (torch) {
-    const r = await runTorch(["--profile", "--threads", "2"]);
+    const r = await runTorch(["--profile", "--threads", "2", ...torchArgs]);
     if (r.result) {
       const p =
         (r.result.profiles as Record<string, { wall_ms: number; classes: Record<string, number> }>[])[0];
@@ -218,6 +222,7 @@ export async function main(args: string[]): Promise<number> {
     "no-kernels": { type: "boolean" },
     "train-workers": { type: "string" },
     "sample-workers": { type: "string" },
+    config: { type: "string" },
   }, false).values as Record<string, string | boolean | undefined>;
   if (values.help) {
     console.log(usage);
@@ -232,26 +237,33 @@ export async function main(args: string[]): Promise<number> {
   const runs = num("runs", 3, 1, 100), steps = num("steps", 5, 1, 1000), reps = num("reps", 3, 1, 100);
   let trainWorkers = num("train-workers", coreCount(), 1, 64);
   let sampleWorkers = num("sample-workers", coreCount(), 1, 64);
+  const config = (values.config as string | undefined) ?? "reference";
+  if (config !== "reference" && config !== "gpu") {
+    throw new UsageError(`--config: expected reference or gpu, got '${config}'`);
+  }
+  if (config === "gpu") [CFG, NEW] = [GPU, 240];
+  const torchArgs = ["--config", config];
   const backend = await initBackend(backendName);
   if (values["no-kernels"]) useKernels(false);
   // Data-parallel workers are for the CPU backends with the kernels on: GPU backends and --no-kernels use one.
   if (!trainsDataParallel() || values["no-kernels"]) trainWorkers = sampleWorkers = 1;
   const rng = Rng.seeded(0);
-  const model = createModel(REFERENCE, rng.split());
+  const model = createModel(CFG, rng.split());
   console.log(
     `tfjs ${tf.version_core} backend ${backend} (attention: ${kernelInfo()}); ${
       parameterCount(model)
     } parameters; train workers ${trainWorkers}, sample workers ${sampleWorkers}`,
   );
   const opt = createOptimizer(model, { lr: 1e-3, clipNorm: 0 });
-  const batch = tf.tensor2d(randomTokens(rng, TRAIN_B * (REFERENCE.context + 1), REFERENCE.vocab), [
+  const batch = tf.tensor2d(randomTokens(rng, TRAIN_B * (CFG.context + 1), CFG.vocab), [
     TRAIN_B,
-    REFERENCE.context + 1,
+    CFG.context + 1,
   ], "int32");
   const rig: Rig = { model, opt, batch, trainer: null, sampler: null, rng };
   const result: Record<string, unknown> = {
     backend,
     attention: kernelInfo(),
+    config,
     train_workers: trainWorkers,
     sample_workers: sampleWorkers,
   };
@@ -259,7 +271,7 @@ export async function main(args: string[]): Promise<number> {
     if (trainWorkers > 1) rig.trainer = await DataParallelTrainer.create(model, opt, trainWorkers);
     if (sampleWorkers > 1) rig.sampler = await SamplerPool.start(model, sampleWorkers);
     if (values.profile) {
-      Object.assign(result, await profile(rig, !values["no-torch"]));
+      Object.assign(result, await profile(rig, !values["no-torch"], torchArgs));
       console.log(JSON.stringify(result));
       return 0;
     }
@@ -269,7 +281,7 @@ export async function main(args: string[]): Promise<number> {
       const t = await tfjsRun(rig, steps, reps);
       Object.assign(row, { tfjs_train: Math.round(t.train), tfjs_sample: Math.round(t.sample) });
       if (!values["no-torch"]) {
-        const torch = await runTorch([]);
+        const torch = await runTorch(torchArgs);
         if (!torch.result) {
           console.log(`torch:       not run: ${torch.missing}`);
           result.torch_missing = torch.missing;

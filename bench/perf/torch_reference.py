@@ -26,8 +26,13 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+# The reference configuration; `--config gpu` switches to the gpu one (the tfjs `gpu` settings preset's model:
+# width 512, 8 layers, context 256), with the same batch shapes as `deno task bench model --config gpu`.
 V, D, H, L, T = 64, 128, 4, 4, 64
 TRAIN_B, SAMPLE_B, PROMPT, NEW = 32, 256, 16, 48
+if "--config" in sys.argv and sys.argv[sys.argv.index("--config") + 1] == "gpu":
+    V, D, H, L, T = 64, 512, 8, 8, 256
+    TRAIN_B, SAMPLE_B, PROMPT, NEW = 32, 256, 16, 240
 torch.manual_seed(0)
 DEVICE = "cpu"
 
@@ -187,6 +192,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--threads", default="1,2", help="thread counts to try; the best of each figure is kept")
 ap.add_argument("--profile", action="store_true", help="print ms per op class instead of throughput")
 ap.add_argument("--device", default="cpu", help="cpu or cuda")
+ap.add_argument("--config", default="reference", choices=["reference", "gpu"], help="model and batch shapes")
 args = ap.parse_args()
 DEVICE = args.device
 thread_counts = [int(t) for t in args.threads.split(",")]
@@ -204,6 +210,7 @@ for threads in thread_counts:
 print(json.dumps({
     "engine": f"torch {torch.__version__} {DEVICE}",
     "threads": thread_counts,
+    "config": args.config,
     "params": sum(p.numel() for p in model.parameters()),
     **best,
 }))

@@ -11,7 +11,6 @@ import {
   createOptimizer,
   getOptimizerStateAsync,
   getWeightsAsync,
-  initBackend,
   type OptimizerState,
   setOptimizerState,
   setWeights,
@@ -27,6 +26,8 @@ import {
   type TfjsSettings,
 } from "./settings.ts";
 import { sftWorkers, trainSft } from "./sft.ts";
+import { initEngineBackend } from "./auto.ts";
+import { parallelSampling } from "./parallel.ts";
 
 /** The base model bundle: saved model plus the key of the settings it was trained with. */
 interface BaseBundle extends SavedModel {
@@ -67,8 +68,8 @@ export async function prepareBase(
     }
     return;
   }
-  const backend = await initBackend(s.backend);
   const tok = settingsTokenizer(s);
+  const { backend } = await initEngineBackend(s.backend, modelConfig(s, tok));
   const rng = Rng.seeded(sweep.seed).derive("sft");
   const model = createModel(modelConfig(s, tok), rng.derive("init"));
   const t0 = performance.now();
@@ -142,18 +143,20 @@ export async function runRl(
   if (base.key !== baseKey(s)) {
     throw new Error(`${baseBundlePath}: base model was trained with other settings`);
   }
-  await initBackend(s.backend);
+  const backendDecision = await initEngineBackend(s.backend, modelConfig(s, settingsTokenizer(s)));
   markStatus(runDir, { state: "running", startedAt: new Date().toISOString() });
-  // The sweep runner writes config.json; an engine called directly (tests, scripts) records its own.
-  if (!exists(join(runDir, "config.json"))) {
-    writeJson(join(runDir, "config.json"), { ...run, algo, settings: s });
-  }
+  // The sweep runner writes config.json; an engine called directly (tests, scripts) records its own. The
+  // backend `auto` chose (and its calibration) is added to it.
+  const configPath = join(runDir, "config.json");
+  const recorded = exists(configPath) ? readJson<object>(configPath) : { ...run, algo, settings: s };
+  writeJson(configPath, { ...recorded, backendDecision });
 
   const tok = settingsTokenizer(s);
   const { train, test } = taskSets(s);
   const ref = policyFrom(base).model;
   const policy = policyFrom(base);
   const opt = createOptimizer(policy.model, { lr: s.rl.lr, clipNorm: s.rl.clipNorm });
+  using _sampling = await parallelSampling(s, policy.model); // workers stop when runRl returns or throws
   let rng = Rng.seeded(run.seed).derive("rl");
   let step = 0;
   const metricsPath = join(runDir, "metrics.jsonl"), evalPath = join(runDir, "eval.jsonl");

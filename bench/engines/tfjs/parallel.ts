@@ -10,6 +10,8 @@ import {
   setSamplerDelegate,
   tokenLogProbs,
 } from "./model.ts";
+import { trainsDataParallel } from "./backend.ts";
+import { sampleWorkers, type TfjsSettings } from "./settings.ts";
 
 /**
  * A batch for masked next-token cross-entropy: tokens [rows, cols] (int32, row-major) and a mask
@@ -341,4 +343,17 @@ export class SamplerPool {
     for (const r of this.replicas) r.worker.terminate();
     this.replicas.length = 0;
   }
+}
+
+/**
+ * Data-parallel sampling for `model` as the settings ask (`sampleWorkers`, CPU backends only), for a `using`
+ * declaration: the workers stop when the scope ends, also on a throw. A no-op for one worker.
+ */
+export async function parallelSampling(
+  s: TfjsSettings,
+  model: Model,
+): Promise<Disposable & { workers: number }> {
+  const n = sampleWorkers(s, trainsDataParallel());
+  const pool = n > 1 ? await SamplerPool.start(model, n) : null;
+  return { workers: pool?.workers ?? 1, [Symbol.dispose]: () => pool?.close() };
 }
