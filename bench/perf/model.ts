@@ -53,7 +53,8 @@ and, after each tfjs run, the PyTorch CPU reference (bench/perf/torch_reference.
   --profile       instead of the runs: ms per op class for one train step and one sampling run, tfjs and
                   PyTorch (torch.profiler)
   --train-workers N   data-parallel train step over N Deno Workers (default: cores, ${coreCount()} here); 1 = one process
-  --sample-workers N  data-parallel sampling over N Deno Workers (default: cores); 1 = one process
+  --sample-workers N  data-parallel sampling over N Deno Workers (default 1 = one process; measured slower
+                  than one process on a loaded machine, docs/tfjs-model.md)
 GPU backends and --no-kernels always use one process.`;
 
 function median(xs: number[]): number {
@@ -236,7 +237,7 @@ export async function main(args: string[]): Promise<number> {
     parseNumber(values[k] as string | undefined, k, def, lo, hi);
   const runs = num("runs", 3, 1, 100), steps = num("steps", 5, 1, 1000), reps = num("reps", 3, 1, 100);
   let trainWorkers = num("train-workers", coreCount(), 1, 64);
-  let sampleWorkers = num("sample-workers", coreCount(), 1, 64);
+  let sampleWorkers = num("sample-workers", 1, 1, 64);
   const config = (values.config as string | undefined) ?? "reference";
   if (config !== "reference" && config !== "gpu") {
     throw new UsageError(`--config: expected reference or gpu, got '${config}'`);

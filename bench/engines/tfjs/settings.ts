@@ -10,7 +10,7 @@ import { methodsOf, TRACE_FAMILIES } from "./traces.ts";
 /** All knobs of the engine (see settings.schema.json for meanings and defaults). */
 export interface TfjsSettings {
   backend: "auto" | "wasm" | "cpu" | "webgpu" | "tensorflow";
-  /** Absent = 2 (see settings.schema.json). */
+  /** Absent = 1 (see settings.schema.json). */
   sampleWorkers?: number;
   tokenizer: "char";
   model: { dModel: number; heads: number; layers: number; promptLength: number };
@@ -159,9 +159,9 @@ export function presetSettings(name: typeof SETTINGS_PRESETS[number] | string): 
   return resolveSettings(JSON.parse(text), `${name}.settings.json`);
 }
 
-/** Sampling workers the settings ask for: `sampleWorkers` (absent = 2, 0 = one per core) on CPU backends, else 1. */
+/** Sampling workers the settings ask for: `sampleWorkers` (absent = 1, 0 = one per core) on CPU backends, else 1. */
 export function sampleWorkers(s: TfjsSettings, cpuBackend: boolean): number {
   if (!cpuBackend) return 1;
-  const n = s.sampleWorkers ?? 2;
+  const n = s.sampleWorkers ?? 1;
   return n === 0 ? Math.max(1, navigator.hardwareConcurrency ?? 1) : n;
 }
