@@ -36,7 +36,7 @@ const commands: Record<string, { about: string; load: () => Promise<Command> }> 
   },
   bench: {
     about: "speed benchmarks: grader | datasets | model | engine | tabular",
-    load: () => import("./bench/perf_cli.ts"),
+    load: () => import("./bench/perf/cli.ts"),
   },
 };
 

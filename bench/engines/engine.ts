@@ -37,6 +37,8 @@ export interface RunConfig<S = Record<string, unknown>> {
 /** What an engine may report while it runs. */
 export interface RunHooks {
   onProgress(step: number, total: number): void;
+  /** Fields the engine learns while running (e.g. the backend `auto` chose), added to the run's config.json. */
+  onRecord?(fields: Record<string, unknown>): void;
 }
 
 /** How a run ended when it did not throw: trained to the end, or only planned (VERL without a launcher). */

@@ -84,6 +84,7 @@ type JobResult = { outcome: RunOutcome; failure: null } | { outcome: null; failu
 interface JobHooks {
   onProgress(step: number, total: number): void;
   onConfig?(config: RunConfig<unknown>): void;
+  onRecord?(fields: Record<string, unknown>): void;
 }
 
 /** Run one job in a fresh worker; resolves with the engine's outcome or the failure reason. */
@@ -101,6 +102,7 @@ function runInWorker(job: WorkerJob, hooks: JobHooks, active: Active) {
       const report = e.data;
       if (report.kind === "progress") hooks.onProgress(report.step, report.total);
       else if (report.kind === "config") hooks.onConfig?.(report.config);
+      else if (report.kind === "record") hooks.onRecord?.(report.fields);
       else if (report.kind === "done") finish({ outcome: report.outcome, failure: null });
       else {
         if (Deno.env.get("ACEBENCH_DEBUG") && report.stack) console.error(report.stack);
@@ -220,6 +222,11 @@ async function executeRun(
       },
       // The run as the engine resolved it (settings with defaults, algorithm fitted to the engine).
       onConfig: (config) => writeJson(join(dir, "config.json"), recordedConfig(config)),
+      // What the engine learned while running (e.g. the backend `auto` chose), added to config.json.
+      onRecord: (fields) => {
+        const path = join(dir, "config.json");
+        writeJson(path, { ...readJson<Record<string, unknown>>(path), ...fields });
+      },
     },
     active,
   );

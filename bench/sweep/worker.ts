@@ -12,6 +12,7 @@ export type WorkerJob =
 export type WorkerReport =
   | { kind: "progress"; step: number; total: number }
   | { kind: "config"; config: RunConfig<unknown> }
+  | { kind: "record"; fields: Record<string, unknown> }
   | { kind: "done"; outcome: RunOutcome }
   | { kind: "error"; message: string; stack?: string };
 
@@ -32,6 +33,7 @@ async function perform(job: WorkerJob): Promise<RunOutcome> {
   scope.postMessage({ kind: "config", config: run });
   const outcome = await engine.run(run, job.runDir, job.sweepDir, {
     onProgress: (step, total) => scope.postMessage({ kind: "progress", step, total }),
+    onRecord: (fields) => scope.postMessage({ kind: "record", fields }),
   });
   return outcome ?? "done";
 }

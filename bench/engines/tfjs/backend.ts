@@ -47,10 +47,18 @@ async function startWasm(): Promise<void> {
   await loadLayerNormKernels();
 }
 
-async function startWebgpu(): Promise<void> {
+/** Whether a WebGPU adapter is available (a GPU, or Mesa's lavapipe on a CPU machine). */
+export async function hasWebgpuAdapter(): Promise<boolean> {
   const gpu = (globalThis.navigator as { gpu?: { requestAdapter(): Promise<unknown> } } | undefined)?.gpu;
-  const adapter = gpu ? await gpu.requestAdapter() : null;
-  if (!adapter) {
+  try {
+    return gpu ? (await gpu.requestAdapter()) !== null : false;
+  } catch {
+    return false;
+  }
+}
+
+async function startWebgpu(): Promise<void> {
+  if (!(await hasWebgpuAdapter())) {
     throw new Error(
       "webgpu backend: no WebGPU adapter (on a CPU machine: apt-get install -y mesa-vulkan-drivers; on NVIDIA: the Vulkan driver)",
     );
@@ -82,7 +90,10 @@ export function trainsDataParallel(): boolean {
   return ["wasm", "cpu"].includes(tf.getBackend());
 }
 
-/** Start the named backend and return the one in use; "auto" picks wasm (the fastest measured here), else cpu. */
+/**
+ * Start the named backend and return the one in use; "auto" here picks wasm, else cpu (the engine's "auto"
+ * also calibrates against webgpu where there is a GPU: auto.ts).
+ */
 export async function initBackend(name: BackendName | string): Promise<string> {
   if (tf.getBackend() === name) return name;
   switch (name) {

@@ -12,7 +12,7 @@ import {
   createOptimizer,
   getOptimizerStateAsync,
   getWeightsAsync,
-  initBackend,
+  type Model,
   type OptimizerState,
   setOptimizerState,
   setWeights,
@@ -28,6 +28,9 @@ import {
   type TfjsSettings,
 } from "./settings.ts";
 import { sftWorkers, trainSft } from "./sft.ts";
+import { type BackendDecision, initEngineBackend } from "./auto.ts";
+import { initBackend } from "./backend.ts";
+import { parallelSampling } from "./parallel.ts";
 
 /** The base model bundle: saved model plus the key of the settings it was trained with. */
 interface BaseBundle extends SavedModel {
@@ -68,8 +71,8 @@ export async function prepareBase(
     }
     return;
   }
-  const backend = await initBackend(s.backend);
   const tok = settingsTokenizer(s);
+  const backendDecision = await initEngineBackend(s.backend, modelConfig(s, tok));
   const rng = Rng.seeded(sweep.seed).derive("sft");
   const model = createModel(modelConfig(s, tok), rng.derive("init"));
   const t0 = performance.now();
@@ -83,7 +86,8 @@ export async function prepareBase(
   writeJson(join(dir, "base.json"), {
     key,
     seed: sweep.seed,
-    backend,
+    backend: backendDecision.backend,
+    backendDecision,
     sftWorkers: sftWorkers(s),
     sftSeconds: seconds,
     finalLoss: log.at(-1)?.loss ?? null,
@@ -125,7 +129,7 @@ function tfjsRunBackend(
   runDir: string,
   sweepDir: string,
   base: BaseBundle,
-): RunBackend<TfjsGroup, Tokens> {
+): { backend: RunBackend<TfjsGroup, Tokens>; model: Model } {
   const s = run.settings;
   const { train, test } = taskSets(s);
   const policy = policyFrom(base);
@@ -141,7 +145,7 @@ function tfjsRunBackend(
     rng: Rng.seeded(run.seed).derive("rl"),
   };
   const ckptDir = join(runDir, "checkpoints");
-  return {
+  const backend: RunBackend<TfjsGroup, Tokens> = {
     ...tfjsPolicy(ctx),
     extraLogs: [],
     evaluate: async (step) => ({
@@ -168,6 +172,21 @@ function tfjsRunBackend(
       return Promise.resolve(resumed.step);
     },
   };
+  return { backend, model: policy.model };
+}
+
+/**
+ * The backend of a run: `auto` reuses the decision the sweep's base model recorded (one calibration per sweep,
+ * not per run), any other choice is started as requested.
+ */
+async function runBackendDecision(s: TfjsSettings, sweepDir: string): Promise<BackendDecision> {
+  const info = join(baseDir(sweepDir), "base.json");
+  const recorded = s.backend === "auto" && exists(info)
+    ? readJson<{ backendDecision?: BackendDecision }>(info).backendDecision
+    : undefined;
+  if (!recorded) return await initEngineBackend(s.backend, modelConfig(s, settingsTokenizer(s)));
+  await initBackend(recorded.backend === "wasm" ? "auto" : recorded.backend);
+  return { ...recorded, reason: `${recorded.reason} (the sweep's calibration, base/base.json)` };
 }
 
 /** RL from the shared base model, resuming from the newest checkpoint when there is one. */
@@ -186,8 +205,10 @@ export async function runRl(
   if (base.key !== baseKey(s)) {
     throw new Error(`${baseBundlePath}: base model was trained with other settings`);
   }
-  await initBackend(s.backend);
-  const backend = tfjsRunBackend(run, runDir, sweepDir, base);
+  const decision = await runBackendDecision(s, sweepDir);
+  hooks.onRecord?.({ backendDecision: decision });
+  const { backend, model } = tfjsRunBackend(run, runDir, sweepDir, base);
+  using _sampling = await parallelSampling(s, model); // sampling workers stop when runRl returns or throws
   const schedule = { steps: s.rl.steps, evalEvery: run.eval.every, checkpointEvery: s.rl.checkpointEvery };
   await runLoop(backend, run.algo, schedule, runDir, hooks);
   return "done";

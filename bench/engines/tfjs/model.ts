@@ -217,13 +217,47 @@ function stepLogits(model: Model, tokens: Int32Array, b: number, t: number, cach
   });
 }
 
-/** Yield a tensor for the driver to read, free it, and return its data. */
-function* read(t: tf.Tensor): Generator<tf.Tensor, Float32Array, Float32Array> {
-  try {
-    return yield t;
-  } finally {
-    t.dispose();
-  }
+/** A chunk for a sampler to run: tokens [rows, t] appended to every row (prefill: the prompts; then t = 1). */
+export interface LogitsRequest {
+  tokens: Int32Array;
+  t: number;
+}
+
+/**
+ * Last-position logits [rows, V] of successive chunks of the same rows, through a key/value cache of the
+ * model's context (a prefill, then one token at a time). `close` frees the cache.
+ */
+export interface LocalLogits {
+  next(req: LogitsRequest): tf.Tensor;
+  close(): void;
+}
+
+/** A `LocalLogits` over `rows` rows of `model` on the active backend (the cache is made on first use). */
+export function localLogits(model: Model, rows: number): LocalLogits {
+  const { layers, heads, dModel, context } = model.config;
+  let cache: KvCache | null = null;
+  return {
+    next(req) {
+      cache ??= createKvCache(layers, rows, heads, dModel / heads, context);
+      return stepLogits(model, req.tokens, rows, req.t, cache);
+    },
+    close() {
+      if (cache) disposeKvCache(cache);
+    },
+  };
+}
+
+/** Another source of logits for `sampleAsync` (data-parallel sampling, parallel.ts), or null to run here. */
+export type SamplerDelegate = (
+  model: Model,
+  rows: number,
+) => { next(req: LogitsRequest): Promise<Float32Array>; close(): void } | null;
+
+let delegate: SamplerDelegate | null = null;
+
+/** Route `sampleAsync`'s logits through `d` (null: back to the active backend in this process). */
+export function setSamplerDelegate(d: SamplerDelegate | null): void {
+  delegate = d;
 }
 
 /**
@@ -233,17 +267,55 @@ function* read(t: tf.Tensor): Generator<tf.Tensor, Float32Array, Float32Array> {
  * Uniforms come from `opts.rng`, so the same rng state gives the same samples.
  */
 export function sample(model: Model, prompts: Int32Array, b: number, opts: SampleOptions): SampleResult {
-  return driveSync(sampleSteps(model, prompts, b, opts));
+  const gen = sampleSteps(model, prompts, b, opts), source = localLogits(model, b);
+  try {
+    let step = gen.next(undefined as unknown as Float32Array);
+    while (!step.done) {
+      const logits = source.next(step.value);
+      try {
+        step = gen.next(logits.dataSync() as Float32Array);
+      } finally {
+        logits.dispose();
+      }
+    }
+    return step.value;
+  } finally {
+    source.close();
+  }
 }
 
-/** `sample` reading logits asynchronously: the form that works on webgpu (Deno has no synchronous GPU read). */
-export function sampleAsync(
+/**
+ * `sample` reading logits asynchronously: the form that works on webgpu (Deno has no synchronous GPU read).
+ * With a sampler delegate set (parallel.ts), the rows' logits are computed by its workers; the draws stay
+ * here, in row order, so the result is the same as `sample`'s.
+ */
+export async function sampleAsync(
   model: Model,
   prompts: Int32Array,
   b: number,
   opts: SampleOptions,
 ): Promise<SampleResult> {
-  return driveAsync(sampleSteps(model, prompts, b, opts));
+  const gen = sampleSteps(model, prompts, b, opts);
+  let step = gen.next(undefined as unknown as Float32Array); // validates the arguments first
+  const remote = step.done ? null : delegate?.(model, b) ?? null;
+  const local = remote ? null : localLogits(model, b);
+  try {
+    while (!step.done) {
+      if (remote) step = gen.next(await remote.next(step.value));
+      else {
+        const logits = local!.next(step.value);
+        try {
+          step = gen.next(await logits.data() as Float32Array);
+        } finally {
+          logits.dispose();
+        }
+      }
+    }
+    return step.value;
+  } finally {
+    remote?.close();
+    local?.close();
+  }
 }
 
 /** What `sample` returns. */
@@ -253,13 +325,14 @@ export interface SampleResult {
   lengths: Int32Array;
 }
 
+/** The sampling loop: yields the chunks whose logits it needs, draws each row's next token in row order. */
 function* sampleSteps(
   model: Model,
   prompts: Int32Array,
   b: number,
   opts: SampleOptions,
-): Generator<tf.Tensor, SampleResult, Float32Array> {
-  const { vocab, context, layers } = model.config;
+): Generator<LogitsRequest, SampleResult, Float32Array> {
+  const { vocab, context } = model.config;
   if (!Number.isInteger(b) || b < 1 || prompts.length % b !== 0 || prompts.length === 0) {
     throw new Error(`sample: prompts length ${prompts.length} is not a positive multiple of B=${b}`);
   }
@@ -281,35 +354,29 @@ function* sampleSteps(
   const tokens = new Int32Array(b * total), logp = new Float32Array(b * maxNew), lengths = new Int32Array(b);
   for (let r = 0; r < b; r++) tokens.set(prompts.subarray(r * p, (r + 1) * p), r * total);
   const done = new Uint8Array(b);
-  const { heads, dModel } = model.config;
-  const cache = createKvCache(layers, b, heads, dModel / heads, context);
-  try {
-    let logits = yield* read(stepLogits(model, prompts, b, p, cache));
-    const next = new Int32Array(b);
-    for (let s = 0; s < maxNew; s++) {
-      let active = 0;
-      for (let r = 0; r < b; r++) {
-        if (done[r]) {
-          next[r] = eos!;
-        } else {
-          const row = logits.subarray(r * vocab, (r + 1) * vocab);
-          const tok = drawToken(row, temperature, topP, rng.float());
-          next[r] = tok;
-          logp[r * maxNew + s] = logSoftmaxAt(row, tok);
-          lengths[r]++;
-          if (tok === eos) done[r] = 1;
-          else active++;
-        }
-        tokens[r * total + p + s] = next[r];
+  let logits = yield { tokens: prompts, t: p };
+  for (let s = 0; s < maxNew; s++) {
+    const next = new Int32Array(b); // a fresh array per step: a delegate may transfer it to its workers
+    let active = 0;
+    for (let r = 0; r < b; r++) {
+      if (done[r]) {
+        next[r] = eos!;
+      } else {
+        const row = logits.subarray(r * vocab, (r + 1) * vocab);
+        const tok = drawToken(row, temperature, topP, rng.float());
+        next[r] = tok;
+        logp[r * maxNew + s] = logSoftmaxAt(row, tok);
+        lengths[r]++;
+        if (tok === eos) done[r] = 1;
+        else active++;
       }
-      if (active === 0) {
-        for (let r = 0; r < b; r++) tokens.fill(eos!, r * total + p + s + 1, (r + 1) * total);
-        break;
-      }
-      if (s + 1 < maxNew) logits = yield* read(stepLogits(model, next, b, 1, cache));
+      tokens[r * total + p + s] = next[r];
     }
-  } finally {
-    disposeKvCache(cache);
+    if (active === 0) {
+      for (let r = 0; r < b; r++) tokens.fill(eos!, r * total + p + s + 1, (r + 1) * total);
+      break;
+    }
+    if (s + 1 < maxNew) logits = yield { tokens: next, t: 1 };
   }
   return { tokens, logp, lengths };
 }

@@ -2,7 +2,16 @@
 // computes the gradient of its rows' share of the loss; the main side sums the gradients in worker order
 // (deterministic), applies clipping + Adam to its model with the existing optimizer, and ships the new weights.
 import * as tf from "@tensorflow/tfjs-core";
-import { applyGradients, type Model, type Optimizer, tokenLogProbs } from "./model.ts";
+import {
+  applyGradients,
+  type LogitsRequest,
+  type Model,
+  type Optimizer,
+  setSamplerDelegate,
+  tokenLogProbs,
+} from "./model.ts";
+import { trainsDataParallel } from "./backend.ts";
+import { sampleWorkers, type TfjsSettings } from "./settings.ts";
 
 /**
  * A batch for masked next-token cross-entropy: tokens [rows, cols] (int32, row-major) and a mask
@@ -60,13 +69,26 @@ export type ToWorker =
     mask: Float32Array;
     maskStart: number;
     denom: number;
-  };
+  }
+  /** Start sampling `rows` rows from the shared weights: the prefill chunk (its logits are the reply). */
+  | { kind: "sample-open"; rows: number; tokens: Int32Array; t: number }
+  | { kind: "sample-next"; tokens: Int32Array; t: number }
+  /** Free the sampling cache (no reply). */
+  | { kind: "sample-close" };
 
 /** Messages from a worker: ready after init; a step's loss share and gradients (flat, params order). */
 export type FromWorker =
   | { kind: "ready" }
-  | { kind: "grads"; loss: number; grads: Float32Array }
+  | { kind: "grads"; loss: number; grads: Float32Array; ms: WorkerTimes }
+  | { kind: "logits"; logits: Float32Array }
   | { kind: "error"; message: string };
+
+/** Where a worker's share of a data-parallel step went (ms): weight load, forward+backward, gradient read. */
+export interface WorkerTimes {
+  load: number;
+  compute: number;
+  read: number;
+}
 
 /** A worker with a one-message-at-a-time request/reply channel. */
 class Replica {
@@ -83,6 +105,10 @@ class Replica {
     this.pending = null;
     p?.(m);
   }
+  /** Send a message that has no reply. */
+  send(msg: ToWorker): void {
+    this.worker.postMessage(msg);
+  }
   /** Send a message and wait for the reply (throws on a worker error). */
   request(msg: ToWorker, transfer: Transferable[] = []): Promise<FromWorker> {
     return new Promise((resolve, reject) => {
@@ -96,6 +122,41 @@ class Replica {
 /** Number of logical cores (Deno's navigator.hardwareConcurrency), at least 1. */
 export function coreCount(): number {
   return Math.max(1, navigator.hardwareConcurrency ?? 1);
+}
+
+/** Copy `model`'s weights into `into` (params order, flat). */
+function publish(model: Model, into: Float32Array): void {
+  let off = 0;
+  for (const v of model.params.values()) {
+    into.set(v.dataSync() as Float32Array, off);
+    off += v.size;
+  }
+}
+
+/** Start `workers` replicas of `model`'s shape on the current backend, reading weights from `weights`. */
+async function startReplicas(model: Model, workers: number, weights: Float32Array): Promise<Replica[]> {
+  const vars = [...model.params.values()];
+  const url = new URL("./parallel_worker.ts", import.meta.url).href;
+  const replicas = Array.from({ length: workers }, () => new Replica(new Worker(url, { type: "module" })));
+  const init: ToWorker = {
+    kind: "init",
+    backend: tf.getBackend(),
+    config: model.config,
+    shapes: vars.map((v) => [...v.shape]),
+    weights: weights.buffer as SharedArrayBuffer,
+  };
+  try {
+    await Promise.all(replicas.map((r) => r.request(init)));
+  } catch (e) {
+    for (const r of replicas) r.worker.terminate();
+    throw e;
+  }
+  return replicas;
+}
+
+/** Rows [lo, hi) of worker i of n for a batch of `rows` rows (contiguous, in worker order). */
+function share(i: number, n: number, rows: number): [number, number] {
+  return [Math.floor(i * rows / n), Math.floor((i + 1) * rows / n)];
 }
 
 /**
@@ -116,28 +177,14 @@ export class DataParallelTrainer {
     if (!Number.isInteger(workers) || workers < 1) {
       throw new Error(`DataParallelTrainer: workers must be a positive integer, got ${workers}`);
     }
-    const vars = [...model.params.values()];
-    const size = vars.reduce((a, v) => a + v.size, 0);
+    const size = [...model.params.values()].reduce((a, v) => a + v.size, 0);
     const weights = new Float32Array(new SharedArrayBuffer(size * 4));
-    const url = new URL("./parallel_worker.ts", import.meta.url).href;
-    const replicas = Array.from({ length: workers }, () => new Replica(new Worker(url, { type: "module" })));
-    const trainer = new DataParallelTrainer(model, opt, replicas, weights);
-    try {
-      trainer.publishWeights();
-      const init: ToWorker = {
-        kind: "init",
-        backend: tf.getBackend(),
-        config: model.config,
-        shapes: vars.map((v) => [...v.shape]),
-        weights: weights.buffer as SharedArrayBuffer,
-      };
-      await Promise.all(replicas.map((r) => r.request(init)));
-    } catch (e) {
-      trainer.close();
-      throw e;
-    }
-    return trainer;
+    publish(model, weights);
+    return new DataParallelTrainer(model, opt, await startReplicas(model, workers, weights), weights);
   }
+
+  /** Milliseconds per phase summed over the steps so far (for `bench model --profile`). */
+  readonly times = { steps: 0, wait: 0, load: 0, compute: 0, read: 0, sum: 0, apply: 0, publish: 0 };
 
   /** Number of workers. */
   get workers(): number {
@@ -146,11 +193,7 @@ export class DataParallelTrainer {
 
   /** Copy the model's current weights into the shared buffer the workers read. */
   private publishWeights(): void {
-    let off = 0;
-    for (const v of this.model.params.values()) {
-      this.weights.set(v.dataSync() as Float32Array, off);
-      off += v.size;
-    }
+    publish(this.model, this.weights);
   }
 
   /** The full-batch gradient (one Float32Array per parameter, params order) and loss, summed over workers. */
@@ -158,8 +201,9 @@ export class DataParallelTrainer {
     const { rows, cols, maskCols } = batch;
     const denom = batch.denom ?? batch.mask.reduce((a, b) => a + b, 0);
     const n = this.replicas.length;
+    const t0 = performance.now();
     const parts = this.replicas.map((r, i) => {
-      const lo = Math.floor(i * rows / n), hi = Math.floor((i + 1) * rows / n);
+      const [lo, hi] = share(i, n, rows);
       if (hi === lo) return Promise.resolve(null);
       return r.request({
         kind: "step",
@@ -172,13 +216,18 @@ export class DataParallelTrainer {
       });
     });
     const replies = await Promise.all(parts);
+    const t1 = performance.now();
     let loss = 0, sum: Float32Array | null = null;
     for (const m of replies) { // fixed worker order: the sum does not depend on which worker finished first
       if (!m || m.kind !== "grads") continue;
       loss += m.loss;
+      for (const k of ["load", "compute", "read"] as const) this.times[k] += m.ms[k] / n;
       if (!sum) sum = m.grads;
       else for (let j = 0; j < sum.length; j++) sum[j] += m.grads[j];
     }
+    this.times.steps++;
+    this.times.wait += t1 - t0;
+    this.times.sum += performance.now() - t1;
     const grads: Float32Array[] = [];
     let off = 0;
     for (const v of this.model.params.values()) {
@@ -191,8 +240,12 @@ export class DataParallelTrainer {
   /** One data-parallel training step on `batch`; returns the loss and pre-clip gradient norm like `trainStep`. */
   async step(batch: MaskedBatch): Promise<{ loss: number; gradNorm: number }> {
     const { loss, grads } = await this.gradients(batch);
+    const t0 = performance.now();
     const out = applyGradients(this.model, this.opt, grads, loss);
+    const t1 = performance.now();
     this.publishWeights();
+    this.times.apply += t1 - t0;
+    this.times.publish += performance.now() - t1;
     return out;
   }
 
@@ -201,4 +254,101 @@ export class DataParallelTrainer {
     for (const r of this.replicas) r.worker.terminate();
     this.replicas.length = 0;
   }
+}
+
+/**
+ * Data-parallel sampling: while installed (`start`), `sampleAsync` on a model of the pool's shape splits its
+ * rows across the workers, which run the forward passes on their shares and send back last-position logits
+ * each step; the draws stay in the caller, in row order, so the samples equal the single-process ones. Each
+ * sampling call first copies the model's weights into the buffer the workers read.
+ */
+export class SamplerPool {
+  private busy = false;
+  /** Sampling calls served by the workers so far. */
+  served = 0;
+  private constructor(
+    private readonly config: Model["config"],
+    private readonly replicas: Replica[],
+    private readonly weights: Float32Array,
+    private readonly minRows: number,
+  ) {}
+
+  /**
+   * Start `workers` workers for models shaped like `model` and route `sampleAsync` through them for batches
+   * of at least `minRows` rows (smaller ones, other shapes and concurrent calls run in this process).
+   */
+  static async start(model: Model, workers = coreCount(), minRows = 16): Promise<SamplerPool> {
+    if (!Number.isInteger(workers) || workers < 1) {
+      throw new Error(`SamplerPool: workers must be a positive integer, got ${workers}`);
+    }
+    const size = [...model.params.values()].reduce((a, v) => a + v.size, 0);
+    const weights = new Float32Array(new SharedArrayBuffer(size * 4));
+    const pool = new SamplerPool(
+      { ...model.config },
+      await startReplicas(model, workers, weights),
+      weights,
+      minRows,
+    );
+    setSamplerDelegate((m, rows) => pool.open(m, rows));
+    return pool;
+  }
+
+  /** A logits source over the workers for `rows` rows of `model`, or null when this call should run locally. */
+  private open(model: Model, rows: number) {
+    const same = JSON.stringify(model.config) === JSON.stringify(this.config);
+    if (this.busy || !same || rows < this.minRows || this.replicas.length === 0) return null;
+    this.busy = true;
+    this.served++;
+    publish(model, this.weights);
+    const n = this.replicas.length, vocab = model.config.vocab;
+    const parts = this.replicas.map((_, i) => share(i, n, rows));
+    let opened = false;
+    return {
+      next: async (req: LogitsRequest): Promise<Float32Array> => {
+        const replies = await Promise.all(this.replicas.map((r, i) => {
+          const [lo, hi] = parts[i];
+          const tokens = req.tokens.slice(lo * req.t, hi * req.t);
+          const msg: ToWorker = opened
+            ? { kind: "sample-next", tokens, t: req.t }
+            : { kind: "sample-open", rows: hi - lo, tokens, t: req.t };
+          return r.request(msg, [tokens.buffer]);
+        }));
+        opened = true;
+        const out = new Float32Array(rows * vocab);
+        replies.forEach((m, i) => {
+          if (m.kind === "logits") out.set(m.logits, parts[i][0] * vocab);
+        });
+        return out;
+      },
+      close: () => {
+        if (opened) { for (const r of this.replicas) r.send({ kind: "sample-close" }); }
+        this.busy = false;
+      },
+    };
+  }
+
+  /** Number of workers. */
+  get workers(): number {
+    return this.replicas.length;
+  }
+
+  /** Stop routing `sampleAsync` here and terminate the workers. */
+  close(): void {
+    setSamplerDelegate(null);
+    for (const r of this.replicas) r.worker.terminate();
+    this.replicas.length = 0;
+  }
+}
+
+/**
+ * Data-parallel sampling for `model` as the settings ask (`sampleWorkers`, CPU backends only), for a `using`
+ * declaration: the workers stop when the scope ends, also on a throw. A no-op for one worker.
+ */
+export async function parallelSampling(
+  s: TfjsSettings,
+  model: Model,
+): Promise<Disposable & { workers: number }> {
+  const n = sampleWorkers(s, trainsDataParallel());
+  const pool = n > 1 ? await SamplerPool.start(model, n) : null;
+  return { workers: pool?.workers ?? 1, [Symbol.dispose]: () => pool?.close() };
 }

@@ -1,7 +1,7 @@
 // A data-parallel replica (see parallel.ts): loads weights from the shared buffer, returns its rows' gradient.
 import * as tf from "@tensorflow/tfjs-core";
 import { Rng } from "../../../common/prng.ts";
-import { createModel, initBackend, type Model } from "./model.ts";
+import { createModel, initBackend, type LocalLogits, localLogits, type Model } from "./model.ts";
 import { type FromWorker, maskedNll, type ToWorker } from "./parallel.ts";
 
 /** The worker global, typed here (the repository type-checks against the window lib). */
@@ -12,6 +12,7 @@ const scope = self as unknown as {
 
 let model: Model | null = null;
 let weights: Float32Array | null = null;
+let sampler: LocalLogits | null = null;
 
 function loadWeights(): void {
   let off = 0;
@@ -32,7 +33,26 @@ async function handle(msg: ToWorker): Promise<void> {
     post({ kind: "ready" });
     return;
   }
+  if (msg.kind === "sample-open" || msg.kind === "sample-next") {
+    if (msg.kind === "sample-open") {
+      sampler?.close();
+      loadWeights();
+      sampler = localLogits(model!, msg.rows);
+    }
+    const t = sampler!.next({ tokens: msg.tokens, t: msg.t });
+    const logits = t.dataSync() as Float32Array;
+    t.dispose();
+    post({ kind: "logits", logits }, [logits.buffer as ArrayBuffer]); // dataSync returns a copy
+    return;
+  }
+  if (msg.kind === "sample-close") {
+    sampler?.close();
+    sampler = null;
+    return;
+  }
+  const t0 = performance.now();
   loadWeights();
+  const t1 = performance.now();
   const tokens = tf.tensor2d(msg.tokens, [msg.rows, msg.cols], "int32");
   const mask = tf.tensor2d(msg.mask, [msg.rows, msg.mask.length / msg.rows]);
   const vars = [...model!.params.values()];
@@ -40,6 +60,7 @@ async function handle(msg: ToWorker): Promise<void> {
     () => maskedNll(model!, tokens, mask, msg.maskStart, msg.denom),
     vars,
   );
+  const t2 = performance.now();
   const flat = new Float32Array(weights!.length);
   let off = 0;
   for (const v of vars) {
@@ -49,7 +70,8 @@ async function handle(msg: ToWorker): Promise<void> {
   }
   const loss = value.dataSync()[0];
   tf.dispose([tokens, mask, value, ...Object.values(grads)]);
-  post({ kind: "grads", loss, grads: flat }, [flat.buffer]);
+  const ms = { load: t1 - t0, compute: t2 - t1, read: performance.now() - t2 };
+  post({ kind: "grads", loss, grads: flat, ms }, [flat.buffer]);
 }
 
 scope.onmessage = (e: MessageEvent<ToWorker>) => {

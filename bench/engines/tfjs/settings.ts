@@ -10,6 +10,8 @@ import { methodsOf, TRACE_FAMILIES } from "./traces.ts";
 /** All knobs of the engine (see settings.schema.json for meanings and defaults). */
 export interface TfjsSettings {
   backend: "auto" | "wasm" | "cpu" | "webgpu" | "tensorflow";
+  /** Absent = 1 (see settings.schema.json). */
+  sampleWorkers?: number;
   tokenizer: "char";
   model: { dModel: number; heads: number; layers: number; promptLength: number };
   tasks: {
@@ -138,6 +140,28 @@ export function modelConfig(s: TfjsSettings, tok: Tokenizer): ModelConfig {
 
 /** The tiny configuration for tests and CI (an SFT+RL run of a few seconds), with defaults filled in. */
 export function tinySettings(): TfjsSettings {
-  const text = Deno.readTextFileSync(new URL("./tiny.settings.json", import.meta.url));
-  return resolveSettings(JSON.parse(text), "tiny.settings.json");
+  return presetSettings("tiny");
+}
+
+/** Names of the settings presets: the defaults, `tiny` (tests, CI) and `gpu` (width 512, 8 layers, context 256). */
+export const SETTINGS_PRESETS = ["default", "tiny", "gpu"] as const;
+
+/**
+ * A settings preset with defaults filled in: `default` (the schema's defaults), `tiny` (tiny.settings.json) or
+ * `gpu` (gpu.settings.json: a model large enough that kernel launches stop dominating a GPU step).
+ */
+export function presetSettings(name: typeof SETTINGS_PRESETS[number] | string): TfjsSettings {
+  if (name === "default") return defaultSettings();
+  if (name !== "tiny" && name !== "gpu") {
+    throw new Error(`settings preset '${name}': expected one of ${SETTINGS_PRESETS.join(", ")}`);
+  }
+  const text = Deno.readTextFileSync(new URL(`./${name}.settings.json`, import.meta.url));
+  return resolveSettings(JSON.parse(text), `${name}.settings.json`);
+}
+
+/** Sampling workers the settings ask for: `sampleWorkers` (absent = 1, 0 = one per core) on CPU backends, else 1. */
+export function sampleWorkers(s: TfjsSettings, cpuBackend: boolean): number {
+  if (!cpuBackend) return 1;
+  const n = s.sampleWorkers ?? 1;
+  return n === 0 ? Math.max(1, navigator.hardwareConcurrency ?? 1) : n;
 }

@@ -8,6 +8,9 @@ import {
   getWeights,
   initBackend,
   type ModelConfig,
+  sample,
+  sampleAsync,
+  setWeights,
   trainStep,
 } from "../../../../bench/engines/tfjs/model.ts";
 import {
@@ -15,6 +18,7 @@ import {
   fullBatch,
   type MaskedBatch,
   maskedNll,
+  SamplerPool,
 } from "../../../../bench/engines/tfjs/parallel.ts";
 import {
   modelConfig,
@@ -151,4 +155,31 @@ Deno.test("parallel SFT: the same seed and worker count give identical weights",
   assertEquals(sftWorkers(s), 2);
   assertEquals(a.log, b.log);
   assertEquals(a.w, b.w);
+});
+
+Deno.test("parallel sampling: the pool's samples equal single-process samples bit for bit", async () => {
+  const model = createModel(cfg, Rng.seeded(31));
+  // Larger weights than the init so the distribution is far from uniform and eos is actually drawn.
+  const w = getWeights(model), noise = Rng.seeded(32);
+  for (const v of Object.values(w)) for (let i = 0; i < v.data.length; i++) v.data[i] += 0.3 * noise.normal();
+  setWeights(model, w);
+  const rows = 7, p = 3, rng = Rng.seeded(33);
+  const prompts = Int32Array.from({ length: rows * p }, () => rng.int(cfg.vocab));
+  const opts = (topP: number) => ({ maxNew: 8, temperature: 1.5, topP, rng: Rng.seeded(34), eos: 2 });
+  const want = [sample(model, prompts, rows, opts(1)), sample(model, prompts, rows, opts(0.8))];
+  const other = createModel({ ...cfg, layers: 1 }, Rng.seeded(35));
+  const pool = await SamplerPool.start(model, 2, 1);
+  try {
+    assertEquals(await sampleAsync(model, prompts, rows, opts(1)), want[0]);
+    assertEquals(await sampleAsync(model, prompts, rows, opts(0.8)), want[1]);
+    // Another shape runs in this process, and still gives its single-process result.
+    assertEquals(await sampleAsync(other, prompts, rows, opts(1)), sample(other, prompts, rows, opts(1)));
+    assertEquals(pool.served, 2);
+  } finally {
+    pool.close();
+    assertEquals(pool.workers, 0);
+  }
+  assertEquals(await sampleAsync(model, prompts, rows, opts(1)), want[0]); // local again after close
+  disposeModel(model);
+  disposeModel(other);
 });

@@ -1,15 +1,16 @@
 // `deno task bench grader`: grades/s and p50/p99 latency of single `grade` and of `gradeMany`, on MATH-500
 // gold vs \boxed{gold}, MATH-500 gold i vs gold i+1, and the labelled corpus; `--frontend-compare` measures
 // the hand-written LaTeX front end against @cortex-js/compute-engine on the corpus (accuracy and speed).
-import { parseFlags, parseNumber } from "../common/args.ts";
-import { exists, readJsonl } from "../common/fs.ts";
-import { grade } from "./grade.ts";
-import { gradeMany, type GradeManyItem, GraderPool } from "./pool.ts";
-import { clearParseCache, splitTop, useFrontEnd } from "./forms.ts";
-import { latexToMathjs, type Translation } from "./latex.ts";
-import { extractGold } from "./extract.ts";
-import { normalizeAnswer } from "./normalize.ts";
-import { computeEngineToMathjs } from "./frontend_ce.ts";
+import { parseFlags, parseNumber } from "../../common/args.ts";
+import { exists, readJsonl } from "../../common/fs.ts";
+import { grade } from "../../evaluators/grade.ts";
+import { gradeMany, type GradeManyItem, GraderPool } from "../../evaluators/pool.ts";
+import { clearParseCache, splitTop, useFrontEnd } from "../../evaluators/forms.ts";
+import { latexToMathjs, type Translation } from "../../evaluators/latex.ts";
+import { extractGold } from "../../evaluators/extract.ts";
+import { normalizeAnswer } from "../../evaluators/normalize.ts";
+import { computeEngineToMathjs } from "../../evaluators/frontend_ce.ts";
+import { median } from "../../evaluators/stats.ts";
 
 /** Usage text for `deno task bench grader`. */
 export const usage =
@@ -26,7 +27,7 @@ interface Case extends GradeManyItem {
   expected?: boolean;
 }
 
-const repoRoot = new URL("../", import.meta.url).pathname;
+const repoRoot = new URL("../../", import.meta.url).pathname;
 
 function workloads(): Record<string, Case[]> {
   const corpus = readJsonl<Case>(`${repoRoot}tests/evaluators/fixtures/corpus.jsonl`);
@@ -71,11 +72,6 @@ function timeSingle(cases: Case[]): { ms: number[]; correct: boolean[] } {
 
 function row(cells: (string | number)[]): string {
   return `| ${cells.join(" | ")} |`;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }
 
 // Several cold passes; each statistic is the median over passes, so one preempted pass on a shared

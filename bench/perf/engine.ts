@@ -1,40 +1,56 @@
 // `deno task bench engine`: the tfjs engine itself (SFT steps, RL rollouts and updates) on each backend asked
 // for, in one invocation, on the default sweep's model and batch sizes.
-import { parseFlags, parseNumber, UsageError } from "../../../common/args.ts";
-import { Rng } from "../../../common/prng.ts";
-import { resolveAlgo } from "../../core/mod.ts";
-import { BACKENDS, initBackend } from "./backend.ts";
-import { createModel, createOptimizer, disposeModel, getWeightsAsync, setWeights } from "./model.ts";
-import { rlStep } from "./rl.ts";
+import { parseFlags, parseNumber, UsageError } from "../../common/args.ts";
+import { Rng } from "../../common/prng.ts";
+import { resolveAlgo } from "../core/mod.ts";
+import { BACKENDS } from "../engines/tfjs/backend.ts";
 import {
-  defaultSettings,
+  createModel,
+  createOptimizer,
+  disposeModel,
+  getWeightsAsync,
+  setWeights,
+} from "../engines/tfjs/model.ts";
+import { rlStep } from "../engines/tfjs/rl.ts";
+import {
   modelConfig,
+  presetSettings,
+  SETTINGS_PRESETS,
   settingsTokenizer,
   taskSets,
   type TfjsSettings,
-  tinySettings,
-} from "./settings.ts";
-import { sftWorkers, trainSft } from "./sft.ts";
+} from "../engines/tfjs/settings.ts";
+import { parallelSampling } from "../engines/tfjs/parallel.ts";
+import { initEngineBackend } from "../engines/tfjs/auto.ts";
+import { sftWorkers, trainSft } from "../engines/tfjs/sft.ts";
 
 /** Usage text for `deno task bench engine`. */
-export const usage = `usage: deno task bench engine [--backends LIST] [--sft-steps N] [--rl-steps N] [--tiny]
+export const usage =
+  `usage: deno task bench engine [--settings NAME] [--backends LIST] [--sft-steps N] [--rl-steps N]
+                               [--sample-workers N] [--tiny]
 
-Runs the tfjs engine on the default sweep's settings (width 64, 2 layers; SFT batch 32; RL 8 prompts x 8
-rollouts, 2 mini-batches, GRPO) on each backend of LIST, one after another in this process:
+Runs the tfjs engine on a settings preset (default: the default sweep's settings, width 64, 2 layers; SFT
+batch 32; RL 8 prompts x 8 rollouts, 2 mini-batches, GRPO; gpu: width 512, 8 layers, context 256, SFT batch
+128, RL 32 x 8 rollouts) on each backend of LIST, one after another in this process:
   sft  sequences/s over --sft-steps steps, after 2 warm-up steps (data-parallel on wasm/cpu, as the engine)
   rl   seconds per step over --rl-steps steps after 1 warm-up: rollout generation (generated tokens/s) and the
        update (reference log-probs plus the policy-loss passes; response tokens/s)
 A backend that cannot start is reported and skipped.
 
-  --backends LIST  comma-separated, from ${BACKENDS.join(", ")} (default wasm,webgpu)
+  --settings NAME  ${SETTINGS_PRESETS.join(" | ")} (default: default)
+  --backends LIST  comma-separated, from ${BACKENDS.join(", ")} (default wasm,webgpu); auto reports its
+                   decision (calibrated against webgpu where a WebGPU adapter exists)
+  --sample-workers N  data-parallel sampling workers on CPU backends (default: the settings' sampleWorkers)
   --sft-steps N    timed SFT steps (default 10)
   --rl-steps N     timed RL steps (default 3)
-  --tiny           the tiny test settings (width 32) instead of the defaults, for slow backends`;
+  --tiny           the same as --settings tiny`;
 
 /** One backend's figures. */
 interface EngineRate {
   backend: string;
+  decision?: unknown;
   sft_workers: number;
+  sample_workers: number;
   sft_seq_per_s: number;
   rl_s_per_step: number;
   rl_sample_tokens_per_s: number;
@@ -55,6 +71,7 @@ async function measure(
   await sft(sftSteps);
   const sftSeconds = (performance.now() - t0) / 1000;
 
+  using sampling = await parallelSampling(s, model);
   const ref = createModel(modelConfig(s, tok), rng.derive("ref"));
   setWeights(ref, await getWeightsAsync(model));
   const opt = createOptimizer(model, { lr: s.rl.lr, clipNorm: s.rl.clipNorm });
@@ -74,6 +91,7 @@ async function measure(
   disposeModel(ref);
   return {
     sft_workers: sftWorkers(s),
+    sample_workers: sampling.workers,
     sft_seq_per_s: Math.round(sftSteps * s.sft.batchSize / sftSeconds),
     rl_s_per_step: +(rlSeconds / rlSteps).toFixed(3),
     rl_sample_tokens_per_s: Math.round(generated / sampleS),
@@ -85,12 +103,16 @@ async function measure(
 export async function main(args: string[]): Promise<number> {
   const values = parseFlags(args, {
     backends: { type: "string" },
+    settings: { type: "string" },
+    "sample-workers": { type: "string" },
     "sft-steps": { type: "string" },
     "rl-steps": { type: "string" },
     tiny: { type: "boolean" },
   }, false).values as {
     help?: boolean;
     backends?: string;
+    settings?: string;
+    "sample-workers"?: string;
     "sft-steps"?: string;
     "rl-steps"?: string;
     tiny?: boolean;
@@ -107,29 +129,43 @@ export async function main(args: string[]): Promise<number> {
   }
   const sftSteps = parseNumber(values["sft-steps"], "sft-steps", 10, 1, 10_000);
   const rlSteps = parseNumber(values["rl-steps"], "rl-steps", 3, 1, 1000);
+  const preset = values.tiny ? "tiny" : values.settings ?? "default";
+  if (!(SETTINGS_PRESETS as readonly string[]).includes(preset)) {
+    throw new UsageError(`--settings: expected one of ${SETTINGS_PRESETS.join(", ")}, got '${preset}'`);
+  }
   const results: (EngineRate | { backend: string; unavailable: string })[] = [];
   for (const backend of backends) {
-    const s = {
-      ...(values.tiny ? tinySettings() : defaultSettings()),
-      backend: backend as TfjsSettings["backend"],
-    };
+    const s = { ...presetSettings(preset), backend: backend as TfjsSettings["backend"] };
+    if (values["sample-workers"] !== undefined) {
+      s.sampleWorkers = parseNumber(values["sample-workers"], "sample-workers", 1, 0, 64);
+    }
+    let decision;
     try {
-      await initBackend(backend);
+      decision = await initEngineBackend(backend, modelConfig(s, settingsTokenizer(s)));
+      if (backend === "auto") console.log(`auto       ${JSON.stringify(decision)}`);
     } catch (e) {
       const why = (e as Error).message.split("\n")[0];
       console.log(`${backend.padEnd(10)} unavailable: ${why}`);
       results.push({ backend, unavailable: why });
       continue;
     }
-    const r = { backend, ...(await measure(s, sftSteps, rlSteps)) };
+    const r = { backend, decision, ...(await measure(s, sftSteps, rlSteps)) };
     console.log(
       `${
         backend.padEnd(10)
-      } sft ${r.sft_seq_per_s} seq/s (${r.sft_workers} worker(s)); rl ${r.rl_s_per_step} s/step: ` +
+      } sft ${r.sft_seq_per_s} seq/s (${r.sft_workers} worker(s)); rl ${r.rl_s_per_step} s/step ` +
+        `(${r.sample_workers} sampling worker(s)): ` +
         `sample ${r.rl_sample_tokens_per_s} tok/s, update ${r.rl_update_tokens_per_s} tok/s`,
     );
     results.push(r);
   }
-  console.log(JSON.stringify({ settings: values.tiny ? "tiny" : "default", sftSteps, rlSteps, results }));
+  const load = (() => {
+    try {
+      return Deno.loadavg();
+    } catch {
+      return null;
+    }
+  })();
+  console.log(JSON.stringify({ settings: preset, sftSteps, rlSteps, load, results }));
   return 0;
 }

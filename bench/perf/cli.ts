@@ -1,5 +1,5 @@
 // `deno task bench <name>`: speed benchmarks, each owned by the area it measures.
-import { UsageError } from "../common/args.ts";
+import { UsageError } from "../../common/args.ts";
 
 const benches: Record<
   string,
@@ -7,20 +7,20 @@ const benches: Record<
 > = {
   grader: {
     about: "grades/s and latency of the grader (single and gradeMany)",
-    load: () => import("../evaluators/bench.ts"),
+    load: () => import("./grader.ts"),
   },
-  datasets: { about: "time to load the cached datasets", load: () => import("./perf/datasets.ts") },
+  datasets: { about: "time to load the cached datasets", load: () => import("./datasets.ts") },
   model: {
     about: "tfjs transformer train/sample tokens/s beside the PyTorch reference",
-    load: () => import("./engines/tfjs/bench.ts"),
+    load: () => import("./model.ts"),
   },
   engine: {
     about: "the tfjs engine (SFT, RL rollouts and updates) on each backend, side by side",
-    load: () => import("./engines/tfjs/engine_bench.ts"),
+    load: () => import("./engine.ts"),
   },
   tabular: {
     about: "tabular engine steps/s and a grpo vs ace-grpo sweep timing",
-    load: () => import("./perf/tabular.ts"),
+    load: () => import("./tabular.ts"),
   },
 };
 

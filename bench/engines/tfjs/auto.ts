@@ -1,0 +1,94 @@
+// `backend: "auto"` for the engine: webgpu only where a short calibration run measured it faster than wasm for
+// the model and batch at hand, else wasm (then cpu). The decision is cached per shape and recorded by the engine.
+import * as tf from "@tensorflow/tfjs-core";
+import { Rng } from "../../../common/prng.ts";
+import { hasWebgpuAdapter, initBackend } from "./backend.ts";
+import {
+  createModel,
+  createOptimizer,
+  disposeModel,
+  type ModelConfig,
+  sampleAsync,
+  tokenLogProbs,
+  trainStepAsync,
+} from "./model.ts";
+
+/** What `auto` chose and why; `measured` holds the calibration (ms of one train step + one short sampling). */
+export interface BackendDecision {
+  requested: string;
+  backend: string;
+  reason: string;
+  measured?: Record<string, number>;
+}
+
+const decisions = new Map<string, BackendDecision>();
+
+/** Rows of the calibration train step and sampling run (small, so that it costs seconds on wasm even for gpu). */
+const CAL_TRAIN_ROWS = 4, CAL_SAMPLE_ROWS = 64, CAL_NEW = 8;
+
+/** ms of one train step (after a warm-up) plus one short sampling run of `cfg` on the active backend. */
+async function calibrate(cfg: ModelConfig): Promise<number> {
+  const rng = Rng.seeded(0), model = createModel(cfg, rng.split());
+  const opt = createOptimizer(model, { lr: 1e-3, clipNorm: 1 });
+  const tokens = tf.tensor2d(
+    Int32Array.from({ length: CAL_TRAIN_ROWS * cfg.context }, () => rng.int(cfg.vocab)),
+    [CAL_TRAIN_ROWS, cfg.context],
+    "int32",
+  );
+  const loss = () => tf.neg(tf.mean(tokenLogProbs(model, tokens).logp)) as tf.Scalar;
+  const prompt = Math.max(1, Math.min(8, cfg.context - CAL_NEW));
+  const prompts = Int32Array.from({ length: CAL_SAMPLE_ROWS * prompt }, () => rng.int(cfg.vocab));
+  const draw = () =>
+    sampleAsync(model, prompts, CAL_SAMPLE_ROWS, { maxNew: CAL_NEW, temperature: 1, topP: 1, rng });
+  try {
+    await trainStepAsync(model, opt, loss);
+    await draw();
+    const t0 = performance.now();
+    await trainStepAsync(model, opt, loss);
+    await draw();
+    return performance.now() - t0;
+  } finally {
+    tokens.dispose();
+    disposeModel(model);
+    for (const m of [opt.m, opt.v]) m.forEach((v) => v.dispose());
+  }
+}
+
+/**
+ * Start the backend the settings name; for "auto", calibrate wasm against webgpu on `cfg` when a WebGPU adapter
+ * exists and keep the faster (no adapter: wasm, or cpu if wasm cannot start). Returns the decision.
+ */
+export async function initEngineBackend(requested: string, cfg: ModelConfig): Promise<BackendDecision> {
+  if (requested !== "auto") return { requested, backend: await initBackend(requested), reason: "requested" };
+  const key = JSON.stringify(cfg), known = decisions.get(key);
+  if (known) {
+    await initBackend(known.backend);
+    return known;
+  }
+  let decision: BackendDecision;
+  if (!(await hasWebgpuAdapter())) {
+    decision = { requested, backend: await initBackend("auto"), reason: "no WebGPU adapter" };
+  } else {
+    const measured: Record<string, number> = {};
+    for (const b of ["wasm", "webgpu"]) {
+      try {
+        await initBackend(b);
+        measured[b] = Math.round(await calibrate(cfg));
+      } catch (e) {
+        console.error(`backend auto: ${b} calibration failed (${(e as Error).message.split("\n")[0]})`);
+      }
+    }
+    const pick = measured.webgpu !== undefined && !(measured.webgpu >= (measured.wasm ?? Infinity))
+      ? "webgpu"
+      : "wasm";
+    decision = {
+      requested,
+      backend: await initBackend(pick === "wasm" ? "auto" : pick),
+      reason:
+        `calibration: one train step of ${CAL_TRAIN_ROWS} rows + sampling ${CAL_SAMPLE_ROWS} rows x ${CAL_NEW} tokens, ms`,
+      measured,
+    };
+  }
+  decisions.set(key, decision);
+  return decision;
+}
