@@ -12,7 +12,7 @@ import {
   runSweep,
   writeSweepJson,
 } from "../bench/sweep/mod.ts";
-import { engineIngest, writeReport } from "../reports/mod.ts";
+import { engineIngest, writeReportChecked } from "../reports/mod.ts";
 
 /** Usage text for `deno task sweep`. */
 export const usage =
@@ -92,8 +92,14 @@ export async function main(args: string[]): Promise<number> {
   if (outcome.done.length + outcome.skipped.length === 0) {
     console.error(`sweep ${sweep.name}: no finished run, so no report`);
   } else if (!values["no-report"]) {
-    for (const written of await writeReport(out, { ingest: engineIngest() })) {
-      console.error(`wrote ${written}`);
+    const { written, issues } = await writeReportChecked(out, { ingest: engineIngest() });
+    for (const path of written) console.error(`wrote ${path}`);
+    // Failed runs already make the exit code 1; runs left out by --only are not an error of this sweep.
+    const partial = outcome.failed.length > 0 || runs.length < all.length;
+    if (issues.length && !partial) {
+      console.error(`sweep ${sweep.name}: incomplete data, cells marked † in the summary:`);
+      for (const i of issues) console.error(`  ${i.runId}: ${i.message}`);
+      return 1;
     }
   }
   return outcome.failed.length ? 1 : 0;

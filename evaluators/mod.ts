@@ -3,5 +3,22 @@ export { grade, type GradeOptions, type GradeResult, type GradeStatus, isEquival
 export { gradeMany, type GradeManyItem, type GradeManyOptions, GraderPool } from "./pool.ts";
 export { extractAnswer, type Extraction } from "./extract.ts";
 export { majAtK, type MajResult } from "./majority.ts";
-export { meanAtN, passAtK, type PassAtKRow, passAtKSummary } from "./passk.ts";
-export { bootstrapCI, type Interval, pairedBootstrap, seedAggregate, tCritical } from "./stats.ts";
+export { meanAtN, passAtK, passAtKVariance } from "./passk.ts";
+export {
+  bootstrapCI,
+  type CrossedComponents,
+  crossedComponents,
+  type CrossedInterval,
+  crossedInterval,
+  type CrossedTerms,
+  crossedVariance,
+  type Interval,
+  median,
+  minDetectable,
+  quantile,
+  quantileSorted,
+  seedAggregate,
+  tCritical,
+  termsVariance,
+  tQuantile,
+} from "./stats.ts";

@@ -1,5 +1,4 @@
-// Unbiased Pass@k (Chen et al. 2021), mean@n and per-k aggregates with bootstrap intervals over problems.
-import { bootstrapCI } from "./stats.ts";
+// Unbiased Pass@k (Chen et al. 2021), mean@n, and the sampling variance of the pass@k estimate of one problem.
 
 function checkCounts(n: number, c: number, what: string): void {
   if (!Number.isInteger(n) || n < 1) throw new RangeError(`${what}: n must be a positive integer, got ${n}`);
@@ -30,31 +29,21 @@ export function meanAtN(n: number, c: number): number {
   return c / n;
 }
 
-/** One row of an aggregate pass@k table: the mean over problems and its bootstrap interval. */
-export interface PassAtKRow {
-  k: number;
-  mean: number;
-  lo: number;
-  hi: number;
-  problems: number;
-}
-
 /**
- * Aggregate pass@k for each k: per-problem unbiased estimates averaged over problems (unweighted), with a
- * seeded percentile bootstrap over problems. Throws if any problem has fewer than k samples (name the problem).
+ * Sampling variance of the unbiased pass@k estimate of one problem whose samples are correct with probability p:
+ * Var over c ~ Binomial(n, p) of passAtK(n, c, k). Exact (k = 1 gives p(1 − p)/n); 1 ≤ k ≤ n, p in [0, 1].
  */
-export function passAtKSummary(
-  problems: readonly { n: number; c: number }[],
-  ks: readonly number[],
-  options: { seed: number; iters?: number; level?: number },
-): PassAtKRow[] {
-  if (problems.length === 0) throw new RangeError("passAtKSummary: no problems");
-  return ks.map((k) => {
-    const perProblem = problems.map((p, i) => {
-      if (p.n < k) throw new RangeError(`passAtKSummary: problem ${i} has n=${p.n} < k=${k} samples`);
-      return passAtK(p.n, p.c, k);
-    });
-    const ci = bootstrapCI(perProblem, { ...options, seed: options.seed + k });
-    return { k, mean: ci.mean, lo: ci.lo, hi: ci.hi, problems: problems.length };
-  });
+export function passAtKVariance(n: number, p: number, k: number): number {
+  if (!(p >= 0 && p <= 1)) throw new RangeError(`passAtKVariance: p must be in [0, 1], got ${p}`);
+  passAtK(n, 0, k); // validates n and k
+  if (p === 0 || p === 1) return 0;
+  let logChoose = 0, m1 = 0, m2 = 0;
+  for (let c = 0; c <= n; c++) {
+    if (c > 0) logChoose += Math.log((n - c + 1) / c);
+    const pmf = Math.exp(logChoose + c * Math.log(p) + (n - c) * Math.log1p(-p));
+    const g = passAtK(n, c, k);
+    m1 += pmf * g;
+    m2 += pmf * g * g;
+  }
+  return Math.max(0, m2 - m1 * m1);
 }

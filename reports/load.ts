@@ -24,6 +24,10 @@ export interface RunData {
   ks: number[];
   metrics: MetricRow[];
   samples: EvalSample[];
+  /** What the run's config asked for (absent fields: unknown, e.g. a `deno task eval` folder). */
+  expected: { n?: number; steps?: number };
+  /** eval.jsonl: "missing", "torn" (its last line was cut mid-write and is ignored) or "ok". */
+  evalFile: "missing" | "torn" | "ok";
 }
 
 /** A loaded sweep: its sweep.json (null for folders without one) and its runs in folder order. */
@@ -49,6 +53,13 @@ function checkSample(s: Record<string, unknown>, where: string): EvalSample {
   return s as unknown as EvalSample;
 }
 
+/** "missing", "torn" (non-empty and not ending in a newline: the last line was cut mid-write) or "ok". */
+function evalFileState(path: string): RunData["evalFile"] {
+  if (!exists(path)) return "missing";
+  const text = Deno.readTextFileSync(path);
+  return text.length > 0 && !text.endsWith("\n") ? "torn" : "ok";
+}
+
 function loadRun(dir: string, fallbackId: string): RunData {
   const config = exists(join(dir, "config.json"))
     ? readJson<Record<string, unknown>>(join(dir, "config.json"))
@@ -61,6 +72,10 @@ function loadRun(dir: string, fallbackId: string): RunData {
     checkSample(s, `${evalPath}:${i + 1}`)
   );
   const runId = String(config.runId ?? fallbackId);
+  const evalConfig = (config.eval ?? {}) as { n?: unknown };
+  const rl = ((config.settings as { rl?: { steps?: unknown } } | undefined)?.rl ?? config.rl ?? {}) as {
+    steps?: unknown;
+  };
   return {
     runId,
     method: String(config.method ?? config.model ?? runId),
@@ -72,6 +87,11 @@ function loadRun(dir: string, fallbackId: string): RunData {
     ks: ((config.eval as { ks?: number[] } | undefined)?.ks ?? []).slice(),
     metrics: readJsonl<MetricRow>(join(dir, "metrics.jsonl")),
     samples,
+    expected: {
+      n: Number.isInteger(evalConfig.n) ? evalConfig.n as number : undefined,
+      steps: Number.isInteger(rl.steps) ? rl.steps as number : undefined,
+    },
+    evalFile: evalFileState(evalPath),
   };
 }
 
