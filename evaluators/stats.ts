@@ -108,11 +108,11 @@ export function seedAggregate(values: readonly number[], level = 0.95): Interval
 // problem p under seed s, or its paired ACE − baseline difference) is a two-way crossed random-effects array
 //   y[s][p] = μ + a[s] + b[p] + e[s][p],   Var(ȳ) = σ²_seed/S + σ²_problem/P + σ²_residual/(S·P),
 // where e holds the seed × problem interaction and the within-problem sampling noise of the n samples. The
-// components come from the two-way ANOVA mean squares (method of moments, truncated at 0); the interval is
-// Student-t with Satterthwaite degrees of freedom. Resampling seeds and problems (the pigeonhole bootstrap,
-// Owen 2007, Ann. Appl. Stat. 1:386) targets the same variance but counts the residual about three times and
-// shrinks the seed term by (S − 1)/S, so with few seeds it is neither exact nor conservative (McCullagh 2000,
-// Bernoulli 6:285); the moment estimator is unbiased. See docs/sweeps-reports.md.
+// components come from the two-way ANOVA mean squares (method of moments, truncated at 0); each of the three
+// terms gets its own Student-t quantile. Resampling seeds and problems (the pigeonhole bootstrap, Owen 2007,
+// Ann. Appl. Stat. 1:386) targets the same variance but counts the residual about three times and shrinks the
+// seed term by (S − 1)/S, so with few seeds it is neither exact nor conservative (McCullagh 2000, Bernoulli
+// 6:285, on resampling exchangeable arrays); the moment estimator is unbiased. See docs/sweeps-reports.md.
 
 /** Variance components of a crossed seeds × problems array (per-value variances, ≥ 0), and its mean squares. */
 export interface CrossedComponents {
@@ -134,14 +134,16 @@ export interface CrossedComponents {
 }
 
 /**
- * Var(mean) of a crossed design as two independent terms with their degrees of freedom: the variance of the seed
- * means over S (S − 1 df; it carries the residual) and the problem component over P (P − 1 df).
+ * Var(mean) of a crossed design as independent terms, each with its degrees of freedom: the seed component over
+ * S (S − 1 df), the problem component over P (P − 1 df) and the residual over S·P ((S − 1)(P − 1) df).
  */
 export interface CrossedTerms {
   seedTerm: number;
   seedDf: number;
   problemTerm: number;
   problemDf: number;
+  residualTerm: number;
+  residualDf: number;
 }
 
 /** A crossed interval: mean ± half-width, with the design, terms and components behind it. */
@@ -212,43 +214,56 @@ export function crossedComponents(
 }
 
 /**
- * Terms of Var(mean) for a seeds × problems design with components `c` (a projection: σ²_seed/S + σ²_problem/P
- * + σ²_residual/(S·P)). A component that was not estimable contributes nothing (one seed: seed variance unknown,
- * the per-problem variance is the problem term). Needs ≥ 2 seeds when the seed component is known.
+ * Terms of Var(mean) for a seeds × problems design with components `c`: σ²_seed/S + σ²_problem/P +
+ * σ²_residual/(S·P). A component that was not estimable contributes nothing (one seed: the per-problem variance
+ * is the problem term, seed variance unknown). Needs ≥ 2 seeds when the seed component is known.
  */
 export function crossedVariance(
   c: CrossedComponents,
   design: { seeds: number; problems: number },
 ): CrossedTerms {
   const S = design.seeds, P = design.problems;
-  if (!c.seedKnown) return { seedTerm: 0, seedDf: 0, problemTerm: c.problem / P, problemDf: P - 1 };
+  if (!c.seedKnown) {
+    return {
+      seedTerm: 0,
+      seedDf: 0,
+      problemTerm: c.problem / P,
+      problemDf: P - 1,
+      residualTerm: 0,
+      residualDf: 0,
+    };
+  }
   if (S < 2) throw new RangeError(`crossedVariance: need ≥ 2 seeds, got ${S}`);
   return {
-    seedTerm: (c.residual + P * c.seed) / (S * P),
+    seedTerm: c.seed / S,
     seedDf: S - 1,
     problemTerm: c.problem / P,
     problemDf: P - 1,
+    residualTerm: c.residual / (S * P),
+    residualDf: (S - 1) * (P - 1),
   };
 }
 
 /** Σ of the terms (the variance of the mean). */
 export function termsVariance(t: CrossedTerms): number {
-  return t.seedTerm + t.problemTerm;
+  return t.seedTerm + t.problemTerm + t.residualTerm;
 }
 
 /** √Σ q(df)²·term: each term scaled by its own quantile multiplier (a term with 0 df must be 0). */
 function combine(t: CrossedTerms, q: (df: number) => number): number {
   const part = (term: number, df: number) => (term > 0 ? q(df) ** 2 * term : 0);
-  return Math.sqrt(part(t.seedTerm, t.seedDf) + part(t.problemTerm, t.problemDf));
+  return Math.sqrt(
+    part(t.seedTerm, t.seedDf) + part(t.problemTerm, t.problemDf) + part(t.residualTerm, t.residualDf),
+  );
 }
 
 /**
- * Crossed interval of the mean of a seeds × problems array (row-major). Var(mean) = MS_seed/(S·P) +
- * max(0, MS_problem − MS_residual)/(S·P) — the variance of the seed means over S plus the problem component over
- * P — and the half-width √(t²(S − 1)·seed term + t²(P − 1)·problem term), each term with its own Student-t
- * quantile (Satterthwaite's pooled ν is liberal when the seed term is estimated small by chance). One seed:
- * MS_problem/P (problems only). Bounds are not clipped. All values equal: [mean, mean] with `identical` set; one
- * value: lo = hi = NaN.
+ * Crossed interval of the mean of a seeds × problems array (row-major): Var(mean) = σ²_seed/S + σ²_problem/P +
+ * σ²_residual/(S·P) from the two-way ANOVA components (`crossedComponents`, negative estimates set to 0), and the
+ * half-width √Σ t²(df)·term, each term with its own Student-t quantile (S − 1, P − 1 and (S − 1)(P − 1) df; a
+ * single pooled Satterthwaite ν is liberal when the seed term is estimated small by chance). One seed: s²/P over
+ * problems only. One problem: over seeds only. Bounds are not clipped. All values equal: [mean, mean] with
+ * `identical` set; one value: lo = hi = NaN.
  */
 export function crossedInterval(
   values: ArrayLike<number>,
@@ -259,14 +274,16 @@ export function crossedInterval(
   checkLevel(level);
   const S = seeds, P = problems;
   const c = crossedComponents(values, S, P);
-  const terms: CrossedTerms = S === 1
-    ? { seedTerm: 0, seedDf: 0, problemTerm: P > 1 ? c.msProblem / P : 0, problemDf: P - 1 }
-    : {
-      seedTerm: c.msSeed / (S * P),
+  const terms: CrossedTerms = S === 1 || P === 1
+    ? {
+      seedTerm: S > 1 ? c.seed / S : 0,
       seedDf: S - 1,
-      problemTerm: P > 1 ? Math.max(0, c.msProblem - c.msResidual) / (S * P) : 0,
+      problemTerm: P > 1 ? c.problem / P : 0,
       problemDf: P - 1,
-    };
+      residualTerm: 0,
+      residualDf: 0,
+    }
+    : crossedVariance(c, { seeds: S, problems: P });
   let identical = true;
   for (let i = 1; i < values.length && identical; i++) identical = values[i] === values[0];
   const base = { mean: c.mean, seeds: S, problems: P, components: c, terms, identical };

@@ -1,7 +1,7 @@
 // Regression check: each method's final Pass@k (mean over seeds and problems) against a committed baseline. A
 // cell regresses when it falls below the baseline by more than the one-sided 95% crossed interval of the
 // difference allows. Both sweeps evaluate the same problems, so the problem component cancels; what remains is
-// the seed-to-seed noise of each sweep (its seed means' variance, which carries the seed × problem residual).
+// the noise a re-run has: each sweep's seed term σ²_seed/S and residual term σ²_residual/(S·P).
 import { readJson, writeJson } from "../common/fs.ts";
 import { tQuantile } from "../evaluators/mod.ts";
 import { type DataIssue } from "./completeness.ts";
@@ -18,9 +18,8 @@ export interface BaselineCell {
   /** 95% crossed interval (display). */
   lo: number;
   hi: number;
-  /** Standard error of the mean for a re-run on the same problems (seed term only), and its degrees of freedom. */
-  se: number;
-  df: number;
+  /** Noise of the mean for a re-run on the same problems: variance terms with their degrees of freedom. */
+  noise: { variance: number; df: number }[];
   seeds: number;
   problems: number;
 }
@@ -40,19 +39,21 @@ export interface RegressionCell {
   k: number;
   baseline: number;
   current: number | null;
-  /** The largest drop the noise allows: √(t²(.95, ν_b)·se_b² + t²(.95, ν_c)·se_c²). */
+  /** The largest drop the noise allows: √Σ t²(.95, df)·variance over both cells' noise terms. */
   allowed: number;
   regressed: boolean;
 }
 
 const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+const r9 = (x: number) => Number(x.toPrecision(6));
 
-/** Noise of a cell for a re-run on the same problems: the seed term (one seed: the problem term, conservative). */
-function rerunNoise(c: AggregateCell): { se: number; df: number } {
+/** Noise of a cell for a re-run on the same problems: its seed and residual terms (one seed: the problem term). */
+function rerunNoise(c: AggregateCell): { variance: number; df: number }[] {
   const t = c.terms;
-  return t.seedDf > 0
-    ? { se: Math.sqrt(t.seedTerm), df: t.seedDf }
-    : { se: Math.sqrt(t.problemTerm), df: Math.max(t.problemDf, 0) };
+  const terms = t.seedDf > 0
+    ? [{ variance: t.seedTerm, df: t.seedDf }, { variance: t.residualTerm, df: t.residualDf }]
+    : [{ variance: t.problemTerm, df: t.problemDf }];
+  return terms.filter((x) => x.variance > 0 && x.df > 0).map((x) => ({ variance: r9(x.variance), df: x.df }));
 }
 
 /** Baseline cells of a sweep folder (every method × dataset × k at the final step, slice "all") and its issues. */
@@ -62,21 +63,17 @@ export async function baselineOf(
 ): Promise<Baseline & { issues: DataIssue[] }> {
   const report = await buildReport(dir, options);
   const cells = aggregateSeeds(finalRows(report.rows).filter((r) => r.slice === "all"))
-    .map((c) => {
-      const noise = rerunNoise(c);
-      return {
-        method: c.method,
-        dataset: c.dataset,
-        k: c.k,
-        mean: r6(c.mean),
-        lo: r6(c.lo),
-        hi: r6(c.hi),
-        se: r6(noise.se),
-        df: r6(noise.df),
-        seeds: c.seeds,
-        problems: c.problems,
-      };
-    })
+    .map((c) => ({
+      method: c.method,
+      dataset: c.dataset,
+      k: c.k,
+      mean: r6(c.mean),
+      lo: r6(c.lo),
+      hi: r6(c.hi),
+      noise: rerunNoise(c),
+      seeds: c.seeds,
+      problems: c.problems,
+    }))
     .sort((a, b) => a.dataset.localeCompare(b.dataset) || a.method.localeCompare(b.method) || a.k - b.k);
   const sweep = report.data.sweep;
   return {
@@ -97,8 +94,11 @@ export function readBaseline(path: string): Baseline {
     );
   }
   b.cells.forEach((c, i) => {
-    for (const f of ["mean", "lo", "hi", "k", "se", "df", "seeds", "problems"] as const) {
+    for (const f of ["mean", "lo", "hi", "k", "seeds", "problems"] as const) {
       if (typeof c[f] !== "number") throw new Error(`${path}: cells[${i}].${f}: expected a number`);
+    }
+    if (!Array.isArray(c.noise) || c.noise.some((x) => !(x.variance >= 0) || !(x.df > 0))) {
+      throw new Error(`${path}: cells[${i}].noise: expected [{ variance ≥ 0, df > 0 }, …]`);
     }
   });
   return b;
@@ -114,9 +114,9 @@ export function writeBaseline(path: string, baseline: Baseline): void {
   });
 }
 
-/** One-sided 95% multiplier of a noise term (0 df or 0 se contributes nothing). */
-function oneSided(se: number, df: number): number {
-  return se > 0 && df > 0 ? tQuantile(0.95, df) * se : 0;
+/** √Σ t²(.95, df)·variance: the one-sided 95% allowance of a set of independent noise terms. */
+function allowance(terms: readonly { variance: number; df: number }[]): number {
+  return Math.sqrt(terms.reduce((acc, x) => acc + tQuantile(0.95, x.df) ** 2 * x.variance, 0));
 }
 
 /** Compare every baseline cell with the current one; a missing current cell counts as a regression. */
@@ -125,7 +125,7 @@ export function compareToBaseline(baseline: Baseline, current: Baseline): Regres
     const c = current.cells.find((c) => c.method === b.method && c.dataset === b.dataset && c.k === b.k);
     const where = { method: b.method, dataset: b.dataset, k: b.k };
     if (!c) return { ...where, baseline: b.mean, current: null, allowed: 0, regressed: true };
-    const allowed = Math.hypot(oneSided(b.se, b.df), oneSided(c.se, c.df));
+    const allowed = allowance([...b.noise, ...c.noise]);
     return {
       ...where,
       baseline: b.mean,

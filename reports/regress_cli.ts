@@ -15,8 +15,9 @@ export const usage = `usage: deno task regress --baseline FILE --current DIR [--
 
 Compares the final Pass@k (mean over seeds and problems) of every method/dataset/k in sweep folder DIR with a
 committed baseline and exits 1 when a cell falls below its baseline by more than the one-sided 95% crossed
-interval of the difference allows (drop > √((t·se)_baseline² + (t·se)_current²), se = the seed-to-seed noise
-of a re-run on the same problems), naming each regressed cell. Incomplete current data also fail.
+interval of the difference allows (drop > √Σ t²(.95, df)·variance over the noise terms of both cells: the seed
+and residual terms a re-run on the same problems has), naming each regressed cell. Incomplete current data
+also fail.
 --update   write DIR's cells as the new baseline FILE instead of checking (an explicit, reviewed change)
 
 example: deno task regress --baseline reports/baselines/ci-tabular.json --current runs/ci-tabular`;

@@ -29,7 +29,11 @@ export interface RunHooks {
 export interface Engine {
   name: string;
   /** Work shared by all runs of a sweep (e.g. the SFT base model), written under `<sweepDir>/base/`. */
-  prepare?(sweep: { settings: Record<string, unknown>; seed: number }, sweepDir: string): Promise<void>;
+  prepare?(
+    sweep: { settings: Record<string, unknown>; seed: number },
+    sweepDir: string,
+    hooks?: RunHooks,
+  ): Promise<void>;
   run(run: RunConfig, runDir: string, sweepDir: string, hooks: RunHooks): Promise<void>;
 }
 

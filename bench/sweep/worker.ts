@@ -22,13 +22,14 @@ const scope = globalThis as unknown as {
 
 async function perform(job: WorkerJob): Promise<void> {
   const engine = await loadEngine(job.spec);
+  const hooks = {
+    onProgress: (step: number, total: number) => scope.postMessage({ kind: "progress", step, total }),
+  };
   if (job.kind === "prepare") {
-    await engine.prepare?.({ settings: job.settings, seed: job.seed }, job.sweepDir);
+    await engine.prepare?.({ settings: job.settings, seed: job.seed }, job.sweepDir, hooks);
     return;
   }
-  await engine.run(job.run, job.runDir, job.sweepDir, {
-    onProgress: (step, total) => scope.postMessage({ kind: "progress", step, total }),
-  });
+  await engine.run(job.run, job.runDir, job.sweepDir, hooks);
 }
 
 scope.onmessage = (e) => {

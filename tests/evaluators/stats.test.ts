@@ -92,9 +92,10 @@ Deno.test("tQuantile and minDetectable: published t values; MDD = (t.975 + t.80)
   assertClose(tQuantile(0.975, 3.5), 2.9401, 1e-4, "real ν");
   assertClose(tQuantile(0.8, 10), 0.8791, 1e-4);
   assertClose(tQuantile(0.975, 1e9), 1.95996, 1e-4, "huge ν → normal");
-  const terms = { seedTerm: 0, seedDf: 0, problemTerm: 1e-4, problemDf: 1e6 };
+  const none = { seedTerm: 0, seedDf: 0, problemTerm: 0, problemDf: 0, residualTerm: 0, residualDf: 0 };
+  const terms = { ...none, problemTerm: 1e-4, problemDf: 1e6 };
   assertClose(minDetectable(terms), (1.959964 + 0.841621) * 0.01, 1e-6, "normal limit 2.80·se");
-  const small = { seedTerm: 1e-4, seedDf: 3, problemTerm: 1e-4, problemDf: 1e6 };
+  const small = { ...none, seedTerm: 1e-4, seedDf: 3, problemTerm: 1e-4, problemDf: 1e6 };
   assertClose(
     minDetectable(small) ** 2,
     (3.1824 + 0.9785) ** 2 * 1e-4 + 2.8016 ** 2 * 1e-4,
@@ -225,6 +226,19 @@ const SCENARIOS: Scenario[] = [
     ],
     extra: { seedSd: 0.15, problemSd: 0.3 },
     sims: 1200,
+  },
+  {
+    name: "4 seeds × 384 problems, seed × problem interaction dominant (the default sweep's difference)",
+    seeds: 4,
+    problems: 384,
+    n: 32,
+    k: 1,
+    arms: [
+      { mu: -0.5, seedSd: 0.05, problemSd: 1.5, interactionSd: 1.2 },
+      { mu: -0.45, seedSd: 0.05, problemSd: 1.5, interactionSd: 1.2 },
+    ],
+    extra: { seedSd: 0.05, problemSd: 0.1 },
+    sims: 600,
   },
   {
     name: "2 seeds (a CI sweep), seed and problem variance",

@@ -60,8 +60,7 @@ Deno.test("regress: a drop within the one-sided noise allowance passes; a missin
     mean: 0.5,
     lo: 0.4,
     hi: 0.6,
-    se: 0.02,
-    df: 7,
+    noise: [{ variance: 0.02 ** 2, df: 7 }],
     seeds: 8,
     problems: 100,
   };
