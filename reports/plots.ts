@@ -59,22 +59,22 @@ export function passKSpec(cells: readonly AggregateCell[], dataset: string): vl.
     width: 420,
     height: 280,
     data: { values },
-    encoding: { x: kAxis(ks) },
+    encoding: {
+      x: kAxis(ks),
+      color: {
+        field: "method",
+        type: "nominal",
+        legend: { symbolType: "stroke", symbolOpacity: 1, symbolStrokeWidth: 3 },
+      },
+    },
     layer: [
       {
-        mark: { type: "area", opacity: 0.15 },
-        encoding: {
-          y: { field: "lo", type: "quantitative", scale: { domain } },
-          y2: { field: "hi" },
-          color: { field: "method", type: "nominal", legend: null },
-        },
+        mark: { type: "line", point: true, strokeWidth: 2 },
+        encoding: { y: { field: "passAtK", type: "quantitative", title: "pass@k", scale: { domain } } },
       },
       {
-        mark: { type: "line", point: true, strokeWidth: 2 },
-        encoding: {
-          y: { field: "passAtK", type: "quantitative", title: "pass@k", scale: { domain } },
-          color: { field: "method", type: "nominal", legend: { symbolType: "stroke", symbolStrokeWidth: 3 } },
-        },
+        mark: { type: "area", opacity: 0.15 },
+        encoding: { y: { field: "lo", type: "quantitative" }, y2: { field: "hi" } },
       },
     ],
   };
@@ -167,7 +167,13 @@ export function trainingSpec(runs: readonly RunData[]): vl.TopLevelSpec | null {
     title: "Training curves (mean over seeds)",
     data: { values },
     facet: {
-      row: { field: "metric", type: "nominal", title: null, sort: Object.values(TRAINING_METRICS) },
+      row: {
+        field: "metric",
+        type: "nominal",
+        title: null,
+        sort: Object.values(TRAINING_METRICS),
+        header: { labelOrient: "top", labelAnchor: "start", labelAngle: 0, labelFontSize: 12 },
+      },
     },
     spec: {
       width: 420,
