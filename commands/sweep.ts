@@ -23,7 +23,8 @@ Runs every method × ACE-grid point × seed of a sweep config in parallel worker
 (passk.csv, summary.md, plots/) into the sweep folder. Re-running the same command skips finished runs and
 resumes unfinished ones from their checkpoints; a diverged run is marked failed and the sweep goes on.
 With no flags it runs the embedded default (bench/configs/default.json: tfjs engine, grpo, ace-grpo, dapo,
-ace-dapo × 3 seeds).
+ace-dapo × 12 seeds on 320 problems, n = 32). The report exits 1 on incomplete data unless runs failed (then
+the exit code is already 1) or --only selected a subset.
 
 --config FILE     sweep config (JSON, see bench/sweep/sweep.schema.json; a recorded sweep.json works too)
 --preset NAME     a config shipped in bench/configs/ (default: default)
