@@ -111,7 +111,7 @@ export function seedAggregate(values: readonly number[], level = 0.95): Interval
 // components come from the two-way ANOVA mean squares (method of moments, truncated at 0); each of the three
 // terms gets its own Student-t quantile. Resampling seeds and problems (the pigeonhole bootstrap, Owen 2007,
 // Ann. Appl. Stat. 1:386) targets the same variance but counts the residual about three times and shrinks the
-// seed term by (S − 1)/S, so with few seeds it is neither exact nor conservative (McCullagh 2000, Bernoulli
+// seed term by (S − 1)/S, so with few seeds it is neither exact nor conservative (see McCullagh 2000, Bernoulli
 // 6:285, on resampling exchangeable arrays); the moment estimator is unbiased. See docs/sweeps-reports.md.
 
 /** Variance components of a crossed seeds × problems array (per-value variances, ≥ 0), and its mean squares. */
