@@ -16,7 +16,6 @@ export {
   median,
   minDetectable,
   quantile,
-  quantileSorted,
   seedAggregate,
   tCritical,
   termsVariance,

@@ -21,7 +21,7 @@ function mean(values: ArrayLike<number>): number {
 }
 
 /** Linear-interpolated quantile (q in [0, 1]) of an ascending-sorted array (empty: NaN). */
-export function quantileSorted(sorted: ArrayLike<number>, q: number): number {
+function quantileSorted(sorted: ArrayLike<number>, q: number): number {
   if (sorted.length === 0) return NaN;
   const pos = q * (sorted.length - 1);
   const i = Math.floor(pos);

@@ -29,7 +29,7 @@ export {
   type DiffCell,
   pairedDiff,
 } from "./compare.ts";
-export { BEFORE_RL, INCOMPLETE_MARK, NO_SPREAD_MARK, renderSummary, type SummaryInput } from "./summary.ts";
+export { BEFORE_RL, renderSummary, type SummaryInput } from "./summary.ts";
 export { diffSpec, passKSpec, renderSvg, TRAINING_METRICS, trainingSpec } from "./plots.ts";
 export { type DataIssue, dataIssues } from "./completeness.ts";
 export {

@@ -25,8 +25,8 @@ export interface SummaryInput {
 export const BEFORE_RL = "step 0 (before RL)";
 
 /** Mark of a cell fed by a run with incomplete data; mark of a zero-width interval (nothing varies). */
-export const INCOMPLETE_MARK = "†";
-export const NO_SPREAD_MARK = "°";
+const INCOMPLETE_MARK = "†";
+const NO_SPREAD_MARK = "°";
 
 const f3 = (x: number) => x.toFixed(3);
 const signed = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(3);
