@@ -30,6 +30,10 @@ const commands: Record<string, { about: string; load: () => Promise<Command> }> 
     about: "write passk.csv, summary.md and plots for a sweep",
     load: () => import("./reports/cli.ts"),
   },
+  power: {
+    about: "variance components and detectable differences of a sweep; size the next one",
+    load: () => import("./reports/power.ts"),
+  },
   regress: {
     about: "compare a sweep's Pass@k against a committed baseline",
     load: () => import("./reports/regress_cli.ts"),

@@ -13,7 +13,7 @@ import {
   runSweep,
   writeSweepJson,
 } from "../bench/sweep/mod.ts";
-import { engineIngest, writeReport } from "../reports/mod.ts";
+import { engineIngest, writeReportChecked } from "../reports/mod.ts";
 
 /** Usage text for `deno task sweep`. */
 export const usage =
@@ -24,7 +24,8 @@ Runs every method × ACE-grid point × seed of a sweep config in parallel worker
 (passk.csv, summary.md, plots/) into the sweep folder. Re-running the same command skips finished runs and
 resumes unfinished ones from their checkpoints; a diverged run is marked failed and the sweep goes on.
 With no flags it runs the embedded default (bench/configs/default.json: tfjs engine, grpo, ace-grpo, dapo,
-ace-dapo × 3 seeds).
+ace-dapo × 12 seeds on 320 problems, n = 32). The report exits 1 on incomplete data unless runs failed (then
+the exit code is already 1) or --only selected a subset.
 
 --config FILE     sweep config (JSON, see bench/sweep/sweep.schema.json; a recorded sweep.json works too)
 --preset NAME     a config shipped in bench/configs/ (default: default)
@@ -111,8 +112,14 @@ async function sweepLocked(
   if (outcome.done.length + outcome.skipped.length === 0) {
     console.error(`sweep ${sweep.name}: no finished run, so no report`);
   } else if (!noReport) {
-    for (const written of await writeReport(out, { ingest: engineIngest() })) {
-      console.error(`wrote ${written}`);
+    const { written, issues } = await writeReportChecked(out, { ingest: engineIngest() });
+    for (const path of written) console.error(`wrote ${path}`);
+    // Failed runs already make the exit code 1; runs left out by --only are not an error of this sweep.
+    const partial = outcome.failed.length > 0 || runs.length < all.length;
+    if (issues.length && !partial) {
+      console.error(`sweep ${sweep.name}: incomplete data, cells marked † in the summary:`);
+      for (const i of issues) console.error(`  ${i.runId}: ${i.message}`);
+      return 1;
     }
   }
   return outcome.failed.length ? 1 : 0;

@@ -19,6 +19,15 @@ export function progressEnabled(): boolean {
 
 const quiet: Progress = { increment() {}, update() {}, setTotal() {}, stop() {} };
 
+/**
+ * ETA text: cli-progress passes the string "INF"/"NULL" before it has a rate, which its own formatter pads to
+ * "NFs"; show "--" until the ETA is a number of seconds.
+ */
+export function formatEta(t: unknown, options: unknown, roundTo: number): string {
+  if (typeof t !== "number" || !Number.isFinite(t)) return "--";
+  return cliProgress.Format.TimeFormat(t, options, roundTo);
+}
+
 /** A single bar with ETA; `label` prefixes it, `unit` names what is counted. */
 export function progressBar(label: string, total: number, unit = "items"): Progress {
   if (!progressEnabled()) return quiet;
@@ -27,6 +36,7 @@ export function progressBar(label: string, total: number, unit = "items"): Progr
     stream: process.stderr,
     hideCursor: true,
     clearOnComplete: false,
+    formatTime: formatEta,
   }, cliProgress.Presets.shades_classic);
   bar.start(total, 0);
   return bar;
@@ -34,7 +44,8 @@ export function progressBar(label: string, total: number, unit = "items"): Progr
 
 /** Several named bars (overall plus one per active job). */
 export function multiProgress(): {
-  add(label: string, total: number, unit?: string): Progress;
+  /** A new bar at `start` (default 0) of `total`. */
+  add(label: string, total: number, unit?: string, start?: number): Progress;
   stop(): void;
 } {
   if (!progressEnabled()) return { add: () => quiet, stop() {} };
@@ -43,10 +54,11 @@ export function multiProgress(): {
     stream: process.stderr,
     hideCursor: true,
     clearOnComplete: false,
+    formatTime: formatEta,
   }, cliProgress.Presets.shades_classic);
   return {
-    add(label, total, unit = "steps") {
-      const bar = multi.create(total, 0, { label: label.padEnd(24), unit });
+    add(label, total, unit = "steps", start = 0) {
+      const bar = multi.create(total, start, { label: label.padEnd(24), unit });
       return {
         increment: (by = 1, p) => bar.increment(by, p),
         update: (v, p) => bar.update(v, p),

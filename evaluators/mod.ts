@@ -13,5 +13,21 @@ export { NORMALIZE_RULES, type NormalizeRule } from "./normalize.ts";
 export { type Form, FORMS, type Value } from "./forms.ts";
 export { type AnswerComparison, COMPARISONS } from "./compare.ts";
 export { majAtK, type MajResult } from "./majority.ts";
-export { meanAtN, passAtK } from "./passk.ts";
-export { bootstrapCI, type Interval, pairedBootstrap, seedAggregate, tCritical } from "./stats.ts";
+export { meanAtN, passAtK, passAtKVariance } from "./passk.ts";
+export {
+  bootstrapCI,
+  type CrossedComponents,
+  crossedComponents,
+  type CrossedInterval,
+  crossedInterval,
+  type CrossedTerms,
+  crossedVariance,
+  type Interval,
+  median,
+  minDetectable,
+  quantile,
+  seedAggregate,
+  tCritical,
+  termsVariance,
+  tQuantile,
+} from "./stats.ts";

@@ -1,4 +1,4 @@
-// Unbiased Pass@k (Chen et al. 2021) and mean@n.
+// Unbiased Pass@k (Chen et al. 2021), mean@n, and the sampling variance of the pass@k estimate of one problem.
 
 function checkCounts(n: number, c: number, what: string): void {
   if (!Number.isInteger(n) || n < 1) throw new RangeError(`${what}: n must be a positive integer, got ${n}`);
@@ -27,4 +27,23 @@ export function passAtK(n: number, c: number, k: number): number {
 export function meanAtN(n: number, c: number): number {
   checkCounts(n, c, "meanAtN");
   return c / n;
+}
+
+/**
+ * Sampling variance of the unbiased pass@k estimate of one problem whose samples are correct with probability p:
+ * Var over c ~ Binomial(n, p) of passAtK(n, c, k). Exact (k = 1 gives p(1 − p)/n); 1 ≤ k ≤ n, p in [0, 1].
+ */
+export function passAtKVariance(n: number, p: number, k: number): number {
+  if (!(p >= 0 && p <= 1)) throw new RangeError(`passAtKVariance: p must be in [0, 1], got ${p}`);
+  passAtK(n, 0, k); // validates n and k
+  if (p === 0 || p === 1) return 0;
+  let logChoose = 0, m1 = 0, m2 = 0;
+  for (let c = 0; c <= n; c++) {
+    if (c > 0) logChoose += Math.log((n - c + 1) / c);
+    const pmf = Math.exp(logChoose + c * Math.log(p) + (n - c) * Math.log1p(-p));
+    const g = passAtK(n, c, k);
+    m1 += pmf * g;
+    m2 += pmf * g * g;
+  }
+  return Math.max(0, m2 - m1 * m1);
 }

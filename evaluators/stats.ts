@@ -1,4 +1,6 @@
-// Uncertainty for reported numbers: seeded bootstrap over problems, paired bootstrap, and across-seed t intervals.
+// Uncertainty for reported numbers: the crossed seeds × problems interval (two-way random effects), power
+// (minimum detectable difference), the seeded bootstrap over problems, t quantiles, medians and quantiles.
+import jstat from "jstat";
 import { Rng } from "../common/prng.ts";
 
 /** A point estimate with a two-sided interval. */
@@ -18,12 +20,23 @@ function mean(values: ArrayLike<number>): number {
   return s / values.length;
 }
 
-/** Linear-interpolated quantile (q in [0, 1]) of an ascending-sorted array. */
-function quantileSorted(sorted: Float64Array, q: number): number {
+/** Linear-interpolated quantile (q in [0, 1]) of an ascending-sorted array (empty: NaN). */
+function quantileSorted(sorted: ArrayLike<number>, q: number): number {
+  if (sorted.length === 0) return NaN;
   const pos = q * (sorted.length - 1);
   const i = Math.floor(pos);
   const frac = pos - i;
   return i + 1 < sorted.length ? sorted[i] * (1 - frac) + sorted[i + 1] * frac : sorted[i];
+}
+
+/** Linear-interpolated quantile (q in [0, 1]) of unsorted values; empty input gives NaN. */
+export function quantile(values: readonly number[], q: number): number {
+  return quantileSorted(Float64Array.from(values).sort(), q);
+}
+
+/** Median of unsorted values (mean of the two middle ones for an even count); empty input gives NaN. */
+export function median(values: readonly number[]): number {
+  return quantile(values, 0.5);
 }
 
 /**
@@ -56,59 +69,20 @@ export function bootstrapCI(
   return { mean: mean(values), lo: quantileSorted(means, alpha), hi: quantileSorted(means, 1 - alpha) };
 }
 
-/**
- * Paired bootstrap of mean(b − a) over the same problems (a[i] and b[i] are one problem under two methods):
- * resampling problems keeps each pair together, so shared problem difficulty cancels. Lengths must match.
- */
-export function pairedBootstrap(
-  a: readonly number[],
-  b: readonly number[],
-  options: { seed: number; iters?: number; level?: number },
-): Interval {
-  if (a.length !== b.length) {
-    throw new RangeError(`pairedBootstrap: a has ${a.length} problems but b has ${b.length}`);
-  }
-  return bootstrapCI(b.map((v, i) => v - a[i]), options);
+// jStat's t quantile loses accuracy for huge ν; beyond this the t and normal quantiles agree to 1e-4.
+const MAX_DF = 1e5;
+
+/** Quantile of Student's t with ν > 0 degrees of freedom (real ν allowed; ν beyond 1e5 is treated as 1e5). */
+export function tQuantile(p: number, nu: number): number {
+  if (!(p > 0 && p < 1)) throw new RangeError(`tQuantile: p must be in (0, 1), got ${p}`);
+  if (!(nu > 0)) throw new RangeError(`tQuantile: ν must be > 0, got ${nu}`);
+  return jstat.studentt.inv(p, Math.min(nu, MAX_DF));
 }
 
-/** Two-sided central probability P(|T| < t) of Student's t with integer ν ≥ 1 degrees of freedom (closed form). */
-function studentTCentral(t: number, nu: number): number {
-  const theta = Math.atan(t / Math.sqrt(nu));
-  const c2 = Math.cos(theta) ** 2;
-  const s = Math.sin(theta);
-  if (nu % 2 === 1) {
-    let term = Math.cos(theta);
-    let sum = nu > 1 ? term : 0;
-    for (let j = 3; j <= nu - 2; j += 2) {
-      term *= c2 * (j - 1) / j;
-      sum += term;
-    }
-    return (2 / Math.PI) * (theta + s * sum);
-  }
-  let term = 1;
-  let sum = 1;
-  for (let j = 2; j <= nu - 2; j += 2) {
-    term *= c2 * (j - 1) / j;
-    sum += term;
-  }
-  return s * sum;
-}
-
-/** Two-sided Student-t critical value: the t with P(|T| < t) = level for integer ν ≥ 1 (bisection). */
+/** Two-sided Student-t critical value: the t with P(|T| < t) = level for ν > 0 degrees of freedom. */
 export function tCritical(level: number, nu: number): number {
   checkLevel(level);
-  if (!Number.isInteger(nu) || nu < 1) {
-    throw new RangeError(`tCritical: ν must be a positive integer, got ${nu}`);
-  }
-  let lo = 0;
-  let hi = 1;
-  while (studentTCentral(hi, nu) < level) hi *= 2;
-  for (let i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
-    const mid = (lo + hi) / 2;
-    if (studentTCentral(mid, nu) < level) lo = mid;
-    else hi = mid;
-  }
-  return (lo + hi) / 2;
+  return tQuantile((1 + level) / 2, nu);
 }
 
 /**
@@ -129,9 +103,201 @@ export function seedAggregate(values: readonly number[], level = 0.95): Interval
   return { mean: m, lo: m - half, hi: m + half, n };
 }
 
-/** Median of `values` (the mean of the two middle values for an even count); an empty array throws. */
-export function median(values: readonly number[]): number {
-  if (values.length === 0) throw new RangeError("median: no values");
-  const s = [...values].sort((a, b) => a - b), mid = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+// ---------------------------------------------------------------------------------------------------------------
+// Crossed seeds × problems: every seed of a sweep is evaluated on the same problems, so a value y[s][p] (pass@k of
+// problem p under seed s, or its paired ACE − baseline difference) is a two-way crossed random-effects array
+//   y[s][p] = μ + a[s] + b[p] + e[s][p],   Var(ȳ) = σ²_seed/S + σ²_problem/P + σ²_residual/(S·P),
+// where e holds the seed × problem interaction and the within-problem sampling noise of the n samples. The
+// components come from the two-way ANOVA mean squares (method of moments, truncated at 0); each of the three
+// terms gets its own Student-t quantile. Resampling seeds and problems (the pigeonhole bootstrap, Owen 2007,
+// Ann. Appl. Stat. 1:386) targets the same variance but counts the residual about three times and shrinks the
+// seed term by (S − 1)/S, so with few seeds it is neither exact nor conservative (see McCullagh 2000, Bernoulli
+// 6:285, on resampling exchangeable arrays); the moment estimator is unbiased. See docs/sweeps-reports.md.
+
+/** Variance components of a crossed seeds × problems array (per-value variances, ≥ 0), and its mean squares. */
+export interface CrossedComponents {
+  seeds: number;
+  problems: number;
+  mean: number;
+  /** σ² between seeds (0 and `seedKnown` false with one seed: not estimable). */
+  seed: number;
+  /** σ² between problems (with one seed: the whole per-problem variance, residual included). */
+  problem: number;
+  /** σ² of the seed × problem residual (interaction plus within-problem sampling noise). */
+  residual: number;
+  seedKnown: boolean;
+  problemKnown: boolean;
+  /** ANOVA mean squares (NaN where a factor has one level). */
+  msSeed: number;
+  msProblem: number;
+  msResidual: number;
+}
+
+/**
+ * Var(mean) of a crossed design as independent terms, each with its degrees of freedom: the seed component over
+ * S (S − 1 df), the problem component over P (P − 1 df) and the residual over S·P ((S − 1)(P − 1) df).
+ */
+export interface CrossedTerms {
+  seedTerm: number;
+  seedDf: number;
+  problemTerm: number;
+  problemDf: number;
+  residualTerm: number;
+  residualDf: number;
+}
+
+/** A crossed interval: mean ± half-width, with the design, terms and components behind it. */
+export interface CrossedInterval extends Interval {
+  /** Standard error √(seedTerm + problemTerm) (NaN when the interval is not defined). */
+  se: number;
+  terms: CrossedTerms;
+  seeds: number;
+  problems: number;
+  /** Every value is the same: the interval has zero width because nothing varies. */
+  identical: boolean;
+  components: CrossedComponents;
+}
+
+/**
+ * Variance components of `values`, a row-major seeds × problems array (values[s·P + p]): method-of-moments
+ * estimates from the two-way ANOVA mean squares, each truncated at 0. One seed: only the total per-problem
+ * variance is known; one problem: only the between-seed variance. Throws on a size mismatch or a non-finite value.
+ */
+export function crossedComponents(
+  values: ArrayLike<number>,
+  seeds: number,
+  problems: number,
+): CrossedComponents {
+  const S = seeds, P = problems;
+  if (!(Number.isInteger(S) && Number.isInteger(P) && S >= 1 && P >= 1) || values.length !== S * P) {
+    throw new RangeError(`crossedComponents: ${values.length} values for ${S} seeds × ${P} problems`);
+  }
+  const rowMean = new Float64Array(S), colMean = new Float64Array(P);
+  let total = 0;
+  for (let s = 0; s < S; s++) {
+    for (let p = 0; p < P; p++) {
+      const v = values[s * P + p];
+      if (!Number.isFinite(v)) throw new RangeError("crossedComponents: values must be finite numbers");
+      rowMean[s] += v / P;
+      colMean[p] += v / S;
+      total += v;
+    }
+  }
+  const m = total / (S * P);
+  let ssSeed = 0, ssProblem = 0, ssResidual = 0;
+  for (let s = 0; s < S; s++) ssSeed += P * (rowMean[s] - m) ** 2;
+  for (let p = 0; p < P; p++) ssProblem += S * (colMean[p] - m) ** 2;
+  for (let s = 0; s < S; s++) {
+    for (let p = 0; p < P; p++) ssResidual += (values[s * P + p] - rowMean[s] - colMean[p] + m) ** 2;
+  }
+  const msSeed = S > 1 ? ssSeed / (S - 1) : NaN, msProblem = P > 1 ? ssProblem / (P - 1) : NaN;
+  const msResidual = S > 1 && P > 1 ? ssResidual / ((S - 1) * (P - 1)) : NaN;
+  const base = { seeds: S, problems: P, mean: m, msSeed, msProblem, msResidual };
+  if (S === 1 || P === 1) {
+    return {
+      ...base,
+      seed: P === 1 && S > 1 ? msSeed : 0,
+      problem: S === 1 && P > 1 ? msProblem : 0,
+      residual: 0,
+      seedKnown: S > 1,
+      problemKnown: P > 1,
+    };
+  }
+  return {
+    ...base,
+    seed: Math.max(0, (msSeed - msResidual) / P),
+    problem: Math.max(0, (msProblem - msResidual) / S),
+    residual: msResidual,
+    seedKnown: true,
+    problemKnown: true,
+  };
+}
+
+/**
+ * Terms of Var(mean) for a seeds × problems design with components `c`: σ²_seed/S + σ²_problem/P +
+ * σ²_residual/(S·P). A component that was not estimable contributes nothing (one seed: the per-problem variance
+ * is the problem term, seed variance unknown). Needs ≥ 2 seeds when the seed component is known.
+ */
+export function crossedVariance(
+  c: CrossedComponents,
+  design: { seeds: number; problems: number },
+): CrossedTerms {
+  const S = design.seeds, P = design.problems;
+  if (!c.seedKnown) {
+    return {
+      seedTerm: 0,
+      seedDf: 0,
+      problemTerm: c.problem / P,
+      problemDf: P - 1,
+      residualTerm: 0,
+      residualDf: 0,
+    };
+  }
+  if (S < 2) throw new RangeError(`crossedVariance: need ≥ 2 seeds, got ${S}`);
+  return {
+    seedTerm: c.seed / S,
+    seedDf: S - 1,
+    problemTerm: c.problem / P,
+    problemDf: P - 1,
+    residualTerm: c.residual / (S * P),
+    residualDf: (S - 1) * (P - 1),
+  };
+}
+
+/** Σ of the terms (the variance of the mean). */
+export function termsVariance(t: CrossedTerms): number {
+  return t.seedTerm + t.problemTerm + t.residualTerm;
+}
+
+/** √Σ q(df)²·term: each term scaled by its own quantile multiplier (a term with 0 df must be 0). */
+function combine(t: CrossedTerms, q: (df: number) => number): number {
+  const part = (term: number, df: number) => (term > 0 ? q(df) ** 2 * term : 0);
+  return Math.sqrt(
+    part(t.seedTerm, t.seedDf) + part(t.problemTerm, t.problemDf) + part(t.residualTerm, t.residualDf),
+  );
+}
+
+/**
+ * Crossed interval of the mean of a seeds × problems array (row-major): Var(mean) = σ²_seed/S + σ²_problem/P +
+ * σ²_residual/(S·P) from the two-way ANOVA components (`crossedComponents`, negative estimates set to 0), and the
+ * half-width √Σ t²(df)·term, each term with its own Student-t quantile (S − 1, P − 1 and (S − 1)(P − 1) df; a
+ * single pooled Satterthwaite ν is liberal when the seed term is estimated small by chance). One seed: s²/P over
+ * problems only. One problem: over seeds only. Bounds are not clipped. All values equal: [mean, mean] with
+ * `identical` set; one value: lo = hi = NaN.
+ */
+export function crossedInterval(
+  values: ArrayLike<number>,
+  seeds: number,
+  problems: number,
+  level = 0.95,
+): CrossedInterval {
+  checkLevel(level);
+  const S = seeds, P = problems;
+  const c = crossedComponents(values, S, P);
+  const terms: CrossedTerms = S === 1 || P === 1
+    ? {
+      seedTerm: S > 1 ? c.seed / S : 0,
+      seedDf: S - 1,
+      problemTerm: P > 1 ? c.problem / P : 0,
+      problemDf: P - 1,
+      residualTerm: 0,
+      residualDf: 0,
+    }
+    : crossedVariance(c, { seeds: S, problems: P });
+  let identical = true;
+  for (let i = 1; i < values.length && identical; i++) identical = values[i] === values[0];
+  const base = { mean: c.mean, seeds: S, problems: P, components: c, terms, identical };
+  if (S * P === 1) return { ...base, lo: NaN, hi: NaN, se: NaN, identical: false };
+  const half = combine(terms, (df) => tCritical(level, df));
+  return { ...base, lo: c.mean - half, hi: c.mean + half, se: Math.sqrt(termsVariance(terms)) };
+}
+
+/**
+ * Minimum detectable difference of a two-sided test at level `alpha` (default 0.05) with probability `power`
+ * (default 0.8): √Σ (t(1 − α/2, df) + t(power, df))²·term over the crossed terms (Bloom 1995, Evaluation Review
+ * 19:547, per term). 0 when both terms are 0.
+ */
+export function minDetectable(t: CrossedTerms, options: { alpha?: number; power?: number } = {}): number {
+  const { alpha = 0.05, power = 0.8 } = options;
+  return combine(t, (df) => tQuantile(1 - alpha / 2, df) + tQuantile(power, df));
 }

@@ -1,18 +1,22 @@
 // `deno task report DIR` and `deno task report --compare A B`.
 import { atomicWrite } from "../common/fs.ts";
 import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
-import { compareSweeps, writeReport } from "./report.ts";
+import { compareSweeps, writeReportChecked } from "./report.ts";
 import { engineIngest } from "./ingest.ts";
 
 /** Usage text for `deno task report`. */
-export const usage = `usage: deno task report DIR [--iters N]
+export const usage = `usage: deno task report DIR [--partial] [--iters N]
        deno task report --compare A B [--out FILE] [--iters N]
 
-Writes DIR/passk.csv (long format), DIR/summary.md (the Pass@k table over seeds, ACE minus baseline with
-paired-bootstrap intervals, per-subject/level breakdowns, reproducibility) and DIR/plots/*.svg.
+Writes DIR/passk.csv (long format), DIR/summary.md (the Pass@k table over seeds with crossed seeds × problems
+intervals, ACE minus baseline paired by seed and problem, the minimum detectable difference, incomplete data,
+per-subject/level breakdowns, reproducibility) and DIR/plots/*.svg.
 DIR is a sweep folder (runs/<runId>/eval.jsonl), or a folder written by \`deno task eval\`.
---compare A B   compare two sweeps method by method (B − A, paired bootstrap); prints Markdown or writes --out
---iters N       bootstrap resamples (default 2000)
+Exits 1 when data are incomplete (a run failed or unfinished, eval.jsonl missing or cut, fewer samples than
+configured, a missing final step); the report is still written, with the affected cells marked.
+--partial       accept incomplete data (a sweep still running): exit 0, cells still marked
+--compare A B   compare two sweeps method by method (B − A paired by seed and problem); Markdown or --out
+--iters N       bootstrap resamples of the per-run intervals in passk.csv (default 2000)
 
 example: deno task report runs/default`;
 
@@ -20,10 +24,17 @@ example: deno task report runs/default`;
 export async function main(args: string[]): Promise<number> {
   const parsed = parseFlags(args, {
     compare: { type: "boolean" },
+    partial: { type: "boolean" },
     out: { type: "string" },
     iters: { type: "string" },
   });
-  const values = parsed.values as { help?: boolean; compare?: boolean; out?: string; iters?: string };
+  const values = parsed.values as {
+    help?: boolean;
+    compare?: boolean;
+    partial?: boolean;
+    out?: string;
+    iters?: string;
+  };
   const positionals = parsed.positionals;
   if (values.help) {
     console.log(usage);
@@ -42,7 +53,12 @@ export async function main(args: string[]): Promise<number> {
   }
   if (values.out) throw new UsageError("--out is only for --compare (a report is written into DIR)");
   if (positionals.length !== 1) throw new UsageError("expected one sweep folder DIR");
-  const written = await writeReport(positionals[0], { iters, ingest });
+  const { written, issues } = await writeReportChecked(positionals[0], { iters, ingest });
   for (const path of written) console.error(`wrote ${path}`);
-  return 0;
+  if (issues.length === 0) return 0;
+  console.error(`report: ${positionals[0]} has incomplete data (${issues.length} issue(s), cells marked †):`);
+  for (const i of issues) console.error(`  ${i.runId}: ${i.message}`);
+  if (values.partial) return 0;
+  console.error("report: exit 1; pass --partial to accept incomplete data");
+  return 1;
 }

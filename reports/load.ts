@@ -30,6 +30,10 @@ export interface RunData {
   ks: number[];
   metrics: MetricRow[];
   samples: EvalSample[];
+  /** What the run's config asked for (absent fields: unknown, e.g. a `deno task eval` folder). */
+  expected: { n?: number; steps?: number };
+  /** eval.jsonl: "missing", "torn" (its last line was cut mid-write and is ignored) or "ok". */
+  evalFile: "missing" | "torn" | "ok";
 }
 
 /** A loaded sweep: its sweep.json (null for folders without one) and its runs in folder order. */
@@ -44,6 +48,13 @@ export interface SweepData {
 /** Turns an engine's raw outputs into eval.jsonl before loading (VERL validation dumps); may do nothing. */
 export type Ingest = (runDir: string, config: Record<string, unknown>) => Promise<void>;
 
+/** "missing", "torn" (non-empty and not ending in a newline: the last line was cut mid-write) or "ok". */
+function evalFileState(path: string): RunData["evalFile"] {
+  if (!exists(path)) return "missing";
+  const text = Deno.readTextFileSync(path);
+  return text.length > 0 && !text.endsWith("\n") ? "torn" : "ok";
+}
+
 function loadRun(dir: string, fallbackId: string): RunData {
   const config = exists(join(dir, RUN_FILES.config))
     ? readJson<Record<string, unknown>>(join(dir, RUN_FILES.config))
@@ -51,6 +62,10 @@ function loadRun(dir: string, fallbackId: string): RunData {
   const status = readStatus(dir) ?? { state: "unknown" as const, reason: undefined };
   const samples = readEvalSamples(dir);
   const runId = String(config.runId ?? fallbackId);
+  const evalConfig = (config.eval ?? {}) as { n?: unknown };
+  const rl = ((config.settings as { rl?: { steps?: unknown } } | undefined)?.rl ?? config.rl ?? {}) as {
+    steps?: unknown;
+  };
   return {
     runId,
     method: String(config.method ?? config.model ?? runId),
@@ -62,6 +77,11 @@ function loadRun(dir: string, fallbackId: string): RunData {
     ks: ((config.eval as { ks?: number[] } | undefined)?.ks ?? []).slice(),
     metrics: readJsonl<MetricRow>(join(dir, RUN_FILES.metrics)),
     samples,
+    expected: {
+      n: Number.isInteger(evalConfig.n) ? evalConfig.n as number : undefined,
+      steps: Number.isInteger(rl.steps) ? rl.steps as number : undefined,
+    },
+    evalFile: evalFileState(join(dir, RUN_FILES.eval)),
   };
 }
 

@@ -13,11 +13,13 @@ export {
   aggregateSeeds,
   csvRecord,
   finalRows,
+  type IntervalKind,
   PASSK_COLUMNS,
   type PassKRow,
   passKRows,
   reportedKs,
   runPassK,
+  seedProblemMatrix,
 } from "./passk.ts";
 export {
   aceComparisons,
@@ -28,8 +30,16 @@ export {
   pairedDiff,
 } from "./compare.ts";
 export { BEFORE_RL, renderSummary, type SummaryInput } from "./summary.ts";
-export { passKSpec, renderSvg, TRAINING_METRICS, trainingSpec } from "./plots.ts";
-export { buildReport, compareSweeps, type ReportOptions, type SweepReport, writeReport } from "./report.ts";
+export { diffSpec, passKSpec, renderSvg, TRAINING_METRICS, trainingSpec } from "./plots.ts";
+export { type DataIssue, dataIssues } from "./completeness.ts";
+export {
+  buildReport,
+  compareSweeps,
+  type ReportOptions,
+  type SweepReport,
+  writeReport,
+  writeReportChecked,
+} from "./report.ts";
 export {
   type Baseline,
   type BaselineCell,

@@ -1,7 +1,13 @@
 // Pass@k per run, dataset, slice (all, subject, level) and step, with bootstrap intervals over problems; then
-// aggregated over training seeds. The statistics themselves come from evaluators/.
+// aggregated over training seeds with the crossed seeds × problems interval. The statistics come from evaluators/.
 import { hash32 } from "../common/prng.ts";
-import { bootstrapCI, passAtK, seedAggregate } from "../evaluators/mod.ts";
+import {
+  bootstrapCI,
+  type CrossedComponents,
+  crossedInterval,
+  type CrossedTerms,
+  passAtK,
+} from "../evaluators/mod.ts";
 import type { EvalSample, RunData } from "./load.ts";
 
 /** One long-format row of passk.csv, plus the per-problem values behind it (for paired comparisons). */
@@ -21,7 +27,18 @@ export interface PassKRow {
   problems: number;
   /** pass@k of each problem, keyed by problemId. */
   perProblem: Map<string, number>;
+  /** Samples and correct samples of each problem (shared by the rows of every k of one run, slice and step). */
+  counts: Map<string, { n: number; c: number }>;
 }
+
+/** How a cell's interval was computed. */
+export type IntervalKind =
+  /** Seeds and problems crossed. */
+  | "crossed"
+  /** One seed: problems only (seed-to-seed variance not measurable). */
+  | "one seed"
+  /** Every seed has the same samples (e.g. the shared step-0 evaluation): problems only. */
+  | "shared samples";
 
 /** Pass@k of one method at one k, aggregated over its seeds. */
 export interface AggregateCell {
@@ -31,13 +48,39 @@ export interface AggregateCell {
   step: number;
   k: number;
   mean: number;
+  /** 95% crossed interval, clipped to [0, 1] (NaN when not defined: one seed and one problem). */
   lo: number;
   hi: number;
+  se: number;
+  terms: CrossedTerms;
+  components: CrossedComponents;
+  interval: IntervalKind;
+  /** Every per-problem value of every seed is equal, so the interval has zero width. */
+  identical: boolean;
   seeds: number;
-  /** "seeds": Student-t over seeds; "problems": one seed, so the bootstrap over problems is shown instead. */
-  interval: "seeds" | "problems";
+  /** The seeds behind the cell. */
+  seedList: number[];
   n: number;
+  /** Problems every seed evaluated (the crossed design); problems missing in some seed are left out. */
   problems: number;
+}
+
+/** The seeds × problems matrix of per-problem values of some rows (one per seed), over the problems all share. */
+export function seedProblemMatrix(
+  rows: readonly PassKRow[],
+): { values: Float64Array; seeds: number; problems: string[] } {
+  const ids = rows.length === 0
+    ? []
+    : [...rows[0].perProblem.keys()].filter((id) => rows.every((r) => r.perProblem.has(id))).sort();
+  const values = new Float64Array(rows.length * ids.length);
+  rows.forEach((r, s) => ids.forEach((id, p) => values[s * ids.length + p] = r.perProblem.get(id)!));
+  return { values, seeds: rows.length, problems: ids };
+}
+
+/** True when every row has the same per-problem values (the seeds share their samples). */
+function sameSamples(rows: readonly PassKRow[]): boolean {
+  return rows.length > 1 &&
+    rows.every((r) => [...r.perProblem].every(([id, v]) => rows[0].perProblem.get(id) === v));
 }
 
 /** Columns of passk.csv, in order. */
@@ -101,6 +144,7 @@ export function runPassK(run: RunData, iters = 2000): PassKRow[] {
       c: list.filter((s) => s.correct).length,
     })).sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
     const n = Math.min(...counts.map((p) => p.n));
+    const countMap = new Map(counts.map((p) => [p.id, { n: p.n, c: p.c }]));
     for (const k of reportedKs(n, run.ks)) {
       const values = counts.map((p) => passAtK(p.n, p.c, k));
       const seed = hash32(`${run.runId}|${key}|${k}`);
@@ -118,6 +162,7 @@ export function runPassK(run: RunData, iters = 2000): PassKRow[] {
         n,
         problems: counts.length,
         perProblem: new Map(counts.map((p, i) => [p.id, values[i]])),
+        counts: countMap,
       });
     }
   }
@@ -173,35 +218,35 @@ export function finalRows(rows: readonly PassKRow[]): PassKRow[] {
   return rows.filter((r) => r.step === last.get(`${r.method}\u0000${r.dataset}`));
 }
 
-/** Aggregate rows over seeds: mean with a Student-t 95% interval clipped to [0, 1] (one seed: its bootstrap interval). */
+/**
+ * Aggregate rows over seeds: the mean over seeds and shared problems with the crossed 95% interval
+ * (evaluators/stats.ts `crossedInterval`), clipped to [0, 1]. Rows of one method × dataset × slice × step × k.
+ */
 export function aggregateSeeds(rows: readonly PassKRow[]): AggregateCell[] {
   const groups = groupBy(rows, (r) => [r.method, r.dataset, r.slice, r.step, r.k].join("\u0000"));
-  return [...groups.values()].map((list) => {
+  return [...groups.values()].map((unsorted) => {
+    const list = [...unsorted].sort((a, b) => a.seed - b.seed);
     const first = list[0];
-    const one = list.length === 1;
-    const agg = one
-      ? { mean: first.passAtK, lo: first.lo, hi: first.hi }
-      : seedAggregate(list.map((r) => r.passAtK));
+    const m = seedProblemMatrix(list);
+    const ci = crossedInterval(m.values, m.seeds, m.problems.length);
     return {
       method: first.method,
       dataset: first.dataset,
       slice: first.slice,
       step: first.step,
       k: first.k,
-      mean: agg.mean,
-      lo: Math.max(0, agg.lo),
-      hi: Math.min(1, agg.hi),
+      mean: ci.mean,
+      lo: Math.max(0, ci.lo),
+      hi: Math.min(1, ci.hi),
+      se: ci.se,
+      terms: ci.terms,
+      components: ci.components,
+      interval: list.length === 1 ? "one seed" : sameSamples(list) ? "shared samples" : "crossed",
+      identical: ci.identical,
       seeds: list.length,
-      interval: one ? "problems" : "seeds",
+      seedList: list.map((r) => r.seed),
       n: Math.min(...list.map((r) => r.n)),
-      problems: first.problems,
+      problems: m.problems.length,
     };
   });
-}
-
-/** Per-problem pass@k averaged over a method's seeds (for paired comparisons); problems missing in a seed are dropped. */
-export function seedMeanPerProblem(rows: readonly PassKRow[]): Map<string, number> {
-  if (rows.length === 0) return new Map();
-  const ids = [...rows[0].perProblem.keys()].filter((id) => rows.every((r) => r.perProblem.has(id)));
-  return new Map(ids.map((id) => [id, rows.reduce((s, r) => s + r.perProblem.get(id)!, 0) / rows.length]));
 }

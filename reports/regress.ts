@@ -1,25 +1,32 @@
-// Regression check: Pass@k cells of a sweep against a committed baseline; a cell regresses when it falls below
-// the baseline by more than the two intervals allow together. Cells are per seed with bootstrap intervals over
-// problems: a CI sweep has few seeds, and a t-interval over two seeds is too wide to catch anything.
+// Regression check: each method's final Pass@k (mean over seeds and problems) against a committed baseline. A
+// cell regresses when it falls below the baseline by more than the one-sided 95% crossed interval of the
+// difference allows. Both sweeps evaluate the same problems, so the problem component cancels; what remains is
+// the noise a re-run has: each sweep's seed term σ²_seed/S and residual term σ²_residual/(S·P).
 import { readJson, writeJson } from "../common/fs.ts";
+import { tQuantile } from "../evaluators/mod.ts";
+import { type DataIssue } from "./completeness.ts";
 import type { ReportOptions } from "./report.ts";
 import { buildReport } from "./report.ts";
-import { finalRows } from "./passk.ts";
+import { type AggregateCell, aggregateSeeds, finalRows } from "./passk.ts";
 
-/** One baseline cell: a method's final Pass@k on a dataset for one seed, with its 95% bootstrap interval. */
+/** One baseline cell: a method's final Pass@k on a dataset, mean over seeds, with its noise for a re-run. */
 export interface BaselineCell {
   method: string;
   dataset: string;
-  seed: number;
   k: number;
   mean: number;
+  /** 95% crossed interval (display). */
   lo: number;
   hi: number;
+  /** Noise of the mean for a re-run on the same problems: variance terms with their degrees of freedom. */
+  noise: { variance: number; df: number }[];
+  seeds: number;
+  problems: number;
 }
 
 /** The committed baseline file. */
 export interface Baseline {
-  version: 1;
+  version: 2;
   sweep: string | null;
   configHash: string | null;
   cells: BaselineCell[];
@@ -29,51 +36,69 @@ export interface Baseline {
 export interface RegressionCell {
   method: string;
   dataset: string;
-  seed: number;
   k: number;
   baseline: number;
   current: number | null;
-  /** The largest drop the intervals allow: √(half-width_baseline² + half-width_current²) (lower half-widths). */
+  /** The largest drop the noise allows: √Σ t²(.95, df)·variance over both cells' noise terms. */
   allowed: number;
   regressed: boolean;
 }
 
 const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+const r9 = (x: number) => Number(x.toPrecision(6));
 
-/** Baseline cells of a sweep folder: every method × dataset × seed × k at the final step (slice "all"). */
-export async function baselineOf(dir: string, options: ReportOptions = {}): Promise<Baseline> {
+/** Noise of a cell for a re-run on the same problems: its seed and residual terms (one seed: the problem term). */
+function rerunNoise(c: AggregateCell): { variance: number; df: number }[] {
+  const t = c.terms;
+  const terms = t.seedDf > 0
+    ? [{ variance: t.seedTerm, df: t.seedDf }, { variance: t.residualTerm, df: t.residualDf }]
+    : [{ variance: t.problemTerm, df: t.problemDf }];
+  return terms.filter((x) => x.variance > 0 && x.df > 0).map((x) => ({ variance: r9(x.variance), df: x.df }));
+}
+
+/** Baseline cells of a sweep folder (every method × dataset × k at the final step, slice "all") and its issues. */
+export async function baselineOf(
+  dir: string,
+  options: ReportOptions = {},
+): Promise<Baseline & { issues: DataIssue[] }> {
   const report = await buildReport(dir, options);
-  const cells = finalRows(report.rows).filter((r) => r.slice === "all")
-    .map((r) => ({
-      method: r.method,
-      dataset: r.dataset,
-      seed: r.seed,
-      k: r.k,
-      mean: r6(r.passAtK),
-      lo: r6(r.lo),
-      hi: r6(r.hi),
+  const cells = aggregateSeeds(finalRows(report.rows).filter((r) => r.slice === "all"))
+    .map((c) => ({
+      method: c.method,
+      dataset: c.dataset,
+      k: c.k,
+      mean: r6(c.mean),
+      lo: r6(c.lo),
+      hi: r6(c.hi),
+      noise: rerunNoise(c),
+      seeds: c.seeds,
+      problems: c.problems,
     }))
-    .sort((a, b) =>
-      a.dataset.localeCompare(b.dataset) || a.method.localeCompare(b.method) || a.seed - b.seed || a.k - b.k
-    );
+    .sort((a, b) => a.dataset.localeCompare(b.dataset) || a.method.localeCompare(b.method) || a.k - b.k);
   const sweep = report.data.sweep;
   return {
-    version: 1,
+    version: 2,
     sweep: (sweep?.name as string | undefined) ?? null,
     configHash: (sweep?.configHash as string | undefined) ?? null,
     cells,
+    issues: report.issues,
   };
 }
 
 /** Read and check a baseline file; the error names the file and the bad field. */
 export function readBaseline(path: string): Baseline {
   const b = readJson<Baseline>(path);
-  if (b.version !== 1 || !Array.isArray(b.cells)) {
-    throw new Error(`${path}: not a version-1 baseline (version, cells)`);
+  if (b.version !== 2 || !Array.isArray(b.cells)) {
+    throw new Error(
+      `${path}: not a version-2 baseline (version, cells); regenerate it with deno task regress --update`,
+    );
   }
   b.cells.forEach((c, i) => {
-    for (const f of ["mean", "lo", "hi", "k", "seed"] as const) {
+    for (const f of ["mean", "lo", "hi", "k", "seeds", "problems"] as const) {
       if (typeof c[f] !== "number") throw new Error(`${path}: cells[${i}].${f}: expected a number`);
+    }
+    if (!Array.isArray(c.noise) || c.noise.some((x) => !(x.variance >= 0) || !(x.df > 0))) {
+      throw new Error(`${path}: cells[${i}].noise: expected [{ variance ≥ 0, df > 0 }, …]`);
     }
   });
   return b;
@@ -81,18 +106,26 @@ export function readBaseline(path: string): Baseline {
 
 /** Write a baseline atomically (the explicit `--update` path). */
 export function writeBaseline(path: string, baseline: Baseline): void {
-  writeJson(path, baseline);
+  writeJson(path, {
+    version: baseline.version,
+    sweep: baseline.sweep,
+    configHash: baseline.configHash,
+    cells: baseline.cells,
+  });
+}
+
+/** √Σ t²(.95, df)·variance: the one-sided 95% allowance of a set of independent noise terms. */
+function allowance(terms: readonly { variance: number; df: number }[]): number {
+  return Math.sqrt(terms.reduce((acc, x) => acc + tQuantile(0.95, x.df) ** 2 * x.variance, 0));
 }
 
 /** Compare every baseline cell with the current one; a missing current cell counts as a regression. */
 export function compareToBaseline(baseline: Baseline, current: Baseline): RegressionCell[] {
   return baseline.cells.map((b) => {
-    const c = current.cells.find((c) =>
-      c.method === b.method && c.dataset === b.dataset && c.seed === b.seed && c.k === b.k
-    );
-    const where = { method: b.method, dataset: b.dataset, seed: b.seed, k: b.k };
+    const c = current.cells.find((c) => c.method === b.method && c.dataset === b.dataset && c.k === b.k);
+    const where = { method: b.method, dataset: b.dataset, k: b.k };
     if (!c) return { ...where, baseline: b.mean, current: null, allowed: 0, regressed: true };
-    const allowed = Math.hypot(b.mean - b.lo, c.mean - c.lo);
+    const allowed = allowance([...b.noise, ...c.noise]);
     return {
       ...where,
       baseline: b.mean,
@@ -104,15 +137,15 @@ export function compareToBaseline(baseline: Baseline, current: Baseline): Regres
   });
 }
 
-/** One line per regressed cell, e.g. "ace-grpo seed 1 synthetic Pass@4: 0.512 → 0.430 (drop 0.082 > allowed 0.031)". */
+/** One line per regressed cell, e.g. "ace-grpo synthetic Pass@4: 0.512 → 0.430 (drop 0.082 > allowed 0.031)". */
 export function describeRegressions(cells: readonly RegressionCell[]): string[] {
   return cells.filter((c) => c.regressed).map((c) =>
     c.current === null
-      ? `${c.method} seed ${c.seed} ${c.dataset} Pass@${c.k}: missing from the current sweep (baseline ${
+      ? `${c.method} ${c.dataset} Pass@${c.k}: missing from the current sweep (baseline ${
         c.baseline.toFixed(3)
       })`
-      : `${c.method} seed ${c.seed} ${c.dataset} Pass@${c.k}: ${c.baseline.toFixed(3)} → ${
-        c.current.toFixed(3)
-      } (drop ${(c.baseline - c.current).toFixed(3)} > allowed ${c.allowed.toFixed(3)})`
+      : `${c.method} ${c.dataset} Pass@${c.k}: ${c.baseline.toFixed(3)} → ${c.current.toFixed(3)} (drop ${
+        (c.baseline - c.current).toFixed(3)
+      } > allowed ${c.allowed.toFixed(3)})`
   );
 }

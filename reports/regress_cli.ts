@@ -13,9 +13,11 @@ import {
 /** Usage text for `deno task regress`. */
 export const usage = `usage: deno task regress --baseline FILE --current DIR [--update] [--iters N]
 
-Compares the final Pass@k of every method/dataset/k in sweep folder DIR with a committed baseline and exits 1
-when a cell falls below its baseline by more than the two 95% intervals allow together
-(drop > √(hw_baseline² + hw_current²)), naming each regressed cell.
+Compares the final Pass@k (mean over seeds and problems) of every method/dataset/k in sweep folder DIR with a
+committed baseline and exits 1 when a cell falls below its baseline by more than the one-sided 95% crossed
+interval of the difference allows (drop > √Σ t²(.95, df)·variance over the noise terms of both cells: the seed
+and residual terms a re-run on the same problems has), naming each regressed cell. Incomplete current data
+also fail.
 --update   write DIR's cells as the new baseline FILE instead of checking (an explicit, reviewed change)
 
 example: deno task regress --baseline reports/baselines/ci-tabular.json --current runs/ci-tabular`;
@@ -43,6 +45,11 @@ export async function main(args: string[]): Promise<number> {
   }
   const iters = parseNumber(values.iters, "iters", 2000, 100, 1e6);
   const current = await baselineOf(values.current, { iters, ingest: engineIngest() });
+  if (current.issues.length) {
+    console.error(`regress: ${values.current} has incomplete data:`);
+    for (const i of current.issues) console.error(`  ${i.runId}: ${i.message}`);
+    return 1;
+  }
   if (values.update) {
     writeBaseline(values.baseline, current);
     console.log(`regress: wrote ${current.cells.length} cells from ${values.current} to ${values.baseline}`);

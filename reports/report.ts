@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { atomicWrite } from "../common/fs.ts";
 import { toCsv } from "../common/csv.ts";
 import { aceComparisons, type Comparison, comparisonSentence, pairedDiff } from "./compare.ts";
+import { type DataIssue, dataIssues } from "./completeness.ts";
 import { type Ingest, loadSweep, type RunData, type SweepData, usableRuns } from "./load.ts";
 import {
   type AggregateCell,
@@ -13,7 +14,7 @@ import {
   type PassKRow,
   passKRows,
 } from "./passk.ts";
-import { passKSpec, renderSvg, trainingSpec } from "./plots.ts";
+import { diffSpec, passKSpec, renderSvg, trainingSpec } from "./plots.ts";
 import { BEFORE_RL, renderSummary } from "./summary.ts";
 
 /** Everything computed for one sweep. */
@@ -25,6 +26,8 @@ export interface SweepReport {
   comparisons: Comparison[];
   /** Seed-aggregated cells at each method's final step, plus the step-0 row when there is one. */
   cells: AggregateCell[];
+  /** Incomplete data, named (empty when complete). */
+  issues: DataIssue[];
   summary: string;
   csv: string;
 }
@@ -55,16 +58,35 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
   const rows = passKRows(runs, options.iters);
   const final = finalRows(rows);
   const presets = new Map(runs.map((r) => [r.method, r.preset]));
-  const comparisons = aceComparisons(final.filter((r) => r.slice === "all"), presets, options.iters);
+  const comparisons = aceComparisons(final.filter((r) => r.slice === "all"), presets);
   const methods = methodOrder(runs);
   const cells = [...beforeRl(rows, final, methods[0]), ...aggregateSeeds(final)];
-  const summary = renderSummary({ data, methods: [BEFORE_RL, ...methods], cells, comparisons });
+  const issues = dataIssues(data);
+  const summary = renderSummary({
+    data,
+    methods: [BEFORE_RL, ...methods],
+    cells,
+    comparisons,
+    issues,
+    firstMethod: methods[0],
+  });
   const csv = toCsv(rows.map(csvRecord), PASSK_COLUMNS);
-  return { data, runs, methods, rows, comparisons, cells, summary, csv };
+  return { data, runs, methods, rows, comparisons, cells, issues, summary, csv };
 }
 
 /** Write passk.csv, summary.md and plots/ into the sweep folder; returns the written paths. */
 export async function writeReport(dir: string, options: ReportOptions = {}): Promise<string[]> {
+  return (await writeReportChecked(dir, options)).written;
+}
+
+/**
+ * `writeReport` that also returns the data issues (incomplete data are written, marked; the caller decides
+ * whether they are an error: `report` without --partial).
+ */
+export async function writeReportChecked(
+  dir: string,
+  options: ReportOptions = {},
+): Promise<{ written: string[]; issues: DataIssue[] }> {
   const report = await buildReport(dir, options);
   const written: string[] = [];
   const put = (name: string, text: string) => {
@@ -80,9 +102,15 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
       await renderSvg(passKSpec(cells, dataset)),
     );
   }
+  for (const dataset of [...new Set(report.comparisons.map((c) => c.dataset))].sort()) {
+    put(
+      `plots/diff_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`,
+      await renderSvg(diffSpec(report.comparisons, dataset)),
+    );
+  }
   const training = trainingSpec(report.runs);
   if (training) put("plots/training.svg", await renderSvg(training));
-  return written;
+  return { written, issues: report.issues };
 }
 
 /** Markdown comparing two sweeps: each shared method's Pass@k in A and B and the paired B − A difference. */
@@ -103,12 +131,7 @@ export async function compareSweeps(
       const ra = finalA.filter((r) => r.method === method && r.dataset === dataset);
       const rb = finalB.filter((r) => r.method === method && r.dataset === dataset);
       if (ra.length === 0 || rb.length === 0) continue;
-      comparisons.push({
-        dataset,
-        a: `${method} [A]`,
-        b: `${method} [B]`,
-        cells: pairedDiff(ra, rb, dataset, options.iters),
-      });
+      comparisons.push({ dataset, a: `${method} [A]`, b: `${method} [B]`, ...pairedDiff(ra, rb) });
     }
   }
   if (comparisons.length === 0) {
@@ -118,7 +141,12 @@ export async function compareSweeps(
   const aggA = aggregateSeeds(finalA), aggB = aggregateSeeds(finalB);
   const fmt = (x: number) => x.toFixed(3);
   const sgn = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(3);
-  lines.push(`| method | dataset | ${ks.map((k) => `Pass@${k} A → B (Δ [95%])`).join(" | ")} |`);
+  lines.push(
+    "B − A is paired by seed (the same seed numbers in both sweeps) and problem, with the 95% crossed seeds × " +
+      "problems interval and the minimum detectable difference (80% power, 5% two-sided).",
+    "",
+  );
+  lines.push(`| method | dataset | ${ks.map((k) => `Pass@${k} A → B (Δ [95%], MDD)`).join(" | ")} |`);
   lines.push(`|---|---|${ks.map(() => "---:").join("|")}|`);
   for (const c of comparisons) {
     const method = c.a.replace(/ \[A\]$/, "");
@@ -127,7 +155,7 @@ export async function compareSweeps(
       const ca = aggA.find((x) => x.method === method && x.dataset === c.dataset && x.k === k);
       const cb = aggB.find((x) => x.method === method && x.dataset === c.dataset && x.k === k);
       return d && ca && cb
-        ? `${fmt(ca.mean)} → ${fmt(cb.mean)} (${sgn(d.mean)} [${sgn(d.lo)}, ${sgn(d.hi)}])`
+        ? `${fmt(ca.mean)} → ${fmt(cb.mean)} (${sgn(d.mean)} [${sgn(d.lo)}, ${sgn(d.hi)}], MDD ${fmt(d.mdd)})`
         : "–";
     });
     lines.push(`| ${method} | ${c.dataset} | ${cellsText.join(" | ")} |`);

@@ -1,7 +1,9 @@
-// summary.md: the paper table (methods × Pass@k, mean over seeds with 95% intervals), ACE minus baseline with
-// paired-bootstrap intervals and one sentence each, per-subject/level breakdowns, and a reproducibility block.
+// summary.md: the paper table (methods × Pass@k, mean over seeds with 95% crossed seeds × problems intervals),
+// ACE minus baseline paired by seed and problem with one sentence each, the minimum detectable difference of the
+// design, incomplete data named and marked, per-subject/level breakdowns, and a reproducibility block.
 import { join } from "node:path";
 import { type Comparison, comparisonSentence } from "./compare.ts";
+import { type DataIssue, touches } from "./completeness.ts";
 import type { SweepData } from "./load.ts";
 import { type AggregateCell, sliceOrder } from "./passk.ts";
 
@@ -13,10 +15,18 @@ export interface SummaryInput {
   /** Seed-aggregated cells at each method's final step. */
   cells: AggregateCell[];
   comparisons: Comparison[];
+  /** Incomplete data (empty when complete). */
+  issues?: DataIssue[];
+  /** The method whose step-0 samples make the BEFORE_RL row. */
+  firstMethod?: string;
 }
 
 /** Row label of the policy before RL (the step-0 evaluation engines write, e.g. the tfjs SFT base model). */
 export const BEFORE_RL = "step 0 (before RL)";
+
+/** Mark of a cell fed by a run with incomplete data; mark of a zero-width interval (nothing varies). */
+const INCOMPLETE_MARK = "†";
+const NO_SPREAD_MARK = "°";
 
 const f3 = (x: number) => x.toFixed(3);
 const signed = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(3);
@@ -29,45 +39,140 @@ function table(header: string[], rows: string[][]): string[] {
   ];
 }
 
-function passKTable(cells: AggregateCell[], methods: string[]): string[] {
+/** "0.412 [0.380, 0.444]", with ° when the interval has zero width because every value is equal. */
+function cellText(
+  c: { mean: number; lo: number; hi: number; identical: boolean },
+  fmt: (x: number) => string,
+): string {
+  if (!Number.isFinite(c.lo)) return `${fmt(c.mean)} (no interval)`;
+  return `${fmt(c.mean)} [${fmt(c.lo)}, ${fmt(c.hi)}]${c.identical ? NO_SPREAD_MARK : ""}`;
+}
+
+/** Whether a cell is fed by a run with an issue (the step-0 row is the first method's step 0). */
+function marked(c: AggregateCell, issues: readonly DataIssue[], firstMethod: string): boolean {
+  const method = c.method === BEFORE_RL ? firstMethod : c.method;
+  return issues.some((i) => touches(i, method, c.dataset, c.step));
+}
+
+/** Marked: fed by an incomplete run, or (a trained method's cell) a design smaller than the table's. */
+function isMarked(
+  c: AggregateCell,
+  issues: readonly DataIssue[],
+  firstMethod: string,
+  design: Design,
+): boolean {
+  const odd = c.seeds !== design.seeds || c.problems !== design.problems || c.n !== design.n;
+  return marked(c, issues, firstMethod) || (odd && c.method !== BEFORE_RL);
+}
+
+function passKTable(
+  cells: AggregateCell[],
+  methods: string[],
+  issues: readonly DataIssue[],
+  firstMethod: string,
+  design: Design,
+): string[] {
   const ks = [...new Set(cells.map((c) => c.k))].sort((a, b) => a - b);
   const rows = methods.filter((m) => cells.some((c) => c.method === m)).map((m) => [
     m,
     ...ks.map((k) => {
       const c = cells.find((c) => c.method === m && c.k === k);
-      return c ? `${f3(c.mean)} [${f3(c.lo)}, ${f3(c.hi)}]` : "–";
+      if (!c) return "–";
+      return cellText(c, f3) + (isMarked(c, issues, firstMethod, design) ? INCOMPLETE_MARK : "");
     }),
   ]);
   return table(["method", ...ks.map((k) => `Pass@${k}`)], rows);
 }
 
-function intervalNote(cells: AggregateCell[]): string {
-  const seeds = [...new Set(cells.map((c) => c.seeds))].sort((a, b) => a - b);
+/** The design most cells share (seeds × problems × n); cells that differ are marked. */
+interface Design {
+  seeds: number;
+  problems: number;
+  n: number;
+}
+
+function mode(values: number[]): number {
+  const counts = new Map<number, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1] || b[0] - a[0])[0][0];
+}
+
+function designOf(cells: AggregateCell[]): Design {
+  const trained = cells.filter((c) => c.method !== BEFORE_RL);
+  const use = trained.length ? trained : cells;
+  return {
+    seeds: mode(use.map((c) => c.seeds)),
+    problems: mode(use.map((c) => c.problems)),
+    n: mode(use.map((c) => c.n)),
+  };
+}
+
+function intervalNote(cells: AggregateCell[], design: Design): string {
   const steps = [...new Set(cells.filter((c) => c.method !== BEFORE_RL).map((c) => c.step))].sort((a, b) =>
     a - b
   );
-  const problems = Math.max(...cells.map((c) => c.problems));
-  const n = Math.min(...cells.map((c) => c.n));
-  const how = cells.every((c) => c.interval === "seeds")
-    ? "95% Student-t interval across seeds, clipped to [0, 1]"
-    : cells.every((c) => c.interval === "problems")
-    ? "one seed: 95% bootstrap interval over problems"
-    : "95% t-interval across seeds, clipped to [0, 1]; bootstrap over problems where a method has one seed";
-  return `Mean over ${seeds.join("/")} seed(s) at step ${
-    steps.join("/")
-  } (${how}); ${problems} problems, n = ${n} samples each.`;
+  const trained = cells.filter((c) => c.method !== BEFORE_RL);
+  const how = trained.every((c) => c.interval === "one seed")
+    ? "one seed, so the 95% interval is over problems only: seed-to-seed variance is not measured"
+    : trained.some((c) => c.interval === "one seed")
+    ? "95% crossed seeds × problems interval; over problems only where a method has one seed"
+    : "95% crossed seeds × problems interval, clipped to [0, 1]";
+  const lines = [
+    `Mean over ${design.seeds} seed(s) × ${design.problems} problems, n = ${design.n} samples each, at step ${
+      steps.join("/")
+    } (${how}).`,
+  ];
+  if (cells.some((c) => c.method === BEFORE_RL && c.interval === "shared samples")) {
+    lines.push(
+      `The ${BEFORE_RL} row is one set of samples shared by every seed, so its interval is over problems only.`,
+    );
+  }
+  if (cells.some((c) => c.identical)) {
+    lines.push(
+      `${NO_SPREAD_MARK} every seed and problem gives the same value, so that interval has zero width.`,
+    );
+  }
+  return lines.join(" ");
 }
 
-function diffTable(comparisons: Comparison[]): string[] {
+function diffTable(
+  comparisons: Comparison[],
+  issues: readonly DataIssue[],
+  step: (m: string) => number,
+): string[] {
+  const ks = [...new Set(comparisons.flatMap((c) => c.cells.map((d) => d.k)))].sort((a, b) => a - b);
+  const rows = comparisons.map((c) => {
+    const hit = issues.some((i) =>
+      touches(i, c.a, c.dataset, step(c.a)) || touches(i, c.b, c.dataset, step(c.b))
+    );
+    return [
+      `${c.b} − ${c.a}`,
+      ...ks.map((k) => {
+        const d = c.cells.find((d) => d.k === k);
+        return d ? cellText(d, signed) + (hit ? INCOMPLETE_MARK : "") : "–";
+      }),
+    ];
+  });
+  return table(["comparison", ...ks.map((k) => `ΔPass@${k}`)], rows);
+}
+
+function mddTable(comparisons: Comparison[]): string[] {
   const ks = [...new Set(comparisons.flatMap((c) => c.cells.map((d) => d.k)))].sort((a, b) => a - b);
   const rows = comparisons.map((c) => [
     `${c.b} − ${c.a}`,
     ...ks.map((k) => {
       const d = c.cells.find((d) => d.k === k);
-      return d ? `${signed(d.mean)} [${signed(d.lo)}, ${signed(d.hi)}]` : "–";
+      return d && Number.isFinite(d.mdd) ? f3(d.mdd) : "–";
     }),
   ]);
-  return table(["comparison", ...ks.map((k) => `ΔPass@${k}`)], rows);
+  return table(["comparison", ...ks.map((k) => `MDD@${k}`)], rows);
+}
+
+function designText(c: Comparison): string {
+  const d = c.cells[0];
+  if (!d) return "";
+  const unpaired = c.unpaired.length ? `; seeds ${c.unpaired.join(", ")} have no pair and are left out` : "";
+  return `${c.b} − ${c.a}: ${d.seeds} seed pair(s) × ${d.problems} problems, n = ${d.n}${unpaired}`;
 }
 
 function sliceTable(cells: AggregateCell[], methods: string[]): string[] {
@@ -121,23 +226,65 @@ function reproducibility(data: SweepData): string[] {
   ];
 }
 
+function issueLines(issues: readonly DataIssue[]): string[] {
+  return issues.map((i) => {
+    const where = [i.dataset, i.step !== undefined ? `step ${i.step}` : undefined].filter((x) => x).join(
+      ", ",
+    );
+    return `- \`${i.runId}\`${where ? ` (${where})` : ""}: ${i.message}`;
+  });
+}
+
 /** The full summary.md text. Deterministic for the same inputs (no timestamps), so it can be golden-tested. */
 export function renderSummary(input: SummaryInput): string {
   const { data, methods, cells, comparisons } = input;
+  const issues = input.issues ?? [];
+  const firstMethod = input.firstMethod ?? methods.find((m) => m !== BEFORE_RL) ?? "";
   const name = (data.sweep?.name as string | undefined) ?? data.dir.split("/").pop();
   const lines = [`# Pass@k summary: ${name}`, ""];
+  if (issues.length) {
+    lines.push(
+      "## Incomplete data",
+      "",
+      `These runs are incomplete; the cells they feed are marked ${INCOMPLETE_MARK}.`,
+      "",
+      ...issueLines(issues),
+      "",
+    );
+  }
   const datasets = [...new Set(cells.map((c) => c.dataset))].sort();
   for (const dataset of datasets) {
     const all = cells.filter((c) => c.dataset === dataset && c.slice === "all");
-    lines.push(`## ${dataset}`, "", intervalNote(all), "", ...passKTable(all, methods), "");
+    const design = designOf(all);
+    const finalStep = (m: string) => Math.max(...all.filter((c) => c.method === m).map((c) => c.step));
+    lines.push(
+      `## ${dataset}`,
+      "",
+      intervalNote(all, design),
+      "",
+      ...passKTable(all, methods, issues, firstMethod, design),
+      "",
+    );
+    if (all.some((c) => isMarked(c, issues, firstMethod, design))) {
+      lines.push(
+        `${INCOMPLETE_MARK} fed by an incomplete run, or fewer seeds, problems or samples than the design above.`,
+        "",
+      );
+    }
     const diffs = comparisons.filter((c) => c.dataset === dataset);
     if (diffs.length) {
       lines.push(
-        "ACE minus its baseline (per-problem pass@k averaged over seeds; 95% paired bootstrap over problems):",
+        "ACE minus its baseline (each seed's per-problem difference, paired by seed and problem; 95% crossed " +
+          "seeds × problems interval):",
         "",
-        ...diffTable(diffs),
+        ...diffTable(diffs, issues, finalStep),
         "",
         ...diffs.map((c) => `- ${comparisonSentence(c)}`),
+        "",
+        "Minimum detectable difference of this design (80% power, 5% two-sided; " +
+          `\`deno task power\` projects it for other designs): ${diffs.map(designText).join("; ")}.`,
+        "",
+        ...mddTable(diffs),
         "",
       );
     }
@@ -145,12 +292,6 @@ export function renderSummary(input: SummaryInput): string {
     if (sliced.length) {
       lines.push(`### ${dataset} by subject and level`, "", ...sliceTable(sliced, methods), "");
     }
-  }
-  const excluded = data.runs.filter((r) => r.state === "failed" || r.state === "running");
-  if (excluded.length) {
-    lines.push("## Runs left out", "");
-    for (const r of excluded) lines.push(`- \`${r.runId}\`: ${r.state}${r.reason ? ` (${r.reason})` : ""}`);
-    lines.push("");
   }
   lines.push("## Reproducibility", "", ...reproducibility(data), "");
   return lines.join("\n");

@@ -1,7 +1,7 @@
 import { assertEquals, ok } from "./assert.ts";
 import { runCli } from "./run_cli.ts";
 
-const commands = ["fetch", "sweep", "eval", "serve", "grade", "report", "regress", "bench"];
+const commands = ["fetch", "sweep", "eval", "serve", "grade", "report", "power", "regress", "bench"];
 
 const cli = (...args: string[]) => runCli(args);
 

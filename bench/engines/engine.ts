@@ -51,7 +51,11 @@ export type RunOutcome = "done" | "planned";
 export interface Engine<S = Record<string, unknown>> {
   name: string;
   /** Work shared by all runs of a sweep (e.g. the SFT base model), written under `<sweepDir>/base/`. */
-  prepare?(sweep: { settings: Record<string, unknown>; seed: number }, sweepDir: string): Promise<void>;
+  prepare?(
+    sweep: { settings: Record<string, unknown>; seed: number },
+    sweepDir: string,
+    hooks?: RunHooks,
+  ): Promise<void>;
   /** The run with settings validated (defaults filled) and the algorithm fitted to the engine; throws on bad input. */
   resolve?(run: RunConfig): RunConfig<S>;
   run(run: RunConfig<S>, runDir: string, sweepDir: string, hooks: RunHooks): Promise<RunOutcome | void>;

@@ -170,20 +170,24 @@ export async function runSweep(
   const bars = multiProgress();
   try {
     log(`sweep ${sweep.name}: preparing the ${spec.name} engine`);
+    // The prepare bar appears on the first report: engines without a long prepare (tabular) show none.
+    const prep: { bar?: Progress } = {};
     const prepared = await runInWorker(
       { kind: "prepare", spec, settings: sweep.settings, seed: sweep.seeds[0], sweepDir: out },
-      { onProgress() {} },
+      { onProgress: (step, total) => (prep.bar ??= bars.add(`${spec.name} prepare`, total)).update(step) },
       active,
     );
+    prep.bar?.stop();
     if (outcome.interrupted) return outcome;
     if (prepared.failure !== null) throw new Error(`${spec.name} prepare failed: ${prepared.failure}`);
-    const overall = bars.add(`sweep ${sweep.name}`, pending.length, "runs");
+    // Counts finished runs of the whole selection, so a resumed sweep starts at the runs already done.
+    const overall = bars.add(`sweep ${sweep.name}`, runs.length, "runs", outcome.skipped.length);
     const queue = [...pending];
     const width = Math.max(1, Math.min(options.workers ?? cpus().length, queue.length));
     const lane = async () => {
       for (let run = queue.shift(); run && !outcome.interrupted; run = queue.shift()) {
         await executeRun(run, spec, out, bars.add(run.runId, sweep.rl.steps), outcome, active, log);
-        overall.increment();
+        if (!outcome.interrupted) overall.increment();
       }
     };
     await Promise.all(Array.from({ length: width }, lane));

@@ -25,14 +25,17 @@ const scope = globalThis as unknown as {
 /** Prepare, or resolve the run once (reported, so the runner records it as config.json), then run it. */
 async function perform(job: WorkerJob): Promise<RunOutcome> {
   const engine = await loadEngine(job.spec);
+  const hooks = {
+    onProgress: (step: number, total: number) => scope.postMessage({ kind: "progress", step, total }),
+  };
   if (job.kind === "prepare") {
-    await engine.prepare?.({ settings: job.settings, seed: job.seed }, job.sweepDir);
+    await engine.prepare?.({ settings: job.settings, seed: job.seed }, job.sweepDir, hooks);
     return "done";
   }
   const run = engine.resolve ? engine.resolve(job.run) : job.run;
   scope.postMessage({ kind: "config", config: run });
   const outcome = await engine.run(run, job.runDir, job.sweepDir, {
-    onProgress: (step, total) => scope.postMessage({ kind: "progress", step, total }),
+    ...hooks,
     onRecord: (fields) => scope.postMessage({ kind: "record", fields }),
   });
   return outcome ?? "done";

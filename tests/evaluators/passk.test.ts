@@ -1,5 +1,5 @@
 import { assertClose, assertEquals, throws } from "../assert.ts";
-import { majAtK, meanAtN, passAtK } from "../../evaluators/mod.ts";
+import { majAtK, meanAtN, passAtK, passAtKVariance } from "../../evaluators/mod.ts";
 
 // Exact 1 − C(n−c,k)/C(n,k) with BigInt binomials, to check the product form independently.
 function binom(n: number, k: number): bigint {
@@ -51,6 +51,25 @@ Deno.test("meanAtN equals pass@1 and validates its counts", () => {
   assertEquals(meanAtN(8, 3), 3 / 8);
   assertClose(meanAtN(8, 3), passAtK(8, 3, 1), 1e-15);
   throws(() => meanAtN(2, 3), /c must be/);
+});
+
+Deno.test("passAtKVariance: p(1 − p)/n at k = 1, q(1 − q) at k = n, and the brute-force binomial sum between", () => {
+  assertClose(passAtKVariance(32, 0.3, 1), 0.3 * 0.7 / 32, 1e-12, "k = 1");
+  const q = 1 - 0.9 ** 16;
+  assertClose(passAtKVariance(16, 0.1, 16), q * (1 - q), 1e-12, "k = n");
+  // Direct sum with exact binomial coefficients.
+  const n = 10, p = 0.35, k = 3;
+  let m1 = 0, m2 = 0, choose = 1;
+  for (let c = 0; c <= n; c++) {
+    if (c > 0) choose = choose * (n - c + 1) / c;
+    const pmf = choose * p ** c * (1 - p) ** (n - c);
+    m1 += pmf * passAtK(n, c, k);
+    m2 += pmf * passAtK(n, c, k) ** 2;
+  }
+  assertClose(passAtKVariance(n, p, k), m2 - m1 * m1, 1e-12, "k = 3");
+  assertEquals(passAtKVariance(8, 0, 2), 0);
+  assertEquals(passAtKVariance(8, 1, 2), 0);
+  throws(() => passAtKVariance(4, 0.5, 8), /k=8 > n=4/);
 });
 
 Deno.test("majAtK: votes cluster by equivalence, not by string", () => {

@@ -1,17 +1,25 @@
 import { join } from "node:path";
 import { assertEquals, ok } from "../assert.ts";
-import { baselineOf, compareToBaseline, describeRegressions } from "../../reports/mod.ts";
+import {
+  type Baseline,
+  baselineOf,
+  compareToBaseline,
+  describeRegressions,
+  readBaseline,
+} from "../../reports/mod.ts";
 import { main as regressMain } from "../../reports/regress_cli.ts";
 import { readJson, readJsonl } from "../../common/fs.ts";
 import { copyFixture, fixture } from "./fixture.ts";
 
-/** Plant a drop: every synthetic sample of ace-grpo seed 1 at the final step becomes wrong. */
+/** Plant a drop: every synthetic sample of ace-grpo (both seeds) at the final step becomes wrong. */
 function plantDrop(dir: string): void {
-  const path = join(dir, "runs/ace-grpo_s1/eval.jsonl");
-  const lines = readJsonl<{ step: number; dataset: string; correct: boolean; status: string }>(path).map((
-    s,
-  ) => s.step === 4 && s.dataset === "synthetic" ? { ...s, correct: false, status: "wrong" } : s);
-  Deno.writeTextFileSync(path, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+  for (const run of ["ace-grpo_s1", "ace-grpo_s2"]) {
+    const path = join(dir, "runs", run, "eval.jsonl");
+    const lines = readJsonl<{ step: number; dataset: string; correct: boolean; status: string }>(path).map((
+      s,
+    ) => s.step === 4 && s.dataset === "synthetic" ? { ...s, correct: false, status: "wrong" } : s);
+    Deno.writeTextFileSync(path, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+  }
 }
 
 Deno.test("regress: identical input passes; --update writes the baseline explicitly", async () => {
@@ -22,8 +30,8 @@ Deno.test("regress: identical input passes; --update writes the baseline explici
     0,
   );
   const written = readJson<{ version: number; configHash: string; cells: unknown[] }>(baseline);
-  assertEquals(written.version, 1);
-  assertEquals(written.cells.length, 2 * 2 * 2 * 4, "methods × seeds × datasets × ks");
+  assertEquals(written.version, 2);
+  assertEquals(written.cells.length, 2 * 2 * 4, "methods × datasets × ks (means over seeds)");
   assertEquals(await regressMain(["--baseline", baseline, "--current", fixture, "--iters", "300"]), 0);
   Deno.removeSync(dir, { recursive: true });
 });
@@ -36,7 +44,7 @@ Deno.test("regress: a planted drop fails and names the regressed cells", async (
   const verdicts = compareToBaseline(base, current);
   const lines = describeRegressions(verdicts);
   ok(lines.length >= 1, "the drop is caught");
-  ok(lines.every((l) => l.startsWith("ace-grpo seed 1 synthetic Pass@")), lines.join("\n"));
+  ok(lines.every((l) => l.startsWith("ace-grpo synthetic Pass@")), lines.join("\n"));
   ok(verdicts.filter((v) => v.method === "grpo").every((v) => !v.regressed), "untouched runs pass");
   const baselinePath = join(dir, "baseline.json");
   Deno.writeTextFileSync(baselinePath, JSON.stringify(base));
@@ -44,17 +52,41 @@ Deno.test("regress: a planted drop fails and names the regressed cells", async (
   Deno.removeSync(dir, { recursive: true });
 });
 
-Deno.test("regress: a drop within the intervals passes; a missing cell fails", () => {
-  const cell = { method: "m", dataset: "d", seed: 0, k: 1, mean: 0.5, lo: 0.4, hi: 0.6 };
-  const base = { version: 1 as const, sweep: "s", configHash: "h", cells: [cell, { ...cell, k: 2 }] };
-  const current = { ...base, cells: [{ ...cell, mean: 0.37, lo: 0.3 }] };
-  const verdicts = compareToBaseline(base, current);
-  // The drop 0.13 exceeds the allowed √(0.1² + 0.07²) ≈ 0.122; a drop of 0.11 would not.
-  assertEquals(verdicts[0].regressed, true);
-  assertEquals(
-    compareToBaseline(base, { ...base, cells: [{ ...cell, mean: 0.39, lo: 0.3 }] })[0].regressed,
-    false,
-  );
-  assertEquals(verdicts[1].current, null);
-  ok(describeRegressions(verdicts)[1].includes("missing from the current sweep"));
+Deno.test("regress: a drop within the one-sided noise allowance passes; a missing cell fails", () => {
+  const cell = {
+    method: "m",
+    dataset: "d",
+    k: 1,
+    mean: 0.5,
+    lo: 0.4,
+    hi: 0.6,
+    noise: [{ variance: 0.02 ** 2, df: 7 }],
+    seeds: 8,
+    problems: 100,
+  };
+  const base = { version: 2 as const, sweep: "s", configHash: "h", cells: [cell, { ...cell, k: 2 }] };
+  // allowed = √2 · t(.95, 7) · 0.02 = 1.41421 · 1.89458 · 0.02 ≈ 0.0536.
+  const at = (mean: number) => compareToBaseline(base, { ...base, cells: [{ ...cell, mean }] });
+  assertEquals(at(0.44)[0].regressed, true);
+  assertEquals(at(0.45)[0].regressed, false);
+  ok(Math.abs(at(0.45)[0].allowed - Math.SQRT2 * 1.894579 * 0.02) < 1e-5);
+  assertEquals(at(0.45)[1].current, null);
+  ok(describeRegressions(at(0.45))[0].includes("missing from the current sweep"));
 });
+
+/** A committed baseline with every cell's mean moved by `delta` (the current sweep is the committed one). */
+function shifted(name: string, delta: number): { base: Baseline; current: Baseline } {
+  const current = readBaseline(new URL(`../../reports/baselines/${name}.json`, import.meta.url).pathname);
+  return { base: { ...current, cells: current.cells.map((c) => ({ ...c, mean: c.mean + delta })) }, current };
+}
+
+for (const [name, drop] of [["ci-tabular", 0.03], ["ci-tfjs", 0.05]] as const) {
+  Deno.test(`regress: the committed ${name} baseline catches a uniform drop of ${drop} and accepts a rise`, () => {
+    // Raising the baseline by `drop` is the current sweep falling by `drop` everywhere.
+    const fell = compareToBaseline(shifted(name, drop).base, shifted(name, drop).current);
+    const caught = fell.filter((v) => v.regressed).length;
+    ok(caught >= fell.length / 2, `${name}: only ${caught} of ${fell.length} cells flag a ${drop} drop`);
+    const rose = compareToBaseline(shifted(name, -drop).base, shifted(name, -drop).current);
+    assertEquals(rose.filter((v) => v.regressed).length, 0, `${name}: a rise of ${drop} must pass`);
+  });
+}

@@ -4,6 +4,7 @@ import {
   buildReport,
   compareSweeps,
   comparisonSentence,
+  type DiffCell,
   passKRows,
   reportedKs,
   type RunData,
@@ -12,6 +13,7 @@ import {
 import { fromCsv } from "../../common/csv.ts";
 import { exists } from "../../common/fs.ts";
 import { copyFixture, fixture } from "./fixture.ts";
+import { main as reportMain } from "../../reports/cli.ts";
 
 const golden = new URL("./fixtures/golden/", import.meta.url).pathname;
 const update = Deno.env.get("UPDATE_GOLDEN") === "1";
@@ -79,6 +81,8 @@ Deno.test("report: pass@k is the unbiased estimator averaged over problems", () 
     ks: [3],
     metrics: [],
     samples,
+    expected: {},
+    evalFile: "ok",
   };
   const rows = passKRows([run], 200);
   assertEquals(rows.map((r) => r.k), [1, 2, 3, 4]);
@@ -97,6 +101,8 @@ Deno.test("report: writes CSV, Markdown and vega-rendered SVG plots next to the 
       "summary.md",
       "plots/passk_math500.svg",
       "plots/passk_synthetic.svg",
+      "plots/diff_math500.svg",
+      "plots/diff_synthetic.svg",
       "plots/training.svg",
     ]
   ) {
@@ -104,10 +110,20 @@ Deno.test("report: writes CSV, Markdown and vega-rendered SVG plots next to the 
   }
   const passk = Deno.readTextFileSync(join(dir, "plots/passk_synthetic.svg"));
   ok(passk.startsWith("<svg") && passk.includes("ace-grpo") && passk.includes("k (log scale)"));
+  const diff = Deno.readTextFileSync(join(dir, "plots/diff_synthetic.svg"));
+  ok(diff.startsWith("<svg") && diff.includes("ace-grpo − grpo") && diff.includes("Δ pass@k"));
   const training = Deno.readTextFileSync(join(dir, "plots/training.svg"));
-  for (const label of ["reward", "entropy", "KL to ref", "overconf. errors", "overconf. severity"]) {
+  for (
+    const label of [
+      "entropy",
+      "KL to ref",
+      "overconfident errors (fraction)",
+      "overconfident errors (mean c)",
+    ]
+  ) {
     ok(training.includes(label), label);
   }
+  ok(!training.includes(">reward<"), "reward is not plotted (its scale differs between schemes)");
   Deno.removeSync(dir, { recursive: true });
 });
 
@@ -146,14 +162,99 @@ Deno.test("report: --compare of a sweep with itself finds no difference; failed 
 });
 
 Deno.test("report: one sentence per comparison says where the difference is distinguishable from noise", () => {
+  const cell = (k: number, mean: number, lo: number, hi: number, mdd: number) =>
+    ({ k, mean, lo, hi, mdd, interval: "crossed" }) as unknown as DiffCell;
   const cells = [
-    { k: 1, mean: 0.05, lo: 0.01, hi: 0.09, problems: 10 },
-    { k: 2, mean: 0.01, lo: -0.02, hi: 0.04, problems: 10 },
-    { k: 4, mean: -0.04, lo: -0.07, hi: -0.01, problems: 10 },
+    cell(1, 0.05, 0.01, 0.09, 0.05),
+    cell(2, 0.01, -0.02, 0.04, 0.042),
+    cell(4, -0.04, -0.07, -0.01, 0.04),
   ];
   assertEquals(
-    comparisonSentence({ dataset: "math500", a: "grpo", b: "ace-grpo", cells }),
-    "**ace-grpo vs grpo (math500)**: ace-grpo is higher at Pass@1 and lower at Pass@4 (95% paired-bootstrap " +
-      "interval excludes 0); indistinguishable from noise at Pass@2.",
+    comparisonSentence({ dataset: "math500", a: "grpo", b: "ace-grpo", cells, unpaired: [] }),
+    "**ace-grpo vs grpo (math500)**: ace-grpo is higher at Pass@1 and lower at Pass@4 (95% crossed seeds × " +
+      "problems interval excludes 0); indistinguishable from noise at Pass@2. This design detects (80% power) " +
+      "only differences of 0.042 or more there.",
   );
+});
+
+// ---- honest cells: incomplete data named and marked, no zero-width interval that hides spread --------------
+
+/** Rewrite one run's eval.jsonl through `edit` (lines as parsed objects). */
+function editEval(
+  dir: string,
+  runId: string,
+  edit: (lines: Record<string, unknown>[]) => Record<string, unknown>[],
+) {
+  const path = join(dir, "runs", runId, "eval.jsonl");
+  const lines = Deno.readTextFileSync(path).split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+  Deno.writeTextFileSync(path, edit(lines).map((l) => JSON.stringify(l)).join("\n") + "\n");
+}
+
+Deno.test("report: a run that lost its last eval line is named, its cells marked, and report exits 1 unless --partial", async () => {
+  const dir = copyFixture();
+  editEval(dir, "ace-grpo_s2", (lines) => lines.slice(0, -1));
+  const report = await buildReport(dir, { iters: 200 });
+  const named = report.issues.find((i) => i.runId === "ace-grpo_s2");
+  ok(named && /fewer than n = 8 samples \(fewest 7\)/.test(named.message), JSON.stringify(report.issues));
+  ok(report.summary.includes("## Incomplete data"), report.summary);
+  ok(report.summary.includes("`ace-grpo_s2` (math500, step 4): 1 problem(s) with fewer than n = 8 samples"));
+  // Only the cells of the dataset and step that lost the sample are marked.
+  const math = report.summary.split("## math500")[1].split("## synthetic")[0];
+  const synthetic = report.summary.split("## synthetic")[1];
+  ok(/\| ace-grpo \| [^\n]*†/.test(math), math);
+  ok(!/\| grpo \| [^\n]*†/.test(math), "grpo is complete");
+  ok(!synthetic.split("## Reproducibility")[0].includes("†"), "synthetic is complete");
+  assertEquals(await reportMain([dir, "--iters", "200"]), 1);
+  assertEquals(await reportMain([dir, "--iters", "200", "--partial"]), 0);
+  Deno.removeSync(dir, { recursive: true });
+});
+
+Deno.test("report: a missing final step and a line cut mid-write are named", async () => {
+  const dir = copyFixture();
+  editEval(dir, "grpo_s2", (lines) => lines.filter((l) => l.step !== 4));
+  const path = join(dir, "runs/grpo_s1/eval.jsonl");
+  Deno.writeTextFileSync(path, Deno.readTextFileSync(path) + '{"step":4,"dataset":"synth');
+  const { issues } = await buildReport(dir, { iters: 200 });
+  const text = issues.map((i) => `${i.runId}: ${i.message}`).join("\n");
+  ok(text.includes("grpo_s2: no evaluation at the final step 4 (last: 2)"), text);
+  ok(text.includes("grpo_s1: eval.jsonl ends in a line cut mid-write (ignored)"), text);
+  Deno.removeSync(dir, { recursive: true });
+});
+
+Deno.test("report: complete data exit 0; the fixture's complete report has no marks", async () => {
+  const dir = copyFixture();
+  assertEquals(await reportMain([dir, "--iters", "200"]), 0);
+  const summary = Deno.readTextFileSync(join(dir, "summary.md"));
+  ok(!summary.includes("†") && !summary.includes("Incomplete data"), summary);
+  Deno.removeSync(dir, { recursive: true });
+});
+
+Deno.test("report: the step-0 row shows its interval over problems, not a zero-width one", async () => {
+  const dir = copyFixture();
+  // Every seed of every method gets the same step-0 samples (as the tfjs engine's shared base evaluation).
+  const step0 = Deno.readTextFileSync(join(dir, "runs/grpo_s1/eval.jsonl")).split("\n").filter((l) =>
+    l.trim()
+  )
+    .map((l) => JSON.parse(l)).filter((l) => l.step === 2).map((l) => ({ ...l, step: 0 }));
+  for (const id of ["grpo_s1", "grpo_s2", "ace-grpo_s1", "ace-grpo_s2"]) {
+    editEval(dir, id, (lines) => [...step0, ...lines]);
+  }
+  const report = await buildReport(dir, { iters: 200 });
+  const row = report.cells.filter((c) => c.method === "step 0 (before RL)" && c.slice === "all" && c.k === 1);
+  ok(row.length === 2, "one step-0 cell per dataset");
+  for (const c of row) {
+    assertEquals(c.interval, "shared samples");
+    ok(c.lo < c.mean && c.mean < c.hi, `step-0 interval [${c.lo}, ${c.hi}] around ${c.mean}`);
+  }
+  ok(report.summary.includes("row is one set of samples shared by every seed"), report.summary);
+  Deno.removeSync(dir, { recursive: true });
+});
+
+Deno.test("report: a zero-width interval appears only when every value is equal, and says so", async () => {
+  const report = await buildReport(fixture, { iters: 200 });
+  for (const c of report.cells.filter((c) => c.hi === c.lo)) ok(c.identical, `${c.method} Pass@${c.k}`);
+  const flat = report.cells.find((c) => c.identical);
+  ok(flat, "the fixture has one (ace-grpo math500 Pass@8 = 1 everywhere)");
+  ok(report.summary.includes("1.000 [1.000, 1.000]°"), report.summary);
+  ok(report.summary.includes("° every seed and problem gives the same value"));
 });

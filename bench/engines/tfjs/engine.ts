@@ -60,6 +60,7 @@ const BASE_EVAL_SEED = 1_000_003;
 export async function prepareBase(
   sweep: { settings: Record<string, unknown>; seed: number },
   sweepDir: string,
+  hooks?: RunHooks,
 ) {
   const s = resolveSettings(sweep.settings, "tfjs settings");
   const dir = baseDir(sweepDir);
@@ -76,7 +77,7 @@ export async function prepareBase(
   const rng = Rng.seeded(sweep.seed).derive("sft");
   const model = createModel(modelConfig(s, tok), rng.derive("init"));
   const t0 = performance.now();
-  const log = await trainSft(model, tok, taskSets(s).train, s, rng);
+  const log = await trainSft(model, tok, taskSets(s).train, s, rng, hooks?.onProgress);
   const seconds = (performance.now() - t0) / 1000;
   atomicWrite(join(dir, "sft_metrics.jsonl"), log.map((l) => JSON.stringify(l)).join("\n") + "\n");
   saveBundle(

@@ -28,7 +28,7 @@ Deno.test("sweep command: --dry-run prints the matrix and runs nothing; --only f
   const only = await captured(() =>
     main(["--preset", "ci-tabular", "--out", out, "--dry-run", "--only", "ace-*"])
   );
-  ok(only.out.includes("2 runs") && !/^grpo_s0 /m.test(only.out), only.out);
+  ok(only.out.includes("8 runs") && !/^grpo_s0 /m.test(only.out), only.out);
   await rejects(
     () => main(["--preset", "ci-tabular", "--only", "nothing-matches", "--dry-run"]),
     /matches none of/,

@@ -1,0 +1,102 @@
+// Incomplete data, named: runs that never finished, eval.jsonl files missing or cut mid-write, problems with
+// fewer samples than configured, problems missing, or a missing final evaluation. Every cell such a run feeds
+// is marked in the summary, and `report` exits non-zero unless --partial.
+import type { RunData, SweepData } from "./load.ts";
+
+/** One defect of one run; `dataset`/`step` narrow the cells it touches (absent: every cell of the method). */
+export interface DataIssue {
+  runId: string;
+  method: string;
+  dataset?: string;
+  step?: number;
+  message: string;
+}
+
+function sampleCounts(run: RunData): Map<string, Map<string, number>> {
+  const out = new Map<string, Map<string, number>>(); // "dataset\0step" → problemId → samples
+  for (const s of run.samples) {
+    const key = `${s.dataset}\u0000${s.step}`;
+    const byProblem = out.get(key) ?? new Map<string, number>();
+    byProblem.set(s.problemId, (byProblem.get(s.problemId) ?? 0) + 1);
+    out.set(key, byProblem);
+  }
+  return out;
+}
+
+/** Issues of the finished runs' samples: torn/missing eval.jsonl, sample counts, missing problems and steps. */
+function sampleIssues(run: RunData, union: Map<string, Set<string>>): DataIssue[] {
+  const issues: DataIssue[] = [];
+  const at = (message: string, dataset?: string, step?: number) =>
+    issues.push({ runId: run.runId, method: run.method, dataset, step, message });
+  if (run.evalFile === "missing") return [{ runId: run.runId, method: run.method, message: "no eval.jsonl" }];
+  if (run.evalFile === "torn") at("eval.jsonl ends in a line cut mid-write (ignored)");
+  const counts = sampleCounts(run);
+  for (const [key, byProblem] of counts) {
+    const [dataset, stepText] = key.split("\u0000");
+    const step = Number(stepText);
+    const n = run.expected.n;
+    const values = [...byProblem.values()];
+    const short = values.filter((c) => n !== undefined && c < n);
+    const over = values.filter((c) => n !== undefined && c > n);
+    if (short.length) {
+      at(
+        `${short.length} problem(s) with fewer than n = ${n} samples (fewest ${Math.min(...short)})`,
+        dataset,
+        step,
+      );
+    }
+    if (over.length) at(`${over.length} problem(s) with more than n = ${n} samples`, dataset, step);
+    const expected = union.get(key)?.size ?? 0;
+    if (byProblem.size < expected) at(`evaluated ${byProblem.size} of ${expected} problems`, dataset, step);
+  }
+  const steps = run.samples.map((s) => s.step);
+  const last = steps.length ? Math.max(...steps) : -1;
+  if (run.expected.steps !== undefined && last < run.expected.steps) {
+    const datasets = [...new Set(run.samples.map((s) => s.dataset))];
+    const message = `no evaluation at the final step ${run.expected.steps} (last: ${
+      last < 0 ? "none" : last
+    })`;
+    if (datasets.length === 0) at(message);
+    for (const dataset of datasets) at(message, dataset, run.expected.steps);
+  }
+  return issues;
+}
+
+/** Every defect of a loaded sweep; an empty list means the data are complete. */
+export function dataIssues(data: SweepData): DataIssue[] {
+  const issues: DataIssue[] = [];
+  const planned = (data.sweep?.runIds as string[] | undefined) ?? [];
+  const present = new Set(data.runs.map((r) => r.runId));
+  for (const id of planned.filter((id) => !present.has(id))) {
+    issues.push({ runId: id, method: methodOf(id, data), message: "never started (no run folder)" });
+  }
+  const union = new Map<string, Set<string>>();
+  for (const run of data.runs) {
+    for (const s of run.samples) {
+      const key = `${s.dataset}\u0000${s.step}`;
+      const set = union.get(key) ?? new Set<string>();
+      set.add(s.problemId);
+      union.set(key, set);
+    }
+  }
+  for (const run of data.runs) {
+    if (run.state === "failed" || run.state === "running") {
+      const why = run.state === "failed" ? `failed${run.reason ? ` (${run.reason})` : ""}` : "not finished";
+      issues.push({ runId: run.runId, method: run.method, message: why });
+    } else issues.push(...sampleIssues(run, union));
+  }
+  return issues;
+}
+
+/** The method of a planned run id that has no folder: the longest method name the id starts with. */
+function methodOf(runId: string, data: SweepData): string {
+  const names = ((data.sweep?.methods as { name: string }[] | undefined) ?? []).map((m) => m.name);
+  const known = [...new Set([...names, ...data.runs.map((r) => r.method)])];
+  return known.filter((m) => runId.startsWith(`${m}_`)).sort((a, b) => b.length - a.length)[0] ?? runId;
+}
+
+/** True when an issue touches the cells of `method` on `dataset` at `step`. */
+export function touches(issue: DataIssue, method: string, dataset: string, step: number): boolean {
+  return issue.method === method && (issue.dataset === undefined || issue.dataset === dataset) &&
+    (issue.step === undefined || issue.step === step);
+}
