@@ -312,9 +312,9 @@ Deno.test("minDetectable is a power statement: a true difference of one MDD is d
   }
 });
 
-Deno.test("median: middle value, mean of the two middle values for an even count, empty throws", () => {
+Deno.test("median: middle value, mean of the two middle values for an even count, empty is NaN", () => {
   assertEquals(median([3, 1, 2]), 2);
   assertEquals(median([4, 1, 3, 2]), 2.5);
   assertEquals(median([7]), 7);
-  throws(() => median([]), /no values/);
+  ok(Number.isNaN(median([])));
 });
