@@ -44,11 +44,12 @@ const isDescription = (src: string) => /(?:^|[^\\a-zA-Z])[a-zA-Z]{3,}/.test(src)
  * chain `x = 2+3 = 5`, `20 \times 2 = 40` or `a+b = 5+3 = 8` (the last side); with ≈ the
  * exact side before it (`a = 1/3 \approx 0.33` is 1/3). An equation in an unknown (`2x + 3 = 7`) states none.
  */
-function statedValue(r: Rel): Value | null {
+function statedValue(r: Rel, strict: boolean): Value | null {
   if (!r.ops.every((op) => op === "=" || op === "~")) return null;
   const approx = r.ops.indexOf("~");
   const at = approx < 0 ? r.sides.length - 1 : approx;
-  if (at === 0) return null;
+  // An empty side ("= 0", a dangling "x =") states nothing: it is a fragment, not a named value.
+  if (at === 0 || r.srcs.some((src) => src.trim() === "")) return null;
   const value = r.sides[at];
   // Sides before the value are names (a symbol, a label, words) or constants equal to the value, so a chain
   // never hides a false step (x = 2+2 = 5): "20 \times 2 = 40" and "a+b = 5+3 = 8" state 40 and 8. The first
@@ -57,6 +58,9 @@ function statedValue(r: Rel): Value | null {
     isLabel(r.srcs[i]) || isLoneSymbol(s) || (i === 0 && (s.kind === "text" || isDescription(r.srcs[0])));
   const step = (s: Value, i: number) => named(s, i) || (isConstant(s) && valuesEqual(s, value));
   const middle = r.sides.slice(1, at);
+  // Training rewards (strict) keep their original reading: only a named first side states the value, so
+  // "2+3 = 5" or "6 = 6" is not rewarded as 5 or 6 (evaluation mode reads the computation).
+  if (strict && !named(r.sides[0], 0)) return null;
   const earlierOk = middle.every((s, k) => step(s, k + 1)) &&
     (step(r.sides[0], 0) || middle.some((s) => isConstant(s)));
   return earlierOk ? value : null;
@@ -156,11 +160,16 @@ function multisetEqual(pred: Value[], gold: Value[]): boolean {
   return true;
 }
 
+/** How to compare: `strict` is the training-reward reading (see `statedValue`). */
+export interface CompareOptions {
+  strict?: boolean;
+}
+
 /** One comparison: its name, when it applies to (pred, gold), and the verdict it gives then. */
 export interface AnswerComparison {
   name: string;
   applies(pred: Value, gold: Value): boolean;
-  equal(pred: Value, gold: Value): boolean;
+  equal(pred: Value, gold: Value, options: CompareOptions): boolean;
 }
 
 /** The comparisons, in the order they are tried; the first that applies decides. */
@@ -170,8 +179,8 @@ export const COMPARISONS: readonly AnswerComparison[] = [
     name: "stated_value",
     applies: (p, g) =>
       p.kind === "rel" && g.kind !== "rel" && !(isIntervalLike(g) && asIntervals(p) !== null),
-    equal: (p, g) => {
-      const v = statedValue(p as Rel);
+    equal: (p, g, options) => {
+      const v = statedValue(p as Rel, options.strict ?? false);
       return v !== null && valuesEqual(v, g);
     },
   },
@@ -282,9 +291,13 @@ export const COMPARISONS: readonly AnswerComparison[] = [
 ];
 
 /** The comparison that decides (pred, gold) and its verdict. */
-export function compareValues(pred: Value, gold: Value): { equal: boolean; by: string } {
+export function compareValues(
+  pred: Value,
+  gold: Value,
+  options: CompareOptions = {},
+): { equal: boolean; by: string } {
   for (const c of COMPARISONS) {
-    if (c.applies(pred, gold)) return { equal: c.equal(pred, gold), by: c.name };
+    if (c.applies(pred, gold)) return { equal: c.equal(pred, gold, options), by: c.name };
   }
   return { equal: false, by: "none" };
 }

@@ -62,12 +62,16 @@ function prepare(answer: string, options: NormalizeOptions = {}): Prepared {
 const plainWord = /^[a-zA-Z]+$/;
 
 /** Equivalence of two prepared answers (pred against reference gold), with the percent reading v ≡ v/100. */
-function preparedCompare(p: NonNullable<Prepared>, g: NonNullable<Prepared>): { equal: boolean; by: string } {
+function preparedCompare(
+  p: NonNullable<Prepared>,
+  g: NonNullable<Prepared>,
+  strict: boolean,
+): { equal: boolean; by: string } {
   if (p.norm === g.norm) return { equal: true, by: "same_string" };
   if (plainWord.test(p.norm) && plainWord.test(g.norm) && p.norm.toLowerCase() === g.norm.toLowerCase()) {
     return { equal: true, by: "same_word" };
   }
-  const direct = compareValues(p.value, g.value);
+  const direct = compareValues(p.value, g.value, { strict });
   if (direct.equal) return direct;
   const scaledP = p.percent && !g.percent ? percentScaled(p.value) : null;
   if (scaledP !== null && valuesEqual(scaledP, g.value)) return { equal: true, by: "percent" };
@@ -90,7 +94,9 @@ function boxesVerdict(ex: Extraction, g: NonNullable<Prepared>, options: Normali
   const group = (ex.finalBoxes ?? []).map((b) => prepare(b, options));
   if (group.length < 2 || group.some((x) => x === null)) return null;
   const first = group[0]!;
-  return group.every((x) => preparedCompare(x!, first).equal && preparedCompare(first, x!).equal)
+  return group.every((x) =>
+      preparedCompare(x!, first, false).equal && preparedCompare(first, x!, false).equal
+    )
     ? null
     : "boxed_hedge";
 }
@@ -144,7 +150,7 @@ export function grade(prediction: string, gold: string, options: GradeOptions = 
     const boxes = options.strict ? null : boxesVerdict(ex, g, options);
     if (boxes === "boxed_union") return result(true, "correct", "boxed_union", why(boxes));
     if (boxes === "boxed_hedge") return result(false, "wrong", "boxed_hedge", why(boxes));
-    const verdict = preparedCompare(p, g);
+    const verdict = preparedCompare(p, g, options.strict ?? false);
     if (verdict.equal) return result(true, "correct", rule, why(verdict.by));
     const unparsed = p.value.kind === "text" && g.value.kind !== "text";
     return result(false, unparsed ? "parse_error" : "wrong", rule, why(verdict.by));
@@ -158,7 +164,7 @@ export function isEquivalent(a: string, b: string): boolean {
   try {
     const p = prepare(a);
     const g = prepare(b);
-    return p !== null && g !== null && preparedCompare(p, g).equal;
+    return p !== null && g !== null && preparedCompare(p, g, false).equal;
   } catch {
     return false;
   }
