@@ -142,6 +142,33 @@ export function aceComparisons(
   return out;
 }
 
+/**
+ * The comparisons a sweep asks for besides ACE vs baseline (`compare` in sweep.json: `method` against each of
+ * `against`), for every dataset; pairs already present in `existing` or without rows are skipped.
+ */
+export function requestedComparisons(
+  rows: readonly PassKRow[],
+  requested: readonly { method: string; against: readonly string[] }[],
+  existing: readonly Comparison[],
+): Comparison[] {
+  const out: Comparison[] = [];
+  const datasets = [...new Set(rows.map((r) => r.dataset))];
+  for (const { method, against } of requested) {
+    for (const base of against) {
+      for (const dataset of datasets) {
+        if ([...existing, ...out].some((c) => c.dataset === dataset && c.a === base && c.b === method)) {
+          continue;
+        }
+        const a = rows.filter((r) => r.method === base && r.dataset === dataset);
+        const b = rows.filter((r) => r.method === method && r.dataset === dataset);
+        if (a.length === 0 || b.length === 0) continue;
+        out.push({ dataset, a: base, b: method, ...pairedDiff(a, b) });
+      }
+    }
+  }
+  return out;
+}
+
 function kList(ks: readonly number[]): string {
   return ks.map((k) => `Pass@${k}`).join(", ");
 }

@@ -28,6 +28,7 @@ export {
   comparisonSentence,
   type DiffCell,
   pairedDiff,
+  requestedComparisons,
 } from "./compare.ts";
 export { BEFORE_RL, renderSummary, type SummaryInput } from "./summary.ts";
 export { diffSpec, passKSpec, renderSvg, TRAINING_METRICS, trainingSpec } from "./plots.ts";

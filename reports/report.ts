@@ -2,7 +2,13 @@
 import { join } from "node:path";
 import { atomicWrite } from "../common/fs.ts";
 import { toCsv } from "../common/csv.ts";
-import { aceComparisons, type Comparison, comparisonSentence, pairedDiff } from "./compare.ts";
+import {
+  aceComparisons,
+  type Comparison,
+  comparisonSentence,
+  pairedDiff,
+  requestedComparisons,
+} from "./compare.ts";
 import { type DataIssue, dataIssues } from "./completeness.ts";
 import { type Ingest, loadSweep, type RunData, type SweepData, usableRuns } from "./load.ts";
 import {
@@ -58,7 +64,10 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
   const rows = passKRows(runs, options.iters);
   const final = finalRows(rows);
   const presets = new Map(runs.map((r) => [r.method, r.preset]));
-  const comparisons = aceComparisons(final.filter((r) => r.slice === "all"), presets);
+  const all = final.filter((r) => r.slice === "all");
+  const aceVsBaseline = aceComparisons(all, presets);
+  const requested = (data.sweep?.compare ?? []) as { method: string; against: string[] }[];
+  const comparisons = [...aceVsBaseline, ...requestedComparisons(all, requested, aceVsBaseline)];
   const methods = methodOrder(runs);
   const cells = [...beforeRl(rows, final, methods[0]), ...aggregateSeeds(final)];
   const issues = dataIssues(data);

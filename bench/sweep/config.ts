@@ -22,6 +22,8 @@ export interface SweepConfig {
   seeds: number[];
   methods: MethodSpec[];
   grid?: { "ace.alpha"?: number[]; "ace.phi"?: string[]; "ace.aggregation"?: string[] };
+  /** Extra report comparisons: `method` against each of `against` (method names of this sweep). */
+  compare?: { method: string; against: string[] }[];
   settings: Record<string, unknown>;
   rl: { steps: number; [key: string]: unknown };
   eval: { n: number; ks: number[]; every: number };
@@ -99,6 +101,18 @@ export function checkSweepConfig(raw: unknown, source: string, spec?: EngineSpec
   if (sweep.grid && !sweep.methods.some((m) => m.preset.startsWith("ace-"))) {
     throw new ValidationError(`${source}: grid: there is no ACE method (preset ace-*) to expand`);
   }
+  sweep.compare?.forEach((c, i) => {
+    if (sweep.grid) {
+      throw new ValidationError(`${source}: compare: not supported with a grid (method labels change)`);
+    }
+    for (const [field, name] of [["method", c.method], ...c.against.map((a, j) => [`against[${j}]`, a])]) {
+      if (!seen.has(name)) {
+        throw new ValidationError(
+          `${source}: compare[${i}].${field}: '${name}' is not a method of this sweep`,
+        );
+      }
+    }
+  });
   // The sweep's rl block wins over settings.rl; the engine's schema then checks (and defaults) the merge.
   sweep.settings = { ...sweep.settings, rl: { ...(sweep.settings.rl as object | undefined), ...sweep.rl } };
   const engine = spec ?? engineSpec(sweep.engine);

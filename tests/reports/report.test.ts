@@ -10,6 +10,7 @@ import {
   type RunData,
   writeReport,
 } from "../../reports/mod.ts";
+import { rmSync } from "node:fs";
 import { fromCsv } from "../../common/csv.ts";
 import { exists } from "../../common/fs.ts";
 import { copyFixture, fixture } from "./fixture.ts";
@@ -257,4 +258,30 @@ Deno.test("report: a zero-width interval appears only when every value is equal,
   ok(flat, "the fixture has one (ace-grpo math500 Pass@8 = 1 everywhere)");
   ok(report.summary.includes("1.000 [1.000, 1.000]°"), report.summary);
   ok(report.summary.includes("° every seed and problem gives the same value"));
+});
+
+Deno.test("report: a sweep's `compare` adds method-against-method rows, paired by seed and problem", async () => {
+  const dir = copyFixture();
+  try {
+    const path = join(dir, "sweep.json");
+    const sweep = JSON.parse(Deno.readTextFileSync(path));
+    const plain = await buildReport(dir);
+    // grpo against ace-grpo: the ACE pair read the other way round, so every difference changes sign.
+    Deno.writeTextFileSync(
+      path,
+      JSON.stringify({ ...sweep, compare: [{ method: "grpo", against: ["ace-grpo"] }] }),
+    );
+    const report = await buildReport(dir);
+    assertEquals(report.comparisons.length, plain.comparisons.length * 2);
+    for (const ace of plain.comparisons) {
+      const back = report.comparisons.find((c) =>
+        c.dataset === ace.dataset && c.a === ace.b && c.b === ace.a
+      )!;
+      ok(back, `reverse of ${ace.b} − ${ace.a} on ${ace.dataset}`);
+      ace.cells.forEach((d, i) => assertEquals(Math.abs(back.cells[i].mean + d.mean) < 1e-12, true));
+    }
+    ok(report.summary.includes("grpo vs ace-grpo"));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

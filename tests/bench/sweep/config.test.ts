@@ -99,3 +99,11 @@ Deno.test("sweep config: every shipped preset in bench/configs validates", () =>
   }
   throws(() => presetPath("no-such-preset"), /no sweep preset 'no-such-preset'/);
 });
+
+Deno.test("sweep config: compare names methods of the sweep, else the entry and field are named", () => {
+  checkSweepConfig({ ...base, compare: [{ method: "ace-grpo", against: ["grpo"] }] }, "s.json", fakeSpec);
+  rejectsWith(
+    { ...base, compare: [{ method: "ace-grpo", against: ["rloo"] }] },
+    /compare\[0\]\.against\[0\]: 'rloo' is not a method/,
+  );
+});
