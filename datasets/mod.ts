@@ -4,7 +4,9 @@ export {
   BOXED_INSTRUCTION,
   DAPO_HEAD,
   DAPO_TAIL,
+  type PromptTemplate,
   renderPrompt,
+  resolveTemplate,
   stripDapoTemplate,
   TEMPLATES,
 } from "./templates.ts";

@@ -1,4 +1,5 @@
 // Prompt templates by name: the exact texts the datasets were published with, rendered around a bare problem.
+import { readFileSync } from "node:fs";
 import type { MathRecord } from "./record.ts";
 
 /** DAPO-Math-17K's published wrapper (upstream prompt[0].content = head + problem + tail). */
@@ -34,4 +35,34 @@ export function renderPrompt(
 export function stripDapoTemplate(content: string): string | null {
   if (!content.startsWith(DAPO_HEAD) || !content.endsWith(DAPO_TAIL)) return null;
   return content.slice(DAPO_HEAD.length, content.length - DAPO_TAIL.length);
+}
+
+/** A resolved template: its name (or file path) and its text with a `{problem}` placeholder. */
+export interface PromptTemplate {
+  name: string;
+  text: string;
+}
+
+/**
+ * Resolve `--prompt-template NAME|FILE`: a shipped name (dapo-answer, boxed, raw) or a path to a UTF-8 file whose
+ * text contains `{problem}` exactly where the problem goes. Errors are one line naming the flag and what to pass.
+ */
+export function resolveTemplate(nameOrFile: string): PromptTemplate {
+  const shipped = TEMPLATES[nameOrFile];
+  if (shipped !== undefined) return { name: nameOrFile, text: shipped };
+  let text: string;
+  try {
+    text = readFileSync(nameOrFile, "utf8");
+  } catch {
+    throw new Error(
+      `--prompt-template: '${nameOrFile}' is neither a shipped template (${
+        Object.keys(TEMPLATES).join(", ")
+      }) ` +
+        `nor a readable file`,
+    );
+  }
+  if (!text.includes("{problem}")) {
+    throw new Error(`--prompt-template ${nameOrFile}: the file has no {problem} placeholder`);
+  }
+  return { name: nameOrFile, text };
 }

@@ -122,16 +122,14 @@ export function baselineOf(method: string, presets: ReadonlyMap<string, string>)
   return [...presets].find(([, p]) => p === base)?.[0] ?? null;
 }
 
-/** ACE-vs-baseline comparisons for every ACE method and dataset (rows: final-step rows, slice "all"). */
-export function aceComparisons(
+/** B − A for each (a, b) pair of method names and every dataset with rows of both, in pair order. */
+function comparePairs(
   rows: readonly PassKRow[],
-  presets: ReadonlyMap<string, string>,
+  pairs: readonly (readonly [string, string])[],
 ): Comparison[] {
   const out: Comparison[] = [];
   const datasets = [...new Set(rows.map((r) => r.dataset))];
-  for (const method of presets.keys()) {
-    const base = baselineOf(method, presets);
-    if (!base) continue;
+  for (const [base, method] of pairs) {
     for (const dataset of datasets) {
       const a = rows.filter((r) => r.method === base && r.dataset === dataset);
       const b = rows.filter((r) => r.method === method && r.dataset === dataset);
@@ -142,31 +140,31 @@ export function aceComparisons(
   return out;
 }
 
+/** ACE-vs-baseline comparisons for every ACE method and dataset (rows: final-step rows, slice "all"). */
+export function aceComparisons(
+  rows: readonly PassKRow[],
+  presets: ReadonlyMap<string, string>,
+): Comparison[] {
+  const pairs = [...presets.keys()].flatMap((method) => {
+    const base = baselineOf(method, presets);
+    return base ? [[base, method] as const] : [];
+  });
+  return comparePairs(rows, pairs);
+}
+
 /**
  * The comparisons a sweep asks for besides ACE vs baseline (`compare` in sweep.json: `method` against each of
- * `against`), for every dataset; pairs already present in `existing` or without rows are skipped.
+ * `against`), for every dataset; pairs already in `existing` are skipped.
  */
 export function requestedComparisons(
   rows: readonly PassKRow[],
   requested: readonly { method: string; against: readonly string[] }[],
   existing: readonly Comparison[],
 ): Comparison[] {
-  const out: Comparison[] = [];
-  const datasets = [...new Set(rows.map((r) => r.dataset))];
-  for (const { method, against } of requested) {
-    for (const base of against) {
-      for (const dataset of datasets) {
-        if ([...existing, ...out].some((c) => c.dataset === dataset && c.a === base && c.b === method)) {
-          continue;
-        }
-        const a = rows.filter((r) => r.method === base && r.dataset === dataset);
-        const b = rows.filter((r) => r.method === method && r.dataset === dataset);
-        if (a.length === 0 || b.length === 0) continue;
-        out.push({ dataset, a: base, b: method, ...pairedDiff(a, b) });
-      }
-    }
-  }
-  return out;
+  const seen = new Set(existing.map((c) => `${c.a}\u0000${c.b}`));
+  const pairs = requested.flatMap(({ method, against }) => against.map((base) => [base, method] as const))
+    .filter(([base, method]) => !seen.has(`${base}\u0000${method}`));
+  return comparePairs(rows, [...new Map(pairs.map((p) => [p.join("\u0000"), p])).values()]);
 }
 
 function kList(ks: readonly number[]): string {

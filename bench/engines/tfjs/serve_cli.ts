@@ -2,8 +2,7 @@
 import { basename, resolve } from "node:path";
 import { parseFlags, parseNumber, UsageError } from "../../../common/args.ts";
 import { exists } from "../../../common/fs.ts";
-import { readFileSync } from "node:fs";
-import { TEMPLATES } from "../../../datasets/mod.ts";
+import { type PromptTemplate, resolveTemplate } from "../../../datasets/mod.ts";
 import { initBackend } from "./backend.ts";
 import { loadPolicy } from "./policy.ts";
 import { servedPolicy, serveModel, templateMisfit } from "./serve.ts";
@@ -33,18 +32,11 @@ example:
   deno task eval --endpoint http://127.0.0.1:8000/v1 --model acebench-checkpoints --prompt-template raw ...`;
 
 /** A shipped template by name, or a file's text; the error names the flag. */
-function templateOf(nameOrFile: string): { name: string; text: string } {
-  const shipped = TEMPLATES[nameOrFile];
-  if (shipped !== undefined) return { name: nameOrFile, text: shipped };
+function templateOf(nameOrFile: string): PromptTemplate {
   try {
-    return { name: nameOrFile, text: readFileSync(nameOrFile, "utf8") };
-  } catch {
-    throw new UsageError(
-      `--prompt-template: '${nameOrFile}' is neither a shipped template (${
-        Object.keys(TEMPLATES).join(", ")
-      }) ` +
-        `nor a readable file`,
-    );
+    return resolveTemplate(nameOrFile);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
   }
 }
 
