@@ -23,18 +23,16 @@ import {
   driveAsync,
   driveSync,
   fromData,
-  getOptimizerState,
   getOptimizerStateAsync,
   type Optimizer,
   type OptimizerState,
   setOptimizerState,
   type TensorData,
-  toData,
   toDataAsync,
 } from "./model/adam.ts";
 
 export { initBackend } from "./backend.ts";
-export { getOptimizerState, getOptimizerStateAsync, setOptimizerState };
+export { getOptimizerStateAsync, setOptimizerState };
 export type { AdamOptions, Optimizer, OptimizerState, TensorData };
 
 /** Transformer shape: vocabulary, width, heads (dModel divisible by heads), blocks, max sequence length. */
@@ -423,17 +421,12 @@ export function trainStepAsync(
   return driveAsync(adamSteps(model.params, opt, loss));
 }
 
-/** The model's weights as plain data by parameter name. */
-export function getWeights(model: Model): Record<string, TensorData> {
-  return toData(model.params);
-}
-
-/** `getWeights` reading asynchronously (the form that works on webgpu). */
+/** The model's weights as plain data by parameter name (an awaited read: works on every backend). */
 export function getWeightsAsync(model: Model): Promise<Record<string, TensorData>> {
   return toDataAsync(model.params);
 }
 
-/** Load weights from `getWeights` output (e.g. into a frozen reference copy); the error names a bad entry. */
+/** Load weights from `getWeightsAsync` output (e.g. into a frozen reference copy); the error names a bad entry. */
 export function setWeights(model: Model, w: Record<string, TensorData>): void {
   fromData(model.params, w, "weights");
 }

@@ -224,12 +224,7 @@ export async function driveAsync<R>(gen: Generator<tf.Tensor, R, Float32Array>):
   }
 }
 
-/** Copy a variable map out as plain data. */
-export function toData(vars: Map<string, tf.Variable>): Record<string, TensorData> {
-  return driveSync(readVariables(vars));
-}
-
-/** `toData` reading asynchronously (the form that works on webgpu). */
+/** Copy a variable map out as plain data (an awaited read, so it works on every backend, webgpu included). */
 export function toDataAsync(vars: Map<string, tf.Variable>): Promise<Record<string, TensorData>> {
   return driveAsync(readVariables(vars));
 }
@@ -263,17 +258,12 @@ export function fromData(
   });
 }
 
-/** Optimizer state as plain data (moments and step count). */
-export function getOptimizerState(opt: Optimizer): OptimizerState {
-  return { step: opt.step, m: toData(opt.m), v: toData(opt.v) };
-}
-
-/** `getOptimizerState` reading asynchronously (the form that works on webgpu). */
+/** Optimizer state as plain data (moments and step count), read asynchronously (works on webgpu too). */
 export async function getOptimizerStateAsync(opt: Optimizer): Promise<OptimizerState> {
   return { step: opt.step, m: await toDataAsync(opt.m), v: await toDataAsync(opt.v) };
 }
 
-/** Restore `getOptimizerState` output; continuing then matches an uninterrupted run bit for bit. */
+/** Restore `getOptimizerStateAsync` output; continuing then matches an uninterrupted run bit for bit. */
 export function setOptimizerState(opt: Optimizer, s: OptimizerState): void {
   if (!Number.isInteger(s.step) || s.step < 0) {
     throw new Error(`optimizer state: step must be an integer >= 0, got ${s.step}`);

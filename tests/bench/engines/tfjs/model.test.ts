@@ -6,8 +6,8 @@ import {
   createOptimizer,
   disposeModel,
   drawToken,
-  getOptimizerState,
-  getWeights,
+  getOptimizerStateAsync,
+  getWeightsAsync,
   initBackend,
   type Model,
   type ModelConfig,
@@ -44,9 +44,9 @@ function logProbs(
 }
 
 /** A model with non-trivial LayerNorm gains/biases too (fresh ones are 1/0, which would hide mistakes). */
-function perturbedModel(seed: number): Model {
+async function perturbedModel(seed: number): Promise<Model> {
   const m = createModel(cfg, Rng.seeded(seed));
-  const rng = Rng.seeded(seed + 1), w = getWeights(m);
+  const rng = Rng.seeded(seed + 1), w = await getWeightsAsync(m);
   for (const v of Object.values(w)) for (let i = 0; i < v.data.length; i++) v.data[i] += 0.3 * rng.normal();
   setWeights(m, w);
   return m;
@@ -64,10 +64,10 @@ Deno.test("model: shapes of log-probs, entropy and samples", () => {
   disposeModel(m);
 });
 
-Deno.test("model: log-probs match a direct float64 computation", () => {
-  const m = perturbedModel(4);
+Deno.test("model: log-probs match a direct float64 computation", async () => {
+  const m = await perturbedModel(4);
   const rows = randomTokens(2, 9, 5);
-  const got = logProbs(m, rows).logp, w = getWeights(m);
+  const got = logProbs(m, rows).logp, w = await getWeightsAsync(m);
   rows.forEach((row, b) => {
     referenceLogProbs(cfg, w, row).forEach((want, t) =>
       assertClose(got[b][t], want, 2e-4, `logp[${b}][${t}]`)
@@ -76,8 +76,8 @@ Deno.test("model: log-probs match a direct float64 computation", () => {
   disposeModel(m);
 });
 
-Deno.test("model: causal — changing a token never changes log-probs of earlier positions", () => {
-  const m = perturbedModel(6);
+Deno.test("model: causal — changing a token never changes log-probs of earlier positions", async () => {
+  const m = await perturbedModel(6);
   const rows = randomTokens(1, 10, 7);
   const base = logProbs(m, rows).logp[0];
   for (const j of [3, 6, 9]) {
@@ -92,8 +92,8 @@ Deno.test("model: causal — changing a token never changes log-probs of earlier
   disposeModel(m);
 });
 
-Deno.test("model: KV-cached sampling log-probs agree with the uncached forward", () => {
-  const m = perturbedModel(8);
+Deno.test("model: KV-cached sampling log-probs agree with the uncached forward", async () => {
+  const m = await perturbedModel(8);
   const b = 4, p = 3, maxNew = 9, prompts = new Int32Array(randomTokens(b, p, 9).flat());
   const s = sample(m, prompts, b, { maxNew, temperature: 1.3, topP: 0.9, rng: Rng.seeded(10) });
   const rows = Array.from(
@@ -110,8 +110,8 @@ Deno.test("model: KV-cached sampling log-probs agree with the uncached forward",
   disposeModel(m);
 });
 
-Deno.test("model: eos stops a row, fills it with eos and counts it in lengths", () => {
-  const m = perturbedModel(11);
+Deno.test("model: eos stops a row, fills it with eos and counts it in lengths", async () => {
+  const m = await perturbedModel(11);
   const eos = 2, b = 16, p = 2, maxNew = 8;
   const s = sample(m, new Int32Array(b * p).fill(1), b, {
     maxNew,
@@ -135,34 +135,34 @@ Deno.test("model: eos stops a row, fills it with eos and counts it in lengths", 
   disposeModel(m);
 });
 
-Deno.test("model: same seed gives the same weights and samples; different seed differs", () => {
+Deno.test("model: same seed gives the same weights and samples; different seed differs", async () => {
   const a = createModel(cfg, Rng.seeded(13)),
     b = createModel(cfg, Rng.seeded(13)),
     c = createModel(cfg, Rng.seeded(14));
-  assertEquals(getWeights(a), getWeights(b));
-  assert.notDeepStrictEqual(getWeights(a).wte.data, getWeights(c).wte.data);
+  assertEquals(await getWeightsAsync(a), await getWeightsAsync(b));
+  assert.notDeepStrictEqual((await getWeightsAsync(a)).wte.data, (await getWeightsAsync(c)).wte.data);
   const prompts = new Int32Array(randomTokens(3, 2, 15).flat());
   const opts = () => ({ maxNew: 6, temperature: 1, topP: 0.95, rng: Rng.seeded(16) });
   assertEquals(sample(a, prompts, 3, opts()), sample(b, prompts, 3, opts()));
   [a, b, c].forEach(disposeModel);
 });
 
-Deno.test("model: weights and optimizer state round-trip; resumed training matches bit for bit", () => {
+Deno.test("model: weights and optimizer state round-trip; resumed training matches bit for bit", async () => {
   const rows = tf.tensor2d(randomTokens(4, 8, 17), undefined, "int32");
   const loss = (m: Model) => () => tf.neg(tf.mean(tokenLogProbs(m, rows).logp)) as tf.Scalar;
   const a = createModel(cfg, Rng.seeded(18)), optA = createOptimizer(a, { lr: 1e-2, clipNorm: 0.5 });
   trainStep(a, optA, loss(a));
   trainStep(a, optA, loss(a));
-  const saved = { w: getWeights(a), o: getOptimizerState(optA) };
+  const saved = { w: await getWeightsAsync(a), o: await getOptimizerStateAsync(optA) };
   const stepA = trainStep(a, optA, loss(a));
   const b = createModel(cfg, Rng.seeded(99)), optB = createOptimizer(b, { lr: 1e-2, clipNorm: 0.5 });
   setWeights(b, saved.w);
   setOptimizerState(optB, saved.o);
   const stepB = trainStep(b, optB, loss(b));
   assertEquals(stepB, stepA);
-  assertEquals(getWeights(b), getWeights(a));
-  assertEquals(getOptimizerState(optB), getOptimizerState(optA));
-  const bad = getWeights(a);
+  assertEquals(await getWeightsAsync(b), await getWeightsAsync(a));
+  assertEquals(await getOptimizerStateAsync(optB), await getOptimizerStateAsync(optA));
+  const bad = await getWeightsAsync(a);
   bad.wte = { shape: [1, 2], data: new Float32Array(2) };
   throws(() => setWeights(b, bad), /weights: 'wte' has shape \[1,2\]/);
   [a, b].forEach(disposeModel);
@@ -260,7 +260,7 @@ Deno.test("model: the async forms (for webgpu) give exactly what the sync forms 
   const optA = createOptimizer(a, { lr: 1e-2, clipNorm: 1 }),
     optB = createOptimizer(b, { lr: 1e-2, clipNorm: 1 });
   assertEquals(await trainStepAsync(a, optA, loss(a)), trainStep(b, optB, loss(b)));
-  assertEquals(getWeights(a), getWeights(b));
+  assertEquals(await getWeightsAsync(a), await getWeightsAsync(b));
   [a, b].forEach(disposeModel);
   rows.dispose();
 });
@@ -280,19 +280,19 @@ Deno.test("model: sampling and training leave no tensors behind", () => {
   disposeModel(m);
 });
 
-Deno.test("model: the fused wasm Adam kernel gives bit-for-bit what the tf-ops update gives", () => {
+Deno.test("model: the fused wasm Adam kernel gives bit-for-bit what the tf-ops update gives", async () => {
   const rows = tf.tensor2d(randomTokens(4, 8, 30), undefined, "int32");
-  const run = (fusedOn: boolean) => {
+  const run = async (fusedOn: boolean) => {
     useFusedAdam(fusedOn);
     const m = createModel(cfg, Rng.seeded(31)), opt = createOptimizer(m, { lr: 1e-2, clipNorm: 0.3 });
     const loss = () => tf.neg(tf.mean(tokenLogProbs(m, rows).logp)) as tf.Scalar;
     for (let i = 0; i < 3; i++) trainStep(m, opt, loss);
-    const out = { w: getWeights(m), o: getOptimizerState(opt) };
+    const out = { w: await getWeightsAsync(m), o: await getOptimizerStateAsync(opt) };
     disposeModel(m);
     return out;
   };
   try {
-    const plain = run(false), kernel = run(true);
+    const plain = await run(false), kernel = await run(true);
     assertEquals(kernel, plain);
   } finally {
     useFusedAdam(true);

@@ -5,7 +5,7 @@ import {
   createModel,
   createOptimizer,
   disposeModel,
-  getWeights,
+  getWeightsAsync,
   initBackend,
   type ModelConfig,
   sample,
@@ -54,7 +54,7 @@ function flatWeights(w: Record<string, { data: Float32Array }>): number[] {
 }
 
 /** Single-process step on the same masked loss. */
-function singleStep(b: MaskedBatch, steps: number): { weights: number[]; loss: number } {
+async function singleStep(b: MaskedBatch, steps: number): Promise<{ weights: number[]; loss: number }> {
   const model = createModel(cfg, Rng.seeded(1));
   const opt = createOptimizer(model, { lr: 1e-3, clipNorm: 1 });
   const denom = b.mask.reduce((a, x) => a + x, 0);
@@ -65,7 +65,7 @@ function singleStep(b: MaskedBatch, steps: number): { weights: number[]; loss: n
     loss = trainStep(model, opt, () => maskedNll(model, tokens, mask, b.maskStart, denom)).loss;
     tf.dispose([tokens, mask]);
   }
-  const weights = flatWeights(getWeights(model));
+  const weights = flatWeights(await getWeightsAsync(model));
   disposeModel(model);
   return { weights, loss };
 }
@@ -77,7 +77,7 @@ async function parallelSteps(b: MaskedBatch, steps: number, workers = 2) {
   try {
     let loss = 0;
     for (let s = 0; s < steps; s++) loss = (await trainer.step(b)).loss;
-    return { weights: flatWeights(getWeights(model)), loss };
+    return { weights: flatWeights(await getWeightsAsync(model)), loss };
   } finally {
     trainer.close();
     assertEquals(trainer.workers, 0); // every worker terminated (the test sanitizers also catch leaks)
@@ -110,7 +110,7 @@ Deno.test("parallel: 2-worker gradient equals the single-process gradient", asyn
 
 Deno.test("parallel: 2-worker updates equal single-process updates; same seed, identical weights", async () => {
   const b = batch(4);
-  const single = singleStep(b, 3);
+  const single = await singleStep(b, 3);
   const a = await parallelSteps(b, 3), c = await parallelSteps(b, 3);
   assert(relErr(a.weights, single.weights) < 1e-5, `weights rel err ${relErr(a.weights, single.weights)}`);
   assert(Math.abs(a.loss - single.loss) < 1e-5 * single.loss, `loss ${a.loss} vs ${single.loss}`);
@@ -120,7 +120,7 @@ Deno.test("parallel: 2-worker updates equal single-process updates; same seed, i
 Deno.test("parallel: more workers than rows, and the plain full-batch loss", async () => {
   const rng = Rng.seeded(5);
   const b = fullBatch(Int32Array.from({ length: 2 * 8 }, () => rng.int(cfg.vocab)), 2, 8);
-  const single = singleStep(b, 1);
+  const single = await singleStep(b, 1);
   const p = await parallelSteps(b, 1, 3);
   assert(relErr(p.weights, single.weights) < 1e-5);
 });
@@ -147,7 +147,7 @@ Deno.test("parallel SFT: the same seed and worker count give identical weights",
     const rng = Rng.seeded(7);
     const model = createModel(modelConfig(s, tok), rng.derive("init"));
     const log = await trainSft(model, tok, train, s, rng);
-    const w = flatWeights(getWeights(model));
+    const w = flatWeights(await getWeightsAsync(model));
     disposeModel(model);
     return { log, w };
   };
@@ -160,7 +160,7 @@ Deno.test("parallel SFT: the same seed and worker count give identical weights",
 Deno.test("parallel sampling: the pool's samples equal single-process samples bit for bit", async () => {
   const model = createModel(cfg, Rng.seeded(31));
   // Larger weights than the init so the distribution is far from uniform and eos is actually drawn.
-  const w = getWeights(model), noise = Rng.seeded(32);
+  const w = await getWeightsAsync(model), noise = Rng.seeded(32);
   for (const v of Object.values(w)) for (let i = 0; i < v.data.length; i++) v.data[i] += 0.3 * noise.normal();
   setWeights(model, w);
   const rows = 7, p = 3, rng = Rng.seeded(33);

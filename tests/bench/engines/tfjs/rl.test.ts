@@ -1,6 +1,10 @@
 // The RL update's two forms: one pass (log-probs read inside the loss closure) and two passes (webgpu's form).
 import { assertEquals, ok } from "../../../assert.ts";
-import { getOptimizerState, getWeights, initBackend } from "../../../../bench/engines/tfjs/model.ts";
+import {
+  getOptimizerStateAsync,
+  getWeightsAsync,
+  initBackend,
+} from "../../../../bench/engines/tfjs/model.ts";
 import { rlStep, updatePolicy } from "../../../../bench/engines/tfjs/rl.ts";
 import { PRESETS, resolveAlgo } from "../../../../bench/core/mod.ts";
 import { rlContext, rolloutBatch } from "./fixtures.ts";
@@ -15,8 +19,8 @@ Deno.test("RL update: two passes (forward, await the read, backward) give bit-fo
   const a = await updatePolicy(one, batch), b = await updatePolicy(two, batch);
   assertEquals(b, a);
   ok(a.gradNorm > 0 && a.metrics.kl! > 0 && a.metrics.entropy! > 0, JSON.stringify(a));
-  assertEquals(getWeights(two.model), getWeights(one.model));
-  assertEquals(getOptimizerState(two.opt), getOptimizerState(one.opt));
+  assertEquals(await getWeightsAsync(two.model), await getWeightsAsync(one.model));
+  assertEquals(await getOptimizerStateAsync(two.opt), await getOptimizerStateAsync(one.opt));
 });
 
 Deno.test("the baselines and ACE-DAPO run an RL step of the tfjs policy through the one loop", async () => {

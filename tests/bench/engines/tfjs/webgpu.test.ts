@@ -6,7 +6,6 @@ import { assertClose, assertEquals, ok } from "../../../assert.ts";
 import { readJson, readJsonl } from "../../../../common/fs.ts";
 import { tfjsEngine } from "../../../../bench/engines/tfjs/engine.ts";
 import {
-  getWeights,
   getWeightsAsync,
   initBackend,
   type Model,
@@ -67,8 +66,8 @@ Deno.test({
     // The clipping norm: tfjs-webgpu's addN once returned a stale buffer here (the norm read back as the loss).
     assertClose(got.gradNorm, expected.gradNorm, 1e-4 * expected.gradNorm, "gradient norm");
     assertClose(got.metrics.kl!, expected.metrics.kl!, 1e-5, "kl");
-    const moved = maxDiff(getWeights(rlContext().model), getWeights(cpu.model));
-    const apart = maxDiff(gpuWeights, getWeights(cpu.model));
+    const moved = maxDiff(await getWeightsAsync(rlContext().model), await getWeightsAsync(cpu.model));
+    const apart = maxDiff(gpuWeights, await getWeightsAsync(cpu.model));
     ok(apart < moved / 100, `webgpu weights differ from wasm by ${apart}; the update moved them by ${moved}`);
   },
 });
