@@ -25,6 +25,7 @@ export {
   type Interval,
   median,
   minDetectable,
+  percentileSorted,
   quantile,
   seedAggregate,
   tCritical,

@@ -34,6 +34,15 @@ export function quantile(values: readonly number[], q: number): number {
   return quantileSorted(Float64Array.from(values).sort(), q);
 }
 
+/**
+ * Nearest-rank percentile of ascending-sorted values (p in (0, 1]): always an observed value, as latency
+ * percentiles are reported; empty input gives NaN.
+ */
+export function percentileSorted(sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
+}
+
 /** Median of unsorted values (mean of the two middle ones for an even count); empty input gives NaN. */
 export function median(values: readonly number[]): number {
   return quantile(values, 0.5);

@@ -1,5 +1,6 @@
 // The run-health block of an external evaluation: what was kept, cut off, failed, spent and retried, counted
 // over this run's problems (--limit) and sample indices (--n) only, never the whole samples file.
+import { percentileSorted as percentile } from "../../evaluators/stats.ts";
 import type { FailedProblem } from "./sampler.ts";
 import type { SampleRecord } from "./samples.ts";
 
@@ -35,11 +36,6 @@ export function retryCause(reason: string): string {
   if (reason.startsWith("connection dropped")) return "dropped connection";
   if (reason.startsWith("malformed")) return "malformed reply";
   return "network error";
-}
-
-/** Nearest-rank percentile of sorted values (p in (0, 1]). */
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
 }
 
 /**

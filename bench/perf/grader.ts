@@ -10,7 +10,7 @@ import { latexToMathjs, type Translation } from "../../evaluators/latex.ts";
 import { extractGold } from "../../evaluators/extract.ts";
 import { normalizeAnswer } from "../../evaluators/normalize.ts";
 import { computeEngineToMathjs } from "../../evaluators/frontend_ce.ts";
-import { median } from "../../evaluators/stats.ts";
+import { median, percentileSorted as percentile } from "../../evaluators/stats.ts";
 
 /** Usage text for `deno task bench grader`. */
 export const usage =
@@ -51,10 +51,6 @@ function workloads(): Record<string, Case[]> {
   }
   out["corpus"] = corpus;
   return out;
-}
-
-function percentile(sorted: number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
 // One cold-cache pass of single grades: per-grade latency in ms.

@@ -7,6 +7,7 @@ import {
   median,
   minDetectable,
   passAtK,
+  percentileSorted,
   quantile,
   seedAggregate,
   tCritical,
@@ -317,4 +318,11 @@ Deno.test("median: middle value, mean of the two middle values for an even count
   assertEquals(median([4, 1, 3, 2]), 2.5);
   assertEquals(median([7]), 7);
   ok(Number.isNaN(median([])));
+});
+
+Deno.test("percentileSorted: nearest rank, always an observed value; empty is NaN", () => {
+  const xs = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+  assertEquals([percentileSorted(xs, 0.5), percentileSorted(xs, 0.95), percentileSorted(xs, 1)], [5, 10, 10]);
+  assertEquals(percentileSorted([100, 300], 0.5), 100);
+  ok(Number.isNaN(percentileSorted([], 0.5)));
 });
