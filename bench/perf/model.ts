@@ -21,6 +21,7 @@ import {
   trainStepAsync,
 } from "../engines/tfjs/model.ts";
 import { kernelInfo, useKernels } from "../engines/tfjs/ops/attention.ts";
+import { blasInfo } from "../engines/tfjs/ops/blas.ts";
 import { coreCount, DataParallelTrainer, fullBatch, SamplerPool } from "../engines/tfjs/parallel.ts";
 import { kernelClasses, type OpClassTable, printProfileTable } from "./profile.ts";
 import { median } from "../../evaluators/stats.ts";
@@ -246,8 +247,12 @@ export async function main(args: string[]): Promise<number> {
   if (!trainsDataParallel() || values["no-kernels"]) trainWorkers = sampleWorkers = 1;
   const rng = Rng.seeded(0);
   const model = createModel(CFG, rng.split());
+  const blas = backend === "blas" ? blasInfo() : null;
+  const blasNote = blas
+    ? `, BLAS ${blas.library} (${blas.core} kernels, ${blas.threads} threads per process)`
+    : "";
   console.log(
-    `tfjs ${tf.version_core} backend ${backend} (attention: ${kernelInfo()}); ${
+    `tfjs ${tf.version_core} backend ${backend}${blasNote} (attention: ${kernelInfo()}); ${
       parameterCount(model)
     } parameters; train workers ${trainWorkers}, sample workers ${sampleWorkers}`,
   );
@@ -259,6 +264,7 @@ export async function main(args: string[]): Promise<number> {
   const rig: Rig = { model, opt, batch, trainer: null, sampler: null, rng };
   const result: Record<string, unknown> = {
     backend,
+    ...(blas ? { blas } : {}),
     attention: kernelInfo(),
     config,
     train_workers: trainWorkers,

@@ -1,8 +1,10 @@
-// `backend: "auto"` for the engine: webgpu only where a short calibration run measured it faster than wasm for
-// the model and batch at hand, else wasm (then cpu). The decision is cached per shape and recorded by the engine.
+// `backend: "auto"` for the engine: webgpu only where a short calibration run measured it faster than the CPU
+// backend for the model and batch at hand, else blas where a BLAS loads, else wasm (then cpu). The decision is
+// cached per shape and recorded by the engine.
 import * as tf from "@tensorflow/tfjs-core";
 import { Rng } from "../../../common/prng.ts";
-import { hasWebgpuAdapter, initBackend } from "./backend.ts";
+import { blasAvailable, hasWebgpuAdapter, initBackend } from "./backend.ts";
+import { type BlasInfo, blasInfo } from "./ops/blas.ts";
 import {
   createModel,
   createOptimizer,
@@ -19,6 +21,14 @@ export interface BackendDecision {
   backend: string;
   reason: string;
   measured?: Record<string, number>;
+  /** On the blas backend: the library, its kernels and threads per product (they fix the last bits). */
+  blas?: BlasInfo;
+}
+
+/** The decision with the BLAS it runs on, when it is the blas backend. */
+function withBlas(d: BackendDecision): BackendDecision {
+  const blas = d.backend === "blas" ? blasInfo() : null;
+  return blas ? { ...d, blas } : d;
 }
 
 const decisions = new Map<string, BackendDecision>();
@@ -55,11 +65,14 @@ async function calibrate(cfg: ModelConfig): Promise<number> {
 }
 
 /**
- * Start the backend the settings name; for "auto", calibrate wasm against webgpu on `cfg` when a WebGPU adapter
- * exists and keep the faster (no adapter: wasm, or cpu if wasm cannot start). Returns the decision.
+ * Start the backend the settings name; for "auto", calibrate the CPU backend (blas, else wasm) against webgpu on
+ * `cfg` when a WebGPU adapter exists and keep the faster (no adapter: blas, else wasm, else cpu). Returns the
+ * decision.
  */
 export async function initEngineBackend(requested: string, cfg: ModelConfig): Promise<BackendDecision> {
-  if (requested !== "auto") return { requested, backend: await initBackend(requested), reason: "requested" };
+  if (requested !== "auto") {
+    return withBlas({ requested, backend: await initBackend(requested), reason: "requested" });
+  }
   const key = JSON.stringify(cfg), known = decisions.get(key);
   if (known) {
     await initBackend(known.backend);
@@ -67,10 +80,10 @@ export async function initEngineBackend(requested: string, cfg: ModelConfig): Pr
   }
   let decision: BackendDecision;
   if (!(await hasWebgpuAdapter())) {
-    decision = { requested, backend: await initBackend("auto"), reason: "no WebGPU adapter" };
+    decision = withBlas({ requested, backend: await initBackend("auto"), reason: "no WebGPU adapter" });
   } else {
-    const measured: Record<string, number> = {};
-    for (const b of ["wasm", "webgpu"]) {
+    const measured: Record<string, number> = {}, cpu = blasAvailable() ? "blas" : "wasm";
+    for (const b of [cpu, "webgpu"]) {
       try {
         await initBackend(b);
         measured[b] = Math.round(await calibrate(cfg));
@@ -78,16 +91,16 @@ export async function initEngineBackend(requested: string, cfg: ModelConfig): Pr
         console.error(`backend auto: ${b} calibration failed (${(e as Error).message.split("\n")[0]})`);
       }
     }
-    const pick = measured.webgpu !== undefined && !(measured.webgpu >= (measured.wasm ?? Infinity))
+    const pick = measured.webgpu !== undefined && !(measured.webgpu >= (measured[cpu] ?? Infinity))
       ? "webgpu"
-      : "wasm";
-    decision = {
+      : cpu;
+    decision = withBlas({
       requested,
-      backend: await initBackend(pick === "wasm" ? "auto" : pick),
+      backend: await initBackend(pick === "webgpu" ? pick : "auto"),
       reason:
         `calibration: one train step of ${CAL_TRAIN_ROWS} rows + sampling ${CAL_SAMPLE_ROWS} rows x ${CAL_NEW} tokens, ms`,
       measured,
-    };
+    });
   }
   decisions.set(key, decision);
   return decision;

@@ -10,9 +10,11 @@ import { createRequire } from "node:module";
 import { loadKernels } from "./ops/attention.ts";
 import { loadAdamKernel } from "./model/adam.ts";
 import { loadLayerNormKernels } from "./model/ops.ts";
+import { blasActive, blasInfo, registerBlasKernels, useBlas } from "./ops/blas.ts";
+import { shareIdentityData } from "./ops/wasm.ts";
 
 /** Backend names accepted by `initBackend` and by `--backend`. */
-export const BACKENDS = ["auto", "wasm", "cpu", "webgpu", "tensorflow"] as const;
+export const BACKENDS = ["auto", "blas", "wasm", "cpu", "webgpu", "tensorflow"] as const;
 /** One of `BACKENDS`. */
 export type BackendName = typeof BACKENDS[number];
 
@@ -45,6 +47,25 @@ async function startWasm(): Promise<void> {
   await loadKernels();
   await loadAdamKernel();
   await loadLayerNormKernels();
+  shareIdentityData();
+  registerBlasKernels();
+  useBlas(false);
+}
+
+/** tfjs-wasm with its dense products on the system BLAS (ops/blas.ts); throws a one-line reason if unavailable. */
+async function startBlas(): Promise<void> {
+  await startWasm();
+  useBlas(true);
+}
+
+/** The backend in use, in `BACKENDS` terms: "blas" when tfjs-wasm runs its products on the BLAS, else tfjs's name. */
+export function backendInUse(): string {
+  return blasActive() ? "blas" : tf.getBackend();
+}
+
+/** Whether the blas backend can start here (FFI permitted, a BLAS library found; ops/blas.ts says why not). */
+export function blasAvailable(): boolean {
+  return blasInfo() !== null;
 }
 
 /** Whether a WebGPU adapter is available (a GPU, or Mesa's lavapipe on a CPU machine). */
@@ -91,19 +112,22 @@ export function trainsDataParallel(): boolean {
 }
 
 /**
- * Start the named backend and return the one in use; "auto" here picks wasm, else cpu (the engine's "auto"
- * also calibrates against webgpu where there is a GPU: auto.ts).
+ * Start the named backend and return the one in use; "auto" here picks blas, else wasm, else cpu (the engine's
+ * "auto" also calibrates against webgpu where there is a GPU: auto.ts).
  */
 export async function initBackend(name: BackendName | string): Promise<string> {
-  if (tf.getBackend() === name) return name;
+  if (backendInUse() === name) return name;
   switch (name) {
     case "auto":
       try {
-        await startWasm();
+        await (blasAvailable() ? startBlas() : startWasm());
       } catch (e) {
         console.error(`backend auto: wasm unavailable (${(e as Error).message}); using the slow cpu backend`);
         await tf.setBackend("cpu");
       }
+      break;
+    case "blas":
+      await startBlas();
       break;
     case "wasm":
       await startWasm();
@@ -121,5 +145,5 @@ export async function initBackend(name: BackendName | string): Promise<string> {
       throw new Error(`unknown backend '${name}' (expected one of ${BACKENDS.join(", ")})`);
   }
   await tf.ready();
-  return tf.getBackend();
+  return backendInUse();
 }

@@ -186,7 +186,7 @@ async function runBackendDecision(s: TfjsSettings, sweepDir: string): Promise<Ba
     ? readJson<{ backendDecision?: BackendDecision }>(info).backendDecision
     : undefined;
   if (!recorded) return await initEngineBackend(s.backend, modelConfig(s, settingsTokenizer(s)));
-  await initBackend(recorded.backend === "wasm" ? "auto" : recorded.backend);
+  await initBackend(recorded.backend);
   return { ...recorded, reason: `${recorded.reason} (the sweep's calibration, base/base.json)` };
 }
 

@@ -10,7 +10,8 @@ import {
   setSamplerDelegate,
   tokenLogProbs,
 } from "./model.ts";
-import { trainsDataParallel } from "./backend.ts";
+import { backendInUse, trainsDataParallel } from "./backend.ts";
+import { shareBlasThreads } from "./ops/blas.ts";
 import { sampleWorkers, type TfjsSettings } from "./settings.ts";
 
 /**
@@ -93,7 +94,8 @@ export interface WorkerTimes {
 /** A worker with a one-message-at-a-time request/reply channel. */
 class Replica {
   private pending: ((m: FromWorker) => void) | null = null;
-  constructor(readonly worker: Worker) {
+  /** `release` gives back the worker's share of the BLAS threads (ops/blas.ts) when it stops. */
+  constructor(readonly worker: Worker, private readonly release: () => void = () => {}) {
     worker.onmessage = (e: MessageEvent<FromWorker>) => this.settle(e.data);
     worker.onerror = (e: ErrorEvent) => {
       e.preventDefault();
@@ -104,6 +106,11 @@ class Replica {
     const p = this.pending;
     this.pending = null;
     p?.(m);
+  }
+  /** Terminate the worker. */
+  stop(): void {
+    this.worker.terminate();
+    this.release();
   }
   /** Send a message that has no reply. */
   send(msg: ToWorker): void {
@@ -137,10 +144,14 @@ function publish(model: Model, into: Float32Array): void {
 async function startReplicas(model: Model, workers: number, weights: Float32Array): Promise<Replica[]> {
   const vars = [...model.params.values()];
   const url = new URL("./parallel_worker.ts", import.meta.url).href;
-  const replicas = Array.from({ length: workers }, () => new Replica(new Worker(url, { type: "module" })));
+  const onBlas = backendInUse() === "blas";
+  const replicas = Array.from(
+    { length: workers },
+    () => new Replica(new Worker(url, { type: "module" }), onBlas ? shareBlasThreads(1) : undefined),
+  );
   const init: ToWorker = {
     kind: "init",
-    backend: tf.getBackend(),
+    backend: backendInUse(),
     config: model.config,
     shapes: vars.map((v) => [...v.shape]),
     weights: weights.buffer as SharedArrayBuffer,
@@ -148,7 +159,7 @@ async function startReplicas(model: Model, workers: number, weights: Float32Arra
   try {
     await Promise.all(replicas.map((r) => r.request(init)));
   } catch (e) {
-    for (const r of replicas) r.worker.terminate();
+    for (const r of replicas) r.stop();
     throw e;
   }
   return replicas;
@@ -251,7 +262,7 @@ export class DataParallelTrainer {
 
   /** Terminate the workers. */
   close(): void {
-    for (const r of this.replicas) r.worker.terminate();
+    for (const r of this.replicas) r.stop();
     this.replicas.length = 0;
   }
 }
@@ -335,7 +346,7 @@ export class SamplerPool {
   /** Stop routing `sampleAsync` here and terminate the workers. */
   close(): void {
     setSamplerDelegate(null);
-    for (const r of this.replicas) r.worker.terminate();
+    for (const r of this.replicas) r.stop();
     this.replicas.length = 0;
   }
 }

@@ -9,7 +9,7 @@ import { methodsOf, TRACE_FAMILIES } from "./traces.ts";
 
 /** All knobs of the engine (see settings.schema.json for meanings and defaults). */
 export interface TfjsSettings {
-  backend: "auto" | "wasm" | "cpu" | "webgpu" | "tensorflow";
+  backend: "auto" | "blas" | "wasm" | "cpu" | "webgpu" | "tensorflow";
   /** Absent = 1 (see settings.schema.json). */
   sampleWorkers?: number;
   tokenizer: "char";

@@ -2,9 +2,11 @@
 //
 // Measured on wasm (see docs/tfjs-model.md): a 2-D matMul without transpose flags goes to XNNPACK (~25 GFLOP/s),
 // any transpose flag or batch dimension falls to a naive loop (~1.8 GFLOP/s), while an explicit 2-D transpose
-// costs a few ms. So every gradient here transposes explicitly and multiplies without flags.
+// costs a few ms. So every gradient here transposes explicitly and multiplies without flags, except on the
+// BLAS (ops/blas.ts), which takes transpose flags at full speed.
 import * as tf from "@tensorflow/tfjs-core";
 import { swapLast } from "../ops/attention.ts";
+import { blasActive } from "../ops/blas.ts";
 import {
   addr,
   compileWat,
@@ -18,7 +20,7 @@ type T2 = tf.Tensor2D;
 // tfjs types a custom-gradient body as variadic (Tensor | save)[]; ours take fixed positional arguments.
 type Body = Parameters<typeof tf.customGrad>[0];
 
-/** x [N, K] @ w [K, M] → [N, M]; gradients dx = dy wᵀ, dw = xᵀ dy through explicit transposes. */
+/** x [N, K] @ w [K, M] → [N, M]; gradients dx = dy wᵀ, dw = xᵀ dy (explicit transposes unless on the BLAS). */
 export const linear = tf.customGrad(
   ((x: tf.Tensor, w: tf.Tensor, save: tf.GradSaveFunc) => {
     save([x, w]);
@@ -27,6 +29,7 @@ export const linear = tf.customGrad(
       gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
         const [xs, ws] = saved as T2[];
         const g = dy as T2;
+        if (blasActive()) return [tf.matMul(g, ws, false, true), tf.matMul(xs, g, true, false)];
         return [tf.matMul(g, swapLast(ws)), tf.matMul(swapLast(xs), g)];
       },
     };

@@ -14,9 +14,12 @@ import {
   registerWasmKernel,
   type WasmBackend,
 } from "./wasm.ts";
+import { blasActive, gemmBatch } from "./blas.ts";
 
 let wasmKernels: { bmm: Fn; bmmNT: Fn; heads: Fn; transpose: Fn } | null = null;
 let enabled = true;
+/** Below this many query rows per head (decoding) one SIMD kernel call beats a BLAS call per head. */
+const BLAS_MIN_ROWS = 8;
 
 /** Whether the kernels run; they copy and dot in 4-float SIMD lanes, so row widths must be multiples of 4. */
 const own = (width = 4) => enabled && width % 4 === 0 && wasmKernels !== null && tf.getBackend() === "wasm";
@@ -26,26 +29,37 @@ export function useKernels(on: boolean): void {
   enabled = on;
 }
 
-/** C = A @ B for a [n, m, k], b [n, ≥k, p]: only the first k rows of each B are read (cache buffers). */
-function bmmKernel({ inputs: { a, b }, backend }: KernelArgs): tf.TensorInfo {
-  const be = backend as WasmBackend, [n, m, k] = a.shape, [nb, rows, p] = b.shape;
+/**
+ * C = alpha · op(A) @ B for a [n, m, k] (transA: [n, k, m]), b [n, ≥k, p]: only the first k rows of each B are
+ * read (cache buffers). transA and alpha are BLAS-only (ops/blas.ts folds them into the product).
+ */
+function bmmKernel({ inputs: { a, b }, backend, attrs }: KernelArgs): tf.TensorInfo {
+  const be = backend as WasmBackend, transA = attr(attrs, "transA") === 1, alpha = attr(attrs, "alpha") ?? 1;
+  const [n, ar, ac] = a.shape, [m, k] = transA ? [ac, ar] : [ar, ac], [nb, rows, p] = b.shape;
   if (nb !== n || rows < k) throw new Error(`AceBmm: shapes [${a.shape}] and [${b.shape}] do not match`);
   const out = be.makeOutput([n, m, p], "float32");
-  wasmKernels!.bmm(addr(be, a), addr(be, b), addr(be, out), n, m, k, p, rows * p);
+  if (blasActive() && (m >= BLAS_MIN_ROWS || transA || alpha !== 1)) {
+    const g = { m, n: p, k, transA, transB: false, lda: ac, ldb: p, alpha };
+    gemmBatch(be, g, n, addr(be, a), addr(be, b), addr(be, out), [m * k, rows * p, m * p]);
+  } else wasmKernels!.bmm(addr(be, a), addr(be, b), addr(be, out), n, m, k, p, rows * p);
   return out;
 }
 
-/** C = A @ Bᵀ for a [n, m, k], b [n, ≥keys, k]: scores against the first `keys` rows of each B. */
+/** C = alpha · A @ Bᵀ for a [n, m, k], b [n, ≥keys, k]: scores against the first `keys` rows of each B. */
 function bmmNTKernel({ inputs: { a, b }, backend, attrs }: KernelArgs): tf.TensorInfo {
   const be = backend as WasmBackend,
     [n, m, k] = a.shape,
     [nb, rows, kb] = b.shape,
-    keys = attr(attrs, "keys");
+    keys = attr(attrs, "keys"),
+    alpha = attr(attrs, "alpha") ?? 1;
   if (nb !== n || kb !== k || keys > rows) {
     throw new Error(`AceBmmNT: shapes [${a.shape}] and [${b.shape}] do not match`);
   }
   const out = be.makeOutput([n, m, keys], "float32");
-  wasmKernels!.bmmNT(addr(be, a), addr(be, b), addr(be, out), n, m, k, keys, rows * k);
+  if (blasActive() && (m >= BLAS_MIN_ROWS || alpha !== 1)) {
+    const g = { m, n: keys, k, transA: false, transB: true, lda: k, ldb: k, alpha };
+    gemmBatch(be, g, n, addr(be, a), addr(be, b), addr(be, out), [m * k, rows * k, m * keys]);
+  } else wasmKernels!.bmmNT(addr(be, a), addr(be, b), addr(be, out), n, m, k, keys, rows * k);
   return out;
 }
 
@@ -103,7 +117,10 @@ export async function loadKernels(): Promise<boolean> {
 
 /** Which path attention takes on the current backend (for benchmark output). */
 export function kernelInfo(): string {
-  return own() ? "wasm SIMD attention kernels (attention.wat)" : "tfjs ops";
+  if (!own()) return "tfjs ops";
+  return blasActive()
+    ? `BLAS products (decode rows < ${BLAS_MIN_ROWS}: wasm SIMD kernels, attention.wat)`
+    : "wasm SIMD attention kernels (attention.wat)";
 }
 
 const run = (name: string, inputs: tf.NamedTensorMap, attrs: tf.NamedAttrMap = {}) =>
@@ -127,6 +144,13 @@ export function bmm(a: tf.Tensor3D, b: tf.Tensor3D): tf.Tensor3D {
 export function bmmNT(a: tf.Tensor3D, b: tf.Tensor3D, keys = b.shape[1]): tf.Tensor3D {
   if (own(a.shape[2])) return run("AceBmmNT", { a, b }, { keys }) as tf.Tensor3D;
   return tf.matMul(a, keys === b.shape[1] ? b : tf.slice(b, [0, 0, 0], [-1, keys, -1]), false, true);
+}
+
+/** a[n, k, m]ᵀ @ b [n, k, p] → [n, m, p], times alpha: one transposed product on the BLAS, else transpose + bmm. */
+function bmmTN(a: tf.Tensor3D, b: tf.Tensor3D, alpha = 1): tf.Tensor3D {
+  if (own() && blasActive()) return run("AceBmm", { a, b }, { transA: 1, alpha }) as tf.Tensor3D;
+  const c = bmm(t3(a), b);
+  return alpha === 1 ? c : tf.mul(c, alpha);
 }
 
 /** Heads [b*h, t, hd] of the columns offset..offset+D of rows x [b*t, width] (not differentiable). */
@@ -159,7 +183,7 @@ const matMulAB = grad<(a: tf.Tensor3D, b: tf.Tensor3D) => tf.Tensor3D>(
       gradFunc: (
         dy: tf.Tensor,
         [as, bs]: tf.Tensor3D[],
-      ) => [bmmNT(dy as tf.Tensor3D, bs), bmm(t3(as), dy as tf.Tensor3D)],
+      ) => [bmmNT(dy as tf.Tensor3D, bs), bmmTN(as, dy as tf.Tensor3D)],
     };
   },
 );
@@ -170,10 +194,32 @@ const matMulABt = grad<(a: tf.Tensor3D, b: tf.Tensor3D) => tf.Tensor3D>(
     save([a, b]);
     return {
       value: bmmNT(a, b),
-      gradFunc: (dy: tf.Tensor, [as, bs]: tf.Tensor3D[]) => [bmm(dy as tf.Tensor3D, bs), bmm(t3(dy), as)],
+      gradFunc: (
+        dy: tf.Tensor,
+        [as, bs]: tf.Tensor3D[],
+      ) => [bmm(dy as tf.Tensor3D, bs), bmmTN(dy as tf.Tensor3D, as)],
     };
   },
 );
+
+/**
+ * Differentiable alpha · a @ bᵀ on the BLAS, the scale folded into each product: dA = alpha dC b,
+ * dB = alpha dCᵀ a (only while blasActive()).
+ */
+function scaledScores(a: tf.Tensor3D, b: tf.Tensor3D, alpha: number): tf.Tensor3D {
+  return grad<(a: tf.Tensor3D, b: tf.Tensor3D) => tf.Tensor3D>(
+    (a: tf.Tensor3D, b: tf.Tensor3D, save: tf.GradSaveFunc) => {
+      save([a, b]);
+      return {
+        value: run("AceBmmNT", { a, b }, { keys: b.shape[1], alpha }) as tf.Tensor3D,
+        gradFunc: (dy: tf.Tensor, [as, bs]: tf.Tensor3D[]) => [
+          run("AceBmm", { a: dy, b: bs }, { alpha }),
+          bmmTN(dy as tf.Tensor3D, as, alpha),
+        ],
+      };
+    },
+  )(a, b);
+}
 
 /** Differentiable head split of qkv [b*t, 3D] part `which` (0 q, 1 k, 2 v) → [b*h, t, hd]. */
 function splitHeads(qkv: tf.Tensor2D, b: number, heads: number, which: number): tf.Tensor3D {
@@ -217,7 +263,13 @@ function attend(q: tf.Tensor3D, scores: tf.Tensor3D, keys: number): tf.Tensor3D 
 /** Differentiable causal self-attention of qkv [b*t, 3D] (q, k, v column blocks) → [b*t, D] before the output projection. */
 export function selfAttention(qkv: tf.Tensor2D, b: number, heads: number): tf.Tensor2D {
   const q = splitHeads(qkv, b, heads, 0), k = splitHeads(qkv, b, heads, 1), v = splitHeads(qkv, b, heads, 2);
-  const p = attend(q, matMulABt(q, k), k.shape[1]);
+  const t = q.shape[1], scale = 1 / Math.sqrt(q.shape[2]);
+  // On the BLAS the 1/√hd scale rides in the products (no separate multiply forward or backward).
+  const p = own(q.shape[2]) && blasActive()
+    ? tf.softmax(
+      t > 1 ? tf.add(scaledScores(q, k, scale), causalMask(t, t)) : scaledScores(q, k, scale),
+    ) as tf.Tensor3D
+    : attend(q, matMulABt(q, k), k.shape[1]);
   return mergeHeads(matMulAB(p, v), b);
 }
 

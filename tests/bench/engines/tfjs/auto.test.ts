@@ -1,6 +1,7 @@
 import { assert, assertEquals } from "../../../assert.ts";
 import { initEngineBackend } from "../../../../bench/engines/tfjs/auto.ts";
-import { hasWebgpuAdapter } from "../../../../bench/engines/tfjs/backend.ts";
+import { blasAvailable, hasWebgpuAdapter } from "../../../../bench/engines/tfjs/backend.ts";
+import { blasInfo } from "../../../../bench/engines/tfjs/ops/blas.ts";
 import { modelConfig, presetSettings, settingsTokenizer } from "../../../../bench/engines/tfjs/settings.ts";
 
 Deno.test("auto backend: an explicit backend is taken as requested", async () => {
@@ -9,15 +10,17 @@ Deno.test("auto backend: an explicit backend is taken as requested", async () =>
   assertEquals(d, { requested: "wasm", backend: "wasm", reason: "requested" });
 });
 
-Deno.test("auto backend: wasm without a WebGPU adapter; with one, the faster of the calibration", async () => {
+Deno.test("auto backend: blas (else wasm) without a WebGPU adapter; with one, the faster of the calibration", async () => {
   const s = presetSettings("tiny"), cfg = modelConfig(s, settingsTokenizer(s));
-  const d = await initEngineBackend("auto", cfg);
+  const d = await initEngineBackend("auto", cfg), cpu = blasAvailable() ? "blas" : "wasm";
   if (!(await hasWebgpuAdapter())) {
-    assertEquals(d, { requested: "auto", backend: "wasm", reason: "no WebGPU adapter" });
+    const blas = cpu === "blas" ? { blas: blasInfo()! } : {};
+    assertEquals(d, { requested: "auto", backend: cpu, reason: "no WebGPU adapter", ...blas });
   } else {
     const m = d.measured!;
-    assert(m.wasm > 0, `wasm calibration ${m.wasm}`);
-    assertEquals(d.backend, m.webgpu !== undefined && m.webgpu < m.wasm ? "webgpu" : "wasm");
+    assert(m[cpu] > 0, `${cpu} calibration ${m[cpu]}`);
+    assertEquals(d.backend, m.webgpu !== undefined && m.webgpu < m[cpu] ? "webgpu" : cpu);
+    if (d.backend === "blas") assertEquals(d.blas, blasInfo()!, "the decision names the BLAS it runs on");
   }
   assertEquals(await initEngineBackend("auto", cfg), d); // cached per model shape
   await initEngineBackend("wasm", cfg);

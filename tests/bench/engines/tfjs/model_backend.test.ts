@@ -7,11 +7,12 @@ import {
   initBackend,
   tokenLogProbs,
 } from "../../../../bench/engines/tfjs/model.ts";
+import { blasAvailable } from "../../../../bench/engines/tfjs/backend.ts";
 
 Deno.test("backend: unknown or missing backends are one-line errors saying how to get them", async () => {
   await rejects(
     initBackend("bogus"),
-    /unknown backend 'bogus' \(expected one of auto, wasm, cpu, webgpu, tensorflow\)/,
+    /unknown backend 'bogus' \(expected one of auto, blas, wasm, cpu, webgpu, tensorflow\)/,
   );
   await rejects(
     initBackend("tensorflow"),
@@ -19,8 +20,9 @@ Deno.test("backend: unknown or missing backends are one-line errors saying how t
   );
 });
 
-Deno.test("backend: auto picks wasm here, and wasm (SIMD kernels) and cpu (plain ops) give the same log-probs", async () => {
-  assertEquals(await initBackend("auto"), "wasm");
+Deno.test("backend: auto picks blas where it loads, else wasm; wasm (SIMD kernels) and cpu (plain ops) agree", async () => {
+  assertEquals(await initBackend("auto"), blasAvailable() ? "blas" : "wasm");
+  await initBackend("wasm");
   const m = createModel({ vocab: 9, dModel: 16, heads: 4, layers: 2, context: 10 }, Rng.seeded(1));
   const rng = Rng.seeded(2);
   const rows = Array.from({ length: 3 }, () => Array.from({ length: 10 }, () => rng.int(9)));

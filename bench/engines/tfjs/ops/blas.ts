@@ -1,0 +1,271 @@
+// Dense products on the system BLAS (cblas_sgemm through Deno's FFI), on tensors where tfjs-wasm keeps them.
+//
+// tfjs-wasm multiplies with XNNPACK's 128-bit SIMD kernels, without fused multiply-add, on one thread
+// (~16–24 GFLOP/s measured); a BLAS such as OpenBLAS uses AVX2/AVX-512 FMA and its own threads (100–300 GFLOP/s
+// on the same machine), and is what PyTorch's CPU path links. The `blas` backend is tfjs-wasm with its
+// BatchMatMul kernel, and the attention products, replaced by cblas_sgemm calls on the wasm heap: no copies,
+// every other kernel unchanged. A product's bits depend on the library's kernels and on its thread count
+// (measured: 1 and 2 threads differ in the last bits), so both are pinned: OpenBLAS's Haswell (AVX2 + FMA)
+// kernels on x86-64 machines that have them, whatever their newest instruction set, and a fixed thread count
+// (BLAS_THREADS, not the machine's cores). Same config and seed, same numbers on every such machine.
+import * as tf from "@tensorflow/tfjs-core";
+import { existsSync, readFileSync } from "node:fs";
+import { addr, type KernelArgs, type WasmBackend } from "./wasm.ts";
+
+/** Library names tried in order when ACEBENCH_BLAS does not name one. */
+const BLAS_CANDIDATES = [
+  "libopenblas.so.0",
+  "libopenblas.so",
+  "libopenblas.dylib",
+  "/opt/homebrew/opt/openblas/lib/libopenblas.dylib",
+  "/usr/local/opt/openblas/lib/libopenblas.dylib",
+  "libopenblas.dll",
+];
+
+/** Threads per product in one process, on any machine (OPENBLAS_NUM_THREADS overrides; it changes the bits). */
+export const BLAS_THREADS = 2;
+
+const ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112;
+const SYMBOLS = {
+  cblas_sgemm: {
+    parameters: [
+      "i32",
+      "i32",
+      "i32",
+      "i32",
+      "i32",
+      "i32",
+      "f32",
+      "usize",
+      "i32",
+      "usize",
+      "i32",
+      "f32",
+      "usize",
+      "i32",
+    ],
+    result: "void",
+  },
+  openblas_set_num_threads: { parameters: ["i32"], result: "void", optional: true },
+  openblas_get_num_threads: { parameters: [], result: "i32", optional: true },
+  openblas_get_corename: { parameters: [], result: "pointer", optional: true },
+} as const;
+
+type Lib = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
+
+/** The loaded library: its path, OpenBLAS core name (or "unknown") and threads per product in one process. */
+export interface BlasInfo {
+  library: string;
+  core: string;
+  threads: number;
+}
+
+let lib: Lib | null = null;
+let info: BlasInfo | null = null;
+let loadError = "";
+let active = false;
+let heapBuffer: ArrayBufferLike | null = null;
+let heapBase = 0;
+
+/** Whether the CPU has AVX2 and FMA (Linux: /proc/cpuinfo); false where that cannot be read. */
+function hasAvx2Fma(): boolean {
+  try {
+    const flags = readFileSync("/proc/cpuinfo", "utf8").match(/^flags\s*:(.*)$/m)?.[1].split(/\s+/) ?? [];
+    return flags.includes("avx2") && flags.includes("fma");
+  } catch {
+    return false;
+  }
+}
+
+/** dlopen the first library that loads; null with `loadError` set when none does or FFI is not permitted. */
+function open(): Lib | null {
+  if (lib || loadError) return lib;
+  if (typeof Deno === "undefined" || Deno.permissions.querySync({ name: "ffi" }).state !== "granted") {
+    loadError = "FFI not permitted (run deno with --allow-ffi)";
+    return null;
+  }
+  // Before the library's constructor reads it; a user's own OPENBLAS_CORETYPE wins.
+  if (!Deno.env.get("OPENBLAS_CORETYPE") && Deno.build.arch === "x86_64" && hasAvx2Fma()) {
+    Deno.env.set("OPENBLAS_CORETYPE", "Haswell");
+  }
+  const named = Deno.env.get("ACEBENCH_BLAS");
+  const tried: string[] = [];
+  for (const path of named ? [named] : BLAS_CANDIDATES) {
+    if (path.startsWith("/") && !existsSync(path)) {
+      tried.push(`${path}: no such file`);
+      continue;
+    }
+    try {
+      lib = Deno.dlopen(path, SYMBOLS).symbols;
+      const core = lib.openblas_get_corename?.();
+      const threads = lib.openblas_set_num_threads
+        ? Math.max(1, Math.floor(Number(Deno.env.get("OPENBLAS_NUM_THREADS")) || BLAS_THREADS))
+        : 1;
+      info = { library: path, core: core ? Deno.UnsafePointerView.getCString(core) : "unknown", threads };
+      // The count is process-wide: only the main thread sets it (a worker loading the library must not undo
+      // the share the main thread gave it).
+      if (!("WorkerGlobalScope" in globalThis)) applyThreads();
+      return lib;
+    } catch (e) {
+      tried.push(`${path}: ${(e as Error).message.split("\n")[0]}`);
+    }
+  }
+  loadError = named
+    ? `ACEBENCH_BLAS did not load (${tried.join("; ")})`
+    : `no BLAS library found (tried ${
+      BLAS_CANDIDATES.join(", ")
+    }); install OpenBLAS (Debian: apt-get install libopenblas0) or set ACEBENCH_BLAS to its path`;
+  return null;
+}
+
+/** The loaded BLAS, or null; `blasError()` says why not. Loads it on first call. */
+export function blasInfo(): BlasInfo | null {
+  open();
+  return info && { ...info };
+}
+
+/** Threads one product may use now (fewer than `blasInfo().threads` while data-parallel workers share them). */
+export function blasThreadsNow(): number {
+  return open() ? lib!.openblas_get_num_threads?.() ?? 1 : 0;
+}
+
+/** Why the BLAS could not be loaded ("" when it was, or was not tried yet). */
+export function blasError(): string {
+  return loadError;
+}
+
+/** Route tfjs-wasm's dense products to the BLAS (true) or back to tfjs-wasm's own kernels (false). */
+export function useBlas(on: boolean): void {
+  if (on && !open()) throw new Error(`blas backend: ${loadError}`);
+  active = on;
+}
+
+/** Whether dense products on the wasm backend currently go to the BLAS. */
+export function blasActive(): boolean {
+  return active && lib !== null && tf.getBackend() === "wasm";
+}
+
+let parallelCallers = 0;
+
+/** Threads per product: `info.threads`, divided between data-parallel workers while they run. */
+function applyThreads(): void {
+  const all = info?.threads ?? 1;
+  lib?.openblas_set_num_threads?.(parallelCallers > 0 ? Math.max(1, Math.floor(all / parallelCallers)) : all);
+}
+
+/**
+ * Declare `callers` Deno Workers calling the BLAS at once (data-parallel replicas), so each product gets its
+ * share of the threads instead of oversubscribing the cores; call the returned function when they stop.
+ * Process-wide (workers are threads of one process). The share is fixed by the counts, not by the machine, so
+ * a given worker count gives the same bits everywhere (as the wasm backend's worker counts do).
+ */
+export function shareBlasThreads(callers: number): () => void {
+  if (!open()) return () => {};
+  parallelCallers += callers;
+  applyThreads();
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    parallelCallers -= callers;
+    applyThreads();
+  };
+}
+
+/**
+ * Native address of byte `offset` of the wasm heap (re-read when the heap grows and its buffer is replaced).
+ * A plain number (addresses stay below 2^53): Deno's FFI takes one for a `usize` although its types say bigint.
+ */
+function native(be: WasmBackend, offset: number): bigint {
+  const heap = be.wasm.HEAPF32;
+  if (heap.buffer !== heapBuffer) {
+    heapBuffer = heap.buffer;
+    heapBase = Number(Deno.UnsafePointer.value(Deno.UnsafePointer.of(heap)));
+  }
+  return (heapBase + offset) as unknown as bigint;
+}
+
+/** One product shape: C[m, n] = alpha · op(A)[m, k] · op(B)[k, n], row-major, with leading dimensions. */
+interface Gemm {
+  alpha?: number;
+  m: number;
+  n: number;
+  k: number;
+  transA: boolean;
+  transB: boolean;
+  lda: number;
+  ldb: number;
+}
+
+/**
+ * `batch` products C_i = op(A_i) op(B_i) at byte addresses a + i·strideA etc. (strides in floats; 0 broadcasts).
+ * k = 0 writes zeros, as a product over an empty sum.
+ */
+export function gemmBatch(
+  be: WasmBackend,
+  g: Gemm,
+  batch: number,
+  a: number,
+  b: number,
+  c: number,
+  strides: [number, number, number],
+): void {
+  if (g.m === 0 || g.n === 0) return;
+  if (g.k === 0) {
+    be.wasm.HEAPF32.fill(0, c / 4, c / 4 + batch * strides[2]);
+    return;
+  }
+  const ta = g.transA ? TRANS : NO_TRANS, tb = g.transB ? TRANS : NO_TRANS;
+  for (let i = 0; i < batch; i++) {
+    lib!.cblas_sgemm(
+      ROW_MAJOR,
+      ta,
+      tb,
+      g.m,
+      g.n,
+      g.k,
+      g.alpha ?? 1,
+      native(be, a + 4 * i * strides[0]),
+      g.lda,
+      native(be, b + 4 * i * strides[1]),
+      g.ldb,
+      0,
+      native(be, c + 4 * i * strides[2]),
+      g.n,
+    );
+  }
+}
+
+/** tfjs-wasm's own BatchMatMul kernel, kept for what the BLAS path does not take (other dtypes, broadcasting). */
+let tfjsBatchMatMul: tf.KernelFunc | null = null;
+
+/** BatchMatMul for float32 a [..., m, k], b [..., k, n] with equal batch shapes or a 2-D b (transpose flags). */
+function batchMatMulKernel(args: KernelArgs): tf.TensorInfo {
+  const { inputs: { a, b }, backend, attrs } = args;
+  const be = backend as WasmBackend, ra = a.shape.length, rb = b.shape.length;
+  const batchShape = a.shape.slice(0, -2), batch = batchShape.reduce((x, y) => x * y, 1);
+  const sameBatch = rb === 2 || (ra === rb && b.shape.slice(0, -2).every((d, i) => d === batchShape[i]));
+  if (!blasActive() || a.dtype !== "float32" || b.dtype !== "float32" || ra < 2 || !sameBatch) {
+    return tfjsBatchMatMul!(args as unknown as Parameters<tf.KernelFunc>[0]) as tf.TensorInfo;
+  }
+  const { transposeA, transposeB } = attrs as { transposeA: boolean; transposeB: boolean };
+  const [ar, ac] = a.shape.slice(-2), [br, bc] = b.shape.slice(-2);
+  const [m, k] = transposeA ? [ac, ar] : [ar, ac], [kb, n] = transposeB ? [bc, br] : [br, bc];
+  if (k !== kb) {
+    throw new Error(`BatchMatMul: inner sizes ${k} and ${kb} of [${a.shape}] and [${b.shape}] differ`);
+  }
+  const out = be.makeOutput([...batchShape, m, n], "float32");
+  const g = { m, n, k, transA: transposeA, transB: transposeB, lda: ac, ldb: bc };
+  gemmBatch(be, g, batch, addr(be, a), addr(be, b), addr(be, out), [ar * ac, rb === 2 ? 0 : br * bc, m * n]);
+  return out;
+}
+
+/** Put the BLAS kernel in front of tfjs-wasm's BatchMatMul (idempotent); it defers to tfjs's when inactive. */
+export function registerBlasKernels(): void {
+  if (tfjsBatchMatMul) return;
+  const own = tf.getKernel("BatchMatMul", "wasm");
+  if (!own) throw new Error("blas backend: tfjs-wasm has no BatchMatMul kernel to replace");
+  tfjsBatchMatMul = own.kernelFunc;
+  tf.unregisterKernel("BatchMatMul", "wasm");
+  tf.registerKernel({ ...own, kernelFunc: batchMatMulKernel as unknown as tf.KernelFunc });
+}
