@@ -4,7 +4,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import { fileURLToPath } from "node:url";
 import { parseFlags, parseNumber, UsageError } from "../../common/args.ts";
 import { Rng } from "../../common/prng.ts";
-import { BACKENDS, readsSync, trainsDataParallel } from "../engines/tfjs/backend.ts";
+import { BACKENDS, readsSync, rowInvariant, trainsDataParallel } from "../engines/tfjs/backend.ts";
 import {
   createModel,
   createOptimizer,
@@ -245,6 +245,7 @@ export async function main(args: string[]): Promise<number> {
   if (values["no-kernels"]) useKernels(false);
   // Data-parallel workers are for the CPU backends with the kernels on: GPU backends and --no-kernels use one.
   if (!trainsDataParallel() || values["no-kernels"]) trainWorkers = sampleWorkers = 1;
+  if (!rowInvariant()) sampleWorkers = 1; // the pool's samples equal one process's only where rows are invariant
   const rng = Rng.seeded(0);
   const model = createModel(CFG, rng.split());
   const blas = backend === "blas" ? blasInfo() : null;

@@ -106,6 +106,15 @@ export function readsSync(): boolean {
   return tf.getBackend() !== "webgpu";
 }
 
+/**
+ * Whether a row's results never depend on the other rows of its batch, which pooled sampling's bit-identity
+ * needs (parallel.ts): true on wasm and cpu; not on blas, whose Haswell kernels sum a row differently with the
+ * row count (measured), nor on GPU backends.
+ */
+export function rowInvariant(): boolean {
+  return ["wasm", "cpu"].includes(backendInUse());
+}
+
 /** Whether the active backend is a CPU one, where training may be data-parallel over Deno Workers (parallel.ts). */
 export function trainsDataParallel(): boolean {
   return ["wasm", "cpu"].includes(tf.getBackend());

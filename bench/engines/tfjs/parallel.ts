@@ -10,8 +10,7 @@ import {
   setSamplerDelegate,
   tokenLogProbs,
 } from "./model.ts";
-import { backendInUse, trainsDataParallel } from "./backend.ts";
-import { shareBlasThreads } from "./ops/blas.ts";
+import { backendInUse, rowInvariant } from "./backend.ts";
 import { sampleWorkers, type TfjsSettings } from "./settings.ts";
 
 /**
@@ -94,8 +93,7 @@ export interface WorkerTimes {
 /** A worker with a one-message-at-a-time request/reply channel. */
 class Replica {
   private pending: ((m: FromWorker) => void) | null = null;
-  /** `release` gives back the worker's share of the BLAS threads (ops/blas.ts) when it stops. */
-  constructor(readonly worker: Worker, private readonly release: () => void = () => {}) {
+  constructor(readonly worker: Worker) {
     worker.onmessage = (e: MessageEvent<FromWorker>) => this.settle(e.data);
     worker.onerror = (e: ErrorEvent) => {
       e.preventDefault();
@@ -110,7 +108,6 @@ class Replica {
   /** Terminate the worker. */
   stop(): void {
     this.worker.terminate();
-    this.release();
   }
   /** Send a message that has no reply. */
   send(msg: ToWorker): void {
@@ -144,11 +141,7 @@ function publish(model: Model, into: Float32Array): void {
 async function startReplicas(model: Model, workers: number, weights: Float32Array): Promise<Replica[]> {
   const vars = [...model.params.values()];
   const url = new URL("./parallel_worker.ts", import.meta.url).href;
-  const onBlas = backendInUse() === "blas";
-  const replicas = Array.from(
-    { length: workers },
-    () => new Replica(new Worker(url, { type: "module" }), onBlas ? shareBlasThreads(1) : undefined),
-  );
+  const replicas = Array.from({ length: workers }, () => new Replica(new Worker(url, { type: "module" })));
   const init: ToWorker = {
     kind: "init",
     backend: backendInUse(),
@@ -292,6 +285,11 @@ export class SamplerPool {
     if (!Number.isInteger(workers) || workers < 1) {
       throw new Error(`SamplerPool: workers must be a positive integer, got ${workers}`);
     }
+    if (!rowInvariant()) {
+      throw new Error(
+        `SamplerPool: on ${backendInUse()} a row's logits depend on its batch, so pooled samples would differ`,
+      );
+    }
     const size = [...model.params.values()].reduce((a, v) => a + v.size, 0);
     const weights = new Float32Array(new SharedArrayBuffer(size * 4));
     const pool = new SamplerPool(
@@ -352,14 +350,14 @@ export class SamplerPool {
 }
 
 /**
- * Data-parallel sampling for `model` as the settings ask (`sampleWorkers`, CPU backends only), for a `using`
+ * Data-parallel sampling for `model` as the settings ask (`sampleWorkers`, wasm and cpu only), for a `using`
  * declaration: the workers stop when the scope ends, also on a throw. A no-op for one worker.
  */
 export async function parallelSampling(
   s: TfjsSettings,
   model: Model,
 ): Promise<Disposable & { workers: number }> {
-  const n = sampleWorkers(s, trainsDataParallel());
+  const n = sampleWorkers(s, rowInvariant());
   const pool = n > 1 ? await SamplerPool.start(model, n) : null;
   return { workers: pool?.workers ?? 1, [Symbol.dispose]: () => pool?.close() };
 }

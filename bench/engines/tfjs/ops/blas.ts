@@ -6,10 +6,12 @@
 // BatchMatMul kernel, and the attention products, replaced by cblas_sgemm calls on the wasm heap: no copies,
 // every other kernel unchanged. A product's bits depend on the library's kernels and on its thread count
 // (measured: 1 and 2 threads differ in the last bits), so both are pinned: OpenBLAS's Haswell (AVX2 + FMA)
-// kernels on x86-64 machines that have them, whatever their newest instruction set, and a fixed thread count
-// (BLAS_THREADS, not the machine's cores). Same config and seed, same numbers on every such machine.
+// kernels on x86-64 machines that have them, whatever their newest instruction set, and one thread per product,
+// in the calling thread. Cores are used as on wasm, by data-parallel workers and parallel sweep runs, each
+// calling the BLAS from its own thread. Same config and seed, same numbers on every such machine, for any
+// number of workers or sweep lanes.
 import * as tf from "@tensorflow/tfjs-core";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { addr, type KernelArgs, type WasmBackend } from "./wasm.ts";
 
 /** Library names tried in order when ACEBENCH_BLAS does not name one. */
@@ -21,9 +23,6 @@ const BLAS_CANDIDATES = [
   "/usr/local/opt/openblas/lib/libopenblas.dylib",
   "libopenblas.dll",
 ];
-
-/** Threads per product in one process, on any machine (OPENBLAS_NUM_THREADS overrides; it changes the bits). */
-export const BLAS_THREADS = 2;
 
 const ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112;
 const SYMBOLS = {
@@ -49,11 +48,13 @@ const SYMBOLS = {
   openblas_set_num_threads: { parameters: ["i32"], result: "void", optional: true },
   openblas_get_num_threads: { parameters: [], result: "i32", optional: true },
   openblas_get_corename: { parameters: [], result: "pointer", optional: true },
+  gotoblas_dynamic_init: { parameters: [], result: "void", optional: true },
+  gotoblas_dynamic_quit: { parameters: [], result: "void", optional: true },
 } as const;
 
 type Lib = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
 
-/** The loaded library: its path, OpenBLAS core name (or "unknown") and threads per product in one process. */
+/** The loaded library: its path, OpenBLAS core name (or "unknown") and threads per product (1). */
 export interface BlasInfo {
   library: string;
   core: string;
@@ -67,14 +68,27 @@ let active = false;
 let heapBuffer: ArrayBufferLike | null = null;
 let heapBase = 0;
 
-/** Whether the CPU has AVX2 and FMA (Linux: /proc/cpuinfo); false where that cannot be read. */
-function hasAvx2Fma(): boolean {
-  try {
-    const flags = readFileSync("/proc/cpuinfo", "utf8").match(/^flags\s*:(.*)$/m)?.[1].split(/\s+/) ?? [];
-    return flags.includes("avx2") && flags.includes("fma");
-  } catch {
-    return false;
+/** OpenBLAS cores whose machines have AVX2 and FMA, so its Haswell kernels run there. */
+export const AVX2_CORES = ["Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids"];
+
+/**
+ * Switch OpenBLAS from the kernels it picked for this CPU to its Haswell ones when the CPU has AVX2 + FMA and the
+ * user did not choose (OPENBLAS_CORETYPE). Re-runs its own core selection with the variable set for that call
+ * only, so child processes (the PyTorch reference) keep their own choice. Returns the core in use.
+ */
+function pinHaswell(l: Lib, native: string): string {
+  if (Deno.env.get("OPENBLAS_CORETYPE") || !AVX2_CORES.includes(native) || native === "Haswell") {
+    return native;
   }
+  if (!l.gotoblas_dynamic_init || !l.gotoblas_dynamic_quit || !l.openblas_get_corename) return native;
+  Deno.env.set("OPENBLAS_CORETYPE", "Haswell");
+  try {
+    l.gotoblas_dynamic_quit();
+    l.gotoblas_dynamic_init();
+  } finally {
+    Deno.env.delete("OPENBLAS_CORETYPE");
+  }
+  return Deno.UnsafePointerView.getCString(l.openblas_get_corename()!);
 }
 
 /** dlopen the first library that loads; null with `loadError` set when none does or FFI is not permitted. */
@@ -83,10 +97,6 @@ function open(): Lib | null {
   if (typeof Deno === "undefined" || Deno.permissions.querySync({ name: "ffi" }).state !== "granted") {
     loadError = "FFI not permitted (run deno with --allow-ffi)";
     return null;
-  }
-  // Before the library's constructor reads it; a user's own OPENBLAS_CORETYPE wins.
-  if (!Deno.env.get("OPENBLAS_CORETYPE") && Deno.build.arch === "x86_64" && hasAvx2Fma()) {
-    Deno.env.set("OPENBLAS_CORETYPE", "Haswell");
   }
   const named = Deno.env.get("ACEBENCH_BLAS");
   const tried: string[] = [];
@@ -97,14 +107,11 @@ function open(): Lib | null {
     }
     try {
       lib = Deno.dlopen(path, SYMBOLS).symbols;
-      const core = lib.openblas_get_corename?.();
-      const threads = lib.openblas_set_num_threads
-        ? Math.max(1, Math.floor(Number(Deno.env.get("OPENBLAS_NUM_THREADS")) || BLAS_THREADS))
-        : 1;
-      info = { library: path, core: core ? Deno.UnsafePointerView.getCString(core) : "unknown", threads };
-      // The count is process-wide: only the main thread sets it (a worker loading the library must not undo
-      // the share the main thread gave it).
-      if (!("WorkerGlobalScope" in globalThis)) applyThreads();
+      const native = lib.openblas_get_corename?.();
+      const core = native ? pinHaswell(lib, Deno.UnsafePointerView.getCString(native)) : "unknown";
+      // Process-wide and idempotent, so every thread that loads the library may set it.
+      lib.openblas_set_num_threads?.(1);
+      info = { library: path, core, threads: lib.openblas_get_num_threads?.() ?? 1 };
       return lib;
     } catch (e) {
       tried.push(`${path}: ${(e as Error).message.split("\n")[0]}`);
@@ -124,11 +131,6 @@ export function blasInfo(): BlasInfo | null {
   return info && { ...info };
 }
 
-/** Threads one product may use now (fewer than `blasInfo().threads` while data-parallel workers share them). */
-export function blasThreadsNow(): number {
-  return open() ? lib!.openblas_get_num_threads?.() ?? 1 : 0;
-}
-
 /** Why the BLAS could not be loaded ("" when it was, or was not tried yet). */
 export function blasError(): string {
   return loadError;
@@ -143,33 +145,6 @@ export function useBlas(on: boolean): void {
 /** Whether dense products on the wasm backend currently go to the BLAS. */
 export function blasActive(): boolean {
   return active && lib !== null && tf.getBackend() === "wasm";
-}
-
-let parallelCallers = 0;
-
-/** Threads per product: `info.threads`, divided between data-parallel workers while they run. */
-function applyThreads(): void {
-  const all = info?.threads ?? 1;
-  lib?.openblas_set_num_threads?.(parallelCallers > 0 ? Math.max(1, Math.floor(all / parallelCallers)) : all);
-}
-
-/**
- * Declare `callers` Deno Workers calling the BLAS at once (data-parallel replicas), so each product gets its
- * share of the threads instead of oversubscribing the cores; call the returned function when they stop.
- * Process-wide (workers are threads of one process). The share is fixed by the counts, not by the machine, so
- * a given worker count gives the same bits everywhere (as the wasm backend's worker counts do).
- */
-export function shareBlasThreads(callers: number): () => void {
-  if (!open()) return () => {};
-  parallelCallers += callers;
-  applyThreads();
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    parallelCallers -= callers;
-    applyThreads();
-  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import * as tf from "@tensorflow/tfjs-core";
-import { assert, assertClose, assertEquals } from "../../../assert.ts";
+import { assert, assertClose, assertEquals, rejects } from "../../../assert.ts";
 import { Rng } from "../../../../common/prng.ts";
 import {
   createModel,
@@ -12,20 +12,21 @@ import {
   trainStep,
 } from "../../../../bench/engines/tfjs/model.ts";
 import { backendInUse } from "../../../../bench/engines/tfjs/backend.ts";
-import { DataParallelTrainer, fullBatch } from "../../../../bench/engines/tfjs/parallel.ts";
-import { selfAttention, useKernels } from "../../../../bench/engines/tfjs/ops/attention.ts";
 import {
-  BLAS_THREADS,
-  blasError,
-  blasInfo,
-  blasThreadsNow,
-  shareBlasThreads,
-} from "../../../../bench/engines/tfjs/ops/blas.ts";
+  DataParallelTrainer,
+  fullBatch,
+  maskedNll,
+  SamplerPool,
+} from "../../../../bench/engines/tfjs/parallel.ts";
+import { selfAttention, useKernels } from "../../../../bench/engines/tfjs/ops/attention.ts";
+import { AVX2_CORES, blasError, blasInfo } from "../../../../bench/engines/tfjs/ops/blas.ts";
 
 await initBackend("wasm");
 const available = blasInfo() !== null;
 if (!available) console.warn(`blas tests skipped: ${blasError()}`);
 const test = (name: string, fn: () => void | Promise<void>) => Deno.test({ name, ignore: !available, fn });
+
+const CFG = { vocab: 11, dModel: 32, heads: 4, layers: 2, context: 12 };
 
 function rand(shape: number[], seed: number): tf.Tensor {
   const rng = Rng.seeded(seed);
@@ -99,29 +100,37 @@ test("blas: a broadcast batch shape goes to tfjs-wasm's own kernel", async () =>
   assertNear(got, want.data, 1e-5, "broadcast a");
 });
 
-test("blas: a fixed thread count per product, divided between workers while they run, and given back", async () => {
+test("blas: one thread per product, and a worker's gradient is the main thread's, bit for bit", async () => {
   await initBackend("blas");
-  assertEquals(blasInfo()!.threads, Number(Deno.env.get("OPENBLAS_NUM_THREADS")) || BLAS_THREADS);
-  const all = blasInfo()!.threads, a = rand([2048, 128], 5), b = rand([128, 384], 6);
-  const base = bits(tf.matMul(a, b));
-  for (const callers of [1, 2, 3]) {
-    const release = shareBlasThreads(callers);
-    try {
-      assertEquals(blasThreadsNow(), Math.max(1, Math.floor(all / callers)));
-    } finally {
-      release();
-    }
+  assertEquals(blasInfo()!.threads, 1);
+  // A one-worker trainer computes the whole batch's gradient in a worker that loads the library itself.
+  const model = createModel(CFG, Rng.seeded(5)), opt = createOptimizer(model, { lr: 1e-2, clipNorm: 1 });
+  const rng = Rng.seeded(6), b = fullBatch(Int32Array.from({ length: 6 * 12 }, () => rng.int(11)), 6, 12);
+  const tokens = tf.tensor2d(b.tokens, [6, 12], "int32"), mask = tf.tensor2d(b.mask, [6, b.maskCols]);
+  const vars = [...model.params.values()];
+  const here = tf.variableGrads(() => maskedNll(model, tokens, mask, b.maskStart, 6 * 11), vars).grads;
+  const trainer = await DataParallelTrainer.create(model, opt, 1);
+  try {
+    const { grads } = await trainer.gradients(b);
+    vars.forEach((v, i) =>
+      assert.ok(grads[i].every((x, j) => Object.is(x, here[v.name].dataSync()[j])), v.name)
+    );
+  } finally {
+    trainer.close();
+    disposeModel(model);
   }
-  release2TimesIsHarmless();
-  assertEquals(blasThreadsNow(), all, "threads given back");
-  assert.ok(bits(tf.matMul(a, b)).every((x, i) => x === base[i]), "same thread count, same bits");
+  assertEquals(blasInfo()!.threads, 1);
 });
 
-function release2TimesIsHarmless(): void {
-  const release = shareBlasThreads(2);
-  release();
-  release();
-}
+test("blas: pooled sampling is refused (rows are not batch-invariant there)", async () => {
+  await initBackend("blas");
+  const model = createModel(CFG, Rng.seeded(5));
+  try {
+    await rejects(SamplerPool.start(model, 2), /SamplerPool: on blas a row's logits depend on its batch/);
+  } finally {
+    disposeModel(model);
+  }
+});
 
 test("blas: self-attention values and gradients equal the plain-ops path", async () => {
   await initBackend("blas");
@@ -139,8 +148,6 @@ test("blas: self-attention values and gradients equal the plain-ops path", async
     }
   }
 });
-
-const CFG = { vocab: 11, dModel: 32, heads: 4, layers: 2, context: 12 };
 
 /** Weights after `steps` Adam steps from seed 1 on the backend in use, and the log-probs before them. */
 async function trained(steps: number): Promise<{ logp: number[][]; weights: Record<string, Float32Array> }> {
@@ -181,13 +188,12 @@ test("blas: the model agrees with wasm (XNNPACK) and trains deterministically", 
   }
 });
 
-test("blas: data-parallel workers train on the BLAS, share its threads while they run", async () => {
+test("blas: data-parallel workers train on the BLAS", async () => {
   await initBackend("blas");
-  const all = blasInfo()!.threads, model = createModel(CFG, Rng.seeded(3));
+  const model = createModel(CFG, Rng.seeded(3));
   const opt = createOptimizer(model, { lr: 1e-2, clipNorm: 1 });
   const trainer = await DataParallelTrainer.create(model, opt, 2);
   try {
-    assertEquals(blasThreadsNow(), Math.max(1, Math.floor(all / 2)));
     const rng = Rng.seeded(4), tokens = Int32Array.from({ length: 4 * 12 }, () => rng.int(11));
     const { loss } = await trainer.step(fullBatch(tokens, 4, 12));
     assert(Number.isFinite(loss) && loss > 0, `loss ${loss}`);
@@ -195,7 +201,6 @@ test("blas: data-parallel workers train on the BLAS, share its threads while the
     trainer.close();
     disposeModel(model);
   }
-  assertEquals(blasThreadsNow(), all);
   assertEquals(backendInUse(), "blas");
 });
 
@@ -210,7 +215,12 @@ async function probe(name: string, flags: string[], env: Record<string, string> 
 const BASE = ["--allow-read", "--allow-env", "--allow-sys"];
 
 test("blas: auto uses the BLAS where it loads and wasm without --allow-ffi; blas itself says why not", async () => {
-  assertEquals(await probe("auto", [...BASE, "--allow-ffi"]), "backend blas");
+  const line = await probe("auto", [...BASE, "--allow-ffi"]), core = line.match(/core (\S+)/)?.[1] ?? "";
+  assert.match(line, /^backend blas core \S+ env -$/, "the core switch leaves OPENBLAS_CORETYPE unset");
+  assert(
+    core === "Haswell" || !AVX2_CORES.includes(core),
+    `an AVX2 machine runs the Haswell kernels: ${line}`,
+  );
   assertEquals(await probe("auto", BASE), "backend wasm");
   assertEquals(
     await probe("blas", BASE),

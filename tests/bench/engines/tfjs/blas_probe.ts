@@ -1,9 +1,14 @@
 // Started by blas.test.ts in a fresh process (the BLAS loads once per process): prints the backend that
-// initBackend(Deno.args[0]) starts, or its error message.
+// initBackend(Deno.args[0]) starts (on blas: the OpenBLAS core and OPENBLAS_CORETYPE afterwards), or its error.
 import { initBackend } from "../../../../bench/engines/tfjs/backend.ts";
+import { blasInfo } from "../../../../bench/engines/tfjs/ops/blas.ts";
 
 try {
-  console.log(`backend ${await initBackend(Deno.args[0])}`);
+  const backend = await initBackend(Deno.args[0]);
+  const core = backend === "blas"
+    ? ` core ${blasInfo()!.core} env ${Deno.env.get("OPENBLAS_CORETYPE") ?? "-"}`
+    : "";
+  console.log(`backend ${backend}${core}`);
 } catch (e) {
   console.log(`error ${(e as Error).message}`);
 }
