@@ -68,10 +68,6 @@ function assertNear(got: tf.Tensor, want: ArrayLike<number>, tol: number, what: 
   }
 }
 
-function bits(t: tf.Tensor): Uint32Array {
-  return new Uint32Array((t.dataSync() as Float32Array).slice().buffer);
-}
-
 test("blas: BatchMatMul equals a float64 product for every transpose flag, batched, broadcast, odd and empty sizes", async () => {
   assertEquals(await initBackend("blas"), "blas");
   const cases: [number[], number[]][] = [
