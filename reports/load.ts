@@ -119,8 +119,16 @@ export async function loadSweep(dir: string, ingest: Record<string, Ingest> = {}
     runs.push(loadRun(runDir, runDir.split("/").pop()!));
   }
   const basePath = join(dir, "base", "base.json");
-  const backend = exists(basePath) ? readJson<{ backend?: unknown }>(basePath).backend : null;
-  return { dir, sweep, resolvedBackend: typeof backend === "string" ? backend : null, runs };
+  return { dir, sweep, resolvedBackend: exists(basePath) ? resolvedBackend(readJson(basePath)) : null, runs };
+}
+
+/** The backend a sweep's base model ran on, from `base/base.json`, with the BLAS it used on blas; null if unknown. */
+function resolvedBackend(base: { backend?: unknown; backendDecision?: { blas?: Record<string, unknown> } }) {
+  if (typeof base.backend !== "string") return null;
+  const blas = base.backendDecision?.blas;
+  return blas
+    ? `${base.backend}: ${blas.library}, ${blas.core} kernels, ${blas.threads} thread per product`
+    : base.backend;
 }
 
 /** The runs a report counts: finished ones (or folders without a status, e.g. from `deno task eval`). */

@@ -38,9 +38,9 @@ batch 32; RL 8 prompts x 8 rollouts, 2 mini-batches, GRPO; gpu: width 512, 8 lay
 A backend that cannot start is reported and skipped.
 
   --settings NAME  ${SETTINGS_PRESETS.join(" | ")} (default: default)
-  --backends LIST  comma-separated, from ${BACKENDS.join(", ")} (default wasm,webgpu); auto reports its
+  --backends LIST  comma-separated, from ${BACKENDS.join(", ")} (default blas,wasm,webgpu); auto reports its
                    decision (calibrated against webgpu where a WebGPU adapter exists)
-  --sample-workers N  data-parallel sampling workers on CPU backends (default: the settings' sampleWorkers)
+  --sample-workers N  data-parallel sampling workers on wasm and cpu (default: the settings' sampleWorkers)
   --sft-steps N    timed SFT steps (default 10)
   --rl-steps N     timed RL steps (default 3)
   --tiny           the same as --settings tiny`;
@@ -121,7 +121,7 @@ export async function main(args: string[]): Promise<number> {
     console.log(usage);
     return 0;
   }
-  const backends = (values.backends ?? "wasm,webgpu").split(",").map((b) => b.trim());
+  const backends = (values.backends ?? "blas,wasm,webgpu").split(",").map((b) => b.trim());
   for (const b of backends) {
     if (!(BACKENDS as readonly string[]).includes(b)) {
       throw new UsageError(`--backends: '${b}' is not one of ${BACKENDS.join(", ")}`);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Throughput on a GPU machine, in one go, for the reference and the gpu configurations: the model benchmark on
-# tfjs-webgpu (Deno's WebGPU over the NVIDIA Vulkan driver), tfjs-wasm on the same machine's CPU, PyTorch on the
-# CPU and, when /usr/bin/python3 has a CUDA torch, on the GPU; then the engine (SFT sequences/s, RL step time) on
-# webgpu, wasm and auto (which records its calibration) for the default and gpu settings presets.
+# tfjs-webgpu (Deno's WebGPU over the NVIDIA Vulkan driver), tfjs-wasm and tfjs-blas (where OpenBLAS is
+# installed) on the same machine's CPU, PyTorch on the CPU and, when /usr/bin/python3 has a CUDA torch, on the
+# GPU; then the engine (SFT sequences/s, RL step time) on webgpu, wasm, blas and auto (which records its
+# calibration) for the default and gpu settings presets.
 # Usage (from the repo root, after `npx --yes deno@2.9.6 install`): bash bench/perf/gpu_bench.sh [OUT_DIR]
 # Every command's output is also written to OUT_DIR (default: gpu-bench-<UTC time>/), one file per command.
 # Needs the Vulkan loader (Debian: libvulkan1) and the NVIDIA driver's Vulkan ICD; if no adapter is found, try
@@ -27,12 +28,13 @@ for config in reference gpu; do
   step "model-$config-webgpu" "${deno[@]}" task bench model --config "$config" --backend webgpu --no-torch "${steps[@]}"
   # wasm on the CPU, then the PyTorch CPU reference in the same invocation
   step "model-$config-wasm-torch-cpu" "${deno[@]}" task bench model --config "$config" --backend wasm "${steps[@]}"
+  step "model-$config-blas-torch-cpu" "${deno[@]}" task bench model --config "$config" --backend blas "${steps[@]}"
   if [ "$cuda" = 1 ]; then
     step "model-$config-torch-cuda" /usr/bin/python3 bench/perf/torch_reference.py --config "$config" --device cuda
   else
     echo "== model-$config-torch-cuda: skipped (no CUDA torch in /usr/bin/python3)" | tee "$out/model-$config-torch-cuda.txt"
   fi
 done
-step engine-default "${deno[@]}" task bench engine --settings default --backends webgpu,wasm,auto
-step engine-gpu "${deno[@]}" task bench engine --settings gpu --backends webgpu,wasm,auto --sft-steps 3 --rl-steps 1
+step engine-default "${deno[@]}" task bench engine --settings default --backends webgpu,wasm,blas,auto
+step engine-gpu "${deno[@]}" task bench engine --settings gpu --backends webgpu,wasm,blas,auto --sft-steps 3 --rl-steps 1
 echo "outputs in $out/"

@@ -250,7 +250,7 @@ export async function main(args: string[]): Promise<number> {
   const model = createModel(CFG, rng.split());
   const blas = backend === "blas" ? blasInfo() : null;
   const blasNote = blas
-    ? `, BLAS ${blas.library} (${blas.core} kernels, ${blas.threads} threads per process)`
+    ? `, BLAS ${blas.library} (${blas.core} kernels, ${blas.threads} thread per product)`
     : "";
   console.log(
     `tfjs ${tf.version_core} backend ${backend}${blasNote} (attention: ${kernelInfo()}); ${

@@ -285,3 +285,19 @@ Deno.test("report: a sweep's `compare` adds method-against-method rows, paired b
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+Deno.test("report: the reproducibility section names the backend the base model ran on, and its BLAS", async () => {
+  const dir = copyFixture();
+  Deno.mkdirSync(join(dir, "base"), { recursive: true });
+  const blas = { library: "libopenblas.so.0", core: "Haswell", threads: 1 };
+  Deno.writeTextFileSync(
+    join(dir, "base", "base.json"),
+    JSON.stringify({ backend: "blas", backendDecision: { requested: "auto", backend: "blas", reason: "r", blas } }),
+  );
+  const report = await buildReport(dir, { iters: 200 });
+  ok(
+    report.summary.includes("(resolved: blas: libopenblas.so.0, Haswell kernels, 1 thread per product)"),
+    report.summary.split("## Reproducibility")[1],
+  );
+  Deno.removeSync(dir, { recursive: true });
+});
