@@ -292,7 +292,10 @@ Deno.test("report: the reproducibility section names the backend the base model 
   const blas = { library: "libopenblas.so.0", core: "Haswell", threads: 1 };
   Deno.writeTextFileSync(
     join(dir, "base", "base.json"),
-    JSON.stringify({ backend: "blas", backendDecision: { requested: "auto", backend: "blas", reason: "r", blas } }),
+    JSON.stringify({
+      backend: "blas",
+      backendDecision: { requested: "auto", backend: "blas", reason: "r", blas },
+    }),
   );
   const report = await buildReport(dir, { iters: 200 });
   ok(
