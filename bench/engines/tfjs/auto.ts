@@ -4,7 +4,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { Rng } from "../../../common/prng.ts";
 import { blasAvailable, hasWebgpuAdapter, initBackend } from "./backend.ts";
-import { type BlasInfo, blasInfo } from "./ops/blas.ts";
+import { blasError, type BlasInfo, blasInfo } from "./ops/blas.ts";
 import {
   createModel,
   createOptimizer,
@@ -25,10 +25,13 @@ export interface BackendDecision {
   blas?: BlasInfo;
 }
 
-/** The decision with the BLAS it runs on, when it is the blas backend. */
+/** The decision with the BLAS it runs on (blas), or why there is none (auto on wasm: said once on stderr too). */
 function withBlas(d: BackendDecision): BackendDecision {
   const blas = d.backend === "blas" ? blasInfo() : null;
-  return blas ? { ...d, blas } : d;
+  if (blas) return { ...d, blas };
+  if (d.requested !== "auto" || d.backend !== "wasm" || !blasError()) return d;
+  console.error(`backend auto: wasm, not blas: ${blasError()}`);
+  return { ...d, reason: `${d.reason}; not blas: ${blasError()}` };
 }
 
 const decisions = new Map<string, BackendDecision>();

@@ -159,9 +159,12 @@ export function presetSettings(name: typeof SETTINGS_PRESETS[number] | string): 
   return resolveSettings(JSON.parse(text), `${name}.settings.json`);
 }
 
-/** Sampling workers the settings ask for: `sampleWorkers` (absent = 1, 0 = one per core) on CPU backends, else 1. */
-export function sampleWorkers(s: TfjsSettings, cpuBackend: boolean): number {
-  if (!cpuBackend) return 1;
+/**
+ * Sampling workers the settings ask for: `sampleWorkers` (absent = 1, 0 = one per core) where the backend allows
+ * pooled sampling (rows batch-invariant: wasm, cpu), else 1.
+ */
+export function sampleWorkers(s: TfjsSettings, poolAllowed: boolean): number {
+  if (!poolAllowed) return 1;
   const n = s.sampleWorkers ?? 1;
   return n === 0 ? Math.max(1, navigator.hardwareConcurrency ?? 1) : n;
 }

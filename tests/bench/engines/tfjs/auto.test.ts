@@ -1,7 +1,7 @@
 import { assert, assertEquals } from "../../../assert.ts";
 import { initEngineBackend } from "../../../../bench/engines/tfjs/auto.ts";
 import { blasAvailable, hasWebgpuAdapter } from "../../../../bench/engines/tfjs/backend.ts";
-import { blasInfo } from "../../../../bench/engines/tfjs/ops/blas.ts";
+import { blasError, blasInfo } from "../../../../bench/engines/tfjs/ops/blas.ts";
 import { modelConfig, presetSettings, settingsTokenizer } from "../../../../bench/engines/tfjs/settings.ts";
 
 Deno.test("auto backend: an explicit backend is taken as requested", async () => {
@@ -15,7 +15,8 @@ Deno.test("auto backend: blas (else wasm) without a WebGPU adapter; with one, th
   const d = await initEngineBackend("auto", cfg), cpu = blasAvailable() ? "blas" : "wasm";
   if (!(await hasWebgpuAdapter())) {
     const blas = cpu === "blas" ? { blas: blasInfo()! } : {};
-    assertEquals(d, { requested: "auto", backend: cpu, reason: "no WebGPU adapter", ...blas });
+    const reason = cpu === "blas" ? "no WebGPU adapter" : `no WebGPU adapter; not blas: ${blasError()}`;
+    assertEquals(d, { requested: "auto", backend: cpu, reason, ...blas });
   } else {
     const m = d.measured!;
     assert(m[cpu] > 0, `${cpu} calibration ${m[cpu]}`);
