@@ -54,7 +54,8 @@ and, after each tfjs run, the PyTorch CPU reference (bench/perf/torch_reference.
   --no-kernels    attention through plain tfjs ops instead of the wasm SIMD kernels (to measure them)
   --profile       instead of the runs: ms per op class for one train step and one sampling run, tfjs and
                   PyTorch (torch.profiler)
-  --train-workers N   data-parallel train step over N Deno Workers (default: cores, ${coreCount()} here); 1 = one process
+  --train-workers N   data-parallel train step over N Deno Workers (default: cores, ${coreCount()} here; at least 8
+                  for --config gpu, whose activations outgrow one worker's 4 GB wasm heap otherwise); 1 = one process
   --sample-workers N  data-parallel sampling over N Deno Workers (default 1 = one process; measured slower
                   than one process on a loaded machine, docs/tfjs-model.md)
 GPU backends and --no-kernels always use one process.`;
@@ -233,12 +234,14 @@ export async function main(args: string[]): Promise<number> {
   const num = (k: string, def: number, lo: number, hi: number) =>
     parseNumber(values[k] as string | undefined, k, def, lo, hi);
   const runs = num("runs", 3, 1, 100), steps = num("steps", 5, 1, 1000), reps = num("reps", 3, 1, 100);
-  let trainWorkers = num("train-workers", coreCount(), 1, 64);
-  let sampleWorkers = num("sample-workers", 1, 1, 64);
   const config = (values.config as string | undefined) ?? "reference";
   if (config !== "reference" && config !== "gpu") {
     throw new UsageError(`--config: expected reference or gpu, got '${config}'`);
   }
+  // The gpu configuration's saved activations for 32 rows x 256 tokens outgrow the 4 GB wasm heap of a worker
+  // holding more than 4 rows (measured: 2 workers abort), so CPU backends spread it over at least 8 workers.
+  let trainWorkers = num("train-workers", config === "gpu" ? Math.max(8, coreCount()) : coreCount(), 1, 64);
+  let sampleWorkers = num("sample-workers", 1, 1, 64);
   if (config === "gpu") [CFG, NEW] = [GPU, 240];
   const torchArgs = ["--config", config];
   const backend = await initBackend(backendName);
