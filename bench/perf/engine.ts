@@ -35,7 +35,7 @@ batch 32; RL 8 prompts x 8 rollouts, 2 mini-batches, GRPO; gpu: width 512, 8 lay
   sft  sequences/s over --sft-steps steps, after 2 warm-up steps (data-parallel on wasm/cpu, as the engine)
   rl   seconds per step over --rl-steps steps after 1 warm-up: rollout generation (generated tokens/s) and the
        update (reference log-probs plus the policy-loss passes; response tokens/s)
-A backend that cannot start is reported and skipped.
+A backend that cannot start, or fails while measured, is reported and skipped.
 
   --settings NAME  ${SETTINGS_PRESETS.join(" | ")} (default: default)
   --backends LIST  comma-separated, from ${BACKENDS.join(", ")} (default blas,wasm,webgpu); auto reports its
@@ -149,7 +149,20 @@ export async function main(args: string[]): Promise<number> {
       results.push({ backend, unavailable: why });
       continue;
     }
-    const r = { backend, decision, ...(await measure(s, sftSteps, rlSteps)) };
+    let r: EngineRate;
+    try {
+      r = { backend, decision, ...(await measure(s, sftSteps, rlSteps)) };
+    } catch (e) {
+      // A failure inside one backend (e.g. the gpu preset's batches outgrowing the 4 GB wasm heap on a CPU
+      // backend, measured) is that backend's result; the others still run.
+      const cpu = ["blas", "wasm", "cpu"].includes(decision.backend) && preset === "gpu";
+      const why = `${(e as Error).message.split("\n")[0]}${
+        cpu ? " (the gpu preset needs a GPU backend)" : ""
+      }`;
+      console.log(`${backend.padEnd(10)} failed: ${why}`);
+      results.push({ backend, unavailable: why });
+      continue;
+    }
     console.log(
       `${
         backend.padEnd(10)
