@@ -108,7 +108,7 @@ export function readsSync(): boolean {
 
 /**
  * Whether a row's results never depend on the other rows of its batch, which pooled sampling's bit-identity
- * needs (parallel.ts): true on wasm and cpu; not on blas, whose Haswell kernels sum a row differently with the
+ * needs (parallel.ts): true on wasm and cpu; not on blas, where a row can be summed differently with the
  * row count (measured), nor on GPU backends.
  */
 export function rowInvariant(): boolean {

@@ -1,15 +1,14 @@
 // Dense products on the system BLAS (cblas_sgemm through Deno's FFI), on tensors where tfjs-wasm keeps them.
 //
 // tfjs-wasm multiplies with XNNPACK's 128-bit SIMD kernels, without fused multiply-add, on one thread
-// (~16–24 GFLOP/s measured); a BLAS such as OpenBLAS uses AVX2/AVX-512 FMA and its own threads (100–300 GFLOP/s
-// on the same machine), and is what PyTorch's CPU path links. The `blas` backend is tfjs-wasm with its
-// BatchMatMul kernel, and the attention products, replaced by cblas_sgemm calls on the wasm heap: no copies,
-// every other kernel unchanged. A product's bits depend on the library's kernels and on its thread count
-// (measured: 1 and 2 threads differ in the last bits), so both are pinned: OpenBLAS's Haswell (AVX2 + FMA)
-// kernels on x86-64 machines that have them, whatever their newest instruction set, and one thread per product,
-// in the calling thread. Cores are used as on wasm, by data-parallel workers and parallel sweep runs, each
-// calling the BLAS from its own thread. Same config and seed, same numbers on every such machine, for any
-// number of workers or sweep lanes.
+// (~16–24 GFLOP/s measured); a BLAS such as OpenBLAS uses AVX2/AVX-512 FMA (100–180 GFLOP/s per core on the same
+// machine), and is what PyTorch's CPU path links. The `blas` backend is tfjs-wasm with its BatchMatMul kernel,
+// and the attention products, replaced by cblas_sgemm calls on the wasm heap: no copies, every other kernel
+// unchanged. A product's bits depend on the BLAS's kernels and on its thread count (measured: 1 and 2 threads
+// differ in the last bits). The kernels are the ones OpenBLAS picks for the CPU (recorded with each run;
+// OPENBLAS_CORETYPE, set before the process starts, picks others); the thread count is pinned to one per
+// product, in the calling thread, so cores are used as on wasm, by data-parallel workers and parallel sweep
+// runs, and a config and seed give the same numbers on a machine for any number of workers or sweep lanes.
 import * as tf from "@tensorflow/tfjs-core";
 import { existsSync } from "node:fs";
 import { addr, type KernelArgs, type WasmBackend } from "./wasm.ts";
@@ -48,8 +47,6 @@ const SYMBOLS = {
   openblas_set_num_threads: { parameters: ["i32"], result: "void", optional: true },
   openblas_get_num_threads: { parameters: [], result: "i32", optional: true },
   openblas_get_corename: { parameters: [], result: "pointer", optional: true },
-  gotoblas_dynamic_init: { parameters: [], result: "void", optional: true },
-  gotoblas_dynamic_quit: { parameters: [], result: "void", optional: true },
 } as const;
 
 type Lib = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
@@ -68,29 +65,6 @@ let active = false;
 let heapBuffer: ArrayBufferLike | null = null;
 let heapBase = 0;
 
-/** OpenBLAS cores whose machines have AVX2 and FMA, so its Haswell kernels run there. */
-export const AVX2_CORES = ["Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids"];
-
-/**
- * Switch OpenBLAS from the kernels it picked for this CPU to its Haswell ones when the CPU has AVX2 + FMA and the
- * user did not choose (OPENBLAS_CORETYPE). Re-runs its own core selection with the variable set for that call
- * only, so child processes (the PyTorch reference) keep their own choice. Returns the core in use.
- */
-function pinHaswell(l: Lib, native: string): string {
-  if (Deno.env.get("OPENBLAS_CORETYPE") || !AVX2_CORES.includes(native) || native === "Haswell") {
-    return native;
-  }
-  if (!l.gotoblas_dynamic_init || !l.gotoblas_dynamic_quit || !l.openblas_get_corename) return native;
-  Deno.env.set("OPENBLAS_CORETYPE", "Haswell");
-  try {
-    l.gotoblas_dynamic_quit();
-    l.gotoblas_dynamic_init();
-  } finally {
-    Deno.env.delete("OPENBLAS_CORETYPE");
-  }
-  return Deno.UnsafePointerView.getCString(l.openblas_get_corename()!);
-}
-
 /** dlopen the first library that loads; null with `loadError` set when none does or FFI is not permitted. */
 function open(): Lib | null {
   if (lib || loadError) return lib;
@@ -107,11 +81,14 @@ function open(): Lib | null {
     }
     try {
       lib = Deno.dlopen(path, SYMBOLS).symbols;
-      const native = lib.openblas_get_corename?.();
-      const core = native ? pinHaswell(lib, Deno.UnsafePointerView.getCString(native)) : "unknown";
+      const core = lib.openblas_get_corename?.();
       // Process-wide and idempotent, so every thread that loads the library may set it.
       lib.openblas_set_num_threads?.(1);
-      info = { library: path, core, threads: lib.openblas_get_num_threads?.() ?? 1 };
+      info = {
+        library: path,
+        core: core ? Deno.UnsafePointerView.getCString(core) : "unknown",
+        threads: lib.openblas_get_num_threads?.() ?? 1,
+      };
       return lib;
     } catch (e) {
       tried.push(`${path}: ${(e as Error).message.split("\n")[0]}`);
