@@ -3,7 +3,7 @@
 import { parseFlags, parseNumber, UsageError } from "../../common/args.ts";
 import { Rng } from "../../common/prng.ts";
 import { resolveAlgo } from "../core/mod.ts";
-import { BACKENDS } from "../engines/tfjs/backend.ts";
+import { BACKENDS, trainsDataParallel } from "../engines/tfjs/backend.ts";
 import {
   createModel,
   createOptimizer,
@@ -155,10 +155,8 @@ export async function main(args: string[]): Promise<number> {
     } catch (e) {
       // A failure inside one backend (e.g. the gpu preset's batches outgrowing the 4 GB wasm heap on a CPU
       // backend, measured) is that backend's result; the others still run.
-      const cpu = ["blas", "wasm", "cpu"].includes(decision.backend) && preset === "gpu";
-      const why = `${(e as Error).message.split("\n")[0]}${
-        cpu ? " (the gpu preset needs a GPU backend)" : ""
-      }`;
+      const hint = trainsDataParallel() && preset === "gpu" ? " (the gpu preset needs a GPU backend)" : "";
+      const why = `${(e as Error).message.split("\n")[0]}${hint}`;
       console.log(`${backend.padEnd(10)} failed: ${why}`);
       results.push({ backend, unavailable: why });
       continue;

@@ -105,10 +105,6 @@ class Replica {
     this.pending = null;
     p?.(m);
   }
-  /** Terminate the worker. */
-  stop(): void {
-    this.worker.terminate();
-  }
   /** Send a message that has no reply. */
   send(msg: ToWorker): void {
     this.worker.postMessage(msg);
@@ -152,7 +148,7 @@ async function startReplicas(model: Model, workers: number, weights: Float32Arra
   try {
     await Promise.all(replicas.map((r) => r.request(init)));
   } catch (e) {
-    for (const r of replicas) r.stop();
+    for (const r of replicas) r.worker.terminate();
     throw e;
   }
   return replicas;
@@ -255,7 +251,7 @@ export class DataParallelTrainer {
 
   /** Terminate the workers. */
   close(): void {
-    for (const r of this.replicas) r.stop();
+    for (const r of this.replicas) r.worker.terminate();
     this.replicas.length = 0;
   }
 }
@@ -344,7 +340,7 @@ export class SamplerPool {
   /** Stop routing `sampleAsync` here and terminate the workers. */
   close(): void {
     setSamplerDelegate(null);
-    for (const r of this.replicas) r.stop();
+    for (const r of this.replicas) r.worker.terminate();
     this.replicas.length = 0;
   }
 }

@@ -1,6 +1,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { assert, assertClose, assertEquals, rejects } from "../../../assert.ts";
 import { Rng } from "../../../../common/prng.ts";
+import { randomTensor as rand } from "./fixtures.ts";
 import {
   createModel,
   createOptimizer,
@@ -27,11 +28,6 @@ if (!available) console.warn(`blas tests skipped: ${blasError()}`);
 const test = (name: string, fn: () => void | Promise<void>) => Deno.test({ name, ignore: !available, fn });
 
 const CFG = { vocab: 11, dModel: 32, heads: 4, layers: 2, context: 12 };
-
-function rand(shape: number[], seed: number): tf.Tensor {
-  const rng = Rng.seeded(seed);
-  return tf.tensor(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()), shape);
-}
 
 /** float64 op(a) @ op(b) of float32 [.., r, c] data, batch by batch (b broadcast when 2-D). */
 function reference(

@@ -1,5 +1,6 @@
 // Shared by the tfjs engine tests: a tiny RL context, a batch of sampled rollouts with non-trivial advantages,
-// run configs and their metrics.
+// run configs and their metrics, seeded random tensors.
+import * as tf from "@tensorflow/tfjs-core";
 import { join } from "node:path";
 import { readJsonl } from "../../../../common/fs.ts";
 import { Rng } from "../../../../common/prng.ts";
@@ -81,4 +82,10 @@ export function metricsOf(runDir: string): Record<string, unknown>[] {
   return readJsonl<Record<string, unknown>>(join(runDir, "metrics.jsonl")).map((
     { sample_s: _a, update_s: _b, ...m },
   ) => m);
+}
+
+/** A float32 tensor of the given shape with standard-normal entries drawn from Rng.seeded(seed). */
+export function randomTensor(shape: number[], seed: number): tf.Tensor {
+  const rng = Rng.seeded(seed);
+  return tf.tensor(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()), shape);
 }

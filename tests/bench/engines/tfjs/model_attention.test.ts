@@ -1,6 +1,6 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { assert, assertClose } from "../../../assert.ts";
-import { Rng } from "../../../../common/prng.ts";
+import { randomTensor as rand } from "./fixtures.ts";
 import { initBackend } from "../../../../bench/engines/tfjs/model.ts";
 import {
   advance,
@@ -16,11 +16,6 @@ import {
 } from "../../../../bench/engines/tfjs/ops/attention.ts";
 
 await initBackend("wasm");
-
-function rand(shape: number[], seed: number): tf.Tensor {
-  const rng = Rng.seeded(seed);
-  return tf.tensor(Array.from({ length: shape.reduce((a, b) => a * b) }, () => rng.normal()), shape);
-}
 
 function assertAllClose(got: tf.Tensor, want: tf.Tensor, tol: number, what: string): void {
   assert.deepStrictEqual(got.shape, want.shape, `${what}: shape`);
