@@ -61,7 +61,8 @@ exits 1, and the same command retries only those problems. One eval per --out at
   --retries N            retries per request on 429/5xx/network errors (default 8; Retry-After honoured;
                          also the preflight's)
   --exclude-truncated    leave samples cut off at --max-tokens out of Pass@k (they stay in samples.jsonl)
-  --repair               drop bad lines of samples.jsonl (after a backup) and request those samples again
+  --repair               drop bad lines and duplicate samples of samples.jsonl (after a backup), say how
+                         many, and request the dropped bad samples again
   --cache-dir DIR        dataset cache (default $ACEBENCH_CACHE or ~/.cache/acebench)
   --mirror DIR           fetch a missing dataset from this offline folder, e.g. ../shared/datasets
 
@@ -216,7 +217,7 @@ export async function main(args: string[]): Promise<number> {
   const command = ["deno task eval", ...args.map(shellQuote)].join(" ");
   const existed = exists(out);
   // One writer per folder: a second eval on `out` exits 2 here, before any request.
-  const lock = lockFolder(out, { command, onStale: (m) => console.error(m) });
+  const lock = lockFolder(out, { command });
   try {
     return await evalLocked(v, settings, problems, out, { ...transport, apiKey, command });
   } catch (e) {

@@ -2,7 +2,9 @@
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
+import { exists } from "../common/fs.ts";
 import { lockFolder } from "../common/lock.ts";
+import { removeDuplicates } from "../common/run_folder.ts";
 import {
   describePlan,
   engineSpec,
@@ -18,7 +20,7 @@ import { engineIngest, writeReportChecked } from "../reports/mod.ts";
 /** Usage text for `deno task sweep`. */
 export const usage =
   `usage: deno task sweep [--config FILE | --preset NAME] [--out DIR] [--only PATTERN] [--workers N]
-                       [--dry-run] [--no-report]
+                       [--dry-run] [--no-report] [--repair]
 
 Runs every method × ACE-grid point × seed of a sweep config in parallel workers, then writes the report
 (passk.csv, summary.md, plots/) into the sweep folder. Re-running the same command skips finished runs and
@@ -34,6 +36,8 @@ the exit code is already 1) or --only selected a subset.
 --workers N       parallel runs (default: number of cores)
 --dry-run         print the run matrix, what is done, and a time estimate; run nothing
 --no-report       skip writing the report at the end
+--repair          first drop duplicate eval samples and metrics lines (left by two sweeps writing one folder
+                  before the lock held) from every run, saying how many
 
 examples:
   deno task sweep --preset ci-tabular --out runs/ci-tabular
@@ -50,6 +54,7 @@ export async function main(args: string[]): Promise<number> {
     workers: { type: "string" },
     "dry-run": { type: "boolean" },
     "no-report": { type: "boolean" },
+    repair: { type: "boolean" },
   }, false).values as {
     help?: boolean;
     config?: string;
@@ -59,6 +64,7 @@ export async function main(args: string[]): Promise<number> {
     workers?: string;
     "dry-run"?: boolean;
     "no-report"?: boolean;
+    repair?: boolean;
   };
   if (values.help) {
     console.log(usage);
@@ -79,12 +85,34 @@ export async function main(args: string[]): Promise<number> {
     return 0;
   }
   // One writer per folder: a second sweep on `out` exits 2 here instead of retraining finished runs.
-  const lock = lockFolder(out, { onStale: (m) => console.error(m) });
+  const command = ["deno task sweep", ...args].join(" ");
+  const lock = lockFolder(out, { command });
   try {
+    if (values.repair) repairRuns(out);
     return await sweepLocked(sweep, all, runs, out, workers, values["no-report"]);
   } finally {
     lock.release();
   }
+}
+
+/** `--repair`: drop duplicate eval samples and metrics lines from every run folder of the sweep, saying how many. */
+function repairRuns(out: string): void {
+  let evalSamples = 0, metricsLines = 0;
+  const runs = join(out, "runs");
+  for (const entry of exists(runs) ? Deno.readDirSync(runs) : []) {
+    if (!entry.isDirectory) continue;
+    const dropped = removeDuplicates(join(runs, entry.name));
+    if (dropped.evalSamples + dropped.metricsLines === 0) continue;
+    console.error(
+      `--repair: ${entry.name}: dropped ${dropped.evalSamples} duplicate eval samples, ` +
+        `${dropped.metricsLines} duplicate metrics lines`,
+    );
+    evalSamples += dropped.evalSamples;
+    metricsLines += dropped.metricsLines;
+  }
+  console.error(
+    `--repair: dropped ${evalSamples} duplicate eval samples, ${metricsLines} duplicate metrics lines`,
+  );
 }
 
 async function sweepLocked(

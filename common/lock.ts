@@ -1,11 +1,11 @@
-// One writer per output folder: a lock file `DIR/.lock` holding the owner's pid and host, created atomically
-// (O_CREAT|O_EXCL), so a second `eval` or `sweep` on the same folder stops at once instead of redoing work.
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+// One writer per output folder: an OS-level advisory lock (flock) on `DIR/.lock`, held on an open file for the
+// writer's lifetime. The kernel releases it when the process ends in any way (SIGKILL included), so there is no
+// stale lock to detect and no pid-liveness check (which would need --allow-run, absent from the shipped tasks).
+// The file also holds the owner's pid, host, start time and command, only to name the holder in the message.
 import { hostname } from "node:os";
 import { join } from "node:path";
-import process from "node:process";
 
-/** What the lock file holds. */
+/** What the lock file holds (for the message; the kernel lock is what counts). */
 export interface LockOwner {
   pid: number;
   host: string;
@@ -13,19 +13,22 @@ export interface LockOwner {
   command?: string;
 }
 
-/** Another live process holds the folder; the CLI prints the message and exits 2. */
+/** Another process holds the folder; the CLI prints the message and exits 2. */
 export class FolderInUseError extends Error {
-  constructor(readonly folder: string, readonly owner: LockOwner) {
+  constructor(readonly folder: string, readonly owner: LockOwner | null) {
     super(
-      `folder ${folder} is in use by pid ${owner.pid}` +
-        (owner.host === hostname() ? "" : ` on ${owner.host}`) +
-        ` (since ${owner.startedAt}); wait for it to finish or choose another --out`,
+      `folder ${folder} is in use by ` +
+        (owner
+          ? `pid ${owner.pid}` + (owner.host === hostname() ? "" : ` on ${owner.host}`) +
+            (owner.command ? ` (${owner.command})` : "") + ` since ${owner.startedAt}`
+          : "another process") +
+        `; wait for it to finish or choose another --out`,
     );
     this.name = "FolderInUseError";
   }
 }
 
-/** A held lock; `release` removes the file if it is still ours (idempotent). */
+/** A held lock; `release` unlocks it and removes the file (idempotent). */
 export interface FolderLock {
   path: string;
   release(): void;
@@ -34,46 +37,41 @@ export interface FolderLock {
 /** Name of the lock file inside a locked folder. */
 export const LOCK_FILE = ".lock";
 
-/** True if a process with this pid exists on this machine (EPERM: it exists but is not ours). */
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as { code?: string }).code === "EPERM";
-  }
-}
-
 function readOwner(path: string): LockOwner | null {
   try {
-    const o = JSON.parse(readFileSync(path, "utf8"));
+    const o = JSON.parse(Deno.readTextFileSync(path));
     return Number.isInteger(o?.pid) && typeof o?.host === "string" ? o : null;
   } catch {
-    return null; // absent, or torn by a crash between create and write
+    return null; // absent, or the holder is between taking the lock and writing its name
   }
 }
 
-/** Create the lock file exclusively; false when it already exists. */
-function tryCreate(path: string, owner: LockOwner): boolean {
+/** The holder's record; it writes it right after locking, so an empty file is re-read briefly. */
+function holder(path: string): LockOwner | null {
+  for (let i = 0; i < 20; i++) {
+    const owner = readOwner(path);
+    if (owner) return owner;
+    const until = performance.now() + 10;
+    while (performance.now() < until) { /* spin: the writer is microseconds away */ }
+  }
+  return null;
+}
+
+/** Same file on disk (the path was not unlinked and re-created by a releasing holder since we opened it). */
+function samePath(file: Deno.FsFile, path: string): boolean {
   try {
-    writeFileSync(path, JSON.stringify(owner) + "\n", { flag: "wx", mode: 0o644 });
-    return true;
-  } catch (e) {
-    if ((e as { code?: string }).code === "EEXIST") return false;
-    throw e;
+    return file.statSync().ino === Deno.statSync(path).ino;
+  } catch {
+    return false;
   }
 }
 
 /**
- * Take the folder (created if absent) for this process. A lock held by a live process throws FolderInUseError.
- * A stale lock (its pid is gone on this host, or the file is unreadable) is taken over after `onStale` is told:
- * it is first renamed to a name of our own, so of two processes racing for one stale lock only one wins.
+ * Take the folder (created if absent) for this process, or throw FolderInUseError naming the holder. The lock
+ * lives as long as the returned handle (or the process): release it, exit, or be killed.
  */
-export function lockFolder(
-  dir: string,
-  opts: { command?: string; onStale?: (message: string) => void } = {},
-): FolderLock {
-  mkdirSync(dir, { recursive: true });
+export function lockFolder(dir: string, opts: { command?: string } = {}): FolderLock {
+  Deno.mkdirSync(dir, { recursive: true });
   const path = join(dir, LOCK_FILE);
   const me: LockOwner = {
     pid: Deno.pid,
@@ -82,42 +80,37 @@ export function lockFolder(
     ...(opts.command ? { command: opts.command } : {}),
   };
   for (let tries = 0; tries < 5; tries++) {
-    if (tryCreate(path, me)) return heldLock(path, me);
-    const owner = readOwner(path);
-    if (owner && (owner.host !== me.host || pidAlive(owner.pid))) throw new FolderInUseError(dir, owner);
-    const aside = `${path}.stale.${me.pid}`;
-    try {
-      renameSync(path, aside);
-    } catch (e) {
-      if ((e as { code?: string }).code === "ENOENT") continue; // someone else moved it first: retry
-      throw e;
+    const file = Deno.openSync(path, { read: true, write: true, create: true, mode: 0o644 });
+    if (!file.tryLockSync(true)) {
+      file.close();
+      throw new FolderInUseError(dir, holder(path));
     }
-    const moved = readOwner(aside);
-    if (moved && moved.host === me.host && pidAlive(moved.pid)) {
-      // We moved a lock another process had just taken: put it back and stop.
-      renameSync(aside, path);
-      throw new FolderInUseError(dir, moved);
+    // A releasing holder unlinks the file while locked; a lock won on that unlinked inode guards nothing.
+    if (!samePath(file, path)) {
+      file.close();
+      continue;
     }
-    rmSync(aside, { force: true });
-    opts.onStale?.(
-      owner
-        ? `folder ${dir}: taking over the lock of pid ${owner.pid} (no longer running)`
-        : `folder ${dir}: taking over an unreadable lock file`,
-    );
+    file.truncateSync(0);
+    const bytes = new TextEncoder().encode(JSON.stringify(me) + "\n");
+    for (let off = 0; off < bytes.length;) off += file.writeSync(bytes.subarray(off));
+    return heldLock(path, file);
   }
-  throw new Error(`${path}: could not take the lock after 5 tries; remove it if no other process runs`);
+  throw new Error(`${path}: could not take the lock after 5 tries (the folder is being locked and released)`);
 }
 
-function heldLock(path: string, me: LockOwner): FolderLock {
+function heldLock(path: string, file: Deno.FsFile): FolderLock {
   let held = true;
   const release = () => {
     if (!held) return;
     held = false;
     globalThis.removeEventListener("unload", release);
-    const owner = readOwner(path);
-    if (owner?.pid === me.pid && owner.startedAt === me.startedAt) rmSync(path, { force: true });
+    // Unlink while still locked, then close (which unlocks): a waiter that opened the old inode sees it unlinked.
+    try {
+      Deno.removeSync(path);
+    } catch { /* already gone */ }
+    file.close();
   };
-  // A normal exit (Deno.exit included) releases it; after SIGKILL the lock is stale and taken over next time.
+  // A normal exit tidies the file; after a crash or SIGKILL the kernel drops the lock and the file stays, harmless.
   globalThis.addEventListener("unload", release);
   return { path, release };
 }

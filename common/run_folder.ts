@@ -3,7 +3,7 @@
 //   <sweep>/sweep.json
 //   <sweep>/runs/<runId>/{config.json, status.json, metrics.jsonl, eval.jsonl, checkpoints/}
 import { join } from "node:path";
-import { exists, readJson, readJsonl } from "./fs.ts";
+import { atomicWrite, exists, readJson, readJsonl } from "./fs.ts";
 
 /** File names inside one run folder. */
 export const RUN_FILES = {
@@ -75,4 +75,41 @@ function checkSample(s: Record<string, unknown>, where: string): EvalSample {
 export function readEvalSamples(dir: string): EvalSample[] {
   const path = join(dir, RUN_FILES.eval);
   return readJsonl<Record<string, unknown>>(path).map((s, i) => checkSample(s, `${path}:${i + 1}`));
+}
+
+/** The index of an eval sample: one line per (step, dataset, problemId, sample) in a healthy eval.jsonl. */
+function sampleKey(s: Record<string, unknown>): string {
+  return JSON.stringify([s.step, s.dataset, s.problemId, s.sample]);
+}
+
+/** Keep the first line of each key; returns the kept lines and how many were dropped. */
+function firstOfEach(lines: string[], key: (r: Record<string, unknown>) => string) {
+  const seen = new Set<string>();
+  const kept = lines.filter((line) => {
+    const k = key(JSON.parse(line));
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+  return { kept, dropped: lines.length - kept.length };
+}
+
+/** Rewrite a JSON-lines file without duplicate keys (first kept; a torn last line dropped); returns the count. */
+function dedupeJsonl(path: string, key: (r: Record<string, unknown>) => string): number {
+  if (!exists(path)) return 0;
+  const lines = readJsonl<unknown>(path).map((r) => JSON.stringify(r));
+  const { kept, dropped } = firstOfEach(lines, key);
+  if (dropped > 0) atomicWrite(path, kept.map((l) => l + "\n").join(""));
+  return dropped;
+}
+
+/**
+ * `--repair` of a run folder damaged by two concurrent writers: drop duplicate eval samples (same step, dataset,
+ * problemId, sample) and duplicate metrics lines (same step), keeping the first of each. Returns the counts.
+ */
+export function removeDuplicates(dir: string): { evalSamples: number; metricsLines: number } {
+  return {
+    evalSamples: dedupeJsonl(join(dir, RUN_FILES.eval), sampleKey),
+    metricsLines: dedupeJsonl(join(dir, RUN_FILES.metrics), (r) => JSON.stringify(r.step)),
+  };
 }

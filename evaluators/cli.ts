@@ -33,6 +33,15 @@ interface Line {
   record: Record<string, unknown>;
 }
 
+/** True when both paths name one existing file (after links and `..`), so writing one would destroy the other. */
+function sameFile(a: string, b: string): boolean {
+  try {
+    return Deno.realPathSync(a) === Deno.realPathSync(b);
+  } catch {
+    return false; // one of them does not exist yet
+  }
+}
+
 /** Parse the input text into records, collecting one-line errors ("FILE:N: why") for malformed lines. */
 export function parseInput(text: string, file: string): { lines: Line[]; errors: string[] } {
   const lines: Line[] = [];
@@ -85,6 +94,9 @@ export async function main(args: string[]): Promise<number> {
     return 0;
   }
   if (!values.input) throw new UsageError("--input FILE.jsonl is required");
+  if (values.output && sameFile(values.input, values.output)) {
+    throw new UsageError(`--output ${values.output} is the --input file; write the graded lines elsewhere`);
+  }
   const workers = values.workers === undefined
     ? undefined
     : parseNumber(values.workers, "workers", 0, 0, 256);

@@ -12,6 +12,7 @@ import {
 
 /** Usage text for `deno task regress`. */
 export const usage = `usage: deno task regress --baseline FILE --current DIR [--update] [--iters N]
+                            [--allow-config-change]
 
 Compares the final Pass@k (mean over seeds and problems) of every method/dataset/k in sweep folder DIR with a
 committed baseline and exits 1 when a cell falls below its baseline by more than the one-sided 95% crossed
@@ -19,6 +20,7 @@ interval of the difference allows (drop > √Σ t²(.95, df)·variance over the 
 and residual terms a re-run on the same problems has), naming each regressed cell. Incomplete current data
 also fail.
 --update   write DIR's cells as the new baseline FILE instead of checking (an explicit, reviewed change)
+--allow-config-change   compare even though DIR's config hash differs from the baseline's (otherwise exit 2)
 
 example: deno task regress --baseline reports/baselines/ci-tabular.json --current runs/ci-tabular`;
 
@@ -29,12 +31,14 @@ export async function main(args: string[]): Promise<number> {
     current: { type: "string" },
     update: { type: "boolean" },
     iters: { type: "string" },
+    "allow-config-change": { type: "boolean" },
   }, false).values as {
     help?: boolean;
     baseline?: string;
     current?: string;
     update?: boolean;
     iters?: string;
+    "allow-config-change"?: boolean;
   };
   if (values.help) {
     console.log(usage);
@@ -60,9 +64,15 @@ export async function main(args: string[]): Promise<number> {
   }
   const baseline = readBaseline(values.baseline);
   if (baseline.configHash && current.configHash && baseline.configHash !== current.configHash) {
-    console.error(
-      `regress: warning: config hash ${current.configHash} differs from the baseline's ${baseline.configHash}`,
-    );
+    const what =
+      `config hash ${current.configHash} of ${values.current} differs from ${baseline.configHash} of ` +
+      `${values.baseline}`;
+    if (!values["allow-config-change"]) {
+      throw new UsageError(
+        `${what}: the sweeps are not comparable; pass --allow-config-change to compare anyway, or --update`,
+      );
+    }
+    console.error(`regress: warning: ${what} (--allow-config-change)`);
   }
   const verdicts = compareToBaseline(baseline, current);
   const regressed = describeRegressions(verdicts);

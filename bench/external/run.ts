@@ -106,12 +106,13 @@ export async function evaluateEndpoint(
   await preflight(endpoint);
   const planned = evalPaths(out, settings);
   if (transport.repair) {
-    const { backup, dropped } = repairSamples(planned.samplesPath);
+    const { backup, dropped, duplicates } = repairSamples(planned.samplesPath);
     transport.repair(
       backup
-        ? `--repair: dropped ${dropped.length} bad lines of ${planned.samplesPath} ` +
-          `(lines ${dropped.map((d) => d.line).join(", ")}); backup in ${backup}`
-        : `--repair: ${planned.samplesPath} has no bad line`,
+        ? `--repair: dropped ${dropped.length} bad lines` +
+          (dropped.length ? ` (lines ${dropped.map((d) => d.line).join(", ")})` : "") +
+          ` and ${duplicates} duplicate samples of ${planned.samplesPath}; backup in ${backup}`
+        : `--repair: ${planned.samplesPath} has no bad line and no duplicate sample`,
     );
   }
   const before = new Map(

@@ -101,19 +101,31 @@ export function readSamples(path: string): Map<string, Map<number, SampleRecord>
 }
 
 /**
- * Drop every bad line of samples.jsonl after copying the file to `<path>.bak-<UTC time>`; the dropped samples
- * are requested again. Returns the backup path (null when nothing was bad) and the dropped lines.
+ * Drop every bad line of samples.jsonl, and every duplicate (problemId, sample) line after the first (left by two
+ * writers on one folder), after copying the file to `<path>.bak-<UTC time>`; the dropped bad samples are
+ * requested again. Returns the backup path (null when nothing was dropped), the bad lines and the duplicates.
  */
-export function repairSamples(path: string, now = new Date()): { backup: string | null; dropped: BadLine[] } {
+export function repairSamples(
+  path: string,
+  now = new Date(),
+): { backup: string | null; dropped: BadLine[]; duplicates: number } {
   repairTornTail(path);
-  const { lines, bad } = scanSamples(path);
-  if (bad.length === 0) return { backup: null, dropped: [] };
+  const { lines, records, bad } = scanSamples(path);
+  const seen = new Set<string>();
+  const drop = new Set(bad.map((b) => b.line));
+  let duplicates = 0;
+  records.forEach((r, i) => {
+    if (r === null) return;
+    const key = `${r.problemId}#${r.sample}`;
+    if (seen.has(key)) drop.add(i + 1), duplicates++;
+    seen.add(key);
+  });
+  if (drop.size === 0) return { backup: null, dropped: [], duplicates: 0 };
   const backup = `${path}.bak-${now.toISOString().replace(/[:.]/g, "-")}`;
   copyFileSync(path, backup);
-  const badSet = new Set(bad.map((b) => b.line));
-  const kept = lines.filter((l, i) => !badSet.has(i + 1) && l.trim() !== "");
+  const kept = lines.filter((l, i) => !drop.has(i + 1) && l.trim() !== "");
   atomicWrite(path, kept.map((l) => l + "\n").join(""));
-  return { backup, dropped: bad };
+  return { backup, dropped: bad, duplicates };
 }
 
 /** Append one request's samples in a single write; a crash tears at most the last line, which resume repairs. */

@@ -98,6 +98,7 @@ export function checkSweepConfig(raw: unknown, source: string, spec?: EngineSpec
     }
     seen.add(m.name);
   });
+  sweep.methods.forEach((m, i) => checkOverrides(m, sweep.grid, `${source}: methods[${i}].overrides`));
   if (sweep.grid && !sweep.methods.some((m) => m.preset.startsWith("ace-"))) {
     throw new ValidationError(`${source}: grid: there is no ACE method (preset ace-*) to expand`);
   }
@@ -125,6 +126,42 @@ export function checkSweepConfig(raw: unknown, source: string, spec?: EngineSpec
     );
   }
   return sweep;
+}
+
+/** The leaves of a method's overrides: dotted path (as resolveAlgo applies it) and JSON path (as written). */
+function overrideLeaves(obj: Record<string, unknown>, dotted = "", json = ""): [string, string, unknown][] {
+  return Object.entries(obj).flatMap(([k, v]) => {
+    const d = `${dotted}${k}`,
+      j = `${json}${/^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`}`;
+    return v !== null && typeof v === "object" && !Array.isArray(v)
+      ? overrideLeaves(v as Record<string, unknown>, `${d}.`, j)
+      : [[d, j, v] as [string, string, unknown]];
+  });
+}
+
+/**
+ * A method's overrides must resolve on their own (so a bad value is rejected even where the grid replaces it),
+ * and none may set a field the grid also sets (the grid would win silently). `at` names file and JSON path.
+ */
+function checkOverrides(method: MethodSpec, grid: SweepConfig["grid"], at: string): void {
+  const leaves = overrideLeaves(method.overrides ?? {});
+  const axes = method.preset.startsWith("ace-") ? Object.keys(grid ?? {}) : [];
+  for (const [dotted, json] of leaves) {
+    const axis = axes.find((a) => a === dotted || a.startsWith(`${dotted}.`) || dotted.startsWith(`${a}.`));
+    if (axis) throw new ValidationError(`${at}${json} is also set by grid[${JSON.stringify(axis)}]`);
+  }
+  try {
+    coreResolveAlgo(method.preset, method.overrides ?? {});
+  } catch (e) {
+    const detail = (e as Error).message.split("\n")[0].replace(/^algo \(preset [^)]*\): /, "");
+    const field = detail.split(": ")[0];
+    const leaf = leaves.find(([dotted]) => dotted === field);
+    throw new ValidationError(
+      leaf
+        ? `${at}${leaf[1]}: ${detail.slice(field.length + 2).split("; ")[0]} (got ${JSON.stringify(leaf[2])})`
+        : `${at}: ${detail}`,
+    );
+  }
 }
 
 /** Short, filename-safe rendering of a grid value (1 → "1", 0.5 → "0.5"). */

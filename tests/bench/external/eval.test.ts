@@ -542,49 +542,6 @@ Deno.test("eval: folder state is checked before anything is written; a corrupt l
   }
 });
 
-Deno.test("eval: two evals on one folder: the second exits 2 at once and no sample is requested twice", async () => {
-  const srv = startFaultServer({ answer: halfRight, latencyMs: 400 });
-  const out = Deno.makeTempDirSync();
-  const args = evalArgs(srv.url, out, ["--concurrency", "1", "--max-n-per-request", "1"]);
-  const spawn = () =>
-    new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", cliPath, "eval", ...args],
-      stdout: "null",
-      stderr: "piped",
-      env: { CI: "true" },
-    }).spawn();
-  try {
-    const first = spawn();
-    for (let i = 0; i < 1500 && srv.log.requests === 0; i++) await new Promise((r) => setTimeout(r, 20));
-    ok(exists(`${out}/.lock`), "the first eval holds the lock");
-    let firstDone = false;
-    const firstStatus = first.status.then((st) => (firstDone = true, st));
-    const second = await spawn().output();
-    const stderr = new TextDecoder().decode(second.stderr);
-    assertEquals(second.code, 2, stderr);
-    ok(new RegExp(`folder ${out} is in use by pid ${first.pid}`).test(stderr), stderr);
-    ok(!firstDone, "the second exited while the first was still sampling");
-    const status = await firstStatus;
-    await first.stderr.cancel();
-    assertEquals(status.code, 0);
-    assertEquals(srv.log.bodies.filter((b) => b.prompt !== undefined).length, 24, "24 samples, 24 requests");
-    ok(!exists(`${out}/.lock`), "released at exit");
-    // A lock left by a dead process is taken over with a message.
-    const dead = new Deno.Command(Deno.execPath(), { args: ["eval", "0"] }).spawn();
-    await dead.status;
-    Deno.writeTextFileSync(
-      `${out}/.lock`,
-      JSON.stringify({ pid: dead.pid, host: Deno.hostname(), startedAt: "2026-01-01T00:00:00Z" }),
-    );
-    const third = await spawn().output();
-    assertEquals(third.code, 0, new TextDecoder().decode(third.stderr));
-    ok(new TextDecoder().decode(third.stderr).includes(`taking over the lock of pid ${dead.pid}`));
-  } finally {
-    await srv.close();
-    Deno.removeSync(out, { recursive: true });
-  }
-});
-
 Deno.test("eval CLI: negative and empty values are one-line errors naming the flag, then where help is", async () => {
   const run = async (...args: string[]) => {
     const r = await new Deno.Command(Deno.execPath(), {
