@@ -1,5 +1,6 @@
 // The single command-line entry: `deno task <subcommand>` runs `cli.ts <subcommand> …`.
 import { UsageError } from "./common/args.ts";
+import { ValidationError } from "./common/config.ts";
 import { FolderInUseError } from "./common/lock.ts";
 
 /** A subcommand module: prints its own usage on --help and returns an exit code. */
@@ -68,6 +69,11 @@ async function runCli(argv: string[]): Promise<number> {
   try {
     return await command.main(rest);
   } catch (e) {
+    // A config the user passed that fails validation is their input to fix, like a bad flag: exit 2.
+    if (e instanceof ValidationError) {
+      console.error(`acebench ${name}: ${e.message}`);
+      return 2;
+    }
     if (e instanceof UsageError) {
       console.error(`acebench ${name}: ${e.message}\nsee \`deno task ${name} --help\``);
       return 2;

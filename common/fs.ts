@@ -1,5 +1,14 @@
 // Atomic writes and JSON-lines helpers: every output acebench produces goes through here.
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 let tmpCounter = 0;
@@ -7,18 +16,34 @@ let tmpCounter = 0;
 // not a result: it does not go through Rng).
 const isolateTag = crypto.randomUUID().slice(0, 8);
 
-/** Write a file atomically: write a sibling temp file, fsync, then rename over the target. */
+/**
+ * Write a file atomically: write a sibling temp file, fsync, then rename over the target. An I/O error (full
+ * disk, read-only folder) removes the temp file and names the target, e.g. `out/passk.csv: cannot write (ENOSPC: …)`.
+ */
 export function atomicWrite(path: string, data: string | Uint8Array): void {
-  mkdirSync(dirname(path), { recursive: true });
   const tmp = join(dirname(path), `.${basename(path)}.${Deno.pid}.${isolateTag}.${tmpCounter++}.tmp`);
-  const fd = openSync(tmp, "w");
   try {
-    writeSync(fd, typeof data === "string" ? new TextEncoder().encode(data) : data);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    mkdirSync(dirname(path), { recursive: true });
+    const fd = openSync(tmp, "w");
+    try {
+      writeSync(fd, typeof data === "string" ? new TextEncoder().encode(data) : data);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (e) {
+    try {
+      rmSync(tmp, { force: true });
+    } catch { /* the folder itself is unusable: there is no temp file */ }
+    throw new Error(`${path}: cannot write (${ioReason(e as NodeJS.ErrnoException)})`, { cause: e });
   }
-  renameSync(tmp, path);
+}
+
+/** An I/O error's code and text without the path it names (the temp file's, meaningless to a user). */
+function ioReason(e: NodeJS.ErrnoException): string {
+  const text = e.message.replace(/,? (open|rename|write|mkdir|fsync|close)\b.*$/, "").trim();
+  return e.code && !text.startsWith(e.code) ? `${e.code}: ${text}` : text;
 }
 
 /** Atomically write a value as pretty JSON with a trailing newline. */

@@ -16,7 +16,7 @@ disagreeing lines are printed at the end (stderr). Malformed lines are reported 
 the exit code is then 1 (0 when every line was graded).
 
   --input FILE       JSON-lines input (required)
-  --output FILE      write graded JSON lines here (atomically)
+  --output FILE      write graded JSON lines here (atomically; not the --input file)
   --strict           accept only explicit answer markers (\\boxed, "Answer:", "final answer is"), as for rewards
                      (a line's own boolean "strict": true does the same for that line)
   --explain          add "explain" to each output line (extraction rule, normalised prediction and gold with

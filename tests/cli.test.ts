@@ -22,3 +22,49 @@ for (const name of commands) {
     ok(bad.stderr.split("\n")[0].includes("no-such-flag"), bad.stderr);
   });
 }
+
+Deno.test("cli: usage and config errors exit 2 with one line under the tasks' permissions", async () => {
+  const dir = Deno.makeTempDirSync();
+  const rw = ["--allow-read", "--allow-write", "--allow-env", "--allow-sys"];
+  try {
+    const preset = await runCli(["sweep", "--preset", "nosuch", "--dry-run"], [...rw, "--allow-ffi"]);
+    assertEquals(preset.code, 2, preset.stderr);
+    ok(preset.stderr.startsWith("acebench sweep: --preset: no sweep preset 'nosuch' in bench/configs/"));
+    const config = `${dir}/x.json`;
+    Deno.writeTextFileSync(
+      config,
+      JSON.stringify({
+        name: "x",
+        engine: "tabular",
+        seeds: [0],
+        methods: [{ name: "grpo", preset: "grpo" }, {
+          name: "ace",
+          preset: "ace-grpo",
+          overrides: { ace: { alpha: "big" } },
+        }],
+        grid: { "ace.alpha": [1, 2] },
+        rl: { steps: 2 },
+        eval: { n: 2, ks: [1, 2], every: 1 },
+      }),
+    );
+    const clash = await runCli(["sweep", "--config", config, "--dry-run"], [...rw, "--allow-ffi"]);
+    assertEquals(clash.code, 2, clash.stderr);
+    assertEquals(
+      clash.stderr.trim(),
+      `acebench sweep: ${config}: methods[1].overrides.ace.alpha is also set by grid["ace.alpha"]`,
+    );
+    const input = `${dir}/preds.jsonl`;
+    Deno.writeTextFileSync(input, '{"prediction": "\\\\boxed{2}", "gold": "2"}\n');
+    Deno.symlinkSync(input, `${dir}/link.jsonl`);
+    const same = await runCli(["grade", "--input", input, "--output", `${dir}/link.jsonl`], rw);
+    assertEquals(same.code, 2, same.stderr);
+    ok(same.stderr.startsWith(`acebench grade: --output ${dir}/link.jsonl is the --input file`), same.stderr);
+    assertEquals(
+      Deno.readTextFileSync(input),
+      '{"prediction": "\\\\boxed{2}", "gold": "2"}\n',
+      "input untouched",
+    );
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});

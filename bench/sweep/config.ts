@@ -1,5 +1,6 @@
 // A sweep config (JSON, validated) and its expansion into one RunConfig per method × ACE-grid point × seed.
 import { readFileSync } from "node:fs";
+import { UsageError } from "../../common/args.ts";
 import { exists } from "../../common/fs.ts";
 import { loadSchema, validate, ValidationError } from "../../common/config.ts";
 import { configHash } from "../../common/hash.ts";
@@ -37,13 +38,11 @@ const configsDir = new URL("../configs/", import.meta.url);
 
 /** Path of a preset sweep config shipped in `bench/configs/` (e.g. "default", "ci-tabular"). */
 export function presetPath(name: string): string {
-  if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new ValidationError(`--preset: bad preset name '${name}'`);
+  if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new UsageError(`--preset: bad preset name '${name}'`);
   const path = new URL(`${name}.json`, configsDir).pathname;
   if (!exists(path)) {
     const known = [...Deno.readDirSync(configsDir)].map((e) => e.name.replace(/\.json$/, "")).sort();
-    throw new ValidationError(
-      `--preset: no sweep preset '${name}' in bench/configs/ (have: ${known.join(", ")})`,
-    );
+    throw new UsageError(`--preset: no sweep preset '${name}' in bench/configs/ (have: ${known.join(", ")})`);
   }
   return path;
 }
@@ -153,13 +152,16 @@ function checkOverrides(method: MethodSpec, grid: SweepConfig["grid"], at: strin
   try {
     coreResolveAlgo(method.preset, method.overrides ?? {});
   } catch (e) {
-    const detail = (e as Error).message.split("\n")[0].replace(/^algo \(preset [^)]*\): /, "");
-    const field = detail.split(": ")[0];
-    const leaf = leaves.find(([dotted]) => dotted === field);
+    const detail = (e as Error).message.split("\n")[0].replace(/^algo \(preset [^)]*\): /, "").split("; ")[0];
+    const [field, why] = [detail.split(": ")[0], detail.slice(detail.indexOf(": ") + 2)];
+    const extra = why.match(/^must NOT have additional properties '(.+)'$/)?.[1];
+    const path = extra ? (field === "(root)" ? extra : `${field}.${extra}`) : field;
+    const leaf = leaves.find(([dotted]) => dotted === path || dotted.startsWith(`${path}.`));
+    if (!leaf) throw new ValidationError(`${at}: ${detail}`);
     throw new ValidationError(
-      leaf
-        ? `${at}${leaf[1]}: ${detail.slice(field.length + 2).split("; ")[0]} (got ${JSON.stringify(leaf[2])})`
-        : `${at}: ${detail}`,
+      extra
+        ? `${at}${leaf[1]}: unknown field of preset ${method.preset} (see bench/core/algo.schema.json)`
+        : `${at}${leaf[1]}: ${why} (got ${JSON.stringify(leaf[2])})`,
     );
   }
 }

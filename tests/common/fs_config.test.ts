@@ -13,6 +13,37 @@ Deno.test("atomicWrite leaves no temp file and replaces content", () => {
   assertEquals([...Deno.readDirSync(`${dir}/a`)].map((e) => e.name), ["b.txt"]);
 });
 
+Deno.test("atomicWrite: an I/O error names the target file, not the temp file, and leaves no temp file", () => {
+  const dir = tempDir();
+  Deno.mkdirSync(`${dir}/a/taken`, { recursive: true });
+  // The rename fails (the target is a folder): the error names the target.
+  throws(() => atomicWrite(`${dir}/a/taken`, "x"), (e: Error) => {
+    ok(e.message.startsWith(`${dir}/a/taken: cannot write (`), e.message);
+    ok(!e.message.includes(".tmp"), e.message);
+    return true;
+  });
+  assertEquals([...Deno.readDirSync(`${dir}/a`)].map((e) => e.name), ["taken"]);
+  // The folder cannot exist (a file is in the way).
+  Deno.writeTextFileSync(`${dir}/file`, "");
+  throws(
+    () => atomicWrite(`${dir}/file/x.json`, "x"),
+    (e: Error) => e.message.startsWith(`${dir}/file/x.json: cannot write (`),
+  );
+  // A read-only folder (root writes anyway, so only checked for other users).
+  if (Deno.uid() === 0) return console.log("running as root: read-only folder case skipped");
+  Deno.mkdirSync(`${dir}/ro`);
+  Deno.chmodSync(`${dir}/ro`, 0o555);
+  try {
+    throws(() => atomicWrite(`${dir}/ro/passk.csv`, "x"), (e: Error) => {
+      ok(e.message.startsWith(`${dir}/ro/passk.csv: cannot write (EACCES`), e.message);
+      ok(!e.message.includes(".tmp"), e.message);
+      return true;
+    });
+  } finally {
+    Deno.chmodSync(`${dir}/ro`, 0o755);
+  }
+});
+
 Deno.test("readJsonl tolerates a torn last line but names a bad middle line", () => {
   const dir = tempDir();
   appendJsonl(`${dir}/x.jsonl`, [{ a: 1 }, { a: 2 }]);

@@ -1,5 +1,6 @@
 import { join } from "node:path";
-import { assertEquals, ok } from "../assert.ts";
+import { assertEquals, ok, rejects } from "../assert.ts";
+import { UsageError } from "../../common/args.ts";
 import {
   type Baseline,
   baselineOf,
@@ -33,6 +34,27 @@ Deno.test("regress: identical input passes; --update writes the baseline explici
   assertEquals(written.version, 2);
   assertEquals(written.cells.length, 2 * 2 * 4, "methods × datasets × ks (means over seeds)");
   assertEquals(await regressMain(["--baseline", baseline, "--current", fixture, "--iters", "300"]), 0);
+  Deno.removeSync(dir, { recursive: true });
+});
+
+Deno.test("regress: a baseline of another config is refused (exit 2) unless --allow-config-change", async () => {
+  const dir = copyFixture();
+  const baseline = join(dir, "baseline.json");
+  assertEquals(
+    await regressMain(["--update", "--baseline", baseline, "--current", fixture, "--iters", "300"]),
+    0,
+  );
+  const written = readJson<Baseline>(baseline);
+  Deno.writeTextFileSync(baseline, JSON.stringify({ ...written, configHash: "0123456789ab" }));
+  const args = ["--baseline", baseline, "--current", fixture, "--iters", "300"];
+  await rejects(
+    regressMain(args),
+    (e: Error) =>
+      e instanceof UsageError &&
+      e.message.includes(`differs from 0123456789ab of ${baseline}`) &&
+      e.message.includes("--allow-config-change"),
+  );
+  assertEquals(await regressMain([...args, "--allow-config-change"]), 0);
   Deno.removeSync(dir, { recursive: true });
 });
 

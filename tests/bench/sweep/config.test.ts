@@ -7,6 +7,8 @@ import {
   readSweepConfig,
 } from "../../../bench/sweep/mod.ts";
 import { fakeSpec } from "./fixtures/fake_spec.ts";
+import { UsageError } from "../../../common/args.ts";
+import { ValidationError } from "../../../common/config.ts";
 
 const base = {
   name: "t",
@@ -49,16 +51,73 @@ Deno.test("sweep config: schema failures name the file and the field", () => {
   );
 });
 
-Deno.test("sweep config: a bad algo override names the method and the key", () => {
-  const sweep = checkSweepConfig(
-    { ...base, methods: [{ name: "g", preset: "grpo", overrides: { clipLo: 0.1 } }] },
+Deno.test("sweep config: a bad algo override names the file and its JSON path, even where the grid would win", () => {
+  const methods = (overrides: Record<string, unknown>) => [
+    base.methods[0],
+    { name: "ace-grpo", preset: "ace-grpo", overrides },
+  ];
+  const msg = (fn: () => unknown) => {
+    try {
+      fn();
+    } catch (e) {
+      ok(e instanceof ValidationError, String(e));
+      return (e as Error).message;
+    }
+    throw new Error("accepted");
+  };
+  assertEquals(
+    msg(() =>
+      checkSweepConfig(
+        { ...base, methods: [{ name: "g", preset: "grpo", overrides: { clipLo: 0.1 } }] },
+        "s.json",
+        fakeSpec,
+      )
+    ),
+    "s.json: methods[0].overrides.clipLo: unknown field of preset grpo (see bench/core/algo.schema.json)",
+  );
+  assertEquals(
+    msg(() => checkSweepConfig({ ...base, methods: methods({ ace: { alpha: "big" } }) }, "s.json", fakeSpec)),
+    's.json: methods[1].overrides.ace.alpha: must be number (got "big")',
+  );
+  assertEquals(
+    msg(() => checkSweepConfig({ ...base, methods: methods({ "ace.alpha": "big" }) }, "s.json", fakeSpec)),
+    's.json: methods[1].overrides["ace.alpha"]: must be number (got "big")',
+  );
+  // Set on the method and by the grid: an error naming both places (the grid used to win silently).
+  for (
+    const [overrides, where] of [[{ ace: { alpha: "big" } }, ".ace.alpha"], [
+      { "ace.alpha": 2 },
+      '["ace.alpha"]',
+    ]]
+  ) {
+    assertEquals(
+      msg(() =>
+        checkSweepConfig(
+          { ...base, methods: methods(overrides as Record<string, unknown>), grid: { "ace.alpha": [1, 2] } },
+          "bench/configs/x.json",
+          fakeSpec,
+        )
+      ),
+      `bench/configs/x.json: methods[1].overrides${where} is also set by grid["ace.alpha"]`,
+    );
+  }
+  // A whole `ace` object overrides every grid axis under it.
+  ok(
+    msg(() =>
+      checkSweepConfig(
+        { ...base, methods: methods({ ace: { phi: "softplus" } }), grid: { "ace.phi": ["softplus"] } },
+        "s.json",
+        fakeSpec,
+      )
+    ).endsWith('methods[1].overrides.ace.phi is also set by grid["ace.phi"]'),
+  );
+  // Fields the grid does not set, and grid axes on non-ACE methods, are fine.
+  const ok2 = checkSweepConfig(
+    { ...base, methods: methods({ ace: { phi: "softplus" } }), grid: { "ace.alpha": [1, 2] } },
     "s.json",
     fakeSpec,
   );
-  throws(
-    () => expandRuns(sweep),
-    /method 'g': algo \(preset grpo\): \(root\): must NOT have additional properties 'clipLo'/,
-  );
+  assertEquals(expandRuns(ok2).filter((r) => r.preset === "ace-grpo").length, 4);
 });
 
 Deno.test("sweep config: the ACE grid expands ACE methods only, ids encode the grid values", () => {
@@ -97,7 +156,10 @@ Deno.test("sweep config: every shipped preset in bench/configs validates", () =>
     const sweep = readSweepConfig(path);
     ok(expandRuns(sweep).length > 0, entry.name);
   }
-  throws(() => presetPath("no-such-preset"), /no sweep preset 'no-such-preset'/);
+  throws(
+    () => presetPath("no-such-preset"),
+    (e: Error) => e instanceof UsageError && /no sweep preset 'no-such-preset'/.test(e.message),
+  );
 });
 
 Deno.test("sweep config: compare names methods of the sweep, else the entry and field are named", () => {
