@@ -1,9 +1,8 @@
 // `deno task eval`: sample an OpenAI-compatible server on a dataset, grade with gradeMany, write the Pass@k
 // report. Lives in commands/ because it composes datasets → bench/external → reports.
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { parseFlags, parseIntList, parseNumber, UsageError } from "../common/args.ts";
-import { atomicWrite, exists } from "../common/fs.ts";
-import { fromCsv, toCsv } from "../common/csv.ts";
+import { exists } from "../common/fs.ts";
 import { lockFolder } from "../common/lock.ts";
 import { progressBar, progressEnabled } from "../common/progress.ts";
 import { DATASET_NAMES, loadDataset, type MathRecord } from "../datasets/mod.ts";
@@ -23,7 +22,7 @@ import {
   resolveTemplate,
   selectProblems,
 } from "../bench/external/mod.ts";
-import { writeReport } from "../reports/mod.ts";
+import { type ExtraColumn, writeReport } from "../reports/mod.ts";
 
 /** Usage text for `deno task eval`. */
 export const usage =
@@ -268,10 +267,10 @@ async function evalLocked(
   printOutcome(outcome, settings, retries);
   const failed = outcome.stats.failed;
   if (outcome.rows.length > 0) {
-    const written = await writeReport(out);
-    addTruncatedColumn(join(out, "passk.csv"), outcome.rows, outcome.paths.samplesPath, settings.n);
-    const summary = join(out, "summary.md");
-    atomicWrite(summary, Deno.readTextFileSync(summary).trimEnd() + "\n\n" + renderHealth(outcome.health));
+    const written = await writeReport(out, {
+      columns: [truncatedColumn(outcome.rows, outcome.paths.samplesPath, settings.n)],
+      sections: [renderHealth(outcome.health)],
+    });
     console.log(`report: ${written.join(", ")}`);
   }
   if (failed.length > 0) {
@@ -313,10 +312,10 @@ function printOutcome(outcome: EvalOutcome, settings: EvalSettings, retries: num
 }
 
 /**
- * Add a `truncated` column (samples cut off by max_tokens, among the row's graded problems) as the last column
- * of the eval's passk.csv; the other columns stay as the shared report writes them.
+ * The `truncated` column of the eval's passk.csv: samples cut off by max_tokens among the row's graded problems
+ * (by dataset and slice), after the shared columns.
  */
-function addTruncatedColumn(path: string, rows: readonly EvalRow[], samplesPath: string, n: number): void {
+function truncatedColumn(rows: readonly EvalRow[], samplesPath: string, n: number): ExtraColumn {
   const onDisk = readSamples(samplesPath);
   const problemsBySlice = new Map<string, Set<string>>();
   for (const r of rows) {
@@ -336,8 +335,5 @@ function addTruncatedColumn(path: string, rows: readonly EvalRow[], samplesPath:
     }
     return t;
   };
-  const text = Deno.readTextFileSync(path);
-  const header = text.split("\n")[0].split(",");
-  const csv = fromCsv(text).map((row) => ({ ...row, truncated: truncatedOf(`${row.dataset}|${row.slice}`) }));
-  atomicWrite(path, toCsv(csv, [...header, "truncated"]));
+  return { name: "truncated", value: (row) => truncatedOf(`${row.dataset}|${row.slice}`) };
 }

@@ -15,7 +15,7 @@ import {
   runSweep,
   writeSweepJson,
 } from "../bench/sweep/mod.ts";
-import { engineIngest, writeReportChecked } from "../reports/mod.ts";
+import { writeReportChecked } from "../reports/mod.ts";
 
 /** Usage text for `deno task sweep`. */
 export const usage =
@@ -140,7 +140,7 @@ async function sweepLocked(
   if (outcome.done.length + outcome.skipped.length === 0) {
     console.error(`sweep ${sweep.name}: no finished run, so no report`);
   } else if (!noReport) {
-    const { written, issues } = await writeReportChecked(out, { ingest: engineIngest() });
+    const { written, issues } = await writeReportChecked(out);
     for (const path of written) console.error(`wrote ${path}`);
     // Failed runs already make the exit code 1; runs left out by --only are not an error of this sweep.
     const partial = outcome.failed.length > 0 || runs.length < all.length;

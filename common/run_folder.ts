@@ -1,9 +1,11 @@
-// The run-folder contract: what every engine (and `deno task eval`) writes and what sweeps, reports and the
-// external evaluation read. Layout (ARCHITECTURE.md, "Run folders"):
+// The run-folder store: the only module that names the files of a sweep or run folder, with their typed readers
+// and writers. Engines, the sweep runner, `deno task eval` and reports go through it. Layout (ARCHITECTURE.md,
+// "Run folders"):
 //   <sweep>/sweep.json
 //   <sweep>/runs/<runId>/{config.json, status.json, metrics.jsonl, eval.jsonl, checkpoints/}
+//   <eval>/runs/<model>/{…, samples.jsonl, health.json}        (`deno task eval`)
 import { join } from "node:path";
-import { atomicWrite, exists, readJson, readJsonl } from "./fs.ts";
+import { appendJsonl, atomicWrite, exists, readJson, readJsonl, writeJson } from "./fs.ts";
 
 /** File names inside one run folder. */
 export const RUN_FILES = {
@@ -11,6 +13,10 @@ export const RUN_FILES = {
   status: "status.json",
   metrics: "metrics.jsonl",
   eval: "eval.jsonl",
+  /** `deno task eval`: the raw samples, appended as they arrive (owned by bench/external/samples.ts). */
+  samples: "samples.jsonl",
+  /** `deno task eval`: the run-health record. */
+  health: "health.json",
   checkpoints: "checkpoints",
 } as const;
 
@@ -20,6 +26,62 @@ export const SWEEP_FILE = "sweep.json";
 /** The folder of one run inside a sweep: `<sweepDir>/runs/<runId>`. */
 export function runDir(sweepDir: string, runId: string): string {
   return join(sweepDir, "runs", runId);
+}
+
+/** Path of one of a run folder's files. */
+export function runFile(dir: string, file: keyof typeof RUN_FILES): string {
+  return join(dir, RUN_FILES[file]);
+}
+
+/** Path of a sweep folder's sweep.json. */
+export function sweepFile(sweepDir: string): string {
+  return join(sweepDir, SWEEP_FILE);
+}
+
+/** A sweep folder's sweep.json, or null when it has none (e.g. a bare run folder). */
+export function readSweepRecord<T = Record<string, unknown>>(sweepDir: string): T | null {
+  return exists(sweepFile(sweepDir)) ? readJson<T>(sweepFile(sweepDir)) : null;
+}
+
+/** Write a sweep folder's sweep.json (atomically). */
+export function writeSweepRecord(sweepDir: string, record: unknown): void {
+  writeJson(sweepFile(sweepDir), record);
+}
+
+/**
+ * config.json of a run as readers use it: the resolved RunConfig plus `ace` (sweeps), or the eval settings
+ * (`deno task eval`: `model` instead of `method`). Every field is optional because folder kinds differ.
+ */
+export interface RecordedConfig {
+  runId?: string;
+  engine?: string;
+  method?: string;
+  model?: string;
+  preset?: string;
+  seed?: number;
+  /** 0-based base model the run starts from; absent means 0. */
+  base?: number;
+  eval?: { n?: number; ks?: number[]; every?: number };
+  settings?: { rl?: { steps?: number }; [key: string]: unknown };
+  rl?: { steps?: number };
+  /** The backend the engine resolved while running (tfjs "auto" → "wasm"), recorded through `recordInConfig`. */
+  resolvedBackend?: string;
+  [key: string]: unknown;
+}
+
+/** A run's config.json, or null when the run has none yet. */
+export function readRunConfig(dir: string): RecordedConfig | null {
+  return exists(runFile(dir, "config")) ? readJson<RecordedConfig>(runFile(dir, "config")) : null;
+}
+
+/** Write a run's config.json (atomically). */
+export function writeRunConfig(dir: string, config: RecordedConfig): void {
+  writeJson(runFile(dir, "config"), config);
+}
+
+/** Add fields the engine learned while running (e.g. the resolved backend) to the run's config.json. */
+export function recordInConfig(dir: string, fields: Record<string, unknown>): void {
+  writeRunConfig(dir, { ...readRunConfig(dir), ...fields });
 }
 
 /** status.json of a run. */
@@ -36,9 +98,24 @@ export interface RunStatus {
 }
 
 /** Read a run's status.json, or null when the run never started. */
-export function readStatus(dir: string): RunStatus | null {
-  const path = join(dir, RUN_FILES.status);
-  return exists(path) ? readJson<RunStatus>(path) : null;
+export function readStatus<T extends RunStatus = RunStatus>(dir: string): T | null {
+  const path = runFile(dir, "status");
+  return exists(path) ? readJson<T>(path) : null;
+}
+
+/** The one writer of status.json (atomic); callers add their own fields (e.g. eval's `failedProblems`). */
+export function writeStatus<T extends RunStatus>(dir: string, status: T): void {
+  writeJson(runFile(dir, "status"), status);
+}
+
+/** A run's metrics.jsonl records ([] when absent; a torn last line is ignored). */
+export function readMetrics<T = Record<string, unknown>>(dir: string): T[] {
+  return readJsonl<T>(runFile(dir, "metrics"));
+}
+
+/** Replace a run's metrics.jsonl (atomically) with these records. */
+export function writeMetrics(dir: string, records: readonly unknown[]): void {
+  atomicWrite(runFile(dir, "metrics"), records.map((r) => JSON.stringify(r) + "\n").join(""));
 }
 
 /** One line of a run's eval.jsonl: a graded evaluation sample (engines add their own `meta`). */
@@ -73,8 +150,18 @@ function checkSample(s: Record<string, unknown>, where: string): EvalSample {
  * `dataset`, `problemId` or `correct` throws an error naming the file, the line and the field.
  */
 export function readEvalSamples(dir: string): EvalSample[] {
-  const path = join(dir, RUN_FILES.eval);
+  const path = runFile(dir, "eval");
   return readJsonl<Record<string, unknown>>(path).map((s, i) => checkSample(s, `${path}:${i + 1}`));
+}
+
+/** Append graded samples to a run's eval.jsonl (one write; engines evaluating during training). */
+export function appendEvalSamples(dir: string, samples: readonly unknown[]): void {
+  appendJsonl(runFile(dir, "eval"), samples);
+}
+
+/** Replace a run's eval.jsonl (atomically): for samples derived whole from another file (eval, VERL dumps). */
+export function writeEvalSamples(dir: string, samples: readonly unknown[]): void {
+  atomicWrite(runFile(dir, "eval"), samples.map((r) => JSON.stringify(r) + "\n").join(""));
 }
 
 /** The index of an eval sample: one line per (step, dataset, problemId, sample) in a healthy eval.jsonl. */
@@ -109,7 +196,7 @@ function dedupeJsonl(path: string, key: (r: Record<string, unknown>) => string):
  */
 export function removeDuplicates(dir: string): { evalSamples: number; metricsLines: number } {
   return {
-    evalSamples: dedupeJsonl(join(dir, RUN_FILES.eval), sampleKey),
-    metricsLines: dedupeJsonl(join(dir, RUN_FILES.metrics), (r) => JSON.stringify(r.step)),
+    evalSamples: dedupeJsonl(runFile(dir, "eval"), sampleKey),
+    metricsLines: dedupeJsonl(runFile(dir, "metrics"), (r) => JSON.stringify(r.step)),
   };
 }

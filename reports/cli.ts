@@ -1,11 +1,12 @@
 // `deno task report DIR` and `deno task report --compare A B`.
-import { atomicWrite } from "../common/fs.ts";
+import { atomicWrite, exists } from "../common/fs.ts";
 import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
 import { compareSweeps, writeReportChecked } from "./report.ts";
-import { engineIngest } from "./ingest.ts";
+import { lockFolder } from "../common/lock.ts";
+import { ingestPending } from "./ingest.ts";
 
 /** Usage text for `deno task report`. */
-export const usage = `usage: deno task report DIR [--partial] [--iters N]
+export const usage = `usage: deno task report DIR [--partial] [--iters N] [--ingest]
        deno task report --compare A B [--out FILE] [--iters N]
 
 Writes DIR/passk.csv (long format), DIR/summary.md (the Pass@k table over seeds with crossed seeds × problems
@@ -15,6 +16,9 @@ DIR is a sweep folder (runs/<runId>/eval.jsonl), or a folder written by \`deno t
 Exits 1 when data are incomplete (a run failed or unfinished, eval.jsonl missing or cut, fewer samples than
 configured, a missing final step); the report is still written, with the affected cells marked.
 --partial       accept incomplete data (a sweep still running): exit 0, cells still marked
+--ingest        first turn engine outputs not yet ingested (VERL validation dumps of jobs run by hand) into
+                the runs' eval.jsonl, metrics.jsonl and status.json, holding DIR's lock; without it a report
+                never writes into run folders and refuses a folder with such outputs
 --compare A B   compare two sweeps method by method (B − A paired by seed and problem); Markdown or --out
 --iters N       bootstrap resamples of the per-run intervals in passk.csv (default 2000)
 
@@ -27,6 +31,7 @@ export async function main(args: string[]): Promise<number> {
     partial: { type: "boolean" },
     out: { type: "string" },
     iters: { type: "string" },
+    ingest: { type: "boolean" },
   });
   const values = parsed.values as {
     help?: boolean;
@@ -34,6 +39,7 @@ export async function main(args: string[]): Promise<number> {
     partial?: boolean;
     out?: string;
     iters?: string;
+    ingest?: boolean;
   };
   const positionals = parsed.positionals;
   if (values.help) {
@@ -41,10 +47,10 @@ export async function main(args: string[]): Promise<number> {
     return 0;
   }
   const iters = parseNumber(values.iters, "iters", 2000, 100, 1e6);
-  const ingest = engineIngest();
   if (values.compare) {
+    if (values.ingest) throw new UsageError("--ingest is for one sweep folder, not --compare");
     if (positionals.length !== 2) throw new UsageError("--compare needs two sweep folders: A B");
-    const text = await compareSweeps(positionals[0], positionals[1], { iters, ingest });
+    const text = await compareSweeps(positionals[0], positionals[1], { iters });
     if (values.out) {
       atomicWrite(values.out, text);
       console.error(`wrote ${values.out}`);
@@ -53,7 +59,8 @@ export async function main(args: string[]): Promise<number> {
   }
   if (values.out) throw new UsageError("--out is only for --compare (a report is written into DIR)");
   if (positionals.length !== 1) throw new UsageError("expected one sweep folder DIR");
-  const { written, issues } = await writeReportChecked(positionals[0], { iters, ingest });
+  if (values.ingest) await ingest(positionals[0]);
+  const { written, issues } = await writeReportChecked(positionals[0], { iters });
   for (const path of written) console.error(`wrote ${path}`);
   if (issues.length === 0) return 0;
   console.error(`report: ${positionals[0]} has incomplete data (${issues.length} issue(s), cells marked †):`);
@@ -61,4 +68,16 @@ export async function main(args: string[]): Promise<number> {
   if (values.partial) return 0;
   console.error("report: exit 1; pass --partial to accept incomplete data");
   return 1;
+}
+
+/** `--ingest`: the engines' ingest of every pending run, as the folder's one writer. */
+async function ingest(dir: string): Promise<void> {
+  if (!exists(dir)) throw new Error(`${dir}: no such folder`);
+  const lock = lockFolder(dir, { command: `deno task report ${dir} --ingest` });
+  try {
+    const done = await ingestPending(dir);
+    console.error(`report: ingested ${done.length} run(s)${done.length ? `: ${done.join(", ")}` : ""}`);
+  } finally {
+    lock.release();
+  }
 }

@@ -1,17 +1,43 @@
-// Engines whose runs need converting before a report reads them: VERL writes validation dumps, not eval.jsonl.
+// Engines whose jobs write their own outputs (VERL: validation dumps) declare an ingest step in their registry
+// entry. Reports never run it: they refuse a folder with outputs not yet ingested, naming the command that does
+// (`deno task report DIR --ingest`, which takes the folder's lock first). The engine also ingests when its job ends.
 import { join } from "node:path";
 import { exists } from "../common/fs.ts";
-import type { Ingest } from "./load.ts";
+import { readRunConfig } from "../common/run_folder.ts";
+import { engines, runIngest } from "../bench/engines/registry.ts";
 
-const verlModule = new URL("../bench/engines/verl/mod.ts", import.meta.url).href;
+/** Run folders of `dir` (a sweep, or one run folder), in name order. */
+function runFolders(dir: string): string[] {
+  const runs = join(dir, "runs");
+  if (!exists(runs)) return [dir];
+  return [...Deno.readDirSync(runs)].filter((e) => e.isDirectory).map((e) => join(runs, e.name)).sort();
+}
 
-/** Ingest hooks by engine name; the VERL module is imported only when a VERL run folder has dumps to grade. */
-export function engineIngest(): Record<string, Ingest> {
-  return {
-    verl: async (runDir) => {
-      if (!exists(join(runDir, "val_generations"))) return; // planned, never launched: nothing to ingest
-      const mod = await import(verlModule);
-      await mod.ingestVerlDumps(runDir, { sweepDir: join(runDir, "..", "..") });
-    },
-  };
+/** The run folders of `dir` whose engine has outputs newer than their eval.jsonl (not yet ingested). */
+export function pendingIngest(dir: string): string[] {
+  return runFolders(dir).filter((run) => {
+    const spec = engines[String(readRunConfig(run)?.engine)];
+    return spec?.ingest?.pending(run) ?? false;
+  });
+}
+
+/** Throw, naming the runs and the command, when `dir` has outputs not yet ingested. */
+export function checkIngested(dir: string): void {
+  const pending = pendingIngest(dir);
+  if (pending.length === 0) return;
+  const names = pending.map((p) => p.split("/").pop()).join(", ");
+  throw new Error(
+    `${dir}: ${pending.length} run(s) have engine outputs not ingested yet (${names}); ` +
+      `run \`deno task report ${dir} --ingest\` first`,
+  );
+}
+
+/** Ingest every pending run of `dir` (the caller holds the folder's lock); returns the ingested folders. */
+export async function ingestPending(dir: string): Promise<string[]> {
+  const pending = pendingIngest(dir);
+  const sweepDir = exists(join(dir, "runs")) ? dir : join(dir, "..", "..");
+  for (const run of pending) {
+    await runIngest(engines[String(readRunConfig(run)?.engine)], run, sweepDir);
+  }
+  return pending;
 }

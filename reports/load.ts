@@ -1,14 +1,17 @@
 // Read a sweep folder (or a `deno task eval` folder) into memory: run configs, status, metrics, graded samples.
 import { join } from "node:path";
-import { exists, readJson, readJsonl } from "../common/fs.ts";
+import { exists } from "../common/fs.ts";
 import {
   type EvalSample,
   readEvalSamples,
+  readMetrics,
+  readRunConfig,
   readStatus,
-  RUN_FILES,
+  readSweepRecord,
+  runFile,
   type RunStatus,
-  SWEEP_FILE,
 } from "../common/run_folder.ts";
+import { checkIngested } from "./ingest.ts";
 export type { EvalSample };
 
 /** One line of metrics.jsonl (only the fields reports plot are named). */
@@ -40,13 +43,10 @@ export interface RunData {
 export interface SweepData {
   dir: string;
   sweep: Record<string, unknown> | null;
-  /** The backend the engine actually used, when it recorded one in `base/base.json` (tfjs "auto" → "wasm"). */
+  /** The backend the engine actually used, when its runs recorded one in config.json (tfjs "auto" → "wasm"). */
   resolvedBackend: string | null;
   runs: RunData[];
 }
-
-/** Turns an engine's raw outputs into eval.jsonl before loading (VERL validation dumps); may do nothing. */
-export type Ingest = (runDir: string, config: Record<string, unknown>) => Promise<void>;
 
 /** "missing", "torn" (non-empty and not ending in a newline: the last line was cut mid-write) or "ok". */
 function evalFileState(path: string): RunData["evalFile"] {
@@ -56,9 +56,7 @@ function evalFileState(path: string): RunData["evalFile"] {
 }
 
 function loadRun(dir: string, fallbackId: string): RunData {
-  const config = exists(join(dir, RUN_FILES.config))
-    ? readJson<Record<string, unknown>>(join(dir, RUN_FILES.config))
-    : {};
+  const config = readRunConfig(dir) ?? {};
   const status = readStatus(dir) ?? { state: "unknown" as const, reason: undefined };
   const samples = readEvalSamples(dir);
   const runId = String(config.runId ?? fallbackId);
@@ -75,31 +73,30 @@ function loadRun(dir: string, fallbackId: string): RunData {
     state: status.state,
     reason: status.reason,
     ks: ((config.eval as { ks?: number[] } | undefined)?.ks ?? []).slice(),
-    metrics: readJsonl<MetricRow>(join(dir, RUN_FILES.metrics)),
+    metrics: readMetrics<MetricRow>(dir),
     samples,
     expected: {
       n: Number.isInteger(evalConfig.n) ? evalConfig.n as number : undefined,
       steps: Number.isInteger(rl.steps) ? rl.steps as number : undefined,
     },
-    evalFile: evalFileState(join(dir, RUN_FILES.eval)),
+    evalFile: evalFileState(runFile(dir, "eval")),
   };
 }
 
 /**
  * Load `dir`: a sweep (`sweep.json` + `runs/<id>/`), a folder of run folders, or one run folder holding
- * eval.jsonl. `ingest` is called per run whose engine needs it (VERL) before its samples are read.
+ * eval.jsonl. Read only: a folder whose engine outputs are not ingested yet (VERL dumps) is an error.
  */
-export async function loadSweep(dir: string, ingest: Record<string, Ingest> = {}): Promise<SweepData> {
+export function loadSweep(dir: string): SweepData {
   if (!exists(dir)) throw new Error(`${dir}: no such folder`);
-  const sweep = exists(join(dir, SWEEP_FILE))
-    ? readJson<Record<string, unknown>>(join(dir, SWEEP_FILE))
-    : null;
+  checkIngested(dir);
+  const sweep = readSweepRecord(dir);
   let runDirs: string[];
   if (exists(join(dir, "runs"))) {
     runDirs = [...Deno.readDirSync(join(dir, "runs"))].filter((e) => e.isDirectory).map((e) =>
       join(dir, "runs", e.name)
     );
-  } else if (exists(join(dir, RUN_FILES.eval))) {
+  } else if (exists(runFile(dir, "eval"))) {
     runDirs = [dir];
   } else {
     throw new Error(`${dir}: neither a sweep (no runs/ folder) nor a run folder (no eval.jsonl)`);
@@ -111,21 +108,16 @@ export async function loadSweep(dir: string, ingest: Record<string, Ingest> = {}
   };
   runDirs.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   const runs: RunData[] = [];
-  for (const runDir of runDirs) {
-    const configPath = join(runDir, RUN_FILES.config);
-    const config = exists(configPath) ? readJson<Record<string, unknown>>(configPath) : {};
-    const hook = ingest[String(config.engine)];
-    if (hook) await hook(runDir, config);
-    runs.push(loadRun(runDir, runDir.split("/").pop()!));
-  }
-  const basePath = join(dir, "base", "base.json");
-  return { dir, sweep, resolvedBackend: exists(basePath) ? resolvedBackend(readJson(basePath)) : null, runs };
+  for (const runDir of runDirs) runs.push(loadRun(runDir, runDir.split("/").pop()!));
+  const decision = runDirs.map((r) => readRunConfig(r)?.backendDecision).find((d) => d !== undefined);
+  return { dir, sweep, resolvedBackend: decision ? resolvedBackend(decision) : null, runs };
 }
 
-/** The backend a sweep's base model ran on, from `base/base.json`, with the BLAS it used on blas; null if unknown. */
-function resolvedBackend(base: { backend?: unknown; backendDecision?: { blas?: Record<string, unknown> } }) {
+/** The backend the runs recorded in config.json (`backendDecision`), with the BLAS it used on blas; null if unknown. */
+function resolvedBackend(decision: unknown) {
+  const base = decision as { backend?: unknown; blas?: Record<string, unknown> };
   if (typeof base.backend !== "string") return null;
-  const blas = base.backendDecision?.blas;
+  const blas = base.blas;
   return blas
     ? `${base.backend}: ${blas.library}, ${blas.core} kernels, ${blas.threads} thread per product`
     : base.backend;

@@ -1,7 +1,6 @@
 /** Public API of reports/: Pass@k tables, summary.md, SVG plots, sweep comparisons and regression checks. */
 export {
   type EvalSample,
-  type Ingest,
   loadSweep,
   type MetricRow,
   type RunData,
@@ -36,6 +35,7 @@ export { type DataIssue, dataIssues } from "./completeness.ts";
 export {
   buildReport,
   compareSweeps,
+  type ExtraColumn,
   type ReportOptions,
   type SweepReport,
   writeReport,
@@ -51,4 +51,4 @@ export {
   type RegressionCell,
   writeBaseline,
 } from "./regress.ts";
-export { engineIngest } from "./ingest.ts";
+export { checkIngested, ingestPending, pendingIngest } from "./ingest.ts";

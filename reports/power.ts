@@ -5,7 +5,6 @@
 import { parseFlags, parseIntList, parseNumber, UsageError } from "../common/args.ts";
 import { crossedVariance, minDetectable, passAtKVariance } from "../evaluators/mod.ts";
 import type { Comparison, DiffCell } from "./compare.ts";
-import { engineIngest } from "./ingest.ts";
 import { buildReport } from "./report.ts";
 
 /** A sweep design: training seeds (pairs), held-out problems, samples per problem. */
@@ -123,7 +122,7 @@ export async function main(args: string[]): Promise<number> {
   if (target !== null && (values.seeds || values.problems)) {
     throw new UsageError("give --target or a design (--seeds/--problems), not both");
   }
-  const report = await buildReport(dir, { ingest: engineIngest() });
+  const report = await buildReport(dir);
   if (report.comparisons.length === 0) {
     console.error(
       `power: ${dir} has no ACE-vs-baseline comparison (no method with preset ace-X and one with X)`,

@@ -1,7 +1,6 @@
 // `deno task regress --baseline FILE --current DIR [--update]`.
 import { exists } from "../common/fs.ts";
 import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
-import { engineIngest } from "./ingest.ts";
 import {
   baselineOf,
   compareToBaseline,
@@ -48,7 +47,7 @@ export async function main(args: string[]): Promise<number> {
     throw new UsageError("--baseline FILE and --current DIR are required");
   }
   const iters = parseNumber(values.iters, "iters", 2000, 100, 1e6);
-  const current = await baselineOf(values.current, { iters, ingest: engineIngest() });
+  const current = await baselineOf(values.current, { iters });
   if (current.issues.length) {
     console.error(`regress: ${values.current} has incomplete data:`);
     for (const i of current.issues) console.error(`  ${i.runId}: ${i.message}`);

@@ -10,7 +10,7 @@ import {
   requestedComparisons,
 } from "./compare.ts";
 import { type DataIssue, dataIssues } from "./completeness.ts";
-import { type Ingest, loadSweep, type RunData, type SweepData, usableRuns } from "./load.ts";
+import { loadSweep, type RunData, type SweepData, usableRuns } from "./load.ts";
 import {
   type AggregateCell,
   aggregateSeeds,
@@ -38,10 +38,20 @@ export interface SweepReport {
   csv: string;
 }
 
-/** Options: bootstrap iterations (default 2000) and per-engine ingest hooks (VERL dumps → eval.jsonl). */
+/** A column a caller adds to passk.csv (after the shared ones): its name and its value for each row. */
+export interface ExtraColumn {
+  name: string;
+  value(row: PassKRow): string | number;
+}
+
+/**
+ * Options: bootstrap iterations (default 2000); extra passk.csv columns and extra Markdown sections appended to
+ * summary.md (e.g. `deno task eval`'s truncation counts and run-health block).
+ */
 export interface ReportOptions {
   iters?: number;
-  ingest?: Record<string, Ingest>;
+  columns?: readonly ExtraColumn[];
+  sections?: readonly string[];
 }
 
 /** Methods in the order their runs appear (the sweep's expansion order). */
@@ -57,8 +67,9 @@ function beforeRl(rows: readonly PassKRow[], final: readonly PassKRow[], method:
 }
 
 /** Compute the report of a sweep folder without writing anything. */
+// deno-lint-ignore require-await -- async API (callers await it; loading used to ingest engine outputs)
 export async function buildReport(dir: string, options: ReportOptions = {}): Promise<SweepReport> {
-  const data = await loadSweep(dir, options.ingest);
+  const data = loadSweep(dir);
   const runs = usableRuns(data);
   if (runs.length === 0) throw new Error(`${dir}: no finished run with evaluation samples to report`);
   const rows = passKRows(runs, options.iters);
@@ -78,8 +89,12 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
     comparisons,
     issues,
     firstMethod: methods[0],
-  });
-  const csv = toCsv(rows.map(csvRecord), PASSK_COLUMNS);
+  }) + (options.sections ?? []).map((section) => "\n" + section.trimEnd() + "\n").join("");
+  const extra = options.columns ?? [];
+  const csv = toCsv(
+    rows.map((r) => ({ ...csvRecord(r), ...Object.fromEntries(extra.map((c) => [c.name, c.value(r)])) })),
+    [...PASSK_COLUMNS, ...extra.map((c) => c.name)],
+  );
   return { data, runs, methods, rows, comparisons, cells, issues, summary, csv };
 }
 

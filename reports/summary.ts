@@ -1,7 +1,7 @@
 // summary.md: the paper table (methods × Pass@k, mean over seeds with 95% crossed seeds × problems intervals),
 // ACE minus baseline paired by seed and problem with one sentence each, the minimum detectable difference of the
 // design, incomplete data named and marked, per-subject/level breakdowns, and a reproducibility block.
-import { join } from "node:path";
+import { sweepFile } from "../common/run_folder.ts";
 import { type Comparison, comparisonSentence } from "./compare.ts";
 import { type DataIssue, touches } from "./completeness.ts";
 import type { SweepData } from "./load.ts";
@@ -219,9 +219,7 @@ function reproducibility(data: SweepData): string[] {
     `- backend: ${s.backend ?? "n/a"}${data.resolvedBackend ? ` (resolved: ${data.resolvedBackend})` : ""}`,
     `- versions: ${kv(versions)}`,
     `- machine: ${kv(machine)}`,
-    `- reproduce: \`deno task sweep --config ${
-      join(data.dir, "sweep.json")
-    } --out NEW_DIR\` (the recorded fields are`,
+    `- reproduce: \`deno task sweep --config ${sweepFile(data.dir)} --out NEW_DIR\` (the recorded fields are`,
     `  ignored; the config hash must match), then \`deno task report NEW_DIR\`.`,
   ];
 }

@@ -255,3 +255,57 @@ Deno.test("architecture checker: an export nobody imports is flagged; imports, r
   ];
   assertEquals(unusedExports(modules), ["common/x.ts: dead", "common/w.ts: Lone", "common/y.ts: Alone"]);
 });
+
+/** Run-folder file names only common/run_folder.ts may spell as a path (ARCHITECTURE.md, "Run folders"). */
+const RUN_FOLDER_FILES = [
+  "config.json",
+  "status.json",
+  "metrics.jsonl",
+  "eval.jsonl",
+  "samples.jsonl",
+  "health.json",
+  "sweep.json",
+];
+
+/**
+ * String literals and template parts of a module that use a run-folder file name as a path: the whole literal,
+ * or a literal ending in `/name` (prose that merely mentions a file, in usage text or messages, is allowed).
+ */
+function runFileLiterals(path: string, source: string): string[] {
+  const ast = parse(source, { sourceType: "module", plugins: ["typescript"], errorRecovery: false });
+  const names = RUN_FOLDER_FILES.map((n) => n.replace(".", "\\.")).join("|");
+  const asPath = new RegExp(`(^|/)(${names})$`);
+  const hits: string[] = [];
+  const walk = (n: Node) => {
+    if (!n || typeof n.type !== "string") return;
+    const value = n.type === "StringLiteral"
+      ? n.value
+      : n.type === "TemplateElement"
+      ? n.value?.cooked
+      : null;
+    if (typeof value === "string" && asPath.test(value)) {
+      hits.push(`${path}:${n.loc?.start.line}: "${value}"`);
+    }
+    for (const v of Object.values(n)) {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === "object") walk(v);
+    }
+  };
+  walk(ast.program);
+  return hits;
+}
+
+Deno.test("architecture: only common/run_folder.ts names the run-folder files (the store)", () => {
+  const offenders = repoFiles()
+    .filter((p) => !p.startsWith("tests/") && p !== "common/run_folder.ts")
+    .flatMap((p) => runFileLiterals(p, Deno.readTextFileSync(join(repoRoot, p))));
+  assertEquals(offenders, []);
+  // The check itself finds a literal path (so it cannot pass vacuously).
+  assertEquals(
+    runFileLiterals(
+      "x.ts",
+      'const a = join(dir, "status.json"), b = `${d}/eval.jsonl`, c = "see eval.jsonl";',
+    ),
+    ['x.ts:1: "status.json"', 'x.ts:1: "/eval.jsonl"'],
+  );
+});

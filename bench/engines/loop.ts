@@ -3,6 +3,7 @@
 // after resume, evaluation and checkpoint cadence, progress, failure reason).
 import { join } from "node:path";
 import { appendJsonl, atomicWrite, exists, readJsonl } from "../../common/fs.ts";
+import { runFile } from "../../common/run_folder.ts";
 import {
   aggregationWeights,
   type AlgoConfig,
@@ -223,7 +224,7 @@ export async function runLoop<G extends RolloutGroup, R>(
   runDir: string,
   hooks: RunHooks,
 ): Promise<void> {
-  const metricsPath = join(runDir, "metrics.jsonl"), evalPath = join(runDir, "eval.jsonl");
+  const metricsPath = runFile(runDir, "metrics"), evalPath = runFile(runDir, "eval");
   const logs = [metricsPath, evalPath, ...backend.extraLogs.map((f) => join(runDir, f))];
   const evaluate = async (step: number) => {
     const out = await backend.evaluate(step);

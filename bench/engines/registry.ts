@@ -1,5 +1,7 @@
 // Engine name → where its code lives. Nothing is imported here: sweep workers import the module by URL, so a
 // sweep that uses the tabular engine never loads tfjs, and the registry does not depend on any engine.
+import { join } from "node:path";
+import { runFile } from "../../common/run_folder.ts";
 import type { Engine, RunConfig } from "./engine.ts";
 
 /** Where an engine's implementation lives: a module URL, the export holding the `Engine`, its settings schema. */
@@ -11,9 +13,38 @@ export interface EngineSpec {
   exportName: string;
   /** JSON Schema for the engine's `settings` (defaults are filled in by ajv). */
   settingsSchema: string;
+  /**
+   * An engine whose job writes its own outputs (VERL: validation dumps) that must become run-folder files:
+   * the export `(runDir, { sweepDir }) => Promise<unknown>` doing it, and whether a run folder has outputs not
+   * yet ingested. Ingest runs when the engine's job finishes, or by `deno task report DIR --ingest`; reports
+   * refuse a folder with pending outputs instead of writing into it.
+   */
+  ingest?: { exportName: string; pending(runDir: string): boolean };
+  /** Export planning one external job for `--dry-run` (VERL: `planRun`: Hydra overrides, script, command). */
+  planner?: string;
 }
 
 const here = (path: string) => new URL(path, import.meta.url).href;
+
+/** Modification time of a path in ms (0 when absent); a folder counts as its newest entry. */
+function newest(path: string): number {
+  let stat: Deno.FileInfo;
+  try {
+    stat = Deno.statSync(path);
+  } catch {
+    return 0;
+  }
+  if (!stat.isDirectory) return stat.mtime?.getTime() ?? 0;
+  return Math.max(0, ...[...Deno.readDirSync(path)].map((e) => newest(join(path, e.name))));
+}
+
+/** Pending when the run folder's `dumps` folder has files newer than its eval.jsonl (or eval.jsonl is absent). */
+function newerThanEval(dumps: string): (runDir: string) => boolean {
+  return (dir) => {
+    const latest = newest(join(dir, dumps));
+    return latest > 0 && latest > newest(runFile(dir, "eval"));
+  };
+}
 
 /** The engines a sweep config may name. */
 export const engines: Record<string, EngineSpec> = {
@@ -34,6 +65,8 @@ export const engines: Record<string, EngineSpec> = {
     module: here("./verl/mod.ts"),
     exportName: "verlEngine",
     settingsSchema: here("./verl/settings.schema.json"),
+    ingest: { exportName: "ingestVerlDumps", pending: newerThanEval("val_generations") },
+    planner: "planRun",
   },
 };
 
@@ -68,10 +101,23 @@ export interface PlanSweep {
   dir: string;
 }
 
-/** Import an engine module's optional `planRun(run, sweep)` (VERL: Hydra overrides + `ray job submit`), if any. */
+/** Import the engine's declared planner (VERL: Hydra overrides + `ray job submit`); null when it declares none. */
 export async function loadPlanner(
   spec: EngineSpec,
 ): Promise<((run: RunConfig, sweep: PlanSweep) => LaunchPlan) | null> {
+  if (!spec.planner) return null;
   const mod = await import(spec.module);
-  return typeof mod.planRun === "function" ? mod.planRun : null;
+  if (typeof mod[spec.planner] !== "function") {
+    throw new Error(`${spec.module}: no planner '${spec.planner}'`);
+  }
+  return mod[spec.planner];
+}
+
+/** Run the engine's declared ingest on one run folder (a no-op for engines without one); returns its summary. */
+export async function runIngest(spec: EngineSpec, runDir: string, sweepDir: string): Promise<unknown> {
+  if (!spec.ingest) return null;
+  const mod = await import(spec.module);
+  const ingest = mod[spec.ingest.exportName];
+  if (typeof ingest !== "function") throw new Error(`${spec.module}: no ingest '${spec.ingest.exportName}'`);
+  return await ingest(runDir, { sweepDir });
 }

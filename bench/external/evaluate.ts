@@ -1,13 +1,20 @@
 // An external-model evaluation as a run folder: sweep.json (kind "eval"), runs/<model-slug>/{config.json,
 // samples.jsonl, eval.jsonl, status.json}, so `deno task report DIR` reads it like a sweep.
 import { join } from "node:path";
-import { atomicWrite, exists, readJson, writeJson } from "../../common/fs.ts";
+import { exists, readJson } from "../../common/fs.ts";
 import { configHash } from "../../common/hash.ts";
 import { Rng } from "../../common/prng.ts";
 import { machineInfo, versionInfo } from "../../common/provenance.ts";
 import { readSamples, type SampleRecord } from "./samples.ts";
 import type { PromptTemplate } from "./templates.ts";
-import type { EvalSample } from "../../common/run_folder.ts";
+import {
+  type EvalSample,
+  runFile,
+  sweepFile,
+  writeEvalSamples,
+  writeRunConfig,
+  writeSweepRecord,
+} from "../../common/run_folder.ts";
 
 /** Everything that defines an external evaluation. */
 export interface EvalSettings {
@@ -106,9 +113,9 @@ export function evalPaths(out: string, s: EvalSettings): EvalPaths {
   return {
     runId,
     runDir,
-    samplesPath: join(runDir, "samples.jsonl"),
-    evalPath: join(runDir, "eval.jsonl"),
-    statusPath: join(runDir, "status.json"),
+    samplesPath: runFile(runDir, "samples"),
+    evalPath: runFile(runDir, "eval"),
+    statusPath: runFile(runDir, "status"),
   };
 }
 
@@ -117,7 +124,7 @@ function anySamples(out: string): string | null {
   const runs = join(out, "runs");
   if (!exists(runs)) return null;
   for (const e of Deno.readDirSync(runs)) {
-    const path = join(runs, e.name, "samples.jsonl");
+    const path = runFile(join(runs, e.name), "samples");
     if (e.isDirectory && exists(path)) return path;
   }
   return null;
@@ -129,7 +136,7 @@ function anySamples(out: string): string | null {
  * made are refused with a one-line error, so resume never mixes samples.
  */
 export function checkEvalDir(out: string, s: EvalSettings): void {
-  const sweepPath = join(out, "sweep.json");
+  const sweepPath = sweepFile(out);
   if (!exists(sweepPath)) {
     const orphan = anySamples(out);
     if (orphan) {
@@ -162,7 +169,6 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
   checkEvalDir(out, s);
   const paths = evalPaths(out, s);
   const { runId, runDir } = paths;
-  const sweepPath = join(out, "sweep.json");
   const identity = samplesIdentity(s);
   const sampling = {
     n: s.n,
@@ -171,7 +177,7 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
     max_tokens: s.maxTokens,
     seed: s.seed,
   };
-  writeJson(sweepPath, {
+  writeSweepRecord(out, {
     kind: "eval",
     name: `${s.model} on ${s.dataset}`,
     engine: "external",
@@ -194,7 +200,7 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
     machine: machineInfo(),
     writtenAt: new Date().toISOString(),
   });
-  writeJson(join(runDir, "config.json"), {
+  writeRunConfig(runDir, {
     runId,
     engine: "external",
     method: s.model,
@@ -264,10 +270,6 @@ export async function gradeSamples(
       truncated: s.finish_reason === "length",
     },
   }));
-  writeJsonlAtomic(paths.evalPath, rows);
+  writeEvalSamples(paths.runDir, rows);
   return rows;
-}
-
-function writeJsonlAtomic(path: string, rows: readonly unknown[]): void {
-  atomicWrite(path, rows.map((r) => JSON.stringify(r) + "\n").join(""));
 }

@@ -1,8 +1,8 @@
 // One external evaluation end to end: check the folder and the server, sample (resumably), grade, and record
 // the run status and its health. Nothing in the folder is written before the preflight passes.
 import { readFileSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { atomicWrite, writeJson } from "../../common/fs.ts";
+import { runFile, sweepFile, writeStatus } from "../../common/run_folder.ts";
 import { gradeMany } from "../../evaluators/mod.ts";
 import { type Endpoint, EndpointError, preflight } from "./client.ts";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";
@@ -116,14 +116,14 @@ export async function evaluateEndpoint(
     );
   }
   const before = new Map(
-    [join(out, "sweep.json"), join(planned.runDir, "config.json"), planned.statusPath].map((
+    [sweepFile(out), runFile(planned.runDir, "config"), planned.statusPath].map((
       p,
     ) => [p, snapshot(p)]),
   );
   const sizeBefore = sizeOf(planned.samplesPath);
   const paths = openEvalDir(out, settings, transport.command);
   const startedAt = new Date().toISOString();
-  writeJson(paths.statusPath, { state: "running", startedAt });
+  writeStatus(paths.runDir, { state: "running", startedAt });
   const jobs = problems.map((p) => ({ id: p.id, prompt: applyTemplate(settings.template, p.problem) }));
   let stats: SamplerStats;
   try {
@@ -144,7 +144,7 @@ export async function evaluateEndpoint(
       restore(before); // nothing was sampled: the folder stays as it was (e.g. a key refused after the preflight)
     } else {
       const reason = `${(e as Error).message.split("\n")[0]}`;
-      writeJson(paths.statusPath, {
+      writeStatus(paths.runDir, {
         state: "failed",
         reason,
         startedAt,
@@ -174,9 +174,9 @@ export async function evaluateEndpoint(
     stats.failed,
     transport.excludeTruncated,
   );
-  writeJson(join(paths.runDir, "health.json"), health);
+  writeJson(runFile(paths.runDir, "health"), health);
   const finishedAt = new Date().toISOString();
-  writeJson(paths.statusPath, {
+  writeStatus(paths.runDir, {
     state: "done",
     startedAt,
     finishedAt,

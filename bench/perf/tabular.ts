@@ -2,6 +2,7 @@
 import { join } from "node:path";
 import { parseFlags, parseNumber, UsageError } from "../../common/args.ts";
 import { readJsonl } from "../../common/fs.ts";
+import { readEvalSamples } from "../../common/run_folder.ts";
 import { passAtK } from "../../evaluators/passk.ts";
 import { seedAggregate } from "../../evaluators/stats.ts";
 import { expandRuns, presetPath, readSweepConfig, runSweep } from "../sweep/mod.ts";
@@ -26,7 +27,7 @@ function finalPassAtK(runDir: string, ks: number[]): { exact: PassTable; sampled
     new Map(exactRows.filter((r) => r.step === step).map((r) => [r.k, r.passAtK]));
   const counts = new Map<number, Map<string, { n: number; c: number }>>([[0, new Map()], [last, new Map()]]);
   for (
-    const r of readJsonl<{ step: number; problemId: string; correct: boolean }>(join(runDir, "eval.jsonl"))
+    const r of readEvalSamples(runDir)
   ) {
     const byProblem = counts.get(r.step);
     if (!byProblem) continue;

@@ -71,7 +71,7 @@ export async function describePlan(
         `(${perStep.toFixed(2)} s/step measured by finished runs here; excludes the shared base model)`,
     );
   }
-  const planner = spec.name === "verl" ? await loadPlanner(spec) : null;
+  const planner = await loadPlanner(spec);
   if (planner) {
     for (const run of runs) {
       const plan = planner(run, { name: sweep.name, rl: sweep.rl, dir: out });

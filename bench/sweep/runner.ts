@@ -1,11 +1,21 @@
 // Runs a sweep: the engine's shared `prepare`, then every unfinished run in parallel Deno Workers, with
 // progress bars, resumable state on disk (status.json per run) and failures recorded without stopping the sweep.
 import { cpus } from "node:os";
-import { join } from "node:path";
-import { exists, readJson, readJsonl, writeJson } from "../../common/fs.ts";
+import { exists } from "../../common/fs.ts";
 import { multiProgress, type Progress, progressEnabled } from "../../common/progress.ts";
 import { machineInfo, versionInfo } from "../../common/provenance.ts";
-import { readStatus, runDir, type RunStatus } from "../../common/run_folder.ts";
+import {
+  readMetrics,
+  readStatus,
+  readSweepRecord,
+  recordInConfig,
+  runDir,
+  runFile,
+  type RunStatus,
+  writeRunConfig,
+  writeStatus,
+  writeSweepRecord,
+} from "../../common/run_folder.ts";
 import type { RunConfig, RunOutcome } from "../engines/engine.ts";
 import { type EngineSpec, engineSpec } from "../engines/registry.ts";
 import { type SweepConfig, sweepHash } from "./config.ts";
@@ -47,17 +57,14 @@ function recordedConfig(run: RunConfig<unknown>): Record<string, unknown> {
  * different sweep (another hash) is refused, so resuming can never mix the results of two configs.
  */
 export function writeSweepJson(out: string, sweep: SweepConfig, runs: RunConfig[]): string {
-  const path = join(out, "sweep.json");
   const hash = sweepHash(sweep);
-  if (exists(path)) {
-    const old = readJson<{ configHash?: string }>(path);
-    if (old.configHash !== hash) {
-      throw new Error(
-        `${out} holds a different sweep (configHash ${old.configHash} ≠ ${hash}); choose another --out or delete it`,
-      );
-    }
+  const old = readSweepRecord<{ configHash?: string }>(out);
+  if (old && old.configHash !== hash) {
+    throw new Error(
+      `${out} holds a different sweep (configHash ${old.configHash} ≠ ${hash}); choose another --out or delete it`,
+    );
   }
-  writeJson(path, {
+  writeSweepRecord(out, {
     ...sweep,
     configHash: hash,
     runIds: runs.map((r) => r.runId),
@@ -71,7 +78,7 @@ export function writeSweepJson(out: string, sweep: SweepConfig, runs: RunConfig[
 
 /** The first step whose loss is not a finite number (JSON has no NaN, so engines write null), or null. */
 export function firstNonFiniteLoss(dir: string): number | null {
-  for (const m of readJsonl<{ step?: number; loss?: unknown }>(join(dir, "metrics.jsonl"))) {
+  for (const m of readMetrics<{ step?: number; loss?: unknown }>(dir)) {
     if ("loss" in m && !(typeof m.loss === "number" && Number.isFinite(m.loss))) return m.step ?? -1;
   }
   return null;
@@ -126,7 +133,7 @@ function settleRun(dir: string, status: RunStatus, result: JobResult, started: n
   if (result.outcome === "done") {
     const bad = firstNonFiniteLoss(dir);
     if (bad !== null) reason = `diverged: non-finite loss at step ${bad}`;
-    else if (!exists(join(dir, "eval.jsonl"))) reason = "engine finished without writing eval.jsonl";
+    else if (!exists(runFile(dir, "eval"))) reason = "engine finished without writing eval.jsonl";
   }
   const next: RunStatus = {
     ...status,
@@ -136,7 +143,7 @@ function settleRun(dir: string, status: RunStatus, result: JobResult, started: n
   };
   if (reason !== null) next.reason = reason;
   else delete next.reason;
-  writeJson(join(dir, "status.json"), next);
+  writeStatus(dir, next);
   return next;
 }
 
@@ -214,7 +221,7 @@ async function executeRun(
     startedAt: new Date().toISOString(),
     attempts: (previous?.attempts ?? 0) + 1,
   };
-  writeJson(join(dir, "status.json"), status);
+  writeStatus(dir, status);
   log(`run ${run.runId}: ${previous ? "resuming" : "starting"}`);
   const started = performance.now();
   const result = await runInWorker(
@@ -225,12 +232,9 @@ async function executeRun(
         bar.update(step);
       },
       // The run as the engine resolved it (settings with defaults, algorithm fitted to the engine).
-      onConfig: (config) => writeJson(join(dir, "config.json"), recordedConfig(config)),
+      onConfig: (config) => writeRunConfig(dir, recordedConfig(config)),
       // What the engine learned while running (e.g. the backend `auto` chose), added to config.json.
-      onRecord: (fields) => {
-        const path = join(dir, "config.json");
-        writeJson(path, { ...readJson<Record<string, unknown>>(path), ...fields });
-      },
+      onRecord: (fields) => recordInConfig(dir, fields),
     },
     active,
   );

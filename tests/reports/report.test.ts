@@ -15,6 +15,7 @@ import { fromCsv } from "../../common/csv.ts";
 import { exists } from "../../common/fs.ts";
 import { copyFixture, fixture } from "./fixture.ts";
 import { main as reportMain } from "../../reports/cli.ts";
+import { recordInConfig } from "../../common/run_folder.ts";
 
 const golden = new URL("./fixtures/golden/", import.meta.url).pathname;
 const update = Deno.env.get("UPDATE_GOLDEN") === "1";
@@ -286,17 +287,16 @@ Deno.test("report: a sweep's `compare` adds method-against-method rows, paired b
   }
 });
 
-Deno.test("report: the reproducibility section names the backend the base model ran on, and its BLAS", async () => {
+Deno.test("report: the reproducibility section names the backend the runs recorded, and its BLAS", async () => {
   const dir = copyFixture();
-  Deno.mkdirSync(join(dir, "base"), { recursive: true });
   const blas = { library: "libopenblas.so.0", core: "Haswell", threads: 1 };
-  Deno.writeTextFileSync(
-    join(dir, "base", "base.json"),
-    JSON.stringify({
-      backend: "blas",
-      backendDecision: { requested: "auto", backend: "blas", reason: "r", blas },
-    }),
-  );
+  // What the tfjs engine records through the runner (onRecord → config.json), not its private base/ files.
+  const run = [...Deno.readDirSync(join(dir, "runs"))][0].name;
+  recordInConfig(join(dir, "runs", run), {
+    backendDecision: { requested: "auto", backend: "blas", reason: "r", blas },
+  });
+  Deno.mkdirSync(join(dir, "base"), { recursive: true });
+  Deno.writeTextFileSync(join(dir, "base", "base.json"), JSON.stringify({ backend: "webgpu" }));
   const report = await buildReport(dir, { iters: 200 });
   ok(
     report.summary.includes("(resolved: blas: libopenblas.so.0, Haswell kernels, 1 thread per product)"),

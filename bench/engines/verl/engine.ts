@@ -1,6 +1,7 @@
 // The VERL engine as a sweep sees it: `prepare` exports the datasets as parquet once per sweep; `run` writes the
 // run's launch plan and, when settings.launch asks for it, runs it and ingests the validation dumps.
 import { basename, join } from "node:path";
+import { runFile } from "../../../common/run_folder.ts";
 import { loadDataset, type MathRecord } from "../../../datasets/mod.ts";
 import type { Engine, RunConfig, RunHooks } from "../engine.ts";
 import { toVerlRows, writeVerlParquet } from "./export.ts";
@@ -67,7 +68,7 @@ export const verlEngine: Engine = {
   },
   async run(run: RunConfig, runDir: string, sweepDir: string, hooks: RunHooks) {
     const steps = (run.settings.rl as { steps?: number } | undefined)?.steps;
-    if (!steps) throw new Error(`runs/${run.runId}/config.json: settings.rl.steps is missing`);
+    if (!steps) throw new Error(`${runFile(runDir, "config")}: settings.rl.steps is missing`);
     const plan = verlRunPlan(run, { name: basename(sweepDir), rl: { steps }, dir: sweepDir });
     writeRunPlan(plan, runDir);
     const settings = validateVerlSettings(run.settings);
@@ -76,7 +77,7 @@ export const verlEngine: Engine = {
         `verl: ${run.runId} planned, not launched (settings.launch is "none"): run ${
           join(runDir, VERL_DIR)
         }/` +
-          `ray_job.sh or launch.sh, then ingest with deno task report`,
+          `ray_job.sh or launch.sh, then ingest with deno task report ${sweepDir} --ingest`,
       );
       return "planned";
     }

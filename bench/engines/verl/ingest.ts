@@ -3,12 +3,20 @@
 import { createReadStream, readdirSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { basename, join } from "node:path";
-import { atomicWrite, exists, readJson, readJsonl, writeJson } from "../../../common/fs.ts";
+import { exists, readJsonl } from "../../../common/fs.ts";
 import { sha256 } from "../../../common/hash.ts";
 import { gradeMany } from "../../../evaluators/mod.ts";
 import { readVerlParquet } from "./export.ts";
 import { ACE_METRICS_FILE } from "./overrides.ts";
-import type { EvalSample } from "../../../common/run_folder.ts";
+import {
+  type EvalSample,
+  readRunConfig,
+  readStatus,
+  type RunStatus,
+  writeEvalSamples,
+  writeMetrics,
+  writeStatus,
+} from "../../../common/run_folder.ts";
 
 /** One generation from a dump, with where it came from. */
 export interface DumpSample {
@@ -243,10 +251,7 @@ export async function ingestVerlDumps(
       meta: { engine: "verl", verlScore: sample.verlScore, matched: matchedBy !== null, matchedBy },
     };
   });
-  atomicWrite(
-    join(runDir, "eval.jsonl"),
-    lines.map((l) => JSON.stringify(l)).join("\n") + (lines.length ? "\n" : ""),
-  );
+  writeEvalSamples(runDir, lines);
   return {
     files,
     samples: lines.length,
@@ -264,17 +269,15 @@ export async function ingestVerlDumps(
  * reach the configured last step (config.json settings.rl.steps), record the run as done in status.json.
  */
 function markFinished(runDir: string, lastStep: number): boolean {
-  const configPath = join(runDir, "config.json");
-  if (!exists(configPath)) return false;
-  const steps = readJson<{ settings?: { rl?: { steps?: number } } }>(configPath).settings?.rl?.steps;
+  const steps = readRunConfig(runDir)?.settings?.rl?.steps;
   if (typeof steps !== "number" || lastStep < steps) return false;
-  const statusPath = join(runDir, "status.json");
-  const status = exists(statusPath) ? readJson<Record<string, unknown>>(statusPath) : {};
+  const status: Partial<RunStatus> = readStatus(runDir) ?? {};
   if (status.state === "done") return true;
   delete status.reason;
-  writeJson(statusPath, {
+  writeStatus(runDir, {
     ...status,
     state: "done",
+    startedAt: status.startedAt ?? new Date().toISOString(),
     finishedAt: new Date().toISOString(),
     note: `VERL validation dumps reach step ${lastStep}`,
   });
@@ -294,8 +297,8 @@ function ingestVerlMetrics(runDir: string): number {
     if (!Number.isInteger(record.step)) throw new Error(`${source}: record ${i + 1} has no integer 'step'`);
     byStep.set(record.step as number, record);
   });
-  const lines = [...byStep.keys()].sort((a, b) => a - b).map((step) => JSON.stringify(byStep.get(step)));
-  atomicWrite(join(runDir, "metrics.jsonl"), lines.join("\n") + (lines.length ? "\n" : ""));
+  const lines = [...byStep.keys()].sort((a, b) => a - b).map((step) => byStep.get(step));
+  writeMetrics(runDir, lines);
   return lines.length;
 }
 

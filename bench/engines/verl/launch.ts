@@ -4,6 +4,7 @@ import { chmodSync, readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { atomicWrite } from "../../../common/fs.ts";
 import { configHash } from "../../../common/hash.ts";
+import { RUN_FILES } from "../../../common/run_folder.ts";
 import type { RunConfig } from "../engine.ts";
 import {
   entrypointFor,
@@ -65,7 +66,7 @@ export function verlRunPlan(
   sweep: VerlSweep,
   env: Record<string, string | undefined> = Deno.env.toObject(),
 ): VerlRunPlan {
-  const settings = validateVerlSettings(run.settings, `runs/${run.runId}/config.json: settings`);
+  const settings = validateVerlSettings(run.settings, `runs/${run.runId}/${RUN_FILES.config}: settings`);
   const algo = run.algo;
   const family = algo.dynamicSampling?.enabled || run.preset.endsWith("dapo") ? "dapo" : "grpo";
   const recipe = resolveRecipe(family, settings);
