@@ -304,3 +304,25 @@ Deno.test("report: the reproducibility section names the backend the runs record
   );
   Deno.removeSync(dir, { recursive: true });
 });
+
+Deno.test("report: writeReport adds the caller's passk.csv columns and summary.md sections, in one write", async () => {
+  const dir = copyFixture();
+  try {
+    await writeReport(dir, { iters: 100 });
+    const plainCsv = Deno.readTextFileSync(join(dir, "passk.csv"));
+    const plainSummary = Deno.readTextFileSync(join(dir, "summary.md"));
+    await writeReport(dir, {
+      iters: 100,
+      columns: [{ name: "where", value: (r) => `${r.dataset}/${r.slice}/${r.k}` }],
+      sections: ["## Extra\n\none line\n\n"],
+    });
+    const rows = fromCsv(Deno.readTextFileSync(join(dir, "passk.csv")));
+    const plain = fromCsv(plainCsv);
+    assertEquals(rows.length, plain.length);
+    assertEquals(Object.keys(rows[0]), [...Object.keys(plain[0]), "where"]);
+    ok(rows.every((r) => r.where === `${r.dataset}/${r.slice}/${r.k}`));
+    assertEquals(Deno.readTextFileSync(join(dir, "summary.md")), plainSummary + "\n## Extra\n\none line\n");
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
