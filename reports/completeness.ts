@@ -30,6 +30,13 @@ function sampleIssues(run: RunData, union: Map<string, Set<string>>): DataIssue[
     issues.push({ runId: run.runId, method: run.method, dataset, step, message });
   if (run.evalFile === "missing") return [{ runId: run.runId, method: run.method, message: "no eval.jsonl" }];
   if (run.evalFile === "torn") at("eval.jsonl ends in a line cut mid-write (ignored)");
+  const indexes = new Set(run.samples.map((s) => JSON.stringify([s.step, s.dataset, s.problemId, s.sample])));
+  const duplicates = run.samples.length - indexes.size;
+  if (duplicates > 0) {
+    at(
+      `${duplicates} duplicate samples (same step, dataset, problem and index: two writers?); rerun with --repair`,
+    );
+  }
   const counts = sampleCounts(run);
   for (const [key, byProblem] of counts) {
     const [dataset, stepText] = key.split("\u0000");

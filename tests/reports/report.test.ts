@@ -223,6 +223,19 @@ Deno.test("report: a missing final step and a line cut mid-write are named", asy
   Deno.removeSync(dir, { recursive: true });
 });
 
+Deno.test("report: duplicate samples (two writers) are named with --repair, not counted as a larger n", async () => {
+  const dir = copyFixture();
+  editEval(dir, "grpo_s1", (lines) => [...lines, ...lines.slice(0, 3)]);
+  const { issues } = await buildReport(dir, { iters: 200 });
+  const text = issues.map((i) => `${i.runId}: ${i.message}`).join("\n");
+  ok(
+    text.includes("grpo_s1: 3 duplicate samples (same step, dataset, problem and index: two writers?)"),
+    text,
+  );
+  ok(text.includes("--repair"), text);
+  Deno.removeSync(dir, { recursive: true });
+});
+
 Deno.test("report: complete data exit 0; the fixture's complete report has no marks", async () => {
   const dir = copyFixture();
   assertEquals(await reportMain([dir, "--iters", "200"]), 0);
