@@ -146,7 +146,7 @@ function intervalNote(cells: AggregateCell[], design: Design): string {
 /** "95% crossed bases × problems interval" or, with one base, the seeds × problems one for that base only. */
 function crossedName(d: { bases: number }): string {
   return d.bases > 1
-    ? "95% crossed bases × problems interval (seeds nested in bases)"
+    ? "95% crossed bases × problems interval, seeds nested in bases"
     : "95% crossed seeds × problems interval, for this base model only";
 }
 
@@ -283,7 +283,10 @@ function componentsNote(comparisons: readonly Comparison[]): string {
   }
   const x = cells.map((d) => d.nested);
   if (x.some((n) => [n.base, n.seed, n.problem, n.baseProblem, n.residual].some((v) => v < 0))) {
-    parts.push("A negative estimate is shown as estimated; the intervals count it as 0.");
+    parts.push(
+      "A negative estimate is shown as estimated and counted as 0 in the MDD (the intervals use the base-mean " +
+        "term σ²_base + σ²_seed(base)/S, truncated at 0 as a whole).",
+    );
   }
   return parts.join(" ");
 }
