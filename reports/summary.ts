@@ -169,6 +169,10 @@ function scopeText(cells: readonly AggregateCell[]): string {
   );
   const d = byDataset[0];
   const problems = [...new Set(byDataset.map((x) => x.problems))].join("/");
+  if (d.seeds === 1) {
+    return `Inference scope: one run (one model) on ${problems} problems: the intervals are over problems only ` +
+      "and hold for this model only.";
+  }
   if (d.bases <= 1) {
     return `Inference scope: ${d.seeds} seed(s) of ONE base model and ${problems} problems, so every interval ` +
       "and verdict below holds for this base model only; another base model can move the results by more " +
