@@ -310,3 +310,231 @@ export function minDetectable(t: CrossedTerms, options: { alpha?: number; power?
   const { alpha = 0.05, power = 0.8 } = options;
   return combine(t, (df) => tQuantile(1 - alpha / 2, df) + tQuantile(power, df));
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Bases crossed with problems, seeds nested in bases. A run is a unit (base b, seed s); every unit is evaluated
+// on the same problems, so y[b][s][p] = μ + g[b] + s[b][s] + π[p] + (gπ)[b][p] + e[b][s][p] and
+//   Var(ȳ) = σ²_G/B + σ²_S/(B·S_b) + σ²_P/P + σ²_GP/(B·P) + σ²_E/(B·S_b·P) = (MS_B + MS_P − MS_BP)/(B·S_b·P),
+// which is the crossed interval above applied to the B × P matrix of base means (each base's mean over its
+// seeds): the base term then carries σ²_G + σ²_S/S_b with B − 1 degrees of freedom. With one base the base
+// effect is one fixed draw: the interval over its seeds and problems holds for that base only.
+
+/**
+ * Method-of-moments variance components of a bases × seeds × problems design, raw (a negative estimate is
+ * reported as such; callers truncate at 0 and say so). NaN marks a component the design cannot estimate.
+ */
+export interface NestedComponents {
+  bases: number;
+  /** Harmonic mean of the seeds per base (the S_b of Var(ȳ) for unbalanced designs). */
+  seedsPerBase: number;
+  units: number;
+  problems: number;
+  mean: number;
+  /** σ²_G between bases (NaN with one base; includes σ²_S when no base has two seeds). */
+  base: number;
+  /** σ²_S between seeds of one base (NaN when no base has two seeds). */
+  seed: number;
+  /** σ²_P between problems. */
+  problem: number;
+  /** σ²_GP base × problem (NaN with one base; includes σ²_E when no base has two seeds). */
+  baseProblem: number;
+  /** σ²_E seed × problem within a base plus the within-problem sampling noise (NaN when no base has two seeds). */
+  residual: number;
+  /** B ≥ 2: the base components are estimable. */
+  basesKnown: boolean;
+  /** Some base has ≥ 2 seeds: seed and residual are separated from base and base × problem. */
+  seedsKnown: boolean;
+}
+
+/** A nested interval: the crossed interval of the base-mean matrix (one base: of the seeds × problems array). */
+export interface NestedInterval extends CrossedInterval {
+  nested: NestedComponents;
+  /** "bases": inference over base models; "one base": the interval holds for that base model only. */
+  scope: "bases" | "one base";
+}
+
+/** Pooled within-base mean squares (seed, residual) with their degrees of freedom, over bases with ≥ 2 seeds. */
+function withinBase(values: ArrayLike<number>, groups: readonly number[][], P: number) {
+  let ssSeed = 0, dfSeed = 0, ssRes = 0, dfRes = 0;
+  for (const rows of groups.filter((g) => g.length >= 2)) {
+    const sub = new Float64Array(rows.length * P);
+    rows.forEach((u, i) => {
+      for (let p = 0; p < P; p++) sub[i * P + p] = values[u * P + p];
+    });
+    const c = crossedComponents(sub, rows.length, P);
+    ssSeed += c.msSeed * (rows.length - 1);
+    dfSeed += rows.length - 1;
+    if (P > 1) {
+      ssRes += c.msResidual * (rows.length - 1) * (P - 1);
+      dfRes += (rows.length - 1) * (P - 1);
+    }
+  }
+  return { msSeed: ssSeed / dfSeed, msResidual: dfRes > 0 ? ssRes / dfRes : 0, known: dfSeed > 0 };
+}
+
+/**
+ * Interval of the mean of `values`, a row-major units × problems array whose row u belongs to base
+ * `baseOf[u]`: the crossed interval of the B × P matrix of base means (B − 1 df for the base term), and the raw
+ * components base, seed within base, problem, base × problem, residual. One base: the crossed seeds × problems
+ * interval (`scope` "one base": it holds for that base only). Throws on a size mismatch.
+ */
+export function nestedInterval(
+  values: ArrayLike<number>,
+  baseOf: readonly number[],
+  problems: number,
+  level = 0.95,
+): NestedInterval {
+  const U = baseOf.length, P = problems;
+  if (values.length !== U * P || U === 0) {
+    throw new RangeError(`nestedInterval: ${values.length} values for ${U} units × ${P} problems`);
+  }
+  const ids = [...new Set(baseOf)].sort((a, b) => a - b);
+  const groups = ids.map((b) => baseOf.flatMap((x, u) => (x === b ? [u] : [])));
+  const B = ids.length;
+  const seedsPerBase = B / groups.reduce((acc, g) => acc + 1 / g.length, 0);
+  const within = withinBase(values, groups, P);
+  const common = { bases: B, seedsPerBase, units: U, problems: P };
+  if (B === 1) {
+    const ci = crossedInterval(values, U, P, level);
+    const c = ci.components;
+    const two = U > 1 && P > 1;
+    const nested: NestedComponents = {
+      ...common,
+      mean: ci.mean,
+      base: NaN,
+      seed: U > 1 ? (P > 1 ? (c.msSeed - c.msResidual) / P : c.msSeed) : NaN,
+      problem: P > 1 ? (two ? (c.msProblem - c.msResidual) / U : c.msProblem) : NaN,
+      baseProblem: NaN,
+      residual: two ? c.msResidual : NaN,
+      basesKnown: false,
+      seedsKnown: U > 1,
+    };
+    return { ...ci, nested, scope: "one base" };
+  }
+  const M = new Float64Array(B * P);
+  groups.forEach((rows, b) => {
+    for (const u of rows) for (let p = 0; p < P; p++) M[b * P + p] += values[u * P + p] / rows.length;
+  });
+  const ci = crossedInterval(M, B, P, level);
+  const c = ci.components;
+  const rowVar = P > 1 ? (c.msSeed - c.msResidual) / P : c.msSeed;
+  const resid = P > 1 ? c.msResidual : NaN;
+  const seed = within.known ? (P > 1 ? (within.msSeed - within.msResidual) / P : within.msSeed) : NaN;
+  const residual = within.known && P > 1 ? within.msResidual : NaN;
+  const nested: NestedComponents = {
+    ...common,
+    mean: ci.mean,
+    base: within.known ? rowVar - seed / seedsPerBase : rowVar,
+    seed,
+    problem: P > 1 ? (c.msProblem - c.msResidual) / B : NaN,
+    baseProblem: within.known ? resid - residual / seedsPerBase : resid,
+    residual,
+    basesKnown: true,
+    seedsKnown: within.known,
+  };
+  return { ...ci, nested, scope: "bases" };
+}
+
+/** log C(n, k) for integers 0 ≤ k ≤ n. */
+function logChoose(n: number, k: number): number {
+  let s = 0;
+  for (let i = 0; i < k; i++) s += Math.log((n - i) / (i + 1));
+  return s;
+}
+
+/** C(m, j)/C(n, j) = Π_{i<j} (m − i)/(n − i): the unbiased estimate of q^j from n samples with m failures. */
+function failureMoment(n: number, m: number, j: number): number {
+  if (m < j) return 0;
+  let r = 1;
+  for (let i = 0; i < j; i++) r *= (m - i) / (n - i);
+  return r;
+}
+
+/**
+ * Unbiased estimate, from c correct of n0 samples, of the sampling variance of the pass@k estimate at n samples
+ * (1 ≤ k ≤ n). Hoeffding's decomposition of the U-statistic: Var_n = Σ_{j=1..k} C(k,j)C(n−k,k−j)/C(n,k) ·
+ * (q^{2k−j} − q^{2k}) with q = 1 − p, each power estimated without bias by C(n0−c, i)/C(n0, i); at n = n0 this
+ * is h² − C(n0−c, 2k)/C(n0, 2k) with h = C(n0−c, k)/C(n0, k). Needs n0 ≥ 2k: NaN otherwise (no unbiased
+ * estimate exists then; callers fall back to a plug-in and say so).
+ */
+export function passAtKVarianceUnbiased(n0: number, c: number, k: number, n = n0): number {
+  if (!(Number.isInteger(n0) && Number.isInteger(c) && c >= 0 && c <= n0)) {
+    throw new RangeError(`passAtKVarianceUnbiased: need integers 0 ≤ c ≤ n0, got c=${c}, n0=${n0}`);
+  }
+  if (!(Number.isInteger(k) && k >= 1 && k <= n)) {
+    throw new RangeError(`passAtKVarianceUnbiased: need 1 ≤ k ≤ n, got k=${k}, n=${n}`);
+  }
+  if (n0 < 2 * k) return NaN;
+  const m = n0 - c, q2k = failureMoment(n0, m, 2 * k);
+  const logAll = logChoose(n, k);
+  let v = 0;
+  for (let j = 1; j <= k && k - j <= n - k; j++) {
+    const w = Math.exp(logChoose(k, j) + logChoose(n - k, k - j) - logAll);
+    v += w * (failureMoment(n0, m, 2 * k - j) - q2k);
+  }
+  return v;
+}
+
+/**
+ * Terms of Var(ȳ) for a design of B bases × S seeds per base × P problems from nested components: the base
+ * term σ²_G/B + σ²_S/(B·S) (B − 1 df), the problem term σ²_P/P (P − 1 df) and the residual σ²_GP/(B·P) +
+ * σ²_E/(B·S·P) ((B − 1)(P − 1) df). Negative or unknown (NaN) components count as 0. Components from one base
+ * know no base variance: the B·S runs are then the units (seeds of that base, a lower bound for other bases).
+ * One run measured: the problem term only. Throws when the design has fewer than 2 units.
+ */
+export function nestedTerms(
+  c: NestedComponents,
+  design: { bases: number; seedsPerBase: number; problems: number },
+): CrossedTerms {
+  const pos = (x: number) => (x > 0 ? x : 0);
+  const P = design.problems;
+  if (c.units === 1) {
+    return {
+      seedTerm: 0,
+      seedDf: 0,
+      problemTerm: pos(c.problem) / P,
+      problemDf: P - 1,
+      residualTerm: 0,
+      residualDf: 0,
+    };
+  }
+  const rows = c.basesKnown ? design.bases : design.bases * design.seedsPerBase;
+  const perRow = c.basesKnown ? design.seedsPerBase : 1;
+  if (!(rows >= 2)) {
+    throw new RangeError(`nestedTerms: need ≥ 2 ${c.basesKnown ? "bases" : "runs"}, got ${rows}`);
+  }
+  const G = c.basesKnown ? pos(c.base) : 0, GP = c.basesKnown ? pos(c.baseProblem) : 0;
+  return {
+    seedTerm: G / rows + pos(c.seed) / (rows * perRow),
+    seedDf: rows - 1,
+    problemTerm: pos(c.problem) / P,
+    problemDf: P - 1,
+    residualTerm: GP / (rows * P) + pos(c.residual) / (rows * perRow * P),
+    residualDf: (rows - 1) * (P - 1),
+  };
+}
+
+/** P(T ≤ x) for Student's t with ν > 0 degrees of freedom (ν beyond 1e5 is treated as 1e5). */
+export function tCdf(x: number, nu: number): number {
+  if (!(nu > 0)) throw new RangeError(`tCdf: ν must be > 0, got ${nu}`);
+  return jstat.studentt.cdf(x, Math.min(nu, MAX_DF));
+}
+
+/**
+ * Holm's step-down adjustment (Holm 1979, Scand. J. Statist. 6:65) of one-sided p-values at family-wise level
+ * `alpha`: sort ascending, reject p₍ᵢ₎ ≤ α/(m − i) (i from 0) until the first that is not. Returns, per input
+ * p-value, whether it is rejected and the level it was tested at (NaN p-values count as rejected at level α:
+ * a missing cell). The family-wise error is ≤ α for any dependence between the tests.
+ */
+export function holm(pValues: readonly number[], alpha = 0.05): { rejected: boolean; level: number }[] {
+  const m = pValues.length;
+  const order = pValues.map((p, i) => ({ p: Number.isNaN(p) ? -1 : p, i })).sort((a, b) => a.p - b.p);
+  const out = pValues.map(() => ({ rejected: false, level: alpha / m }));
+  let stopped = false;
+  order.forEach(({ p, i }, rank) => {
+    const level = alpha / (m - rank);
+    out[i] = { rejected: !stopped && p <= level, level };
+    if (!out[i].rejected) stopped = true;
+  });
+  return out;
+}

@@ -9,9 +9,10 @@ import { ingestPending } from "./ingest.ts";
 export const usage = `usage: deno task report DIR [--partial] [--iters N] [--ingest]
        deno task report --compare A B [--out FILE] [--iters N]
 
-Writes DIR/passk.csv (long format), DIR/summary.md (the Pass@k table over seeds with crossed seeds × problems
-intervals, ACE minus baseline paired by seed and problem, the minimum detectable difference, incomplete data,
-per-subject/level breakdowns, reproducibility) and DIR/plots/*.svg.
+Writes DIR/passk.csv (long format), DIR/summary.md (its inference scope, the Pass@k table over runs with 95%
+intervals over base models × problems, seeds nested in bases (one base: seeds × problems, for that base only),
+ACE minus baseline paired by base, seed and problem, the minimum detectable difference and variance components,
+incomplete data, per-subject/level breakdowns, reproducibility) and DIR/plots/*.svg.
 DIR is a sweep folder (runs/<runId>/eval.jsonl), or a folder written by \`deno task eval\`.
 Exits 1 when data are incomplete (a run failed or unfinished, eval.jsonl missing or cut, fewer samples than
 configured, a missing final step); the report is still written, with the affected cells marked.
@@ -19,7 +20,7 @@ configured, a missing final step); the report is still written, with the affecte
 --ingest        first turn engine outputs not yet ingested (VERL validation dumps of jobs run by hand) into
                 the runs' eval.jsonl, metrics.jsonl and status.json, holding DIR's lock; without it a report
                 never writes into run folders and refuses a folder with such outputs
---compare A B   compare two sweeps method by method (B − A paired by seed and problem); Markdown or --out
+--compare A B   compare two sweeps method by method (B − A paired by base, seed and problem); Markdown or --out
 --iters N       bootstrap resamples of the per-run intervals in passk.csv (default 2000)
 
 example: deno task report runs/default`;

@@ -1,16 +1,18 @@
 // Paired differences of Pass@k between two methods (ACE vs its baseline, or one method across two sweeps): the
-// difference of each seed's per-problem pass@k (same seed, same problem), with the crossed seeds × problems
-// interval of its mean and the minimum detectable difference of the design.
+// difference of each run's per-problem pass@k (same base, same seed, same problem), with the nested interval of
+// its mean (bases × problems, seeds nested in bases; one base: seeds × problems, for that base only) and the
+// minimum detectable difference of the design.
 import {
   type CrossedComponents,
-  crossedInterval,
   type CrossedTerms,
-  crossedVariance,
   minDetectable,
+  type NestedComponents,
+  nestedInterval,
+  nestedTerms,
 } from "../evaluators/mod.ts";
 import { type IntervalKind, type PassKRow, seedProblemMatrix } from "./passk.ts";
 
-/** B − A at one k, paired by seed and problem. */
+/** B − A at one k, paired by base, seed and problem. */
 export interface DiffCell {
   k: number;
   mean: number;
@@ -20,17 +22,31 @@ export interface DiffCell {
   se: number;
   terms: CrossedTerms;
   components: CrossedComponents;
+  /** Base, seed-within-base, problem, base × problem and residual components (raw; NaN: not estimable). */
+  nested: NestedComponents;
+  /** "one base": the interval holds for that base model only. */
+  scope: "bases" | "one base";
   interval: IntervalKind;
   identical: boolean;
   /** Minimum detectable difference (80% power, 5% two-sided) of this design, from the variance components. */
   mdd: number;
-  /** The seeds both sides ran (the pairs) and the problems every one of them evaluated. */
+  /** The runs (base, seed) both sides ran (the pairs), their distinct bases, and the problems all evaluated. */
   seeds: number;
+  bases: number;
   problems: number;
   /** Samples per problem (the smallest count). */
   n: number;
   /** Per-sample accuracy c/n of every seed × problem value (row-major), each side: for power projections over n. */
   accuracy: { a: Float64Array; b: Float64Array };
+  /** Samples behind each of those values (n per run and problem), each side. */
+  samples: { a: Float64Array; b: Float64Array };
+}
+
+/** A k one side reports that the difference cannot have, and the runs that lack it (too few samples). */
+export interface DroppedK {
+  k: number;
+  /** "method seed s (n = N)" (with several bases "method base b seed s (n = N)") of each run without that k. */
+  runs: string[];
 }
 
 /** One comparison (e.g. ace-grpo − grpo on one dataset), every k. */
@@ -40,55 +56,88 @@ export interface Comparison {
   a: string;
   b: string;
   cells: DiffCell[];
-  /** Seeds only one side has (left out of the pairs). */
-  unpaired: number[];
+  /** Runs ("seed s", or "base b seed s" with several bases) only one side has (left out of the pairs). */
+  unpaired: string[];
+  /** k values some run of either side reports that the difference lacks (absent: none). */
+  dropped?: DroppedK[];
 }
 
-/** Per-sample accuracy of each value of a seeds × problems matrix (row-major), from the rows' counts. */
-function accuracyMatrix(rows: readonly PassKRow[], ids: readonly string[]): Float64Array {
+/** Per-sample accuracy (or, `samples`, the sample count) of each value of a runs × problems matrix (row-major). */
+function countMatrix(rows: readonly PassKRow[], ids: readonly string[], samples = false): Float64Array {
   const out = new Float64Array(rows.length * ids.length);
   rows.forEach((r, s) =>
     ids.forEach((id, p) => {
       const { n, c } = r.counts.get(id)!;
-      out[s * ids.length + p] = c / n;
+      out[s * ids.length + p] = samples ? n : c / n;
     })
   );
   return out;
 }
 
+/** A run's key for pairing: base and seed. */
+const unitKey = (r: { base: number; seed: number }) => `${r.base}\u0000${r.seed}`;
+
+/** "seed 3", or "base 1 seed 3" when the runs span several bases. */
+function unitLabel(key: string, manyBases: boolean): string {
+  const [base, seed] = key.split("\u0000");
+  return manyBases ? `base ${base} seed ${seed}` : `seed ${seed}`;
+}
+
+/** The ks some run reports but not every paired run has, and which runs lack each (fewer samples than k). */
+function droppedKs(
+  rowsA: readonly PassKRow[],
+  rowsB: readonly PassKRow[],
+  kept: readonly number[],
+  manyBases: boolean,
+): DroppedK[] {
+  const all = [...rowsA, ...rowsB];
+  const ks = [...new Set(all.map((r) => r.k))].filter((k) => !kept.includes(k)).sort((x, y) => x - y);
+  const runs = new Map(all.map((r) => [`${r.method}\u0000${unitKey(r)}`, r]));
+  return ks.map((k) => ({
+    k,
+    runs: [...runs].filter(([key]) => !all.some((r) => r.k === k && `${r.method}\u0000${unitKey(r)}` === key))
+      .map(([, r]) => `${r.method} ${unitLabel(unitKey(r), manyBases)} (n = ${r.n})`),
+  }));
+}
+
 /**
- * B − A for every k both sides have (rows: final-step rows of one dataset and slice): each seed's per-problem
- * difference over the seeds and problems both evaluated, and its crossed interval. Seeds only one side ran are
- * left out (and returned in `unpaired`).
+ * B − A for every k both sides have (rows: final-step rows of one dataset and slice): each run's per-problem
+ * difference, paired by base, seed and problem, over the runs and problems both evaluated, with its nested
+ * interval. Runs only one side has are left out (and named in `unpaired`); ks that some run lacks are named in
+ * `dropped`.
  */
 export function pairedDiff(
   rowsA: readonly PassKRow[],
   rowsB: readonly PassKRow[],
-): { cells: DiffCell[]; unpaired: number[] } {
-  const seedsA = new Set(rowsA.map((r) => r.seed)), seedsB = new Set(rowsB.map((r) => r.seed));
-  const seeds = [...seedsA].filter((s) => seedsB.has(s)).sort((x, y) => x - y);
-  const unpaired = [...new Set([...seedsA, ...seedsB])].filter((s) => !seeds.includes(s)).sort((x, y) =>
-    x - y
-  );
+): { cells: DiffCell[]; unpaired: string[]; dropped: DroppedK[] } {
+  const order = (x: string, y: string) => {
+    const [bx, sx] = x.split("\u0000").map(Number), [by, sy] = y.split("\u0000").map(Number);
+    return bx - by || sx - sy;
+  };
+  const unitsA = new Set(rowsA.map(unitKey)), unitsB = new Set(rowsB.map(unitKey));
+  const units = [...unitsA].filter((u) => unitsB.has(u)).sort(order);
+  const manyBases = new Set([...rowsA, ...rowsB].map((r) => r.base)).size > 1;
+  const unpaired = [...new Set([...unitsA, ...unitsB])].filter((u) => !units.includes(u)).sort(order)
+    .map((u) => unitLabel(u, manyBases));
   const ks = [...new Set(rowsA.map((r) => r.k))].filter((k) => rowsB.some((r) => r.k === k)).sort((x, y) =>
     x - y
   );
   const cells: DiffCell[] = [];
   for (const k of ks) {
     const pick = (rows: readonly PassKRow[]) =>
-      seeds.map((seed) => rows.find((r) => r.k === k && r.seed === seed)).filter((r) => r !== undefined);
+      units.map((u) => rows.find((r) => r.k === k && unitKey(r) === u)).filter((r) => r !== undefined);
     const a = pick(rowsA), b = pick(rowsB);
-    if (a.length !== seeds.length || b.length !== seeds.length || seeds.length === 0) continue;
+    if (a.length !== units.length || b.length !== units.length || units.length === 0) continue;
     const ma = seedProblemMatrix([...a, ...b]); // problems every row of both sides has
     const ids = ma.problems;
     if (ids.length === 0) continue;
-    const S = seeds.length, P = ids.length;
+    const S = units.length, P = ids.length;
     const d = new Float64Array(S * P);
     for (let s = 0; s < S; s++) {
       for (let p = 0; p < P; p++) d[s * P + p] = b[s].perProblem.get(ids[p])! - a[s].perProblem.get(ids[p])!;
     }
-    const ci = crossedInterval(d, S, P);
-    const design = { seeds: S, problems: P };
+    const ci = nestedInterval(d, a.map((r) => r.base), P);
+    const design = { bases: ci.nested.bases, seedsPerBase: ci.nested.seedsPerBase, problems: P };
     cells.push({
       k,
       mean: ci.mean,
@@ -97,20 +146,24 @@ export function pairedDiff(
       se: ci.se,
       terms: ci.terms,
       components: ci.components,
+      nested: ci.nested,
+      scope: ci.scope,
       interval: S === 1
         ? "one seed"
         : ci.components.msSeed === 0 && ci.components.msResidual === 0
         ? "shared samples"
         : "crossed",
       identical: ci.identical,
-      mdd: S * P > 1 ? minDetectable(crossedVariance(ci.components, design)) : NaN,
+      mdd: S * P > 1 ? minDetectable(nestedTerms(ci.nested, design)) : NaN,
       seeds: S,
+      bases: ci.nested.bases,
       problems: P,
       n: Math.min(...a.map((r) => r.n), ...b.map((r) => r.n)),
-      accuracy: { a: accuracyMatrix(a, ids), b: accuracyMatrix(b, ids) },
+      accuracy: { a: countMatrix(a, ids), b: countMatrix(b, ids) },
+      samples: { a: countMatrix(a, ids, true), b: countMatrix(b, ids, true) },
     });
   }
-  return { cells, unpaired };
+  return { cells, unpaired, dropped: droppedKs(rowsA, rowsB, cells.map((c) => c.k), manyBases) };
 }
 
 /** The baseline an ACE method is compared with: the method named like its preset minus "ace-", else the first with that preset. */
@@ -173,9 +226,15 @@ function kList(ks: readonly number[]): string {
 
 /** How the interval of a comparison was computed, for the sentence. */
 function intervalName(c: Comparison): string {
-  return c.cells.every((d) => d.interval === "one seed")
-    ? "95% interval over problems, one seed"
+  if (c.cells.every((d) => d.interval === "one seed")) return "95% interval over problems, one seed";
+  return c.cells.every((d) => d.scope === "bases")
+    ? "95% crossed bases × problems interval"
     : "95% crossed seeds × problems interval";
+}
+
+/** " This holds for this base model only." when the comparison's runs share one base model. */
+function scopeNote(c: Comparison): string {
+  return c.cells.some((d) => d.scope === "one base") ? " This holds for this base model only." : "";
 }
 
 /**
@@ -198,7 +257,9 @@ export function comparisonSentence(c: Comparison): string {
     : "";
   if (defined.length === 0) return `${head} no interval could be computed (one seed and one problem).`;
   if (better.length === 0 && worse.length === 0) {
-    return `${head} no difference is distinguishable from noise at any k (every ${how} contains 0).${undetectable}`;
+    return `${head} no difference is distinguishable from noise at any k (every ${how} contains 0).${undetectable}${
+      scopeNote(c)
+    }`;
   }
   const parts: string[] = [];
   if (better.length) parts.push(`higher at ${kList(better)}`);
@@ -206,5 +267,5 @@ export function comparisonSentence(c: Comparison): string {
   const rest = noise.length ? `; indistinguishable from noise at ${kList(noise.map((d) => d.k))}` : "";
   return `${head} ${c.b} is ${parts.join(" and ")} (${how} excludes 0)${rest}.${
     noise.length ? undetectable : ""
-  }`;
+  }${scopeNote(c)}`;
 }

@@ -26,6 +26,8 @@ export interface RunData {
   method: string;
   preset: string;
   seed: number;
+  /** 0-based index of the base model the run starts from (config.json `base`; absent: 0, one shared base). */
+  base: number;
   engine: string;
   state: RunStatus["state"] | "unknown";
   reason?: string;
@@ -55,6 +57,15 @@ function evalFileState(path: string): RunData["evalFile"] {
   return text.length > 0 && !text.endsWith("\n") ? "torn" : "ok";
 }
 
+/** config.json's `base`: a non-negative integer, 0 when absent (sweeps before bases shared one base). */
+function baseOf(config: Record<string, unknown>, dir: string): number {
+  const base = config.base ?? 0;
+  if (!Number.isInteger(base) || (base as number) < 0) {
+    throw new Error(`${join(dir, RUN_FILES.config)}: base: expected a non-negative integer, got ${base}`);
+  }
+  return base as number;
+}
+
 function loadRun(dir: string, fallbackId: string): RunData {
   const config = readRunConfig(dir) ?? {};
   const status = readStatus(dir) ?? { state: "unknown" as const, reason: undefined };
@@ -69,6 +80,7 @@ function loadRun(dir: string, fallbackId: string): RunData {
     method: String(config.method ?? config.model ?? runId),
     preset: String(config.preset ?? ""),
     seed: Number(config.seed ?? 0),
+    base: baseOf(config, dir),
     engine: String(config.engine ?? "external"),
     state: status.state,
     reason: status.reason,

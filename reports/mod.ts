@@ -44,6 +44,7 @@ export {
 export {
   type Baseline,
   type BaselineCell,
+  baselineCells,
   baselineOf,
   compareToBaseline,
   describeRegressions,

@@ -1,11 +1,13 @@
 // Pass@k per run, dataset, slice (all, subject, level) and step, with bootstrap intervals over problems; then
-// aggregated over training seeds with the crossed seeds × problems interval. The statistics come from evaluators/.
+// aggregated over runs (seeds nested in base models, crossed with problems) with the nested interval. The
+// statistics come from evaluators/.
 import { hash32 } from "../common/prng.ts";
 import {
   bootstrapCI,
   type CrossedComponents,
-  crossedInterval,
   type CrossedTerms,
+  type NestedComponents,
+  nestedInterval,
   passAtK,
 } from "../evaluators/mod.ts";
 import type { EvalSample, RunData } from "./load.ts";
@@ -14,6 +16,8 @@ import type { EvalSample, RunData } from "./load.ts";
 export interface PassKRow {
   method: string;
   seed: number;
+  /** The base model of the run (0 when the sweep has one). */
+  base: number;
   dataset: string;
   /** "all", or "subject=<name>" / "level=<n>" when the samples carry that meta field. */
   slice: string;
@@ -33,9 +37,9 @@ export interface PassKRow {
 
 /** How a cell's interval was computed. */
 export type IntervalKind =
-  /** Seeds and problems crossed. */
+  /** Runs and problems crossed (bases × problems, seeds nested in bases; one base: seeds × problems). */
   | "crossed"
-  /** One seed: problems only (seed-to-seed variance not measurable). */
+  /** One run: problems only (seed-to-seed variance not measurable). */
   | "one seed"
   /** Every seed has the same samples (e.g. the shared step-0 evaluation): problems only. */
   | "shared samples";
@@ -54,10 +58,17 @@ export interface AggregateCell {
   se: number;
   terms: CrossedTerms;
   components: CrossedComponents;
+  /** Base, seed-within-base, problem, base × problem and residual components (raw, NaN: not estimable). */
+  nested: NestedComponents;
+  /** "one base": the interval holds for that base model only; "bases": over base models. */
+  scope: "bases" | "one base";
   interval: IntervalKind;
   /** Every per-problem value of every seed is equal, so the interval has zero width. */
   identical: boolean;
+  /** Runs (units: base × seed pairs) behind the cell. */
   seeds: number;
+  /** Distinct base models among them. */
+  bases: number;
   /** The seeds behind the cell. */
   seedList: number[];
   n: number;
@@ -86,6 +97,7 @@ function sameSamples(rows: readonly PassKRow[]): boolean {
 /** Columns of passk.csv, in order. */
 export const PASSK_COLUMNS = [
   "method",
+  "base",
   "seed",
   "dataset",
   "slice",
@@ -152,6 +164,7 @@ export function runPassK(run: RunData, iters = 2000): PassKRow[] {
       rows.push({
         method: run.method,
         seed: run.seed,
+        base: run.base,
         dataset,
         slice,
         step: Number(stepText),
@@ -189,6 +202,7 @@ export function csvRecord(row: PassKRow): Record<string, unknown> {
   const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
   return {
     method: row.method,
+    base: row.base,
     seed: row.seed,
     dataset: row.dataset,
     slice: row.slice,
@@ -219,16 +233,18 @@ export function finalRows(rows: readonly PassKRow[]): PassKRow[] {
 }
 
 /**
- * Aggregate rows over seeds: the mean over seeds and shared problems with the crossed 95% interval
- * (evaluators/stats.ts `crossedInterval`), clipped to [0, 1]. Rows of one method × dataset × slice × step × k.
+ * Aggregate rows over runs: the mean over shared problems of the base means (each base's mean over its seeds)
+ * with the nested 95% interval (evaluators/stats.ts `nestedInterval`: the crossed interval of the bases ×
+ * problems matrix; one base: of the seeds × problems matrix, for that base only), clipped to [0, 1]. Rows of
+ * one method × dataset × slice × step × k.
  */
 export function aggregateSeeds(rows: readonly PassKRow[]): AggregateCell[] {
   const groups = groupBy(rows, (r) => [r.method, r.dataset, r.slice, r.step, r.k].join("\u0000"));
   return [...groups.values()].map((unsorted) => {
-    const list = [...unsorted].sort((a, b) => a.seed - b.seed);
+    const list = [...unsorted].sort((a, b) => a.base - b.base || a.seed - b.seed);
     const first = list[0];
     const m = seedProblemMatrix(list);
-    const ci = crossedInterval(m.values, m.seeds, m.problems.length);
+    const ci = nestedInterval(m.values, list.map((r) => r.base), m.problems.length);
     return {
       method: first.method,
       dataset: first.dataset,
@@ -241,9 +257,12 @@ export function aggregateSeeds(rows: readonly PassKRow[]): AggregateCell[] {
       se: ci.se,
       terms: ci.terms,
       components: ci.components,
+      nested: ci.nested,
+      scope: ci.scope,
       interval: list.length === 1 ? "one seed" : sameSamples(list) ? "shared samples" : "crossed",
       identical: ci.identical,
       seeds: list.length,
+      bases: ci.nested.bases,
       seedList: list.map((r) => r.seed),
       n: Math.min(...list.map((r) => r.n)),
       problems: m.problems.length,

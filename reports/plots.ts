@@ -26,6 +26,13 @@ function domainOf(values: readonly number[], lo: number, hi: number): [number, n
   return [Math.max(lo, min - pad), Math.min(hi, max + pad)];
 }
 
+/** The interval's caption: over bases × problems, or over seeds × problems for one base model only. */
+function intervalCaption(cells: readonly { scope: "bases" | "one base" }[]): string {
+  return cells.length > 0 && cells.every((c) => c.scope === "bases")
+    ? "mean over runs, 95% crossed bases × problems interval"
+    : "mean over seeds, 95% crossed seeds × problems interval, for this base model only";
+}
+
 /** The log₂ k axis shared by the Pass@k and difference plots. */
 function kAxis(ks: number[]) {
   return {
@@ -55,7 +62,7 @@ export function passKSpec(cells: readonly AggregateCell[], dataset: string): vl.
   const domain = domainOf(values.flatMap((v) => [v.lo, v.hi]), 0, 1);
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: `Pass@k on ${dataset} (mean over seeds, 95% crossed seeds × problems interval)`,
+    title: `Pass@k on ${dataset} (${intervalCaption(cells.filter((c) => c.dataset === dataset))})`,
     width: 420,
     height: 280,
     data: { values },
@@ -98,7 +105,9 @@ export function diffSpec(comparisons: readonly Comparison[], dataset: string): v
   const domain = domainOf([0, ...values.flatMap((v) => [v.lo, v.hi])], -1, 1);
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: `ACE − baseline on ${dataset} (95% crossed seeds × problems interval)`,
+    title: `ACE − baseline on ${dataset} (${
+      intervalCaption(comparisons.filter((c) => c.dataset === dataset).flatMap((c) => c.cells))
+    })`,
     data: { values },
     facet: { column: { field: "comparison", type: "nominal", title: null } },
     spec: {

@@ -1,58 +1,114 @@
 // `deno task power SWEEP_DIR`: the variance components of each ACE-minus-baseline difference of a finished sweep
-// (between seeds, between problems, seed × problem residual, and the within-problem sampling part of the
-// residual), the minimum detectable difference (MDD, 80% power, 5% two-sided) of the sweep's own design, and its
-// projection to another design (--seeds/--problems/--n) or the design a target MDD needs (--target).
+// (between bases, between seeds of a base, between problems, base × problem, the residual and its within-problem
+// sampling part), the minimum detectable difference (MDD, 80% power, 5% two-sided) of the sweep's own design, and
+// its projection to another design (--bases/--seeds-per-base/--problems/--n) or the design a target MDD needs.
 import { parseFlags, parseIntList, parseNumber, UsageError } from "../common/args.ts";
-import { crossedVariance, minDetectable, passAtKVariance } from "../evaluators/mod.ts";
+import {
+  minDetectable,
+  type NestedComponents,
+  nestedTerms,
+  passAtKVariance,
+  passAtKVarianceUnbiased,
+} from "../evaluators/mod.ts";
 import type { Comparison, DiffCell } from "./compare.ts";
 import { buildReport } from "./report.ts";
 
-/** A sweep design: training seeds (pairs), held-out problems, samples per problem. */
+/** A sweep design: base models, training seeds per base, held-out problems, samples per problem. */
 export interface Design {
-  seeds: number;
+  bases: number;
+  seedsPerBase: number;
   problems: number;
   n: number;
 }
 
 /**
- * Mean within-problem sampling variance of one paired difference value at n samples per problem:
- * Var(pass@k estimate) of each side, from each value's measured accuracy c/n₀ (the factor n₀/(n₀ − 1) makes it
- * unbiased at k = 1; larger k are plug-in estimates). Requires k ≤ n.
+ * Within-problem sampling variance of one pass@k value at n samples, estimated from c correct of n0: unbiased
+ * (`passAtKVarianceUnbiased`) when n0 ≥ 2k; otherwise no unbiased estimate exists and the plug-in at p̂ = c/n0
+ * (times n0/(n0 − 1)) is used, flagged `plugIn`.
  */
-export function withinVariance(cell: DiffCell, n: number): number {
-  const n0 = cell.n, k = cell.k;
-  const cache = new Map<number, number>();
-  const v = (p: number) => {
-    let out = cache.get(p);
-    if (out === undefined) cache.set(p, out = passAtKVariance(n, p, k));
-    return out;
-  };
-  let sum = 0;
-  const { a, b } = cell.accuracy;
-  for (let i = 0; i < a.length; i++) sum += v(a[i]) + v(b[i]);
-  return (sum / a.length) * (n0 > 1 ? n0 / (n0 - 1) : 1);
+function valueWithin(n0: number, c: number, k: number, n: number): { v: number; plugIn: boolean } {
+  if (n0 >= 2 * k) return { v: passAtKVarianceUnbiased(n0, c, k, n), plugIn: false };
+  return { v: passAtKVariance(n, c / n0, k) * (n0 > 1 ? n0 / (n0 - 1) : 1), plugIn: true };
 }
 
 /**
- * MDD of a difference for another design: the residual's within-problem part is rescaled from the measured n to
- * `design.n` (residual − W(n₀) + W(n), at least 0), the other components are kept. At the measured design this is
- * exactly the summary's figure. NaN when k > design.n.
+ * Mean within-problem sampling variance of one paired difference value at n samples per problem (k ≤ n): the sum
+ * of both sides' variances, each estimated from that run's own c of n0 samples without bias when n0 ≥ 2k
+ * (`plugIn` false), else by the plug-in (`plugIn` true: biased, by ×0.4–×9 at realistic p).
+ */
+export function withinEstimate(cell: DiffCell, n: number): { variance: number; plugIn: boolean } {
+  const cache = new Map<string, { v: number; plugIn: boolean }>();
+  const at = (n0: number, acc: number) => {
+    const c = Math.round(acc * n0), key = `${n0}/${c}`;
+    let out = cache.get(key);
+    if (out === undefined) cache.set(key, out = valueWithin(n0, c, cell.k, n));
+    return out;
+  };
+  let sum = 0, plugIn = false;
+  const { a, b } = cell.accuracy;
+  for (let i = 0; i < a.length; i++) {
+    for (const x of [at(cell.samples.a[i], a[i]), at(cell.samples.b[i], b[i])]) {
+      sum += x.v;
+      plugIn ||= x.plugIn;
+    }
+  }
+  return { variance: sum / a.length, plugIn };
+}
+
+/** `withinEstimate`'s variance alone. */
+export function withinVariance(cell: DiffCell, n: number): number {
+  return withinEstimate(cell, n).variance;
+}
+
+/** The sweep's own design of a difference cell. */
+export function ownDesign(cell: DiffCell): Design {
+  return {
+    bases: cell.bases,
+    seedsPerBase: cell.nested.seedsPerBase,
+    problems: cell.problems,
+    n: cell.n,
+  };
+}
+
+/**
+ * The components a design at `n` samples would have: the within-problem part W of the residual is rescaled from
+ * the measured n to `n` (residual − W(n₀) + W(n)). With one seed per base the seed × problem part cannot be told
+ * from base × problem and is kept there (conservative for more seeds per base); with one run the whole
+ * per-problem variance is the problem component. At the measured n (and seeds per base) nothing changes.
+ */
+export function projectedComponents(cell: DiffCell, design: Design): NestedComponents {
+  const c = cell.nested;
+  const same = design.n === cell.n && design.seedsPerBase === c.seedsPerBase;
+  if (same) return c;
+  const w0 = withinVariance(cell, cell.n), w1 = withinVariance(cell, design.n);
+  if (c.units === 1) return { ...c, problem: c.problem - w0 + w1 };
+  if (c.seedsKnown) return { ...c, residual: c.residual - w0 + w1 };
+  return { ...c, seed: 0, baseProblem: c.baseProblem - w0, residual: w1, seedsKnown: true };
+}
+
+/** Whether a projected component is negative (then counted as 0, so that MDD is a lower bound). */
+function projectionTruncated(cell: DiffCell, design: Design): boolean {
+  if (cell.k > design.n) return false;
+  const x = projectedComponents(cell, design);
+  return [x.base, x.seed, x.problem, x.baseProblem, x.residual].some((v) => v < -1e-12);
+}
+
+/**
+ * MDD of a difference for another design (`nestedTerms` of the projected components). At the measured design this
+ * is exactly the summary's figure. NaN when k > design.n.
  */
 export function projectMdd(cell: DiffCell, design: Design): number {
   if (cell.k > design.n) return NaN;
-  const c = cell.components;
-  const residual = design.n === cell.n
-    ? c.residual
-    : Math.max(0, c.residual - withinVariance(cell, cell.n) + withinVariance(cell, design.n));
-  const problem = c.seedKnown
-    ? c.problem
-    : c.problem - (withinVariance(cell, cell.n) - withinVariance(cell, design.n));
-  return minDetectable(crossedVariance({ ...c, residual, problem: Math.max(0, problem) }, design));
+  return minDetectable(nestedTerms(projectedComponents(cell, design), design));
 }
 
-/** The fewest problems (≤ 10⁷) reaching `target` with `seeds` seeds and n samples, or null when none does. */
-export function problemsNeeded(cell: DiffCell, target: number, seeds: number, n: number): number | null {
-  const mdd = (problems: number) => projectMdd(cell, { seeds, problems, n });
+/** The fewest problems (≤ 10⁷) reaching `target` with the design's bases, seeds and n, or null when none does. */
+export function problemsNeeded(
+  cell: DiffCell,
+  target: number,
+  design: Omit<Design, "problems">,
+): number | null {
+  const mdd = (problems: number) => projectMdd(cell, { ...design, problems });
   let hi = 2;
   while (hi <= 1e7 && !(mdd(hi) <= target)) hi *= 2;
   if (hi > 1e7) return null;
@@ -66,61 +122,122 @@ export function problemsNeeded(cell: DiffCell, target: number, seeds: number, n:
   return hi;
 }
 
-const f3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : "–");
-const f5 = (x: number) => x.toExponential(2);
+/** An MDD for print: 3 decimals, never "0.000" (2 significant digits below 0.0005; exactly 0: nothing varies). */
+export function mddText(x: number): string {
+  if (!Number.isFinite(x)) return "–";
+  if (x === 0) return "0 (no variance measured)";
+  return x >= 0.0005 ? x.toFixed(3) : x.toPrecision(2);
+}
 
-function componentsTable(c: Comparison): string[] {
+/** A component: "n/a" when not estimable, 0 below float noise, negative ones as estimated with a mark. */
+function componentText(x: number): string {
+  if (Number.isNaN(x)) return "n/a";
+  if (Math.abs(x) < 1e-12) return "0";
+  return x < 0 ? `${x.toExponential(2)} (→ 0)` : x.toExponential(2);
+}
+
+const f3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : "–");
+
+function componentsTable(c: Comparison): { lines: string[]; negative: boolean; plugIn: number[] } {
   const lines = [
-    "| k | mean Δ | σ²_seed | σ²_problem | σ²_residual | of which within-problem | design | MDD (this design) |",
-    "|---:|---:|---:|---:|---:|---:|---|---:|",
+    "| k | mean Δ | σ²_base | σ²_seed(base) | σ²_problem | σ²_base×problem | σ²_residual | of which within-problem | design | MDD (this design) |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
   ];
+  let negative = false;
+  const plugIn: number[] = [];
   for (const d of c.cells) {
-    const x = d.components;
+    const x = d.nested, w = withinEstimate(d, d.n);
+    const values = [x.base, x.seed, x.problem, x.baseProblem, x.residual];
+    negative ||= values.some((v) => v < -1e-12);
+    if (w.plugIn) plugIn.push(d.k);
     lines.push(
-      `| ${d.k} | ${f3(d.mean)} | ${x.seedKnown ? f5(x.seed) : "unknown (1 seed)"} | ${f5(x.problem)} | ${
-        f5(x.residual)
-      } | ${f5(withinVariance(d, d.n))} | ${d.seeds} × ${d.problems} × n ${d.n} | ${f3(d.mdd)} |`,
+      `| ${d.k} | ${f3(d.mean)} | ${values.map(componentText).join(" | ")} | ${componentText(w.variance)}${
+        w.plugIn ? " (plug-in)" : ""
+      } | ${designText(ownDesign(d), x)} | ${mddText(d.mdd)} |`,
     );
   }
-  return lines;
+  return { lines, negative, plugIn };
+}
+
+function designText(d: Design, x?: NestedComponents): string {
+  const per = Number.isInteger(d.seedsPerBase) ? d.seedsPerBase : d.seedsPerBase.toFixed(1);
+  const base = x && !x.basesKnown ? `1 base × ${x.units} seeds` : `${d.bases} bases × ${per} seeds`;
+  return `${base} × ${d.problems} problems × n ${d.n}`;
+}
+
+/** Notes under a comparison's components table: what is unknown, confounded, negative or plug-in. */
+function notes(own: DiffCell, negative: boolean, plugIn: number[], design: Design): string[] {
+  const x = own.nested, out: string[] = [];
+  if (!x.basesKnown) {
+    out.push(
+      "One base model: σ²_base and σ²_base×problem are not measured, so every figure holds for this base model " +
+        `only${design.bases > 1 ? " and projections to more bases are lower bounds" : ""}.`,
+    );
+  } else if (!x.seedsKnown) {
+    out.push(
+      "One seed per base: σ²_base includes the seed variance and σ²_base×problem the seed × problem part of the " +
+        "residual; projections keep them at the base level (conservative for more seeds per base).",
+    );
+  }
+  if (x.basesKnown && x.bases < 4) {
+    out.push(
+      `Warning: ${x.bases} bases leave ${x.bases - 1} degree(s) of freedom for the base term; use ≥ 4.`,
+    );
+  }
+  if (negative) {
+    out.push("A negative component estimate is shown as estimated (→ 0) and counted as 0 in every MDD.");
+  }
+  if (plugIn.length) {
+    out.push(
+      `At k = ${plugIn.join(", ")} some run has n < 2k samples, where no unbiased within-problem variance ` +
+        "exists: the plug-in at p̂ = c/n is used there (biased).",
+    );
+  }
+  return out.length ? [...out.map((l) => `- ${l}`), ""] : [];
 }
 
 /** Usage text for `deno task power`. */
 export const usage =
-  `usage: deno task power SWEEP_DIR [--seeds S --problems P --n N] [--target MDD [--try-seeds LIST]]
+  `usage: deno task power SWEEP_DIR [--bases B --seeds-per-base S --problems P --n N] [--target MDD [--try-bases LIST]]
 
 Estimates, for every ACE-minus-baseline comparison and k of a finished sweep, the variance components of the
-paired difference (between seeds, between problems, seed × problem residual and its within-problem sampling
-part) and prints the minimum detectable difference (MDD: 80% power, 5% two-sided) of the sweep's own design
-(the figure in summary.md) and of another design.
---seeds S, --problems P, --n N   the design to project (each defaults to the sweep's own)
---target MDD                     instead: for each seed count, the problems needed to reach MDD at every k ≤ n
---try-seeds LIST                 seed counts tried with --target (default 2,3,4,6,8,12,16)
+paired difference (between base models, between seeds of a base, between problems, base × problem, and the
+residual with its within-problem sampling part) and prints the minimum detectable difference (MDD: 80% power,
+5% two-sided) of the sweep's own design (the figure in summary.md) and of another design.
+--bases B, --seeds-per-base S,    the design to project (each defaults to the sweep's own); with one base in
+--problems P, --n N               the sweep, runs are counted as seeds of that base (a lower bound)
+--target MDD                      instead: for each base count, the problems needed to reach MDD at every k ≤ n
+--try-bases LIST                  base counts tried with --target (default 2,4,8,12,16,24,32)
 
-example: deno task power runs/default --seeds 8 --problems 512
+example: deno task power runs/default --bases 16 --problems 512
          deno task power runs/default --target 0.02`;
 
 /** Entry point for `deno task power`. */
 export async function main(args: string[]): Promise<number> {
   const parsed = parseFlags(args, {
+    bases: { type: "string" },
+    "seeds-per-base": { type: "string" },
     seeds: { type: "string" },
     problems: { type: "string" },
     n: { type: "string" },
     target: { type: "string" },
-    "try-seeds": { type: "string" },
+    "try-bases": { type: "string" },
   });
   const values = parsed.values as Record<string, string | boolean | undefined>;
   if (values.help) {
     console.log(usage);
     return 0;
   }
+  if (values.seeds !== undefined) {
+    throw new UsageError("--seeds: give --bases B and --seeds-per-base S (runs are nested in base models)");
+  }
   if (parsed.positionals.length !== 1) throw new UsageError("expected one sweep folder SWEEP_DIR");
   const dir = parsed.positionals[0];
   const target = values.target === undefined
     ? null
     : parseNumber(values.target as string, "target", 0, 1e-6, 2);
-  if (target !== null && (values.seeds || values.problems)) {
-    throw new UsageError("give --target or a design (--seeds/--problems), not both");
+  if (target !== null && (values.bases || values.problems)) {
+    throw new UsageError("give --target or a design (--bases/--problems), not both");
   }
   const report = await buildReport(dir);
   if (report.comparisons.length === 0) {
@@ -136,47 +253,76 @@ export async function main(args: string[]): Promise<number> {
   }
   const lines = [`# Power of ${dir}`, ""];
   for (const c of report.comparisons) {
-    const own = c.cells[0];
+    if (c.cells.length === 0) continue;
+    const own = ownDesign(c.cells[0]);
     const design: Design = {
-      seeds: parseNumber(values.seeds as string | undefined, "seeds", own.seeds, 2, 1e6),
+      bases: parseNumber(values.bases as string | undefined, "bases", own.bases, 1, 1e6),
+      seedsPerBase: parseNumber(
+        values["seeds-per-base"] as string | undefined,
+        "seeds-per-base",
+        own.seedsPerBase,
+        1,
+        1e6,
+      ),
       problems: parseNumber(values.problems as string | undefined, "problems", own.problems, 2, 1e9),
       n: parseNumber(values.n as string | undefined, "n", own.n, 1, 1e6),
     };
     for (const [flag, v] of Object.entries(design)) {
-      if (!Number.isInteger(v)) throw new UsageError(`--${flag}: expected an integer, got ${v}`);
+      const given = values[flag === "seedsPerBase" ? "seeds-per-base" : flag] !== undefined;
+      if (given && !Number.isInteger(v)) throw new UsageError(`--${flag}: expected an integer, got ${v}`);
     }
-    lines.push(`## ${c.b} − ${c.a} (${c.dataset})`, "", ...componentsTable(c), "");
-    if (!own.components.seedKnown) {
-      lines.push(
-        "One seed: the seed-to-seed variance is not measured, so projections leave it out (a lower bound).",
+    const units = c.cells[0].nested.basesKnown ? design.bases : design.bases * design.seedsPerBase;
+    if (units < 2) {
+      throw new UsageError(
+        c.cells[0].nested.basesKnown
+          ? "--bases: a projection needs ≥ 2 bases"
+          : "--bases × --seeds-per-base: a projection needs ≥ 2 runs",
       );
-      lines.push("");
     }
+    const table = componentsTable(c);
+    lines.push(
+      `## ${c.b} − ${c.a} (${c.dataset})`,
+      "",
+      "Variance components of the paired difference (per value; method of moments):",
+      "",
+      ...table.lines,
+      "",
+      ...notes(c.cells[0], table.negative, table.plugIn, design),
+    );
     if (target === null) {
+      const cut = c.cells.map((d) => projectionTruncated(d, design));
       lines.push(
-        `Projected MDD for ${design.seeds} seeds × ${design.problems} problems × n ${design.n}:`,
+        `Projected MDD for ${designText(design)}:`,
         "",
         `| ${c.cells.map((d) => `MDD@${d.k}`).join(" | ")} |`,
         `|${c.cells.map(() => "---:").join("|")}|`,
-        `| ${c.cells.map((d) => f3(projectMdd(d, design))).join(" | ")} |`,
+        `| ${c.cells.map((d, i) => mddText(projectMdd(d, design)) + (cut[i] ? "*" : "")).join(" | ")} |`,
         "",
       );
+      if (cut.some((x) => x)) {
+        lines.push(
+          "\\* a projected component came out negative (e.g. the measured residual is smaller than its own " +
+            "within-problem part) and is counted as 0: that MDD is a lower bound.",
+          "",
+        );
+      }
       continue;
     }
-    const trySeeds = values["try-seeds"]
-      ? parseIntList(values["try-seeds"] as string, "try-seeds")
-      : [2, 3, 4, 6, 8, 12, 16];
+    const tryBases = values["try-bases"]
+      ? parseIntList(values["try-bases"] as string, "try-bases")
+      : [2, 4, 8, 12, 16, 24, 32];
     const ks = c.cells.filter((d) => d.k <= design.n);
     lines.push(
-      `Problems needed for MDD ≤ ${target} (n ${design.n}; "–": not reachable with that many seeds):`,
+      `Problems needed for MDD ≤ ${target} (${design.seedsPerBase} seed(s) per base, n ${design.n}; "–": not ` +
+        "reachable with that many bases):",
       "",
-      `| seeds | ${ks.map((d) => `k=${d.k}`).join(" | ")} | all k |`,
+      `| bases | ${ks.map((d) => `k=${d.k}`).join(" | ")} | all k |`,
       `|---:|${ks.map(() => "---:").join("|")}|---:|`,
     );
-    for (const seeds of trySeeds.filter((s) => s >= 2)) {
-      const need = ks.map((d) => problemsNeeded(d, target, seeds, design.n));
+    for (const bases of tryBases.filter((b) => b * (units / design.bases) >= 2)) {
+      const need = ks.map((d) => problemsNeeded(d, target, { ...design, bases }));
       const all = need.some((p) => p === null) ? null : Math.max(...need.map((p) => p!));
-      lines.push(`| ${seeds} | ${need.map((p) => p ?? "–").join(" | ")} | ${all ?? "–"} |`);
+      lines.push(`| ${bases} | ${need.map((p) => p ?? "–").join(" | ")} | ${all ?? "–"} |`);
     }
     lines.push("");
   }

@@ -1,13 +1,14 @@
-// Regression check: each method's final Pass@k (mean over seeds and problems) against a committed baseline. A
-// cell regresses when it falls below the baseline by more than the one-sided 95% crossed interval of the
-// difference allows. Both sweeps evaluate the same problems, so the problem component cancels; what remains is
-// the noise a re-run has: each sweep's seed term σ²_seed/S and residual term σ²_residual/(S·P).
+// Regression check: each method's final Pass@k (mean over runs and problems) against a committed baseline. Each
+// cell gets a one-sided t test of its drop; both sweeps evaluate the same problems, so the problem component
+// cancels and what remains is the noise a re-run has: each sweep's base term (σ²_base + σ²_seed/S)/B and residual
+// term. The cells of a sweep are one family (every method, dataset and k), so the verdicts are Holm-adjusted:
+// two re-runs that differ only in seeds fail with probability ≤ 5% however many cells there are.
 import { readJson, writeJson } from "../common/fs.ts";
-import { tQuantile } from "../evaluators/mod.ts";
+import { holm, tCdf, tQuantile } from "../evaluators/mod.ts";
 import { type DataIssue } from "./completeness.ts";
 import type { ReportOptions } from "./report.ts";
 import { buildReport } from "./report.ts";
-import { type AggregateCell, aggregateSeeds, finalRows } from "./passk.ts";
+import { type AggregateCell, aggregateSeeds, finalRows, type PassKRow } from "./passk.ts";
 
 /** One baseline cell: a method's final Pass@k on a dataset, mean over seeds, with its noise for a re-run. */
 export interface BaselineCell {
@@ -39,8 +40,11 @@ export interface RegressionCell {
   k: number;
   baseline: number;
   current: number | null;
-  /** The largest drop the noise allows: √Σ t²(.95, df)·variance over both cells' noise terms. */
+  /** The largest drop the noise allows at this cell's Holm level: t(1 − level, ν)·se (ν: Satterthwaite). */
   allowed: number;
+  /** One-sided p-value of the drop (NaN for a missing cell) and the Holm level it was tested at. */
+  p: number;
+  level: number;
   regressed: boolean;
 }
 
@@ -56,13 +60,9 @@ function rerunNoise(c: AggregateCell): { variance: number; df: number }[] {
   return terms.filter((x) => x.variance > 0 && x.df > 0).map((x) => ({ variance: r9(x.variance), df: x.df }));
 }
 
-/** Baseline cells of a sweep folder (every method × dataset × k at the final step, slice "all") and its issues. */
-export async function baselineOf(
-  dir: string,
-  options: ReportOptions = {},
-): Promise<Baseline & { issues: DataIssue[] }> {
-  const report = await buildReport(dir, options);
-  const cells = aggregateSeeds(finalRows(report.rows).filter((r) => r.slice === "all"))
+/** Baseline cells of Pass@k rows: every method × dataset × k at the final step, slice "all", sorted. */
+export function baselineCells(rows: readonly PassKRow[]): BaselineCell[] {
+  return aggregateSeeds(finalRows(rows).filter((r) => r.slice === "all"))
     .map((c) => ({
       method: c.method,
       dataset: c.dataset,
@@ -75,6 +75,15 @@ export async function baselineOf(
       problems: c.problems,
     }))
     .sort((a, b) => a.dataset.localeCompare(b.dataset) || a.method.localeCompare(b.method) || a.k - b.k);
+}
+
+/** Baseline cells of a sweep folder (every method × dataset × k at the final step, slice "all") and its issues. */
+export async function baselineOf(
+  dir: string,
+  options: ReportOptions = {},
+): Promise<Baseline & { issues: DataIssue[] }> {
+  const report = await buildReport(dir, options);
+  const cells = baselineCells(report.rows);
   const sweep = report.data.sweep;
   return {
     version: 2,
@@ -114,26 +123,42 @@ export function writeBaseline(path: string, baseline: Baseline): void {
   });
 }
 
-/** √Σ t²(.95, df)·variance: the one-sided 95% allowance of a set of independent noise terms. */
-function allowance(terms: readonly { variance: number; df: number }[]): number {
-  return Math.sqrt(terms.reduce((acc, x) => acc + tQuantile(0.95, x.df) ** 2 * x.variance, 0));
+/** One-sided test of a drop with independent noise terms: se = √Σ variance, ν by Satterthwaite, p = P(T ≥ drop/se). */
+function dropTest(
+  terms: readonly { variance: number; df: number }[],
+  drop: number,
+): { se: number; df: number; p: number } {
+  const v = terms.reduce((acc, x) => acc + x.variance, 0);
+  const df = v > 0 ? v ** 2 / terms.reduce((acc, x) => acc + x.variance ** 2 / x.df, 0) : 1;
+  const se = Math.sqrt(v);
+  // 1e-9 absorbs float noise in otherwise identical numbers.
+  if (!(se > 0)) return { se, df, p: drop > 1e-9 ? 0 : 1 };
+  return { se, df, p: 1 - tCdf(drop / se, df) };
 }
 
-/** Compare every baseline cell with the current one; a missing current cell counts as a regression. */
-export function compareToBaseline(baseline: Baseline, current: Baseline): RegressionCell[] {
-  return baseline.cells.map((b) => {
-    const c = current.cells.find((c) => c.method === b.method && c.dataset === b.dataset && c.k === b.k);
-    const where = { method: b.method, dataset: b.dataset, k: b.k };
-    if (!c) return { ...where, baseline: b.mean, current: null, allowed: 0, regressed: true };
-    const allowed = allowance([...b.noise, ...c.noise]);
-    return {
-      ...where,
+/**
+ * Compare every baseline cell with the current one: a one-sided t test of each drop, Holm-adjusted over all
+ * cells at family-wise level `alpha` (default 0.05). A missing current cell counts as a regression.
+ */
+export function compareToBaseline(baseline: Baseline, current: Baseline, alpha = 0.05): RegressionCell[] {
+  const pairs = baseline.cells.map((b) => ({
+    b,
+    c: current.cells.find((c) => c.method === b.method && c.dataset === b.dataset && c.k === b.k),
+  }));
+  const tests = pairs.map(({ b, c }) => c ? dropTest([...b.noise, ...c.noise], b.mean - c.mean) : null);
+  const verdicts = holm(tests.map((t) => t?.p ?? NaN), alpha);
+  return pairs.map(({ b, c }, i) => {
+    const where = {
+      method: b.method,
+      dataset: b.dataset,
+      k: b.k,
       baseline: b.mean,
-      current: c.mean,
-      allowed,
-      // 1e-9 absorbs float noise in otherwise identical numbers.
-      regressed: c.mean < b.mean - allowed - 1e-9,
+      level: verdicts[i].level,
     };
+    const t = tests[i];
+    if (!c || !t) return { ...where, current: null, allowed: 0, p: NaN, regressed: true };
+    const allowed = t.se > 0 ? t.se * tQuantile(1 - verdicts[i].level, t.df) : 0;
+    return { ...where, current: c.mean, allowed, p: t.p, regressed: verdicts[i].rejected };
   });
 }
 
@@ -146,6 +171,8 @@ export function describeRegressions(cells: readonly RegressionCell[]): string[] 
       })`
       : `${c.method} ${c.dataset} Pass@${c.k}: ${c.baseline.toFixed(3)} → ${c.current.toFixed(3)} (drop ${
         (c.baseline - c.current).toFixed(3)
-      } > allowed ${c.allowed.toFixed(3)})`
+      } > allowed ${c.allowed.toFixed(3)}; one-sided p = ${c.p.toPrecision(2)} ≤ Holm level ${
+        c.level.toPrecision(2)
+      })`
   );
 }

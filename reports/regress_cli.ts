@@ -13,11 +13,11 @@ import {
 export const usage = `usage: deno task regress --baseline FILE --current DIR [--update] [--iters N]
                             [--allow-config-change]
 
-Compares the final Pass@k (mean over seeds and problems) of every method/dataset/k in sweep folder DIR with a
-committed baseline and exits 1 when a cell falls below its baseline by more than the one-sided 95% crossed
-interval of the difference allows (drop > √Σ t²(.95, df)·variance over the noise terms of both cells: the seed
-and residual terms a re-run on the same problems has), naming each regressed cell. Incomplete current data
-also fail.
+Compares the final Pass@k (mean over runs and problems) of every method/dataset/k in sweep folder DIR with a
+committed baseline and exits 1 when a cell's drop is significant: a one-sided t test per cell over the noise a
+re-run on the same problems has (both sweeps' base and residual terms; Satterthwaite degrees of freedom),
+Holm-adjusted over all cells so that two re-runs differing only in seeds fail at most 5% of the time. Each
+regressed cell is named. Incomplete current data also fail.
 --update   write DIR's cells as the new baseline FILE instead of checking (an explicit, reviewed change)
 --allow-config-change   compare even though DIR's config hash differs from the baseline's (otherwise exit 2)
 
@@ -76,7 +76,9 @@ export async function main(args: string[]): Promise<number> {
   const verdicts = compareToBaseline(baseline, current);
   const regressed = describeRegressions(verdicts);
   if (regressed.length === 0) {
-    console.log(`regress: ok: ${verdicts.length} Pass@k cells within their intervals of ${values.baseline}`);
+    console.log(
+      `regress: ok: no significant drop in ${verdicts.length} Pass@k cells (Holm, 5% family-wise) against ${values.baseline}`,
+    );
     return 0;
   }
   console.error(

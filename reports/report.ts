@@ -166,8 +166,9 @@ export async function compareSweeps(
   const fmt = (x: number) => x.toFixed(3);
   const sgn = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(3);
   lines.push(
-    "B − A is paired by seed (the same seed numbers in both sweeps) and problem, with the 95% crossed seeds × " +
-      "problems interval and the minimum detectable difference (80% power, 5% two-sided).",
+    "B − A is paired by base and seed (the same base and seed numbers in both sweeps) and problem, with the 95% " +
+      "crossed interval (bases × problems; with one base, seeds × problems for that base only) and the minimum " +
+      "detectable difference (80% power, 5% two-sided).",
     "",
   );
   lines.push(`| method | dataset | ${ks.map((k) => `Pass@${k} A → B (Δ [95%], MDD)`).join(" | ")} |`);

@@ -1,7 +1,10 @@
-// summary.md: the paper table (methods × Pass@k, mean over seeds with 95% crossed seeds × problems intervals),
-// ACE minus baseline paired by seed and problem with one sentence each, the minimum detectable difference of the
-// design, incomplete data named and marked, per-subject/level breakdowns, and a reproducibility block.
+// summary.md: the inference scope first (how many base models, seeds and problems the intervals count), the paper
+// table (methods × Pass@k, mean over runs with 95% intervals over bases × problems, seeds nested in bases), ACE
+// minus baseline paired by base, seed and problem with one sentence each, the minimum detectable difference of
+// the design and its variance components, incomplete data named and marked, per-subject/level breakdowns, and a
+// reproducibility block.
 import { sweepFile } from "../common/run_folder.ts";
+import type { NestedComponents } from "../evaluators/mod.ts";
 import { type Comparison, comparisonSentence } from "./compare.ts";
 import { type DataIssue, touches } from "./completeness.ts";
 import type { SweepData } from "./load.ts";
@@ -61,7 +64,8 @@ function isMarked(
   firstMethod: string,
   design: Design,
 ): boolean {
-  const odd = c.seeds !== design.seeds || c.problems !== design.problems || c.n !== design.n;
+  const odd = c.seeds !== design.seeds || c.bases !== design.bases || c.problems !== design.problems ||
+    c.n !== design.n;
   return marked(c, issues, firstMethod) || (odd && c.method !== BEFORE_RL);
 }
 
@@ -84,8 +88,10 @@ function passKTable(
   return table(["method", ...ks.map((k) => `Pass@${k}`)], rows);
 }
 
-/** The design most cells share (seeds × problems × n); cells that differ are marked. */
+/** The design most cells share (bases, runs, problems, n); cells that differ are marked. */
 interface Design {
+  bases: number;
+  /** Runs (base × seed units). */
   seeds: number;
   problems: number;
   n: number;
@@ -101,6 +107,7 @@ function designOf(cells: AggregateCell[]): Design {
   const trained = cells.filter((c) => c.method !== BEFORE_RL);
   const use = trained.length ? trained : cells;
   return {
+    bases: mode(use.map((c) => c.bases)),
     seeds: mode(use.map((c) => c.seeds)),
     problems: mode(use.map((c) => c.problems)),
     n: mode(use.map((c) => c.n)),
@@ -113,12 +120,13 @@ function intervalNote(cells: AggregateCell[], design: Design): string {
   );
   const trained = cells.filter((c) => c.method !== BEFORE_RL);
   const how = trained.every((c) => c.interval === "one seed")
-    ? "one seed, so the 95% interval is over problems only: seed-to-seed variance is not measured"
+    ? "one seed, so the 95% interval is over problems only: seed-to-seed variance is not measured; " +
+      "for this base model only"
     : trained.some((c) => c.interval === "one seed")
-    ? "95% crossed seeds × problems interval; over problems only where a method has one seed"
-    : "95% crossed seeds × problems interval, clipped to [0, 1]";
+    ? `${crossedName(design)}; over problems only where a method has one seed`
+    : `${crossedName(design)}, clipped to [0, 1]`;
   const lines = [
-    `Mean over ${design.seeds} seed(s) × ${design.problems} problems, n = ${design.n} samples each, at step ${
+    `Mean over ${unitsText(design)} × ${design.problems} problems, n = ${design.n} samples each, at step ${
       steps.join("/")
     } (${how}).`,
   ];
@@ -133,6 +141,51 @@ function intervalNote(cells: AggregateCell[], design: Design): string {
     );
   }
   return lines.join(" ");
+}
+
+/** "95% crossed bases × problems interval" or, with one base, the seeds × problems one for that base only. */
+function crossedName(d: { bases: number }): string {
+  return d.bases > 1
+    ? "95% crossed bases × problems interval, seeds nested in bases"
+    : "95% crossed seeds × problems interval, for this base model only";
+}
+
+/** "16 base models × 1 seed" or, with one base, "12 seed(s) of one base model". */
+function unitsText(d: { bases: number; seeds: number }): string {
+  if (d.bases <= 1) return `${d.seeds} seed(s) of one base model`;
+  const per = d.seeds / d.bases;
+  return `${d.bases} base models × ${Number.isInteger(per) ? per : per.toFixed(1)} seed(s)`;
+}
+
+/**
+ * The summary's first sentence: what the intervals generalise over (base models, seeds, problems), with a
+ * warning for one base (the verdicts hold for that base only) and for fewer than 4 bases.
+ */
+function scopeText(cells: readonly AggregateCell[]): string {
+  const trained = cells.filter((c) => c.method !== BEFORE_RL && c.slice === "all");
+  if (trained.length === 0) return "";
+  const byDataset = [...new Set(trained.map((c) => c.dataset))].sort().map((ds) =>
+    designOf(trained.filter((c) => c.dataset === ds))
+  );
+  const d = byDataset[0];
+  const problems = [...new Set(byDataset.map((x) => x.problems))].join("/");
+  if (d.seeds === 1) {
+    return `Inference scope: one run (one model) on ${problems} problems: the intervals are over problems only ` +
+      "and hold for this model only.";
+  }
+  if (d.bases <= 1) {
+    return `Inference scope: ${d.seeds} seed(s) of ONE base model and ${problems} problems, so every interval ` +
+      "and verdict below holds for this base model only; another base model can move the results by more " +
+      "than these intervals (give the sweep several `bases` for a statement about the method).";
+  }
+  const per = d.seeds / d.bases;
+  const scope = `Inference scope: over ${d.bases} independently trained base models, ${
+    Number.isInteger(per) ? per : per.toFixed(1)
+  } seed(s) each, ${problems} problems; every interval counts base, seed and problem variation.`;
+  return d.bases < 4
+    ? `${scope} Warning: with fewer than 4 base models the base term has ${d.bases - 1} degree(s) of ` +
+      "freedom and such intervals under-cover; use at least 4."
+    : scope;
 }
 
 function diffTable(
@@ -171,8 +224,75 @@ function mddTable(comparisons: Comparison[]): string[] {
 function designText(c: Comparison): string {
   const d = c.cells[0];
   if (!d) return "";
-  const unpaired = c.unpaired.length ? `; seeds ${c.unpaired.join(", ")} have no pair and are left out` : "";
-  return `${c.b} − ${c.a}: ${d.seeds} seed pair(s) × ${d.problems} problems, n = ${d.n}${unpaired}`;
+  const unpaired = c.unpaired.length ? `; ${c.unpaired.join(", ")} have no pair and are left out` : "";
+  const units = d.bases > 1
+    ? `${d.seeds} run pair(s) over ${d.bases} base models`
+    : `${d.seeds} seed pair(s) of one base model`;
+  return `${c.b} − ${c.a}: ${units} × ${d.problems} problems, n = ${d.n}${unpaired}`;
+}
+
+/** The ks that dropped out of the difference table, each with the runs lacking it. */
+function droppedText(comparisons: readonly Comparison[]): string[] {
+  return comparisons.flatMap((c) =>
+    (c.dropped ?? []).map((d) =>
+      `- ΔPass@${d.k} of ${c.b} − ${c.a} is not shown: ${d.runs.join(", ")} ${
+        d.runs.length === 1 ? "has" : "have"
+      } fewer than ${d.k} samples per problem.`
+    )
+  );
+}
+
+/** A component: "n/a" when not estimable, 0 below float noise (1e-12), else 3 significant digits. */
+const e2 = (x: number) => (Number.isNaN(x) ? "n/a" : Math.abs(x) < 1e-12 ? "0" : x.toExponential(2));
+
+/** Variance components of each difference: base, seed within base, problem, base × problem, residual. */
+function componentsTable(comparisons: readonly Comparison[]): string[] {
+  const rows = comparisons.flatMap((c) =>
+    c.cells.map((d) => {
+      const x: NestedComponents = d.nested;
+      return [
+        `${c.b} − ${c.a}`,
+        String(d.k),
+        e2(x.base),
+        e2(x.seed),
+        e2(x.problem),
+        e2(x.baseProblem),
+        e2(
+          x.residual,
+        ),
+      ];
+    })
+  );
+  return table([
+    "comparison",
+    "k",
+    "σ²_base",
+    "σ²_seed(base)",
+    "σ²_problem",
+    "σ²_base×problem",
+    "σ²_residual",
+  ], rows);
+}
+
+/** What the components table's n/a and negative entries mean for this design. */
+function componentsNote(comparisons: readonly Comparison[]): string {
+  const cells = comparisons.flatMap((c) => c.cells);
+  const parts = ["Variance components of the paired difference (per value; method of moments)."];
+  if (cells.some((d) => !d.nested.basesKnown)) {
+    parts.push("One base model: σ²_base and σ²_base×problem are not estimable (n/a).");
+  } else if (cells.some((d) => !d.nested.seedsKnown)) {
+    parts.push(
+      "One seed per base: σ²_base includes the seed variance and σ²_base×problem the residual (n/a columns).",
+    );
+  }
+  const x = cells.map((d) => d.nested);
+  if (x.some((n) => [n.base, n.seed, n.problem, n.baseProblem, n.residual].some((v) => v < 0))) {
+    parts.push(
+      "A negative estimate is shown as estimated and counted as 0 in the MDD (the intervals use the base-mean " +
+        "term σ²_base + σ²_seed(base)/S, truncated at 0 as a whole).",
+    );
+  }
+  return parts.join(" ");
 }
 
 function sliceTable(cells: AggregateCell[], methods: string[]): string[] {
@@ -240,6 +360,8 @@ export function renderSummary(input: SummaryInput): string {
   const firstMethod = input.firstMethod ?? methods.find((m) => m !== BEFORE_RL) ?? "";
   const name = (data.sweep?.name as string | undefined) ?? data.dir.split("/").pop();
   const lines = [`# Pass@k summary: ${name}`, ""];
+  const scope = scopeText(cells);
+  if (scope) lines.push(scope, "");
   if (issues.length) {
     lines.push(
       "## Incomplete data",
@@ -271,18 +393,25 @@ export function renderSummary(input: SummaryInput): string {
     }
     const diffs = comparisons.filter((c) => c.dataset === dataset);
     if (diffs.length) {
+      const dropped = droppedText(diffs);
       lines.push(
-        "ACE minus its baseline (each seed's per-problem difference, paired by seed and problem; 95% crossed " +
-          "seeds × problems interval):",
+        "ACE minus its baseline (each run's per-problem difference, paired by base, seed and problem; " +
+          `${crossedName(diffs[0].cells[0] ?? design)}):`,
         "",
         ...diffTable(diffs, issues, finalStep),
         "",
+        ...(dropped.length ? [...dropped, ""] : []),
         ...diffs.map((c) => `- ${comparisonSentence(c)}`),
         "",
         "Minimum detectable difference of this design (80% power, 5% two-sided; " +
-          `\`deno task power\` projects it for other designs): ${diffs.map(designText).join("; ")}.`,
+          `${design.bases > 1 ? "over base models" : "for this base model only"}; \`deno task power\` ` +
+          `projects it for other designs): ${diffs.map(designText).join("; ")}.`,
         "",
         ...mddTable(diffs),
+        "",
+        componentsNote(diffs),
+        "",
+        ...componentsTable(diffs),
         "",
       );
     }

@@ -1,43 +1,115 @@
 import { assertEquals, ok } from "../assert.ts";
+import { Rng } from "../../common/prng.ts";
 import { buildReport } from "../../reports/mod.ts";
-import { main as powerMain, problemsNeeded, projectMdd, withinVariance } from "../../reports/power.ts";
+import {
+  main as powerMain,
+  mddText,
+  ownDesign,
+  problemsNeeded,
+  projectMdd,
+  withinEstimate,
+  withinVariance,
+} from "../../reports/power.ts";
 import { fixture } from "./fixture.ts";
+import { type SimSpec, simulateRuns, writeSweep } from "./simulate.ts";
 
-Deno.test("power: the projection for the sweep's own design is the summary's MDD", async () => {
-  const report = await buildReport(fixture, { iters: 200 });
-  ok(report.comparisons.length > 0);
-  for (const c of report.comparisons) {
-    for (const d of c.cells) {
-      const own = { seeds: d.seeds, problems: d.problems, n: d.n };
-      assertEquals(projectMdd(d, own), d.mdd, `${c.dataset} Pass@${d.k}`);
-      ok(report.summary.includes(d.mdd.toFixed(3)), `summary prints MDD@${d.k} ${d.mdd.toFixed(3)}`);
-    }
-  }
-});
-
-Deno.test("power: more seeds, problems or samples shrink the MDD; a target gives the problems needed", async () => {
-  const report = await buildReport(fixture, { iters: 200 });
-  const d = report.comparisons.find((c) => c.dataset === "synthetic")!.cells.find((x) => x.k === 1)!;
-  const at = (seeds: number, problems: number, n: number) => projectMdd(d, { seeds, problems, n });
-  ok(at(4, 6, 8) < at(2, 6, 8) && at(2, 60, 8) < at(2, 6, 8) && at(2, 6, 64) < at(2, 6, 8));
-  // Within-problem variance at k = 1 is p(1 − p)/n per side, made unbiased by n/(n − 1): it scales as 1/n.
-  const ratio = withinVariance(d, 64) / withinVariance(d, 8);
-  ok(Math.abs(ratio - 8 / 64) < 1e-12, `1/n scaling at k = 1: ${ratio}`);
-  const need = problemsNeeded(d, 0.1, 8, 8);
-  ok(need !== null && at(8, need, 8) <= 0.1 && at(8, need - 1, 8) > 0.1, `problems needed ${need}`);
-});
-
-Deno.test("power: the command prints components, the projection and the --target table", async () => {
+/** Run `deno task power` with args and return what it printed. */
+async function power(args: string[]): Promise<string> {
   const lines: string[] = [];
   const log = console.log;
   console.log = (text: string) => lines.push(text);
   try {
-    assertEquals(await powerMain([fixture, "--seeds", "8", "--problems", "200"]), 0);
-    assertEquals(await powerMain([fixture, "--target", "0.05", "--try-seeds", "4,8"]), 0);
+    assertEquals(await powerMain(args), 0);
   } finally {
     console.log = log;
   }
-  const text = lines.join("\n");
-  ok(text.includes("σ²_seed") && text.includes("Projected MDD for 8 seeds × 200 problems × n 8"), text);
-  ok(text.includes("Problems needed for MDD ≤ 0.05"), text);
+  return lines.join("\n");
+}
+
+/** A simulated sweep of 4 bases × 2 seeds (written to a temp folder the caller removes). */
+function basesSweep(): string {
+  const spec: SimSpec = {
+    bases: 4,
+    seedsPerBase: 2,
+    problems: 30,
+    n: 16,
+    mu: -1.5,
+    effects: { base: 0.3, seed: 0.15, problem: 1, baseProblem: 0.3, seedProblem: 0.2 },
+    ace: { shift: 0.2, effects: { base: 0.2, seed: 0.1, problem: 0.3, baseProblem: 0.15, seedProblem: 0.1 } },
+  };
+  const dir = Deno.makeTempDirSync({ prefix: "power-" });
+  writeSweep(dir, simulateRuns(spec, Rng.seeded(11)));
+  return dir;
+}
+
+Deno.test("power: the projection for the sweep's own design is the summary's MDD (one base and four)", async () => {
+  const dir = basesSweep();
+  try {
+    for (const path of [fixture, dir]) {
+      const report = await buildReport(path, { iters: 200 });
+      ok(report.comparisons.length > 0);
+      for (const c of report.comparisons) {
+        for (const d of c.cells) {
+          assertEquals(projectMdd(d, ownDesign(d)), d.mdd, `${path} ${c.dataset} Pass@${d.k}`);
+          ok(report.summary.includes(d.mdd.toFixed(3)), `summary prints MDD@${d.k} ${d.mdd.toFixed(3)}`);
+        }
+      }
+    }
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("power: more bases, seeds, problems or samples shrink the MDD; a target gives the problems needed", async () => {
+  const dir = basesSweep();
+  try {
+    const report = await buildReport(dir, { iters: 200 });
+    const d = report.comparisons[0].cells.find((x) => x.k === 1)!;
+    assertEquals([d.bases, d.seeds, d.nested.seedsPerBase], [4, 8, 2]);
+    const at = (bases: number, seedsPerBase: number, problems: number, n: number) =>
+      projectMdd(d, { bases, seedsPerBase, problems, n });
+    const own = at(4, 2, 30, 16);
+    ok(at(8, 2, 30, 16) < own && at(4, 4, 30, 16) < own && at(4, 2, 300, 16) < own && at(4, 2, 30, 64) < own);
+    // Within-problem variance at k = 1 is p(1 − p)/n per side, made unbiased by n/(n − 1): it scales as 1/n.
+    const ratio = withinVariance(d, 64) / withinVariance(d, 8);
+    ok(Math.abs(ratio - 8 / 64) < 1e-12, `1/n scaling at k = 1: ${ratio}`);
+    const need = problemsNeeded(d, 0.1, { bases: 8, seedsPerBase: 1, n: 16 });
+    const mdd = (problems: number) => at(8, 1, problems, 16);
+    ok(need !== null && mdd(need) <= 0.1 && mdd(need - 1) > 0.1, `problems needed ${need}`);
+    // n = 16 samples: k = 8 has the unbiased within-problem estimate (n ≥ 2k), k = 16 only the plug-in.
+    const byK = (k: number) => report.comparisons[0].cells.find((x) => x.k === k)!;
+    assertEquals([withinEstimate(byK(8), 16).plugIn, withinEstimate(byK(16), 16).plugIn], [false, true]);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("power: the command prints the five components, projections over bases and the --target table", async () => {
+  const dir = basesSweep();
+  try {
+    const text = await power([dir, "--bases", "16", "--seeds-per-base", "1", "--problems", "200"]);
+    for (const name of ["σ²_base", "σ²_seed(base)", "σ²_problem", "σ²_base×problem", "σ²_residual"]) {
+      ok(text.includes(name), `${name} in\n${text}`);
+    }
+    ok(text.includes("Projected MDD for 16 bases × 1 seeds × 200 problems × n 16"), text);
+    ok(text.includes("the plug-in at p̂ = c/n is used there"), "k = 16 > n/2 is named");
+    const target = await power([dir, "--target", "0.05", "--try-bases", "4,8"]);
+    ok(target.includes("Problems needed for MDD ≤ 0.05") && target.includes("| 8 |"), target);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("power: one base says so; negative components are shown, then counted as 0; no MDD prints as 0.000", async () => {
+  const text = await power([fixture, "--n", "1000"]);
+  ok(text.includes("holds for this base model only"), text);
+  ok(/-\d\.\d\de-\d+ \(→ 0\)/.test(text) && text.includes("counted as 0 in every MDD"), text);
+  const projected = text.split("\n").filter((_, i, all) => all[i - 2]?.startsWith("| MDD@"));
+  ok(projected.length > 0 && projected.every((l) => !l.includes("0.000")), projected.join("\n"));
+  assertEquals([mddText(0.0004), mddText(0.01234), mddText(0), mddText(NaN)], [
+    "0.00040",
+    "0.012",
+    "0 (no variance measured)",
+    "–",
+  ]);
 });

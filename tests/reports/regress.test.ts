@@ -74,7 +74,7 @@ Deno.test("regress: a planted drop fails and names the regressed cells", async (
   Deno.removeSync(dir, { recursive: true });
 });
 
-Deno.test("regress: a drop within the one-sided noise allowance passes; a missing cell fails", () => {
+Deno.test("regress: a drop within the Holm-adjusted one-sided allowance passes; a missing cell fails", () => {
   const cell = {
     method: "m",
     dataset: "d",
@@ -87,13 +87,41 @@ Deno.test("regress: a drop within the one-sided noise allowance passes; a missin
     problems: 100,
   };
   const base = { version: 2 as const, sweep: "s", configHash: "h", cells: [cell, { ...cell, k: 2 }] };
-  // allowed = √2 · t(.95, 7) · 0.02 = 1.41421 · 1.89458 · 0.02 ≈ 0.0536.
+  // The missing k = 2 is rejected first (level α/2); k = 1 is then tested at α = 0.05: se = √2 · 0.02, ν = 14
+  // (Satterthwaite over two terms of 7 df), allowed = t(.95, 14) · se = 1.76131 · 0.028284 ≈ 0.0498.
   const at = (mean: number) => compareToBaseline(base, { ...base, cells: [{ ...cell, mean }] });
-  assertEquals(at(0.44)[0].regressed, true);
-  assertEquals(at(0.45)[0].regressed, false);
-  ok(Math.abs(at(0.45)[0].allowed - Math.SQRT2 * 1.894579 * 0.02) < 1e-5);
-  assertEquals(at(0.45)[1].current, null);
-  ok(describeRegressions(at(0.45))[0].includes("missing from the current sweep"));
+  assertEquals(at(0.449)[0].regressed, true);
+  assertEquals(at(0.451)[0].regressed, false);
+  ok(Math.abs(at(0.451)[0].allowed - 1.761310 * Math.SQRT2 * 0.02) < 1e-5, `${at(0.451)[0].allowed}`);
+  assertEquals([at(0.451)[0].level, at(0.451)[1].level], [0.05, 0.025]);
+  assertEquals(at(0.451)[1].current, null);
+  ok(describeRegressions(at(0.451))[0].includes("missing from the current sweep"));
+});
+
+Deno.test("regress: Holm controls the family; the same drop in one cell of twelve needs more than in one of one", () => {
+  const cell = (k: number, mean: number) => ({
+    method: "m",
+    dataset: "d",
+    k,
+    mean,
+    lo: 0,
+    hi: 1,
+    noise: [{ variance: 0.01 ** 2, df: 1000 }],
+    seeds: 8,
+    problems: 100,
+  });
+  const family = (n: number, drop: number) => {
+    const base = {
+      version: 2 as const,
+      sweep: "s",
+      configHash: "h",
+      cells: [...Array(n)].map((_, k) => cell(k, 0.5)),
+    };
+    const current = { ...base, cells: base.cells.map((c, i) => i === 0 ? { ...c, mean: c.mean - drop } : c) };
+    return compareToBaseline(base, current)[0].regressed;
+  };
+  // se = 0.01·√2 = 0.01414: one cell fails above 1.645 se = 0.0233; one of twelve needs z(1 − 0.05/12) = 2.64 se.
+  assertEquals([family(1, 0.03), family(12, 0.03), family(12, 0.04)], [true, false, true]);
 });
 
 /** A committed baseline with every cell's mean moved by `delta` (the current sweep is the committed one). */

@@ -41,6 +41,7 @@ Deno.test("report: passk.csv is long format with per-subject and per-level slice
   const rows = fromCsv((await buildReport(fixture)).csv);
   assertEquals(Object.keys(rows[0]), [
     "method",
+    "base",
     "seed",
     "dataset",
     "slice",
@@ -78,6 +79,7 @@ Deno.test("report: pass@k is the unbiased estimator averaged over problems", () 
     method: "m",
     preset: "grpo",
     seed: 0,
+    base: 0,
     engine: "x",
     state: "done",
     ks: [3],
