@@ -61,7 +61,7 @@ function evalFileState(path: string): RunData["evalFile"] {
 function baseOf(config: Record<string, unknown>, dir: string): number {
   const base = config.base ?? 0;
   if (!Number.isInteger(base) || (base as number) < 0) {
-    throw new Error(`${join(dir, RUN_FILES.config)}: base: expected a non-negative integer, got ${base}`);
+    throw new Error(`${runFile(dir, "config")}: base: expected a non-negative integer, got ${base}`);
   }
   return base as number;
 }
