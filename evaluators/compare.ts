@@ -137,6 +137,32 @@ function labelledValues(v: Value): Value[] | null {
 
 const isIntervalLike = (v: Value) => v.kind === "tuple" || v.kind === "union";
 
+type Numeral = Extract<Value, { kind: "numeral" }>;
+
+// The value of a numeral, exactly; digits are all below the base (checked by the form).
+function numeralValue(digits: string, base: number): bigint {
+  let v = 0n;
+  for (const c of digits) v = v * BigInt(base) + BigInt(Number(c));
+  return v;
+}
+
+// A numeral against a numeral compares values (52_8 ≡ 101010_2); bare digits are read in the other side's base
+// (2516 ≡ 2516_8, the subscript left off), and must be valid digits there.
+function numeralEqual(p: Value, g: Value): boolean {
+  const digitsOf = (v: Value, base: number): bigint | null => {
+    if (v.kind === "numeral") return numeralValue(v.digits, v.base);
+    const src = v.kind === "expr" ? v.src : null;
+    if (src === null || !/^\d+$/.test(src) || [...src].some((c) => Number(c) >= base)) return null;
+    return numeralValue(src, base);
+  };
+  const base = (g.kind === "numeral" ? g : p as Numeral).base;
+  const [x, y] = [digitsOf(p, base), digitsOf(g, base)];
+  return x !== null && y !== null && x === y;
+}
+
+// A set gold written as a bare list whose prediction is the same list in parentheses: (1, 2, 3) vs 1, 2, 3.
+const isParenTuple = (v: Value) => v.kind === "tuple" && v.open === "(" && v.close === ")";
+
 // Items of a list with repeats of an equivalent item removed ("2, 5, 2" states the set {2, 5}).
 function distinct(items: Value[]): Value[] {
   const out: Value[] = [];
@@ -215,6 +241,28 @@ export const COMPARISONS: readonly AnswerComparison[] = [
           ? v
           : { ...(like as Extract<Value, { kind: "tuple" }>), items: labelledValues(v)! };
       return valuesEqual(asTuple(p, g), asTuple(g, p));
+    },
+  },
+  {
+    // Numerals in a base: 52_8 is not 52_{81} (that is compared as written) nor 42.
+    name: "base_numeral",
+    applies: (p, g) => p.kind === "numeral" || g.kind === "numeral",
+    equal: numeralEqual,
+  },
+  {
+    // Order: a tuple gold is ordered, so a bare list of three or more against it is compared in order
+    // ("2, 3, 4" ≢ (2, 4, 3)); a bare list gold is a set (MATH's "enter all solutions, separated by commas"), and
+    // a prediction that parenthesises it, (1, 2, 3) for 1, 2, 3, states the same members. Two members stay a
+    // kind mismatch both ways: (2, 4) may be an interval.
+    name: "list_tuple",
+    applies: (p, g) =>
+      (p.kind === "set" && p.form === "list" && isParenTuple(g)) ||
+      (isParenTuple(p) && g.kind === "set" && g.form === "list"),
+    equal: (p, g) => {
+      const [pi, gi] = [p, g].map((v) => (v as { items: Value[] }).items);
+      if (gi.length < 3) return false;
+      if (g.kind === "set") return multisetEqual(pi, gi);
+      return pi.length === gi.length && gi.every((x, i) => valuesEqual(pi[i], x));
     },
   },
   {

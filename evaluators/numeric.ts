@@ -2,6 +2,7 @@
 // and the tolerances that decide when two values are equal (doubles, 64-digit decimals for extreme constants).
 import { all, type BigNumber, create, type EvalFunction } from "mathjs";
 import { Rng } from "../common/prng.ts";
+import { decimalPlaces, exactValue, rat, ratEqual, type Rational, ratWithin } from "./rational.ts";
 
 const math = create(all, {});
 // mathjs' own factorial of 10^6 takes ~80 ms; beyond 170! a double overflows anyway, so stop there.
@@ -18,8 +19,19 @@ big.import({
   },
 });
 
-/** Tolerances: exact answers (no decimal literal) allow only float rounding; decimals a relative 1e-6. */
-const TOLERANCE = { exactRel: 1e-9, decimalRel: 1e-6, zeroAbs: 1e-12, points: 8, minPoints: 3 };
+/**
+ * Tolerances. Exact values (rationals, powers, factorials, binomials) compare exactly; irrational constants in
+ * doubles at exactRel, confirmed in 64-digit decimals at bigRel; a decimal literal is an approximation only when
+ * it is the other side rounded to its written places and within decimalRel (see `decimalMatches`).
+ */
+const TOLERANCE = {
+  exactRel: 1e-9,
+  bigRel: 1e-40,
+  decimalRel: 1e-6,
+  zeroAbs: 1e-12,
+  points: 8,
+  minPoints: 3,
+};
 
 /** A compiled expression in mathjs syntax: its free variables, whether a decimal literal appeared, ∞ written. */
 export interface Expr {
@@ -29,6 +41,7 @@ export interface Expr {
   vars: string[];
   hasDecimal: boolean;
   infinite: boolean;
+  exact?: Rational | null; // the exact value of a constant, computed on first use (undefined = not yet)
 }
 
 const KNOWN = new Set(["pi", "e", "i", "Infinity"]);
@@ -100,26 +113,105 @@ function bigClose(x: Big, y: Big, rel: number): boolean {
   return d.lte(scale.times(rel)) || d.isZero();
 }
 
-// Constants: doubles when both are in range, 64-digit decimals when not, and ∞ only when written as \infty.
-function constantsEqual(a: Expr, b: Expr, rel: number): boolean {
+// The exact rational value of a constant, memoised on the (cached) parsed expression.
+function exactOf(e: Expr): Rational | null {
+  if (e.exact === undefined) e.exact = e.vars.length === 0 ? exactValue(e.src) : null;
+  return e.exact;
+}
+
+/**
+ * The decimal rule, one for every mode: a side written with k decimal places (the coarser side when both have
+ * decimals) approximates the other value v only if it is v rounded to k places (|d − v| ≤ ½·10^−k) and within
+ * relative 1e-6 of v. So 0.3333333 ≡ 1/3, but 1.000001 ≢ 1 (1 to six places is 1.000000) and 0.333 ≢ 1/3.
+ */
+function decimalMatches(d: Rational, k: number, v: Rational): boolean {
+  const halfUlp = rat(1n, 2n * 10n ** BigInt(k))!;
+  const absV = v.n < 0n ? rat(-v.n, v.d)! : v;
+  const rel = rat(absV.n, absV.d * 1_000_000n);
+  return rel !== null && ratWithin(d, v, halfUlp) && ratWithin(d, v, rel);
+}
+
+// The decimal rule in doubles (one side irrational): the coarser decimal side is d, with k places.
+function decimalMatchesFloat(d: number, k: number, v: number): boolean {
+  const diff = Math.abs(d - v);
+  const slack = 1 + 1e-12; // the double rounding of d and v themselves
+  return diff <= 0.5 * 10 ** -k * slack && diff <= TOLERANCE.decimalRel * Math.abs(v) * slack;
+}
+
+// Which side is the approximation: the side with decimals (the fewer places when both have them).
+function coarser(a: Expr, b: Expr): { d: Expr; v: Expr; k: number } {
+  const ka = a.hasDecimal ? decimalPlaces(a.src) : Infinity;
+  const kb = b.hasDecimal ? decimalPlaces(b.src) : Infinity;
+  return ka <= kb ? { d: a, v: b, k: ka } : { d: b, v: a, k: kb };
+}
+
+// Constants: exactly when both have an exact value; otherwise doubles when both are in range, 64-digit decimals
+// when not (and to confirm a double match of exact irrational forms), and ∞ only when written as \infty.
+function constantsEqual(a: Expr, b: Expr): boolean {
+  const ea = exactOf(a);
+  const eb = exactOf(b);
+  if (ea !== null && eb !== null) {
+    if (ratEqual(ea, eb)) return true;
+    if (!a.hasDecimal && !b.hasDecimal) return false;
+    const { d, v, k } = coarser(a, b);
+    return decimalMatches(exactOf(d)!, k, exactOf(v)!);
+  }
   const x = evalAt(a.fn, {});
   const y = evalAt(b.fn, {});
   const inRange = (z: C) => finite(z) && (z.re === 0 || (Math.abs(z.re) > 1e-250 && Math.abs(z.re) < 1e250));
   const bothZero = x.re === 0 && y.re === 0 && x.im === 0 && y.im === 0;
+  const approx = a.hasDecimal || b.hasDecimal;
   if (inRange(x) && inRange(y) && !bothZero) {
-    // Integers are exact in a double below 2^53: 10^9 + 1 is not 10^9.
-    const exact = !a.hasDecimal && !b.hasDecimal && x.im === 0 && y.im === 0;
-    if (exact && Number.isInteger(x.re) && Number.isInteger(y.re)) return x.re === y.re;
-    return closeC(x, y, rel);
+    if (approx) {
+      if (x.im !== 0 || y.im !== 0) return closeC(x, y, TOLERANCE.decimalRel);
+      const { d, k } = coarser(a, b);
+      return d === a ? decimalMatchesFloat(x.re, k, y.re) : decimalMatchesFloat(y.re, k, x.re);
+    }
+    if (!closeC(x, y, TOLERANCE.exactRel)) return false;
+    // Doubles cannot tell √(2^{106}+1) from 2^{53}: confirm in 64-digit decimals where both evaluate there.
+    const bx = bigEval(a.src);
+    const by = bigEval(b.src);
+    return bx === null || by === null || bigClose(bx, by, TOLERANCE.bigRel);
   }
   if (!a.infinite && !b.infinite) {
     const bx = bigEval(a.src);
     const by = bigEval(b.src);
-    if (bx !== null && by !== null) return bigClose(bx, by, rel);
-    return finite(x) && finite(y) && closeC(x, y, rel);
+    if (bx !== null && by !== null) return bigClose(bx, by, approx ? TOLERANCE.decimalRel : TOLERANCE.bigRel);
+    return finite(x) && finite(y) && closeC(x, y, approx ? TOLERANCE.decimalRel : TOLERANCE.exactRel);
   }
   // Never from an overflowing 10^{10^{10}}: both sides must have written \infty.
   return a.infinite && b.infinite && x.re === y.re && x.im === 0 && y.im === 0;
+}
+
+// Seeded rational points for exact comparison of polynomial and rational expressions (Schwartz–Zippel: two
+// different rational functions agree at 6 random points with 10^4-sized numerators with negligible chance).
+function rationalPoints(vars: string[]): Record<string, Rational>[] {
+  const rng = Rng.seeded(`grader-rational-points|${vars.join(",")}`);
+  const out: Record<string, Rational>[] = [];
+  for (let k = 0; k < 6; k++) {
+    const scope: Record<string, Rational> = {};
+    for (const v of vars) {
+      scope[v] = rat(BigInt((k % 2 === 0 ? 1 : -1) * (1 + rng.int(9999))), BigInt(1 + rng.int(97)))!;
+    }
+    out.push(scope);
+  }
+  return out;
+}
+
+// Exact verdict for expressions in variables built from + − × ÷ and integer powers; null when not such.
+function exactOverPoints(a: Expr, b: Expr, vars: string[]): boolean | null {
+  let agreed = 0;
+  for (const scope of rationalPoints(vars)) {
+    const x = exactValue(a.src, scope);
+    const y = exactValue(b.src, scope);
+    if (x === null || y === null) {
+      if (agreed === 0) return null;
+      continue; // a pole at this point
+    }
+    if (!ratEqual(x, y)) return false;
+    agreed++;
+  }
+  return agreed >= TOLERANCE.minPoints ? true : null;
 }
 
 /** Two expressions are equal if they agree at every seeded point (constants: at the single point). */
@@ -130,7 +222,11 @@ export function exprEqual(a: Expr, b: Expr): boolean {
   const rel = a.hasDecimal || b.hasDecimal ? TOLERANCE.decimalRel : TOLERANCE.exactRel;
   // Variables may cancel (sin²x + cos²x ≡ 1), so evaluate over the union; x² vs y² still differ at the points.
   const vars = [...new Set([...a.vars, ...b.vars])].sort();
-  if (vars.length === 0) return constantsEqual(a, b, rel);
+  if (vars.length === 0) return constantsEqual(a, b);
+  if (!a.hasDecimal && !b.hasDecimal) {
+    const exact = exactOverPoints(a, b, vars);
+    if (exact !== null) return exact;
+  }
   let agreed = 0;
   for (const { scope, positive } of points(vars)) {
     const x = evalAt(a.fn, scope);
