@@ -74,13 +74,21 @@ export function lastBoxed(text: string): Extraction | null {
   return bare && i > after ? { answer: bare[0], rule: "boxed_bare" } : { answer: null, rule: "boxed_empty" };
 }
 
+/** The contents of every filled box, in order (a gold written as several boxes is one answer: their list). */
+export function boxContents(text: string): string[] {
+  return allBoxes(text).filter((b) => b.content !== null).map((b) => b.content!);
+}
+
 // Text that joins two boxes into one stated answer ("and", "or", a comma, spacing); adjacent boxes are not joined.
 const CONNECTOR = /^(?:[\s,;.$&]|\\quad|\\qquad|\\text\{\s*(?:and|or)\s*\}|and|or)+$/i;
 
-/** The last box as the answer; in default mode with two or more boxes, also every box and the final group. */
-export function boxedRule(text: string, strict: boolean): Extraction | null {
+/**
+ * The last box as the answer; with two or more boxes (both modes), also every box and the final group, so a
+ * several-value gold can be matched by their union and a hedge ("\boxed{3} or \boxed{4}") is never rewarded.
+ */
+export function boxedRule(text: string): Extraction | null {
   const found = lastBoxed(text);
-  if (!found || found.answer === null || strict) return found;
+  if (!found || found.answer === null) return found;
   const boxes = allBoxes(text);
   const filled = boxes.filter((b) => b.content !== null);
   if (filled.length < 2) return found;

@@ -2,7 +2,7 @@
 // form one ordered list (EXTRACTION_RULES); strict mode (training rewards) runs only the explicit markers.
 // Every rule is linear in the response (the response is cut to its last 20 000 characters first).
 import { finalSentence, mathSpans, sentenceAnswer } from "./prose.ts";
-import { boxedRule, lastBoxed } from "./boxes.ts";
+import { boxContents, boxedRule, lastBoxed } from "./boxes.ts";
 import { answerIs, answerLine, cleanValue, finalAnswerIs, otherMarkers } from "./markers.ts";
 
 /** Caps on what extraction looks at: long responses are cut to their tail (answers come last). */
@@ -10,7 +10,7 @@ export const EXTRACT_LIMITS = { tailChars: 20_000, answerChars: 2_000, bareChars
 
 /**
  * The extracted answer (null when none) and the rule that fired, e.g. "boxed", "answer_line", "no_answer".
- * `boxes` (default mode, two or more boxes): every box's content in order; `finalBoxes`: the last box and the
+ * `boxes` (two or more boxes, both modes): every box's content in order; `finalBoxes`: the last box and the
  * boxes joined to it by "and", "or", commas or spacing only (a hedge such as `\boxed{3} or \boxed{4}`).
  */
 export interface Extraction {
@@ -72,7 +72,7 @@ export interface ExtractionRule {
  * \boxed{}") does not hide a later marker, and is the verdict only when no marker follows.
  */
 export const EXTRACTION_RULES: readonly ExtractionRule[] = [
-  { name: "boxed", strict: true, find: (t, strict) => boxedRule(t, strict) },
+  { name: "boxed", strict: true, find: (t) => boxedRule(t) },
   { name: "answer_line", strict: true, find: answerLine },
   { name: "final_answer_is", strict: true, find: finalAnswerIs },
   { name: "answer_is", strict: true, find: answerIs },
@@ -117,7 +117,11 @@ export function extractAnswer(response: string, options: { strict?: boolean } = 
 export function extractGold(gold: string): string | null {
   const text = gold.length > EXTRACT_LIMITS.tailChars ? gold.slice(-EXTRACT_LIMITS.tailChars) : gold;
   const boxed = lastBoxed(text);
-  if (boxed) return boxed.answer;
+  if (boxed) {
+    // Several boxes in a gold are one answer: their list (\boxed{2} and \boxed{5} is "2, 5").
+    const all = boxed.answer === null ? [] : boxContents(text);
+    return all.length > 1 ? all.join(", ") : boxed.answer;
+  }
   const v = cleanValue(text);
   return v === "" ? null : v;
 }
