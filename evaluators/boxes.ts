@@ -74,11 +74,6 @@ export function lastBoxed(text: string): Extraction | null {
   return bare && i > after ? { answer: bare[0], rule: "boxed_bare" } : { answer: null, rule: "boxed_empty" };
 }
 
-/** The contents of every filled box, in order (a gold written as several boxes is one answer: their list). */
-export function boxContents(text: string): string[] {
-  return allBoxes(text).filter((b) => b.content !== null).map((b) => b.content!);
-}
-
 // Text that joins two boxes into one stated answer ("and", "or", a comma, spacing); adjacent boxes are not joined.
 const CONNECTOR = /^(?:[\s,;.$&]|\\quad|\\qquad|\\text\{\s*(?:and|or)\s*\}|and|or)+$/i;
 

@@ -2,7 +2,7 @@
 // form one ordered list (EXTRACTION_RULES); strict mode (training rewards) runs only the explicit markers.
 // Every rule is linear in the response (the response is cut to its last 20 000 characters first).
 import { finalSentence, mathSpans, sentenceAnswer } from "./prose.ts";
-import { boxContents, boxedRule, lastBoxed } from "./boxes.ts";
+import { boxedRule, lastBoxed } from "./boxes.ts";
 import { answerIs, answerLine, cleanValue, finalAnswerIs, otherMarkers } from "./markers.ts";
 
 /** Caps on what extraction looks at: long responses are cut to their tail (answers come last). */
@@ -118,9 +118,10 @@ export function extractGold(gold: string): string | null {
   const text = gold.length > EXTRACT_LIMITS.tailChars ? gold.slice(-EXTRACT_LIMITS.tailChars) : gold;
   const boxed = lastBoxed(text);
   if (boxed) {
-    // Several boxes in a gold are one answer: their list (\boxed{2} and \boxed{5} is "2, 5").
-    const all = boxed.answer === null ? [] : boxContents(text);
-    return all.length > 1 ? all.join(", ") : boxed.answer;
+    // A final group of different boxes joined by "and", commas or spacing is one answer: their list
+    // (\boxed{2} and \boxed{5} is "2, 5"); boxes apart in the prose, or repeats, leave the last box.
+    const group = boxed.answer === null ? [] : [...new Set(boxedRule(text)?.finalBoxes ?? [])];
+    return group.length > 1 && !group.includes("") ? group.join(", ") : boxed.answer;
   }
   const v = cleanValue(text);
   return v === "" ? null : v;
