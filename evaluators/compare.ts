@@ -19,6 +19,15 @@ const LABEL = new RegExp(
 );
 const isLabel = (src: string) => LABEL.test(src.trim());
 
+// A named quantity whose value a prediction may state: |r - s|, \sin\theta, \cos^2 A, \log(x).
+const QUANTITY =
+  /^(?:\|[^|]+\||\\(?:sin|cos|tan|cot|sec|csc|log|ln)(?:\^\{?\d\}?)?\s*(?:\\[a-zA-Z]+|[a-zA-Z]|\([^()]*\)|\{[^{}]*\}))$/;
+const isQuantity = (src: string) => QUANTITY.test(src.trim());
+
+// A gold that defines a function, f(x) = x + 22: its right side is the answer even with the variable in it.
+const FUNCTION_LABEL = /^[a-zA-Z](?:\^\{?-1\}?)?\s*\(\s*[a-z]\s*\)$/;
+const isFunctionLabel = (src: string) => FUNCTION_LABEL.test(src.trim());
+
 // A value with no unknown in it: a constant, text without letters ("2:3"), or a tuple/set/matrix of those.
 function isValueLike(v: Value): boolean {
   switch (v.kind) {
@@ -55,7 +64,8 @@ function statedValue(r: Rel, strict: boolean): Value | null {
   // never hides a false step (x = 2+2 = 5): "20 \times 2 = 40" and "a+b = 5+3 = 8" state 40 and 8. The first
   // side may be any expression only when a constant step follows it; "2x + 3 = 7" is an equation, no statement.
   const named = (s: Value, i: number) =>
-    isLabel(r.srcs[i]) || isLoneSymbol(s) || (i === 0 && (s.kind === "text" || isDescription(r.srcs[0])));
+    isLabel(r.srcs[i]) || isLoneSymbol(s) || isQuantity(r.srcs[i]) ||
+    (i === 0 && (s.kind === "text" || isDescription(r.srcs[0])));
   const step = (s: Value, i: number) => named(s, i) || (isConstant(s) && valuesEqual(s, value));
   const middle = r.sides.slice(1, at);
   // Training rewards (strict) keep their original reading: only a named first side states the value, so
@@ -211,11 +221,13 @@ export const COMPARISONS: readonly AnswerComparison[] = [
     },
   },
   {
-    // A labelled gold (x = 5, PQ = 3, f(x) = 2, S_1:S_2 = 2:3) accepts its value; y = 2x+3 needs an equation.
+    // A labelled gold (x = 5, PQ = 3, f(x) = 2, S_1:S_2 = 2:3) accepts its value; y = 2x+3 needs an equation,
+    // a definition f(x) = x + 22 accepts its right side.
     name: "labelled_gold",
     applies: (p, g) =>
       g.kind === "rel" && p.kind !== "rel" && g.ops.length === 1 && g.ops[0] === "=" &&
-      (isLabel(g.srcs[0]) || isLoneSymbol(g.sides[0])) && isValueLike(g.sides[1]),
+      (((isLabel(g.srcs[0]) || isLoneSymbol(g.sides[0])) && isValueLike(g.sides[1])) ||
+        isFunctionLabel(g.srcs[0])),
     equal: (p, g) => valuesEqual(p, (g as Rel).sides[1]),
   },
   {
