@@ -1,7 +1,14 @@
 // Answer extraction from a full model response: which span is "the answer", and which rule found it. The rules
 // form one ordered list (EXTRACTION_RULES); strict mode (training rewards) runs only the explicit markers.
 // Every rule is linear in the response (the response is cut to its last 20 000 characters first).
-import { finalSentence, mathSpans, sentenceAnswer } from "./prose.ts";
+import {
+  finalSentence,
+  isClosingRemark,
+  mathSpans,
+  previousSentence,
+  sentenceAnswer,
+  statesNothing,
+} from "./prose.ts";
 import { boxedRule, lastBoxed } from "./boxes.ts";
 import { answerIs, answerLine, cleanValue, finalAnswerIs, otherMarkers } from "./markers.ts";
 
@@ -56,7 +63,11 @@ function bareAnswer(text: string): Extraction | null {
 
 // The answer stated in the final sentence: its last math span, else its last number. Never earlier sentences.
 function finalSentenceRule(text: string): Extraction | null {
-  const stated = sentenceAnswer(finalSentence(text));
+  let sentence = finalSentence(text);
+  // A closing remark ("I hope this helps!") after the answer: the sentence before it states the answer.
+  if (isClosingRemark(sentence)) sentence = previousSentence(text, sentence);
+  if (statesNothing(sentence)) return null;
+  const stated = sentenceAnswer(sentence);
   return stated && { answer: cleanValue(stated.answer), rule: `final_sentence_${stated.how}` };
 }
 
