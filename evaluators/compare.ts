@@ -19,9 +19,9 @@ const LABEL = new RegExp(
 );
 const isLabel = (src: string) => LABEL.test(src.trim());
 
-// A named quantity whose value a prediction may state: |r - s|, \sin\theta, \cos^2 A, \log(x).
+// A named quantity whose value a prediction may state: |r - s|, \sin\theta, \cos^2 A, \log(x), NO/BO.
 const QUANTITY =
-  /^(?:\|[^|]+\||\\(?:sin|cos|tan|cot|sec|csc|log|ln)(?:\^\{?\d\}?)?\s*(?:\\[a-zA-Z]+|[a-zA-Z]|\([^()]*\)|\{[^{}]*\}))$/;
+  /^(?:\|[^|]+\||\\frac\{[A-Z]{1,3}\}\{[A-Z]{1,3}\}|\\(?:sin|cos|tan|cot|sec|csc|log|ln)(?:\^\{?\d\}?)?\s*(?:\\[a-zA-Z]+|[a-zA-Z]|\([^()]*\)|\{[^{}]*\}))$/;
 const isQuantity = (src: string) => QUANTITY.test(src.trim());
 
 // A gold that defines a function, f(x) = x + 22: its right side is the answer even with the variable in it.
@@ -226,7 +226,8 @@ export const COMPARISONS: readonly AnswerComparison[] = [
     name: "labelled_gold",
     applies: (p, g) =>
       g.kind === "rel" && p.kind !== "rel" && g.ops.length === 1 && g.ops[0] === "=" &&
-      (((isLabel(g.srcs[0]) || isLoneSymbol(g.sides[0])) && isValueLike(g.sides[1])) ||
+      (((isLabel(g.srcs[0]) || isLoneSymbol(g.sides[0]) || isQuantity(g.srcs[0])) &&
+        isValueLike(g.sides[1])) ||
         isFunctionLabel(g.srcs[0])),
     equal: (p, g) => valuesEqual(p, (g as Rel).sides[1]),
   },

@@ -9,7 +9,7 @@ import {
   sentenceAnswer,
   statesNothing,
 } from "./prose.ts";
-import { boxedRule, lastBoxed } from "./boxes.ts";
+import { boxedRule, goldBoxGroup, lastBoxed } from "./boxes.ts";
 import { answerIs, answerLine, cleanValue, finalAnswerIs, otherMarkers } from "./markers.ts";
 
 /** Caps on what extraction looks at: long responses are cut to their tail (answers come last). */
@@ -129,10 +129,9 @@ export function extractGold(gold: string): string | null {
   const text = gold.length > EXTRACT_LIMITS.tailChars ? gold.slice(-EXTRACT_LIMITS.tailChars) : gold;
   const boxed = lastBoxed(text);
   if (boxed) {
-    // A final group of different boxes joined by "and", commas or spacing is one answer: their list
-    // (\boxed{2} and \boxed{5} is "2, 5"); boxes apart in the prose, or repeats, leave the last box.
-    const group = boxed.answer === null ? [] : [...new Set(boxedRule(text)?.finalBoxes ?? [])];
-    return group.length > 1 && !group.includes("") ? group.join(", ") : boxed.answer;
+    // One answer in several boxes (\boxed{2} and \boxed{5}) is their list "2, 5" (see goldBoxGroup).
+    const group = boxed.answer === null ? [] : goldBoxGroup(text);
+    return group.length > 1 ? group.join(", ") : boxed.answer;
   }
   const v = cleanValue(text);
   return v === "" ? null : v;

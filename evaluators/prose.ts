@@ -104,12 +104,12 @@ export function previousSentence(text: string, last: string): string {
   return at > 0 ? finalSentence(t.slice(0, at)) : "";
 }
 
-// Prose outside the math spans of a sentence (their content replaced by a space).
-function proseOf(sentence: string): string {
+// Prose outside the math spans of a sentence (each span replaced by `mark`).
+function proseOf(sentence: string, mark = " "): string {
   let out = "";
   let at = 0;
   for (const s of mathSpans(sentence)) {
-    out += sentence.slice(at, s.start) + " ";
+    out += sentence.slice(at, s.start) + mark;
     at = s.end;
   }
   return out + sentence.slice(at);
@@ -128,7 +128,12 @@ export function isClosingRemark(sentence: string): boolean {
  * a solution") or a truncated expression ending in an operator ("… + a_{10}) +").
  */
 export function statesNothing(sentence: string): boolean {
-  const negated = /\b(?:not|never|neither|nor|cannot)\b|n't\b/i.test(proseOf(sentence));
+  // The negation must follow the last value: "x = 15 is not a solution" states nothing, while "the number is
+  // not 10, it is 1000" states 1000 (math spans count as values: "§").
+  const prose = proseOf(sentence, "§");
+  let lastValue = 0;
+  for (const m of prose.matchAll(/[\d§]/g)) lastValue = m.index! + 1;
+  const negated = /\b(?:not|never|neither|nor|cannot)\b|n't\b/i.test(prose.slice(lastValue));
   const truncated = /(?:[+\-*/=^_([{,]|\\(?:cdot|times|frac|sqrt|left))\s*$/.test(sentence.trim());
   return negated || truncated;
 }
@@ -154,27 +159,28 @@ function isListMarker(sentence: string, at: number, len: number): boolean {
 }
 
 /**
- * The answer a sentence states: its last math span, else its last number (currency and thousands separators
+ * The answer a sentence states: several values for one name as a list, its last math span (unless that span
+ * is a bare name followed by a number), else its last number (currency and thousands separators
  * dropped by the normaliser), with the rule that found it ("math" / "number"); null when it has neither.
  */
 export function sentenceAnswer(sentence: string): { answer: string; how: "math" | "number" } | null {
   const several = sameNameValues(sentence);
   if (several !== null) return { answer: several, how: "math" };
   const spans = mathSpans(sentence);
-  if (spans.length > 0) {
-    const last = spans[spans.length - 1].content;
-    if (last !== "") return { answer: last, how: "math" };
-  }
+  const span = spans.length > 0 ? spans[spans.length - 1] : null;
+  // A last span that holds no value (a name: "the largest $n$ is 34") gives way to a number after it.
+  if (span !== null && /\d/.test(span.content)) return { answer: span.content, how: "math" };
   let last: string | null = null;
   let m: RegExpExecArray | null;
-  NUMBER.lastIndex = 0;
+  NUMBER.lastIndex = span?.end ?? 0;
   while ((m = NUMBER.exec(sentence)) !== null) {
     // "5-year" or "x2" are not the number 5 / 2 standing alone.
     if (!/[a-zA-Z_^]/.test(sentence[m.index - 1] ?? "") && !isListMarker(sentence, m.index, m[0].length)) {
       last = m[0];
     }
   }
-  return last === null ? null : { answer: last, how: "number" };
+  if (last !== null) return { answer: last, how: "number" };
+  return span !== null && span.content !== "" ? { answer: span.content, how: "math" } : null;
 }
 
 /** Does a marker's value read as prose (two or more plain words, "she received $7") rather than as an answer? */
