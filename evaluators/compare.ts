@@ -58,7 +58,9 @@ function statedValue(r: Rel, strict: boolean): Value | null {
   const approx = r.ops.indexOf("~");
   const at = approx < 0 ? r.sides.length - 1 : approx;
   // An empty side ("= 0", a dangling "x =") states nothing: it is a fragment, not a named value.
-  if (at === 0 || r.srcs.some((src) => src.trim() === "")) return null;
+  if (r.srcs.some((src) => src.trim() === "")) return null;
+  // "\frac{\sqrt3}{3} \approx 0.577": the exact value, with its approximation.
+  if (at === 0) return r.ops.length === 1 && isConstant(r.sides[0]) ? r.sides[0] : null;
   const value = r.sides[at];
   // Sides before the value are names (a symbol, a label, words) or constants equal to the value, so a chain
   // never hides a false step (x = 2+2 = 5): "20 \times 2 = 40" and "a+b = 5+3 = 8" state 40 and 8. The first
@@ -230,6 +232,12 @@ export const COMPARISONS: readonly AnswerComparison[] = [
         isValueLike(g.sides[1])) ||
         isFunctionLabel(g.srcs[0])),
     equal: (p, g) => valuesEqual(p, (g as Rel).sides[1]),
+  },
+  {
+    // A gold "exact ≈ approximation" is its exact value.
+    name: "approximated_gold",
+    applies: (p, g) => g.kind === "rel" && p.kind !== "rel" && g.ops.length === 1 && g.ops[0] === "~",
+    equal: (p, g) => isConstant((g as Rel).sides[0]) && valuesEqual(p, (g as Rel).sides[0]),
   },
   {
     // A one-variable inequality (or a list of them) and the equivalent interval or union, both ways.
