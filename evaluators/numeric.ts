@@ -204,12 +204,10 @@ function exactOverPoints(a: Expr, b: Expr, vars: string[]): boolean | null {
   for (const scope of rationalPoints(vars)) {
     const x = exactValue(a.src, scope);
     const y = exactValue(b.src, scope);
-    if (x === null || y === null) {
-      if (agreed === 0) return null;
-      continue; // a pole at this point
-    }
+    if (x === null || y === null) return null; // a pole, or a form without an exact value: use doubles
     if (!ratEqual(x, y)) return false;
-    agreed++;
+    // Both zero says nothing (as in the double path): "5P0" is not rewarded as 0.
+    if (x.n !== 0n) agreed++;
   }
   return agreed >= TOLERANCE.minPoints ? true : null;
 }
