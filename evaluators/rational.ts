@@ -84,6 +84,8 @@ function binomial(a: Rational, b: Rational): Rational | null {
 
 type Tok = { t: "num" | "id" | "op"; v: string };
 
+const tokenCache = new Map<string, Tok[] | null>();
+
 function tokenize(src: string): Tok[] | null {
   const out: Tok[] = [];
   const re = /\s*(?:(\d+(?:\.\d*)?|\.\d+)|([A-Za-z_][A-Za-z_0-9]*)|([-+*/^(),]))/y;
@@ -182,7 +184,13 @@ class Evaluator {
  * when it uses anything but + − × ÷, integer powers, factorials and binomials, divides by zero or hits a cap.
  */
 export function exactValue(src: string, scope: Record<string, Rational> = {}): Rational | null {
-  const toks = tokenize(src);
+  let toks = tokenCache.get(src);
+  if (toks === undefined) {
+    // Tokens are kept per source: an expression is evaluated at several points and graded many times.
+    if (tokenCache.size >= 20_000) tokenCache.clear();
+    toks = tokenize(src);
+    tokenCache.set(src, toks);
+  }
   if (toks === null || toks.length === 0) return null;
   const ev = new Evaluator(toks, scope);
   try {
