@@ -4,6 +4,7 @@
 import {
   finalSentence,
   isClosingRemark,
+  lastBoldValue,
   mathSpans,
   previousSentence,
   sentenceAnswer,
@@ -68,6 +69,10 @@ function finalSentenceRule(text: string): Extraction | null {
   if (isClosingRemark(sentence)) sentence = previousSentence(text, sentence);
   if (statesNothing(sentence)) return null;
   const stated = sentenceAnswer(sentence);
+  if (stated === null) {
+    const bold = lastBoldValue(text);
+    return bold === null ? null : { answer: cleanValue(bold), rule: "final_bold" };
+  }
   return stated && { answer: cleanValue(stated.answer), rule: `final_sentence_${stated.how}` };
 }
 

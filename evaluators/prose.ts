@@ -97,6 +97,21 @@ export function finalSentence(text: string): string {
 
 const NUMBER = /-?\d+(?:,\d{3})*(?:\.\d+)?(?:\/\d+)?/g;
 
+/**
+ * The last bold value (`**15**`, `**$x = 3$**`) in the last three lines of a text, for a final sentence that
+ * states nothing after it ("The degree is **15**. This matches the leading term."); null when there is none.
+ */
+export function lastBoldValue(text: string): string | null {
+  const lines = text.trimEnd().split("\n").filter((l) => l.trim() !== "");
+  const tail = lines.slice(-3).join("\n");
+  let found: string | null = null;
+  for (const m of tail.matchAll(/\*\*([^*\n]{1,60})\*\*/g)) {
+    const v = m[1].trim().replace(/^\$+|\$+$/g, "").replace(/[.:]$/, "").trim();
+    if (/\d/.test(v) && !isProse(v) && !/^\(?\d+[.)]$/.test(v)) found = v;
+  }
+  return found;
+}
+
 /** The sentence before `last` (the final sentence of `text`), for when the final one is a closing remark. */
 export function previousSentence(text: string, last: string): string {
   const t = plain(text).trimEnd();
