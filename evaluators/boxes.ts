@@ -74,13 +74,34 @@ export function lastBoxed(text: string): Extraction | null {
   return bare && i > after ? { answer: bare[0], rule: "boxed_bare" } : { answer: null, rule: "boxed_empty" };
 }
 
+/**
+ * A gold's final group of boxes (one answer written in several boxes): the last box and the boxes before it
+ * separated only by math delimiters, punctuation and at most two words ("\boxed{1} papers and \boxed{2} bins").
+ * Reference answers do not hedge, so words may join them; a sentence end or more words ends the group.
+ */
+export function goldBoxGroup(text: string): string[] {
+  const boxes = allBoxes(text);
+  if (boxes.length < 2 || boxes[boxes.length - 1].content === null) return [];
+  const group = [boxes[boxes.length - 1]];
+  for (let k = boxes.length - 2; k >= 0; k--) {
+    const between = text.slice(boxes[k].end, group[0].start).replace(/\\[()[\]]|\$/g, " ");
+    const words = between.match(/[A-Za-z]+/g) ?? [];
+    if (boxes[k].content === null || words.length > 2 || /[.!?]\s/.test(between)) break;
+    group.unshift(boxes[k]);
+  }
+  return [...new Set(group.map((b) => b.content!))];
+}
+
 // Text that joins two boxes into one stated answer ("and", "or", a comma, spacing); adjacent boxes are not joined.
 const CONNECTOR = /^(?:[\s,;.$&]|\\quad|\\qquad|\\text\{\s*(?:and|or)\s*\}|and|or)+$/i;
 
-/** The last box as the answer; in default mode with two or more boxes, also every box and the final group. */
-export function boxedRule(text: string, strict: boolean): Extraction | null {
+/**
+ * The last box as the answer; with two or more boxes (both modes), also every box and the final group, so a
+ * several-value gold can be matched by their union and a hedge ("\boxed{3} or \boxed{4}") is never rewarded.
+ */
+export function boxedRule(text: string): Extraction | null {
   const found = lastBoxed(text);
-  if (!found || found.answer === null || strict) return found;
+  if (!found || found.answer === null) return found;
   const boxes = allBoxes(text);
   const filled = boxes.filter((b) => b.content !== null);
   if (filled.length < 2) return found;

@@ -19,6 +19,15 @@ const LABEL = new RegExp(
 );
 const isLabel = (src: string) => LABEL.test(src.trim());
 
+// A named quantity whose value a prediction may state: |r - s|, \sin\theta, \cos^2 A, \log(x), NO/BO.
+const QUANTITY =
+  /^(?:\|[^|]+\||\\frac\{[A-Z]{1,3}\}\{[A-Z]{1,3}\}|\\(?:sin|cos|tan|cot|sec|csc|log|ln)(?:\^\{?\d\}?)?\s*(?:\\[a-zA-Z]+|[a-zA-Z]|\([^()]*\)|\{[^{}]*\}))$/;
+const isQuantity = (src: string) => QUANTITY.test(src.trim());
+
+// A gold that defines a function, f(x) = x + 22: its right side is the answer even with the variable in it.
+const FUNCTION_LABEL = /^[a-zA-Z](?:\^\{?-1\}?)?\s*\(\s*[a-z]\s*\)$/;
+const isFunctionLabel = (src: string) => FUNCTION_LABEL.test(src.trim());
+
 // A value with no unknown in it: a constant, text without letters ("2:3"), or a tuple/set/matrix of those.
 function isValueLike(v: Value): boolean {
   switch (v.kind) {
@@ -49,13 +58,16 @@ function statedValue(r: Rel, strict: boolean): Value | null {
   const approx = r.ops.indexOf("~");
   const at = approx < 0 ? r.sides.length - 1 : approx;
   // An empty side ("= 0", a dangling "x =") states nothing: it is a fragment, not a named value.
-  if (at === 0 || r.srcs.some((src) => src.trim() === "")) return null;
+  if (r.srcs.some((src) => src.trim() === "")) return null;
+  // "\frac{\sqrt3}{3} \approx 0.577": the exact value, with its approximation.
+  if (at === 0) return r.ops.length === 1 && isConstant(r.sides[0]) ? r.sides[0] : null;
   const value = r.sides[at];
   // Sides before the value are names (a symbol, a label, words) or constants equal to the value, so a chain
   // never hides a false step (x = 2+2 = 5): "20 \times 2 = 40" and "a+b = 5+3 = 8" state 40 and 8. The first
   // side may be any expression only when a constant step follows it; "2x + 3 = 7" is an equation, no statement.
   const named = (s: Value, i: number) =>
-    isLabel(r.srcs[i]) || isLoneSymbol(s) || (i === 0 && (s.kind === "text" || isDescription(r.srcs[0])));
+    isLabel(r.srcs[i]) || isLoneSymbol(s) || isQuantity(r.srcs[i]) ||
+    (i === 0 && (s.kind === "text" || isDescription(r.srcs[0])));
   const step = (s: Value, i: number) => named(s, i) || (isConstant(s) && valuesEqual(s, value));
   const middle = r.sides.slice(1, at);
   // Training rewards (strict) keep their original reading: only a named first side states the value, so
@@ -137,6 +149,32 @@ function labelledValues(v: Value): Value[] | null {
 
 const isIntervalLike = (v: Value) => v.kind === "tuple" || v.kind === "union";
 
+type Numeral = Extract<Value, { kind: "numeral" }>;
+
+// The value of a numeral, exactly; digits are all below the base (checked by the form).
+function numeralValue(digits: string, base: number): bigint {
+  let v = 0n;
+  for (const c of digits) v = v * BigInt(base) + BigInt(Number(c));
+  return v;
+}
+
+// A numeral against a numeral compares values (52_8 ≡ 101010_2); bare digits are read in the other side's base
+// (2516 ≡ 2516_8, the subscript left off), and must be valid digits there.
+function numeralEqual(p: Value, g: Value): boolean {
+  const digitsOf = (v: Value, base: number): bigint | null => {
+    if (v.kind === "numeral") return numeralValue(v.digits, v.base);
+    const src = v.kind === "expr" ? v.src : null;
+    if (src === null || !/^\d+$/.test(src) || [...src].some((c) => Number(c) >= base)) return null;
+    return numeralValue(src, base);
+  };
+  const base = (g.kind === "numeral" ? g : p as Numeral).base;
+  const [x, y] = [digitsOf(p, base), digitsOf(g, base)];
+  return x !== null && y !== null && x === y;
+}
+
+// A set gold written as a bare list whose prediction is the same list in parentheses: (1, 2, 3) vs 1, 2, 3.
+const isParenTuple = (v: Value) => v.kind === "tuple" && v.open === "(" && v.close === ")";
+
 // Items of a list with repeats of an equivalent item removed ("2, 5, 2" states the set {2, 5}).
 function distinct(items: Value[]): Value[] {
   const out: Value[] = [];
@@ -185,12 +223,21 @@ export const COMPARISONS: readonly AnswerComparison[] = [
     },
   },
   {
-    // A labelled gold (x = 5, PQ = 3, f(x) = 2, S_1:S_2 = 2:3) accepts its value; y = 2x+3 needs an equation.
+    // A labelled gold (x = 5, PQ = 3, f(x) = 2, S_1:S_2 = 2:3) accepts its value; y = 2x+3 needs an equation,
+    // a definition f(x) = x + 22 accepts its right side.
     name: "labelled_gold",
     applies: (p, g) =>
       g.kind === "rel" && p.kind !== "rel" && g.ops.length === 1 && g.ops[0] === "=" &&
-      (isLabel(g.srcs[0]) || isLoneSymbol(g.sides[0])) && isValueLike(g.sides[1]),
+      (((isLabel(g.srcs[0]) || isLoneSymbol(g.sides[0]) || isQuantity(g.srcs[0])) &&
+        isValueLike(g.sides[1])) ||
+        isFunctionLabel(g.srcs[0])),
     equal: (p, g) => valuesEqual(p, (g as Rel).sides[1]),
+  },
+  {
+    // A gold "exact ≈ approximation" is its exact value.
+    name: "approximated_gold",
+    applies: (p, g) => g.kind === "rel" && p.kind !== "rel" && g.ops.length === 1 && g.ops[0] === "~",
+    equal: (p, g) => isConstant((g as Rel).sides[0]) && valuesEqual(p, (g as Rel).sides[0]),
   },
   {
     // A one-variable inequality (or a list of them) and the equivalent interval or union, both ways.
@@ -215,6 +262,28 @@ export const COMPARISONS: readonly AnswerComparison[] = [
           ? v
           : { ...(like as Extract<Value, { kind: "tuple" }>), items: labelledValues(v)! };
       return valuesEqual(asTuple(p, g), asTuple(g, p));
+    },
+  },
+  {
+    // Numerals in a base: 52_8 is not 52_{81} (that is compared as written) nor 42.
+    name: "base_numeral",
+    applies: (p, g) => p.kind === "numeral" || g.kind === "numeral",
+    equal: numeralEqual,
+  },
+  {
+    // Order: a tuple gold is ordered, so a bare list of three or more against it is compared in order
+    // ("2, 3, 4" ≢ (2, 4, 3)); a bare list gold is a set (MATH's "enter all solutions, separated by commas"), and
+    // a prediction that parenthesises it, (1, 2, 3) for 1, 2, 3, states the same members. Two members stay a
+    // kind mismatch both ways: (2, 4) may be an interval.
+    name: "list_tuple",
+    applies: (p, g) =>
+      (p.kind === "set" && p.form === "list" && isParenTuple(g)) ||
+      (isParenTuple(p) && g.kind === "set" && g.form === "list"),
+    equal: (p, g) => {
+      const [pi, gi] = [p, g].map((v) => (v as { items: Value[] }).items);
+      if (gi.length < 3) return false;
+      if (g.kind === "set") return multisetEqual(pi, gi);
+      return pi.length === gi.length && gi.every((x, i) => valuesEqual(pi[i], x));
     },
   },
   {

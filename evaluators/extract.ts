@@ -1,8 +1,16 @@
 // Answer extraction from a full model response: which span is "the answer", and which rule found it. The rules
 // form one ordered list (EXTRACTION_RULES); strict mode (training rewards) runs only the explicit markers.
 // Every rule is linear in the response (the response is cut to its last 20 000 characters first).
-import { finalSentence, mathSpans, sentenceAnswer } from "./prose.ts";
-import { boxedRule, lastBoxed } from "./boxes.ts";
+import {
+  finalSentence,
+  isClosingRemark,
+  lastBoldValue,
+  mathSpans,
+  previousSentence,
+  sentenceAnswer,
+  statesNothing,
+} from "./prose.ts";
+import { boxedRule, goldBoxGroup, lastBoxed } from "./boxes.ts";
 import { answerIs, answerLine, cleanValue, finalAnswerIs, otherMarkers } from "./markers.ts";
 
 /** Caps on what extraction looks at: long responses are cut to their tail (answers come last). */
@@ -10,7 +18,7 @@ export const EXTRACT_LIMITS = { tailChars: 20_000, answerChars: 2_000, bareChars
 
 /**
  * The extracted answer (null when none) and the rule that fired, e.g. "boxed", "answer_line", "no_answer".
- * `boxes` (default mode, two or more boxes): every box's content in order; `finalBoxes`: the last box and the
+ * `boxes` (two or more boxes, both modes): every box's content in order; `finalBoxes`: the last box and the
  * boxes joined to it by "and", "or", commas or spacing only (a hedge such as `\boxed{3} or \boxed{4}`).
  */
 export interface Extraction {
@@ -56,7 +64,15 @@ function bareAnswer(text: string): Extraction | null {
 
 // The answer stated in the final sentence: its last math span, else its last number. Never earlier sentences.
 function finalSentenceRule(text: string): Extraction | null {
-  const stated = sentenceAnswer(finalSentence(text));
+  let sentence = finalSentence(text);
+  // A closing remark ("I hope this helps!") after the answer: the sentence before it states the answer.
+  if (isClosingRemark(sentence)) sentence = previousSentence(text, sentence);
+  if (statesNothing(sentence)) return null;
+  const stated = sentenceAnswer(sentence);
+  if (stated === null) {
+    const bold = lastBoldValue(text);
+    return bold === null ? null : { answer: cleanValue(bold), rule: "final_bold" };
+  }
   return stated && { answer: cleanValue(stated.answer), rule: `final_sentence_${stated.how}` };
 }
 
@@ -72,7 +88,7 @@ export interface ExtractionRule {
  * \boxed{}") does not hide a later marker, and is the verdict only when no marker follows.
  */
 export const EXTRACTION_RULES: readonly ExtractionRule[] = [
-  { name: "boxed", strict: true, find: (t, strict) => boxedRule(t, strict) },
+  { name: "boxed", strict: true, find: (t) => boxedRule(t) },
   { name: "answer_line", strict: true, find: answerLine },
   { name: "final_answer_is", strict: true, find: finalAnswerIs },
   { name: "answer_is", strict: true, find: answerIs },
@@ -117,7 +133,11 @@ export function extractAnswer(response: string, options: { strict?: boolean } = 
 export function extractGold(gold: string): string | null {
   const text = gold.length > EXTRACT_LIMITS.tailChars ? gold.slice(-EXTRACT_LIMITS.tailChars) : gold;
   const boxed = lastBoxed(text);
-  if (boxed) return boxed.answer;
+  if (boxed) {
+    // One answer in several boxes (\boxed{2} and \boxed{5}) is their list "2, 5" (see goldBoxGroup).
+    const group = boxed.answer === null ? [] : goldBoxGroup(text);
+    return group.length > 1 ? group.join(", ") : boxed.answer;
+  }
   const v = cleanValue(text);
   return v === "" ? null : v;
 }

@@ -9,6 +9,7 @@ export type Value =
   & (
     | Expr
     | { kind: "text"; text: string }
+    | { kind: "numeral"; digits: string; base: number }
     | { kind: "tuple"; open: string; close: string; items: Value[] }
     | { kind: "set"; items: Value[] }
     | { kind: "matrix"; rows: Value[][] }
@@ -222,11 +223,15 @@ export const FORMS: readonly Form[] = [
     },
   },
   {
-    // A base subscript (2516_8) is graded on its digits: "2516_8", "2516_{8}" and "2516" agree.
+    // A base subscript (2516_8) is a numeral in that base (2 to 36, every digit below the base); anything else
+    // (52_{81}, 19_8) is compared exactly as written. A bare "2516" against 2516_8 is read in base 8.
     name: "base_subscript",
     match: (s) => {
       const base = /^(\d+)_\{?(\d+)\}?$/.exec(s);
-      return base ? exprValue(base[1]) ?? textValue(base[1]) : null;
+      if (!base) return null;
+      const b = Number(base[2]);
+      const valid = b >= 2 && b <= 36 && [...base[1]].every((c) => Number(c) < b);
+      return valid ? { kind: "numeral", digits: base[1], base: b } : textValue(`${base[1]}_${base[2]}`);
     },
   },
   {

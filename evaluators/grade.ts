@@ -80,7 +80,7 @@ function preparedCompare(
   return direct;
 }
 
-// Several boxes (default mode): against a gold of several values their union is the answer (order-free); a
+// Several boxes (both modes): against a gold of several values their union is the answer (order-free); a
 // one-value gold against a final group of different boxes ("\boxed{3} or \boxed{4}") is a hedge and wrong.
 function boxesVerdict(ex: Extraction, g: NonNullable<Prepared>, options: NormalizeOptions): string | null {
   if (!ex.boxes) return null;
@@ -147,7 +147,8 @@ export function grade(prediction: string, gold: string, options: GradeOptions = 
       });
     }
     const why = (comparison: string) => ({ prediction: described(p), gold: described(g), comparison });
-    const boxes = options.strict ? null : boxesVerdict(ex, g, options);
+    // Both modes: several boxes are one answer against a several-value gold, and a hedge is wrong.
+    const boxes = boxesVerdict(ex, g, options);
     if (boxes === "boxed_union") return result(true, "correct", "boxed_union", why(boxes));
     if (boxes === "boxed_hedge") return result(false, "wrong", "boxed_hedge", why(boxes));
     const verdict = preparedCompare(p, g, options.strict ?? false);

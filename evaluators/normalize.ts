@@ -223,6 +223,16 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
     apply: (s) =>
       s.replace(/\\frac\s*(\d)\s*(\d)/g, "\\frac{$1}{$2}").replace(/\\frac\s*(\d)\s*\{/g, "\\frac{$1}{"),
   },
+  // A mixed number, 918\frac{1}{2} = 918 + 1/2 (a proper fraction after a whole number standing alone).
+  {
+    name: "mixed_number",
+    apply: (s) =>
+      s.replace(
+        /(^|[\s=,(-])(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}(?![\w\\{(^])/g,
+        (m, pre, whole, num, den) =>
+          Number(num) < Number(den) ? `${pre}(${whole}+\\frac{${num}}{${den}})` : m,
+      ),
+  },
   { name: "sqrt_shorthand", apply: (s) => s.replace(/\\sqrt\s*(\d+|[a-zA-Z])/g, "\\sqrt{$1}") },
   { name: "sqrt_call", apply: (s) => s.replace(/(^|[^\\a-zA-Z])sqrt\s*\(/g, "$1\\sqrt(") },
   { name: "plain_pi", apply: (s) => s.replace(/(^|[^\\a-zA-Z])pi(?![a-zA-Z])/g, "$1\\pi") },

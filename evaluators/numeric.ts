@@ -2,6 +2,7 @@
 // and the tolerances that decide when two values are equal (doubles, 64-digit decimals for extreme constants).
 import { all, type BigNumber, create, type EvalFunction } from "mathjs";
 import { Rng } from "../common/prng.ts";
+import { decimalPlaces, exactValue, rat, ratEqual, type Rational, ratWithin } from "./rational.ts";
 
 const math = create(all, {});
 // mathjs' own factorial of 10^6 takes ~80 ms; beyond 170! a double overflows anyway, so stop there.
@@ -18,8 +19,19 @@ big.import({
   },
 });
 
-/** Tolerances: exact answers (no decimal literal) allow only float rounding; decimals a relative 1e-6. */
-const TOLERANCE = { exactRel: 1e-9, decimalRel: 1e-6, zeroAbs: 1e-12, points: 8, minPoints: 3 };
+/**
+ * Tolerances. Exact values (rationals, powers, factorials, binomials) compare exactly; irrational constants in
+ * doubles at exactRel, confirmed in 64-digit decimals at bigRel; a decimal literal is an approximation only when
+ * it is the other side rounded to its written places and within decimalRel (see `decimalMatches`).
+ */
+const TOLERANCE = {
+  exactRel: 1e-9,
+  bigRel: 1e-40,
+  decimalRel: 1e-6,
+  zeroAbs: 1e-12,
+  points: 8,
+  minPoints: 3,
+};
 
 /** A compiled expression in mathjs syntax: its free variables, whether a decimal literal appeared, ∞ written. */
 export interface Expr {
@@ -29,6 +41,8 @@ export interface Expr {
   vars: string[];
   hasDecimal: boolean;
   infinite: boolean;
+  exact?: Rational | null; // the exact value of a constant, computed on first use (undefined = not yet)
+  big?: BigNumber | null; // its 64-digit decimal value, likewise
 }
 
 const KNOWN = new Set(["pi", "e", "i", "Infinity"]);
@@ -94,32 +108,130 @@ function bigEval(src: string): Big | null {
   }
 }
 
+// The 64-digit value of a constant, memoised on the (cached) parsed expression like its exact value.
+function bigOf(e: Expr): Big | null {
+  if (e.big === undefined) e.big = bigEval(e.src);
+  return e.big;
+}
+
 function bigClose(x: Big, y: Big, rel: number): boolean {
   const d = x.minus(y).abs();
   const scale = x.abs().gt(y.abs()) ? x.abs() : y.abs();
   return d.lte(scale.times(rel)) || d.isZero();
 }
 
-// Constants: doubles when both are in range, 64-digit decimals when not, and ∞ only when written as \infty.
-function constantsEqual(a: Expr, b: Expr, rel: number): boolean {
+// The exact rational value of a constant, memoised on the (cached) parsed expression.
+function exactOf(e: Expr): Rational | null {
+  if (e.exact === undefined) e.exact = e.vars.length === 0 ? exactValue(e.src) : null;
+  return e.exact;
+}
+
+/**
+ * The decimal rule, one for every mode: a side written with k decimal places (the coarser side when both have
+ * decimals) approximates the other value v only if it is v rounded to k places (|d − v| ≤ ½·10^−k) and within
+ * relative 1e-6 of v. So 0.3333333 ≡ 1/3, but 1.000001 ≢ 1 (1 to six places is 1.000000) and 0.333 ≢ 1/3.
+ */
+function decimalMatches(d: Rational, k: number, v: Rational): boolean {
+  const halfUlp = rat(1n, 2n * 10n ** BigInt(k))!;
+  const absV = v.n < 0n ? rat(-v.n, v.d)! : v;
+  const rel = rat(absV.n, absV.d * 1_000_000n);
+  return rel !== null && ratWithin(d, v, halfUlp) && ratWithin(d, v, rel);
+}
+
+// The decimal rule in doubles (one side irrational): the coarser decimal side is d, with k places.
+function decimalMatchesFloat(d: number, k: number, v: number): boolean {
+  const diff = Math.abs(d - v);
+  const slack = 1 + 1e-12; // the double rounding of d and v themselves
+  return diff <= 0.5 * 10 ** -k * slack && diff <= TOLERANCE.decimalRel * Math.abs(v) * slack;
+}
+
+// Which side is the approximation: the side with decimals (the fewer places when both have them).
+function coarser(a: Expr, b: Expr): { d: Expr; v: Expr; k: number } {
+  const ka = a.hasDecimal ? decimalPlaces(a.src) : Infinity;
+  const kb = b.hasDecimal ? decimalPlaces(b.src) : Infinity;
+  return ka <= kb ? { d: a, v: b, k: ka } : { d: b, v: a, k: kb };
+}
+
+// A power, a factorial, a binomial or a literal of 6+ digits.
+const mayHideDifference = (src: string) => /\^|fact\(|combinations\(|\d{6}/.test(src);
+
+// Constants: exactly when both have an exact value; otherwise doubles when both are in range, 64-digit decimals
+// when not (and to confirm a double match of exact irrational forms), and ∞ only when written as \infty.
+function constantsEqual(a: Expr, b: Expr): boolean {
   const x = evalAt(a.fn, {});
   const y = evalAt(b.fn, {});
   const inRange = (z: C) => finite(z) && (z.re === 0 || (Math.abs(z.re) > 1e-250 && Math.abs(z.re) < 1e250));
+  const approx = a.hasDecimal || b.hasDecimal;
+  // Doubles first: values apart by more than any rule allows are different whatever their exact values.
+  if (inRange(x) && inRange(y) && !closeC(x, y, approx ? 2 * TOLERANCE.decimalRel : 1e-6)) return false;
+  const ea = exactOf(a);
+  const eb = exactOf(b);
+  if (ea !== null && eb !== null) {
+    if (ratEqual(ea, eb)) return true;
+    if (!a.hasDecimal && !b.hasDecimal) return false;
+    const { d, v, k } = coarser(a, b);
+    return decimalMatches(exactOf(d)!, k, exactOf(v)!);
+  }
   const bothZero = x.re === 0 && y.re === 0 && x.im === 0 && y.im === 0;
   if (inRange(x) && inRange(y) && !bothZero) {
-    // Integers are exact in a double below 2^53: 10^9 + 1 is not 10^9.
-    const exact = !a.hasDecimal && !b.hasDecimal && x.im === 0 && y.im === 0;
-    if (exact && Number.isInteger(x.re) && Number.isInteger(y.re)) return x.re === y.re;
-    return closeC(x, y, rel);
+    if (approx) {
+      if (x.im !== 0 || y.im !== 0) return closeC(x, y, TOLERANCE.decimalRel);
+      const { d, k } = coarser(a, b);
+      return d === a ? decimalMatchesFloat(x.re, k, y.re) : decimalMatchesFloat(y.re, k, x.re);
+    }
+    if (!closeC(x, y, TOLERANCE.exactRel)) return false;
+    // Doubles cannot tell √(2^{106}+1) from 2^{53}: confirm in 64-digit decimals where both evaluate there.
+    // Only large literals, powers and factorials can hide a difference below double rounding (√3/2 vs
+    // sin 60° cannot), so only those pay for the confirmation (~0.3 ms).
+    if (!mayHideDifference(a.src) && !mayHideDifference(b.src)) return true;
+    const bx = bigOf(a);
+    const by = bigOf(b);
+    return bx === null || by === null || bigClose(bx, by, TOLERANCE.bigRel);
   }
   if (!a.infinite && !b.infinite) {
-    const bx = bigEval(a.src);
-    const by = bigEval(b.src);
-    if (bx !== null && by !== null) return bigClose(bx, by, rel);
-    return finite(x) && finite(y) && closeC(x, y, rel);
+    const bx = bigOf(a);
+    const by = bigOf(b);
+    if (bx !== null && by !== null) return bigClose(bx, by, approx ? TOLERANCE.decimalRel : TOLERANCE.bigRel);
+    return finite(x) && finite(y) && closeC(x, y, approx ? TOLERANCE.decimalRel : TOLERANCE.exactRel);
   }
   // Never from an overflowing 10^{10^{10}}: both sides must have written \infty.
   return a.infinite && b.infinite && x.re === y.re && x.im === 0 && y.im === 0;
+}
+
+// Seeded rational points for exact comparison of polynomial and rational expressions (Schwartz–Zippel: two
+// different rational functions agree at 6 random points with 10^4-sized numerators with negligible chance).
+const pointCache = new Map<string, Record<string, Rational>[]>();
+
+function rationalPoints(vars: string[]): Record<string, Rational>[] {
+  const key = vars.join(",");
+  const hit = pointCache.get(key);
+  if (hit) return hit;
+  if (pointCache.size >= 1000) pointCache.clear();
+  const rng = Rng.seeded(`grader-rational-points|${vars.join(",")}`);
+  const out: Record<string, Rational>[] = [];
+  for (let k = 0; k < 6; k++) {
+    const scope: Record<string, Rational> = {};
+    for (const v of vars) {
+      scope[v] = rat(BigInt((k % 2 === 0 ? 1 : -1) * (1 + rng.int(9999))), BigInt(1 + rng.int(97)))!;
+    }
+    out.push(scope);
+  }
+  pointCache.set(key, out);
+  return out;
+}
+
+// Exact verdict for expressions in variables built from + − × ÷ and integer powers; null when not such.
+function exactOverPoints(a: Expr, b: Expr, vars: string[]): boolean | null {
+  let agreed = 0;
+  for (const scope of rationalPoints(vars)) {
+    const x = exactValue(a.src, scope);
+    const y = exactValue(b.src, scope);
+    if (x === null || y === null) return null; // a pole, or a form without an exact value: use doubles
+    if (!ratEqual(x, y)) return false;
+    // Both zero says nothing (as in the double path): "5P0" is not rewarded as 0.
+    if (x.n !== 0n) agreed++;
+  }
+  return agreed >= TOLERANCE.minPoints ? true : null;
 }
 
 /** Two expressions are equal if they agree at every seeded point (constants: at the single point). */
@@ -130,7 +242,16 @@ export function exprEqual(a: Expr, b: Expr): boolean {
   const rel = a.hasDecimal || b.hasDecimal ? TOLERANCE.decimalRel : TOLERANCE.exactRel;
   // Variables may cancel (sin²x + cos²x ≡ 1), so evaluate over the union; x² vs y² still differ at the points.
   const vars = [...new Set([...a.vars, ...b.vars])].sort();
-  if (vars.length === 0) return constantsEqual(a, b, rel);
+  if (vars.length === 0) return constantsEqual(a, b);
+  const close = closeOverPoints(a, b, vars, rel);
+  // Doubles agree within rounding: confirm exactly at rational points where both sides have exact values
+  // (x^{53} + 1 and x^{53} agree in doubles).
+  if (close && !a.hasDecimal && !b.hasDecimal) return exactOverPoints(a, b, vars) ?? true;
+  return close;
+}
+
+// Agreement at the seeded double points (over- and underflow points skipped, ≥ minPoints informative).
+function closeOverPoints(a: Expr, b: Expr, vars: string[], rel: number): boolean {
   let agreed = 0;
   for (const { scope, positive } of points(vars)) {
     const x = evalAt(a.fn, scope);

@@ -98,23 +98,104 @@ export function finalSentence(text: string): string {
 const NUMBER = /-?\d+(?:,\d{3})*(?:\.\d+)?(?:\/\d+)?/g;
 
 /**
- * The answer a sentence states: its last math span, else its last number (currency and thousands separators
+ * The last bold value (`**15**`, `**$x = 3$**`) in the last three lines of a text, for a final sentence that
+ * states nothing after it ("The degree is **15**. This matches the leading term."); null when there is none.
+ */
+export function lastBoldValue(text: string): string | null {
+  const lines = text.trimEnd().split("\n").filter((l) => l.trim() !== "");
+  const tail = lines.slice(-3).join("\n");
+  let found: string | null = null;
+  for (const m of tail.matchAll(/\*\*([^*\n]{1,60})\*\*/g)) {
+    const v = m[1].trim().replace(/^\$+|\$+$/g, "").replace(/[.:]$/, "").trim();
+    if (/\d/.test(v) && !isProse(v) && !/^\(?\d+[.)]$/.test(v)) found = v;
+  }
+  return found;
+}
+
+/** The sentence before `last` (the final sentence of `text`), for when the final one is a closing remark. */
+export function previousSentence(text: string, last: string): string {
+  const t = plain(text).trimEnd();
+  const at = last === "" ? -1 : t.lastIndexOf(last);
+  return at > 0 ? finalSentence(t.slice(0, at)) : "";
+}
+
+// Prose outside the math spans of a sentence (each span replaced by `mark`).
+function proseOf(sentence: string, mark = " "): string {
+  let out = "";
+  let at = 0;
+  for (const s of mathSpans(sentence)) {
+    out += sentence.slice(at, s.start) + mark;
+    at = s.end;
+  }
+  return out + sentence.slice(at);
+}
+
+/** A closing remark ("I hope this helps!", "Let me know if you have questions") that states no value. */
+export function isClosingRemark(sentence: string): boolean {
+  return /\b(?:hope|helps?|let me know|questions?|good luck|enjoy|thanks?|feel free|happy to)\b/i.test(
+    sentence,
+  ) &&
+    sentenceAnswer(sentence) === null;
+}
+
+/**
+ * Does a sentence state no answer even though it holds values: a negated statement ("x = 14 and y = 15 is not
+ * a solution") or a truncated expression ending in an operator ("… + a_{10}) +").
+ */
+export function statesNothing(sentence: string): boolean {
+  // The negation must follow the last value: "x = 15 is not a solution" states nothing, while "the number is
+  // not 10, it is 1000" states 1000 (math spans count as values: "§").
+  const prose = proseOf(sentence, "§");
+  let lastValue = 0;
+  for (const m of prose.matchAll(/[\d§]/g)) lastValue = m.index! + 1;
+  const negated = /\b(?:not|never|neither|nor|cannot)\b|n't\b/i.test(prose.slice(lastValue));
+  const truncated = /(?:[+\-*/=^_([{,]|\\(?:cdot|times|frac|sqrt|left))\s*$/.test(sentence.trim());
+  return negated || truncated;
+}
+
+// Several values stated for one name, "x = 5 and x = -2" (math spans or plain prose), as the list "5, -2".
+function sameNameValues(sentence: string): string | null {
+  const spans = mathSpans(sentence);
+  const pairs = spans.length > 1
+    ? spans.map((s) => /^([a-zA-Z])\s*=\s*([^=<>]+)$/.exec(s.content))
+    : [...proseOf(sentence).matchAll(/(?<![\w^_])([a-zA-Z])\s*=\s*([-−]?\d+(?:\.\d+)?(?:\/\d+)?)/g)];
+  if (pairs.length < 2 || pairs.some((m) => m === null)) return null;
+  const names = new Set(pairs.map((m) => m![1]));
+  return names.size === 1 ? pairs.map((m) => m![2].trim()).join(", ") : null;
+}
+
+// A list marker "(2)" or a leading "2." / "2)" numbers an item; it is not a stated value.
+function isListMarker(sentence: string, at: number, len: number): boolean {
+  const before = sentence.slice(0, at).trimEnd();
+  const after = sentence[at + len] ?? "";
+  // The final sentence arrives with its closing ")" trimmed: "(2)" as "(2".
+  const closed = after === ")" || at + len === sentence.length;
+  return (sentence[at - 1] === "(" && closed) || (before === "" && (after === "." || after === ")"));
+}
+
+/**
+ * The answer a sentence states: several values for one name as a list, its last math span (unless that span
+ * is a bare name followed by a number), else its last number (currency and thousands separators
  * dropped by the normaliser), with the rule that found it ("math" / "number"); null when it has neither.
  */
 export function sentenceAnswer(sentence: string): { answer: string; how: "math" | "number" } | null {
+  const several = sameNameValues(sentence);
+  if (several !== null) return { answer: several, how: "math" };
   const spans = mathSpans(sentence);
-  if (spans.length > 0) {
-    const last = spans[spans.length - 1].content;
-    if (last !== "") return { answer: last, how: "math" };
-  }
+  const span = spans.length > 0 ? spans[spans.length - 1] : null;
+  // A last span that holds no value (a name: "the largest $n$ is 34") gives way to a number after it.
+  if (span !== null && /\d/.test(span.content)) return { answer: span.content, how: "math" };
   let last: string | null = null;
   let m: RegExpExecArray | null;
-  NUMBER.lastIndex = 0;
+  NUMBER.lastIndex = span?.end ?? 0;
   while ((m = NUMBER.exec(sentence)) !== null) {
     // "5-year" or "x2" are not the number 5 / 2 standing alone.
-    if (!/[a-zA-Z_^]/.test(sentence[m.index - 1] ?? "")) last = m[0];
+    if (!/[a-zA-Z_^]/.test(sentence[m.index - 1] ?? "") && !isListMarker(sentence, m.index, m[0].length)) {
+      last = m[0];
+    }
   }
-  return last === null ? null : { answer: last, how: "number" };
+  if (last !== null) return { answer: last, how: "number" };
+  return span !== null && span.content !== "" ? { answer: span.content, how: "math" } : null;
 }
 
 /** Does a marker's value read as prose (two or more plain words, "she received $7") rather than as an answer? */

@@ -17,7 +17,9 @@ Deno.test("extract: each rule reports itself", () => {
   assertEquals(rule("this is a long piece of prose with the number 3 in it", true), "no_answer");
   assertEquals(rule("this is a long piece of prose with the number 3 in it"), "final_sentence_number");
   assertEquals(rule("So the total is $42$."), "final_sentence_math");
-  assertEquals(rule("The total is 42. I hope this helps!"), "no_answer");
+  assertEquals(rule("The total is 42. I hope this helps!"), "final_sentence_number");
+  assertEquals(rule("The total is 42. Then we stop here."), "no_answer");
+  assertEquals(rule("So x = 14 and y = 15 is not a solution."), "no_answer");
   assertEquals(
     extractAnswer("The final answer is $\\frac{1}{2}$. I hope it is correct.").answer,
     "\\frac{1}{2}",
