@@ -34,6 +34,15 @@ export { BEFORE_RL, renderSummary, type SummaryInput } from "./summary.ts";
 export { diffSpec, passKSpec, renderSvg, TRAINING_METRICS, trainingSpec } from "./plots.ts";
 export { type DataIssue, dataIssues } from "./completeness.ts";
 export {
+  BOUNDARY_COLUMNS,
+  type BoundaryCounts,
+  boundaryCounts,
+  boundaryRecord,
+  type BoundaryRow,
+  boundaryRows,
+  boundarySection,
+} from "./boundary.ts";
+export {
   buildReport,
   compareSweeps,
   type ReportOptions,

@@ -9,6 +9,13 @@ import {
   pairedDiff,
   requestedComparisons,
 } from "./compare.ts";
+import {
+  BOUNDARY_COLUMNS,
+  boundaryRecord,
+  type BoundaryRow,
+  boundaryRows,
+  boundarySection,
+} from "./boundary.ts";
 import { type DataIssue, dataIssues } from "./completeness.ts";
 import { type Ingest, loadSweep, type RunData, type SweepData, usableRuns } from "./load.ts";
 import {
@@ -36,6 +43,9 @@ export interface SweepReport {
   issues: DataIssue[];
   summary: string;
   csv: string;
+  /** The reasoning-boundary rows (boundary.ts) and their CSV, the companion of passk.csv. */
+  boundary: BoundaryRow[];
+  boundaryCsv: string;
 }
 
 /** Options: bootstrap iterations (default 2000) and per-engine ingest hooks (VERL dumps → eval.jsonl). */
@@ -71,6 +81,8 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
   const methods = methodOrder(runs);
   const cells = [...beforeRl(rows, final, methods[0]), ...aggregateSeeds(final)];
   const issues = dataIssues(data);
+  const boundary = boundaryRows(rows, comparisons, BEFORE_RL);
+  const oneBase = new Set(runs.map((r) => (r as { base?: number }).base ?? 0)).size === 1;
   const summary = renderSummary({
     data,
     methods: [BEFORE_RL, ...methods],
@@ -78,9 +90,11 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
     comparisons,
     issues,
     firstMethod: methods[0],
+    sections: (dataset) => boundarySection(boundary, dataset, BEFORE_RL, oneBase),
   });
   const csv = toCsv(rows.map(csvRecord), PASSK_COLUMNS);
-  return { data, runs, methods, rows, comparisons, cells, issues, summary, csv };
+  const boundaryCsv = toCsv(boundary.map(boundaryRecord), BOUNDARY_COLUMNS);
+  return { data, runs, methods, rows, comparisons, cells, issues, summary, csv, boundary, boundaryCsv };
 }
 
 /** Write passk.csv, summary.md and plots/ into the sweep folder; returns the written paths. */
@@ -103,6 +117,7 @@ export async function writeReportChecked(
     written.push(join(dir, name));
   };
   put("passk.csv", report.csv);
+  if (report.boundary.length) put("boundary.csv", report.boundaryCsv);
   put("summary.md", report.summary);
   const cells = report.cells;
   for (const dataset of [...new Set(cells.map((c) => c.dataset))].sort()) {
