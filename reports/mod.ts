@@ -31,7 +31,15 @@ export {
   requestedComparisons,
 } from "./compare.ts";
 export { BEFORE_RL, renderSummary, type SummaryInput } from "./summary.ts";
-export { diffSpec, passKSpec, renderSvg, TRAINING_METRICS, trainingSpec } from "./plots.ts";
+export {
+  BASE_CURVE,
+  diffSpec,
+  passKSpec,
+  type ReferenceCurve,
+  renderSvg,
+  TRAINING_METRICS,
+  trainingSpec,
+} from "./plots.ts";
 export { type DataIssue, dataIssues } from "./completeness.ts";
 export {
   BOUNDARY_COLUMNS,
@@ -61,3 +69,16 @@ export {
   writeBaseline,
 } from "./regress.ts";
 export { engineIngest } from "./ingest.ts";
+export {
+  ACEBENCH_GRADER,
+  protocolDifferences,
+  protocolSettings,
+  readReferences,
+  REFERENCE_COLUMNS,
+  referenceCurves,
+  type ReferenceRow,
+  referenceSection,
+  referencesFor,
+  runProtocol,
+  sameDataset,
+} from "./references.ts";

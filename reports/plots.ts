@@ -41,12 +41,14 @@ function kAxis(ks: number[]) {
 export const BASE_CURVE = "step 0 (before RL)";
 // Titles are short lines: the headless renderer over-estimates text width, and a title wider than the panels
 // widens the canvas and leaves it blank on the right.
+/** Legend label of each panel's own method curve (its name is the panel's title). */
+const METHOD_CURVE = "method (panel title)";
 /** Panels per row of the faceted plots. */
 const COLUMNS = 4;
 /** Facet headers print names in full (vega-lite cuts long labels by default). */
 const HEADER = { labelLimit: 0, labelFontSize: 12, labelFontWeight: "bold" as const, title: null };
 
-/** A reference Pass@k curve overlaid on the Pass@k plot (published numbers; see references.ts). */
+/** Published pass@k points overlaid on the Pass@k plot (diamonds, no line: often only k = 1 and a large k). */
 export interface ReferenceCurve {
   /** Legend label, e.g. "GRPO (Zhu et al. 2025, Table 1)". */
   label: string;
@@ -56,7 +58,7 @@ export interface ReferenceCurve {
 /**
  * Pass@k over k (log₂ axis) on one dataset, one panel per trained method (full name as its header): the method's
  * mean over seeds with its 95% interval as a light band with outlined edges, and on every panel the policy before
- * RL (`baseLabel` cells: step 0) in black dashes with its own band, plus any reference curves (grey dots). The
+ * RL (`baseLabel` cells: step 0) in black dashes with its own band, plus any published reference points. The
  * y-range follows the data; a plot without a step-0 row shows the methods alone.
  */
 export function passKSpec(
@@ -76,7 +78,7 @@ export function passKSpec(
   const methods = [...new Set(mine.filter((c) => c.method !== baseLabel).map((c) => c.method))];
   const panels = methods.length ? methods : [baseLabel];
   const values = panels.flatMap((panel) => [
-    ...mine.filter((c) => c.method === panel).map((c) => ({ panel, curve: "after RL", ...point(c) })),
+    ...mine.filter((c) => c.method === panel).map((c) => ({ panel, curve: METHOD_CURVE, ...point(c) })),
     ...(panel === baseLabel ? [] : base.map((c) => ({ panel, curve: baseLabel, ...point(c) }))),
     ...references.flatMap((r) =>
       r.points.map((p) => ({ panel, curve: r.label, k: p.k, passAtK: p.value, lo: p.value, hi: p.value }))
@@ -84,7 +86,7 @@ export function passKSpec(
   ]);
   const ks = [...new Set(values.map((v) => v.k))].sort((a, b) => a - b);
   const domain = domainOf(values.flatMap((v) => [v.lo, v.hi]), 0, 1);
-  const curves = ["after RL", baseLabel, ...references.map((r) => r.label)];
+  const curves = [METHOD_CURVE, ...(base.length ? [baseLabel] : []), ...references.map((r) => r.label)];
   const palette = ["#1f77b4", "#000000", "#7f7f7f", "#bcbd22", "#8c564b", "#e377c2", "#17becf"];
   const color = {
     field: "curve",
@@ -93,6 +95,7 @@ export function passKSpec(
     scale: { domain: curves, range: curves.map((_, i) => palette[i % palette.length]) },
     legend: {
       orient: "top" as const,
+      direction: "vertical" as const,
       symbolType: "stroke",
       symbolStrokeWidth: 3,
       symbolOpacity: 1,
@@ -116,7 +119,7 @@ export function passKSpec(
       height: 170,
       encoding: { x: kAxis(ks), color },
       layer: [
-        ...[baseLabel, "after RL"].flatMap((curve) => [
+        ...[baseLabel, METHOD_CURVE].flatMap((curve) => [
           {
             transform: [band(curve)],
             mark: { type: "area" as const, opacity: curve === baseLabel ? 0.08 : 0.12 },
@@ -135,11 +138,11 @@ export function passKSpec(
         },
         {
           transform: [{ filter: { field: "curve", oneOf: references.map((r) => r.label) } }],
-          mark: { type: "line", strokeWidth: 1.4, strokeDash: [1, 2], point: { size: 14 } },
-          encoding: { y, detail: { field: "curve" } },
+          mark: { type: "point", shape: "diamond", size: 70, filled: true, opacity: 0.9 },
+          encoding: { y },
         },
         {
-          transform: [band("after RL")],
+          transform: [band(METHOD_CURVE)],
           mark: { type: "line", strokeWidth: 2.2, point: { size: 22 } },
           encoding: { y },
         },

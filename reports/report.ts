@@ -29,6 +29,7 @@ import {
 } from "./passk.ts";
 import { diffSpec, passKSpec, renderSvg, trainingSpec } from "./plots.ts";
 import { BEFORE_RL, renderSummary } from "./summary.ts";
+import { referenceCurves, type ReferenceRow, referenceSection, runProtocol } from "./references.ts";
 
 /** Everything computed for one sweep. */
 export interface SweepReport {
@@ -52,6 +53,8 @@ export interface SweepReport {
 export interface ReportOptions {
   iters?: number;
   ingest?: Record<string, Ingest>;
+  /** Published pass@k points to overlay and compare (`report --reference FILE`; references.ts). */
+  references?: ReferenceRow[];
 }
 
 /** Methods in the order their runs appear (the sweep's expansion order). */
@@ -90,7 +93,10 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
     comparisons,
     issues,
     firstMethod: methods[0],
-    sections: (dataset) => boundarySection(boundary, dataset, BEFORE_RL, oneBase),
+    sections: (dataset) => [
+      ...boundarySection(boundary, dataset, BEFORE_RL, oneBase),
+      ...referenceSection(options.references ?? [], cells, dataset, runProtocol(data.sweep)),
+    ],
   });
   const csv = toCsv(rows.map(csvRecord), PASSK_COLUMNS);
   const boundaryCsv = toCsv(boundary.map(boundaryRecord), BOUNDARY_COLUMNS);
@@ -109,7 +115,7 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
 export async function writeReportChecked(
   dir: string,
   options: ReportOptions = {},
-): Promise<{ written: string[]; issues: DataIssue[] }> {
+): Promise<{ written: string[]; issues: DataIssue[]; datasets: string[] }> {
   const report = await buildReport(dir, options);
   const written: string[] = [];
   const put = (name: string, text: string) => {
@@ -123,7 +129,9 @@ export async function writeReportChecked(
   for (const dataset of [...new Set(cells.map((c) => c.dataset))].sort()) {
     put(
       `plots/passk_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`,
-      await renderSvg(passKSpec(cells, dataset)),
+      await renderSvg(
+        passKSpec(cells, dataset, BEFORE_RL, referenceCurves(options.references ?? [], dataset)),
+      ),
     );
   }
   for (const dataset of [...new Set(report.comparisons.map((c) => c.dataset))].sort()) {
@@ -134,7 +142,7 @@ export async function writeReportChecked(
   }
   const training = trainingSpec(report.runs);
   if (training) put("plots/training.svg", await renderSvg(training));
-  return { written, issues: report.issues };
+  return { written, issues: report.issues, datasets: [...new Set(cells.map((c) => c.dataset))].sort() };
 }
 
 /** Markdown comparing two sweeps: each shared method's Pass@k in A and B and the paired B − A difference. */

@@ -24,12 +24,15 @@ Deno.test("plots: every Pass@k panel carries the step-0 curve; full method names
   assertEquals(panels, report.methods);
   for (const panel of panels) {
     ok(values.some((v) => v.panel === panel && v.curve === "step 0 (before RL)"), `${panel}: base curve`);
-    ok(values.some((v) => v.panel === panel && v.curve === "after RL"), `${panel}: method curve`);
+    ok(values.some((v) => v.panel === panel && v.curve === "method (panel title)"), `${panel}: method curve`);
   }
   const svg = await renderSvg(spec);
   ok(svg.includes(">ace-grpo<"), "the method name is printed in full");
   ok(widthOf(svg) < 2 * 260 + 120, `canvas ${widthOf(svg)} px for two panels`);
-  assertEquals(new Set(rowsOf(passKSpec(cells, "synthetic")).map((v) => v.curve)), new Set(["after RL"]));
+  assertEquals(
+    new Set(rowsOf(passKSpec(cells, "synthetic")).map((v) => v.curve)),
+    new Set(["method (panel title)"]),
+  );
 });
 
 Deno.test("plots: the difference plot marks the k whose interval excludes 0, on a canvas the size of its panels", async () => {
