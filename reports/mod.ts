@@ -69,6 +69,7 @@ export {
   writeBaseline,
 } from "./regress.ts";
 export { engineIngest } from "./ingest.ts";
+export { rankingSection } from "./ranking.ts";
 export {
   ACEBENCH_GRADER,
   protocolDifferences,

@@ -29,6 +29,7 @@ import {
 } from "./passk.ts";
 import { diffSpec, passKSpec, renderSvg, trainingSpec } from "./plots.ts";
 import { BEFORE_RL, renderSummary } from "./summary.ts";
+import { rankingSection } from "./ranking.ts";
 import { referenceCurves, type ReferenceRow, referenceSection, runProtocol } from "./references.ts";
 
 /** Everything computed for one sweep. */
@@ -94,6 +95,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
     issues,
     firstMethod: methods[0],
     sections: (dataset) => [
+      ...rankingSection(cells, dataset, BEFORE_RL),
       ...boundarySection(boundary, dataset, BEFORE_RL, oneBase),
       ...referenceSection(options.references ?? [], cells, dataset, runProtocol(data.sweep)),
     ],
