@@ -234,7 +234,8 @@ export function boundarySection(
     `Problems (of ${
       Math.max(...mine.map((r) => r.problems))
     }) solved within k samples by one policy, the other, ` +
-    `both or neither: the expected count Σ pass@k·(1 − pass@k) etc. per problem (exact when k = n), per unit ` +
+    "both or neither, summed over problems from each side's pass@k p (reference only: p_ref·(1 − p_method), " +
+    "and so on; exact 0/1 counts when k = n), per unit " +
     `(base × seed, ${units} unit(s)), mean over units with a 95% t interval over units${scope}; the problem set ` +
     "is fixed, so problem-to-problem variation is not in the interval. `boundary.csv` has the same numbers.",
     "",
