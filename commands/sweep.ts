@@ -4,12 +4,15 @@ import { join } from "node:path";
 import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
 import { exists } from "../common/fs.ts";
 import { lockFolder } from "../common/lock.ts";
-import { removeDuplicates } from "../common/run_folder.ts";
+import { readStatus, removeDuplicates, runDir } from "../common/run_folder.ts";
 import {
+  calibrate,
   describePlan,
   engineSpec,
   expandRuns,
   filterRuns,
+  LOCAL_ENGINES,
+  measuredSecondsPerStep,
   presetPath,
   readSweepConfig,
   runSweep,
@@ -20,7 +23,7 @@ import { writeReportChecked } from "../reports/mod.ts";
 /** Usage text for `deno task sweep`. */
 export const usage =
   `usage: deno task sweep [--config FILE | --preset NAME] [--out DIR] [--only PATTERN] [--workers N]
-                       [--dry-run] [--no-report] [--repair]
+                       [--dry-run [--no-calibrate]] [--no-report] [--repair]
 
 Runs every method × ACE-grid point × seed of a sweep config in parallel workers, then writes the report
 (passk.csv, summary.md, plots/) into the sweep folder. Re-running the same command skips finished runs and
@@ -34,7 +37,10 @@ the exit code is already 1) or --only selected a subset.
 --out DIR         sweep folder (default: runs/<name>)
 --only PATTERN    run only these runs: a glob over run ids ('ace-*', '*_s1'), else one run id or method
 --workers N       parallel runs (default: number of cores)
---dry-run         print the run matrix, what is done, and a time estimate; run nothing
+--dry-run         print the run matrix, what is done, and a time estimate; run nothing in the sweep folder
+                  (with no finished run there, a local engine is calibrated first: a few RL steps of one run,
+                  and a short SFT base model for tfjs, in a temp folder; the estimate says so)
+--no-calibrate    with --dry-run: skip the calibration (no estimate on a fresh folder)
 --no-report       skip writing the report at the end
 --repair          first drop duplicate eval samples and metrics lines (left by two sweeps writing one folder
                   before the lock held) from every run, saying how many
@@ -53,6 +59,7 @@ export async function main(args: string[]): Promise<number> {
     only: { type: "string" },
     workers: { type: "string" },
     "dry-run": { type: "boolean" },
+    "no-calibrate": { type: "boolean" },
     "no-report": { type: "boolean" },
     repair: { type: "boolean" },
   }, false).values as {
@@ -63,6 +70,7 @@ export async function main(args: string[]): Promise<number> {
     only?: string;
     workers?: string;
     "dry-run"?: boolean;
+    "no-calibrate"?: boolean;
     "no-report"?: boolean;
     repair?: boolean;
   };
@@ -81,7 +89,17 @@ export async function main(args: string[]): Promise<number> {
   const out = values.out ?? join("runs", sweep.name);
   const workers = parseNumber(values.workers, "workers", cpus().length, 1, 256);
   if (values["dry-run"]) {
-    console.log(await describePlan(sweep, runs, out, workers, engineSpec(sweep.engine)));
+    const spec = engineSpec(sweep.engine);
+    const fresh = runs.some((r) => readStatus(runDir(out, r.runId))?.state !== "done") &&
+      measuredSecondsPerStep(out, runs) === null;
+    let calibration = null;
+    if (fresh && LOCAL_ENGINES.includes(spec.name) && !values["no-calibrate"]) {
+      console.error(
+        `sweep ${sweep.name}: no finished run in ${out}; calibrating (a few RL steps of one run)…`,
+      );
+      calibration = await calibrate(sweep, spec);
+    }
+    console.log(await describePlan(sweep, runs, out, workers, spec, calibration));
     return 0;
   }
   // One writer per folder: a second sweep on `out` exits 2 here instead of retraining finished runs.

@@ -4,9 +4,10 @@ import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
 import { compareSweeps, writeReportChecked } from "./report.ts";
 import { lockFolder } from "../common/lock.ts";
 import { ingestPending } from "./ingest.ts";
+import { readReferences, sameDataset } from "./references.ts";
 
 /** Usage text for `deno task report`. */
-export const usage = `usage: deno task report DIR [--partial] [--iters N] [--ingest]
+export const usage = `usage: deno task report DIR [--partial] [--iters N] [--ingest] [--reference FILE]
        deno task report --compare A B [--out FILE] [--iters N]
 
 Writes DIR/passk.csv (long format), DIR/summary.md (its inference scope, the Pass@k table over runs with 95%
@@ -22,6 +23,10 @@ configured, a missing final step); the report is still written, with the affecte
                 never writes into run folders and refuses a folder with such outputs
 --compare A B   compare two sweeps method by method (B − A paired by base, seed and problem); Markdown or --out
 --iters N       bootstrap resamples of the per-run intervals in passk.csv (default 2000)
+--reference FILE  overlay published pass@k points (CSV: model, dataset, method, k, value, source, protocol;
+                shipped: reports/references/*.csv) on the Pass@k plots of matching datasets, and list them in
+                summary.md beside this report's values with the protocol differences (temperature, top_p,
+                max_tokens, n, grader); may be given more than once
 
 example: deno task report runs/default`;
 
@@ -33,6 +38,7 @@ export async function main(args: string[]): Promise<number> {
     out: { type: "string" },
     iters: { type: "string" },
     ingest: { type: "boolean" },
+    reference: { type: "string", multiple: true },
   });
   const values = parsed.values as {
     help?: boolean;
@@ -41,6 +47,7 @@ export async function main(args: string[]): Promise<number> {
     out?: string;
     iters?: string;
     ingest?: boolean;
+    reference?: string[];
   };
   const positionals = parsed.positionals;
   if (values.help) {
@@ -48,6 +55,7 @@ export async function main(args: string[]): Promise<number> {
     return 0;
   }
   const iters = parseNumber(values.iters, "iters", 2000, 100, 1e6);
+  if (values.compare && values.reference) throw new UsageError("--reference is not for --compare");
   if (values.compare) {
     if (values.ingest) throw new UsageError("--ingest is for one sweep folder, not --compare");
     if (positionals.length !== 2) throw new UsageError("--compare needs two sweep folders: A B");
@@ -61,7 +69,24 @@ export async function main(args: string[]): Promise<number> {
   if (values.out) throw new UsageError("--out is only for --compare (a report is written into DIR)");
   if (positionals.length !== 1) throw new UsageError("expected one sweep folder DIR");
   if (values.ingest) await ingest(positionals[0]);
-  const { written, issues } = await writeReportChecked(positionals[0], { iters });
+  
+  const references = (values.reference ?? []).flatMap((path) => readReferences(path));
+  const { written, issues, datasets } = await writeReportChecked(positionals[0], {
+    iters,
+    references,
+  });
+  for (const path of values.reference ?? []) {
+    const unmatched = [...new Set(readReferences(path).map((r) => r.dataset))].filter((d) =>
+      !datasets.some((x) => sameDataset(d, x))
+    );
+    if (unmatched.length) {
+      console.error(
+        `report: ${path}: dataset(s) ${unmatched.join(", ")} match no dataset of this report (${
+          datasets.join(", ")
+        })`,
+      );
+    }
+  }
   for (const path of written) console.error(`wrote ${path}`);
   if (issues.length === 0) return 0;
   console.error(`report: ${positionals[0]} has incomplete data (${issues.length} issue(s), cells marked †):`);

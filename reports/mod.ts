@@ -30,8 +30,25 @@ export {
   requestedComparisons,
 } from "./compare.ts";
 export { BEFORE_RL, renderSummary, type SummaryInput } from "./summary.ts";
-export { diffSpec, passKSpec, renderSvg, TRAINING_METRICS, trainingSpec } from "./plots.ts";
+export {
+  BASE_CURVE,
+  diffSpec,
+  passKSpec,
+  type ReferenceCurve,
+  renderSvg,
+  TRAINING_METRICS,
+  trainingSpec,
+} from "./plots.ts";
 export { type DataIssue, dataIssues } from "./completeness.ts";
+export {
+  BOUNDARY_COLUMNS,
+  type BoundaryCounts,
+  boundaryCounts,
+  boundaryRecord,
+  type BoundaryRow,
+  boundaryRows,
+  boundarySection,
+} from "./boundary.ts";
 export {
   buildReport,
   compareSweeps,
@@ -53,3 +70,17 @@ export {
   writeBaseline,
 } from "./regress.ts";
 export { checkIngested, ingestPending, pendingIngest } from "./ingest.ts";
+export { rankingSection } from "./ranking.ts";
+export {
+  ACEBENCH_GRADER,
+  protocolDifferences,
+  protocolSettings,
+  readReferences,
+  REFERENCE_COLUMNS,
+  referenceCurves,
+  type ReferenceRow,
+  referenceSection,
+  referencesFor,
+  runProtocol,
+  sameDataset,
+} from "./references.ts";

@@ -1,6 +1,6 @@
-// SVG plots through vega-lite → vega (headless, renderer "none"): Pass@k over k per method with intervals, ACE
-// minus baseline over k with its crossed interval, and training curves (accuracy, KL, entropy, overconfident-error
-// fraction and mean c) averaged over seeds.
+// SVG plots through vega-lite → vega (headless, renderer "none"): Pass@k over k per method beside the base curve
+// (step 0) with intervals, ACE minus baseline over k with its crossed interval and significant k marked, and
+// training curves (accuracy, KL, entropy, overconfident-error fraction and mean c): median and band over runs.
 import * as vega from "vega";
 import * as vl from "vega-lite";
 import type { Comparison } from "./compare.ts";
@@ -27,10 +27,10 @@ function domainOf(values: readonly number[], lo: number, hi: number): [number, n
 }
 
 /** The interval's caption: over bases × problems, or over seeds × problems for one base model only. */
-function intervalCaption(cells: readonly { scope: "bases" | "one base" }[]): string {
+function intervalCaption(cells: readonly { scope: "bases" | "one base" }[]): string[] {
   return cells.length > 0 && cells.every((c) => c.scope === "bases")
-    ? "mean over runs, 95% crossed bases × problems interval"
-    : "mean over seeds, 95% crossed seeds × problems interval, for this base model only";
+    ? ["95% crossed bases × problems interval", "(seeds nested in bases)"]
+    : ["95% crossed seeds × problems interval,", "for this base model only"];
 }
 
 /** The log₂ k axis shared by the Pass@k and difference plots. */
@@ -44,156 +44,326 @@ function kAxis(ks: number[]) {
   };
 }
 
-/**
- * Pass@k over k (log₂ axis) for each method on one dataset: mean over seeds with its 95% interval band. The
- * y-range follows the data (differences between methods stay visible); the legend shows full-opacity line
- * swatches, not the band's.
- */
-export function passKSpec(cells: readonly AggregateCell[], dataset: string): vl.TopLevelSpec {
-  const values = cells.filter((c) => c.dataset === dataset && c.slice === "all")
-    .map((c) => ({
-      method: c.method,
-      k: c.k,
-      passAtK: c.mean,
-      lo: Number.isFinite(c.lo) ? c.lo : c.mean,
-      hi: Number.isFinite(c.hi) ? c.hi : c.mean,
-    }));
-  const ks = [...new Set(values.map((v) => v.k))].sort((a, b) => a - b);
-  const domain = domainOf(values.flatMap((v) => [v.lo, v.hi]), 0, 1);
-  return {
-    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: `Pass@k on ${dataset} (${intervalCaption(cells.filter((c) => c.dataset === dataset))})`,
-    width: 420,
-    height: 280,
-    data: { values },
-    encoding: {
-      x: kAxis(ks),
-      color: {
-        field: "method",
-        type: "nominal",
-        legend: { symbolType: "stroke", symbolOpacity: 1, symbolStrokeWidth: 3 },
-      },
-    },
-    layer: [
-      {
-        mark: { type: "line", point: true, strokeWidth: 2 },
-        encoding: { y: { field: "passAtK", type: "quantitative", title: "pass@k", scale: { domain } } },
-      },
-      {
-        mark: { type: "area", opacity: 0.15 },
-        encoding: { y: { field: "lo", type: "quantitative" }, y2: { field: "hi" } },
-      },
-    ],
-  };
+/** Label of the step-0 curve on every Pass@k panel (the policy before RL: the base model). */
+export const BASE_CURVE = "step 0 (before RL)";
+// Titles are short lines: the headless renderer over-estimates text width, and a title wider than the panels
+// widens the canvas and leaves it blank on the right.
+/** Legend label of each panel's own method curve (its name is the panel's title). */
+const METHOD_CURVE = "method (panel title)";
+/** Panels per row of the faceted plots. */
+const COLUMNS = 4;
+/** Facet headers print names in full (vega-lite cuts long labels by default). */
+const HEADER = { labelLimit: 0, labelFontSize: 12, labelFontWeight: "bold" as const, title: null };
+
+/** Published pass@k points overlaid on the Pass@k plot (diamonds, no line: often only k = 1 and a large k). */
+export interface ReferenceCurve {
+  /** Legend label, e.g. "GRPO (Zhu et al. 2025, Table 1)". */
+  label: string;
+  points: { k: number; value: number }[];
 }
 
 /**
- * ACE minus its baseline over k (log₂ axis) on one dataset, one panel per comparison: the mean difference
- * (paired by seed and problem), its 95% crossed interval as a band, and a zero line.
+ * Pass@k over k (log₂ axis) on one dataset, one panel per trained method (full name as its header): the method's
+ * mean over seeds with its 95% interval as a light band with outlined edges, and on every panel the policy before
+ * RL (`baseLabel` cells: step 0) in black dashes with its own band, plus any published reference points. The
+ * y-range follows the data; a plot without a step-0 row shows the methods alone.
+ */
+export function passKSpec(
+  cells: readonly AggregateCell[],
+  dataset: string,
+  baseLabel = BASE_CURVE,
+  references: readonly ReferenceCurve[] = [],
+): vl.TopLevelSpec {
+  const point = (c: AggregateCell) => ({
+    k: c.k,
+    passAtK: c.mean,
+    lo: Number.isFinite(c.lo) ? c.lo : c.mean,
+    hi: Number.isFinite(c.hi) ? c.hi : c.mean,
+  });
+  const mine = cells.filter((c) => c.dataset === dataset && c.slice === "all");
+  const base = mine.filter((c) => c.method === baseLabel);
+  const methods = [...new Set(mine.filter((c) => c.method !== baseLabel).map((c) => c.method))];
+  const panels = methods.length ? methods : [baseLabel];
+  const values = panels.flatMap((panel) => [
+    ...mine.filter((c) => c.method === panel).map((c) => ({ panel, curve: METHOD_CURVE, ...point(c) })),
+    ...(panel === baseLabel ? [] : base.map((c) => ({ panel, curve: baseLabel, ...point(c) }))),
+    ...references.flatMap((r) =>
+      r.points.map((p) => ({ panel, curve: r.label, k: p.k, passAtK: p.value, lo: p.value, hi: p.value }))
+    ),
+  ]);
+  const ks = [...new Set(values.map((v) => v.k))].sort((a, b) => a - b);
+  const domain = domainOf(values.flatMap((v) => [v.lo, v.hi]), 0, 1);
+  const curves = [METHOD_CURVE, ...(base.length ? [baseLabel] : []), ...references.map((r) => r.label)];
+  const palette = ["#1f77b4", "#000000", "#7f7f7f", "#bcbd22", "#8c564b", "#e377c2", "#17becf"];
+  const color = {
+    field: "curve",
+    type: "nominal" as const,
+    title: null,
+    scale: { domain: curves, range: curves.map((_, i) => palette[i % palette.length]) },
+    legend: {
+      orient: "top" as const,
+      direction: "vertical" as const,
+      symbolType: "stroke",
+      symbolStrokeWidth: 3,
+      symbolOpacity: 1,
+      labelLimit: 0,
+    },
+  };
+  const y = { field: "passAtK", type: "quantitative" as const, title: "pass@k", scale: { domain } };
+  const band = (curve: string) => ({ filter: { field: "curve", equal: curve } });
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    title: {
+      text: `Pass@k on ${dataset}`,
+      subtitle: ["mean over runs; bands:", ...intervalCaption(mine)],
+      anchor: "start",
+    },
+    data: { values },
+    facet: { field: "panel", type: "nominal", header: HEADER, sort: panels },
+    columns: Math.min(COLUMNS, panels.length),
+    spec: {
+      width: 220,
+      height: 170,
+      encoding: { x: kAxis(ks), color },
+      layer: [
+        ...[baseLabel, METHOD_CURVE].flatMap((curve) => [
+          {
+            transform: [band(curve)],
+            mark: { type: "area" as const, opacity: curve === baseLabel ? 0.08 : 0.12 },
+            encoding: { y: { field: "lo", type: "quantitative" as const }, y2: { field: "hi" } },
+          },
+          ...["lo", "hi"].map((edge) => ({
+            transform: [band(curve)],
+            mark: { type: "line" as const, strokeWidth: 0.6, opacity: 0.6 },
+            encoding: { y: { field: edge, type: "quantitative" as const } },
+          })),
+        ]),
+        {
+          transform: [band(baseLabel)],
+          mark: { type: "line", strokeWidth: 1.8, strokeDash: [5, 3], point: { size: 18 } },
+          encoding: { y },
+        },
+        {
+          transform: [{ filter: { field: "curve", oneOf: references.map((r) => r.label) } }],
+          mark: { type: "point", shape: "diamond", size: 70, filled: true, opacity: 0.9 },
+          encoding: { y },
+        },
+        {
+          transform: [band(METHOD_CURVE)],
+          mark: { type: "line", strokeWidth: 2.2, point: { size: 22 } },
+          encoding: { y },
+        },
+      ],
+    },
+    resolve: { axis: { x: "independent", y: "independent" } },
+  } as vl.TopLevelSpec;
+}
+
+/**
+ * ACE minus its baseline over k (log₂ axis) on one dataset, one panel per comparison (wrapped, full names): the
+ * mean difference (paired by seed and problem), its 95% crossed interval as a band, a zero line, and each k
+ * marked filled when its interval excludes 0 (significant at 5%, two-sided), hollow otherwise.
  */
 export function diffSpec(comparisons: readonly Comparison[], dataset: string): vl.TopLevelSpec {
+  const SIG = "interval excludes 0", NOT = "interval includes 0";
   const values = comparisons.filter((c) => c.dataset === dataset).flatMap((c) =>
-    c.cells.map((d) => ({
-      comparison: `${c.b} − ${c.a}`,
-      k: d.k,
-      diff: d.mean,
-      lo: Number.isFinite(d.lo) ? d.lo : d.mean,
-      hi: Number.isFinite(d.hi) ? d.hi : d.mean,
-    }))
+    c.cells.map((d) => {
+      const lo = Number.isFinite(d.lo) ? d.lo : d.mean, hi = Number.isFinite(d.hi) ? d.hi : d.mean;
+      return {
+        comparison: `${c.b} − ${c.a}`,
+        k: d.k,
+        diff: d.mean,
+        lo,
+        hi,
+        significance: Number.isFinite(d.lo) && (d.lo > 0 || d.hi < 0) ? SIG : NOT,
+      };
+    })
   );
   const ks = [...new Set(values.map((v) => v.k))].sort((a, b) => a - b);
   const domain = domainOf([0, ...values.flatMap((v) => [v.lo, v.hi])], -1, 1);
+  const panels = [...new Set(values.map((v) => v.comparison))];
+  const y = { field: "diff", type: "quantitative" as const, title: "Δ pass@k", scale: { domain } };
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: `ACE − baseline on ${dataset} (${
-      intervalCaption(comparisons.filter((c) => c.dataset === dataset).flatMap((c) => c.cells))
-    })`,
+    title: {
+      text: `ACE − baseline on ${dataset}`,
+      subtitle: [
+        "paired by base, seed and problem; band:",
+        ...intervalCaption(comparisons.filter((c) => c.dataset === dataset).flatMap((c) => c.cells)),
+      ],
+      anchor: "start",
+    },
     data: { values },
-    facet: { column: { field: "comparison", type: "nominal", title: null } },
+    facet: { field: "comparison", type: "nominal", header: HEADER, sort: panels },
+    columns: Math.min(COLUMNS, panels.length),
     spec: {
-      width: 300,
-      height: 220,
+      width: 220,
+      height: 150,
+      encoding: { x: kAxis(ks) },
       layer: [
         {
-          mark: { type: "area", opacity: 0.25, color: "#4c78a8" },
-          encoding: {
-            x: kAxis(ks),
-            y: { field: "lo", type: "quantitative", scale: { domain } },
-            y2: { field: "hi" },
-          },
+          mark: { type: "area", opacity: 0.2, color: "#4c78a8" },
+          encoding: { y: { field: "lo", type: "quantitative", scale: { domain } }, y2: { field: "hi" } },
         },
-        {
-          mark: { type: "line", point: true, color: "#4c78a8", strokeWidth: 2 },
-          encoding: {
-            x: kAxis(ks),
-            y: { field: "diff", type: "quantitative", title: "Δ pass@k", scale: { domain } },
-          },
-        },
+        { mark: { type: "line", color: "#4c78a8", strokeWidth: 2 }, encoding: { y } },
         {
           mark: { type: "rule", color: "black", strokeDash: [4, 3] },
           encoding: { y: { datum: 0, type: "quantitative" } },
         },
+        {
+          mark: { type: "point", size: 50, strokeWidth: 1.5, opacity: 1 },
+          encoding: {
+            y,
+            fill: {
+              field: "significance",
+              type: "nominal",
+              title: null,
+              scale: { domain: [SIG, NOT], range: ["#4c78a8", "white"] },
+              legend: { orient: "top", labelLimit: 0 },
+            },
+            stroke: { value: "#4c78a8" },
+          },
+        },
       ],
     },
-  };
+    resolve: { axis: { x: "independent", y: "independent" } },
+  } as vl.TopLevelSpec;
 }
 
 /**
  * Metrics plotted as training curves, with the label of each panel. Accuracy, not reward: rewards are 0/1 for
- * GRPO but ±1 for DAPO, so their curves are not comparable.
+ * GRPO but ±1 for DAPO, so their curves are not comparable. c is ACE's confidence shift of a rollout,
+ * c_i = Σ_t (log π_θ − log π_ref) over its response tokens (nats; `mean` aggregation: per token), logged for every
+ * method; an overconfident error is an incorrect rollout with c > 0.
  */
 export const TRAINING_METRICS: Record<string, string> = {
-  accuracy: "rollout accuracy",
-  kl: "KL to ref",
-  entropy: "entropy",
-  ace_overconf_frac: "overconfident errors (fraction)",
-  ace_overconf_mean_c: "overconfident errors (mean c)",
+  accuracy: "rollout accuracy (fraction correct)",
+  kl: "KL to the reference (nats per token)",
+  entropy: "entropy (nats per token)",
+  ace_overconf_frac: "overconfident errors: fraction of incorrect rollouts with c > 0",
+  ace_overconf_mean_c: "overconfident errors: mean c (nats)",
 };
 
-/** Per-method training curves averaged over seeds, one panel per metric the runs logged. */
+/** Metrics measured against the reference policy: at step 1 the policy is the reference, so c ≡ 0 there. */
+const REFERENCE_METRICS = new Set(["ace_overconf_frac", "ace_overconf_mean_c"]);
+
+/** Distinct, saturated method colours (tableau10 and four more), so up to 14 methods stay apart. */
+const METHOD_COLORS = [
+  "#4e79a7",
+  "#f28e2b",
+  "#e15759",
+  "#76b7b2",
+  "#59a14f",
+  "#edc948",
+  "#b07aa1",
+  "#ff9da7",
+  "#9c755f",
+  "#79706e",
+  "#1b1b1b",
+  "#7b3294",
+  "#008837",
+  "#0571b0",
+];
+
+/** The q-quantile (linear interpolation) of sorted values. */
+function quantileOf(sorted: readonly number[], q: number): number {
+  const at = (sorted.length - 1) * q, i = Math.floor(at);
+  return i + 1 < sorted.length ? sorted[i] + (at - i) * (sorted[i + 1] - sorted[i]) : sorted[i];
+}
+
+/**
+ * Per-method training curves, one panel per metric the runs logged: the median over units (runs: base × seed)
+ * per step with the band between their 25th and 75th percentiles. The c-based panels start at step 2 (at step 1
+ * the policy equals the reference, so c ≡ 0 and the fraction is 0 by construction). Integer step ticks.
+ */
 export function trainingSpec(runs: readonly RunData[]): vl.TopLevelSpec | null {
-  const sums = new Map<string, { sum: number; count: number }>();
+  const byKey = new Map<string, number[]>();
   for (const run of runs) {
+    const first = Math.min(...run.metrics.map((m) => m.step));
     for (const m of run.metrics) {
       for (const metric of Object.keys(TRAINING_METRICS)) {
         const v = m[metric];
         if (typeof v !== "number" || !Number.isFinite(v)) continue;
+        if (REFERENCE_METRICS.has(metric) && m.step === first && first <= 1) continue;
         const key = `${run.method}\u0000${metric}\u0000${m.step}`;
-        const acc = sums.get(key) ?? { sum: 0, count: 0 };
-        acc.sum += v;
-        acc.count++;
-        sums.set(key, acc);
+        const list = byKey.get(key);
+        if (list) list.push(v);
+        else byKey.set(key, [v]);
       }
     }
   }
-  if (sums.size === 0) return null;
-  const values = [...sums].map(([key, acc]) => {
+  if (byKey.size === 0) return null;
+  const values = [...byKey].map(([key, list]) => {
     const [method, metric, step] = key.split("\u0000");
-    return { method, metric: TRAINING_METRICS[metric], step: Number(step), value: acc.sum / acc.count };
+    const sorted = [...list].sort((a, b) => a - b);
+    return {
+      method,
+      metric: TRAINING_METRICS[metric],
+      step: Number(step),
+      median: quantileOf(sorted, 0.5),
+      q25: quantileOf(sorted, 0.25),
+      q75: quantileOf(sorted, 0.75),
+    };
   });
+  const units = Math.max(...[...byKey.values()].map((l) => l.length));
+  const methods = [...new Set(runs.map((r) => r.method))];
+  const x = {
+    field: "step",
+    type: "quantitative" as const,
+    title: "RL step",
+    axis: { tickMinStep: 1, format: "d" },
+    scale: { nice: false },
+  };
+  const color = {
+    field: "method",
+    type: "nominal" as const,
+    sort: methods,
+    scale: { range: METHOD_COLORS },
+    legend: {
+      orient: "top" as const,
+      columns: 4,
+      labelLimit: 0,
+      symbolType: "stroke",
+      symbolOpacity: 1,
+      symbolStrokeWidth: 3,
+      title: null,
+    },
+  };
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: "Training curves (mean over seeds)",
+    title: {
+      text: "Training curves",
+      subtitle: [
+        `median over ${units} run(s) (base × seed) per step;`,
+        "band: 25th–75th percentile. c: ACE's confidence",
+        "shift Σ_t (log π_θ − log π_ref) over a rollout's",
+        "response tokens, in nats",
+      ],
+      anchor: "start",
+    },
     data: { values },
     facet: {
-      row: {
-        field: "metric",
-        type: "nominal",
-        title: null,
-        sort: Object.values(TRAINING_METRICS),
-        header: { labelOrient: "top", labelAnchor: "start", labelAngle: 0, labelFontSize: 12 },
-      },
+      field: "metric",
+      type: "nominal",
+      sort: Object.values(TRAINING_METRICS),
+      header: { title: null, labelAnchor: "start", labelFontSize: 12, labelLimit: 0 },
     },
+    columns: 1,
     spec: {
-      width: 420,
+      width: 460,
       height: 120,
-      mark: "line",
-      encoding: {
-        x: { field: "step", type: "quantitative", title: "RL step" },
-        y: { field: "value", type: "quantitative", title: null },
-        color: { field: "method", type: "nominal" },
-      },
+      encoding: { x, color },
+      layer: [
+        {
+          mark: { type: "area", opacity: 0.15 },
+          encoding: { y: { field: "q25", type: "quantitative", title: null }, y2: { field: "q75" } },
+        },
+        {
+          mark: { type: "line", strokeWidth: 1.6 },
+          encoding: { y: { field: "median", type: "quantitative" } },
+        },
+      ],
     },
     resolve: { scale: { y: "independent" } },
-  };
+  } as vl.TopLevelSpec;
 }

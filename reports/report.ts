@@ -9,6 +9,13 @@ import {
   pairedDiff,
   requestedComparisons,
 } from "./compare.ts";
+import {
+  BOUNDARY_COLUMNS,
+  boundaryRecord,
+  type BoundaryRow,
+  boundaryRows,
+  boundarySection,
+} from "./boundary.ts";
 import { type DataIssue, dataIssues } from "./completeness.ts";
 import { loadSweep, type RunData, type SweepData, usableRuns } from "./load.ts";
 import {
@@ -22,6 +29,8 @@ import {
 } from "./passk.ts";
 import { diffSpec, passKSpec, renderSvg, trainingSpec } from "./plots.ts";
 import { BEFORE_RL, renderSummary } from "./summary.ts";
+import { rankingSection } from "./ranking.ts";
+import { referenceCurves, type ReferenceRow, referenceSection, runProtocol } from "./references.ts";
 
 /** Everything computed for one sweep. */
 export interface SweepReport {
@@ -36,6 +45,9 @@ export interface SweepReport {
   issues: DataIssue[];
   summary: string;
   csv: string;
+  /** The reasoning-boundary rows (boundary.ts) and their CSV, the companion of passk.csv. */
+  boundary: BoundaryRow[];
+  boundaryCsv: string;
 }
 
 /** A column a caller adds to passk.csv (after the shared ones): its name and its value for each row. */
@@ -52,6 +64,8 @@ export interface ReportOptions {
   iters?: number;
   columns?: readonly ExtraColumn[];
   sections?: readonly string[];
+  /** Published pass@k points to overlay and compare (`report --reference FILE`; references.ts). */
+  references?: ReferenceRow[];
 }
 
 /** Methods in the order their runs appear (the sweep's expansion order). */
@@ -82,6 +96,8 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
   const methods = methodOrder(runs);
   const cells = [...beforeRl(rows, final, methods[0]), ...aggregateSeeds(final)];
   const issues = dataIssues(data);
+  const boundary = boundaryRows(rows, comparisons, BEFORE_RL);
+  const oneBase = new Set(runs.map((r) => r.base)).size === 1;
   const summary = renderSummary({
     data,
     methods: [BEFORE_RL, ...methods],
@@ -89,13 +105,19 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
     comparisons,
     issues,
     firstMethod: methods[0],
+    sections: (dataset) => [
+      ...rankingSection(cells, dataset, BEFORE_RL),
+      ...boundarySection(boundary, dataset, BEFORE_RL, oneBase),
+      ...referenceSection(options.references ?? [], cells, dataset, runProtocol(data.sweep)),
+    ],
   }) + (options.sections ?? []).map((section) => "\n" + section.trimEnd() + "\n").join("");
   const extra = options.columns ?? [];
   const csv = toCsv(
     rows.map((r) => ({ ...csvRecord(r), ...Object.fromEntries(extra.map((c) => [c.name, c.value(r)])) })),
     [...PASSK_COLUMNS, ...extra.map((c) => c.name)],
   );
-  return { data, runs, methods, rows, comparisons, cells, issues, summary, csv };
+  const boundaryCsv = toCsv(boundary.map(boundaryRecord), BOUNDARY_COLUMNS);
+  return { data, runs, methods, rows, comparisons, cells, issues, summary, csv, boundary, boundaryCsv };
 }
 
 /** Write passk.csv, summary.md and plots/ into the sweep folder; returns the written paths. */
@@ -110,7 +132,7 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
 export async function writeReportChecked(
   dir: string,
   options: ReportOptions = {},
-): Promise<{ written: string[]; issues: DataIssue[] }> {
+): Promise<{ written: string[]; issues: DataIssue[]; datasets: string[] }> {
   const report = await buildReport(dir, options);
   const written: string[] = [];
   const put = (name: string, text: string) => {
@@ -118,12 +140,15 @@ export async function writeReportChecked(
     written.push(join(dir, name));
   };
   put("passk.csv", report.csv);
+  if (report.boundary.length) put("boundary.csv", report.boundaryCsv);
   put("summary.md", report.summary);
   const cells = report.cells;
   for (const dataset of [...new Set(cells.map((c) => c.dataset))].sort()) {
     put(
       `plots/passk_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`,
-      await renderSvg(passKSpec(cells, dataset)),
+      await renderSvg(
+        passKSpec(cells, dataset, BEFORE_RL, referenceCurves(options.references ?? [], dataset)),
+      ),
     );
   }
   for (const dataset of [...new Set(report.comparisons.map((c) => c.dataset))].sort()) {
@@ -134,7 +159,7 @@ export async function writeReportChecked(
   }
   const training = trainingSpec(report.runs);
   if (training) put("plots/training.svg", await renderSvg(training));
-  return { written, issues: report.issues };
+  return { written, issues: report.issues, datasets: [...new Set(cells.map((c) => c.dataset))].sort() };
 }
 
 /** Markdown comparing two sweeps: each shared method's Pass@k in A and B and the paired B − A difference. */

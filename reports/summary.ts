@@ -22,6 +22,8 @@ export interface SummaryInput {
   issues?: DataIssue[];
   /** The method whose step-0 samples make the BEFORE_RL row. */
   firstMethod?: string;
+  /** Extra Markdown lines of a dataset's section, after its tables (e.g. the reasoning boundary). */
+  sections?: (dataset: string) => string[];
 }
 
 /** Row label of the policy before RL (the step-0 evaluation engines write, e.g. the tfjs SFT base model). */
@@ -415,6 +417,7 @@ export function renderSummary(input: SummaryInput): string {
         "",
       );
     }
+    lines.push(...(input.sections?.(dataset) ?? []));
     const sliced = cells.filter((c) => c.dataset === dataset && c.slice !== "all");
     if (sliced.length) {
       lines.push(`### ${dataset} by subject and level`, "", ...sliceTable(sliced, methods), "");

@@ -1,5 +1,6 @@
 // ACE: asymmetric confidence penalties on incorrect rollouts (arXiv 2602.21420). Pure functions, shared with
 // the VERL export.
+import { groupMembers } from "./advantages.ts";
 import { assertFinite, assertLength, assertShape, type Num } from "./check.ts";
 
 /**
@@ -17,6 +18,8 @@ export interface AceConfig {
   phi: AcePhi;
   aggregation: AceAggregation;
   clip: number | null;
+  /** The `ace-allwrong` ablation: also penalise the rollouts of all-wrong groups by confidence (aceAllWrong). */
+  allWrong?: boolean;
 }
 
 /** Numerically stable softplus log(1 + e^x) (exact for large |x|, never Infinity for finite x). */
@@ -102,4 +105,29 @@ export function aceRegulariser(advantages: Num, correct: ArrayLike<number | bool
     if (!correct[i] && advantages[i] < 0 && c[i] > 0) r += Math.abs(advantages[i]) * (c[i] + c[i] * c[i] / 2);
   }
   return r;
+}
+
+/**
+ * The `ace-allwrong` ablation (the idea of LENS, arXiv 2510.08696, not its formula): a group whose rollouts are all
+ * incorrect has estimator advantage 0, so ACE's extra term −|A|·α·φ(c) vanishes there; this gives every rollout of
+ * such a group (≥ 2 rollouts) A' = −α·φ(c_i), ACE's extra term at unit advantage |A| = 1. Other groups keep
+ * `advantages`. Returns a new array; with ACE disabled or `allWrong` off it is a copy.
+ */
+export function aceAllWrong(
+  advantages: Num,
+  correct: ArrayLike<number | boolean>,
+  groupIds: Num,
+  c: Num,
+  ace: AceConfig,
+): Float64Array {
+  assertLength("correct", correct, advantages.length);
+  assertLength("groupIds", groupIds, advantages.length);
+  assertLength("c", c, advantages.length);
+  const out = Float64Array.from(advantages);
+  if (!ace.enabled || !ace.allWrong) return out;
+  for (const idx of groupMembers(groupIds).values()) {
+    if (idx.length < 2 || idx.some((i) => correct[i])) continue;
+    for (const i of idx) out[i] = -ace.alpha * acePhi(c[i], ace.phi);
+  }
+  return out;
 }

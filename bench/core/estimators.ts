@@ -88,10 +88,22 @@ export function wReinforceAdvantages(input: AdvantageInput, options: AdvantageOp
   );
 }
 
+/**
+ * PSR, positive sample reinforcement (Zhu et al. 2025, arXiv 2506.01347): A = +1 for a correct rollout and 0 for
+ * an incorrect one, REINFORCE on the positives only — the other end of W-REINFORCE from NSR (W-REINFORCE with
+ * λ = 0: 0 for a correct rollout, −1 for an incorrect one).
+ */
+export function psrAdvantages(input: AdvantageInput): Float64Array {
+  const { correct } = input;
+  assertLength("correct", correct, input.rewards.length);
+  return Float64Array.from({ length: correct.length }, (_, i) => (correct[i] ? 1 : 0));
+}
+
 /** The advantage estimators by VERL's names (`algo.advEstimator`). */
 export const ADV_ESTIMATORS = new Registry<AdvantageEstimator>("advEstimator", [
   ["grpo", grpoAdvantages],
   ["rloo", rlooAdvantages],
   ["grpo_passk", passkAdvantages],
   ["w_reinforce", wReinforceAdvantages],
+  ["psr", psrAdvantages],
 ]);

@@ -5,6 +5,7 @@ export { type GroupAdvantageOptions, groupAdvantages, groupMembers } from "./adv
 export {
   aceAdvantages,
   type AceAggregation,
+  aceAllWrong,
   type AceConfig,
   type AcePhi,
   acePhi,
@@ -16,6 +17,8 @@ export {
 export { KL_TYPES, klPenalty, type KlType } from "./kl.ts";
 export {
   aggregationWeights,
+  clipCovLoss,
+  klCovLoss,
   LOSS_AGG_MODES,
   type LossAggMode,
   POLICY_LOSSES,
@@ -24,7 +27,16 @@ export {
   type PolicyLossFn,
   type PolicyLossInput,
   type PolicyLossMetrics,
+  type PolicyLossResult,
 } from "./policy_loss.ts";
+export {
+  clipCovTokens,
+  type CovConfig,
+  covCount,
+  covRng,
+  klCovTokens,
+  tokenCovariance,
+} from "./cov_losses.ts";
 export {
   dynamicSample,
   dynamicSampleAsync,
@@ -40,6 +52,7 @@ export {
   type AdvantageOptions,
   grpoAdvantages,
   passkAdvantages,
+  psrAdvantages,
   rlooAdvantages,
   wReinforceAdvantages,
 } from "./estimators.ts";

@@ -2,6 +2,7 @@
 // (arXiv 1912.09729), KL and entropy terms, aggregated as VERL's agg_loss does (docs/references.md).
 import { assertFinite, assertLength, assertShape, type Num } from "./check.ts";
 import { klPenalty, type KlType } from "./kl.ts";
+import { clipCovTokens, type CovConfig, covRng, klCovTokens, tokenCovariance } from "./cov_losses.ts";
 import { Registry } from "./registry.ts";
 
 /** Loss aggregation modes as VERL's `loss_agg_mode` names them (seq-mean-token-sum-norm: Dr. GRPO, 2503.20783). */
@@ -64,6 +65,8 @@ export interface PolicyLossConfig {
   klCoef: number;
   klType: KlType;
   entropyCoef: number;
+  /** Options of the clip_cov and kl_cov losses; required by them, ignored by vanilla. */
+  cov?: CovConfig;
 }
 
 /** Inputs of policyLoss: [B, T] per-token arrays and per-sequence advantages (already ACE-scaled if ACE is on). */
@@ -96,10 +99,36 @@ export interface PolicyLossMetrics {
  * −entropyCoef·agg(entropy). `dLogp` is d(loss)/d(logp) per token (policy and KL terms; zero where a clip or clamp
  * is active, as autograd would give), so an engine backpropagates through sum(dLogp ⊙ logp).
  */
-export function policyLoss(
+export function policyLoss(input: PolicyLossInput, config: PolicyLossConfig): PolicyLossResult {
+  return policyLossWith(input, config, () => (logRatio, A) => clippedTokenLoss(logRatio, A, config));
+}
+
+/** What a policy loss returns: the loss, d(loss)/d(logp) per token, and the metrics. */
+export interface PolicyLossResult {
+  loss: number;
+  dLogp: Float64Array;
+  metrics: PolicyLossMetrics;
+}
+
+/**
+ * One token's loss from its raw log-ratio, its sequence's advantage and its index t in the [B, T] layout:
+ * [loss, d(loss)/d(logp), counted as clipped, bound by the dual clip, the log-ratio used].
+ */
+type TokenLoss = (
+  rawLogRatio: number,
+  A: number,
+  t: number,
+) => [number, number, boolean, boolean, number];
+
+/**
+ * The shared body of every policy loss: input checks, aggregation by `lossAgg`, the KL and entropy terms and the
+ * metrics around a per-token rule; `rule` sees the validated input once (a covariance loss picks its tokens there).
+ */
+function policyLossWith(
   input: PolicyLossInput,
   config: PolicyLossConfig,
-): { loss: number; dLogp: Float64Array; metrics: PolicyLossMetrics } {
+  rule: (input: PolicyLossInput) => TokenLoss,
+): PolicyLossResult {
   const { logp, oldLogp, refLogp, advantages, mask, B, T, entropy } = input;
   assertShape(B, T);
   assertLength("advantages", advantages, B);
@@ -124,13 +153,14 @@ export function policyLoss(
     return s / tokens;
   };
 
+  const tokenLoss = rule(input);
   const dLogp = new Float64Array(B * T);
   let pgLoss = 0, clipped = 0, clippedLower = 0, negLogRatio = 0;
   for (let b = 0; b < B; b++) {
     const A = advantages[b];
     for (let t = b * T; t < (b + 1) * T; t++) {
       if (!mask[t]) continue;
-      const [loss, grad, isClipped, isLower, logRatio] = clippedTokenLoss(logp[t] - oldLogp[t], A, config);
+      const [loss, grad, isClipped, isLower, logRatio] = tokenLoss(logp[t] - oldLogp[t], A, t);
       pgLoss += w[t] * loss;
       dLogp[t] = w[t] * grad;
       clipped += mask[t] * (isClipped ? 1 : 0);
@@ -196,8 +226,67 @@ function clippedTokenLoss(
   return [loss, grad, isClipped, isLower, logRatio];
 }
 
-/** A policy loss: the loss, its gradient wrt logp per token, and the metrics (the signature of `policyLoss`). */
-export type PolicyLossFn = typeof policyLoss;
+/** The cov options of a covariance loss; throws naming the field when they are missing. */
+function covOptions(config: PolicyLossConfig, loss: string): CovConfig {
+  if (!config.cov) throw new RangeError(`policyLoss '${loss}' needs algo.cov (clipRatio, clipLb, clipUb, …)`);
+  return config.cov;
+}
 
-/** The policy losses by VERL's names (`algo.policyLoss`): vanilla is the clipped loss above. */
-export const POLICY_LOSSES = new Registry<PolicyLossFn>("policyLoss", [["vanilla", policyLoss]]);
+/**
+ * Clip-Cov (Cui et al. 2025, arXiv 2505.22617, as VERL 0.7.0's clip_cov): the clip-higher PPO token loss without
+ * dual clip, except that a random covCount(clipRatio) of the tokens with (A − Ā)(logp − mean logp) in
+ * (clipLb, clipUb), not already clipped, contribute neither loss nor gradient (see clipCovTokens).
+ */
+export function clipCovLoss(input: PolicyLossInput, config: PolicyLossConfig): PolicyLossResult {
+  const cov = covOptions(config, "clip_cov");
+  const noDual = { ...config, clipC: null };
+  return policyLossWith(input, config, ({ logp, oldLogp, advantages, mask, B, T }) => {
+    const covariance = tokenCovariance(logp, advantages, mask, B, T);
+    const clipped = Array.from(
+      { length: B * T },
+      (_, t) =>
+        mask[t] > 0 && clippedTokenLoss(logp[t] - oldLogp[t], advantages[Math.floor(t / T)], noDual)[2],
+    );
+    const detached = new Set(clipCovTokens(covariance, mask, clipped, cov, covRng(oldLogp)));
+    return (logRatio, A, t) => {
+      const out = clippedTokenLoss(logRatio, A, noDual);
+      return detached.has(t) ? [0, 0, out[2], false, out[4]] : out;
+    };
+  });
+}
+
+/**
+ * KL-Cov (Cui et al. 2025, as VERL 0.7.0's kl_cov): the unclipped surrogate −A·r per token, plus
+ * klCoef·|log r| on the covCount(klRatio) tokens with the largest (A − Ā)(logp − mean logp) (see klCovTokens);
+ * |·|'s gradient at 0 is 0, as torch's.
+ */
+export function klCovLoss(input: PolicyLossInput, config: PolicyLossConfig): PolicyLossResult {
+  const cov = covOptions(config, "kl_cov");
+  return policyLossWith(input, config, ({ logp, advantages, mask, B, T }) => {
+    const penalised = new Set(klCovTokens(tokenCovariance(logp, advantages, mask, B, T), mask, cov.klRatio));
+    const bound = config.logRatioClamp;
+    return (rawLogRatio, A, t) => {
+      const logRatio = Math.min(bound, Math.max(-bound, rawLogRatio));
+      const live = logRatio === rawLogRatio ? 1 : 0; // the clamp passes no gradient
+      const ratio = Math.exp(logRatio);
+      let loss = -A * ratio, grad = -A * ratio * live;
+      if (penalised.has(t)) {
+        (loss += cov.klCoef * Math.abs(logRatio), grad += cov.klCoef * Math.sign(logRatio) * live);
+      }
+      return [loss, grad, false, false, logRatio];
+    };
+  });
+}
+
+/** A policy loss: the loss, its gradient wrt logp per token, and the metrics (the signature of `policyLoss`). */
+export type PolicyLossFn = (input: PolicyLossInput, config: PolicyLossConfig) => PolicyLossResult;
+
+/**
+ * The policy losses by VERL's names (`algo.policyLoss`): vanilla is the clipped loss above; clip_cov and kl_cov
+ * are Cui et al.'s covariance-selected losses (cov_losses.ts).
+ */
+export const POLICY_LOSSES = new Registry<PolicyLossFn>("policyLoss", [
+  ["vanilla", policyLoss],
+  ["clip_cov", clipCovLoss],
+  ["kl_cov", klCovLoss],
+]);

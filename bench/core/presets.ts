@@ -2,15 +2,16 @@
 // merge of sweep overrides into them, validated by algo.schema.json.
 import { loadSchema, validate, ValidationError } from "../../common/config.ts";
 import type { AceConfig } from "./ace.ts";
+import type { CovConfig } from "./cov_losses.ts";
 import { ADV_ESTIMATORS } from "./estimators.ts";
 import type { KlType } from "./kl.ts";
 import { type LossAggMode, POLICY_LOSSES, type PolicyLossConfig } from "./policy_loss.ts";
 
 /** Every algorithm choice of a run; engines read only this, so all engines train the same algorithm. */
 export interface AlgoConfig extends PolicyLossConfig {
-  /** Registered advantage estimator: "grpo" | "rloo" | "grpo_passk" | "w_reinforce" (see estimators.ts). */
+  /** Registered advantage estimator: "grpo" | "rloo" | "grpo_passk" | "w_reinforce" | "psr" (see estimators.ts). */
   advEstimator: string;
-  /** Registered policy loss: "vanilla" (see policy_loss.ts). */
+  /** Registered policy loss: "vanilla" | "clip_cov" | "kl_cov" (see policy_loss.ts). */
   policyLoss: string;
   /** Divide group advantages by the group std (GRPO) or not (Dr. GRPO). */
   normByStd: boolean;
@@ -61,11 +62,17 @@ const DAPO: AlgoConfig = {
   overlong: { enabled: true, buffer: 4096, factor: 1 },
 };
 
+// VERL 0.7.0's actor.policy_loss defaults (actor.yaml): detach/penalise 0.02% of the tokens, at least one.
+const COV: CovConfig = { clipRatio: 0.0002, clipLb: 1, clipUb: 5, klRatio: 0.0002, klCoef: 0.1 };
+
 /**
  * The named presets. ace-* add ACE (softplus, α = 1, c summed over tokens, no clip) to GRPO/DAPO. The baselines
  * change one thing each from GRPO: dr-grpo (Liu et al. 2025, arXiv 2503.20783: no std normalisation, per-sequence
  * token sums over a constant length), rloo (leave-one-out baseline), passk (VERL's grpo_passk) and w-reinforce
- * (λ-weighted positives, no KL, as Zhu et al. 2025).
+ * (λ-weighted positives, no KL, as Zhu et al. 2025); nsr and psr are W-REINFORCE's ends (negatives only: λ = 0;
+ * positives only: the psr estimator); clip-cov and kl-cov are Cui et al.'s covariance losses (arXiv 2505.22617)
+ * with VERL 0.7.0's default options; ace-allwrong is an ablation of ace-grpo that also penalises all-wrong groups
+ * by confidence (ace.ts aceAllWrong).
  */
 export const PRESETS: Readonly<Record<string, AlgoConfig>> = {
   grpo: GRPO,
@@ -76,6 +83,11 @@ export const PRESETS: Readonly<Record<string, AlgoConfig>> = {
   rloo: { ...GRPO, advEstimator: "rloo" },
   passk: { ...GRPO, advEstimator: "grpo_passk" },
   "w-reinforce": { ...GRPO, advEstimator: "w_reinforce", klCoef: 0 },
+  nsr: { ...GRPO, advEstimator: "w_reinforce", wReinforceLambda: 0, klCoef: 0 },
+  psr: { ...GRPO, advEstimator: "psr", klCoef: 0 },
+  "clip-cov": { ...GRPO, policyLoss: "clip_cov", cov: COV },
+  "kl-cov": { ...GRPO, policyLoss: "kl_cov", cov: COV },
+  "ace-allwrong": { ...GRPO, ace: { ...ACE_ON, allWrong: true } },
 };
 
 const schemaUrl = new URL("./algo.schema.json", import.meta.url);

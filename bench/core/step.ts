@@ -1,6 +1,6 @@
 // The pure pieces of one RL step, shared by every engine: score rollouts, decide which groups are informative,
 // turn rewards into the advantages the loss sees, and average the metrics of the mini-batch updates.
-import { aceAdvantages, confidenceShift } from "./ace.ts";
+import { aceAdvantages, aceAllWrong, confidenceShift } from "./ace.ts";
 import { groupMembers } from "./advantages.ts";
 import { assertLength, type Num } from "./check.ts";
 import { ADV_ESTIMATORS } from "./estimators.ts";
@@ -69,13 +69,20 @@ export interface StepAdvantages {
 
 /**
  * Rewards → the registered estimator's advantages (`algo.advEstimator`) → ACE (when enabled, from c_i = the
- * rollout's log-ratio to the reference, aggregated by `algo.ace`) → the advantages the loss sees.
+ * rollout's log-ratio to the reference, aggregated by `algo.ace`; all-wrong groups too under `ace.allWrong`) → the
+ * advantages the loss sees.
  */
 export function batchAdvantages(rollouts: StepRollouts, algo: AlgoConfig): StepAdvantages {
   const { rewards, correct, groupIds, oldLogp, refLogp, mask, B, T } = rollouts;
   const c = confidenceShift(oldLogp, refLogp, mask, B, T, algo.ace);
   const advantages = ADV_ESTIMATORS.get(algo.advEstimator)({ rewards, groupIds, correct }, algo);
-  const finalAdvantages = aceAdvantages(advantages, correct, c, algo.ace);
+  const finalAdvantages = aceAllWrong(
+    aceAdvantages(advantages, correct, c, algo.ace),
+    correct,
+    groupIds,
+    c,
+    algo.ace,
+  );
   return { advantages, c, finalAdvantages };
 }
 

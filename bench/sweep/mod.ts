@@ -18,5 +18,13 @@ export {
   type SweepOutcome,
   writeSweepJson,
 } from "./runner.ts";
-export { describePlan, makespan, measuredSecondsPerStep } from "./plan.ts";
+export { describePlan, measuredSecondsPerStep } from "./plan.ts";
+export { makespan } from "./makespan.ts";
+export {
+  calibrate,
+  type Calibration,
+  estimateFromCalibration,
+  evaluations,
+  LOCAL_ENGINES,
+} from "./calibrate.ts";
 export { engines, type EngineSpec, engineSpec, loadEngine } from "../engines/registry.ts";

@@ -3,6 +3,8 @@ import type { RunConfig } from "../engines/engine.ts";
 import { type EngineSpec, loadPlanner } from "../engines/registry.ts";
 import type { SweepConfig } from "./config.ts";
 import { readStatus, runDir } from "../../common/run_folder.ts";
+import { type Calibration, estimateFromCalibration } from "./calibrate.ts";
+import { makespan } from "./makespan.ts";
 
 /** Seconds per RL step measured by finished runs in this sweep folder, or null when none has finished. */
 export function measuredSecondsPerStep(out: string, runs: RunConfig[]): number | null {
@@ -15,16 +17,6 @@ export function measuredSecondsPerStep(out: string, runs: RunConfig[]): number |
     }
   }
   return steps > 0 ? seconds / steps : null;
-}
-
-/** Wall time of `jobs` (seconds each) on `workers` lanes, greedily longest-first (what the runner achieves). */
-export function makespan(jobs: number[], workers: number): number {
-  const lanes = new Array(Math.max(1, workers)).fill(0);
-  for (const job of [...jobs].sort((a, b) => b - a)) {
-    const i = lanes.indexOf(Math.min(...lanes));
-    lanes[i] += job;
-  }
-  return Math.max(...lanes);
 }
 
 function formatSeconds(s: number): string {
@@ -40,6 +32,7 @@ export async function describePlan(
   out: string,
   workers: number,
   spec: EngineSpec,
+  calibration: Calibration | null = null,
 ): Promise<string> {
   const lines = [`sweep ${sweep.name}: ${runs.length} runs, engine ${sweep.engine}, out ${out}`, ""];
   lines.push(`${"run".padEnd(36)} ${"state".padEnd(8)} ${"preset".padEnd(9)} seed  steps  ace`);
@@ -59,12 +52,30 @@ export async function describePlan(
   const perStep = measuredSecondsPerStep(out, runs);
   lines.push("");
   if (todo.length === 0) lines.push("estimate: nothing to do (every run is done)");
-  else if (perStep === null) {
+  else if (perStep === null && calibration) {
+    const todoRuns = runs.filter((r) => readStatus(runDir(out, r.runId))?.state !== "done");
+    const wall = estimateFromCalibration(calibration, todoRuns, workers);
+    const c = calibration;
+    const sft = c.sftSteps === null
+      ? ""
+      : `, a base model of ${c.sftSteps} SFT steps (${c.sftStepSeconds.toFixed(2)} s/step)`;
+    lines.push(
+      `estimate: ${todo.length} runs to do on ${workers} workers ≈ ${
+        formatSeconds(wall)
+      } (calibrated, not measured on ` +
+        `this sweep: ${c.steps} RL steps of one run in a temp folder${sft} took ${formatSeconds(c.wall)}; ` +
+        `${c.stepSeconds.toFixed(2)} s/RL step, ${c.evalSeconds.toFixed(1)} s/evaluation, ` +
+        `${
+          c.prepareSeconds.toFixed(1)
+        } s engine start; rough: response lengths change as training goes on, ` +
+        "and parallel workers share the cores)",
+    );
+  } else if (perStep === null) {
     lines.push(
       `estimate: ${todo.length} runs to do on ${workers} workers; no timing measured yet in ${out} ` +
         `(run one first, e.g. --only '${runs[0].runId}', then --dry-run again)`,
     );
-  } else {
+  } else if (perStep !== null) {
     const wall = makespan(todo.map((steps) => steps * perStep), workers);
     lines.push(
       `estimate: ${todo.length} runs to do on ${workers} workers ≈ ${formatSeconds(wall)} ` +

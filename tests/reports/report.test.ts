@@ -102,6 +102,7 @@ Deno.test("report: writes CSV, Markdown and vega-rendered SVG plots next to the 
   for (
     const name of [
       "passk.csv",
+      "boundary.csv",
       "summary.md",
       "plots/passk_math500.svg",
       "plots/passk_synthetic.svg",
@@ -119,10 +120,11 @@ Deno.test("report: writes CSV, Markdown and vega-rendered SVG plots next to the 
   const training = Deno.readTextFileSync(join(dir, "plots/training.svg"));
   for (
     const label of [
-      "entropy",
-      "KL to ref",
-      "overconfident errors (fraction)",
-      "overconfident errors (mean c)",
+      "entropy (nats per token)",
+      "KL to the reference (nats per token)",
+      "overconfident errors: fraction of incorrect rollouts with c &gt; 0",
+      "overconfident errors: mean c (nats)",
+      "confidence",
     ]
   ) {
     ok(training.includes(label), label);

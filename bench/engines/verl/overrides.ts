@@ -120,10 +120,36 @@ const REWARD_SCHEMES: Record<AlgoConfig["rewardScheme"], "native" | "binary"> = 
   binary: "binary",
 };
 
+/** Policy losses VERL 0.7.0 has under the RL core's names (actor.policy_loss.loss_mode). */
+const VERL_POLICY_LOSSES = ["vanilla", "clip_cov", "kl_cov"];
+
+/** VERL's actor.policy_loss overrides of a covariance loss (Cui et al.); none for vanilla. */
+function policyLossOverrides(algo: AlgoConfig): string[] {
+  if (algo.policyLoss === "vanilla") return [];
+  const cov = algo.cov;
+  if (!cov) throw new RangeError(`algo.cov is missing; policyLoss '${algo.policyLoss}' needs it`);
+  const key = "actor_rollout_ref.actor.policy_loss";
+  return [
+    `${key}.loss_mode=${algo.policyLoss}`,
+    `${key}.clip_cov_ratio=${cov.clipRatio}`,
+    `${key}.clip_cov_lb=${cov.clipLb}`,
+    `${key}.clip_cov_ub=${cov.clipUb}`,
+    `${key}.kl_cov_ratio=${cov.klRatio}`,
+    `${key}.ppo_kl_coef=${cov.klCoef}`,
+  ];
+}
+
 function checkExpressible(algo: AlgoConfig, recipe: Recipe): void {
   advEstimator(algo);
-  if (algo.policyLoss !== "vanilla") {
-    throw new RangeError(`algo.policyLoss '${algo.policyLoss}' is not mapped to VERL (only vanilla)`);
+  if (!VERL_POLICY_LOSSES.includes(algo.policyLoss)) {
+    throw new RangeError(
+      `algo.policyLoss '${algo.policyLoss}' is not mapped to VERL (${VERL_POLICY_LOSSES.join(", ")})`,
+    );
+  }
+  if (algo.ace.allWrong) {
+    throw new RangeError(
+      "algo.ace.allWrong (the ace-allwrong ablation) is not mapped to VERL: ace_verl has no such term",
+    );
   }
   if (!(algo.rewardScheme in REWARD_SCHEMES)) {
     throw new RangeError(
@@ -210,6 +236,7 @@ function actorOverrides(algo: AlgoConfig, { settings, recipe, seed }: OverrideIn
     `actor_rollout_ref.actor.use_kl_loss=${py(useKlLoss)}`,
     `actor_rollout_ref.actor.kl_loss_coef=${algo.klCoef}`,
     `actor_rollout_ref.actor.kl_loss_type=${algo.klType}`,
+    ...policyLossOverrides(algo),
     `++actor_rollout_ref.actor.data_loader_seed=${seed}`,
     "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=True",
     `actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=${maxTokens}`,

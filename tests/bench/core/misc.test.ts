@@ -101,7 +101,7 @@ Deno.test("presets: DAPO's published defaults, ACE variants, and validated overr
   );
   throws(
     () => resolveAlgo("grpo", { policyLoss: "gspo" }),
-    /policyLoss: 'gspo' is not registered \(vanilla\)/,
+    /policyLoss: 'gspo' is not registered \(vanilla, clip_cov, kl_cov\)/,
   );
 });
 

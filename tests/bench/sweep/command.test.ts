@@ -19,7 +19,7 @@ async function captured(fn: () => Promise<number>): Promise<{ code: number; out:
 Deno.test("sweep command: --dry-run prints the matrix and runs nothing; --only filters", async () => {
   const out = join(tempDir(), "sweep");
   const { code, out: text } = await captured(() =>
-    main(["--preset", "ci-tabular", "--out", out, "--dry-run"])
+    main(["--preset", "ci-tabular", "--out", out, "--dry-run", "--no-calibrate"])
   );
   assertEquals(code, 0);
   for (const id of ["grpo_s0", "grpo_s1", "ace-grpo_s0", "ace-grpo_s1"]) ok(text.includes(id), id);
@@ -28,6 +28,8 @@ Deno.test("sweep command: --dry-run prints the matrix and runs nothing; --only f
   const only = await captured(() =>
     main(["--preset", "ci-tabular", "--out", out, "--dry-run", "--only", "ace-*"])
   );
+  ok(only.out.includes("(calibrated, not measured on this sweep"), only.out);
+  ok(!exists(out), "a calibrated dry run writes nothing in the sweep folder");
   ok(only.out.includes("8 runs") && !/^grpo_s0 /m.test(only.out), only.out);
   await rejects(
     () => main(["--preset", "ci-tabular", "--only", "nothing-matches", "--dry-run"]),

@@ -1,11 +1,16 @@
 import { join } from "node:path";
 import { assertEquals, ok } from "../../assert.ts";
 import {
+  calibrate,
   checkSweepConfig,
   describePlan,
+  engineSpec,
+  estimateFromCalibration,
+  evaluations,
   expandRuns,
   makespan,
   measuredSecondsPerStep,
+  presetPath,
 } from "../../../bench/sweep/mod.ts";
 import { readJson, writeJson } from "../../../common/fs.ts";
 import { fakeSpec } from "./fixtures/fake_spec.ts";
@@ -41,4 +46,54 @@ Deno.test("plan: the estimate uses seconds per step measured by finished first a
   ok(text.includes("estimate: 2 runs to do on 2 workers ≈ 6 s (0.50 s/step"), text);
   ok(/^grpo_s1\s+done/m.test(text) && /^ace-grpo_s1\s+new/m.test(text), text);
   Deno.removeSync(out, { recursive: true });
+});
+
+Deno.test("plan: evaluations count step 0, each multiple of `every` and the last step", () => {
+  assertEquals([evaluations(6, 6), evaluations(80, 40), evaluations(100, 30), evaluations(5, 0)], [
+    2,
+    3,
+    5,
+    2,
+  ]);
+});
+
+Deno.test("plan: the calibrated estimate is prepare + SFT steps + the runs' steps and evaluations on the lanes", () => {
+  const raw = readJson(new URL("./fixtures/fake_sweep.json", import.meta.url).pathname);
+  const runs = expandRuns(checkSweepConfig(raw, "fake_sweep.json", fakeSpec));
+  const cal = {
+    steps: 3,
+    stepSeconds: 0.5,
+    evalSeconds: 2,
+    prepareSeconds: 4,
+    sftStepSeconds: 0.1,
+    sftSteps: 20,
+    wall: 9,
+  };
+  const steps = (runs[0].settings.rl as { steps: number }).steps;
+  const perRun = steps * 0.5 + evaluations(steps, runs[0].eval.every) * 2;
+  ok(runs.every((r) => (r.settings.rl as { steps: number }).steps === steps), "the fixture's runs are alike");
+  // the fake engine has no SFT base model: prepare + ⌈runs / 2⌉ runs per lane
+  assertEquals(estimateFromCalibration(cal, runs, 2), 4 + Math.ceil(runs.length / 2) * perRun);
+});
+
+Deno.test("plan: --dry-run on a fresh folder calibrates a local engine and says so", async () => {
+  const spec = engineSpec("tabular");
+  const raw = readJson(presetPath("ci-tabular"));
+  const sweep = checkSweepConfig(raw, "ci-tabular.json", spec);
+  const runs = expandRuns(sweep);
+  const out = Deno.makeTempDirSync({ prefix: "acebench-dry-" });
+  try {
+    const cal = await calibrate(sweep, spec);
+    ok(cal.steps === 3 && cal.stepSeconds > 0 && cal.sftSteps === null, JSON.stringify(cal));
+    const text = await describePlan(sweep, runs, out, 2, spec, cal);
+    ok(
+      /estimate: \d+ runs to do on 2 workers ≈ .+ \(calibrated, not measured on this sweep: 3 RL steps/.test(
+        text,
+      ),
+      text,
+    );
+    assertEquals([...Deno.readDirSync(out)].length, 0, "the sweep folder stays empty");
+  } finally {
+    Deno.removeSync(out, { recursive: true });
+  }
 });

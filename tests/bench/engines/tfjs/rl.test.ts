@@ -24,7 +24,20 @@ Deno.test("RL update: two passes (forward, await the read, backward) give bit-fo
 });
 
 Deno.test("the baselines and ACE-DAPO run an RL step of the tfjs policy through the one loop", async () => {
-  for (const preset of ["dr-grpo", "rloo", "passk", "w-reinforce", "ace-dapo"]) {
+  for (
+    const preset of [
+      "dr-grpo",
+      "rloo",
+      "passk",
+      "w-reinforce",
+      "nsr",
+      "psr",
+      "clip-cov",
+      "kl-cov",
+      "ace-allwrong",
+      "ace-dapo",
+    ]
+  ) {
     ok(preset in PRESETS, preset);
     const ctx = rlContext();
     ctx.settings.rl.promptsPerStep = 4;

@@ -41,6 +41,22 @@ Deno.test("verl methods: Dr. GRPO, RLOO, pass@k and W-REINFORCE plan with VERL's
 
 Deno.test("verl methods: what VERL cannot run is refused at plan time, naming the method", () => {
   throws(() => plan("ace-grpo", { advEstimator: "rloo" }), /ACE over rloo is not mapped to VERL/);
+  throws(() => plan("psr"), /psr/);
+  throws(() => plan("ace-allwrong"), /ace-allwrong/);
+});
+
+Deno.test("verl methods: NSR is ace_verl's w_reinforce at λ = 0; Clip-Cov and KL-Cov are VERL's loss modes", () => {
+  const nsr = plan("nsr");
+  assertEquals(nsr("algorithm.adv_estimator"), "w_reinforce");
+  assertEquals(nsr("ray_kwargs.ray_init.runtime_env.env_vars.ACE_VERL_W_REINFORCE_LAMBDA"), '"0"');
+  const clip = plan("clip-cov", { cov: { clipRatio: 0.001 } });
+  assertEquals(clip("actor_rollout_ref.actor.policy_loss.loss_mode"), "clip_cov");
+  assertEquals(clip("actor_rollout_ref.actor.policy_loss.clip_cov_ratio"), "0.001");
+  assertEquals(clip("actor_rollout_ref.actor.policy_loss.clip_cov_ub"), "5");
+  const kl = plan("kl-cov");
+  assertEquals(kl("actor_rollout_ref.actor.policy_loss.loss_mode"), "kl_cov");
+  assertEquals(kl("actor_rollout_ref.actor.policy_loss.ppo_kl_coef"), "0.1");
+  assertEquals(plan("grpo")("actor_rollout_ref.actor.policy_loss.loss_mode"), undefined);
 });
 
 const hasVerl = exists(VERL_SOURCE);
@@ -56,6 +72,10 @@ Deno.test(
     }
     ok(/RLOO = "rloo"/.test(source) && /GRPO_PASSK = "grpo_passk"/.test(source), "enum values");
     ok(source.includes('loss_agg_mode == "seq-mean-token-sum-norm"'), "Dr. GRPO's aggregation");
+    ok(
+      source.includes('@register_policy_loss("clip_cov")') &&
+        source.includes('@register_policy_loss("kl_cov")'),
+    );
     ok(!source.includes('"w_reinforce"'), "no built-in w_reinforce: ace_verl.py registers it");
     const ace = Deno.readTextFileSync(new URL("../../../../bench/engines/verl/ace_verl.py", import.meta.url));
     ok(

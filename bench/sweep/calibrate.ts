@@ -1,0 +1,133 @@
+// A time estimate for a local sweep (tabular, tfjs) on a fresh folder, before any of its runs has finished: a
+// short calibration trains a few RL steps of one run in a temp folder (with a short SFT base model where the
+// engine has one, measured twice to split fixed costs from per-step ones) and scales each part to the config.
+import { join } from "node:path";
+import { readJsonl } from "../../common/fs.ts";
+import { readStatus, RUN_FILES, runDir } from "../../common/run_folder.ts";
+import type { RunConfig } from "../engines/engine.ts";
+import type { EngineSpec } from "../engines/registry.ts";
+import { expandRuns, type SweepConfig } from "./config.ts";
+import { makespan } from "./makespan.ts";
+import { runSweep } from "./runner.ts";
+
+/** What the calibration measured, in seconds. */
+export interface Calibration {
+  /** RL steps trained by the calibration run; its mean seconds per RL step (sampling + updates). */
+  steps: number;
+  stepSeconds: number;
+  /** Seconds per evaluation (the calibration run's time outside its RL steps, over its evaluations). */
+  evalSeconds: number;
+  /** The engine's prepare with no SFT step, and seconds per SFT step (0 when the engine trains no base). */
+  prepareSeconds: number;
+  sftStepSeconds: number;
+  /** SFT steps the calibration trained (null: the engine has no `settings.sft`). */
+  sftSteps: number | null;
+  /** Wall time of the whole calibration. */
+  wall: number;
+}
+
+/** Engines that train on this machine, so a calibration can time them (VERL plans cluster jobs). */
+export const LOCAL_ENGINES: readonly string[] = ["tabular", "tfjs"];
+
+/** RL steps of the calibration run, and SFT steps of its short base model. */
+const CAL_STEPS = 3, CAL_SFT_STEPS = 20;
+
+/** SFT steps of a sweep's engine settings (null when the engine has no SFT base model). */
+function sftStepsOf(run: RunConfig): number | null {
+  const sft = (run.settings as { sft?: { steps?: number } }).sft;
+  return typeof sft?.steps === "number" ? sft.steps : null;
+}
+
+/** Evaluations of a run of `steps` RL steps evaluated every `every`: step 0, each multiple, and the last. */
+export function evaluations(steps: number, every: number): number {
+  if (!(every > 0)) return 2;
+  return 1 + Math.floor(steps / every) + (steps % every === 0 ? 0 : 1);
+}
+
+/** The sweep cut to one run of `steps` RL steps (evaluated at 0 and the end) and `sft` SFT steps. */
+function calibrationSweep(sweep: SweepConfig, steps: number, sft: number | null): SweepConfig {
+  const settings = sft === null
+    ? sweep.settings
+    : { ...sweep.settings, sft: { ...(sweep.settings.sft as Record<string, unknown> ?? {}), steps: sft } };
+  return {
+    ...sweep,
+    name: `${sweep.name}-calibration`,
+    seeds: [sweep.seeds[0]],
+    methods: [sweep.methods[0]],
+    grid: undefined,
+    compare: undefined,
+    settings,
+    rl: { ...sweep.rl, steps },
+    eval: { ...sweep.eval, every: steps },
+  };
+}
+
+/** Train the calibration sweep in `dir`; its wall seconds, the run's seconds and its mean RL-step seconds. */
+async function timeOnce(sweep: SweepConfig, dir: string, spec: EngineSpec) {
+  const [run] = expandRuns(sweep);
+  const t0 = performance.now();
+  const outcome = await runSweep(sweep, [run], { out: dir, workers: 1, engine: spec });
+  const wall = (performance.now() - t0) / 1000;
+  if (outcome.done.length !== 1) {
+    const why = outcome.failed[0]?.reason ?? (outcome.interrupted ? "interrupted" : "not finished");
+    throw new Error(`calibration run ${run.runId} failed: ${why}`);
+  }
+  const folder = runDir(dir, run.runId);
+  const metrics = readJsonl<{ sample_s?: number; update_s?: number }>(join(folder, RUN_FILES.metrics));
+  const steps = metrics.map((m) => (m.sample_s ?? 0) + (m.update_s ?? 0));
+  const stepSeconds = steps.reduce((a, b) => a + b, 0) / Math.max(1, steps.length);
+  return { wall, runSeconds: readStatus(folder)?.seconds ?? wall, stepSeconds, steps: steps.length };
+}
+
+/**
+ * Calibrate a local sweep: one run of CAL_STEPS RL steps in a temp folder (removed after), and for an engine with
+ * an SFT base model a second one with no SFT step, so prepare = fixed + per-SFT-step. Throws when a calibration
+ * run fails (naming it).
+ */
+export async function calibrate(sweep: SweepConfig, spec: EngineSpec): Promise<Calibration> {
+  const sft = sftStepsOf(expandRuns(sweep)[0]);
+  const dir = Deno.makeTempDirSync({ prefix: "acebench-calibration-" });
+  const t0 = performance.now();
+  try {
+    const calSft = sft === null ? null : Math.min(sft, CAL_SFT_STEPS);
+    const main = await timeOnce(calibrationSweep(sweep, CAL_STEPS, calSft), join(dir, "a"), spec);
+    let prepareSeconds = main.wall - main.runSeconds, sftStepSeconds = 0;
+    if (calSft !== null && calSft > 0) {
+      const bare = await timeOnce(calibrationSweep(sweep, 1, 0), join(dir, "b"), spec);
+      const fixed = bare.wall - bare.runSeconds;
+      sftStepSeconds = Math.max(0, (prepareSeconds - fixed) / calSft);
+      prepareSeconds = fixed;
+    }
+    const evalSeconds = Math.max(0, main.runSeconds - main.steps * main.stepSeconds) /
+      evaluations(CAL_STEPS, CAL_STEPS);
+    return {
+      steps: main.steps,
+      stepSeconds: main.stepSeconds,
+      evalSeconds,
+      prepareSeconds,
+      sftStepSeconds,
+      sftSteps: calSft,
+      wall: (performance.now() - t0) / 1000,
+    };
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+}
+
+/**
+ * Seconds the runs to do would take from a calibration: the engine's prepare (fixed + per SFT step × the
+ * config's SFT steps), then the runs on `workers` lanes, each RL steps × seconds per step + evaluations ×
+ * seconds per evaluation.
+ */
+export function estimateFromCalibration(
+  cal: Calibration,
+  runs: readonly RunConfig[],
+  workers: number,
+): number {
+  const sft = runs.length ? sftStepsOf(runs[0]) ?? 0 : 0;
+  const jobs = runs.map((run) => {
+    const steps = (run.settings.rl as { steps: number }).steps;
+    return steps * cal.stepSeconds + evaluations(steps, run.eval.every) * cal.evalSeconds;
+  });
+  return cal.prepareSeconds + cal.sftStepSeconds * sft + makespan(jobs, workers);
+}

@@ -1,0 +1,172 @@
+// Published pass@k reference points (reports/references/*.csv): read and validated, matched to a report's
+// datasets, overlaid on its Pass@k plot, and compared with the report's own numbers and sampling protocol.
+import { fromCsv } from "../common/csv.ts";
+import type { ReferenceCurve } from "./plots.ts";
+import type { AggregateCell } from "./passk.ts";
+
+/** One published pass@k value. */
+export interface ReferenceRow {
+  model: string;
+  dataset: string;
+  method: string;
+  k: number;
+  value: number;
+  source: string;
+  /** `;`-separated settings, `key=value` where stated (n, temperature, top_p, max_tokens, grader). */
+  protocol: string;
+}
+
+/** Columns of a reference CSV, in order. */
+export const REFERENCE_COLUMNS = ["model", "dataset", "method", "k", "value", "source", "protocol"] as const;
+
+/** Read a reference CSV; a missing column or a bad k/value throws naming the file, line and field. */
+export function readReferences(path: string): ReferenceRow[] {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(path);
+  } catch (e) {
+    throw new Error(`${path}: cannot read the reference file (${(e as Error).message})`);
+  }
+  const header = text.split("\n")[0].split(",").map((s) => s.trim());
+  for (const column of REFERENCE_COLUMNS) {
+    if (!header.includes(column)) throw new Error(`${path}:1: column '${column}' is missing`);
+  }
+  return fromCsv(text).map((r, i) => {
+    const where = `${path}:${i + 2}`;
+    const k = Number(r.k), value = Number(r.value);
+    if (!Number.isInteger(k) || k < 1) throw new Error(`${where}: k is '${r.k}'; expected an integer ≥ 1`);
+    if (!(value >= 0 && value <= 1)) {
+      throw new Error(`${where}: value is '${r.value}'; expected pass@k in [0, 1]`);
+    }
+    for (const field of ["model", "dataset", "method", "source"] as const) {
+      if (!r[field]) throw new Error(`${where}: ${field} is empty`);
+    }
+    return {
+      model: r.model,
+      dataset: r.dataset,
+      method: r.method,
+      k,
+      value,
+      source: r.source,
+      protocol: r.protocol,
+    };
+  });
+}
+
+/** Whether two dataset names are the same set (case-insensitive, ignoring -, _ and spaces). */
+export function sameDataset(a: string, b: string): boolean {
+  const norm = (s: string) => s.toLowerCase().replace(/[-_\s]/g, "");
+  return norm(a) === norm(b);
+}
+
+/** The reference rows of one report dataset. */
+export function referencesFor(rows: readonly ReferenceRow[], dataset: string): ReferenceRow[] {
+  return rows.filter((r) => sameDataset(r.dataset, dataset));
+}
+
+/** Plot overlays of one dataset: one labelled series per (model, method, source). */
+export function referenceCurves(rows: readonly ReferenceRow[], dataset: string): ReferenceCurve[] {
+  const out = new Map<string, ReferenceCurve>();
+  for (const r of referencesFor(rows, dataset)) {
+    const label = `${r.method}, ${r.model} (${r.source.split(",").slice(0, 2).join(",")})`;
+    const curve = out.get(label) ?? { label, points: [] };
+    curve.points.push({ k: r.k, value: r.value });
+    out.set(label, curve);
+  }
+  return [...out.values()];
+}
+
+/** `key=value` settings of a protocol string; free text without `=` is ignored. */
+export function protocolSettings(protocol: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of protocol.split(";")) {
+    const m = part.trim().match(/^([a-z_]+)\s*=\s*(.+)$/);
+    if (m) out[m[1]] = m[2].trim();
+  }
+  return out;
+}
+
+/** The settings compared between a reference and a run, in print order. */
+const PROTOCOL_KEYS = ["temperature", "top_p", "max_tokens", "n", "grader"] as const;
+
+/**
+ * Where a reference's protocol differs from the run's, one phrase per setting: "temperature 0.6 vs 1", or
+ * "top_p not stated by the reference" / "… not recorded for this run". `run` holds the run's settings (an eval
+ * folder's sweep.json `sampling` plus its grader); equal settings are not listed.
+ */
+export function protocolDifferences(
+  protocol: string,
+  run: Record<string, string | number | undefined>,
+): string[] {
+  const ref = protocolSettings(protocol);
+  const out: string[] = [];
+  for (const key of PROTOCOL_KEYS) {
+    const a = ref[key], b = run[key];
+    if (a === undefined) out.push(`${key} not stated by the reference`);
+    else if (b === undefined) out.push(`${key} ${a} in the reference, not recorded for this run`);
+    else if (String(Number(a)) === a && Number(a) !== Number(b)) out.push(`${key} ${a} vs ${b}`);
+    else if (String(Number(a)) !== a && a !== String(b)) out.push(`${key} ${a} vs ${b}`);
+  }
+  return out;
+}
+
+/** The grader every acebench report uses (its verdicts are in eval.jsonl). */
+export const ACEBENCH_GRADER = "acebench";
+
+/**
+ * The summary section of one dataset: each reference value beside this report's value of every method at the
+ * same k ("–" where the run has fewer samples than k), then where each source's protocol differs from the run's.
+ * Empty when no reference matches the dataset.
+ */
+export function referenceSection(
+  rows: readonly ReferenceRow[],
+  cells: readonly AggregateCell[],
+  dataset: string,
+  run: Record<string, string | number | undefined>,
+): string[] {
+  const refs = referencesFor(rows, dataset);
+  if (refs.length === 0) return [];
+  const mine = cells.filter((c) => c.dataset === dataset && c.slice === "all");
+  const methods = [...new Set(mine.map((c) => c.method))];
+  const f3 = (x: number) => x.toFixed(3);
+  const lines = [
+    `### ${dataset}: published reference points`,
+    "",
+    `| reference | model | k | published | ${methods.map((m) => `${m} (this report)`).join(" | ")} |`,
+    `|---|---|---:|---:|${methods.map(() => "---:").join("|")}|`,
+    ...refs.map((r) => {
+      const ours = methods.map((m) => {
+        const c = mine.find((c) => c.method === m && c.k === r.k);
+        return c ? f3(c.mean) : "–";
+      });
+      return `| ${r.method} (${r.source}) | ${r.model} | ${r.k} | ${f3(r.value)} | ${ours.join(" | ")} |`;
+    }),
+    "",
+    "Protocol differences (the numbers are comparable only where the protocol matches):",
+    "",
+  ];
+  for (const source of [...new Set(refs.map((r) => r.source))]) {
+    const protocol = refs.find((r) => r.source === source)!.protocol;
+    const diffs = protocolDifferences(protocol, run);
+    lines.push(
+      `- ${source}: ${diffs.length ? diffs.join("; ") : "same temperature, top_p, max_tokens, n, grader"}.`,
+    );
+  }
+  lines.push("");
+  return lines;
+}
+
+/** The run settings a reference is compared with: an eval folder's sampling and n, and acebench's grader. */
+export function runProtocol(
+  sweep: Record<string, unknown> | null,
+): Record<string, string | number | undefined> {
+  const sampling = (sweep?.sampling ?? {}) as Record<string, number | undefined>;
+  const n = sampling.n ?? (sweep?.eval as { n?: number } | undefined)?.n;
+  return {
+    temperature: sampling.temperature,
+    top_p: sampling.top_p,
+    max_tokens: sampling.max_tokens,
+    n,
+    grader: ACEBENCH_GRADER,
+  };
+}
