@@ -69,7 +69,7 @@ export async function main(args: string[]): Promise<number> {
   if (values.out) throw new UsageError("--out is only for --compare (a report is written into DIR)");
   if (positionals.length !== 1) throw new UsageError("expected one sweep folder DIR");
   if (values.ingest) await ingest(positionals[0]);
-  
+
   const references = (values.reference ?? []).flatMap((path) => readReferences(path));
   const { written, issues, datasets } = await writeReportChecked(positionals[0], {
     iters,
