@@ -4,6 +4,7 @@
 import { join } from "node:path";
 import { type Comparison, comparisonSentence } from "./compare.ts";
 import { type DataIssue, touches } from "./completeness.ts";
+import { evalHeader } from "./eval_header.ts";
 import type { SweepData } from "./load.ts";
 import { type AggregateCell, sliceOrder } from "./passk.ts";
 
@@ -242,6 +243,8 @@ export function renderSummary(input: SummaryInput): string {
   const firstMethod = input.firstMethod ?? methods.find((m) => m !== BEFORE_RL) ?? "";
   const name = (data.sweep?.name as string | undefined) ?? data.dir.split("/").pop();
   const lines = [`# Pass@k summary: ${name}`, ""];
+  const header = data.sweep?.kind === "eval" ? evalHeader(data.sweep) : [];
+  if (header.length) lines.push(...header, "");
   if (issues.length) {
     lines.push(
       "## Incomplete data",
