@@ -38,7 +38,7 @@ export function taskEval(args: string[]): Promise<{ code: number; stdout: string
  * Every descendant pid of `pid` (children first), from `ps --ppid` (reading /proc/PID/task would need
  * --allow-all); [] when it has none or ps is missing.
  */
-export async function descendants(pid: number): Promise<number[]> {
+async function descendants(pid: number): Promise<number[]> {
   let text = "";
   try {
     const o = await new Deno.Command("ps", { args: ["-o", "pid=", "--ppid", String(pid)], stdout: "piped" })

@@ -103,7 +103,7 @@ function writeKv(out: Bytes, [key, kind, value]: KV): void {
 }
 
 /** The vocabulary: specials, byte fallback, "▁" (SentencePiece's space) and printable ASCII. */
-export function tinyVocab(): { tokens: string[]; types: number[] } {
+function tinyVocab(): { tokens: string[]; types: number[] } {
   const tokens = ["<unk>", "<s>", "</s>"];
   const types: number[] = [TOKEN.unknown, TOKEN.control, TOKEN.control];
   for (let b = 0; b < 256; b++) {
