@@ -250,17 +250,15 @@ export async function main(args: string[]): Promise<number> {
       signal: interrupt.signal,
     });
   } catch (e) {
-    if (e instanceof InterruptedError) {
-      console.error(
-        `acebench eval: ${e.message}; the samples received so far are kept in ${out} (status "interrupted"); ` +
-          `re-run the same command to resume`,
-      );
-      return e.signal === "SIGTERM" ? 143 : 130;
-    }
     // A run stopped before writing anything (preflight, bad folder) leaves no empty folder behind.
     lock.release();
     if (!existed && [...Deno.readDirSync(out)].length === 0) Deno.removeSync(out);
-    throw e;
+    if (!(e instanceof InterruptedError)) throw e;
+    console.error(
+      `acebench eval: ${e.message}; the samples received so far are kept in ${out} (status "interrupted" once ` +
+        `sampling had begun); re-run the same command to resume`,
+    );
+    return e.signal === "SIGTERM" ? 143 : 130;
   } finally {
     interrupt.dispose();
     lock.release();
