@@ -85,7 +85,7 @@ async function startLlama(gguf: string, ctx: number, parallel: number) {
     posts,
     /** The sampling parameters each slot last ran with, as llama-server reports them (GET /slots). */
     slots: async () =>
-      (await (await fetch(`${upstream}/slots`)).json()) as { params: Record<string, unknown> }[],
+      (await (await fetch(`${upstream}/slots`)).json()) as { params?: Record<string, unknown> }[],
     stop: async () => {
       await proxy.shutdown();
       server.kill("SIGTERM");
@@ -168,7 +168,7 @@ Deno.test({
       );
       assertEquals(configA.settings.server, {});
       // What the server's default was: llama-server reports top_k 40, min_p 0.05 for the slots that sampled.
-      const used = (await srv.slots()).map((s) => s.params).filter((p) => p.top_k !== undefined);
+      const used = (await srv.slots()).map((s) => s.params ?? {}).filter((p) => p.top_k !== undefined);
       ok(used.some((p) => p.top_k === 40 && Math.abs(Number(p.min_p) - 0.05) < 1e-6), JSON.stringify(used));
 
       // Chat with the truncation switched off by --sampling: sent on every request, honoured, recorded.
@@ -181,7 +181,7 @@ Deno.test({
       const chat = srv.posts.slice(before);
       assertEquals(chat.length, 4);
       ok(chat.every((p) => p.path === "/v1/chat/completions" && p.body.top_k === 0 && p.body.min_p === 0));
-      const slotParams = (await srv.slots()).map((s) => s.params);
+      const slotParams = (await srv.slots()).map((s) => s.params ?? {});
       ok(slotParams.some((p) => p.top_k === 0 && p.min_p === 0), JSON.stringify(slotParams));
       const configB = readJson<{ settings: { serverDefaults: string[]; server: object } }>(
         `${dir}/b/runs/tiny/config.json`,
