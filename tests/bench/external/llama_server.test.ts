@@ -35,9 +35,10 @@ interface Posted {
 
 /**
  * Start llama-server on the GGUF with `ctx` tokens of context and `parallel` slots, behind a pass-through proxy
- * that records every POST; resolves once /health answers 200.
+ * that records every POST (and holds each reply `delayMs`, so a run lasts long enough to be killed midway);
+ * resolves once /health answers 200.
  */
-async function startLlama(gguf: string, ctx: number, parallel: number) {
+async function startLlama(gguf: string, ctx: number, parallel: number, delayMs = 0) {
   const port = freePort();
   const upstream = `http://127.0.0.1:${port}`;
   const server = new Deno.Command(BINARY, {
@@ -77,6 +78,7 @@ async function startLlama(gguf: string, ctx: number, parallel: number) {
       body: text,
     });
     if (text !== undefined) posts.push({ path: url.pathname, body: JSON.parse(text), status: res.status });
+    if (text !== undefined && delayMs) await new Promise((r) => setTimeout(r, delayMs));
     return new Response(await res.arrayBuffer(), { status: res.status, headers: res.headers });
   });
   return {
@@ -247,7 +249,8 @@ Deno.test({
     const dir = Deno.makeTempDirSync();
     const gguf = `${dir}/tiny.gguf`;
     Deno.writeFileSync(gguf, tinyGguf());
-    const srv = await startLlama(gguf, 1024, 2);
+    // The tiny model answers in milliseconds: replies held 150 ms give the kill a window.
+    const srv = await startLlama(gguf, 1024, 2, 150);
     const cmd = args(srv.url, `${dir}/out`, [
       "--completions",
       "--limit",

@@ -124,7 +124,7 @@ function tinyVocab(): { tokens: string[]; types: number[] } {
  * then space and </s>, other characters rarely, byte and control tokens never.
  */
 function outputBias(token: string, index: number): number {
-  if (index === 2) return 1.5; // </s>
+  if (index === 2) return 5; // </s>
   if (index < 259) return -30;
   if (/^[0-9]$/.test(token)) return 3;
   if (token === "\u2581") return 1;
