@@ -15,7 +15,7 @@ const HAVE = exists(BINARY);
 if (!HAVE) {
   console.log(
     `skipping the llama-server conformance tests: ${BINARY} is absent ` +
-      `(build it with: bash bench/external/build_llama_server.sh, about 30 min on 2 cores)`,
+      `(build it with: bash bench/external/build_llama_server.sh; 55 min on 2 busy cores)`,
   );
 }
 
