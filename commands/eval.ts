@@ -15,7 +15,9 @@ import {
   type EvalRow,
   type EvalSettings,
   evaluateEndpoint,
+  InterruptedError,
   normaliseBaseUrl,
+  parseServerSampling,
   ProgressLog,
   readSamples,
   renderHealth,
@@ -27,8 +29,9 @@ import { type ExtraColumn, writeReport } from "../reports/mod.ts";
 /** Usage text for `deno task eval`. */
 export const usage =
   `usage: deno task eval --endpoint URL --model NAME --dataset math500|aime2025|dapo-math-17k --out DIR
-       [--limit N [--subset-seed S]] [--n 32] [--k 1,2,4,8,16,32] [--temperature 0.6] [--top-p 0.95]
-       [--max-tokens 4096] [--seed 0] [--chat|--completions] [--prompt-template NAME|FILE]
+       [--limit N [--subset-seed S]] [--n 1] [--k LIST] [--temperature 0.6] [--top-p 0.95]
+       [--max-tokens 4096] [--seed 0] [--sampling NAME=VALUE,...] [--chat|--completions]
+       [--prompt-template NAME|FILE]
        [--api-key-env VAR] [--concurrency 16] [--max-n-per-request N] [--timeout 600] [--retries 8]
        [--exclude-truncated] [--repair] [--cache-dir DIR] [--mirror DIR]
 
@@ -38,7 +41,8 @@ and writes the same Pass@k report as a sweep (DIR/passk.csv, summary.md, plots/;
 level for MATH-500), with a run-health block in summary.md. Re-running the same command resumes
 without repeating or losing a sample. A problem the server rejects (e.g. prompt + max tokens past the
 model's context) or that runs out of retries is listed and left out of Pass@k; the run finishes,
-exits 1, and the same command retries only those problems. One eval per --out at a time.
+exits 1, and the same command retries only those problems. One eval per --out at a time. Ctrl-C
+(SIGINT/SIGTERM) stops at once with status "interrupted" (exit 130/143); the same command resumes.
 
   --endpoint URL         server base URL, e.g. http://127.0.0.1:8000/v1 (a bare host gets /v1)
   --model NAME           model name as the server lists it (GET /v1/models)
@@ -50,12 +54,20 @@ exits 1, and the same command retries only those problems. One eval per --out at
   --max-tokens N         default 4096; a sample cut off there is graded but flagged truncated;
                          prompt tokens + N must fit the model's context (docs/external-eval.md)
   --seed S               base seed; each request gets a seed derived from it (default 0)
+  --sampling LIST        server-specific sampling parameters sent with every request, as NAME=VALUE,...
+                         or a JSON object, e.g. top_k=-1,min_p=0 (vLLM, SGLang) or top_k=0,min_p=0
+                         (llama.cpp, whose defaults are top_k 40, min_p 0.05); repetition_penalty (vLLM,
+                         SGLang), repeat_penalty (llama.cpp), presence_penalty, frequency_penalty, ...
+                         Recorded in config.json and the report; those not given are listed there as
+                         "server default (not sent)". temperature, top_p, max_tokens, n and seed (and
+                         stop [], always sent) have their own flags
   --chat | --completions chat/completions with one user message (default) or raw completions
   --prompt-template X    dapo-answer | boxed | raw, or a file containing {problem}
                          (default: dapo-answer for dapo-math-17k, boxed otherwise)
   --api-key-env VAR      send the key held in environment variable VAR as a bearer token
   --concurrency N        requests in flight (default 16)
-  --max-n-per-request N  cap n per request (default: n; lowered automatically if the server ignores n)
+  --max-n-per-request N  cap n per request (default: n; lowered, and said once, if the server refuses
+                         or ignores n, e.g. llama.cpp's 400 for n above its --parallel slots)
   --timeout S            seconds per request attempt (default 600)
   --retries N            retries per request on 429/5xx/network errors (default 8; Retry-After honoured;
                          also the preflight's)
@@ -82,6 +94,7 @@ const FLAGS = {
   "top-p": { type: "string" },
   "max-tokens": { type: "string" },
   seed: { type: "string" },
+  sampling: { type: "string" },
   chat: { type: "boolean" },
   completions: { type: "boolean" },
   "prompt-template": { type: "string" },
@@ -159,7 +172,18 @@ export function settingsFromFlags(v: Values): EvalSettings {
     topP: parseNumber(v["top-p"], "top-p", 0.95, Number.MIN_VALUE, 1),
     maxTokens: intFlag(v, "max-tokens", 4096),
     seed: intFlag(v, "seed", 0, 0),
+    server: serverSamplingFrom(v.sampling),
   };
+}
+
+/** The `--sampling` parameters ({} without the flag); a malformed value is a UsageError naming the entry. */
+function serverSamplingFrom(text: string | undefined): EvalSettings["server"] {
+  if (text === undefined) return {};
+  try {
+    return parseServerSampling(text);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
 }
 
 /** The key named by --api-key-env, or undefined without the flag; an unset variable is a clear error. */
@@ -217,16 +241,50 @@ export async function main(args: string[]): Promise<number> {
   const existed = exists(out);
   // One writer per folder: a second eval on `out` exits 2 here, before any request.
   const lock = lockFolder(out, { command });
+  const interrupt = onSignals();
   try {
-    return await evalLocked(v, settings, problems, out, { ...transport, apiKey, command });
+    return await evalLocked(v, settings, problems, out, {
+      ...transport,
+      apiKey,
+      command,
+      signal: interrupt.signal,
+    });
   } catch (e) {
     // A run stopped before writing anything (preflight, bad folder) leaves no empty folder behind.
     lock.release();
     if (!existed && [...Deno.readDirSync(out)].length === 0) Deno.removeSync(out);
-    throw e;
+    if (!(e instanceof InterruptedError)) throw e;
+    console.error(
+      `acebench eval: ${e.message}; the samples received so far are kept in ${out} (status "interrupted" once ` +
+        `sampling had begun); re-run the same command to resume`,
+    );
+    return e.signal === "SIGTERM" ? 143 : 130;
   } finally {
+    interrupt.dispose();
     lock.release();
   }
+}
+
+/**
+ * SIGINT/SIGTERM abort the returned signal (its reason is the signal's name), so eval stops its requests and
+ * records "interrupted"; a second signal exits at once (status.json already says "interrupted").
+ */
+function onSignals(): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const signals = Deno.build.os === "windows" ? ["SIGINT"] as const : ["SIGINT", "SIGTERM"] as const;
+  const handler = (name: "SIGINT" | "SIGTERM") => () => {
+    if (controller.signal.aborted) Deno.exit(name === "SIGTERM" ? 143 : 130);
+    console.error(`acebench eval: ${name}: stopping (again to quit at once)`);
+    controller.abort(name);
+  };
+  const handlers = signals.map((name) => [name, handler(name)] as const);
+  for (const [name, h] of handlers) Deno.addSignalListener(name, h);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      for (const [name, h] of handlers) Deno.removeSignalListener(name, h);
+    },
+  };
 }
 
 async function evalLocked(
@@ -259,6 +317,8 @@ async function evalLocked(
         log?.error(`${id}: ${reason}`);
       },
       onFailure: (f) => log?.error(`${f.problemId}: ${f.error}`),
+      // A new line first, so the notice does not overwrite the progress bar's line on a terminal.
+      onNotice: (m) => console.error(`${progressEnabled() ? "\n" : ""}acebench eval: ${m}`),
     });
   } finally {
     bar.stop();
@@ -293,7 +353,10 @@ function printOutcome(outcome: EvalOutcome, settings: EvalSettings, retries: num
     `${settings.model} on ${settings.dataset}: ${h.scored}/${outcome.problems} problems × ${settings.n} ` +
       `samples (${outcome.stats.resumed} resumed, ${outcome.stats.added} new, ${retries} retries this run); ` +
       `mean@${settings.n} ${(correct / Math.max(1, outcome.rows.length)).toFixed(4)}; ` +
-      `${h.truncated} truncated; ${h.requests} requests, ${h.promptTokens}+${h.completionTokens} tokens, ` +
+      `${h.truncated} truncated; ${h.requests} requests, ${h.promptTokens}+${h.completionTokens} tokens` +
+      (h.usageCounted === "per choice"
+        ? ", "
+        : ` (as reported by the server: ${h.samplesWithUsage} samples' tokens), `) +
       `latency p50 ${lat?.p50 ?? "-"} ms p95 ${lat?.p95 ?? "-"} ms p99 ${lat?.p99 ?? "-"} ms`,
   );
   if (outcome.rows.length === 0) return;

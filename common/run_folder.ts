@@ -86,8 +86,11 @@ export function recordInConfig(dir: string, fields: Record<string, unknown>): vo
 
 /** status.json of a run. */
 export interface RunStatus {
-  /** "planned": the engine only wrote a launch plan (VERL with settings.launch "none"). */
-  state: "running" | "done" | "failed" | "planned";
+  /**
+   * "planned": the engine only wrote a launch plan (VERL with settings.launch "none"); "interrupted": stopped by
+   * SIGINT/SIGTERM (`deno task eval`), resumable by re-running the same command.
+   */
+  state: "running" | "done" | "failed" | "planned" | "interrupted";
   reason?: string;
   startedAt: string;
   finishedAt?: string;

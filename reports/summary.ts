@@ -7,6 +7,7 @@ import { sweepFile } from "../common/run_folder.ts";
 import type { NestedComponents } from "../evaluators/mod.ts";
 import { type Comparison, comparisonSentence } from "./compare.ts";
 import { type DataIssue, touches } from "./completeness.ts";
+import { evalHeader } from "./eval_header.ts";
 import type { SweepData } from "./load.ts";
 import { type AggregateCell, sliceOrder } from "./passk.ts";
 
@@ -362,6 +363,8 @@ export function renderSummary(input: SummaryInput): string {
   const firstMethod = input.firstMethod ?? methods.find((m) => m !== BEFORE_RL) ?? "";
   const name = (data.sweep?.name as string | undefined) ?? data.dir.split("/").pop();
   const lines = [`# Pass@k summary: ${name}`, ""];
+  const header = data.sweep?.kind === "eval" ? evalHeader(data.sweep) : [];
+  if (header.length) lines.push(...header, "");
   const scope = scopeText(cells);
   if (scope) lines.push(scope, "");
   if (issues.length) {

@@ -2,6 +2,7 @@
 // retries with backoff on 429/5xx/network errors/malformed replies, usage and latency recorded.
 import { Rng } from "../../common/prng.ts";
 import { isRetryableStatus, parseRetryAfter, retryDelayMs, type RetryPolicy, sleep } from "./retry.ts";
+import type { ServerValue } from "./sampling.ts";
 
 /** Where and how to talk to the server. */
 export interface Endpoint {
@@ -17,13 +18,19 @@ export interface Endpoint {
   retry: RetryPolicy;
   /** Name of the environment variable the key came from, quoted in the "refused key" error. */
   apiKeyEnv?: string;
+  /** Aborting it (Ctrl-C) ends the request in flight and any backoff wait with an InterruptedError. */
+  signal?: AbortSignal;
+  /** The server is llama.cpp's llama-server (its GET /models says owned_by "llamacpp"), told by `probeServer`. */
+  llamaCpp?: boolean;
 }
 
-/** Sampling parameters sent with every request (OpenAI names on the wire). */
+/** Sampling parameters sent with every request (OpenAI names on the wire), and `stop: []`. */
 export interface SamplingParams {
   temperature: number;
   topP: number;
   maxTokens: number;
+  /** Server-specific parameters (`--sampling`: top_k, min_p, repetition_penalty, …), sent as given. */
+  server?: Readonly<Record<string, ServerValue>>;
 }
 
 /** One generated continuation. */
@@ -46,6 +53,11 @@ export interface TokenUsage {
 export interface ApiCompletion {
   choices: Choice[];
   usage: TokenUsage | null;
+  /**
+   * What `usage.completion_tokens` covers: "all" choices (the OpenAI API), or "first_choice" only (llama.cpp
+   * with n > 1 copies the first choice's usage into the merged reply).
+   */
+  usageScope: "all" | "first_choice";
   latencyMs: number;
   attempts: number;
   retryReasons: string[];
@@ -72,6 +84,19 @@ export function isPerRequestRejection(e: unknown): e is EndpointError {
   return e instanceof EndpointError && s !== undefined && s >= 400 && s < 500 &&
     ![401, 403, 404].includes(s) &&
     !isRetryableStatus(s);
+}
+
+/** The run was interrupted (SIGINT/SIGTERM) while a request or a backoff wait was under way. */
+export class InterruptedError extends Error {
+  constructor(readonly signal: string) {
+    super(`interrupted by ${signal}`);
+    this.name = "InterruptedError";
+  }
+}
+
+/** Throw an InterruptedError when the endpoint's signal has been aborted (its reason names the signal). */
+function checkInterrupted(ep: Endpoint): void {
+  if (ep.signal?.aborted) throw new InterruptedError(String(ep.signal.reason ?? "abort"));
 }
 
 /** Transient failures persisted past the retry budget; re-running resumes. */
@@ -114,21 +139,24 @@ async function attempt(ep: Endpoint, path: string, body: unknown | undefined): P
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (ep.apiKey) headers.authorization = `Bearer ${ep.apiKey}`;
   const start = performance.now();
+  const timeout = AbortSignal.timeout(ep.timeoutMs);
   let res: Response;
   try {
     res = await fetch(`${ep.baseUrl}${path}`, {
       method: body === undefined ? "GET" : "POST",
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(ep.timeoutMs),
+      signal: ep.signal ? AbortSignal.any([timeout, ep.signal]) : timeout,
     });
   } catch (e) {
+    checkInterrupted(ep);
     return { ok: false, retryable: true, reason: networkReason(e, ep), retryAfterMs: null };
   }
   let text: string;
   try {
     text = await res.text();
   } catch (e) {
+    checkInterrupted(ep);
     return {
       ok: false,
       retryable: true,
@@ -237,7 +265,8 @@ async function requestJson(
     if (retry >= ep.retry.maxRetries) break;
     const delayMs = retryDelayMs(ep.retry, retry, retryAfterMs, rng);
     onRetry?.({ retry, reason, delayMs });
-    await sleep(delayMs);
+    await sleep(delayMs, ep.signal);
+    checkInterrupted(ep);
   }
   throw new RetriesExhaustedError(`gave up after ${ep.retry.maxRetries + 1} attempts (last: ${last})`, last);
 }
@@ -266,13 +295,16 @@ export async function complete(
   rng: Rng,
   onRetry?: (e: RetryEvent) => void,
 ): Promise<ApiCompletion> {
+  // Server-specific parameters first, so eval's own can never be overridden (parseServerSampling refuses them).
   const common = {
+    ...params.server,
     model: ep.model,
     n,
     temperature: params.temperature,
     top_p: params.topP,
     max_tokens: params.maxTokens,
     seed,
+    stop: [],
   };
   const [path, body] = ep.mode === "chat"
     ? ["/chat/completions", { ...common, messages: [{ role: "user", content: prompt }] }]
@@ -286,6 +318,7 @@ export async function complete(
       finish_reason?: string;
     }[];
     usage?: Partial<TokenUsage>;
+    timings?: unknown;
   };
   const ordered = [...reply.choices].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
   const choices = ordered.map((c) => ({
@@ -296,7 +329,17 @@ export async function complete(
   const usage = u && typeof u.prompt_tokens === "number" && typeof u.completion_tokens === "number"
     ? { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens }
     : null;
-  return { choices, usage, latencyMs: r.latencyMs, attempts: r.attempts, retryReasons: r.retryReasons };
+  // llama.cpp merges n single-choice results and keeps the first one's usage; its replies carry `timings`.
+  const llamaCpp = ep.llamaCpp || (typeof reply.timings === "object" && reply.timings !== null);
+  const usageScope = choices.length > 1 && llamaCpp ? "first_choice" : "all";
+  return {
+    choices,
+    usage,
+    usageScope,
+    latencyMs: r.latencyMs,
+    attempts: r.attempts,
+    retryReasons: r.retryReasons,
+  };
 }
 
 /** The preflight failure, told apart: a failing server, something that is not the API, or nothing listening. */
@@ -318,23 +361,32 @@ function unreachable(ep: Endpoint, last: string): EndpointError {
  * It tries as often as the endpoint's retry policy says (--retries), with short waits (0.2 s doubling to 1 s).
  */
 export async function preflight(ep: Endpoint): Promise<string[]> {
+  return (await probeServer(ep)).names;
+}
+
+/**
+ * The preflight, also telling llama.cpp's llama-server apart (GET /models lists owned_by "llamacpp"), whose
+ * usage with n > 1 covers one choice. Same errors as `preflight`.
+ */
+export async function probeServer(ep: Endpoint): Promise<{ names: string[]; llamaCpp: boolean }> {
   const quick: Endpoint = { ...ep, retry: { ...ep.retry, baseMs: 200, maxMs: 1000 } };
   let body: unknown;
   try {
     body = (await requestJson(quick, "/models", undefined, Rng.seeded("preflight"))).body;
   } catch (e) {
-    if (e instanceof EndpointError && e.status === 404) return [];
+    if (e instanceof EndpointError && e.status === 404) return { names: [], llamaCpp: false };
     if (e instanceof RetriesExhaustedError) throw unreachable(ep, e.last);
     throw e;
   }
-  const data = (body as { data?: { id?: unknown }[] })?.data;
-  if (!Array.isArray(data)) return [];
+  const data = (body as { data?: { id?: unknown; owned_by?: unknown }[] })?.data;
+  if (!Array.isArray(data)) return { names: [], llamaCpp: false };
   const names = data.map((d) => String(d?.id));
+  const llamaCpp = data.some((d) => d?.owned_by === "llamacpp");
   if (names.length > 0 && !names.includes(ep.model)) {
     throw new EndpointError(
       `model '${ep.model}' is not served by ${ep.baseUrl} (it serves: ${names.slice(0, 8).join(", ")}); ` +
         `pass one of those with --model`,
     );
   }
-  return names;
+  return { names, llamaCpp };
 }

@@ -15,6 +15,7 @@ import {
   writeRunConfig,
   writeSweepRecord,
 } from "../../common/run_folder.ts";
+import { describeSampling, serverDefaults, type ServerValue } from "./sampling.ts";
 
 /** Everything that defines an external evaluation. */
 export interface EvalSettings {
@@ -34,6 +35,8 @@ export interface EvalSettings {
   topP: number;
   maxTokens: number;
   seed: number;
+  /** Server-specific sampling parameters (`--sampling`), sent with every request; {} when none. */
+  server: Record<string, ServerValue>;
 }
 
 /** The problem fields an evaluation needs (a subset of datasets' MathRecord). */
@@ -89,7 +92,27 @@ export function samplesIdentity(s: EvalSettings): string {
     topP: s.topP,
     maxTokens: s.maxTokens,
     seed: s.seed,
+    // Only when set, so folders made before --sampling existed keep their hash.
+    ...(Object.keys(s.server).length ? { server: s.server } : {}),
   });
+}
+
+/**
+ * The sampling record of sweep.json and config.json: what eval sends from its flags, the `--sampling`
+ * parameters (`server`), the defaulted ones it leaves to the server (`serverDefaults`), and those as text.
+ */
+export function samplingRecord(s: EvalSettings) {
+  const record = {
+    n: s.n,
+    temperature: s.temperature,
+    top_p: s.topP,
+    max_tokens: s.maxTokens,
+    seed: s.seed,
+    stop: [] as string[],
+    server: s.server,
+    serverDefaults: serverDefaults(s.server),
+  };
+  return { ...record, described: describeSampling(record) };
 }
 
 /** The problems to evaluate: all, the first `limit`, or a seeded random subset of `limit` (in dataset order). */
@@ -170,13 +193,7 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
   const paths = evalPaths(out, s);
   const { runId, runDir } = paths;
   const identity = samplesIdentity(s);
-  const sampling = {
-    n: s.n,
-    temperature: s.temperature,
-    top_p: s.topP,
-    max_tokens: s.maxTokens,
-    seed: s.seed,
-  };
+  const sampling = samplingRecord(s);
   writeSweepRecord(out, {
     kind: "eval",
     name: `${s.model} on ${s.dataset}`,

@@ -1,7 +1,7 @@
 // The run-health block of an external evaluation: what was kept, cut off, failed, spent and retried, counted
 // over this run's problems (--limit) and sample indices (--n) only, never the whole samples file.
 import { percentileSorted as percentile } from "../../evaluators/stats.ts";
-import type { FailedProblem } from "./sampler.ts";
+import type { FailedProblem, NSplit } from "./sampler.ts";
 import type { SampleRecord } from "./samples.ts";
 
 /** Health of one dataset's evaluation. */
@@ -20,8 +20,19 @@ export interface RunHealth {
   /** Requests behind the kept samples, each counted once. */
   requests: number;
   promptTokens: number;
-  /** Completion tokens of each request times the share of its samples within scope. */
+  /**
+   * Completion tokens of each request times the share of its samples within scope; for a request whose usage
+   * covers its first choice only (llama.cpp, n > 1), that choice's tokens when it is in scope.
+   */
   completionTokens: number;
+  /** "per choice" when every request's usage covers all its choices, else "as reported by the server". */
+  usageCounted: "per choice" | "as reported by the server";
+  /** Samples whose completion tokens are in `completionTokens` (all kept samples when counted per choice). */
+  samplesWithUsage: number;
+  /** The distinct n per request behind the kept samples, ascending. */
+  requestSizes: number[];
+  /** Set when this run split its requests because the server refused or ignored n. */
+  nSplit: NSplit | null;
   latencyMs: { p50: number; p95: number; p99: number } | null;
   /** Failed attempts before the kept requests succeeded, by cause ("HTTP 503", "timeout", …). */
   retries: number;
@@ -50,6 +61,7 @@ export function runHealth(
   scored: number,
   failed: readonly FailedProblem[],
   excludeTruncated = false,
+  nSplit: NSplit | null = null,
 ): RunHealth {
   const inScope: SampleRecord[] = [];
   for (const id of problemIds) {
@@ -61,11 +73,23 @@ export function runHealth(
     if (r) r.kept++;
     else requests.set(s.request, { first: s, kept: 1 });
   }
-  let promptTokens = 0, completionTokens = 0, retries = 0;
+  let promptTokens = 0, completionTokens = 0, retries = 0, samplesWithUsage = 0, partial = false;
   const retryCauses: Record<string, number> = {};
-  for (const { first, kept } of requests.values()) {
+  for (const [id, { first, kept }] of requests) {
     promptTokens += first.usage?.prompt_tokens ?? 0;
-    completionTokens += (first.usage?.completion_tokens ?? 0) * kept / Math.max(1, first.request_n);
+    if (first.usage_scope === "first_choice") {
+      // The tokens are those of the request's first choice, the sample named in its id "problem#first".
+      partial = true;
+      const firstSample = Number(id.slice(id.lastIndexOf("#") + 1));
+      const own = onDisk.get(first.problemId)?.get(firstSample);
+      if (own !== undefined && firstSample < n && own.request === id) {
+        completionTokens += first.usage?.completion_tokens ?? 0;
+        samplesWithUsage++;
+      }
+    } else {
+      completionTokens += (first.usage?.completion_tokens ?? 0) * kept / Math.max(1, first.request_n);
+      samplesWithUsage += kept;
+    }
     const extra = Math.max(0, (first.attempts ?? 1) - 1);
     retries += extra;
     const reasons = first.retry_reasons ?? Array.from({ length: extra }, () => "unrecorded");
@@ -87,6 +111,10 @@ export function runHealth(
     requests: requests.size,
     promptTokens,
     completionTokens: Math.round(completionTokens),
+    usageCounted: partial ? "as reported by the server" : "per choice",
+    samplesWithUsage,
+    requestSizes: [...new Set([...requests.values()].map((r) => r.first.request_n))].sort((a, b) => a - b),
+    nSplit,
     latencyMs: lat.length
       ? { p50: percentile(lat, 0.5), p95: percentile(lat, 0.95), p99: percentile(lat, 0.99) }
       : null,
@@ -96,6 +124,25 @@ export function runHealth(
 }
 
 const pct = (part: number, whole: number) => whole ? `${(100 * part / whole).toFixed(1)}%` : "-";
+
+/** The n per request behind the kept samples, and why it was lowered when this run lowered it. */
+function nPerRequest(h: RunHealth): string {
+  const sizes = h.requestSizes.length ? h.requestSizes.join(", ") : "-";
+  const s = h.nSplit;
+  if (s === null) return sizes;
+  const why = s.cause === "refused"
+    ? `the server refused n = ${s.asked} (${s.reason})`
+    : `the server answered ${s.reason} to n = ${s.asked}`;
+  return `${sizes}: requests split to n = ${s.perRequest}, ${why}`;
+}
+
+/** Prompt / completion tokens, said to be the server's own figures when they leave choices out. */
+function tokensText(h: RunHealth): string {
+  const base = `${h.promptTokens} / ${h.completionTokens}`;
+  if (h.usageCounted === "per choice") return base;
+  return `${base} as reported by the server: with n > 1 it reports one choice's tokens per request ` +
+    `(llama.cpp), so the completion tokens cover ${h.samplesWithUsage} of ${h.samplesKept} samples`;
+}
 
 /** The Markdown block for summary.md: a two-column table, then the failed problems with their reasons. */
 export function renderHealth(h: RunHealth): string {
@@ -114,7 +161,8 @@ export function renderHealth(h: RunHealth): string {
       `${h.scored} of ${h.problems} problems` + (leftOut ? ` (${leftOut} left out)` : ""),
     ],
     ["requests", `${h.requests}`],
-    ["prompt / completion tokens", `${h.promptTokens} / ${h.completionTokens}`],
+    ["n per request", nPerRequest(h)],
+    ["prompt / completion tokens", tokensText(h)],
     [
       "latency p50 / p95 / p99",
       h.latencyMs ? `${h.latencyMs.p50} / ${h.latencyMs.p95} / ${h.latencyMs.p99} ms` : "-",

@@ -4,9 +4,11 @@ export {
   complete,
   type Endpoint,
   EndpointError,
+  InterruptedError,
   isPerRequestRejection,
   normaliseBaseUrl,
   preflight,
+  probeServer,
   RetriesExhaustedError,
   type SamplingParams,
   type TokenUsage,
@@ -16,13 +18,23 @@ export { runPool } from "./pool.ts";
 export { type BadLine, readSamples, repairSamples, repairTornTail, type SampleRecord } from "./samples.ts";
 export {
   type FailedProblem,
+  nLimitOf,
+  type NSplit,
   requestSeed,
   sampleAll,
   type SampleJob,
   type SamplerOptions,
   type SamplerStats,
 } from "./sampler.ts";
-export { maxTokensAdvice, parseContextLimit } from "./context_limit.ts";
+export { isContextError, maxTokensAdvice, parseContextLimit } from "./context_limit.ts";
+export {
+  describeSampling,
+  OWN_PARAMS,
+  parseServerSampling,
+  SERVER_DEFAULTED,
+  serverDefaults,
+  type ServerValue,
+} from "./sampling.ts";
 export { renderHealth, retryCause, type RunHealth, runHealth } from "./health.ts";
 export { ProgressLog } from "./progress_log.ts";
 export { applyTemplate, defaultTemplateFor, type PromptTemplate, resolveTemplate } from "./templates.ts";
@@ -37,6 +49,7 @@ export {
   gradeSamples,
   modelSlug,
   openEvalDir,
+  samplingRecord,
   selectProblems,
 } from "./evaluate.ts";
 export { type EvalOutcome, evaluateEndpoint, type TransportOptions } from "./run.ts";

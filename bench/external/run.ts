@@ -4,7 +4,7 @@ import { readFileSync, rmSync, statSync } from "node:fs";
 import { atomicWrite, writeJson } from "../../common/fs.ts";
 import { runFile, sweepFile, writeStatus } from "../../common/run_folder.ts";
 import { gradeMany } from "../../evaluators/mod.ts";
-import { type Endpoint, EndpointError, preflight } from "./client.ts";
+import { type Endpoint, EndpointError, InterruptedError, probeServer } from "./client.ts";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";
 import { type FailedProblem, sampleAll, type SamplerStats } from "./sampler.ts";
 import { readSamples, repairSamples } from "./samples.ts";
@@ -42,6 +42,13 @@ export interface TransportOptions {
   excludeTruncated?: boolean;
   /** Drop bad lines of samples.jsonl (after a backup) before resuming; told what was dropped. */
   repair?: (message: string) => void;
+  /** One-line notices for stderr, e.g. that the server refused the n asked and requests are split. */
+  onNotice?: (message: string) => void;
+  /**
+   * Aborted on SIGINT/SIGTERM (its reason names the signal): requests stop, status.json says "interrupted"
+   * at once, and evaluateEndpoint throws an InterruptedError once in-flight requests have settled.
+   */
+  signal?: AbortSignal;
 }
 
 /** The outcome: where it went, what sampling did, the graded rows, and the run's health. */
@@ -101,9 +108,10 @@ export async function evaluateEndpoint(
     mode: settings.mode,
     timeoutMs: transport.timeoutMs,
     retry: transport.retry ?? DEFAULT_RETRY,
+    signal: transport.signal,
   };
   checkEvalDir(out, settings);
-  await preflight(endpoint);
+  endpoint.llamaCpp = (await probeServer(endpoint)).llamaCpp;
   const planned = evalPaths(out, settings);
   if (transport.repair) {
     const { backup, dropped, duplicates } = repairSamples(planned.samplesPath);
@@ -124,12 +132,53 @@ export async function evaluateEndpoint(
   const paths = openEvalDir(out, settings, transport.command);
   const startedAt = new Date().toISOString();
   writeStatus(paths.runDir, { state: "running", startedAt });
+  // Written the moment the signal comes, so a second Ctrl-C (or a kill after it) still leaves an honest state.
+  const onAbort = () =>
+    writeStatus(paths.runDir, {
+      state: "interrupted",
+      reason: `interrupted by ${transport.signal?.reason ?? "a signal"}; re-run the same command to resume`,
+      startedAt,
+      finishedAt: new Date().toISOString(),
+    });
+  transport.signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    return await sampleAndGrade(
+      problems,
+      settings,
+      transport,
+      endpoint,
+      paths,
+      startedAt,
+      before,
+      sizeBefore,
+    );
+  } finally {
+    transport.signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+/** Sampling, grading and the final status of `evaluateEndpoint`, once the folder is open. */
+async function sampleAndGrade(
+  problems: readonly EvalProblem[],
+  settings: EvalSettings,
+  transport: TransportOptions,
+  endpoint: Endpoint,
+  paths: EvalPaths,
+  startedAt: string,
+  before: Map<string, string | null>,
+  sizeBefore: number,
+): Promise<EvalOutcome> {
   const jobs = problems.map((p) => ({ id: p.id, prompt: applyTemplate(settings.template, p.problem) }));
   let stats: SamplerStats;
   try {
     stats = await sampleAll(jobs, {
       endpoint,
-      params: { temperature: settings.temperature, topP: settings.topP, maxTokens: settings.maxTokens },
+      params: {
+        temperature: settings.temperature,
+        topP: settings.topP,
+        maxTokens: settings.maxTokens,
+        server: settings.server,
+      },
       n: settings.n,
       seed: settings.seed,
       concurrency: transport.concurrency,
@@ -138,8 +187,10 @@ export async function evaluateEndpoint(
       onProgress: transport.onProgress,
       onRetry: transport.onRetry && ((id, e) => transport.onRetry!(id, e.reason, e.delayMs)),
       onFailure: transport.onFailure,
+      onNotice: transport.onNotice,
     });
   } catch (e) {
+    if (e instanceof InterruptedError) throw e; // status.json already says "interrupted"
     if (e instanceof EndpointError && sizeOf(paths.samplesPath) === sizeBefore) {
       restore(before); // nothing was sampled: the folder stays as it was (e.g. a key refused after the preflight)
     } else {
@@ -163,6 +214,7 @@ export async function evaluateEndpoint(
       gradeMany(items, transport.gradeWorkers === undefined ? {} : { workers: transport.gradeWorkers }),
     transport.excludeTruncated,
   );
+  if (transport.signal?.aborted) throw new InterruptedError(String(transport.signal.reason));
   const scored = new Set(rows.map((r) => r.problemId)).size;
   const complete = problems.length - stats.failed.length;
   const health = runHealth(
@@ -173,6 +225,7 @@ export async function evaluateEndpoint(
     scored,
     stats.failed,
     transport.excludeTruncated,
+    stats.nSplit,
   );
   writeJson(runFile(paths.runDir, "health"), health);
   const finishedAt = new Date().toISOString();

@@ -5,12 +5,13 @@ import {
   complete,
   type Endpoint,
   EndpointError,
+  InterruptedError,
   isPerRequestRejection,
   RetriesExhaustedError,
   type RetryEvent,
   type SamplingParams,
 } from "./client.ts";
-import { maxTokensAdvice } from "./context_limit.ts";
+import { isContextError, maxTokensAdvice } from "./context_limit.ts";
 import { runPool } from "./pool.ts";
 import { appendSamples, readSamples, repairTornTail, type SampleRecord } from "./samples.ts";
 
@@ -39,6 +40,20 @@ export interface SamplerOptions {
   onRetry?: (problemId: string, e: RetryEvent) => void;
   /** Called when a problem fails for good (rejected, or out of retries). */
   onFailure?: (f: FailedProblem) => void;
+  /** Told once per change of the per-request n (the server refused or ignored `n`): one line for stderr. */
+  onNotice?: (message: string) => void;
+}
+
+/** Why the per-request n was lowered during the run, for the run's record. */
+export interface NSplit {
+  /** The n asked per request before the server refused or ignored it. */
+  asked: number;
+  /** The n per request used from then on. */
+  perRequest: number;
+  /** "refused": an HTTP 400 to n > 1; "ignored": fewer choices came back than asked. */
+  cause: "refused" | "ignored";
+  /** The server's message (refused) or what it answered (ignored). */
+  reason: string;
 }
 
 /** A problem that could not be sampled: the server rejected it, or transient failures outlasted the retries. */
@@ -62,6 +77,8 @@ export interface SamplerStats {
   repairedBytes: number;
   /** The per-request n finally used (1 if the server ignores `n`). */
   perRequest: number;
+  /** Set when the server refused or ignored the n asked and requests were split; null otherwise. */
+  nSplit: NSplit | null;
 }
 
 /** Request seed for the samples starting at `first`: the same on a re-run, so resumed requests repeat exactly. */
@@ -92,8 +109,10 @@ export async function sampleAll(jobs: readonly SampleJob[], opts: SamplerOptions
     failed: [],
     repairedBytes,
     perRequest: Math.max(1, Math.min(opts.maxPerRequest, opts.n)),
+    nSplit: null,
   };
   let fatal: EndpointError | null = null;
+  let interrupted: InterruptedError | null = null;
   const fail = (f: FailedProblem) => {
     stats.failed.push(f);
     opts.onFailure?.(f);
@@ -103,13 +122,14 @@ export async function sampleAll(jobs: readonly SampleJob[], opts: SamplerOptions
   await runPool(todo, opts.concurrency, async ({ job, missing }, lane) => {
     const jitter = Rng.seeded(`${opts.seed}|jitter|${lane}`);
     try {
-      while (missing.length > 0 && fatal === null) {
+      while (missing.length > 0 && fatal === null && interrupted === null) {
         const got = await sampleOnce(job, missing, opts, stats, jitter);
         missing = missing.slice(got);
         opts.onProgress?.(resumed + stats.added, total);
       }
     } catch (e) {
-      if (isPerRequestRejection(e)) {
+      if (e instanceof InterruptedError) interrupted ??= e;
+      else if (isPerRequestRejection(e)) {
         const advice = maxTokensAdvice(e.reason ?? "", opts.params.maxTokens);
         const error = (e.reason ?? e.message) + (advice ? `; ${advice}` : "");
         fail({ problemId: job.id, kind: "rejected", error });
@@ -119,10 +139,43 @@ export async function sampleAll(jobs: readonly SampleJob[], opts: SamplerOptions
       } else throw e;
     }
   });
+  if (interrupted) throw interrupted;
   if (fatal) throw fatal;
   const order = new Map(jobs.map((j, i) => [j.id, i]));
   stats.failed.sort((a, b) => order.get(a.problemId)! - order.get(b.problemId)!);
   return stats;
+}
+
+/**
+ * The largest n a server's refusal allows, when it says so (llama.cpp: "Field 'n': Value must be between
+ * 1 <= value <= 2, but got 4", its slot count), else null.
+ */
+export function nLimitOf(message: string): number | null {
+  const m = message.match(/<= value <= (\d+)/) ?? message.match(/\bn\b[^0-9]*(?:at most|<=|≤) ?(\d+)/i);
+  return m ? Number(m[1]) : null;
+}
+
+/** Lower the per-request n for the whole pass (never raise it), telling and recording it once per change. */
+function lowerPerRequest(
+  stats: SamplerStats,
+  opts: SamplerOptions,
+  next: number,
+  split: Omit<NSplit, "perRequest">,
+) {
+  const to = Math.max(1, Math.min(stats.perRequest, next));
+  if (to >= stats.perRequest) return;
+  stats.perRequest = to;
+  stats.nSplit = {
+    asked: stats.nSplit?.asked ?? split.asked,
+    perRequest: to,
+    cause: split.cause,
+    reason: split.reason,
+  };
+  opts.onNotice?.(
+    split.cause === "refused"
+      ? `the server refused n = ${split.asked} (${split.reason}); sending n = ${to} per request from now on`
+      : `the server answered ${split.reason} to n = ${split.asked}; sending n = ${to} per request from now on`,
+  );
 }
 
 /** One request for the first missing indices of a job; appends what came back and returns how many. */
@@ -140,17 +193,26 @@ async function sampleOnce(
   try {
     reply = await complete(opts.endpoint, job.prompt, ask, opts.params, seed, jitter, onRetry);
   } catch (e) {
-    // Some servers reject n > 1 outright; fall back to one sample per request for the rest of the run.
     if (!(e instanceof EndpointError) || e.status !== 400 || ask === 1) throw e;
-    // A context-limit rejection is about the prompt, not n: asking again with n = 1 cannot help.
-    if (maxTokensAdvice(e.reason ?? "", opts.params.maxTokens) !== "") throw e;
-    reply = await complete(opts.endpoint, job.prompt, 1, opts.params, seed, jitter, onRetry);
-    stats.perRequest = 1;
+    // A context-limit rejection is about the prompt, not n: a smaller request cannot help, so none is sent.
+    if (isContextError(e.reason ?? "")) throw e;
+    // The server refuses this n (llama.cpp: more than its slots): split into requests it takes, the limit it
+    // states or half, and ask again (0 samples this time; the caller loops).
+    const reason = e.reason ?? e.message;
+    lowerPerRequest(stats, opts, nLimitOf(reason) ?? Math.floor(ask / 2), {
+      asked: ask,
+      cause: "refused",
+      reason,
+    });
+    return 0;
   }
   stats.requests++;
   const choices = reply.choices.slice(0, ask);
   // A server that ignores n (e.g. answers 1 choice to n=8) gets smaller requests from now on.
-  if (choices.length < ask) stats.perRequest = Math.max(1, Math.min(stats.perRequest, choices.length));
+  if (choices.length < ask) {
+    const reason = `${choices.length} choice${choices.length === 1 ? "" : "s"}`;
+    lowerPerRequest(stats, opts, choices.length, { asked: ask, cause: "ignored", reason });
+  }
   const request = `${job.id}#${missing[0]}`;
   const records: SampleRecord[] = choices.map((c, i) => ({
     problemId: job.id,
@@ -161,6 +223,7 @@ async function sampleOnce(
     latency_ms: Math.round(reply.latencyMs),
     request,
     request_n: choices.length,
+    ...(reply.usageScope === "first_choice" ? { usage_scope: "first_choice" as const } : {}),
     attempts: reply.attempts,
     ...(reply.retryReasons.length ? { retry_reasons: reply.retryReasons } : {}),
   }));

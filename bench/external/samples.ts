@@ -17,6 +17,11 @@ export interface SampleRecord {
   /** Request id "problemId#firstSample"; usage totals count each request once. */
   request: string;
   request_n: number;
+  /**
+   * "first_choice" when `usage.completion_tokens` covers only the first of the request's choices (llama.cpp with
+   * n > 1); absent when it covers all `request_n` of them.
+   */
+  usage_scope?: "first_choice";
   attempts: number;
   /** Why each failed attempt of that request failed, e.g. ["HTTP 503: overloaded"] (absent: none failed). */
   retry_reasons?: string[];

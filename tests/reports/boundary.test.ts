@@ -37,6 +37,7 @@ function row(method: string, seed: number, step: number, list: [string, number, 
   const c = counts(list);
   return {
     method,
+    base: 0,
     seed,
     dataset: "d",
     slice: "all",

@@ -53,6 +53,7 @@ Deno.test("plots: training curves are the median and quartile band over runs; c-
     method: "m",
     preset: "grpo",
     seed,
+    base: 0,
     engine: "tabular",
     state: "done" as const,
     ks: [],

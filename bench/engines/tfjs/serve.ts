@@ -112,6 +112,19 @@ class HttpError extends Error {
   }
 }
 
+/** Longest error message sent back, in characters: a message quoting a 1 MB prompt must not echo it. */
+export const MAX_ERROR_CHARS = 400;
+
+/**
+ * `text` cut to at most about MAX_ERROR_CHARS characters: its start and end (where "needs N tokens" is said)
+ * around a note of how much was left out; shorter text unchanged.
+ */
+export function boundedMessage(text: string, max = MAX_ERROR_CHARS): string {
+  if (text.length <= max) return text;
+  const head = Math.floor(max * 0.6), tail = Math.floor(max * 0.3);
+  return `${text.slice(0, head)} … (${text.length - head - tail} characters left out) … ${text.slice(-tail)}`;
+}
+
 function reply(status: number, body: unknown): Response {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 }
@@ -455,16 +468,16 @@ function openAiHandler(model: ServedModel): (req: Request) => Promise<Response> 
       if (e instanceof HttpError) {
         return reply(e.status, {
           error: {
-            message: e.message,
+            message: boundedMessage(e.message),
             type: e.status >= 500 ? "server_error" : "invalid_request_error",
-            param: e.param,
+            param: e.param === null ? null : boundedMessage(e.param, 100),
             code: e.code ?? null,
           },
         });
       }
       return reply(500, {
         error: {
-          message: (e as Error).message.split("\n")[0],
+          message: boundedMessage((e as Error).message.split("\n")[0]),
           type: "server_error",
           param: null,
           code: null,

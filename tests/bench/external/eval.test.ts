@@ -9,6 +9,8 @@ import type { EvalRow, SampleRecord } from "../../../bench/external/mod.ts";
 import { serveModel, tfjsServedModel } from "../../../bench/engines/tfjs/serve.ts";
 import { startFaultServer } from "./fault_server.ts";
 import { writeTinyCheckpoint } from "./tiny_checkpoint.ts";
+import { signalEval, spawnTaskEval } from "./task_eval.ts";
+import { usage } from "../../../commands/eval.ts";
 
 Deno.env.set("CI", "true"); // no progress bars in test output
 const synthetic = await loadDataset("synthetic");
@@ -569,4 +571,72 @@ Deno.test("eval CLI: negative and empty values are one-line errors naming the fl
   const empty = await run(...base, "--k=");
   assertEquals(empty.code, 2);
   assertEquals(empty.err.trim().split("\n")[0], "acebench eval: --k: the value is empty");
+});
+
+Deno.test("eval: Ctrl-C (SIGINT) or SIGTERM leaves status 'interrupted', frees the folder, and resumes", async () => {
+  const srv = startFaultServer({ answer: halfRight, latencyMs: 150 });
+  const out = Deno.makeTempDirSync();
+  const args = evalArgs(srv.url, out, ["--max-n-per-request", "1", "--concurrency", "1"]);
+  const samplesPath = `${out}/runs/test-model/samples.jsonl`;
+  try {
+    for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+      const task = spawnTaskEval(args);
+      const had = exists(samplesPath) ? readJsonl(samplesPath).length : 0;
+      for (let i = 0; i < 1500; i++) { // up to 30 s
+        await new Promise((r) => setTimeout(r, 20));
+        if (exists(samplesPath) && readJsonl(samplesPath).length >= had + 2) break;
+      }
+      await signalEval(task, signal);
+      const r = await task.done();
+      assertEquals(r.code, code, r.stderr);
+      ok(r.stderr.includes(`interrupted by ${signal}`), r.stderr);
+      const status = readJson<{ state: string; reason: string }>(`${out}/runs/test-model/status.json`);
+      assertEquals(status.state, "interrupted");
+      ok(status.reason.includes(signal) && status.reason.includes("re-run the same command"), status.reason);
+      ok(!exists(`${out}/.lock`), "the lock is released");
+      ok(readJsonl(samplesPath).length < 24, "stopped before the end");
+    }
+    assertEquals(await main(args), 0);
+    const samples = readJsonl<SampleRecord>(samplesPath);
+    assertEquals(new Set(samples.map((s) => `${s.problemId}#${s.sample}`)).size, 24);
+    assertEquals(samples.length, 24);
+    assertEquals(readJson<{ state: string }>(`${out}/runs/test-model/status.json`).state, "done");
+  } finally {
+    await srv.close();
+    Deno.removeSync(out, { recursive: true });
+  }
+});
+
+Deno.test("eval: --sampling parameters are sent, recorded in config.json and the report, the rest named as defaults", async () => {
+  const srv = startFaultServer({ answer: halfRight });
+  const out = Deno.makeTempDirSync();
+  try {
+    await rejects(main(evalArgs(srv.url, out, ["--sampling", "temperature=1"])), /set by --temperature/);
+    assertEquals(await main(evalArgs(srv.url, out, ["--sampling", "top_k=5,repetition_penalty=1.1"])), 0);
+    ok(srv.log.bodies.every((b) => b.top_k === 5 && b.repetition_penalty === 1.1 && !("min_p" in b)));
+    const config = readJson<{ settings: Record<string, unknown> }>(`${out}/runs/test-model/config.json`);
+    assertEquals(config.settings.server, { top_k: 5, repetition_penalty: 1.1 });
+    assertEquals(config.settings.serverDefaults, [
+      "min_p",
+      "repeat_penalty",
+      "presence_penalty",
+      "frequency_penalty",
+    ]);
+    const summary = Deno.readTextFileSync(`${out}/summary.md`);
+    ok(summary.includes("sent with --sampling: top_k 5, repetition_penalty 1.1"), summary);
+    ok(
+      summary.includes(
+        "min_p, repeat_penalty, presence_penalty, frequency_penalty: server default (not sent)",
+      ),
+    );
+    // Other server parameters are other samples: the folder refuses them.
+    await rejects(
+      main(evalArgs(srv.url, out, ["--sampling", "top_k=6,repetition_penalty=1.1"])),
+      /different settings/,
+    );
+    ok(usage.includes("[--n 1]") && !usage.includes("--n 32"), "--help shows the true default of --n");
+  } finally {
+    await srv.close();
+    Deno.removeSync(out, { recursive: true });
+  }
 });

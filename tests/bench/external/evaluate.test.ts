@@ -2,6 +2,7 @@ import { assertEquals, ok, throws } from "../../assert.ts";
 import { modelSlug, samplesIdentity, selectProblems } from "../../../bench/external/evaluate.ts";
 import { applyTemplate, defaultTemplateFor, resolveTemplate } from "../../../bench/external/templates.ts";
 import type { EvalSettings } from "../../../bench/external/evaluate.ts";
+import { configHash } from "../../../common/hash.ts";
 
 Deno.test("evaluate: model slugs are folder-safe and keep the name readable", () => {
   assertEquals(modelSlug("Qwen/Qwen2.5-Math-7B"), "Qwen_Qwen2.5-Math-7B");
@@ -36,8 +37,27 @@ Deno.test("evaluate: the samples identity ignores n, k, limit and endpoint but n
     topP: 0.95,
     maxTokens: 100,
     seed: 0,
+    server: {},
   };
   const id = samplesIdentity(base);
+  // A folder made before --sampling existed (no `server` in its hash) keeps its identity.
+  const old = {
+    model: "m",
+    mode: "chat",
+    dataset: "math500",
+    subsetSeed: null,
+    template: base.template.text,
+    temperature: 0.6,
+    topP: 0.95,
+    maxTokens: 100,
+    seed: 0,
+  };
+  assertEquals(configHash(old), id);
+  ok(samplesIdentity({ ...base, server: { top_k: 40 } }) !== id, "--sampling changes the samples");
+  ok(
+    samplesIdentity({ ...base, server: { top_k: 40 } }) !==
+      samplesIdentity({ ...base, server: { top_k: 0 } }),
+  );
   assertEquals(samplesIdentity({ ...base, n: 8, ks: [8], limit: 20, endpoint: "http://h:2/v1" }), id);
   for (
     const change of [{ temperature: 1 }, { maxTokens: 50 }, { seed: 1 }, { mode: "completions" as const }]

@@ -27,6 +27,10 @@ export interface FaultServerOptions {
   ignoreN?: boolean;
   /** Answer 400 to any request with n > 1. */
   rejectN?: boolean;
+  /** Answer llama.cpp's 400 to n above this (its --parallel slot count), in llama.cpp's words. */
+  maxN?: number;
+  /** Reply like llama.cpp with n > 1: `timings` present, usage of the first choice only. */
+  llamaUsage?: boolean;
   models?: string[];
   /** Required bearer key; requests without it get 401. */
   apiKey?: string;
@@ -115,6 +119,10 @@ export function startFaultServer(opts: FaultServerOptions = {}) {
     const rejected = opts.reject?.(chat ? body.messages.at(-1).content : body.prompt);
     if (rejected) return json(400, { error: { message: rejected, type: "BadRequestError", code: 400 } });
     if (opts.rejectN && n > 1) return json(400, { error: { message: "n must be 1" } });
+    if (opts.maxN !== undefined && n > opts.maxN) {
+      const message = `Field 'n': Value must be between 1 <= value <= ${opts.maxN}, but got ${n}`;
+      return json(400, { error: { code: 400, message, type: "invalid_request_error" } });
+    }
     if (opts.latencyMs) await new Promise((r) => setTimeout(r, opts.latencyMs));
     const prompt = chat ? body.messages.at(-1).content : body.prompt;
     const count = opts.ignoreN ? 1 : n;
@@ -133,7 +141,8 @@ export function startFaultServer(opts: FaultServerOptions = {}) {
     return json(200, {
       id: `r${log.requests}`,
       choices,
-      usage: { prompt_tokens: 7, completion_tokens: 5 * count },
+      usage: { prompt_tokens: 7, completion_tokens: 5 * (opts.llamaUsage ? 1 : count) },
+      ...(opts.llamaUsage ? { timings: { predicted_n: 5 } } : {}),
     });
   };
 

@@ -149,6 +149,53 @@ Deno.test("sampler: a server that ignores or rejects n gets one sample per reque
   }
 });
 
+Deno.test("sampler: an n above the server's slots is split as it says, told once; usage marked per choice", async () => {
+  const srv = startFaultServer({ maxN: 2, llamaUsage: true });
+  const dir = Deno.makeTempDirSync();
+  const notices: string[] = [];
+  try {
+    const path = `${dir}/samples.jsonl`;
+    const stats = await sampleAll(
+      jobs,
+      options(srv.url, path, { n: 8, maxPerRequest: 8, onNotice: (m) => notices.push(m) }),
+    );
+    assertEquals(stats.perRequest, 2);
+    assertEquals(stats.nSplit?.asked, 8);
+    assertEquals(stats.nSplit?.cause, "refused");
+    assertEquals(notices.length, 1, notices.join("\n"));
+    ok(notices[0].includes("refused n = 8") && notices[0].includes("n = 2 per request"), notices[0]);
+    const rows = assertComplete(path, 8);
+    ok(rows.every((r) => r.request_n === 2 && r.usage_scope === "first_choice"));
+    // Each refused n = 8 costs one request at most per lane in flight (3), never one per problem.
+    ok(srv.log.faults.ok <= jobs.length * 4 + 3, JSON.stringify(srv.log.faults));
+  } finally {
+    await srv.close();
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("sampler: a context rejection with n > 1 is one request per problem, not a smaller retry", async () => {
+  const message = "request (300 tokens) exceeds the available context size (256 tokens), try increasing it";
+  const srv = startFaultServer({ reject: (p) => (p === "problem 1" ? message : null) });
+  const dir = Deno.makeTempDirSync();
+  try {
+    const stats = await sampleAll(jobs, options(srv.url, `${dir}/samples.jsonl`, { n: 4, concurrency: 1 }));
+    assertEquals(stats.failed.length, 1);
+    ok(stats.failed[0].error.includes("start llama-server with a larger -c"), stats.failed[0].error);
+    const asked = srv.log.bodies.filter((b) => b.prompt === "problem 1");
+    assertEquals(asked.length, 1, "one request for the rejected problem");
+    assertEquals(stats.nSplit, null);
+    // Every request states the sampling parameters, stop [] included.
+    ok(srv.log.bodies.every((b) =>
+      b.temperature === 1 && b.top_p === 1 && b.max_tokens === 16 &&
+      Number.isInteger(b.seed) && Array.isArray(b.stop) && (b.stop as unknown[]).length === 0
+    ));
+  } finally {
+    await srv.close();
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
 Deno.test("sampler: a refused key mid-run stops the run with a one-line error and keeps what was written", async () => {
   const srv = startFaultServer({ script: ["ok", "ok", "401"] });
   const dir = Deno.makeTempDirSync();

@@ -1,6 +1,11 @@
 import { assertEquals, ok, rejects } from "../../assert.ts";
 import { Rng } from "../../../common/prng.ts";
-import { serveModel, tfjsServedModel } from "../../../bench/engines/tfjs/serve.ts";
+import {
+  boundedMessage,
+  MAX_ERROR_CHARS,
+  serveModel,
+  tfjsServedModel,
+} from "../../../bench/engines/tfjs/serve.ts";
 import { complete, type Endpoint, preflight } from "../../../bench/external/client.ts";
 import { writeTinyCheckpoint } from "./tiny_checkpoint.ts";
 
@@ -79,6 +84,22 @@ Deno.test("serve: bad requests get OpenAI-style errors the client turns into one
     );
     assertEquals(r.choices.length, 2);
     assertEquals(r.choices[0].text, r.choices[1].text, "temperature 0 is greedy");
+    // A 1 MB prompt, model name or parameter name is never echoed whole: the message keeps its start and end.
+    const huge = "1".repeat(1_000_000);
+    const long = await post(`${url}/completions`, { model: "tiny", prompt: huge });
+    assertEquals(long.status, 400);
+    ok(
+      long.body.error.message.length <= MAX_ERROR_CHARS + 60,
+      `${long.body.error.message.length} characters`,
+    );
+    ok(/needs 1000001 tokens, promptLength is \d+$/.test(long.body.error.message), long.body.error.message);
+    const name = await post(`${url}/completions`, { model: huge, prompt: "1" });
+    assertEquals(name.status, 404);
+    ok(name.body.error.message.length <= MAX_ERROR_CHARS + 60);
+    const param = await post(`${url}/completions`, { model: "tiny", prompt: "1", [huge]: 1 });
+    assertEquals(param.status, 400);
+    ok(param.body.error.message.length <= MAX_ERROR_CHARS + 60 && param.body.error.param.length < 200);
+    assertEquals(boundedMessage("short"), "short");
   } finally {
     await server.shutdown();
   }
