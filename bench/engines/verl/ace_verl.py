@@ -406,10 +406,18 @@ def _patch_recipe_trainer(module):
     _patch_trainer_classes(module)
 
 
+def _patch_v1_trainer(module):
+    """VERL 0.9's V1 trainer (main_ppo's default, and its Sync DAPO): PPOTrainer.fit runs every step; its
+    advantage call goes through verl.trainer.ppo.v1.utils, which imported the patched compute_advantage by name."""
+    _patch_trainer_classes(module)
+
+
+# Module → patch. VERL 0.7.0: ray_trainer (main_ppo) and the DAPO recipe's trainer; 0.9.0: the V1 trainer too.
 _PATCHES = {
     "verl.trainer.ppo.core_algos": _patch_core_algos,
     "verl.trainer.ppo.ray_trainer": _patch_ray_trainer,
     "recipe.dapo.dapo_ray_trainer": _patch_recipe_trainer,
+    "verl.trainer.ppo.v1.trainer_base": _patch_v1_trainer,
 }
 
 

@@ -104,6 +104,7 @@ function expectations(run: RunConfig, entrypoint: string) {
     aceModule: algo.ace.enabled || settings.aceDiagnostics,
     overlong: algo.overlong.enabled ? { len: algo.overlong.buffer, factor: algo.overlong.factor } : null,
     genBatchSize: recipe.genBatchSize,
+    dynamicSampling: algo.dynamicSampling.enabled,
     maxInflightGenBatches: Math.ceil(recipe.genBatchSize / recipe.trainBatchSize),
     rewardScheme: algo.rewardScheme,
   };
@@ -140,7 +141,7 @@ function plans(sweepsDir: string, version: VerlVersion) {
       });
     }
   }
-  return { verlRoot, version, runs };
+  return { verlRoot, version, legacy: verlRelease(version).legacy, runs };
 }
 
 for (const version of VERSIONS) {
@@ -233,6 +234,7 @@ for (const version of VERSIONS) {
               PYTHONPATH: `${here("fixtures/smoke_boot/")}:${hydraSrc}`, // its sitecustomize.py first
               VERL_CONFORMANCE_FIXTURES: here("fixtures/"),
               VERL_CONFORMANCE_HYDRA_GEN: gen,
+            VERL_CONFORMANCE_VERSION: version,
               OUT: out,
               PYTHONDONTWRITEBYTECODE: "1",
               CUDA_VISIBLE_DEVICES: "",
