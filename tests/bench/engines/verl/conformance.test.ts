@@ -234,7 +234,7 @@ for (const version of VERSIONS) {
               PYTHONPATH: `${here("fixtures/smoke_boot/")}:${hydraSrc}`, // its sitecustomize.py first
               VERL_CONFORMANCE_FIXTURES: here("fixtures/"),
               VERL_CONFORMANCE_HYDRA_GEN: gen,
-            VERL_CONFORMANCE_VERSION: version,
+              VERL_CONFORMANCE_VERSION: version,
               OUT: out,
               PYTHONDONTWRITEBYTECODE: "1",
               CUDA_VISIBLE_DEVICES: "",
