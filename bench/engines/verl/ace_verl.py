@@ -7,7 +7,8 @@ The math mirrors acebench's TypeScript RL core (bench/core/advantages.ts and ben
     A'_i = A_i * (1 + alpha * phi(c_i))            only where rollout i is incorrect and A_i < 0
 
 VERL's estimator hook receives only token_level_rewards, response_mask, config and index, not the log-probs,
-so `install()` wraps `verl.trainer.ppo.ray_trainer.compute_advantage`: for `algorithm.adv_estimator=ace` the
+so `install()` wraps `verl.trainer.ppo.ray_trainer.compute_advantage` (VERL 0.7.0's and 0.9.0's trainers, the V1
+trainer of 0.9.0 included, call it from there): for `algorithm.adv_estimator=ace` the
 wrapper computes c_i from the batch's `old_log_probs` and `ref_log_prob` and hands it to the registered estimator
 through a context variable. Options come from environment variables (set through the Ray runtime env), because
 VERL validates `algorithm` against a fixed dataclass:
