@@ -7,7 +7,7 @@ import { configHash } from "../../../common/hash.ts";
 import type { RunConfig } from "../engine.ts";
 import { entrypointFor, verlEnv, versionedOverrides, workerPythonPath } from "./overrides.ts";
 import { resolveRecipe, validateVerlSettings, type VerlDataset, type VerlSettings } from "./recipes.ts";
-import { MAIN_DAPO, type VerlRelease, verlRelease } from "./versions.ts";
+import { MAIN_DAPO, type VerlRelease, verlRelease, type VerlVersion } from "./versions.ts";
 
 /** The parts of a sweep a plan needs: its name and RL steps (else run.settings.rl.steps), and its folder. */
 export interface VerlSweep {
@@ -30,7 +30,7 @@ export interface VerlRunPlan {
   /** Python module the script runs. */
   entrypoint: string;
   /** The VERL release the plan is generated for (settings.verlVersion). */
-  verlVersion: string;
+  verlVersion: VerlVersion;
   /** The VERL checkout the script runs from (settings.verlRoot, else VERL_ROOT when planned); null: $VERL_ROOT at launch. */
   verlRoot: string | null;
   /** Files to write, keyed by path relative to the run folder. */
