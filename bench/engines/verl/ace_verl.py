@@ -7,7 +7,8 @@ The math mirrors acebench's TypeScript RL core (bench/core/advantages.ts and ben
     A'_i = A_i * (1 + alpha * phi(c_i))            only where rollout i is incorrect and A_i < 0
 
 VERL's estimator hook receives only token_level_rewards, response_mask, config and index, not the log-probs,
-so `install()` wraps `verl.trainer.ppo.ray_trainer.compute_advantage`: for `algorithm.adv_estimator=ace` the
+so `install()` wraps `verl.trainer.ppo.ray_trainer.compute_advantage` (VERL 0.7.0's and 0.9.0's trainers, the V1
+trainer of 0.9.0 included, call it from there): for `algorithm.adv_estimator=ace` the
 wrapper computes c_i from the batch's `old_log_probs` and `ref_log_prob` and hands it to the registered estimator
 through a context variable. Options come from environment variables (set through the Ray runtime env), because
 VERL validates `algorithm` against a fixed dataclass:
@@ -406,10 +407,18 @@ def _patch_recipe_trainer(module):
     _patch_trainer_classes(module)
 
 
+def _patch_v1_trainer(module):
+    """VERL 0.9's V1 trainer (main_ppo's default, and its Sync DAPO): PPOTrainer.fit runs every step; its
+    advantage call goes through verl.trainer.ppo.v1.utils, which imported the patched compute_advantage by name."""
+    _patch_trainer_classes(module)
+
+
+# Module → patch. VERL 0.7.0: ray_trainer (main_ppo) and the DAPO recipe's trainer; 0.9.0: the V1 trainer too.
 _PATCHES = {
     "verl.trainer.ppo.core_algos": _patch_core_algos,
     "verl.trainer.ppo.ray_trainer": _patch_ray_trainer,
     "recipe.dapo.dapo_ray_trainer": _patch_recipe_trainer,
+    "verl.trainer.ppo.v1.trainer_base": _patch_v1_trainer,
 }
 
 

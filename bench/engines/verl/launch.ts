@@ -6,15 +6,9 @@ import { atomicWrite } from "../../../common/fs.ts";
 import { configHash } from "../../../common/hash.ts";
 import { RUN_FILES } from "../../../common/run_folder.ts";
 import type { RunConfig } from "../engine.ts";
-import {
-  entrypointFor,
-  hydraOverrides,
-  MAIN_DAPO,
-  VERL_VERSION,
-  verlEnv,
-  workerPythonPath,
-} from "./overrides.ts";
+import { entrypointFor, verlEnv, versionedOverrides, workerPythonPath } from "./overrides.ts";
 import { resolveRecipe, validateVerlSettings, type VerlDataset, type VerlSettings } from "./recipes.ts";
+import { MAIN_DAPO, type VerlRelease, verlRelease, type VerlVersion } from "./versions.ts";
 
 /** The parts of a sweep a plan needs: its name and RL steps (else run.settings.rl.steps), and its folder. */
 export interface VerlSweep {
@@ -36,6 +30,8 @@ export interface VerlRunPlan {
   command: string;
   /** Python module the script runs. */
   entrypoint: string;
+  /** The VERL release the plan is generated for (settings.verlVersion). */
+  verlVersion: VerlVersion;
   /** The VERL checkout the script runs from (settings.verlRoot, else VERL_ROOT when planned); null: $VERL_ROOT at launch. */
   verlRoot: string | null;
   /** Files to write, keyed by path relative to the run folder. */
@@ -83,7 +79,8 @@ export function verlRunPlan(
       `settings.verlRoot (or VERL_ROOT) '${verlRoot}' must be absolute, without quotes or \\`,
     );
   }
-  const overrides = hydraOverrides(algo, {
+  const release = verlRelease(settings.verlVersion);
+  const { overrides, dropped } = versionedOverrides(algo, {
     runId: run.runId,
     seed: run.seed,
     steps: sweep.rl?.steps ?? settings.rl?.steps ?? missingSteps(run.runId),
@@ -100,7 +97,7 @@ export function verlRunPlan(
   const entrypoint = entrypointFor(algo, settings);
   const script = launchScript(
     run,
-    { settings, entrypoint, overrides, verlRoot },
+    { settings, entrypoint, overrides, verlRoot, release, dropped },
     verlEnv(algo, settings, clusterRunDir),
   );
   const address = settings.rayAddress ?? env.RAY_ADDRESS ?? null;
@@ -111,11 +108,12 @@ export function verlRunPlan(
     rayJobCommand,
     command: rayJobCommand,
     entrypoint,
+    verlVersion: release.version,
     verlRoot,
     files: {
       [`${VERL_DIR}/launch.sh`]: script,
       [`${VERL_DIR}/overrides.txt`]: overrides.join("\n") + "\n",
-      [`${VERL_DIR}/ray_job.sh`]: rayJobScript(rayJobCommand, verlRoot),
+      [`${VERL_DIR}/ray_job.sh`]: rayJobScript(rayJobCommand, verlRoot, release),
       [`${VERL_DIR}/ace_verl.py`]: aceModuleSource(),
     },
   };
@@ -129,34 +127,48 @@ function missingSteps(runId: string): never {
 export const planRun = verlRunPlan;
 
 /** Sets VERL_ROOT: to the planned checkout, else from the environment (a clear error when unset). */
-function verlRootLines(verlRoot: string | null): string {
+function verlRootLines(verlRoot: string | null, release: VerlRelease): string {
   const value = verlRoot === null
-    ? `"\${VERL_ROOT:?set VERL_ROOT to a verl v${VERL_VERSION} checkout (or settings.verlRoot)}"`
+    ? `"\${VERL_ROOT:?set VERL_ROOT to a verl v${release.version} checkout (or settings.verlRoot)}"`
     : shellQuote(verlRoot);
   return `VERL_ROOT=${value}\nexport VERL_ROOT\n`;
 }
 
-/** Bash that stops unless `python` imports verl ${VERL_VERSION} (a source checkout of the tag reports x.y.z.dev). */
-function versionCheck(python: string, entrypoint: string): string {
+/** Bash that stops unless `python` imports the release's verl (a source checkout of a tag reports x.y.z.dev). */
+function versionCheck(python: string, entrypoint: string, release: VerlRelease): string {
   const dapo = entrypoint === MAIN_DAPO
     ? `[ -f recipe/dapo/main_dapo.py ] || { echo "launch.sh: $VERL_ROOT has no recipe/dapo/main_dapo.py" >&2; exit 1; }\n`
     : "";
   return `found="$(${shellQuote(python)} -c 'import verl; print(verl.__version__)')" || {
   echo "launch.sh: cannot import verl from $VERL_ROOT" >&2; exit 1; }
 case "$found" in
-  ${VERL_VERSION} | ${VERL_VERSION}.dev) ;;
-  *) echo "launch.sh: verl $found in $VERL_ROOT; these overrides are for verl ${VERL_VERSION} (key names differ between versions)" >&2
+  ${release.reports.join(" | ")}) ;;
+  *) echo "launch.sh: verl $found in $VERL_ROOT; these overrides are for verl ${release.version} (key names differ between versions)" >&2
      exit 1 ;;
 esac
 ${dapo}`;
 }
 
+/** Header lines naming what the release cannot take from the algorithm (empty when nothing was dropped). */
+function droppedLines(release: VerlRelease, dropped: string[]): string {
+  if (dropped.length === 0) return "";
+  return `# Not expressible in verl v${release.version}, so not passed:\n` +
+    dropped.map((d) => `#   ${d}\n`).join("");
+}
+
 function launchScript(
   run: RunConfig,
-  plan: { settings: VerlSettings; entrypoint: string; overrides: string[]; verlRoot: string | null },
+  plan: {
+    settings: VerlSettings;
+    entrypoint: string;
+    overrides: string[];
+    verlRoot: string | null;
+    release: VerlRelease;
+    dropped: string[];
+  },
   vars: Record<string, string>,
 ): string {
-  const { settings, entrypoint, overrides, verlRoot } = plan;
+  const { settings, entrypoint, overrides, verlRoot, release, dropped } = plan;
   const env = Object.entries(vars).map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join("");
   const args = [...overrides.map(shellQuote), `"${workerPythonPath("$HERE:$VERL_ROOT")}"`]
     .map((o) => `  ${o}`).join(" \\\n");
@@ -164,18 +176,20 @@ function launchScript(
 # acebench VERL run ${run.runId}: method ${run.method} (preset ${run.preset}), seed ${run.seed}, algo ${
     configHash(run.algo)
   }.
-# Runs verl v${VERL_VERSION} (${entrypoint}) from ${verlRoot ?? "$VERL_ROOT"}.
+# Runs verl v${release.version} (${entrypoint}) from ${verlRoot ?? "$VERL_ROOT"}.
 # Generated by acebench (bench/engines/verl); regenerate rather than edit. Runs locally, or on a cluster
 # through ray_job.sh.
-set -euo pipefail
+${droppedLines(release, dropped)}set -euo pipefail
 HERE="$(cd "$(dirname "\${BASH_SOURCE[0]}")" && pwd)"
 ${
-    verlRootLines(verlRoot)
+    verlRootLines(verlRoot, release)
   }# DAPO's recipe config loads file://verl/trainer/config and imports \`recipe\`: both relative to the checkout.
 cd "$VERL_ROOT"
 # ace_verl.py sits next to this script; Ray workers get the same path through the runtime env (last override).
 export PYTHONPATH="$HERE:$VERL_ROOT\${PYTHONPATH:+:$PYTHONPATH}"
-${versionCheck(settings.python, entrypoint)}${env}exec ${shellQuote(settings.python)} -m ${entrypoint} \\
+${versionCheck(settings.python, entrypoint, release)}${env}exec ${
+    shellQuote(settings.python)
+  } -m ${entrypoint} \\
 ${args}
 `;
 }
@@ -187,12 +201,12 @@ function rayJobSubmit(launchPath: string, address: string | null, runId: string)
     `-- bash ${shellQuote(launchPath)}`;
 }
 
-function rayJobScript(command: string, verlRoot: string | null): string {
+function rayJobScript(command: string, verlRoot: string | null, release: VerlRelease): string {
   return `#!/usr/bin/env bash
 # Submit launch.sh to the Ray cluster (the VERL checkout as the job's working dir) and follow its logs
 # (exit status = the job's). The run folder must be on a filesystem every node sees.
 set -euo pipefail
-${verlRootLines(verlRoot)}${command}
+${verlRootLines(verlRoot, release)}${command}
 `;
 }
 

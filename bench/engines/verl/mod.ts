@@ -4,7 +4,8 @@
  *
  * For the sweep runner and reports:
  * - `verlRunPlan(run, sweep)` (alias `planRun`) → `{ overrides, script, rayJobCommand, command, entrypoint, verlRoot,
- *   files }` (overrides for verl v0.7.0, VERL_VERSION; the script runs from the checkout verlRoot / $VERL_ROOT):
+ *   verlVersion, files }` (overrides for settings.verlVersion, default the newest release in versions.ts; the
+ *   script runs from the checkout verlRoot / $VERL_ROOT):
  *   what `deno task sweep --dry-run` prints and what a VERL sweep writes into each run folder (`files` keys are
  *   relative to the run folder: verl/launch.sh, verl/ray_job.sh, verl/overrides.txt, verl/ace_verl.py).
  * - `ingestVerlDumps(runDir)` → grades `<runDir>/val_generations/*.jsonl` with acebench's grader and writes
@@ -42,12 +43,22 @@ export {
   BINARY_REWARD_FN,
   entrypointFor,
   hydraOverrides,
-  MAIN_DAPO,
-  MAIN_PPO,
-  VERL_VERSION,
   verlEnv,
+  versionedOverrides,
   workerPythonPath,
 } from "./overrides.ts";
+export {
+  checkNotLegacy,
+  DEFAULT_VERL_VERSION,
+  forVersion,
+  type KeyRule,
+  MAIN_DAPO,
+  MAIN_PPO,
+  VERL_RELEASES,
+  type VerlRelease,
+  verlRelease,
+  type VerlVersion,
+} from "./versions.ts";
 export {
   DAPO_RECIPE,
   GRPO_RECIPE,

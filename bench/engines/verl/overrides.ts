@@ -1,7 +1,16 @@
 // Hydra overrides for VERL's trainer (verl.trainer.main_ppo, or DAPO's recipe entry for dynamic sampling),
-// derived from the run's resolved algorithm (the RL core's AlgoConfig) and the recipe knobs.
+// derived from the run's resolved algorithm (the RL core's AlgoConfig) and the recipe knobs. They are written
+// once under v0.7.0's key names and rewritten for the target release by versions.ts.
 import type { AlgoConfig } from "../../core/presets.ts";
 import type { Recipe, VerlSettings } from "./recipes.ts";
+import {
+  checkNotLegacy,
+  forVersion,
+  MAIN_DAPO,
+  MAIN_PPO,
+  type VerlRelease,
+  verlRelease,
+} from "./versions.ts";
 
 /** Where the run's files live as the cluster sees them. */
 export interface ClusterPaths {
@@ -54,18 +63,13 @@ export function advEstimator(algo: AlgoConfig): string {
 
 /** Ray calls this in every worker process so the `ace` estimator and the call-site patch exist there. */
 export const ACE_SETUP_HOOK = "ace_verl.install";
-/** VERL's standard PPO/GRPO entry. DAPO's recipe trainer is the only one with dynamic sampling (filter_groups). */
-export const MAIN_PPO = "verl.trainer.main_ppo";
-/** DAPO's recipe entry (`recipe/dapo/main_dapo.py` of VERL's tree), used when dynamic sampling is on. */
-export const MAIN_DAPO = "recipe.dapo.main_dapo";
-/** The VERL release the overrides are written for (and checked against in CI); launch.sh refuses any other. */
-export const VERL_VERSION = "0.7.0";
 /** ace_verl's reward function mapping VERL's ±1 math scores to 0/1 (rewardScheme "binary"). */
 export const BINARY_REWARD_FN = "binary_reward";
 
-/** The Python module to run for this algorithm (settings.entrypoint wins). */
+/** The Python module to run for this algorithm on the target release (settings.entrypoint wins). */
 export function entrypointFor(algo: AlgoConfig, settings: VerlSettings): string {
-  return settings.entrypoint ?? (algo.dynamicSampling.enabled ? MAIN_DAPO : MAIN_PPO);
+  const release = verlRelease(settings.verlVersion);
+  return settings.entrypoint ?? (algo.dynamicSampling.enabled ? release.dapoEntry : MAIN_PPO);
 }
 
 /** Where ace_verl.py appends per-step diagnostics, relative to the run folder; ingest turns it into metrics.jsonl. */
@@ -89,21 +93,36 @@ export function verlEnv(algo: AlgoConfig, settings: VerlSettings, runDir: string
 }
 
 /**
- * The Hydra overrides, grouped as data / algorithm / actor / rollout / trainer, then settings.extraOverrides.
- * Throws (naming the field) for algorithm options VERL cannot express rather than silently dropping them.
+ * The Hydra overrides for settings.verlVersion, grouped as data / algorithm / actor / rollout / trainer, then
+ * settings.extraOverrides (passed as written). Throws (naming the field) for algorithm options VERL cannot
+ * express. `dropped`: neutral overrides the release has no key for, each "key=value: reason" (launch.sh prints
+ * them); a key the release only keeps for backward compatibility (legacy) throws naming it.
  */
-export function hydraOverrides(algo: AlgoConfig, input: OverrideInput): string[] {
+export function versionedOverrides(
+  algo: AlgoConfig,
+  input: OverrideInput,
+): { overrides: string[]; dropped: string[] } {
   checkExpressible(algo, input.recipe);
-  return [
+  const release = verlRelease(input.settings.verlVersion);
+  const neutral = [
     ...dataOverrides(input),
-    ...algorithmOverrides(algo),
+    ...algorithmOverrides(algo, input, release),
     ...actorOverrides(algo, input),
     ...rolloutOverrides(input),
     ...rewardOverrides(algo, input),
     ...rayOverrides(verlEnv(algo, input.settings, input.paths.runDir)),
     ...trainerOverrides(input),
-    ...input.settings.extraOverrides,
   ];
+  const { overrides, dropped } = forVersion(neutral, release);
+  input.settings.extraOverrides.forEach((o, i) =>
+    checkNotLegacy(o, release, `settings.extraOverrides[${i}]`)
+  );
+  return { overrides: [...overrides, ...input.settings.extraOverrides], dropped };
+}
+
+/** The Hydra overrides alone (see `versionedOverrides`). */
+export function hydraOverrides(algo: AlgoConfig, input: OverrideInput): string[] {
+  return versionedOverrides(algo, input).overrides;
 }
 
 /**
@@ -194,7 +213,7 @@ function dataOverrides({ paths, recipe, seed }: OverrideInput): string[] {
   ];
 }
 
-function algorithmOverrides(algo: AlgoConfig): string[] {
+function algorithmOverrides(algo: AlgoConfig, { recipe }: OverrideInput, release: VerlRelease): string[] {
   const out = [
     `algorithm.adv_estimator=${advEstimator(algo)}`,
     `algorithm.norm_adv_by_std_in_grpo=${py(algo.normByStd)}`,
@@ -208,6 +227,14 @@ function algorithmOverrides(algo: AlgoConfig): string[] {
       "algorithm.filter_groups.metric=acc",
       `algorithm.filter_groups.max_num_gen_batches=${algo.dynamicSampling.maxRounds}`,
     );
+    // VERL's own Sync DAPO (V1 trainer) keeps up to this many train batches of prompts in flight: the gen batch.
+    if (!release.dapoFromRecipe) {
+      out.push(
+        `algorithm.filter_groups.max_inflight_gen_batches=${
+          Math.ceil(recipe.genBatchSize / recipe.trainBatchSize)
+        }`,
+      );
+    }
   }
   return out;
 }

@@ -1,5 +1,6 @@
 // VERL engine settings: the schema-validated knobs plus the published recipe defaults they fall back to.
 import { loadSchema, validate } from "../../../common/config.ts";
+import type { VerlVersion } from "./versions.ts";
 
 /** Datasets the VERL export can write. */
 export type VerlDataset = "dapo-math-17k" | "math500" | "aime2025";
@@ -33,6 +34,8 @@ export interface VerlSettings extends Partial<Record<keyof Recipe, number | null
   gpusPerNode: number;
   clusterSweepDir: string | null;
   python: string;
+  /** The VERL release the plan targets (versions.ts). */
+  verlVersion: VerlVersion;
   verlRoot: string | null;
   entrypoint: string | null;
   launch: "none" | "local" | "ray-job";

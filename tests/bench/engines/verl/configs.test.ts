@@ -8,11 +8,13 @@ import { exists } from "../../../../common/fs.ts";
 import { loadDataset, renderPrompt } from "../../../../datasets/mod.ts";
 import { checkSweepConfig, expandRuns, readSweepConfig } from "../../../../bench/sweep/mod.ts";
 import {
+  DEFAULT_VERL_VERSION,
   exportVerlData,
   readVerlParquet,
   validateVerlSettings,
   verlRunPlan,
 } from "../../../../bench/engines/verl/mod.ts";
+import { main as sweepMain } from "../../../../commands/sweep.ts";
 import { assertEquals, ok, throws } from "../../../assert.ts";
 
 const configsDir = fileURLToPath(new URL("../../../../bench/configs/", import.meta.url));
@@ -92,4 +94,21 @@ Deno.test({
       rmSync(dir, { recursive: true, force: true });
     }
   },
+});
+
+Deno.test("verl configs: sweep --dry-run of every shipped config shows the VERL release each run targets", async () => {
+  const log = console.log;
+  for (const file of configs) {
+    let out = "";
+    console.log = (...args: unknown[]) => (out += args.join(" ") + "\n");
+    try {
+      assertEquals(await sweepMain(["--config", join(configsDir, file), "--dry-run"]), 0);
+    } finally {
+      console.log = log;
+    }
+    const runs = expandRuns(readSweepConfig(join(configsDir, file)));
+    const targets = out.match(/^# Runs verl v\S+ \(/gm) ?? [];
+    assertEquals(targets.length, runs.length, `${file}: one target line per run`);
+    ok(targets.every((t) => t === `# Runs verl v${DEFAULT_VERL_VERSION} (`), `${file}: ${targets}`);
+  }
 });

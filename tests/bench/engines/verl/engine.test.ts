@@ -9,6 +9,7 @@ import type { MathRecord } from "../../../../datasets/mod.ts";
 import { resolveAlgo } from "../../../../bench/core/mod.ts";
 import type { RunConfig } from "../../../../bench/engines/engine.ts";
 import {
+  DEFAULT_VERL_VERSION,
   exportVerlData,
   ingestVerlDumps,
   validateVerlSettings,
@@ -22,7 +23,7 @@ const records: MathRecord[] = JSON.parse(readFileSync(join(fixtures, "records.js
 // Finds trainer.validation_data_dir="…" among its arguments and copies the fixture dumps there, like a VERL run.
 const FAKE_TRAINER = `#!/usr/bin/env bash
 set -euo pipefail
-if [ "$1" = -c ]; then echo 0.7.0; exit 0; fi  # launch.sh's version check
+if [ "$1" = -c ]; then echo ${DEFAULT_VERL_VERSION}; exit 0; fi  # launch.sh's version check
 for arg in "$@"; do
   case "$arg" in trainer.validation_data_dir=*) dir="\${arg#*=}"; dir="\${dir%\\"}"; dir="\${dir#\\"}";; esac
 done

@@ -243,3 +243,24 @@ Deno.test({
     ok(out.success && text.includes("parquet OK"), text);
   }),
 });
+
+Deno.test(
+  "verl ingest: VERL 0.9.0's dumps (an extra uid per sample, non-ASCII unescaped) ingest like 0.7.0's",
+  withTmp(async (dir) => {
+    const runDir = await fixtureSweep(dir);
+    await ingestVerlDumps(runDir);
+    const before = readFileSync(join(runDir, "eval.jsonl"), "utf8");
+    for (const file of ["0.jsonl", "20.jsonl"]) {
+      const path = join(runDir, "val_generations", file);
+      const rows = readFileSync(path, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) =>
+        JSON.parse(l)
+      );
+      // v0.9.0's _write_generations: the reward's extra fields plus "uid" ({uid}_{session}_{turn}), ensure_ascii=False
+      const lines = rows.map((r, i) => JSON.stringify({ ...r, uid: `3f2c-${i}_${i}_0`, note: "é≥½" }));
+      atomicWrite(path, lines.join("\n") + "\n");
+      ok(readFileSync(path, "utf8").includes("é≥½"));
+    }
+    await ingestVerlDumps(runDir);
+    assertEquals(readFileSync(join(runDir, "eval.jsonl"), "utf8"), before);
+  }),
+);

@@ -26,7 +26,7 @@ const UPDATE = Deno.env.get("UPDATE_GOLDEN") === "1";
 const SWEEP = { name: "paper", rl: { steps: 200 }, dir: "/work/sweeps/paper" };
 const SWEEP_CLUSTER = "/shared/acebench/paper";
 
-/** A run as the sweep expands it (settings include the sweep's rl block). */
+/** A run as the sweep expands it (settings include the sweep's rl block); verl v0.7.0 unless settings say. */
 function makeRun(preset: string, settings: Record<string, unknown> = {}, overrides = {}): RunConfig {
   return {
     runId: `${preset}_s1`,
@@ -38,6 +38,7 @@ function makeRun(preset: string, settings: Record<string, unknown> = {}, overrid
     settings: {
       model: "Qwen/Qwen2.5-Math-7B",
       clusterSweepDir: "/shared/acebench/paper",
+      verlVersion: "0.7.0",
       ...settings,
       rl: { steps: 200 },
     },
@@ -55,14 +56,19 @@ function checkGolden(name: string, actual: string): void {
   );
 }
 
-for (const preset of ["grpo", "dapo", "ace-grpo", "ace-dapo"]) {
-  Deno.test(`verl launch: ${preset} overrides, script and ray job command match the golden files`, () => {
-    const plan = verlRunPlan(makeRun(preset), SWEEP, {});
-    checkGolden(`${preset}.launch.sh`, plan.script);
-    checkGolden(`${preset}.ray_job.sh`, plan.files["verl/ray_job.sh"]);
-    assertEquals(plan.files["verl/overrides.txt"], plan.overrides.join("\n") + "\n");
-    assertEquals(plan.command, plan.rayJobCommand);
-  });
+// v0.7.0's golden files keep their names from when it was the only release; later releases get a folder each.
+const GOLDEN_DIRS: Record<string, string> = { "0.7.0": "", "0.9.0": "verl-0.9.0/" };
+for (const [version, dir] of Object.entries(GOLDEN_DIRS)) {
+  for (const preset of ["grpo", "dapo", "ace-grpo", "ace-dapo"]) {
+    Deno.test(`verl launch: ${preset} for verl ${version}: script and ray job command match the golden files`, () => {
+      const plan = verlRunPlan(makeRun(preset, { verlVersion: version }), SWEEP, {});
+      assertEquals(plan.verlVersion, version);
+      checkGolden(`${dir}${preset}.launch.sh`, plan.script);
+      checkGolden(`${dir}${preset}.ray_job.sh`, plan.files["verl/ray_job.sh"]);
+      assertEquals(plan.files["verl/overrides.txt"], plan.overrides.join("\n") + "\n");
+      assertEquals(plan.command, plan.rayJobCommand);
+    });
+  }
 }
 
 Deno.test("verl launch: overrides carry the preset's algorithm and the recipe's defaults", () => {
