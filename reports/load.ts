@@ -118,7 +118,8 @@ export async function loadSweep(dir: string, ingest: Record<string, Ingest> = {}
     if (hook) await hook(runDir, config);
     runs.push(loadRun(runDir, runDir.split("/").pop()!));
   }
-  const basePath = join(dir, "base", "base.json");
+  // Base 0's record (a tfjs sweep keeps base b under base/<b>/; sweeps before bases kept one under base/).
+  const basePath = [join(dir, "base", "0", "base.json"), join(dir, "base", "base.json")].find(exists) ?? "";
   return { dir, sweep, resolvedBackend: exists(basePath) ? resolvedBackend(readJson(basePath)) : null, runs };
 }
 

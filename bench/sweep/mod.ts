@@ -1,6 +1,9 @@
 /** Sweeps: config validation and expansion into runs, the parallel resumable runner, and the dry-run plan. */
 export {
+  baseSeed,
   checkSweepConfig,
+  type DesignUnit,
+  designUnits,
   expandRuns,
   filterRuns,
   type MethodSpec,
@@ -18,5 +21,5 @@ export {
   type SweepOutcome,
   writeSweepJson,
 } from "./runner.ts";
-export { describePlan, makespan, measuredSecondsPerStep } from "./plan.ts";
+export { describePlan, designLine, makespan, measuredSecondsPerStep } from "./plan.ts";
 export { engines, type EngineSpec, engineSpec, loadEngine } from "../engines/registry.ts";

@@ -1,7 +1,7 @@
 // `--dry-run`: the run matrix, what is already finished, and a time estimate from measured timings.
 import type { RunConfig } from "../engines/engine.ts";
 import { type EngineSpec, loadPlanner } from "../engines/registry.ts";
-import type { SweepConfig } from "./config.ts";
+import { baseSeed, type SweepConfig } from "./config.ts";
 import { readStatus, runDir } from "../../common/run_folder.ts";
 
 /** Seconds per RL step measured by finished runs in this sweep folder, or null when none has finished. */
@@ -33,6 +33,23 @@ function formatSeconds(s: number): string {
   return `${(s / 3600).toFixed(1)} h`;
 }
 
+/** The design in one line: bases (and how each is trained), seeds per base, and which bases are still to do. */
+export function designLine(sweep: SweepConfig, runs: RunConfig[]): string {
+  const bases = [...new Set(runs.map((r) => r.base ?? 0))].sort((a, b) => a - b);
+  const perBase = sweep.bases === undefined
+    ? `one base model (base 0, trained with seed ${baseSeed(sweep, 0)}), seeds ${sweep.seeds?.join(", ")}`
+    : `${sweep.bases} base model(s) (base b trained with seed b), ${
+      sweep.seedsPerBase ?? 1
+    } seed(s) per base`;
+  const where = sweep.engine === "tfjs"
+    ? "; base b under <out>/base/<b>/"
+    : sweep.engine === "tabular"
+    ? "; base b is tabular world b"
+    : "; the base is the pretrained model";
+  const shown = bases.length === (sweep.bases ?? 1) ? "" : ` (selected runs use bases ${bases.join(", ")})`;
+  return `design: ${perBase}${where}${shown}`;
+}
+
 /** The dry-run text: one line per run (state, method, ACE options), then the estimate, then launch plans. */
 export async function describePlan(
   sweep: SweepConfig,
@@ -41,8 +58,9 @@ export async function describePlan(
   workers: number,
   spec: EngineSpec,
 ): Promise<string> {
-  const lines = [`sweep ${sweep.name}: ${runs.length} runs, engine ${sweep.engine}, out ${out}`, ""];
-  lines.push(`${"run".padEnd(36)} ${"state".padEnd(8)} ${"preset".padEnd(9)} seed  steps  ace`);
+  const lines = [`sweep ${sweep.name}: ${runs.length} runs, engine ${sweep.engine}, out ${out}`];
+  lines.push(designLine(sweep, runs), "");
+  lines.push(`${"run".padEnd(36)} ${"state".padEnd(8)} ${"preset".padEnd(9)} base  seed  steps  ace`);
   const todo: number[] = [];
   for (const run of runs) {
     const state = readStatus(runDir(out, run.runId))?.state ?? "new";
@@ -50,9 +68,9 @@ export async function describePlan(
     const ace = run.algo.ace;
     const aceText = ace.enabled ? `α=${ace.alpha} φ=${ace.phi} c=${ace.aggregation}` : "off";
     lines.push(
-      `${run.runId.padEnd(36)} ${state.padEnd(8)} ${run.preset.padEnd(9)} ${String(run.seed).padEnd(5)} ${
-        String(steps).padEnd(6)
-      } ${aceText}`,
+      `${run.runId.padEnd(36)} ${state.padEnd(8)} ${run.preset.padEnd(9)} ${
+        String(run.base ?? 0).padEnd(5)
+      } ${String(run.seed).padEnd(5)} ${String(steps).padEnd(6)} ${aceText}`,
     );
     if (state !== "done") todo.push(steps);
   }
@@ -68,7 +86,7 @@ export async function describePlan(
     const wall = makespan(todo.map((steps) => steps * perStep), workers);
     lines.push(
       `estimate: ${todo.length} runs to do on ${workers} workers ≈ ${formatSeconds(wall)} ` +
-        `(${perStep.toFixed(2)} s/step measured by finished runs here; excludes the shared base model)`,
+        `(${perStep.toFixed(2)} s/step measured by finished runs here; excludes training the base models)`,
     );
   }
   const planner = spec.name === "verl" ? await loadPlanner(spec) : null;

@@ -5,7 +5,14 @@ import { type EngineSpec, loadEngine } from "../engines/registry.ts";
 
 /** A job sent to the worker. */
 export type WorkerJob =
-  | { kind: "prepare"; spec: EngineSpec; settings: Record<string, unknown>; seed: number; sweepDir: string }
+  | {
+    kind: "prepare";
+    spec: EngineSpec;
+    settings: Record<string, unknown>;
+    seed: number;
+    base: number;
+    sweepDir: string;
+  }
   | { kind: "run"; spec: EngineSpec; run: RunConfig; runDir: string; sweepDir: string };
 
 /** What the worker reports back. */
@@ -29,7 +36,7 @@ async function perform(job: WorkerJob): Promise<RunOutcome> {
     onProgress: (step: number, total: number) => scope.postMessage({ kind: "progress", step, total }),
   };
   if (job.kind === "prepare") {
-    await engine.prepare?.({ settings: job.settings, seed: job.seed }, job.sweepDir, hooks);
+    await engine.prepare?.({ settings: job.settings, seed: job.seed, base: job.base }, job.sweepDir, hooks);
     return "done";
   }
   const run = engine.resolve ? engine.resolve(job.run) : job.run;

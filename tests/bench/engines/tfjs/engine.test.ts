@@ -26,16 +26,16 @@ Deno.test("tfjs engine: SFT base, then RL that improves reward; deterministic, r
   const runA = join(sweep, "runs", "a");
 
   await t.step("prepare trains the shared base once and refuses other settings", async () => {
-    await tfjsEngine.prepare!({ settings, seed: 0 }, sweep);
-    const base = readJson<{ key: string; finalLoss: number }>(join(sweep, "base", "base.json"));
-    const sft = readJsonl<{ loss: number }>(join(sweep, "base", "sft_metrics.jsonl"));
+    await tfjsEngine.prepare!({ settings, seed: 0, base: 0 }, sweep);
+    const base = readJson<{ key: string; finalLoss: number }>(join(sweep, "base", "0", "base.json"));
+    const sft = readJsonl<{ loss: number }>(join(sweep, "base", "0", "sft_metrics.jsonl"));
     ok(sft.at(-1)!.loss < sft[0].loss / 2, `SFT loss ${sft[0].loss} -> ${sft.at(-1)!.loss}`);
-    const stamp = Deno.statSync(join(sweep, "base", "model", "tensors.bin")).mtime;
-    await tfjsEngine.prepare!({ settings, seed: 0 }, sweep);
-    assertEquals(Deno.statSync(join(sweep, "base", "model", "tensors.bin")).mtime, stamp);
+    const stamp = Deno.statSync(join(sweep, "base", "0", "model", "tensors.bin")).mtime;
+    await tfjsEngine.prepare!({ settings, seed: 0, base: 0 }, sweep);
+    assertEquals(Deno.statSync(join(sweep, "base", "0", "model", "tensors.bin")).mtime, stamp);
     const other = structuredClone(settings) as { sft: { steps: number } };
     other.sft.steps = 3;
-    await rejects(tfjsEngine.prepare!({ settings: other, seed: 0 }, sweep), /trained with other settings/);
+    await rejects(tfjsEngine.prepare!({ settings: other, seed: 0, base: 0 }, sweep), /trained with other settings/);
     ok(base.finalLoss > 0);
   });
 
@@ -129,10 +129,10 @@ Deno.test("tfjs engine: SFT base, then RL that improves reward; deterministic, r
 
   await t.step("a diverging run (NaN weights) fails with the step and the reason", async () => {
     const broken = join(sweep, "broken");
-    const bundle = loadBundle<SavedModel & Record<string, unknown>>(join(sweep, "base", "model"));
+    const bundle = loadBundle<SavedModel & Record<string, unknown>>(join(sweep, "base", "0", "model"));
     bundle.weights["lnf.g"].data.fill(NaN);
-    saveBundle(join(broken, "base", "model"), bundle);
-    Deno.copyFileSync(join(sweep, "base", "base.json"), join(broken, "base", "base.json"));
+    saveBundle(join(broken, "base", "0", "model"), bundle);
+    Deno.copyFileSync(join(sweep, "base", "0", "base.json"), join(broken, "base", "0", "base.json"));
     const runE = join(broken, "runs", "e");
     await rejects(tfjsEngine.run(runConfig("grpo", 1), runE, broken, noHooks), /step 1: .*(NaN|finite)/);
   });
