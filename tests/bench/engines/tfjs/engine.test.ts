@@ -35,7 +35,10 @@ Deno.test("tfjs engine: SFT base, then RL that improves reward; deterministic, r
     assertEquals(Deno.statSync(join(sweep, "base", "0", "model", "tensors.bin")).mtime, stamp);
     const other = structuredClone(settings) as { sft: { steps: number } };
     other.sft.steps = 3;
-    await rejects(tfjsEngine.prepare!({ settings: other, seed: 0, base: 0 }, sweep), /trained with other settings/);
+    await rejects(
+      tfjsEngine.prepare!({ settings: other, seed: 0, base: 0 }, sweep),
+      /trained with other settings/,
+    );
     ok(base.finalLoss > 0);
   });
 

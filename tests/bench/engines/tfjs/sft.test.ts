@@ -10,7 +10,12 @@ import {
   getWeightsAsync,
   initBackend,
 } from "../../../../bench/engines/tfjs/model.ts";
-import { modelConfig, settingsTokenizer, taskSets, tinySettings } from "../../../../bench/engines/tfjs/settings.ts";
+import {
+  modelConfig,
+  settingsTokenizer,
+  taskSets,
+  tinySettings,
+} from "../../../../bench/engines/tfjs/settings.ts";
 import { trainSft } from "../../../../bench/engines/tfjs/sft.ts";
 
 await initBackend("wasm");
@@ -29,7 +34,15 @@ async function sft(workers: number, dir?: string, stopAt?: number) {
     if (step === stopAt) throw new Error(`interrupted at step ${step}`);
   };
   try {
-    const log = await trainSft(model, tok, taskSets(s).train, s, rng, onStep, dir ? { dir, every: 4 } : undefined);
+    const log = await trainSft(
+      model,
+      tok,
+      taskSets(s).train,
+      s,
+      rng,
+      onStep,
+      dir ? { dir, every: 4 } : undefined,
+    );
     const weights = Object.entries(await getWeightsAsync(model)).map(([k, v]) => [k, [...v.data]]);
     return { log, weights, seen };
   } finally {
