@@ -66,11 +66,12 @@ export type RunOutcome = "done" | "planned";
 export interface Engine<S = Record<string, unknown>> {
   name: string;
   /**
-   * Work shared by the runs of one base model (tfjs: its SFT, under `<sweepDir>/base/<base>/`), called once per
-   * base a sweep needs; `seed` is the base's own training seed. Must be resumable like `run`.
+   * Work shared by the runs of one base model (tfjs: its SFT and its step-0 evaluation with `eval.n` samples,
+   * under `<sweepDir>/base/<base>/`), called once per base a sweep needs; `seed` is the base's own training
+   * seed. Must be resumable like `run`.
    */
   prepare?(
-    sweep: { settings: Record<string, unknown>; seed: number; base: number },
+    sweep: { settings: Record<string, unknown>; seed: number; base: number; eval?: EvalSpec },
     sweepDir: string,
     hooks?: RunHooks,
   ): Promise<void>;

@@ -229,6 +229,7 @@ function prepareBases(
         settings: sweep.settings,
         seed: baseSeed(sweep, base),
         base,
+        eval: sweep.eval,
       } as const;
       const result = await runInWorker(
         { ...job, sweepDir: out },

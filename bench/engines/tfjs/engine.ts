@@ -71,23 +71,33 @@ function baseEvalSeed(base: number): number {
  * Train SFT base model `sweep.base` into `<sweepDir>/base/<base>/` (model/, sft_metrics.jsonl, base.json) from
  * its own seed (initialisation and data order), unless one trained with the same settings is already there; a
  * base trained with other settings is an error. SFT checkpoints under `sft-checkpoints/` while it trains, so an
- * interrupted prepare resumes bit-for-bit.
+ * interrupted prepare resumes bit-for-bit. With `eval`, the base's step-0 evaluation (`eval.n` samples per test
+ * problem) is cached there as well, once per base rather than by whichever of its runs starts first.
  */
 export async function prepareBase(
-  sweep: { settings: Record<string, unknown>; seed: number; base?: number },
+  sweep: { settings: Record<string, unknown>; seed: number; base?: number; eval?: { n: number } },
   sweepDir: string,
   hooks?: RunHooks,
 ) {
   const s = resolveSettings(sweep.settings, "tfjs settings");
-  const dir = baseDir(sweepDir, sweep.base ?? 0);
-  const key = baseKey(s);
+  const index = sweep.base ?? 0;
+  const dir = baseDir(sweepDir, index);
   if (exists(join(dir, "base.json"))) {
     const old = readJson<{ key: string }>(join(dir, "base.json"));
-    if (old.key !== key) {
-      throw new Error(`${dir}: base model trained with other settings (key ${old.key} ≠ ${key})`);
+    if (old.key !== baseKey(s)) {
+      throw new Error(`${dir}: base model trained with other settings (key ${old.key} ≠ ${baseKey(s)})`);
     }
-    return;
+    if (sweep.eval && !exists(join(dir, `eval-n${sweep.eval.n}.jsonl`))) await runBackendDecision(s, dir);
+  } else await trainBase(s, sweep.seed, index, dir, hooks);
+  if (sweep.eval && !exists(join(dir, `eval-n${sweep.eval.n}.jsonl`))) {
+    await baseEval(loadBundle<BaseBundle>(join(dir, "model")), s, sweepDir, index, sweep.eval.n);
   }
+}
+
+/** SFT of base `index` from `seed` into `dir` (model/, sft_metrics.jsonl, base.json); the backend is started. */
+async function trainBase(s: TfjsSettings, seed: number, index: number, dir: string, hooks?: RunHooks) {
+  const key = baseKey(s);
+  const sweep = { seed, base: index };
   const tok = settingsTokenizer(s);
   const backendDecision = await initEngineBackend(s.backend, modelConfig(s, tok));
   const rng = Rng.seeded(sweep.seed).derive("sft");

@@ -40,7 +40,22 @@ Deno.test("tfjs engine: SFT base, then RL that improves reward; deterministic, r
       /trained with other settings/,
     );
     ok(base.finalLoss > 0);
+    ok(!exists(join(sweep, "base", "0", "sft-checkpoints")), "SFT checkpoints go once the base is saved");
   });
+
+  await t.step(
+    "a second base has its own seed and folder, and prepare caches its step-0 evaluation",
+    async () => {
+      await tfjsEngine.prepare!({ settings, seed: 1, base: 1, eval: { ...EVAL, n: 2 } }, sweep);
+      const info = readJson<{ base: number; seed: number }>(join(sweep, "base", "1", "base.json"));
+      assertEquals([info.base, info.seed], [1, 1]);
+      const w = (b: string) => loadBundle<SavedModel>(join(sweep, "base", b, "model")).weights["lnf.g"].data;
+      ok(w("0").some((x, i) => x !== w("1")[i]), "base 1 differs from base 0");
+      const records = readJsonl<{ step: number }>(join(sweep, "base", "1", "eval-n2.jsonl"));
+      assertEquals(records.length, 6 * 2);
+      ok(records.every((r) => r.step === 0));
+    },
+  );
 
   await t.step(
     "an RL run writes metrics, graded evals, status and checkpoints, and raises reward",
