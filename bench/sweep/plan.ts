@@ -37,14 +37,14 @@ function formatSeconds(s: number): string {
 export function designLine(sweep: SweepConfig, runs: RunConfig[]): string {
   const bases = [...new Set(runs.map((r) => r.base ?? 0))].sort((a, b) => a - b);
   const perBase = sweep.bases === undefined
-    ? `one base model (base 0, trained with seed ${baseSeed(sweep, 0)}), seeds ${sweep.seeds?.join(", ")}`
-    : `${sweep.bases} base model(s) (base b trained with seed b), ${
-      sweep.seedsPerBase ?? 1
-    } seed(s) per base`;
+    ? `one base model (base 0), seeds ${sweep.seeds?.join(", ")}`
+    : `${sweep.bases} base model(s), ${sweep.seedsPerBase ?? 1} seed(s) per base`;
   const where = sweep.engine === "tfjs"
-    ? "; base b under <out>/base/<b>/"
+    ? `; base b is an SFT model trained from seed ${
+      sweep.bases === undefined ? baseSeed(sweep, 0) : "b"
+    } under <out>/base/<b>/`
     : sweep.engine === "tabular"
-    ? "; base b is tabular world b"
+    ? "; base b is tabular world worldSeed + b"
     : "; the base is the pretrained model";
   const shown = bases.length === (sweep.bases ?? 1) ? "" : ` (selected runs use bases ${bases.join(", ")})`;
   return `design: ${perBase}${where}${shown}`;
