@@ -25,19 +25,20 @@ export const usage =
   `usage: deno task sweep [--config FILE | --preset NAME] [--out DIR] [--only PATTERN] [--workers N]
                        [--dry-run [--no-calibrate]] [--no-report] [--repair]
 
-Runs every method × ACE-grid point × seed of a sweep config in parallel workers, then writes the report
-(passk.csv, summary.md, plots/) into the sweep folder. Re-running the same command skips finished runs and
-resumes unfinished ones from their checkpoints; a diverged run is marked failed and the sweep goes on.
-With no flags it runs the embedded default (bench/configs/default.json: tfjs engine, grpo, ace-grpo, dapo,
-ace-dapo × 12 seeds on 320 problems, n = 32). The report exits 1 on incomplete data unless runs failed (then
+Runs every method × ACE-grid point × base model × seed of a sweep config in parallel workers (first each
+base model the runs start from: a tfjs SFT per base), then writes the report (passk.csv, summary.md, plots/)
+into the sweep folder. Re-running the same command skips finished runs and resumes unfinished ones (and an
+unfinished SFT) from their checkpoints; a diverged run is marked failed and the sweep goes on.
+With no flags it runs the embedded default (bench/configs/default.json: tfjs engine, 16 base models, grpo,
+ace-grpo, dapo, ace-dapo × 1 seed per base on 320 problems, n = 32). The report exits 1 on incomplete data unless runs failed (then
 the exit code is already 1) or --only selected a subset.
 
 --config FILE     sweep config (JSON, see bench/sweep/sweep.schema.json; a recorded sweep.json works too)
 --preset NAME     a config shipped in bench/configs/ (default: default)
 --out DIR         sweep folder (default: runs/<name>)
---only PATTERN    run only these runs: a glob over run ids ('ace-*', '*_s1'), else one run id or method
+--only PATTERN    run only these runs: a glob over run ids ('ace-*', '*_b3_*'), else one run id or method
 --workers N       parallel runs (default: number of cores)
---dry-run         print the run matrix, what is done, and a time estimate; run nothing in the sweep folder
+--dry-run         print the design (bases, seeds per base), the run matrix, what is done, and a time estimate; run nothing in the sweep folder
                   (with no finished run there, a local engine is calibrated first: a few RL steps of one run,
                   and a short SFT base model for tfjs, in a temp folder; the estimate says so)
 --no-calibrate    with --dry-run: skip the calibration (no estimate on a fresh folder)

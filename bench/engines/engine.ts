@@ -2,6 +2,7 @@
 // interface the one RL loop (loop.ts) drives.
 
 import type { EvalSample } from "../../common/run_folder.ts";
+import { Rng } from "../../common/prng.ts";
 import type { AlgoConfig, Num, PolicyLossFn } from "../core/mod.ts";
 
 /** Evaluation: samples per problem, k values, and how often (in RL steps; the final step is always evaluated). */
@@ -25,13 +26,27 @@ export interface RunConfig<S = Record<string, unknown>> {
   method: string;
   /** Preset the method starts from (a key of the RL core's PRESETS). */
   preset: string;
-  /** Training seed; every random choice of the run derives from it. */
+  /** RL seed (within its base); every random choice of the run derives from it and the base (`runStream`). */
   seed: number;
+  /**
+   * 0-based index of the base model the run starts from (tfjs: `<sweep>/base/<b>/`; tabular: world b; VERL: 0,
+   * the pretrained model). A config.json without it is base 0 (sweeps before bases shared one base).
+   */
+  base: number;
   /** The RL core's resolved algorithm (preset merged with overrides, schema-validated). */
   algo: AlgoConfig;
   /** Engine settings (world for tabular; model, SFT, task and RL schedule for tfjs; cluster for verl). */
   settings: S;
   eval: EvalSpec;
+}
+
+/**
+ * The root random stream of a run: its seed's stream, derived once more by the base for base b > 0 (so runs
+ * with the same seed on different bases draw independently; base 0 keeps the streams of one-base sweeps).
+ */
+export function runStream(run: { seed: number; base?: number }): Rng {
+  const root = Rng.seeded(run.seed);
+  return run.base ? root.derive(`base|${run.base}`) : root;
 }
 
 /** What an engine may report while it runs. */
@@ -50,9 +65,13 @@ export type RunOutcome = "done" | "planned";
  */
 export interface Engine<S = Record<string, unknown>> {
   name: string;
-  /** Work shared by all runs of a sweep (e.g. the SFT base model), written under `<sweepDir>/base/`. */
+  /**
+   * Work shared by the runs of one base model (tfjs: its SFT and its step-0 evaluation with `eval.n` samples,
+   * under `<sweepDir>/base/<base>/`), called once per base a sweep needs; `seed` is the base's own training
+   * seed. Must be resumable like `run`.
+   */
   prepare?(
-    sweep: { settings: Record<string, unknown>; seed: number },
+    sweep: { settings: Record<string, unknown>; seed: number; base: number; eval?: EvalSpec },
     sweepDir: string,
     hooks?: RunHooks,
   ): Promise<void>;

@@ -1,6 +1,8 @@
 // `deno task bench model`: train and sample throughput of the reference transformer beside PyTorch's, in
 // alternating runs of one invocation (so both see the same machine load), with medians, ranges and load.
 import * as tf from "@tensorflow/tfjs-core";
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseFlags, parseNumber, UsageError } from "../../common/args.ts";
 import { Rng } from "../../common/prng.ts";
@@ -33,17 +35,35 @@ export const GPU: ModelConfig = { vocab: 64, dModel: 512, heads: 8, layers: 8, c
 const TRAIN_B = 32, SAMPLE_B = 256, PROMPT = 16;
 let NEW = 48, CFG = REFERENCE;
 const TORCH_SCRIPT = fileURLToPath(new URL("./torch_reference.py", import.meta.url));
+/** Debian's python3 (its python3-torch is 1.13). */
+const SYSTEM_PYTHON = "/usr/bin/python3";
+/** Where a current PyTorch is installed with pip (outside the repository). */
+const DEFAULT_VENV_PYTHON = "~/.cache/acebench/torch-venv/bin/python";
+
+/** The Pythons to time torch under: `--python` as given, else Debian's and the torch venv's where present. */
+export function torchPythons(list: string | undefined, home = homedir()): string[] {
+  const expand = (p: string) => p.replace(/^~(?=\/)/, home);
+  if (list !== undefined) {
+    const items = list.split(",").map((p) => p.trim()).filter((p) => p.length > 0);
+    if (items.length === 0) throw new UsageError(`--python: expected interpreter paths, got '${list}'`);
+    return items.map(expand);
+  }
+  const venv = expand(DEFAULT_VENV_PYTHON);
+  return existsSync(venv) ? [SYSTEM_PYTHON, venv] : [SYSTEM_PYTHON];
+}
 
 /** Usage text for `deno task bench model`. */
 export const usage =
   `usage: deno task bench model [--runs N] [--backend NAME] [--steps N] [--reps N] [--no-torch] [--no-kernels]
                               [--profile] [--train-workers N] [--sample-workers N] [--config reference|gpu]
+                              [--python LIST]
 
 Times the reference transformer (vocab 64, width 128, 4 heads, 4 layers, context 64) on tfjs:
   train   tokens/s: batch ${TRAIN_B}x64, next-token cross-entropy, Adam(lr 1e-3); median of --steps steps after 2 warm-ups
   sample  tokens/s: batch ${SAMPLE_B}, ${PROMPT}-token prompt, ${NEW} new tokens, temperature 1, KV cache; median of --reps
-and, after each tfjs run, the PyTorch CPU reference (bench/perf/torch_reference.py via /usr/bin/python3, best of
-1 and 2 threads). Prints every run with the load average, then medians and ranges of figures and ratios.
+and, after each tfjs run, the PyTorch CPU reference (bench/perf/torch_reference.py, best of 1 and 2 threads) under
+each Python of --python, each line naming its torch version. Prints every run with the load average, then
+medians and ranges of figures and ratios per PyTorch.
 
   --runs N        alternating tfjs/PyTorch runs (default 3)
   --config NAME   reference (default) or gpu: width 512, 8 heads, 8 layers, context 256, 240 new tokens
@@ -51,6 +71,10 @@ and, after each tfjs run, the PyTorch CPU reference (bench/perf/torch_reference.
   --steps N       timed train steps per run (default 5)
   --reps N        timed sampling runs per run (default 3)
   --no-torch      skip the PyTorch reference
+  --python LIST   comma-separated Python interpreters with torch (default: /usr/bin/python3, Debian's torch
+                  1.13, then ${DEFAULT_VENV_PYTHON}
+                  where present: a current torch, "python3 -m venv ~/.cache/acebench/torch-venv &&
+                  ~/.cache/acebench/torch-venv/bin/pip install torch")
   --no-kernels    attention through plain tfjs ops instead of the wasm SIMD kernels (to measure them)
   --profile       instead of the runs: ms per op class for one train step and one sampling run, tfjs and
                   PyTorch (torch.profiler)
@@ -113,23 +137,38 @@ async function repeat(n: number, f: () => Promise<number>): Promise<number[]> {
   return out;
 }
 
-/** Run torch_reference.py with `args`; its last stdout line as JSON, or why it could not run. */
-async function runTorch(args: string[]): Promise<{ result?: Record<string, unknown>; missing?: string }> {
+/** Run torch_reference.py under `python` with `args`; its last stdout line as JSON, or why it could not run. */
+async function runTorch(
+  python: string,
+  args: string[],
+): Promise<{ result?: Record<string, unknown>; missing?: string }> {
   try {
-    const probe = await new Deno.Command("/usr/bin/python3", { args: ["-c", "import torch"], stderr: "null" })
-      .output();
+    const probe = await new Deno.Command(python, { args: ["-c", "import torch"], stderr: "null" }).output();
     if (!probe.success) {
-      return { missing: "PyTorch missing (apt-get install -y python3-torch libopenblas0-pthread)" };
+      const hint = python === SYSTEM_PYTHON
+        ? "apt-get install -y python3-torch libopenblas0-pthread"
+        : `pip install torch into ${python}'s environment`;
+      return { missing: `PyTorch missing under ${python} (${hint})` };
     }
-    const out = await new Deno.Command("/usr/bin/python3", { args: [TORCH_SCRIPT, ...args] }).output();
+    const out = await new Deno.Command(python, { args: [TORCH_SCRIPT, ...args] }).output();
     if (!out.success) {
       const err = new TextDecoder().decode(out.stderr).trim().split("\n").at(-1);
-      return { missing: `torch_reference.py failed: ${err}` };
+      return { missing: `torch_reference.py under ${python} failed: ${err}` };
     }
     return { result: JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!) };
   } catch (e) {
-    return { missing: `/usr/bin/python3 not runnable: ${(e as Error).message}` };
+    return { missing: `${python} not runnable: ${(e as Error).message}` };
   }
+}
+
+/** One PyTorch timing of a run: its version string, interpreter, tokens/s and the tfjs/torch ratios. */
+interface TorchRow {
+  engine: string;
+  python: string;
+  train: number;
+  sample: number;
+  ratio_train: number;
+  ratio_sample: number;
 }
 
 /** tfjs train and sample tokens/s of one run. */
@@ -150,7 +189,7 @@ function spread(xs: number[], digits = 0): string {
 }
 
 /** The op-class profile of tfjs (one train step, one sampling run) and of PyTorch. */
-async function profile(rig: Rig, torch: boolean, torchArgs: string[]): Promise<Record<string, unknown>> {
+async function profile(rig: Rig, pythons: string[], torchArgs: string[]): Promise<Record<string, unknown>> {
   // Kernels of a single-process train step; the data-parallel phases are timed separately below.
   await timeTrainStep(rig, true);
   const trainStep = await kernelClasses(() => timeTrainStep(rig, true));
@@ -185,8 +224,8 @@ async function profile(rig: Rig, torch: boolean, torchArgs: string[]): Promise<R
   }
   for (const t of tables) printProfileTable(t);
   const out: Record<string, unknown> = { tfjs: tables };
-  if (torch) {
-    const r = await runTorch(["--profile", "--threads", "2", ...torchArgs]);
+  for (const python of pythons) {
+    const r = await runTorch(python, ["--profile", "--threads", "2", ...torchArgs]);
     if (r.result) {
       const p =
         (r.result.profiles as Record<string, { wall_ms: number; classes: Record<string, number> }>[])[0];
@@ -203,7 +242,7 @@ async function profile(rig: Rig, torch: boolean, torchArgs: string[]): Promise<R
         },
       ];
       for (const t of torchTables) printProfileTable(t);
-      out.torch = torchTables;
+      out[String(r.result.engine)] = torchTables;
     } else console.log(`torch profile not run: ${r.missing}`);
   }
   return out;
@@ -222,6 +261,7 @@ export async function main(args: string[]): Promise<number> {
     "train-workers": { type: "string" },
     "sample-workers": { type: "string" },
     config: { type: "string" },
+    python: { type: "string" },
   }, false).values as Record<string, string | boolean | undefined>;
   if (values.help) {
     console.log(usage);
@@ -244,6 +284,7 @@ export async function main(args: string[]): Promise<number> {
   let sampleWorkers = num("sample-workers", 1, 1, 64);
   if (config === "gpu") [CFG, NEW] = [GPU, 240];
   const torchArgs = ["--config", config];
+  let pythons = values["no-torch"] ? [] : torchPythons(values.python as string | undefined);
   const backend = await initBackend(backendName);
   if (values["no-kernels"]) useKernels(false);
   // Data-parallel workers are for the CPU backends with the kernels on: GPU backends and --no-kernels use one.
@@ -278,62 +319,84 @@ export async function main(args: string[]): Promise<number> {
     if (trainWorkers > 1) rig.trainer = await DataParallelTrainer.create(model, opt, trainWorkers);
     if (sampleWorkers > 1) rig.sampler = await SamplerPool.start(model, sampleWorkers);
     if (values.profile) {
-      Object.assign(result, await profile(rig, !values["no-torch"], torchArgs));
+      Object.assign(result, await profile(rig, pythons, torchArgs));
       console.log(JSON.stringify(result));
       return 0;
     }
-    const rows: Record<string, number | string>[] = [];
+    const rows: {
+      run: number;
+      load_before: number;
+      load_after?: number;
+      tfjs_train?: number;
+      tfjs_sample?: number;
+      torch: TorchRow[];
+    }[] = [];
     for (let run = 1; run <= runs; run++) {
-      const row: Record<string, number | string> = { run, load_before: load1() };
+      const row: (typeof rows)[number] = { run, load_before: load1(), torch: [] };
       const t = await tfjsRun(rig, steps, reps);
       Object.assign(row, { tfjs_train: Math.round(t.train), tfjs_sample: Math.round(t.sample) });
-      if (!values["no-torch"]) {
-        const torch = await runTorch(torchArgs);
-        if (!torch.result) {
-          console.log(`torch:       not run: ${torch.missing}`);
-          result.torch_missing = torch.missing;
-          values["no-torch"] = true;
-        } else {
-          const r = torch.result;
-          result.torch_engine = r.engine;
-          Object.assign(row, {
-            torch_train: Number(r.train_tokens_per_s),
-            torch_sample: Number(r.sample_tokens_per_s),
-          });
-          row.ratio_train = +(t.train / Number(r.train_tokens_per_s)).toFixed(3);
-          row.ratio_sample = +(t.sample / Number(r.sample_tokens_per_s)).toFixed(3);
+      const torch: TorchRow[] = [];
+      for (const python of pythons) {
+        const r = await runTorch(python, torchArgs);
+        if (!r.result) {
+          console.log(`torch:       not run: ${r.missing}`);
+          result.torch_missing = [...(result.torch_missing as string[] | undefined ?? []), r.missing];
+          pythons = pythons.filter((p) => p !== python);
+          continue;
         }
+        const train = Number(r.result.train_tokens_per_s), sample = Number(r.result.sample_tokens_per_s);
+        torch.push({
+          engine: String(r.result.engine),
+          python,
+          train,
+          sample,
+          ratio_train: +(t.train / train).toFixed(3),
+          ratio_sample: +(t.sample / sample).toFixed(3),
+        });
       }
       row.load_after = load1();
       console.log(
         `run ${run}: load ${Number(row.load_before).toFixed(2)} → ${Number(row.load_after).toFixed(2)}; ` +
-          `tfjs train ${row.tfjs_train}, sample ${row.tfjs_sample} tokens/s` +
-          (row.torch_train
-            ? `; torch train ${row.torch_train}, sample ${row.torch_sample}; ratio train ${row.ratio_train}, ` +
-              `sample ${row.ratio_sample}`
-            : ""),
+          `tfjs train ${row.tfjs_train}, sample ${row.tfjs_sample} tokens/s`,
       );
+      for (const r of torch) {
+        console.log(
+          `       ${r.engine} (${r.python}): train ${r.train}, sample ${r.sample}; ratio tfjs/torch train ` +
+            `${r.ratio_train}, sample ${r.ratio_sample}`,
+        );
+      }
+      row.torch = torch;
       rows.push(row);
     }
-    const col = (k: string) => rows.map((r) => r[k]).filter((x) => typeof x === "number") as number[];
+    const col = (k: "load_before" | "tfjs_train" | "tfjs_sample") => rows.map((r) => r[k] as number);
     console.log(`\nmedian (range) over ${runs} run(s); 1-min load ${spread(col("load_before"), 2)}:`);
     console.log(`  tfjs  train ${spread(col("tfjs_train"))}  sample ${spread(col("tfjs_sample"))} tokens/s`);
-    if (col("torch_train").length) {
+    result.runs = rows;
+    result.median_tfjs_train = median(col("tfjs_train"));
+    result.median_tfjs_sample = median(col("tfjs_sample"));
+    const engines = [...new Set(rows.flatMap((r) => r.torch.map((t) => t.engine)))];
+    result.torch = engines.map((engine) => {
+      const of = rows.flatMap((r) => r.torch.filter((t) => t.engine === engine));
+      const tcol = (k: "train" | "sample" | "ratio_train" | "ratio_sample") => of.map((t) => t[k]);
       console.log(
-        `  torch train ${spread(col("torch_train"))}  sample ${spread(col("torch_sample"))} tokens/s`,
+        `  ${engine} (${of[0].python}): train ${spread(tcol("train"))}  sample ${
+          spread(tcol("sample"))
+        } tokens/s`,
       );
       console.log(
-        `  ratio tfjs/torch (per run): train ${spread(col("ratio_train"), 2)}  sample ${
-          spread(col("ratio_sample"), 2)
+        `    ratio tfjs/torch (per run): train ${spread(tcol("ratio_train"), 2)}  sample ${
+          spread(tcol("ratio_sample"), 2)
         }  (targets: train >= 0.8, goal 1.0; sample >= 1.5)`,
       );
-    }
-    result.runs = rows;
-    for (
-      const k of ["tfjs_train", "tfjs_sample", "torch_train", "torch_sample", "ratio_train", "ratio_sample"]
-    ) {
-      if (col(k).length) result[`median_${k}`] = median(col(k));
-    }
+      return {
+        engine,
+        python: of[0].python,
+        median_train: median(tcol("train")),
+        median_sample: median(tcol("sample")),
+        median_ratio_train: median(tcol("ratio_train")),
+        median_ratio_sample: median(tcol("ratio_sample")),
+      };
+    });
     console.log(JSON.stringify(result));
     return 0;
   } finally {

@@ -5,7 +5,7 @@ import { readJsonl } from "../../common/fs.ts";
 import { readEvalSamples } from "../../common/run_folder.ts";
 import { passAtK } from "../../evaluators/passk.ts";
 import { seedAggregate } from "../../evaluators/stats.ts";
-import { expandRuns, presetPath, readSweepConfig, runSweep } from "../sweep/mod.ts";
+import { designUnits, expandRuns, presetPath, readSweepConfig, runSweep } from "../sweep/mod.ts";
 import { exactKs } from "../engines/tabular/backend.ts";
 import { tabularEngine } from "../engines/tabular/engine.ts";
 
@@ -58,7 +58,7 @@ function printTable(
   const what = kind === "exact"
     ? "exact (with replacement)"
     : "unbiased estimate from eval.n samples per prompt";
-  console.log(`\npass@k, ${what}; mean [95% t-interval over ${seeds} seeds]`);
+  console.log(`\npass@k, ${what}; mean [95% t-interval over ${seeds} runs (base, seed)]`);
   const base = methods[0];
   const others = methods.slice(1);
   const header = [
@@ -130,8 +130,9 @@ export async function main(args: string[]): Promise<number> {
   const passAt = (m: string) =>
     runs.filter((r) => r.method === m).map((r) => finalPassAtK(join(outDir, "runs", r.runId), ks));
   const results = new Map(methods.map((m) => [m, passAt(m)]));
-  printTable("exact", exactKs(ks), methods, results, sweep.seeds.length);
-  printTable("sampled", ks, methods, results, sweep.seeds.length);
+  const units = designUnits(sweep).length;
+  printTable("exact", exactKs(ks), methods, results, units);
+  printTable("sampled", ks, methods, results, units);
   if (!values.keep && !values.out) Deno.removeSync(outDir, { recursive: true });
   else console.log(`\nrun folders: ${outDir}`);
   return 0;

@@ -52,7 +52,7 @@ function calibrationSweep(sweep: SweepConfig, steps: number, sft: number | null)
   return {
     ...sweep,
     name: `${sweep.name}-calibration`,
-    seeds: [sweep.seeds[0]],
+    ...(sweep.bases === undefined ? { seeds: [(sweep.seeds ?? [0])[0]] } : { bases: 1, seedsPerBase: 1 }),
     methods: [sweep.methods[0]],
     grid: undefined,
     compare: undefined,

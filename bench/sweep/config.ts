@@ -20,7 +20,12 @@ export interface SweepConfig {
   name: string;
   description?: string;
   engine: "tfjs" | "tabular" | "verl";
-  seeds: number[];
+  /** RL seeds of a one-base sweep (every run starts from base 0); absent when `bases` is given. */
+  seeds?: number[];
+  /** Independently trained base models; each run starts from one of them (absent: one base, see `seeds`). */
+  bases?: number;
+  /** RL seeds per base (default 1); only with `bases`. */
+  seedsPerBase?: number;
   methods: MethodSpec[];
   grid?: { "ace.alpha"?: number[]; "ace.phi"?: string[]; "ace.aggregation"?: string[] };
   /** Extra report comparisons: `method` against each of `against` (method names of this sweep). */
@@ -77,6 +82,7 @@ export const RECORDED_FIELDS = [
  */
 export function checkSweepConfig(raw: unknown, source: string, spec?: EngineSpec): SweepConfig {
   const sweep = validate<SweepConfig>(loadSchema(schemaUrl), structuredClone(raw), source);
+  checkDesign(sweep, source);
   for (const k of sweep.eval.ks) {
     if (k > sweep.eval.n) {
       throw new ValidationError(
@@ -166,6 +172,55 @@ function checkOverrides(method: MethodSpec, grid: SweepConfig["grid"], at: strin
   }
 }
 
+/** The design fields: exactly one of `seeds` (one base) and `bases` (+ `seedsPerBase`); VERL has one base. */
+function checkDesign(sweep: SweepConfig, source: string): void {
+  if (sweep.seeds !== undefined && sweep.bases !== undefined) {
+    throw new ValidationError(
+      `${source}: seeds: give either 'seeds' (one shared base model) or 'bases' with 'seedsPerBase', not both`,
+    );
+  }
+  if (sweep.seeds === undefined && sweep.bases === undefined) {
+    throw new ValidationError(`${source}: (root): must have 'bases' (base models) or 'seeds' (one base)`);
+  }
+  if (sweep.seedsPerBase !== undefined && sweep.bases === undefined) {
+    throw new ValidationError(`${source}: seedsPerBase: only with 'bases' (a 'seeds' list has one base)`);
+  }
+  if (sweep.engine === "verl" && (sweep.bases ?? 1) > 1) {
+    throw new ValidationError(
+      `${source}: bases: ${sweep.bases}, but a VERL sweep has one base (the pretrained model); use bases: 1`,
+    );
+  }
+}
+
+/** One unit of the design: the base model a run starts from (0-based) and its RL seed within that base. */
+export interface DesignUnit {
+  base: number;
+  seed: number;
+}
+
+/**
+ * The (base, seed) units of a sweep, base-major: with `bases: B, seedsPerBase: S` every base b < B with seeds
+ * 0..S−1; with a `seeds` list, base 0 with those seeds.
+ */
+export function designUnits(sweep: SweepConfig): DesignUnit[] {
+  if (sweep.bases === undefined) return (sweep.seeds ?? []).map((seed) => ({ base: 0, seed }));
+  const S = sweep.seedsPerBase ?? 1;
+  return Array.from({ length: sweep.bases * S }, (_, i) => ({ base: Math.floor(i / S), seed: i % S }));
+}
+
+/**
+ * Seed of base b's own training (SFT initialisation and data order; the tabular world): b for a `bases` sweep,
+ * and for a `seeds` list its first seed (what one-base sweeps have always used).
+ */
+export function baseSeed(sweep: SweepConfig, base: number): number {
+  return sweep.bases === undefined ? (sweep.seeds ?? [0])[0] : base;
+}
+
+/** Run id of a unit: `<label>_s<seed>` in a one-base `seeds` sweep, `<label>_b<base>_s<seed>` with `bases`. */
+function runIdOf(sweep: SweepConfig, label: string, unit: DesignUnit): string {
+  return sweep.bases === undefined ? `${label}_s${unit.seed}` : `${label}_b${unit.base}_s${unit.seed}`;
+}
+
 /** Short, filename-safe rendering of a grid value (1 → "1", 0.5 → "0.5"). */
 function gridToken(value: number | string): string {
   return String(value).replace(/[^A-Za-z0-9.]/g, "");
@@ -191,7 +246,10 @@ function gridPoints(grid: SweepConfig["grid"]): { sets: [string, unknown][]; suf
   return points;
 }
 
-/** Expand a sweep into its runs: methods (ACE ones × grid points) × seeds, in a stable order. */
+/**
+ * Expand a sweep into its runs: methods (ACE ones × grid points) × (base, seed) units, in a stable order. Every
+ * method gets the same units, so ACE and its baseline start from the same bases (paired).
+ */
 export function expandRuns(
   sweep: SweepConfig,
   resolveAlgo: ResolveAlgo = coreResolveAlgo,
@@ -211,13 +269,14 @@ export function expandRuns(
       } catch (e) {
         throw new ValidationError(`method '${label}': ${(e as Error).message.split("\n")[0]}`);
       }
-      for (const seed of sweep.seeds) {
+      for (const unit of designUnits(sweep)) {
         runs.push({
-          runId: `${label}_s${seed}`,
+          runId: runIdOf(sweep, label, unit),
           engine: sweep.engine,
           method: label,
           preset: method.preset,
-          seed,
+          seed: unit.seed,
+          base: unit.base,
           algo,
           settings: structuredClone(settings),
           eval: { ...sweep.eval },

@@ -1,6 +1,9 @@
 /** Sweeps: config validation and expansion into runs, the parallel resumable runner, and the dry-run plan. */
 export {
+  baseSeed,
   checkSweepConfig,
+  type DesignUnit,
+  designUnits,
   expandRuns,
   filterRuns,
   type MethodSpec,
@@ -18,7 +21,7 @@ export {
   type SweepOutcome,
   writeSweepJson,
 } from "./runner.ts";
-export { describePlan, measuredSecondsPerStep } from "./plan.ts";
+export { describePlan, designLine, measuredSecondsPerStep } from "./plan.ts";
 export { makespan } from "./makespan.ts";
 export {
   calibrate,

@@ -1,7 +1,7 @@
 // `--dry-run`: the run matrix, what is already finished, and a time estimate from measured timings.
 import type { RunConfig } from "../engines/engine.ts";
 import { type EngineSpec, loadPlanner } from "../engines/registry.ts";
-import type { SweepConfig } from "./config.ts";
+import { baseSeed, type SweepConfig } from "./config.ts";
 import { readStatus, runDir } from "../../common/run_folder.ts";
 import { type Calibration, estimateFromCalibration } from "./calibrate.ts";
 import { makespan } from "./makespan.ts";
@@ -25,6 +25,23 @@ function formatSeconds(s: number): string {
   return `${(s / 3600).toFixed(1)} h`;
 }
 
+/** The design in one line: bases (and how each is trained), seeds per base, and which bases are still to do. */
+export function designLine(sweep: SweepConfig, runs: RunConfig[]): string {
+  const bases = [...new Set(runs.map((r) => r.base ?? 0))].sort((a, b) => a - b);
+  const perBase = sweep.bases === undefined
+    ? `one base model (base 0), seeds ${sweep.seeds?.join(", ")}`
+    : `${sweep.bases} base model(s), ${sweep.seedsPerBase ?? 1} seed(s) per base`;
+  const where = sweep.engine === "tfjs"
+    ? `; base b is an SFT model trained from seed ${
+      sweep.bases === undefined ? baseSeed(sweep, 0) : "b"
+    } under <out>/base/<b>/`
+    : sweep.engine === "tabular"
+    ? "; base b is tabular world worldSeed + b"
+    : "; the base is the pretrained model";
+  const shown = bases.length === (sweep.bases ?? 1) ? "" : ` (selected runs use bases ${bases.join(", ")})`;
+  return `design: ${perBase}${where}${shown}`;
+}
+
 /** The dry-run text: one line per run (state, method, ACE options), then the estimate, then launch plans. */
 export async function describePlan(
   sweep: SweepConfig,
@@ -34,8 +51,9 @@ export async function describePlan(
   spec: EngineSpec,
   calibration: Calibration | null = null,
 ): Promise<string> {
-  const lines = [`sweep ${sweep.name}: ${runs.length} runs, engine ${sweep.engine}, out ${out}`, ""];
-  lines.push(`${"run".padEnd(36)} ${"state".padEnd(8)} ${"preset".padEnd(9)} seed  steps  ace`);
+  const lines = [`sweep ${sweep.name}: ${runs.length} runs, engine ${sweep.engine}, out ${out}`];
+  lines.push(designLine(sweep, runs), "");
+  lines.push(`${"run".padEnd(36)} ${"state".padEnd(8)} ${"preset".padEnd(9)} base  seed  steps  ace`);
   const todo: number[] = [];
   for (const run of runs) {
     const state = readStatus(runDir(out, run.runId))?.state ?? "new";
@@ -43,9 +61,9 @@ export async function describePlan(
     const ace = run.algo.ace;
     const aceText = ace.enabled ? `α=${ace.alpha} φ=${ace.phi} c=${ace.aggregation}` : "off";
     lines.push(
-      `${run.runId.padEnd(36)} ${state.padEnd(8)} ${run.preset.padEnd(9)} ${String(run.seed).padEnd(5)} ${
-        String(steps).padEnd(6)
-      } ${aceText}`,
+      `${run.runId.padEnd(36)} ${state.padEnd(8)} ${run.preset.padEnd(9)} ${
+        String(run.base ?? 0).padEnd(5)
+      } ${String(run.seed).padEnd(5)} ${String(steps).padEnd(6)} ${aceText}`,
     );
     if (state !== "done") todo.push(steps);
   }
@@ -79,7 +97,7 @@ export async function describePlan(
     const wall = makespan(todo.map((steps) => steps * perStep), workers);
     lines.push(
       `estimate: ${todo.length} runs to do on ${workers} workers ≈ ${formatSeconds(wall)} ` +
-        `(${perStep.toFixed(2)} s/step measured by finished runs here; excludes the shared base model)`,
+        `(${perStep.toFixed(2)} s/step measured by finished runs here; excludes training the base models)`,
     );
   }
   const planner = await loadPlanner(spec);

@@ -18,7 +18,7 @@ import {
 } from "../../common/run_folder.ts";
 import type { RunConfig, RunOutcome } from "../engines/engine.ts";
 import { type EngineSpec, engineSpec } from "../engines/registry.ts";
-import { type SweepConfig, sweepHash } from "./config.ts";
+import { baseSeed, type SweepConfig, sweepHash } from "./config.ts";
 import type { WorkerJob, WorkerReport } from "./worker.ts";
 
 /** How to run a sweep. */
@@ -177,32 +177,83 @@ export async function runSweep(
   const bars = multiProgress();
   try {
     log(`sweep ${sweep.name}: preparing the ${spec.name} engine`);
-    // The prepare bar appears on the first report: engines without a long prepare (tabular) show none.
-    const prep: { bar?: Progress } = {};
-    const prepared = await runInWorker(
-      { kind: "prepare", spec, settings: sweep.settings, seed: sweep.seeds[0], sweepDir: out },
-      { onProgress: (step, total) => (prep.bar ??= bars.add(`${spec.name} prepare`, total)).update(step) },
-      active,
-    );
-    prep.bar?.stop();
-    if (outcome.interrupted) return outcome;
-    if (prepared.failure !== null) throw new Error(`${spec.name} prepare failed: ${prepared.failure}`);
+    const prepared = prepareBases(sweep, pending, spec, out, bars, active, outcome);
     // Counts finished runs of the whole selection, so a resumed sweep starts at the runs already done.
     const overall = bars.add(`sweep ${sweep.name}`, runs.length, "runs", outcome.skipped.length);
-    const queue = [...pending];
+    // Runs in base order, so the lanes start on the first bases while the last ones are still being trained.
+    const queue = [...pending].sort((a, b) => (a.base ?? 0) - (b.base ?? 0));
     const width = Math.max(1, Math.min(options.workers ?? cpus().length, queue.length));
     const lane = async () => {
+      for (let job = prepared.queue.shift(); job && !outcome.interrupted; job = prepared.queue.shift()) {
+        await job();
+      }
       for (let run = queue.shift(); run && !outcome.interrupted; run = queue.shift()) {
+        const failure = await prepared.done.get(run.base ?? 0);
+        if (failure !== null || outcome.interrupted) break;
         await executeRun(run, spec, out, bars.add(run.runId, sweep.rl.steps), outcome, active, log);
         if (!outcome.interrupted) overall.increment();
       }
     };
     await Promise.all(Array.from({ length: width }, lane));
+    if (prepared.failure.length) {
+      outcome.interrupted = false;
+      throw new Error(`${spec.name} prepare failed: ${prepared.failure[0]}`);
+    }
   } finally {
     bars.stop();
     Deno.removeSignalListener("SIGINT", onSigint);
   }
   return outcome;
+}
+
+/**
+ * One prepare job per base that pending runs start from (tfjs: an SFT each), for the runner's lanes to take
+ * first; `done` resolves per base with its failure or null. A failed base stops the sweep (its bar appears on
+ * the engine's first progress report, so engines without a long prepare show none).
+ */
+function prepareBases(
+  sweep: SweepConfig,
+  pending: RunConfig[],
+  spec: EngineSpec,
+  out: string,
+  bars: ReturnType<typeof multiProgress>,
+  active: Active,
+  outcome: SweepOutcome,
+) {
+  const bases = [...new Set(pending.map((r) => r.base ?? 0))].sort((a, b) => a - b);
+  const failure: string[] = [];
+  const done = new Map<number, Promise<string | null>>();
+  const queue: (() => Promise<void>)[] = [];
+  for (const base of bases) {
+    let settle!: (failure: string | null) => void;
+    done.set(base, new Promise((resolve) => (settle = resolve)));
+    queue.push(async () => {
+      const bar: { bar?: Progress } = {};
+      const label = bases.length > 1 || sweep.bases !== undefined ? `base ${base}` : `${spec.name} prepare`;
+      const job = {
+        kind: "prepare",
+        spec,
+        settings: sweep.settings,
+        seed: baseSeed(sweep, base),
+        base,
+        eval: sweep.eval,
+      } as const;
+      const result = await runInWorker(
+        { ...job, sweepDir: out },
+        { onProgress: (step, total) => (bar.bar ??= bars.add(label, total)).update(step) },
+        active,
+      );
+      bar.bar?.stop();
+      const reason = outcome.interrupted ? "interrupted" : result.failure;
+      if (reason !== null && !outcome.interrupted) {
+        failure.push(bases.length > 1 ? `base ${base}: ${reason}` : reason);
+        outcome.interrupted = true; // stops the other lanes; the error is thrown once they have returned
+        for (const stop of [...active.values()]) stop("another base failed");
+      }
+      settle(reason);
+    });
+  }
+  return { queue, done, failure };
 }
 
 async function executeRun(

@@ -1,11 +1,19 @@
 // Worker entry: imports one engine and runs one job (the shared `prepare`, or one run), reporting by message.
 // A fresh worker per job keeps engine state (tfjs tensors, module caches) from leaking between runs.
-import type { RunConfig, RunOutcome } from "../engines/engine.ts";
+import type { EvalSpec, RunConfig, RunOutcome } from "../engines/engine.ts";
 import { type EngineSpec, loadEngine } from "../engines/registry.ts";
 
 /** A job sent to the worker. */
 export type WorkerJob =
-  | { kind: "prepare"; spec: EngineSpec; settings: Record<string, unknown>; seed: number; sweepDir: string }
+  | {
+    kind: "prepare";
+    spec: EngineSpec;
+    settings: Record<string, unknown>;
+    seed: number;
+    base: number;
+    eval: EvalSpec;
+    sweepDir: string;
+  }
   | { kind: "run"; spec: EngineSpec; run: RunConfig; runDir: string; sweepDir: string };
 
 /** What the worker reports back. */
@@ -29,7 +37,8 @@ async function perform(job: WorkerJob): Promise<RunOutcome> {
     onProgress: (step: number, total: number) => scope.postMessage({ kind: "progress", step, total }),
   };
   if (job.kind === "prepare") {
-    await engine.prepare?.({ settings: job.settings, seed: job.seed }, job.sweepDir, hooks);
+    const { settings, seed, base } = job;
+    await engine.prepare?.({ settings, seed, base, eval: job.eval }, job.sweepDir, hooks);
     return "done";
   }
   const run = engine.resolve ? engine.resolve(job.run) : job.run;

@@ -4,7 +4,14 @@ import { join } from "node:path";
 import { atomicWrite, exists, readJson } from "../../../common/fs.ts";
 import { Rng } from "../../../common/prng.ts";
 import type { EvalSample } from "../../../common/run_folder.ts";
-import type { MiniBatch, RolloutGroup, RunBackend, RunConfig, UpdateRequest } from "../engine.ts";
+import {
+  type MiniBatch,
+  type RolloutGroup,
+  type RunBackend,
+  type RunConfig,
+  runStream,
+  type UpdateRequest,
+} from "../engine.ts";
 import {
   entropyOf,
   exactPassAtK,
@@ -76,7 +83,7 @@ export function tabularBackend(
   const settings = run.settings;
   const ckptPath = join(runDir, "checkpoints", "state.json");
   let params = zeroParams(world);
-  let rng = Rng.seeded(run.seed).derive("tabular-train");
+  let rng = runStream(run).derive("tabular-train");
   return {
     get params() {
       return params;
@@ -179,7 +186,7 @@ function applyUpdate(
 
 /** Sampled and exact evaluation at `step`: n graded samples per prompt for eval.jsonl, exact pass@k records. */
 function evaluate(world: TabularWorld, params: TabularParams, run: RunConfig<TabularSettings>, step: number) {
-  const rng = Rng.seeded(run.seed).derive(`tabular-eval/${step}`);
+  const rng = runStream(run).derive(`tabular-eval/${step}`);
   const samples: EvalSample[] = [];
   for (let x = 0; x < world.prompts; x++) {
     const probs = logProbs(world, params, x).map(Math.exp);

@@ -29,12 +29,15 @@ export function resolveTabularRun(run: RunConfig): RunConfig<TabularSettings> {
   return { ...run, algo, settings };
 }
 
-/** The tabular engine (`--engine tabular`): exact Pass@k on an explicit prompts × strategies policy. */
+/**
+ * The tabular engine (`--engine tabular`): exact Pass@k on an explicit prompts × strategies policy. Its base
+ * model is the world: base b is world `worldSeed + b`, so a sweep with `bases: B` draws B worlds.
+ */
 export const tabularEngine: Engine<TabularSettings> & { resolve: typeof resolveTabularRun } = {
   name: "tabular",
   resolve: resolveTabularRun,
   async run(run, runDir, _sweepDir, hooks) {
-    const world = buildWorld(run.settings, run.seed);
+    const world = buildWorld(run.settings, run.base ?? 0);
     const backend = tabularBackend(world, run, runDir);
     const { steps } = run.settings.rl;
     await runLoop(

@@ -11,4 +11,10 @@ export {
   type TabularParams,
   zeroParams,
 } from "./policy.ts";
-export { buildWorld, resolveSettings, type TabularSettings, type TabularWorld } from "./world.ts";
+export {
+  buildWorld,
+  resolveSettings,
+  type TabularSettings,
+  type TabularWorld,
+  worldSeedOf,
+} from "./world.ts";

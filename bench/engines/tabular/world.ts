@@ -38,12 +38,18 @@ export function resolveSettings(settings: Record<string, unknown>, source = "set
   return validate<TabularSettings>(loadSchema(schemaUrl), structuredClone(settings), source);
 }
 
+/** Seed of the world of base `base`: worldSeed + base (worldSeed null = 0); the world is the run's base model. */
+export function worldSeedOf(settings: TabularSettings, base: number): number {
+  return (settings.worldSeed ?? 0) + base;
+}
+
 /**
- * Draw the world from its own stream: strategy 0 is broad (right with broadCorrectProb), the others niche
- * (each right with nicheCorrectProb); refNoise[x][s] ~ N(0, refNoiseStd²) fixes the reference's preferences.
+ * Draw the world of base `base` from its own stream (`worldSeedOf`): strategy 0 is broad (right with
+ * broadCorrectProb), the others niche (each right with nicheCorrectProb); refNoise[x][s] ~ N(0, refNoiseStd²)
+ * fixes the reference's preferences.
  */
-export function buildWorld(settings: TabularSettings, runSeed: number): TabularWorld {
-  const rng = Rng.seeded(settings.worldSeed ?? runSeed).derive("tabular-world");
+export function buildWorld(settings: TabularSettings, base: number): TabularWorld {
+  const rng = Rng.seeded(worldSeedOf(settings, base)).derive("tabular-world");
   const { prompts: P, strategies: S } = settings;
   const correct = new Uint8Array(P * S);
   const refNoise = new Float64Array(P * S);

@@ -1,10 +1,18 @@
-// The tfjs Engine: `prepare` trains the shared SFT base model; `run` drives the tfjs policy backend with the one RL
+// The tfjs Engine: `prepare` trains one SFT base model per base of the sweep; `run` drives the tfjs policy backend with the one RL
 // loop from it, with periodic evaluation and bit-for-bit resumable checkpoints.
 import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { atomicWrite, exists, readJson, readJsonl, writeJson } from "../../../common/fs.ts";
 import { Rng } from "../../../common/prng.ts";
 import { fitOverlongBuffer } from "../../core/mod.ts";
-import type { Engine, RunBackend, RunConfig, RunHooks, RunOutcome } from "../engine.ts";
+import {
+  type Engine,
+  type RunBackend,
+  type RunConfig,
+  type RunHooks,
+  type RunOutcome,
+  runStream,
+} from "../engine.ts";
 import { runLoop } from "../loop.ts";
 import { loadBundle, loadLatestCheckpoint, saveBundle, saveCheckpoint } from "./checkpoint.ts";
 import {
@@ -45,39 +53,58 @@ interface RunCheckpoint extends SavedModel {
   optimizer: OptimizerState;
 }
 
-/** Where the shared base model lives. */
-export function baseDir(sweepDir: string): string {
-  return join(sweepDir, "base");
+/** Where base model `base` (0-based) of a sweep lives: `<sweepDir>/base/<base>/`. */
+export function baseDir(sweepDir: string, base: number): string {
+  return join(sweepDir, "base", String(base));
 }
 
-/** Seed of the shared evaluation samples of the base model (fixed, so every run shares them). */
-const BASE_EVAL_SEED = 1_000_003;
+/**
+ * Seed of the evaluation samples of base `base` at step 0 (fixed per base, so every run of the base shares
+ * them; base 0 keeps the seed of one-base sweeps).
+ */
+function baseEvalSeed(base: number): number {
+  const BASE_EVAL_SEED = 1_000_003;
+  return base === 0 ? BASE_EVAL_SEED : Rng.seeded(BASE_EVAL_SEED).derive(`base|${base}`).int(2 ** 31);
+}
 
 /**
- * Train the SFT base model into `<sweepDir>/base/` (model/, sft_metrics.jsonl, base.json), unless one trained
- * with the same settings is already there; a base trained with other settings is an error.
+ * Train SFT base model `sweep.base` into `<sweepDir>/base/<base>/` (model/, sft_metrics.jsonl, base.json) from
+ * its own seed (initialisation and data order), unless one trained with the same settings is already there; a
+ * base trained with other settings is an error. SFT checkpoints under `sft-checkpoints/` while it trains, so an
+ * interrupted prepare resumes bit-for-bit. With `eval`, the base's step-0 evaluation (`eval.n` samples per test
+ * problem) is cached there as well, once per base rather than by whichever of its runs starts first.
  */
 export async function prepareBase(
-  sweep: { settings: Record<string, unknown>; seed: number },
+  sweep: { settings: Record<string, unknown>; seed: number; base?: number; eval?: { n: number } },
   sweepDir: string,
   hooks?: RunHooks,
 ) {
   const s = resolveSettings(sweep.settings, "tfjs settings");
-  const dir = baseDir(sweepDir);
-  const key = baseKey(s);
+  const index = sweep.base ?? 0;
+  const dir = baseDir(sweepDir, index);
   if (exists(join(dir, "base.json"))) {
     const old = readJson<{ key: string }>(join(dir, "base.json"));
-    if (old.key !== key) {
-      throw new Error(`${dir}: base model trained with other settings (key ${old.key} ≠ ${key})`);
+    if (old.key !== baseKey(s)) {
+      throw new Error(`${dir}: base model trained with other settings (key ${old.key} ≠ ${baseKey(s)})`);
     }
-    return;
+    if (sweep.eval && !exists(join(dir, `eval-n${sweep.eval.n}.jsonl`))) await runBackendDecision(s, dir);
+  } else await trainBase(s, sweep.seed, index, dir, hooks);
+  if (sweep.eval && !exists(join(dir, `eval-n${sweep.eval.n}.jsonl`))) {
+    await baseEval(loadBundle<BaseBundle>(join(dir, "model")), s, sweepDir, index, sweep.eval.n);
   }
+}
+
+/** SFT of base `index` from `seed` into `dir` (model/, sft_metrics.jsonl, base.json); the backend is started. */
+async function trainBase(s: TfjsSettings, seed: number, index: number, dir: string, hooks?: RunHooks) {
+  const key = baseKey(s);
+  const sweep = { seed, base: index };
   const tok = settingsTokenizer(s);
   const backendDecision = await initEngineBackend(s.backend, modelConfig(s, tok));
   const rng = Rng.seeded(sweep.seed).derive("sft");
   const model = createModel(modelConfig(s, tok), rng.derive("init"));
   const t0 = performance.now();
-  const log = await trainSft(model, tok, taskSets(s).train, s, rng, hooks?.onProgress);
+  const checkpoints = join(dir, "sft-checkpoints");
+  const log = await trainSft(model, tok, taskSets(s).train, s, rng, hooks?.onProgress, { dir: checkpoints });
   const seconds = (performance.now() - t0) / 1000;
   atomicWrite(join(dir, "sft_metrics.jsonl"), log.map((l) => JSON.stringify(l)).join("\n") + "\n");
   saveBundle(
@@ -86,6 +113,7 @@ export async function prepareBase(
   );
   writeJson(join(dir, "base.json"), {
     key,
+    base: sweep.base ?? 0,
     seed: sweep.seed,
     backend: backendDecision.backend,
     backendDecision,
@@ -93,21 +121,23 @@ export async function prepareBase(
     sftSeconds: seconds,
     finalLoss: log.at(-1)?.loss ?? null,
   });
+  rmSync(checkpoints, { recursive: true, force: true }); // base.json is written: the base is complete
 }
 
 /**
- * Base-model evaluation records for `n` samples per test problem, computed once per sweep and cached in
- * `base/eval-n<n>.jsonl` (deterministic, so two runs computing it at once write identical files).
+ * Evaluation records of base model `index` for `n` samples per test problem, computed once per base and cached
+ * in `base/<index>/eval-n<n>.jsonl` (deterministic, so two runs computing it at once write identical files).
  */
 async function baseEval(
   base: BaseBundle,
   s: TfjsSettings,
   sweepDir: string,
+  index: number,
   n: number,
 ): Promise<EvalRecord[]> {
-  const path = join(baseDir(sweepDir), `eval-n${n}.jsonl`);
+  const path = join(baseDir(sweepDir, index), `eval-n${n}.jsonl`);
   if (exists(path)) return readJsonl<EvalRecord>(path);
-  const records = await evaluate(policyFrom(base), taskSets(s).test, n, 0, BASE_EVAL_SEED);
+  const records = await evaluate(policyFrom(base), taskSets(s).test, n, 0, baseEvalSeed(index));
   atomicWrite(path, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
   return records;
 }
@@ -143,7 +173,7 @@ function tfjsRunBackend(
     train,
     settings: s,
     algo: run.algo,
-    rng: Rng.seeded(run.seed).derive("rl"),
+    rng: runStream(run).derive("rl"),
   };
   const ckptDir = join(runDir, "checkpoints");
   const backend: RunBackend<TfjsGroup, Tokens> = {
@@ -151,8 +181,8 @@ function tfjsRunBackend(
     extraLogs: [],
     evaluate: async (step) => ({
       samples: step === 0
-        ? await baseEval(base, s, sweepDir, run.eval.n)
-        : await evaluate(policy, test, run.eval.n, step, evalSeed(run.seed, step)),
+        ? await baseEval(base, s, sweepDir, run.base ?? 0, run.eval.n)
+        : await evaluate(policy, test, run.eval.n, step, evalSeed(run, step)),
     }),
     async save(step) {
       const checkpoint: RunCheckpoint = {
@@ -177,20 +207,20 @@ function tfjsRunBackend(
 }
 
 /**
- * The backend of a run: `auto` reuses the decision the sweep's base model recorded (one calibration per sweep,
- * not per run), any other choice is started as requested.
+ * The backend of a run: `auto` reuses the decision its base model recorded (one calibration per base, not per
+ * run), any other choice is started as requested.
  */
-async function runBackendDecision(s: TfjsSettings, sweepDir: string): Promise<BackendDecision> {
-  const info = join(baseDir(sweepDir), "base.json");
+async function runBackendDecision(s: TfjsSettings, baseFolder: string): Promise<BackendDecision> {
+  const info = join(baseFolder, "base.json");
   const recorded = s.backend === "auto" && exists(info)
     ? readJson<{ backendDecision?: BackendDecision }>(info).backendDecision
     : undefined;
   if (!recorded) return await initEngineBackend(s.backend, modelConfig(s, settingsTokenizer(s)));
   await initBackend(recorded.backend);
-  return { ...recorded, reason: `${recorded.reason} (the sweep's calibration, base/base.json)` };
+  return { ...recorded, reason: `${recorded.reason} (the calibration of the run's base, ${info})` };
 }
 
-/** RL from the shared base model, resuming from the newest checkpoint when there is one. */
+/** RL from the run's base model, resuming from the newest checkpoint when there is one. */
 export async function runRl(
   run: RunConfig<TfjsSettings>,
   runDir: string,
@@ -198,7 +228,8 @@ export async function runRl(
   hooks: RunHooks,
 ): Promise<RunOutcome> {
   const s = run.settings;
-  const baseBundlePath = join(baseDir(sweepDir), "model");
+  const baseFolder = baseDir(sweepDir, run.base ?? 0);
+  const baseBundlePath = join(baseFolder, "model");
   if (!exists(join(baseBundlePath, "state.json"))) {
     throw new Error(`${baseBundlePath}: no base model; the sweep must call the tfjs engine's prepare first`);
   }
@@ -206,7 +237,7 @@ export async function runRl(
   if (base.key !== baseKey(s)) {
     throw new Error(`${baseBundlePath}: base model was trained with other settings`);
   }
-  const decision = await runBackendDecision(s, sweepDir);
+  const decision = await runBackendDecision(s, baseFolder);
   hooks.onRecord?.({ backendDecision: decision });
   const { backend, model } = tfjsRunBackend(run, runDir, sweepDir, base);
   using _sampling = await parallelSampling(s, model); // sampling workers stop when runRl returns or throws
@@ -216,8 +247,8 @@ export async function runRl(
 }
 
 /** Seed of the evaluation samples at `step` of a run (independent of the training stream, so resume-safe). */
-function evalSeed(seed: number, step: number): number {
-  return Rng.seeded(seed).derive(`eval|${step}`).int(2 ** 31);
+function evalSeed(run: RunConfig<TfjsSettings>, step: number): number {
+  return runStream(run).derive(`eval|${step}`).int(2 ** 31);
 }
 
 /** The tfjs engine (name "tfjs"). */

@@ -35,8 +35,8 @@ export function policyFrom(saved: SavedModel): Policy {
 }
 
 /**
- * Load a policy from a checkpoint folder: a run's `checkpoints/` (its latest step), one `step-*` folder, a
- * sweep's `base/` or `base/model/`. The backend must already be initialised (`initBackend`).
+ * Load a policy from a checkpoint folder: a run's `checkpoints/` (its latest step), one `step-*` folder, one
+ * base of a sweep `base/<b>/` or `base/<b>/model/`. The backend must already be initialised (`initBackend`).
  */
 export function loadPolicy(checkpointDir: string): Policy {
   if (exists(join(checkpointDir, "latest.json"))) {

@@ -38,7 +38,7 @@ export interface ServedModel {
   logprobs?(prompt: string, text: string, top: number): Promise<TokenLogprob[]>;
 }
 
-/** Wrap a tfjs checkpoint folder (a run's checkpoints/, a step-* folder, a sweep's base/) as a served model. */
+/** Wrap a tfjs checkpoint folder (a run's checkpoints/, a step-* folder, a sweep's base/<b>/) as a served model. */
 export function tfjsServedModel(checkpointDir: string, id: string): ServedModel {
   return servedPolicy(loadPolicy(checkpointDir), id);
 }

@@ -20,7 +20,7 @@ logprobs (top_logprobs on chat). Any other parameter is refused with a 400 namin
 requests use the last user message as the prompt (the tiny models have no chat template).
 It refuses to start when the checkpoint's prompt length cannot hold the template. Stop with Ctrl-C.
 
-  --checkpoint DIR  a run's checkpoints/ (latest step), one step-* folder, or a sweep's base/
+  --checkpoint DIR  a run's checkpoints/ (latest step), one step-* folder, or one base of a sweep, base/<b>/
   --port N          TCP port on 127.0.0.1 (0 = any free port; default 8000)
   --model NAME      model id to serve (default: acebench-<checkpoint folder name>)
   --backend NAME    tfjs backend (default auto: wasm if available, else cpu)
@@ -66,7 +66,7 @@ export async function main(args: string[]): Promise<number> {
   const dir = resolve(values.checkpoint);
   if (!exists(dir)) {
     throw new Error(
-      `--checkpoint ${values.checkpoint}: no such folder; pass a run's checkpoints/ or a sweep's base/`,
+      `--checkpoint ${values.checkpoint}: no such folder; pass a run's checkpoints/ or a sweep's base/<b>/`,
     );
   }
   const template = templateOf(values["prompt-template"] ?? "boxed");

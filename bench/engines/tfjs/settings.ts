@@ -28,6 +28,8 @@ export interface TfjsSettings {
     lr: number;
     warmupSteps: number;
     clipNorm: number;
+    /** Absent = 100 (see settings.schema.json). */
+    checkpointEvery?: number;
     workers: number;
     mix: Record<string, number>;
   };
@@ -87,12 +89,14 @@ export function defaultSettings(): TfjsSettings {
 /** The settings the base model depends on; the base is reused only when their hash matches. */
 export function baseKey(s: TfjsSettings): string {
   // sft.workers is included: summing per-worker gradients changes the last float bits of the base model.
+  // sft.checkpointEvery is not: a resumed SFT is bit-for-bit the uninterrupted one.
+  const { checkpointEvery: _every, ...sft } = s.sft;
   return configHash({
     tokenizer: s.tokenizer,
     model: s.model,
     maxNewTokens: s.rl.maxNewTokens,
     tasks: s.tasks,
-    sft: s.sft,
+    sft,
   });
 }
 

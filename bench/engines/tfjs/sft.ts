@@ -1,8 +1,21 @@
 // SFT: train the base model on solution traces drawn from the method mix (next-token loss on the response only).
 import * as tf from "@tensorflow/tfjs-core";
 import type { MathRecord } from "../../../datasets/mod.ts";
-import type { Rng } from "../../../common/prng.ts";
-import { createOptimizer, type Model, tokenLogProbs, trainStepAsync } from "./model.ts";
+import { Rng } from "../../../common/prng.ts";
+import { exists } from "../../../common/fs.ts";
+import {
+  createOptimizer,
+  getOptimizerStateAsync,
+  getWeightsAsync,
+  type Model,
+  type OptimizerState,
+  setOptimizerState,
+  setWeights,
+  type TensorData,
+  tokenLogProbs,
+  trainStepAsync,
+} from "./model.ts";
+import { loadLatestCheckpoint, saveCheckpoint } from "./checkpoint.ts";
 import { coreCount, DataParallelTrainer } from "./parallel.ts";
 import { trainsDataParallel } from "./backend.ts";
 import type { TfjsSettings } from "./settings.ts";
@@ -92,6 +105,24 @@ export interface SftLog {
   lr: number;
 }
 
+/** SFT steps between checkpoints when `sft.checkpointEvery` is absent. */
+const SFT_CHECKPOINT_EVERY = 100;
+
+/** An SFT checkpoint: everything the next step depends on (weights, Adam state, the data stream, the log). */
+interface SftCheckpoint {
+  step: number;
+  weights: Record<string, TensorData>;
+  optimizer: OptimizerState;
+  rng: number[];
+  log: SftLog[];
+}
+
+/** Where and how often `trainSft` checkpoints (atomic, newest kept), and whether it resumes from there. */
+export interface SftCheckpointing {
+  dir: string;
+  every?: number;
+}
+
 /** Workers SFT uses: `sft.workers` (0 = one per core) on the CPU backends, 1 (single process) on the others. */
 export function sftWorkers(s: TfjsSettings): number {
   if (!trainsDataParallel()) return 1;
@@ -102,6 +133,8 @@ export function sftWorkers(s: TfjsSettings): number {
  * Train `model` in place for `s.sft.steps` steps on traces of `train`; returns the log (every 10th step and the
  * last). The mean token NLL over response tokens is the loss; a non-finite loss throws naming the step. With
  * more than one worker (`sftWorkers`) each step is data-parallel (parallel.ts), deterministic per worker count.
+ * With `checkpointing`, every `every` steps the state goes to `dir` atomically, and a call finding a checkpoint
+ * there continues from it bit-for-bit (the caller removes `dir` once the trained model is saved).
  */
 export async function trainSft(
   model: Model,
@@ -110,14 +143,27 @@ export async function trainSft(
   s: TfjsSettings,
   rng: Rng,
   onStep: (step: number, total: number) => void = () => {},
+  checkpointing?: SftCheckpointing,
 ): Promise<SftLog[]> {
   const opt = createOptimizer(model, { lr: s.sft.lr, clipNorm: s.sft.clipNorm });
   const P = s.model.promptLength, total = s.sft.steps;
-  const log: SftLog[] = [];
+  let log: SftLog[] = [], start = 0;
+  const resumed = checkpointing && exists(checkpointing.dir)
+    ? loadLatestCheckpoint<SftCheckpoint>(checkpointing.dir)
+    : null;
+  if (resumed) {
+    setWeights(model, resumed.value.weights);
+    setOptimizerState(opt, resumed.value.optimizer);
+    rng = Rng.fromState(resumed.value.rng);
+    log = resumed.value.log;
+    start = resumed.step;
+    onStep(start, total);
+  }
+  const every = checkpointing?.every ?? s.sft.checkpointEvery ?? SFT_CHECKPOINT_EVERY;
   const workers = sftWorkers(s);
-  const trainer = workers > 1 && total > 0 ? await DataParallelTrainer.create(model, opt, workers) : null;
+  const trainer = workers > 1 && total > start ? await DataParallelTrainer.create(model, opt, workers) : null;
   try {
-    for (let step = 0; step < total; step++) {
+    for (let step = start; step < total; step++) {
       const batch = encodeExamples(tok, drawExamples(train, s, rng, s.sft.batchSize), P, s.rl.maxNewTokens);
       const N = batch.N;
       opt.lr = lrAt(step, total, s.sft.lr, s.sft.warmupSteps);
@@ -148,6 +194,16 @@ export async function trainSft(
         throw new Error(`SFT step ${step}: loss is ${loss} (gradient norm ${gradNorm})`);
       }
       if (step % 10 === 0 || step === total - 1) log.push({ step, loss, gradNorm, lr: opt.lr });
+      if (checkpointing && (step + 1) % every === 0 && step + 1 < total) {
+        const state: SftCheckpoint = {
+          step: step + 1,
+          weights: await getWeightsAsync(model),
+          optimizer: await getOptimizerStateAsync(opt),
+          rng: rng.state(),
+          log,
+        };
+        saveCheckpoint(checkpointing.dir, step + 1, state);
+      }
       onStep(step + 1, total);
     }
   } finally {

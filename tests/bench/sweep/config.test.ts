@@ -1,6 +1,8 @@
 import { assertEquals, ok, throws } from "../../assert.ts";
 import {
+  baseSeed,
   checkSweepConfig,
+  designUnits,
   expandRuns,
   filterRuns,
   presetPath,
@@ -168,4 +170,56 @@ Deno.test("sweep config: compare names methods of the sweep, else the entry and 
     { ...base, compare: [{ method: "ace-grpo", against: ["rloo"] }] },
     /compare\[0\]\.against\[0\]: 'rloo' is not a method/,
   );
+});
+
+Deno.test("sweep config: bases × seedsPerBase give every method the same (base, seed) units, ids _b<b>_s<s>", () => {
+  const { seeds: _seeds, ...design } = base;
+  const sweep = checkSweepConfig({ ...design, bases: 3, seedsPerBase: 2 }, "s.json", fakeSpec);
+  const units = designUnits(sweep);
+  assertEquals(units.map((u) => `${u.base}/${u.seed}`), ["0/0", "0/1", "1/0", "1/1", "2/0", "2/1"]);
+  const runs = expandRuns(sweep);
+  assertEquals(runs.length, 2 * 6);
+  assertEquals(runs.slice(0, 3).map((r) => r.runId), ["grpo_b0_s0", "grpo_b0_s1", "grpo_b1_s0"]);
+  const ace = runs.find((r) => r.runId === "ace-grpo_b2_s1")!;
+  assertEquals([ace.base, ace.seed], [2, 1]);
+  for (const method of ["grpo", "ace-grpo"]) {
+    assertEquals(
+      runs.filter((r) => r.method === method).map((r) => [r.base, r.seed]),
+      units.map((u) => [u.base, u.seed]),
+    );
+  }
+  assertEquals([baseSeed(sweep, 0), baseSeed(sweep, 2)], [0, 2]);
+  assertEquals(filterRuns(runs, "*_b1_*").length, 4);
+  // seedsPerBase defaults to 1; a seeds list is one base (base 0, trained with its first seed).
+  assertEquals(
+    expandRuns(checkSweepConfig({ ...design, bases: 2 }, "s.json", fakeSpec)).map((r) => r.runId),
+    [
+      "grpo_b0_s0",
+      "grpo_b1_s0",
+      "ace-grpo_b0_s0",
+      "ace-grpo_b1_s0",
+    ],
+  );
+  const legacy = checkSweepConfig({ ...base, seeds: [3, 5] }, "s.json", fakeSpec);
+  assertEquals(expandRuns(legacy).map((r) => [r.runId, r.base, r.seed]), [
+    ["grpo_s3", 0, 3],
+    ["grpo_s5", 0, 5],
+    ["ace-grpo_s3", 0, 3],
+    ["ace-grpo_s5", 0, 5],
+  ]);
+  assertEquals(baseSeed(legacy, 0), 3);
+});
+
+Deno.test("sweep config: seeds and bases are exclusive, seedsPerBase needs bases, VERL has one base", () => {
+  const { seeds: _seeds, ...design } = base;
+  rejectsWith({ ...base, bases: 2 }, /^sweep\.json: seeds: give either 'seeds' .* or 'bases'/);
+  rejectsWith(design, /must have 'bases' \(base models\) or 'seeds'/);
+  rejectsWith({ ...base, seedsPerBase: 2 }, /seedsPerBase: only with 'bases'/);
+  rejectsWith({ ...design, bases: 0 }, /bases: must be >= 1/);
+  rejectsWith({ ...design, bases: 2, seedsPerBase: 0 }, /seedsPerBase: must be >= 1/);
+  rejectsWith(
+    { ...design, engine: "verl", bases: 4 },
+    /bases: 4, but a VERL sweep has one base \(the pretrained model\)/,
+  );
+  checkSweepConfig({ ...design, engine: "verl", bases: 1 }, "s.json", fakeSpec);
 });

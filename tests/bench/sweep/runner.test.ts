@@ -100,3 +100,44 @@ Deno.test("runner: a folder holding a different sweep config is refused", () => 
   );
   Deno.removeSync(out, { recursive: true });
 });
+
+Deno.test("runner: one prepare per base that pending runs need, with the base's seed, before its runs", async () => {
+  const out = Deno.makeTempDirSync({ prefix: "sweep-" });
+  const { seeds: _seeds, ...design } = readJson<Record<string, unknown>>(fixture);
+  const sweep = checkSweepConfig(
+    { ...design, bases: 3, settings: { stepMs: 0, problems: 2 }, rl: { steps: 2 } },
+    "fake_sweep.json",
+    fakeSpec,
+  );
+  const runs = expandRuns(sweep);
+  const calls = () => readJsonl<{ base: number; seed: number }>(join(out, "base", "calls.jsonl"));
+  const only1 = runs.filter((r) => r.base === 1);
+  await runSweep(sweep, only1, { out, workers: 2, engine: fakeSpec });
+  assertEquals(calls().map((c) => [c.base, c.seed]), [[1, 1]]);
+  const all = await runSweep(sweep, runs, { out, workers: 2, engine: fakeSpec });
+  assertEquals(all.failed, []);
+  assertEquals(all.skipped.sort(), only1.map((r) => r.runId).sort());
+  assertEquals(calls().map((c) => [c.base, c.seed]).sort(), [[0, 0], [1, 1], [2, 2]]);
+  for (const run of runs) {
+    const config = readJson<{ base: number; seed: number }>(join(out, "runs", run.runId, "config.json"));
+    assertEquals([config.base, config.seed], [run.base, 0]);
+  }
+  await runSweep(sweep, runs, { out, workers: 2, engine: fakeSpec });
+  assertEquals(calls().length, 3, "nothing pending, nothing prepared");
+  Deno.removeSync(out, { recursive: true });
+});
+
+Deno.test("runner: a base whose prepare fails stops the sweep, naming the base", async () => {
+  const out = Deno.makeTempDirSync({ prefix: "sweep-" });
+  const { seeds: _seeds, ...design } = readJson<Record<string, unknown>>(fixture);
+  const sweep = checkSweepConfig(
+    { ...design, bases: 3, settings: { stepMs: 0, failBase: 2 }, rl: { steps: 2 } },
+    "fake_sweep.json",
+    fakeSpec,
+  );
+  await rejects(
+    () => runSweep(sweep, expandRuns(sweep), { out, workers: 2, engine: fakeSpec }),
+    /fake prepare failed: base 2: no data for base 2/,
+  );
+  Deno.removeSync(out, { recursive: true });
+});

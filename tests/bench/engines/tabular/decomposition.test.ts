@@ -27,6 +27,7 @@ const runSpec = {
   method: "grpo",
   preset: "grpo",
   seed: 11,
+  base: 0,
   eval: { n: 1, ks: [1], every: 1 },
 };
 const world = buildWorld(settings, 11);

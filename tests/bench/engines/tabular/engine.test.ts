@@ -8,6 +8,7 @@ import {
   exactPassAtK,
   resolveSettings,
   tabularEngine,
+  worldSeedOf,
   zeroParams,
 } from "../../../../bench/engines/tabular/mod.ts";
 
@@ -18,13 +19,15 @@ const SMALL = {
   rl: { steps: 20, promptsPerStep: 8, groupSize: 4 },
 };
 
+/** A run on world `seed` (base = seed, as a `bases` sweep with one seed per base has it). */
 function spec(preset: string, seed: number, settings: Record<string, unknown> = SMALL): RunConfig {
   return {
-    runId: `${preset}_s${seed}`,
+    runId: `${preset}_b${seed}_s0`,
     engine: "tabular",
     method: preset,
     preset,
-    seed,
+    seed: 0,
+    base: seed,
     algo: resolveAlgo(preset),
     settings,
     eval: { n: 8, ks: [1, 2, 8], every: 10 },
@@ -86,10 +89,11 @@ Deno.test("tabular engine: resolves the run once, writes metrics per step, eval 
   const config = runConfig("ace-grpo", 1);
   await tabularEngine.run(config, dir, dir, { onProgress: (s) => progress.push(s) });
   assertEquals(progress, Array.from({ length: 21 }, (_, i) => i));
-  assertEquals([config.engine, config.method, config.preset, config.seed], [
+  assertEquals([config.engine, config.method, config.preset, config.seed, config.base], [
     "tabular",
     "ace-grpo",
     "ace-grpo",
+    0,
     1,
   ]);
   assertEquals(config.algo.ace, { enabled: true, alpha: 1, phi: "softplus", aggregation: "sum", clip: null });
@@ -140,7 +144,17 @@ Deno.test("tabular engine: same seed gives identical files; a crash then resume 
   }
   const other = tempDir();
   await tabularEngine.run(runConfig("ace-dapo", 3), other, other, noHooks);
-  ok(read(other, "metrics.jsonl") !== read(a, "metrics.jsonl"), "another seed differs");
+  ok(read(other, "metrics.jsonl") !== read(a, "metrics.jsonl"), "another base differs");
+});
+
+Deno.test("tabular engine: the world is the base (worldSeed + base); seeds of one base share it", () => {
+  const s = resolveSettings({ prompts: 30 });
+  const key = (w: ReturnType<typeof buildWorld>) => [...w.correct].join("") + [...w.refNoise].join(",");
+  assertEquals(worldSeedOf(s, 3), 3);
+  assertEquals(worldSeedOf(resolveSettings({ prompts: 30, worldSeed: 10 }), 3), 13);
+  assertEquals(key(buildWorld(s, 2)), key(buildWorld(s, 2)));
+  ok(key(buildWorld(s, 2)) !== key(buildWorld(s, 3)), "another base, another world");
+  assertEquals(key(buildWorld(resolveSettings({ prompts: 30, worldSeed: 1 }), 1)), key(buildWorld(s, 2)));
 });
 
 Deno.test("tabular engine: GRPO learns (pass@1 rises well above the reference) and DAPO's filter keeps informative groups", async () => {
@@ -163,7 +177,7 @@ Deno.test("tabular engine: GRPO learns (pass@1 rises well above the reference) a
 });
 
 Deno.test("tabular engine: bad configs fail with a clear message", () => {
-  throws(() => runConfig("grpo", 0, { prompts: -1 }), /grpo_s0: settings: prompts/);
+  throws(() => runConfig("grpo", 0, { prompts: -1 }), /grpo_b0_s0: settings: prompts/);
   const badEval = { ...spec("grpo", 0), eval: { n: 0, ks: [1], every: 1 } };
   throws(() => tabularEngine.resolve(badEval), /eval.n is 0/);
 });

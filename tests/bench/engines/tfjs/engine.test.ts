@@ -26,18 +26,36 @@ Deno.test("tfjs engine: SFT base, then RL that improves reward; deterministic, r
   const runA = join(sweep, "runs", "a");
 
   await t.step("prepare trains the shared base once and refuses other settings", async () => {
-    await tfjsEngine.prepare!({ settings, seed: 0 }, sweep);
-    const base = readJson<{ key: string; finalLoss: number }>(join(sweep, "base", "base.json"));
-    const sft = readJsonl<{ loss: number }>(join(sweep, "base", "sft_metrics.jsonl"));
+    await tfjsEngine.prepare!({ settings, seed: 0, base: 0 }, sweep);
+    const base = readJson<{ key: string; finalLoss: number }>(join(sweep, "base", "0", "base.json"));
+    const sft = readJsonl<{ loss: number }>(join(sweep, "base", "0", "sft_metrics.jsonl"));
     ok(sft.at(-1)!.loss < sft[0].loss / 2, `SFT loss ${sft[0].loss} -> ${sft.at(-1)!.loss}`);
-    const stamp = Deno.statSync(join(sweep, "base", "model", "tensors.bin")).mtime;
-    await tfjsEngine.prepare!({ settings, seed: 0 }, sweep);
-    assertEquals(Deno.statSync(join(sweep, "base", "model", "tensors.bin")).mtime, stamp);
+    const stamp = Deno.statSync(join(sweep, "base", "0", "model", "tensors.bin")).mtime;
+    await tfjsEngine.prepare!({ settings, seed: 0, base: 0 }, sweep);
+    assertEquals(Deno.statSync(join(sweep, "base", "0", "model", "tensors.bin")).mtime, stamp);
     const other = structuredClone(settings) as { sft: { steps: number } };
     other.sft.steps = 3;
-    await rejects(tfjsEngine.prepare!({ settings: other, seed: 0 }, sweep), /trained with other settings/);
+    await rejects(
+      tfjsEngine.prepare!({ settings: other, seed: 0, base: 0 }, sweep),
+      /trained with other settings/,
+    );
     ok(base.finalLoss > 0);
+    ok(!exists(join(sweep, "base", "0", "sft-checkpoints")), "SFT checkpoints go once the base is saved");
   });
+
+  await t.step(
+    "a second base has its own seed and folder, and prepare caches its step-0 evaluation",
+    async () => {
+      await tfjsEngine.prepare!({ settings, seed: 1, base: 1, eval: { ...EVAL, n: 2 } }, sweep);
+      const info = readJson<{ base: number; seed: number }>(join(sweep, "base", "1", "base.json"));
+      assertEquals([info.base, info.seed], [1, 1]);
+      const w = (b: string) => loadBundle<SavedModel>(join(sweep, "base", b, "model")).weights["lnf.g"].data;
+      ok(w("0").some((x, i) => x !== w("1")[i]), "base 1 differs from base 0");
+      const records = readJsonl<{ step: number }>(join(sweep, "base", "1", "eval-n2.jsonl"));
+      assertEquals(records.length, 6 * 2);
+      ok(records.every((r) => r.step === 0));
+    },
+  );
 
   await t.step(
     "an RL run writes metrics, graded evals, status and checkpoints, and raises reward",
@@ -129,10 +147,10 @@ Deno.test("tfjs engine: SFT base, then RL that improves reward; deterministic, r
 
   await t.step("a diverging run (NaN weights) fails with the step and the reason", async () => {
     const broken = join(sweep, "broken");
-    const bundle = loadBundle<SavedModel & Record<string, unknown>>(join(sweep, "base", "model"));
+    const bundle = loadBundle<SavedModel & Record<string, unknown>>(join(sweep, "base", "0", "model"));
     bundle.weights["lnf.g"].data.fill(NaN);
-    saveBundle(join(broken, "base", "model"), bundle);
-    Deno.copyFileSync(join(sweep, "base", "base.json"), join(broken, "base", "base.json"));
+    saveBundle(join(broken, "base", "0", "model"), bundle);
+    Deno.copyFileSync(join(sweep, "base", "0", "base.json"), join(broken, "base", "0", "base.json"));
     const runE = join(broken, "runs", "e");
     await rejects(tfjsEngine.run(runConfig("grpo", 1), runE, broken, noHooks), /step 1: .*(NaN|finite)/);
   });

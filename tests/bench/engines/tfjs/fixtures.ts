@@ -71,6 +71,7 @@ export function runConfig(
     method: preset,
     preset,
     seed,
+    base: 0,
     algo: resolveAlgo(preset),
     settings,
     eval: evalSpec,

@@ -84,9 +84,11 @@ Deno.test({
     const run = (id: string) => runConfig(settings, "ace-grpo", 1, { n: 2, ks: [1, 2], every: 2 }, id);
     try {
       await onWebgpu(async () => {
-        await tfjsEngine.prepare!({ settings, seed: 0 }, sweep);
-        const base = readJson<{ backend: string; finalLoss: number }>(join(sweep, "base", "base.json"));
-        const sft = readJsonl<{ loss: number; gradNorm: number }>(join(sweep, "base", "sft_metrics.jsonl"));
+        await tfjsEngine.prepare!({ settings, seed: 0, base: 0 }, sweep);
+        const base = readJson<{ backend: string; finalLoss: number }>(join(sweep, "base", "0", "base.json"));
+        const sft = readJsonl<{ loss: number; gradNorm: number }>(
+          join(sweep, "base", "0", "sft_metrics.jsonl"),
+        );
         assertEquals(base.backend, "webgpu");
         ok(sft.at(-1)!.loss < sft[0].loss, `SFT loss ${sft[0].loss} -> ${sft.at(-1)!.loss}`);
         for (const id of ["a", "b"]) {

@@ -37,6 +37,7 @@ function run(settings: Record<string, unknown>): RunConfig {
     method: "ace-grpo",
     preset: "ace-grpo",
     seed: 0,
+    base: 0,
     algo: { ...resolveAlgo("ace-grpo") },
     settings: { ...settings, rl: { steps: 20 } },
     eval: { n: 3, ks: [1, 2, 3], every: 20 },

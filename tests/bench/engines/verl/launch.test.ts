@@ -34,6 +34,7 @@ function makeRun(preset: string, settings: Record<string, unknown> = {}, overrid
     method: preset,
     preset,
     seed: 1,
+    base: 0,
     algo: { ...resolveAlgo(preset, overrides) },
     settings: {
       model: "Qwen/Qwen2.5-Math-7B",

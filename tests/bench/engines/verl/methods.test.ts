@@ -18,6 +18,7 @@ function plan(preset: string, overrides: Record<string, unknown> = {}) {
     method: preset,
     preset,
     seed: 1,
+    base: 0,
     algo: resolveAlgo(preset, overrides),
     settings: { model: "Qwen/Qwen2.5-Math-7B", clusterSweepDir: "/shared/acebench/b", rl: { steps: 100 } },
     eval: { n: 8, ks: [1, 8], every: 50 },

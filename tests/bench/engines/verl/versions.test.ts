@@ -26,6 +26,7 @@ function makeRun(preset: string, settings: Record<string, unknown> = {}): RunCon
     method: preset,
     preset,
     seed: 1,
+    base: 0,
     algo: { ...resolveAlgo(preset, {}) },
     settings: { clusterSweepDir: "/shared/acebench/paper", ...settings, rl: { steps: 200 } },
     eval: { n: 32, ks: [1, 32], every: 20 },
