@@ -137,6 +137,8 @@ export const TRAINING_METRICS: Record<string, string> = {
   accuracy: "rollout accuracy",
   kl: "KL to ref",
   entropy: "entropy",
+  clipfrac: "clip fraction",
+  response_length: "response length (tokens)",
   ace_overconf_frac: "overconfident errors (fraction)",
   ace_overconf_mean_c: "overconfident errors (mean c)",
 };

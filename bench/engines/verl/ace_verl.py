@@ -267,18 +267,6 @@ def diagnostics(scores, incorrect, adv_before, adv_after, c):
 
 
 
-def binary_reward(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
-    """VERL custom reward (rewardScheme "binary"): VERL's own scorer, its ±1 math score mapped to 1 (correct) / 0.
-
-    math_dapo returns {"score": ±1, "acc": bool, "pred": ...}: the score becomes float(acc), the rest is kept.
-    A plain number becomes 1.0 if > 0 else 0.0."""
-    from verl.utils.reward_score import default_compute_score
-
-    result = default_compute_score(data_source, solution_str, ground_truth, extra_info, **kwargs)
-    if isinstance(result, dict):
-        return {**result, "score": 1.0 if result.get("acc", result["score"] > 0) else 0.0}
-    return 1.0 if float(result) > 0 else 0.0
-
 # --- estimators this module adds to VERL: name -> function, registered with core_algos.register_adv_est ----------
 ESTIMATORS = {ACE_NAME: compute_ace_outcome_advantage, W_REINFORCE_NAME: compute_w_reinforce_outcome_advantage}
 # Estimators whose call needs c_i and the incorrect mask from the batch (the wrapper computes them).
@@ -359,9 +347,38 @@ def _wrap_compute_advantage(original):
     return compute_advantage
 
 
+def finished_step(trainer):
+    """The checkpointed step when the trainer's latest checkpoint already reaches its last step, else None.
+
+    VERL's fit() resumes from the latest checkpoint, then validates and trains one more step before it checks
+    `global_steps >= total_training_steps`: a finished run started again would train past its step count. Only
+    resume_mode auto (acebench's) is considered; a relative checkpoint folder is resolved as VERL does."""
+    cfg = trainer.config.trainer
+    if cfg.get("resume_mode", "auto") != "auto" or cfg.get("default_hdfs_dir") is not None:
+        return None
+    from verl.utils.checkpoint.checkpoint_manager import find_latest_ckpt_path
+
+    folder = os.path.join(os.getcwd(), cfg.default_local_dir)
+    path = find_latest_ckpt_path(folder)
+    total = getattr(trainer, "total_training_steps", None)
+    if path is None or total is None:
+        return None
+    step = int(os.path.basename(os.path.normpath(path)).split("global_step_")[-1])
+    return step if step >= total else None
+
+
 def _wrap_fit(fit):
     @functools.wraps(fit)
     def wrapped(self, *args, **kwargs):
+        done = finished_step(self)
+        if done is not None:
+            print(
+                f"ace_verl: checkpoint global_step_{done} reaches total_training_steps "
+                f"({self.total_training_steps}): nothing left to train",
+                file=sys.stderr,
+                flush=True,
+            )
+            return None
         with trainer_context(self):
             return fit(self, *args, **kwargs)
 

@@ -9,10 +9,13 @@ import {
   entrypointFor,
   hydraOverrides,
   MAIN_DAPO,
+  REWARD_MODULE,
   VERL_VERSION,
   verlEnv,
   workerPythonPath,
 } from "./overrides.ts";
+import { GRADER_SCRIPT, graderScript, rewardModuleSource } from "./reward.ts";
+import { VERL_METRICS_DIR } from "./verl_metrics.ts";
 import { resolveRecipe, validateVerlSettings, type VerlDataset, type VerlSettings } from "./recipes.ts";
 
 /** The parts of a sweep a plan needs: its name and RL steps (else run.settings.rl.steps), and its folder. */
@@ -116,6 +119,9 @@ export function verlRunPlan(
       [`${VERL_DIR}/overrides.txt`]: overrides.join("\n") + "\n",
       [`${VERL_DIR}/ray_job.sh`]: rayJobScript(rayJobCommand, verlRoot),
       [`${VERL_DIR}/ace_verl.py`]: aceModuleSource(),
+      // acebench reward: reward.py and the grader it starts (bench/engines/verl/reward.ts)
+      [`${VERL_DIR}/${REWARD_MODULE}`]: rewardModuleSource(),
+      [`${VERL_DIR}/${GRADER_SCRIPT}`]: graderScript(settings),
     },
   };
 }
@@ -157,8 +163,13 @@ function launchScript(
 ): string {
   const { settings, entrypoint, overrides, verlRoot } = plan;
   const env = Object.entries(vars).map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join("");
-  const args = [...overrides.map(shellQuote), `"${workerPythonPath("$HERE:$VERL_ROOT")}"`]
-    .map((o) => `  ${o}`).join(" \\\n");
+  // Workers get launch.sh's PYTHONPATH (this folder, the checkout, then the caller's own entries), extended, not
+  // replaced; and VERL's file logger path, new per start (the logger truncates its file).
+  const args = [
+    ...overrides.map(shellQuote),
+    `"${workerPythonPath("$PYTHONPATH")}"`,
+    `"++ray_kwargs.ray_init.runtime_env.env_vars.VERL_FILE_LOGGER_PATH='$VERL_FILE_LOGGER_PATH'"`,
+  ].map((o) => `  ${o}`).join(" \\\n");
   return `#!/usr/bin/env bash
 # acebench VERL run ${run.runId}: method ${run.method} (preset ${run.preset}), seed ${run.seed}, algo ${
     configHash(run.algo)
@@ -174,8 +185,17 @@ ${
 cd "$VERL_ROOT"
 # ace_verl.py sits next to this script; Ray workers get the same path through the runtime env (last override).
 export PYTHONPATH="$HERE:$VERL_ROOT\${PYTHONPATH:+:$PYTHONPATH}"
-${versionCheck(settings.python, entrypoint)}${env}exec ${shellQuote(settings.python)} -m ${entrypoint} \\
+${versionCheck(settings.python, entrypoint)}${env}${metricsFileLines()}exec ${
+    shellQuote(settings.python)
+  } -m ${entrypoint} \\
 ${args}
+`;
+}
+
+/** VERL's file logger writes per-step metrics to <run>/verl_metrics/<start time>-<pid>.jsonl (ingest merges them). */
+function metricsFileLines(): string {
+  return `mkdir -p "$(dirname "$HERE")/${VERL_METRICS_DIR}"
+export VERL_FILE_LOGGER_PATH="$(dirname "$HERE")/${VERL_METRICS_DIR}/$(date -u +%Y%m%dT%H%M%SZ)-$$.jsonl"
 `;
 }
 

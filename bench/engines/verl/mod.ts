@@ -39,11 +39,12 @@ export {
   ACE_METRICS_FILE,
   ACE_SETUP_HOOK,
   advEstimator,
-  BINARY_REWARD_FN,
   entrypointFor,
   hydraOverrides,
   MAIN_DAPO,
   MAIN_PPO,
+  REWARD_FUNCTIONS,
+  REWARD_MODULE,
   VERL_VERSION,
   verlEnv,
   workerPythonPath,
@@ -57,3 +58,6 @@ export {
   type VerlDataset,
   type VerlSettings,
 } from "./recipes.ts";
+export { GRADER_SCRIPT, graderScript, rewardModuleSource } from "./reward.ts";
+export { type RewardVerdict, serveRewards } from "./reward_serve.ts";
+export { readVerlMetrics, VERL_METRIC_FIELDS, VERL_METRICS_DIR } from "./verl_metrics.ts";

@@ -60,8 +60,13 @@ export const MAIN_PPO = "verl.trainer.main_ppo";
 export const MAIN_DAPO = "recipe.dapo.main_dapo";
 /** The VERL release the overrides are written for (and checked against in CI); launch.sh refuses any other. */
 export const VERL_VERSION = "0.7.0";
-/** ace_verl's reward function mapping VERL's ±1 math scores to 0/1 (rewardScheme "binary"). */
-export const BINARY_REWARD_FN = "binary_reward";
+/** The reward module (bench/engines/verl/reward.py) as copied into each run's verl/ folder. */
+export const REWARD_MODULE = "reward.py";
+/** reward.py's function per reward scheme: ±1 (math_dapo's scale) or 1/0, both from acebench's strict grade. */
+export const REWARD_FUNCTIONS: Record<"native" | "binary", string> = {
+  native: "compute_score",
+  binary: "compute_score_binary",
+};
 
 /** The Python module to run for this algorithm (settings.entrypoint wins). */
 export function entrypointFor(algo: AlgoConfig, settings: VerlSettings): string {
@@ -243,12 +248,11 @@ function rolloutOverrides({ recipe, eval: ev, seed }: OverrideInput): string[] {
 
 function rewardOverrides(algo: AlgoConfig, { recipe, settings, paths }: OverrideInput): string[] {
   const out = algo.dynamicSampling.enabled ? [`data.gen_batch_size=${recipe.genBatchSize}`] : [];
-  if (REWARD_SCHEMES[algo.rewardScheme] === "binary") {
-    out.push(
-      `custom_reward_function.path=${JSON.stringify(`${paths.aceDir}/ace_verl.py`)}`,
-      `custom_reward_function.name=${BINARY_REWARD_FN}`,
-    );
-  }
+  // acebench reward: every arm scores with reward.py, i.e. acebench's strict grader (the grade the report counts).
+  out.push(
+    `custom_reward_function.path=${JSON.stringify(`${paths.aceDir}/${REWARD_MODULE}`)}`,
+    `custom_reward_function.name=${REWARD_FUNCTIONS[REWARD_SCHEMES[algo.rewardScheme]]}`,
+  );
   if (!algo.overlong.enabled) return out;
   const buffer = {
     enable: "True",
@@ -270,7 +274,7 @@ function rewardOverrides(algo: AlgoConfig, { recipe, settings, paths }: Override
 }
 
 function rayOverrides(env: Record<string, string>): string[] {
-  if (Object.keys(env).length === 0) return [];
+  // Always installed: besides ACE and diagnostics, ace_verl's fit() wrapper keeps a finished run from training on.
   const vars = Object.entries(env).map(([k, v]) =>
     `++ray_kwargs.ray_init.runtime_env.env_vars.${k}=${JSON.stringify(v)}`
   );
@@ -281,7 +285,9 @@ function trainerOverrides({ runId, steps, eval: ev, settings, paths }: OverrideI
   return [
     `trainer.project_name=${settings.projectName}`,
     `trainer.experiment_name=${runId}`,
-    `trainer.logger=["console"]`,
+    // VERL's file logger: per-step metrics (entropy, clip fraction, response length) for ingest; launch.sh
+    // names the file (VERL_FILE_LOGGER_PATH, one per start: the logger truncates it).
+    `trainer.logger=["console","file"]`,
     `trainer.nnodes=${settings.nodes}`,
     `trainer.n_gpus_per_node=${settings.gpusPerNode}`,
     `trainer.total_training_steps=${steps}`,

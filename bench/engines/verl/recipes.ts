@@ -33,6 +33,8 @@ export interface VerlSettings extends Partial<Record<keyof Recipe, number | null
   gpusPerNode: number;
   clusterSweepDir: string | null;
   python: string;
+  deno: string;
+  acebenchRoot: string | null;
   verlRoot: string | null;
   entrypoint: string | null;
   launch: "none" | "local" | "ray-job";

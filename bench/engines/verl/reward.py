@@ -3,8 +3,8 @@ grade the report counts.
 
 VERL calls `compute_score(data_source, solution_str, ground_truth, extra_info)` (custom_reward_function.name) once
 per response, from its reward managers' executor threads (`naive`, `dapo`, and the reward loop's managers of v0.7.0).
-Each process starts one grader, `bench/engines/verl/reward_serve.ts` under Deno (the command is the JSON array in
-ACE_VERL_GRADER, written by acebench at plan time), and sends it JSON lines: a batch of {prediction, gold} out,
+Each process starts one grader, `bench/engines/verl/reward_serve.ts` under Deno (through `grader.sh` beside this
+file, written with the run's plan; or the JSON argv in ACE_VERL_GRADER), and sends it JSON lines: a batch of {prediction, gold} out,
 the batch's verdicts back. The grader grades in strict mode (explicit answer markers only: \\boxed{}, "Answer:",
 "final answer is") with the same pool and per-answer timeout as `deno task grade --strict`; nothing about answers
 is decided here. Verdicts are cached per (response, gold) within a process.
@@ -23,6 +23,7 @@ import subprocess
 import threading
 
 GRADER_ENV = "ACE_VERL_GRADER"
+GRADER_SCRIPT = "grader.sh"
 _CACHE_MAX = 200_000
 
 
@@ -77,7 +78,10 @@ _cache = {}
 def _grader_argv():
     raw = os.environ.get(GRADER_ENV)
     if not raw:
-        raise RuntimeError(f"reward: {GRADER_ENV} is not set (acebench's launch.sh sets it to the grader command)")
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), GRADER_SCRIPT)
+        if not os.path.exists(script):
+            raise RuntimeError(f"reward: neither {GRADER_ENV} nor {script} (written with the run's plan) exists")
+        return ["bash", script]
     argv = json.loads(raw)
     if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
         raise RuntimeError(f"reward: {GRADER_ENV} must be a JSON array of strings, got {raw!r}")

@@ -25,6 +25,7 @@ import {
   writeRunPlan,
 } from "../../../../bench/engines/verl/mod.ts";
 import { assert, assertEquals, ok } from "../../../assert.ts";
+import { graderCommand } from "./verl_venv.ts";
 
 const PYTHON = "/usr/bin/python3";
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
@@ -155,6 +156,7 @@ Deno.test({
           PYTHONPATH: `${hydraSrc}:${verlRoot}`,
           PYTHONDONTWRITEBYTECODE: "1",
           CUDA_VISIBLE_DEVICES: "",
+          ACE_VERL_GRADER: graderCommand(), // reward.py's grader: this Deno (grader.sh names a `deno` on PATH)
         },
       }).outputSync();
       const stdout = new TextDecoder().decode(out.stdout).trim();
