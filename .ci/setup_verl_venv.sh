@@ -24,6 +24,7 @@ python="$(command -v python3.11 || command -v python3)"
 pip=("$venv/bin/pip" install -q --retries 0)
 export PIP_INDEX_URL="${PIP_INDEX_URL:-file:///opt/pypi/simple}"
 "${pip[@]}" "torch==2.13.0+cpu" ray transformers datasets pyarrow pyyaml pybind11 setuptools wheel packaging \
+  pydantic aiohttp tqdm torchdata peft pillow \
   flit_core poetry-core setuptools-scm
 # omegaconf pins antlr4-python3-runtime 4.9.*, which the index lacks: Debian's python3-antlr4 (4.9.1) provides it.
 if ! "$venv/bin/python" -c "import antlr4" 2>/dev/null; then
@@ -45,5 +46,40 @@ chmod -R u+w "$src"
 "${pip[@]}" cloudpickle importlib_metadata orjson
 CMAKE_PREFIX_PATH="$("$venv/bin/python" -c 'import os, pybind11; print(os.path.dirname(pybind11.__file__))')" \
   SETUPTOOLS_SCM_PRETEND_VERSION=0.10.0 "${pip[@]}" --no-build-isolation --no-deps "$src/tensordict-0.10.0"
+# VERL 0.7.0 imports transformers 4's AutoModelForVision2Seq, which transformers 5 (the index's only release
+# installable with its huggingface-hub) renamed AutoModelForImageTextToText: alias it when transformers loads.
+site="$("$venv/bin/python" -c 'import site; print(site.getsitepackages()[0])')"
+cat >"$site/acebench_verl_compat.py" <<'PY'
+"""acebench: alias transformers 4 names VERL 0.7.0 imports (transformers 5 renamed them), at transformers' import."""
+import importlib.abc
+import sys
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "transformers":
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None and spec.loader is not None:
+                run = spec.loader.exec_module
+
+                def exec_module(module, run=run):
+                    run(module)
+                    mod = sys.modules.get("transformers", module)
+                    if "AutoModelForVision2Seq" not in dir(mod):
+                        setattr(mod, "AutoModelForVision2Seq", getattr(mod, "AutoModelForImageTextToText"))
+
+                spec.loader.exec_module = exec_module
+                return spec
+        return None
+
+
+sys.meta_path.insert(0, _Finder())
+PY
+echo "import acebench_verl_compat" >"$site/acebench_verl_compat.pth"
 "$venv/bin/python" -c "import torch, ray, transformers, datasets, tensordict, codetiming, omegaconf"
+"$venv/bin/python" -c "from transformers import AutoModelForVision2Seq"
 touch "$venv/.acebench-ready"
