@@ -18,7 +18,7 @@ import { engineIngest, writeReportChecked } from "../reports/mod.ts";
 /** Usage text for `deno task sweep`. */
 export const usage =
   `usage: deno task sweep [--config FILE | --preset NAME] [--out DIR] [--only PATTERN] [--workers N]
-                       [--dry-run] [--no-report]
+                       [--dry-run [--verbose]] [--no-report]
 
 Runs every method × ACE-grid point × seed of a sweep config in parallel workers, then writes the report
 (passk.csv, summary.md, plots/) into the sweep folder. Re-running the same command skips finished runs and
@@ -32,7 +32,9 @@ the exit code is already 1) or --only selected a subset.
 --out DIR         sweep folder (default: runs/<name>)
 --only PATTERN    run only these runs: a glob over run ids ('ace-*', '*_s1'), else one run id or method
 --workers N       parallel runs (default: number of cores)
---dry-run         print the run matrix, what is done, and a time estimate; run nothing
+--dry-run         print the run matrix, what is done, and a time estimate (VERL: a cost and memory table);
+                  run nothing
+--verbose         with --dry-run on VERL configs: also each run's Hydra overrides, launch script and ray job
 --no-report       skip writing the report at the end
 
 examples:
@@ -49,6 +51,7 @@ export async function main(args: string[]): Promise<number> {
     only: { type: "string" },
     workers: { type: "string" },
     "dry-run": { type: "boolean" },
+    verbose: { type: "boolean" },
     "no-report": { type: "boolean" },
   }, false).values as {
     help?: boolean;
@@ -58,6 +61,7 @@ export async function main(args: string[]): Promise<number> {
     only?: string;
     workers?: string;
     "dry-run"?: boolean;
+    verbose?: boolean;
     "no-report"?: boolean;
   };
   if (values.help) {
@@ -75,7 +79,7 @@ export async function main(args: string[]): Promise<number> {
   const out = values.out ?? join("runs", sweep.name);
   const workers = parseNumber(values.workers, "workers", cpus().length, 1, 256);
   if (values["dry-run"]) {
-    console.log(await describePlan(sweep, runs, out, workers, engineSpec(sweep.engine)));
+    console.log(await describePlan(sweep, runs, out, workers, engineSpec(sweep.engine), values.verbose));
     return 0;
   }
   // One writer per folder: a second sweep on `out` exits 2 here instead of retraining finished runs.

@@ -59,6 +59,8 @@ export interface LaunchPlan {
   overrides: string[];
   script: string;
   command: string;
+  /** The engine's cost record of the run, summed by its `costTable` (VERL: bench/engines/verl/cost.ts). */
+  cost?: unknown;
 }
 
 /** The sweep facts a launch plan needs: its name, RL steps and folder. */
@@ -74,4 +76,10 @@ export async function loadPlanner(
 ): Promise<((run: RunConfig, sweep: PlanSweep) => LaunchPlan) | null> {
   const mod = await import(spec.module);
   return typeof mod.planRun === "function" ? mod.planRun : null;
+}
+
+/** Import an engine module's optional `costTable(costs)` (VERL: generations, GPU-hours, storage, memory), if any. */
+export async function loadCostTable(spec: EngineSpec): Promise<((costs: unknown[]) => string) | null> {
+  const mod = await import(spec.module);
+  return typeof mod.costTable === "function" ? mod.costTable : null;
 }

@@ -1,6 +1,6 @@
 // `--dry-run`: the run matrix, what is already finished, and a time estimate from measured timings.
 import type { RunConfig } from "../engines/engine.ts";
-import { type EngineSpec, loadPlanner } from "../engines/registry.ts";
+import { type EngineSpec, loadCostTable, loadPlanner } from "../engines/registry.ts";
 import type { SweepConfig } from "./config.ts";
 import { readStatus, runDir } from "../../common/run_folder.ts";
 
@@ -33,13 +33,17 @@ function formatSeconds(s: number): string {
   return `${(s / 3600).toFixed(1)} h`;
 }
 
-/** The dry-run text: one line per run (state, method, ACE options), then the estimate, then launch plans. */
+/**
+ * The dry-run text: one line per run (state, method, ACE options), then the estimate, then (engines that launch
+ * external jobs) the engine's cost table and, with `verbose`, each run's launch plan.
+ */
 export async function describePlan(
   sweep: SweepConfig,
   runs: RunConfig[],
   out: string,
   workers: number,
   spec: EngineSpec,
+  verbose = false,
 ): Promise<string> {
   const lines = [`sweep ${sweep.name}: ${runs.length} runs, engine ${sweep.engine}, out ${out}`, ""];
   lines.push(`${"run".padEnd(36)} ${"state".padEnd(8)} ${"preset".padEnd(9)} seed  steps  ace`);
@@ -73,10 +77,15 @@ export async function describePlan(
   }
   const planner = spec.name === "verl" ? await loadPlanner(spec) : null;
   if (planner) {
-    for (const run of runs) {
-      const plan = planner(run, { name: sweep.name, rl: sweep.rl, dir: out });
-      lines.push("", `## ${run.runId}`, "Hydra overrides:", ...plan.overrides.map((o) => `  ${o}`));
-      lines.push("launch script:", plan.script.trimEnd(), "ray job:", plan.command);
+    const plans = runs.map((run) => planner(run, { name: sweep.name, rl: sweep.rl, dir: out }));
+    // the engine's cost and memory table; each run's full overrides and script only with --verbose
+    const table = await loadCostTable(spec);
+    if (table) lines.push("", table(plans.map((p) => p.cost)));
+    if (verbose) {
+      plans.forEach((plan, k) => {
+        lines.push("", `## ${runs[k].runId}`, "Hydra overrides:", ...plan.overrides.map((o) => `  ${o}`));
+        lines.push("launch script:", plan.script.trimEnd(), "ray job:", plan.command);
+      });
     }
   }
   return lines.join("\n");

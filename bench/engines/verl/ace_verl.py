@@ -413,7 +413,8 @@ def _patch_ray_trainer(ray_trainer):
         patched = _wrap_compute_advantage(current)
         # Modules that imported compute_advantage by name before now (e.g. a recipe trainer) are rebound too.
         for module in list(sys.modules.values()):
-            if module is not None and getattr(module, "compute_advantage", None) is current:
+            # the module's own dict, not getattr: lazy modules (transformers) import submodules on attribute access
+            if module is not None and getattr(module, "__dict__", {}).get("compute_advantage") is current:
                 module.compute_advantage = patched
     _patch_trainer_classes(ray_trainer)
 
@@ -423,10 +424,34 @@ def _patch_recipe_trainer(module):
     _patch_trainer_classes(module)
 
 
+def _json_scalar(value):
+    """numpy/torch scalars as Python numbers (json's `default`); anything else stays an error."""
+    if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
+        return value.item()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _patch_tracking(tracking):
+    """VERL's file logger (trainer.logger=[...,"file"]) writes each step with json.dumps, which fails on the numpy
+    int32 that v0.7.0's agent loop puts into num_turns metrics (the run dies at its first validation); write numpy
+    scalars as numbers, and flush each line so a crash keeps the steps before it."""
+    cls = getattr(tracking, "FileLogger", None)
+    if cls is None or getattr(cls.log, "_ace_verl", False):
+        return
+
+    def log(self, data, step):
+        self.fp.write(json.dumps({"step": step, "data": data}, default=_json_scalar) + "\n")
+        self.fp.flush()
+
+    log._ace_verl = True
+    cls.log = log
+
+
 _PATCHES = {
     "verl.trainer.ppo.core_algos": _patch_core_algos,
     "verl.trainer.ppo.ray_trainer": _patch_ray_trainer,
     "recipe.dapo.dapo_ray_trainer": _patch_recipe_trainer,
+    "verl.utils.tracking": _patch_tracking,
 }
 
 

@@ -14,6 +14,7 @@ import {
   verlEnv,
   workerPythonPath,
 } from "./overrides.ts";
+import { type RunCost, runCost } from "./cost.ts";
 import { GRADER_SCRIPT, graderScript, rewardModuleSource } from "./reward.ts";
 import { VERL_METRICS_DIR } from "./verl_metrics.ts";
 import { resolveRecipe, validateVerlSettings, type VerlDataset, type VerlSettings } from "./recipes.ts";
@@ -42,6 +43,8 @@ export interface VerlRunPlan {
   verlRoot: string | null;
   /** Files to write, keyed by path relative to the run folder. */
   files: Record<string, string>;
+  /** Generations, GPU-hours, checkpoint storage and the memory plan (cost.ts). */
+  cost: RunCost;
 }
 
 /** Folder of a run's VERL files, relative to the run folder; it is also the Ray job's working_dir. */
@@ -85,11 +88,23 @@ export function verlRunPlan(
       `settings.verlRoot (or VERL_ROOT) '${verlRoot}' must be absolute, without quotes or \\`,
     );
   }
+  const steps = sweep.rl?.steps ?? settings.rl?.steps ?? missingSteps(run.runId);
+  // memory and cost plan (cost.ts): offload / sequence parallelism chosen so the run fits its GPUs
+  const cost = runCost({
+    runId: run.runId,
+    settings,
+    recipe,
+    steps,
+    eval: run.eval,
+    saveFreq: settings.saveFreq,
+    dynamicSampling: algo.dynamicSampling?.enabled ?? false,
+  });
   const overrides = hydraOverrides(algo, {
     runId: run.runId,
     seed: run.seed,
-    steps: sweep.rl?.steps ?? settings.rl?.steps ?? missingSteps(run.runId),
+    steps,
     eval: { n: run.eval.n, every: run.eval.every },
+    memory: cost.memory,
     settings,
     recipe,
     paths: {
@@ -114,6 +129,7 @@ export function verlRunPlan(
     command: rayJobCommand,
     entrypoint,
     verlRoot,
+    cost,
     files: {
       [`${VERL_DIR}/launch.sh`]: script,
       [`${VERL_DIR}/overrides.txt`]: overrides.join("\n") + "\n",

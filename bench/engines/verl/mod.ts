@@ -61,3 +61,18 @@ export {
 export { GRADER_SCRIPT, graderScript, rewardModuleSource } from "./reward.ts";
 export { type RewardVerdict, serveRewards } from "./reward_serve.ts";
 export { readVerlMetrics, VERL_METRIC_FIELDS, VERL_METRICS_DIR } from "./verl_metrics.ts";
+export {
+  ASSUMED_TOKENS_PER_GPU_SECOND,
+  costTable,
+  estimateMemory,
+  GPU_GB,
+  type MemoryChoice,
+  type MemoryEstimate,
+  type MemorySettings,
+  MODEL_SHAPES,
+  type ModelShape,
+  planMemory,
+  type RunCost,
+  runCost,
+  VAL_PROBLEMS,
+} from "./cost.ts";

@@ -1,6 +1,7 @@
 // Hydra overrides for VERL's trainer (verl.trainer.main_ppo, or DAPO's recipe entry for dynamic sampling),
 // derived from the run's resolved algorithm (the RL core's AlgoConfig) and the recipe knobs.
 import type { AlgoConfig } from "../../core/presets.ts";
+import type { MemorySettings } from "./cost.ts";
 import type { Recipe, VerlSettings } from "./recipes.ts";
 
 /** Where the run's files live as the cluster sees them. */
@@ -22,6 +23,8 @@ export interface OverrideInput {
   settings: VerlSettings;
   recipe: Recipe;
   paths: ClusterPaths;
+  /** FSDP offload and sequence parallelism (cost.ts planMemory); absent: VERL's defaults. */
+  memory?: MemorySettings;
 }
 
 /** The name of ACE's estimator as ace_verl.py registers it. */
@@ -107,6 +110,7 @@ export function hydraOverrides(algo: AlgoConfig, input: OverrideInput): string[]
     ...rewardOverrides(algo, input),
     ...rayOverrides(verlEnv(algo, input.settings, input.paths.runDir)),
     ...trainerOverrides(input),
+    ...(input.memory ? memoryOverrides(input.memory) : []),
     ...input.settings.extraOverrides,
   ];
 }
@@ -301,6 +305,17 @@ function trainerOverrides({ runId, steps, eval: ev, settings, paths }: OverrideI
     `trainer.validation_data_dir=${JSON.stringify(`${paths.runDir}/val_generations`)}`,
     // @hydra.main's own outputs (.hydra/config.yaml, overrides.yaml) go to the run folder, not into the checkout
     `hydra.run.dir=${JSON.stringify(`${paths.runDir}/hydra/\${now:%Y%m%d-%H%M%S}`)}`,
+  ];
+}
+
+/** Memory plan (cost.ts): FSDP parameter/optimizer offload of actor and reference, Ulysses sequence parallelism. */
+function memoryOverrides(memory: MemorySettings): string[] {
+  return [
+    `actor_rollout_ref.actor.fsdp_config.param_offload=${py(memory.paramOffload)}`,
+    `actor_rollout_ref.actor.fsdp_config.optimizer_offload=${py(memory.optimizerOffload)}`,
+    `actor_rollout_ref.ref.fsdp_config.param_offload=${py(memory.paramOffload)}`,
+    `actor_rollout_ref.actor.ulysses_sequence_parallel_size=${memory.sequenceParallel}`,
+    `actor_rollout_ref.ref.ulysses_sequence_parallel_size=${memory.sequenceParallel}`,
   ];
 }
 

@@ -35,6 +35,10 @@ export interface VerlSettings extends Partial<Record<keyof Recipe, number | null
   python: string;
   deno: string;
   acebenchRoot: string | null;
+  /** FSDP offload and Ulysses sequence parallelism; null: chosen by cost.ts so the run fits. */
+  paramOffload: boolean | null;
+  optimizerOffload: boolean | null;
+  sequenceParallel: number | null;
   verlRoot: string | null;
   entrypoint: string | null;
   launch: "none" | "local" | "ray-job";
