@@ -206,9 +206,13 @@ Deno.test({
         // the finished run, launched again, trains nothing (and validates nothing)
         rmSync(logFile, { force: true });
         const again = run("bash", [launch], env, `${runConfig.runId} second launch.sh`);
-        ok(again.includes(`nothing left to train`), "the second start says it has nothing to train");
+        // (ace_verl prints "nothing left to train" from the TaskRunner actor; Ray's log forwarding may drop the line
+        // when the driver exits at once, so the test reads what the workers did instead)
         const second = readJsonl<{ event: string }>(logFile);
-        assertEquals(second.filter((e) => e.event === "update_actor").length, 0, "second launch trained");
+        ok(second.some((e) => e.event === "init_workers"), `the second start ran:\n${again.slice(-2000)}`);
+        for (const event of ["generate", "update_actor", "save_checkpoint"]) {
+          assertEquals(second.filter((e) => e.event === event).length, 0, `second launch: ${event}`);
+        }
 
         // VERL's own metrics per step, from its file logger, reach metrics.jsonl; the dumps ingest
         const summary = await ingestVerlDumps(runDir);
