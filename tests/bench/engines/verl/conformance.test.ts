@@ -218,7 +218,11 @@ Deno.test({
         assert(seen.ran, `${run.runId}: TaskRunner.run was not started`);
         const runtimeEnv = seen.init.runtime_env;
         assertEquals(runtimeEnv.worker_process_setup_hook, "ace_verl.install");
-        assertEquals(runtimeEnv.env_vars.PYTHONPATH, `${join(runDir, VERL_DIR)}:${checkout}`);
+        // launch.sh's folder and the checkout first, then the caller's own entries (extended, not replaced)
+        assertEquals(
+          runtimeEnv.env_vars.PYTHONPATH,
+          `${join(runDir, VERL_DIR)}:${checkout}:${here("fixtures/smoke_boot/")}:${hydraSrc}`,
+        );
         assertEquals(runtimeEnv.env_vars.ACE_VERL_ALPHA, "1");
         assertEquals(seen.cwd, checkout, `${run.runId}: ran in ${seen.cwd}`);
         // @hydra.main recorded the config and overrides in the run folder (hydra.run.dir), not in the checkout
