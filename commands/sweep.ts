@@ -23,7 +23,7 @@ import { writeReportChecked } from "../reports/mod.ts";
 /** Usage text for `deno task sweep`. */
 export const usage =
   `usage: deno task sweep [--config FILE | --preset NAME] [--out DIR] [--only PATTERN] [--workers N]
-                       [--dry-run [--no-calibrate]] [--no-report] [--repair]
+                       [--dry-run [--no-calibrate] [--verbose]] [--no-report] [--repair]
 
 Runs every method × ACE-grid point × base model × seed of a sweep config in parallel workers (first each
 base model the runs start from: a tfjs SFT per base), then writes the report (passk.csv, summary.md, plots/)
@@ -38,10 +38,12 @@ the exit code is already 1) or --only selected a subset.
 --out DIR         sweep folder (default: runs/<name>)
 --only PATTERN    run only these runs: a glob over run ids ('ace-*', '*_b3_*'), else one run id or method
 --workers N       parallel runs (default: number of cores)
---dry-run         print the design (bases, seeds per base), the run matrix, what is done, and a time estimate; run nothing in the sweep folder
+--dry-run         print the design (bases, seeds per base), the run matrix, what is done, and a time estimate (VERL: a cost
+                  and memory table); run nothing in the sweep folder
                   (with no finished run there, a local engine is calibrated first: a few RL steps of one run,
                   and a short SFT base model for tfjs, in a temp folder; the estimate says so)
 --no-calibrate    with --dry-run: skip the calibration (no estimate on a fresh folder)
+--verbose         with --dry-run on VERL configs: also each run's Hydra overrides, launch script and ray job
 --no-report       skip writing the report at the end
 --repair          first drop duplicate eval samples and metrics lines (left by two sweeps writing one folder
                   before the lock held) from every run, saying how many
@@ -61,6 +63,7 @@ export async function main(args: string[]): Promise<number> {
     workers: { type: "string" },
     "dry-run": { type: "boolean" },
     "no-calibrate": { type: "boolean" },
+    verbose: { type: "boolean" },
     "no-report": { type: "boolean" },
     repair: { type: "boolean" },
   }, false).values as {
@@ -72,6 +75,7 @@ export async function main(args: string[]): Promise<number> {
     workers?: string;
     "dry-run"?: boolean;
     "no-calibrate"?: boolean;
+    verbose?: boolean;
     "no-report"?: boolean;
     repair?: boolean;
   };
@@ -100,7 +104,7 @@ export async function main(args: string[]): Promise<number> {
       );
       calibration = await calibrate(sweep, spec);
     }
-    console.log(await describePlan(sweep, runs, out, workers, spec, calibration));
+    console.log(await describePlan(sweep, runs, out, workers, spec, calibration, values.verbose));
     return 0;
   }
   // One writer per folder: a second sweep on `out` exits 2 here instead of retraining finished runs.

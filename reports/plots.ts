@@ -240,6 +240,8 @@ export const TRAINING_METRICS: Record<string, string> = {
   accuracy: "rollout accuracy (fraction correct)",
   kl: "KL to the reference (nats per token)",
   entropy: "entropy (nats per token)",
+  clipfrac: "clip fraction (tokens whose ratio was clipped)",
+  response_length: "response length (tokens)",
   ace_overconf_frac: "overconfident errors: fraction of incorrect rollouts with c > 0",
   ace_overconf_mean_c: "overconfident errors: mean c (nats)",
 };

@@ -92,6 +92,8 @@ export interface LaunchPlan {
   overrides: string[];
   script: string;
   command: string;
+  /** The engine's cost record of the run, summed by its `costTable` (VERL: bench/engines/verl/cost.ts). */
+  cost?: unknown;
 }
 
 /** The sweep facts a launch plan needs: its name, RL steps and folder. */
@@ -120,4 +122,10 @@ export async function runIngest(spec: EngineSpec, runDir: string, sweepDir: stri
   const ingest = mod[spec.ingest.exportName];
   if (typeof ingest !== "function") throw new Error(`${spec.module}: no ingest '${spec.ingest.exportName}'`);
   return await ingest(runDir, { sweepDir });
+}
+
+/** Import an engine module's optional `costTable(costs)` (VERL: generations, GPU-hours, storage, memory), if any. */
+export async function loadCostTable(spec: EngineSpec): Promise<((costs: unknown[]) => string) | null> {
+  const mod = await import(spec.module);
+  return typeof mod.costTable === "function" ? mod.costTable : null;
 }

@@ -1,6 +1,6 @@
 // `--dry-run`: the run matrix, what is already finished, and a time estimate from measured timings.
 import type { RunConfig } from "../engines/engine.ts";
-import { type EngineSpec, loadPlanner } from "../engines/registry.ts";
+import { type EngineSpec, loadCostTable, loadPlanner } from "../engines/registry.ts";
 import { baseSeed, type SweepConfig } from "./config.ts";
 import { readStatus, runDir } from "../../common/run_folder.ts";
 import { type Calibration, estimateFromCalibration } from "./calibrate.ts";
@@ -42,7 +42,10 @@ export function designLine(sweep: SweepConfig, runs: RunConfig[]): string {
   return `design: ${perBase}${where}${shown}`;
 }
 
-/** The dry-run text: one line per run (state, method, ACE options), then the estimate, then launch plans. */
+/**
+ * The dry-run text: one line per run (state, method, ACE options), then the estimate, then (engines that launch
+ * external jobs) the engine's cost table and, with `verbose`, each run's launch plan.
+ */
 export async function describePlan(
   sweep: SweepConfig,
   runs: RunConfig[],
@@ -50,6 +53,7 @@ export async function describePlan(
   workers: number,
   spec: EngineSpec,
   calibration: Calibration | null = null,
+  verbose = false,
 ): Promise<string> {
   const lines = [`sweep ${sweep.name}: ${runs.length} runs, engine ${sweep.engine}, out ${out}`];
   lines.push(designLine(sweep, runs), "");
@@ -102,10 +106,15 @@ export async function describePlan(
   }
   const planner = await loadPlanner(spec);
   if (planner) {
-    for (const run of runs) {
-      const plan = planner(run, { name: sweep.name, rl: sweep.rl, dir: out });
-      lines.push("", `## ${run.runId}`, "Hydra overrides:", ...plan.overrides.map((o) => `  ${o}`));
-      lines.push("launch script:", plan.script.trimEnd(), "ray job:", plan.command);
+    const plans = runs.map((run) => planner(run, { name: sweep.name, rl: sweep.rl, dir: out }));
+    // the engine's cost and memory table; each run's full overrides and script only with --verbose
+    const table = await loadCostTable(spec);
+    if (table) lines.push("", table(plans.map((p) => p.cost)));
+    if (verbose) {
+      plans.forEach((plan, k) => {
+        lines.push("", `## ${runs[k].runId}`, "Hydra overrides:", ...plan.overrides.map((o) => `  ${o}`));
+        lines.push("launch script:", plan.script.trimEnd(), "ray job:", plan.command);
+      });
     }
   }
   return lines.join("\n");

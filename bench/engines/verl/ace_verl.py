@@ -268,18 +268,6 @@ def diagnostics(scores, incorrect, adv_before, adv_after, c):
 
 
 
-def binary_reward(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
-    """VERL custom reward (rewardScheme "binary"): VERL's own scorer, its ±1 math score mapped to 1 (correct) / 0.
-
-    math_dapo returns {"score": ±1, "acc": bool, "pred": ...}: the score becomes float(acc), the rest is kept.
-    A plain number becomes 1.0 if > 0 else 0.0."""
-    from verl.utils.reward_score import default_compute_score
-
-    result = default_compute_score(data_source, solution_str, ground_truth, extra_info, **kwargs)
-    if isinstance(result, dict):
-        return {**result, "score": 1.0 if result.get("acc", result["score"] > 0) else 0.0}
-    return 1.0 if float(result) > 0 else 0.0
-
 # --- estimators this module adds to VERL: name -> function, registered with core_algos.register_adv_est ----------
 ESTIMATORS = {ACE_NAME: compute_ace_outcome_advantage, W_REINFORCE_NAME: compute_w_reinforce_outcome_advantage}
 # Estimators whose call needs c_i and the incorrect mask from the batch (the wrapper computes them).
@@ -360,9 +348,38 @@ def _wrap_compute_advantage(original):
     return compute_advantage
 
 
+def finished_step(trainer):
+    """The checkpointed step when the trainer's latest checkpoint already reaches its last step, else None.
+
+    VERL's fit() resumes from the latest checkpoint, then validates and trains one more step before it checks
+    `global_steps >= total_training_steps`: a finished run started again would train past its step count. Only
+    resume_mode auto (acebench's) is considered; a relative checkpoint folder is resolved as VERL does."""
+    cfg = trainer.config.trainer
+    if cfg.get("resume_mode", "auto") != "auto" or cfg.get("default_hdfs_dir") is not None:
+        return None
+    from verl.utils.checkpoint.checkpoint_manager import find_latest_ckpt_path
+
+    folder = os.path.join(os.getcwd(), cfg.default_local_dir)
+    path = find_latest_ckpt_path(folder)
+    total = getattr(trainer, "total_training_steps", None)
+    if path is None or total is None:
+        return None
+    step = int(os.path.basename(os.path.normpath(path)).split("global_step_")[-1])
+    return step if step >= total else None
+
+
 def _wrap_fit(fit):
     @functools.wraps(fit)
     def wrapped(self, *args, **kwargs):
+        done = finished_step(self)
+        if done is not None:
+            print(
+                f"ace_verl: checkpoint global_step_{done} reaches total_training_steps "
+                f"({self.total_training_steps}): nothing left to train",
+                file=sys.stderr,
+                flush=True,
+            )
+            return None
         with trainer_context(self):
             return fit(self, *args, **kwargs)
 
@@ -397,7 +414,8 @@ def _patch_ray_trainer(ray_trainer):
         patched = _wrap_compute_advantage(current)
         # Modules that imported compute_advantage by name before now (e.g. a recipe trainer) are rebound too.
         for module in list(sys.modules.values()):
-            if module is not None and getattr(module, "compute_advantage", None) is current:
+            # the module's own dict, not getattr: lazy modules (transformers) import submodules on attribute access
+            if module is not None and getattr(module, "__dict__", {}).get("compute_advantage") is current:
                 module.compute_advantage = patched
     _patch_trainer_classes(ray_trainer)
 
@@ -405,6 +423,29 @@ def _patch_ray_trainer(ray_trainer):
 def _patch_recipe_trainer(module):
     """DAPO's trainer imports compute_advantage by name from ray_trainer (patched by then) and has its own fit()."""
     _patch_trainer_classes(module)
+
+
+def _json_scalar(value):
+    """numpy/torch scalars as Python numbers (json's `default`); anything else stays an error."""
+    if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
+        return value.item()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _patch_tracking(tracking):
+    """VERL's file logger (trainer.logger=[...,"file"]) writes each step with json.dumps, which fails on the numpy
+    int32 that v0.7.0's agent loop puts into num_turns metrics (the run dies at its first validation); write numpy
+    scalars as numbers, and flush each line so a crash keeps the steps before it."""
+    cls = getattr(tracking, "FileLogger", None)
+    if cls is None or getattr(cls.log, "_ace_verl", False):
+        return
+
+    def log(self, data, step):
+        self.fp.write(json.dumps({"step": step, "data": data}, default=_json_scalar) + "\n")
+        self.fp.flush()
+
+    log._ace_verl = True
+    cls.log = log
 
 
 def _patch_v1_trainer(module):
@@ -419,6 +460,7 @@ _PATCHES = {
     "verl.trainer.ppo.ray_trainer": _patch_ray_trainer,
     "recipe.dapo.dapo_ray_trainer": _patch_recipe_trainer,
     "verl.trainer.ppo.v1.trainer_base": _patch_v1_trainer,
+    "verl.utils.tracking": _patch_tracking,
 }
 
 

@@ -17,6 +17,7 @@ import {
   writeMetrics,
   writeStatus,
 } from "../../../common/run_folder.ts";
+import { readVerlMetrics } from "./verl_metrics.ts";
 
 /** One generation from a dump, with where it came from. */
 export interface DumpSample {
@@ -285,17 +286,21 @@ function markFinished(runDir: string, lastStep: number): boolean {
 }
 
 /**
- * Turn `<runDir>/ace_metrics.jsonl` (appended per step by ace_verl.py; a resumed job repeats steps) into the run's
- * metrics.jsonl: one line per step, sorted, the last record of a step winning. Returns the number of steps (0 and
+ * Turn `<runDir>/ace_metrics.jsonl` (appended per step by ace_verl.py; a resumed job repeats steps) and VERL's own
+ * metrics (`verl_metrics/`, verl_metrics.ts) into the run's metrics.jsonl: one line per step, sorted, the last
+ * record of a step winning. Returns the number of steps (0 and
  * nothing written when there is no file).
  */
 function ingestVerlMetrics(runDir: string): number {
   const source = join(runDir, ACE_METRICS_FILE);
-  if (!exists(source)) return 0;
+  // VERL's own metrics (entropy, clip fraction, response length) from its file logger, merged per step
+  const verl = readVerlMetrics(runDir);
+  if (!exists(source) && verl.size === 0) return 0;
   const byStep = new Map<number, Record<string, unknown>>();
+  for (const [step, fields] of verl) byStep.set(step, { step, ...fields });
   readJsonl<Record<string, unknown>>(source).forEach((record, i) => {
     if (!Number.isInteger(record.step)) throw new Error(`${source}: record ${i + 1} has no integer 'step'`);
-    byStep.set(record.step as number, record);
+    byStep.set(record.step as number, { ...verl.get(record.step as number), ...record });
   });
   const lines = [...byStep.keys()].sort((a, b) => a - b).map((step) => byStep.get(step));
   writeMetrics(runDir, lines);

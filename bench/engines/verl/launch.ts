@@ -6,7 +6,10 @@ import { atomicWrite } from "../../../common/fs.ts";
 import { configHash } from "../../../common/hash.ts";
 import { RUN_FILES } from "../../../common/run_folder.ts";
 import type { RunConfig } from "../engine.ts";
-import { entrypointFor, verlEnv, versionedOverrides, workerPythonPath } from "./overrides.ts";
+import { entrypointFor, REWARD_MODULE, verlEnv, versionedOverrides, workerPythonPath } from "./overrides.ts";
+import { type RunCost, runCost } from "./cost.ts";
+import { GRADER_SCRIPT, graderScript, rewardModuleSource } from "./reward.ts";
+import { VERL_METRICS_DIR } from "./verl_metrics.ts";
 import { resolveRecipe, validateVerlSettings, type VerlDataset, type VerlSettings } from "./recipes.ts";
 import { MAIN_DAPO, type VerlRelease, verlRelease, type VerlVersion } from "./versions.ts";
 
@@ -36,6 +39,8 @@ export interface VerlRunPlan {
   verlRoot: string | null;
   /** Files to write, keyed by path relative to the run folder. */
   files: Record<string, string>;
+  /** Generations, GPU-hours, checkpoint storage and the memory plan (cost.ts). */
+  cost: RunCost;
 }
 
 /** Folder of a run's VERL files, relative to the run folder; it is also the Ray job's working_dir. */
@@ -80,11 +85,23 @@ export function verlRunPlan(
     );
   }
   const release = verlRelease(settings.verlVersion);
+  const steps = sweep.rl?.steps ?? settings.rl?.steps ?? missingSteps(run.runId);
+  // memory and cost plan (cost.ts): offload / sequence parallelism chosen so the run fits its GPUs
+  const cost = runCost({
+    runId: run.runId,
+    settings,
+    recipe,
+    steps,
+    eval: run.eval,
+    saveFreq: settings.saveFreq,
+    dynamicSampling: algo.dynamicSampling?.enabled ?? false,
+  });
   const { overrides, dropped } = versionedOverrides(algo, {
     runId: run.runId,
     seed: run.seed,
-    steps: sweep.rl?.steps ?? settings.rl?.steps ?? missingSteps(run.runId),
+    steps,
     eval: { n: run.eval.n, every: run.eval.every },
+    memory: cost.memory,
     settings,
     recipe,
     paths: {
@@ -110,11 +127,15 @@ export function verlRunPlan(
     entrypoint,
     verlVersion: release.version,
     verlRoot,
+    cost,
     files: {
       [`${VERL_DIR}/launch.sh`]: script,
       [`${VERL_DIR}/overrides.txt`]: overrides.join("\n") + "\n",
       [`${VERL_DIR}/ray_job.sh`]: rayJobScript(rayJobCommand, verlRoot, release),
       [`${VERL_DIR}/ace_verl.py`]: aceModuleSource(),
+      // acebench reward: reward.py and the grader it starts (bench/engines/verl/reward.ts)
+      [`${VERL_DIR}/${REWARD_MODULE}`]: rewardModuleSource(),
+      [`${VERL_DIR}/${GRADER_SCRIPT}`]: graderScript(settings),
     },
   };
 }
@@ -170,8 +191,13 @@ function launchScript(
 ): string {
   const { settings, entrypoint, overrides, verlRoot, release, dropped } = plan;
   const env = Object.entries(vars).map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join("");
-  const args = [...overrides.map(shellQuote), `"${workerPythonPath("$HERE:$VERL_ROOT")}"`]
-    .map((o) => `  ${o}`).join(" \\\n");
+  // Workers get launch.sh's PYTHONPATH (this folder, the checkout, then the caller's own entries), extended, not
+  // replaced; and VERL's file logger path, new per start (the logger truncates its file).
+  const args = [
+    ...overrides.map(shellQuote),
+    `"${workerPythonPath("$PYTHONPATH")}"`,
+    `"++ray_kwargs.ray_init.runtime_env.env_vars.VERL_FILE_LOGGER_PATH='$VERL_FILE_LOGGER_PATH'"`,
+  ].map((o) => `  ${o}`).join(" \\\n");
   return `#!/usr/bin/env bash
 # acebench VERL run ${run.runId}: method ${run.method} (preset ${run.preset}), seed ${run.seed}, algo ${
     configHash(run.algo)
@@ -187,10 +213,17 @@ ${
 cd "$VERL_ROOT"
 # ace_verl.py sits next to this script; Ray workers get the same path through the runtime env (last override).
 export PYTHONPATH="$HERE:$VERL_ROOT\${PYTHONPATH:+:$PYTHONPATH}"
-${versionCheck(settings.python, entrypoint, release)}${env}exec ${
+${versionCheck(settings.python, entrypoint, release)}${env}${metricsFileLines()}exec ${
     shellQuote(settings.python)
   } -m ${entrypoint} \\
 ${args}
+`;
+}
+
+/** VERL's file logger writes per-step metrics to <run>/verl_metrics/<start time>-<pid>.jsonl (ingest merges them). */
+function metricsFileLines(): string {
+  return `mkdir -p "$(dirname "$HERE")/${VERL_METRICS_DIR}"
+export VERL_FILE_LOGGER_PATH="$(dirname "$HERE")/${VERL_METRICS_DIR}/$(date -u +%Y%m%dT%H%M%SZ)-$$.jsonl"
 `;
 }
 

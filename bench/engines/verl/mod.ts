@@ -40,9 +40,10 @@ export {
   ACE_METRICS_FILE,
   ACE_SETUP_HOOK,
   advEstimator,
-  BINARY_REWARD_FN,
   entrypointFor,
   hydraOverrides,
+  REWARD_FUNCTIONS,
+  REWARD_MODULE,
   verlEnv,
   versionedOverrides,
   workerPythonPath,
@@ -68,3 +69,21 @@ export {
   type VerlDataset,
   type VerlSettings,
 } from "./recipes.ts";
+export { GRADER_SCRIPT, graderScript, rewardModuleSource } from "./reward.ts";
+export { parseRequest, type RewardVerdict, serveRewards } from "./reward_serve.ts";
+export { readVerlMetrics, VERL_METRIC_FIELDS, VERL_METRICS_DIR } from "./verl_metrics.ts";
+export {
+  ASSUMED_TOKENS_PER_GPU_SECOND,
+  costTable,
+  estimateMemory,
+  GPU_GB,
+  type MemoryChoice,
+  type MemoryEstimate,
+  type MemorySettings,
+  MODEL_SHAPES,
+  type ModelShape,
+  planMemory,
+  type RunCost,
+  runCost,
+  VAL_PROBLEMS,
+} from "./cost.ts";

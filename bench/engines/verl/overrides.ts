@@ -2,6 +2,7 @@
 // derived from the run's resolved algorithm (the RL core's AlgoConfig) and the recipe knobs. They are written
 // once under v0.7.0's key names and rewritten for the target release by versions.ts.
 import type { AlgoConfig } from "../../core/presets.ts";
+import type { MemorySettings } from "./cost.ts";
 import type { Recipe, VerlSettings } from "./recipes.ts";
 import {
   checkNotLegacy,
@@ -31,6 +32,8 @@ export interface OverrideInput {
   settings: VerlSettings;
   recipe: Recipe;
   paths: ClusterPaths;
+  /** FSDP offload and sequence parallelism (cost.ts planMemory); absent: VERL's defaults. */
+  memory?: MemorySettings;
 }
 
 /** The name of ACE's estimator as ace_verl.py registers it. */
@@ -63,8 +66,13 @@ export function advEstimator(algo: AlgoConfig): string {
 
 /** Ray calls this in every worker process so the `ace` estimator and the call-site patch exist there. */
 export const ACE_SETUP_HOOK = "ace_verl.install";
-/** ace_verl's reward function mapping VERL's ±1 math scores to 0/1 (rewardScheme "binary"). */
-export const BINARY_REWARD_FN = "binary_reward";
+/** The reward module (bench/engines/verl/reward.py) as copied into each run's verl/ folder. */
+export const REWARD_MODULE = "reward.py";
+/** reward.py's function per reward scheme: ±1 (math_dapo's scale) or 1/0, both from acebench's strict grade. */
+export const REWARD_FUNCTIONS: Record<"native" | "binary", string> = {
+  native: "compute_score",
+  binary: "compute_score_binary",
+};
 
 /** The Python module to run for this algorithm on the target release (settings.entrypoint wins). */
 export function entrypointFor(algo: AlgoConfig, settings: VerlSettings): string {
@@ -112,6 +120,7 @@ export function versionedOverrides(
     ...rewardOverrides(algo, input),
     ...rayOverrides(verlEnv(algo, input.settings, input.paths.runDir)),
     ...trainerOverrides(input),
+    ...(input.memory ? memoryOverrides(input.memory) : []),
   ];
   const { overrides, dropped } = forVersion(neutral, release);
   input.settings.extraOverrides.forEach((o, i) =>
@@ -297,12 +306,11 @@ function rolloutOverrides({ recipe, eval: ev, seed }: OverrideInput): string[] {
 
 function rewardOverrides(algo: AlgoConfig, { recipe, settings, paths }: OverrideInput): string[] {
   const out = algo.dynamicSampling.enabled ? [`data.gen_batch_size=${recipe.genBatchSize}`] : [];
-  if (REWARD_SCHEMES[algo.rewardScheme] === "binary") {
-    out.push(
-      `custom_reward_function.path=${JSON.stringify(`${paths.aceDir}/ace_verl.py`)}`,
-      `custom_reward_function.name=${BINARY_REWARD_FN}`,
-    );
-  }
+  // acebench reward: every arm scores with reward.py, i.e. acebench's strict grader (the grade the report counts).
+  out.push(
+    `custom_reward_function.path=${JSON.stringify(`${paths.aceDir}/${REWARD_MODULE}`)}`,
+    `custom_reward_function.name=${REWARD_FUNCTIONS[REWARD_SCHEMES[algo.rewardScheme]]}`,
+  );
   if (!algo.overlong.enabled) return out;
   const buffer = {
     enable: "True",
@@ -324,7 +332,7 @@ function rewardOverrides(algo: AlgoConfig, { recipe, settings, paths }: Override
 }
 
 function rayOverrides(env: Record<string, string>): string[] {
-  if (Object.keys(env).length === 0) return [];
+  // Always installed: besides ACE and diagnostics, ace_verl's fit() wrapper keeps a finished run from training on.
   const vars = Object.entries(env).map(([k, v]) =>
     `++ray_kwargs.ray_init.runtime_env.env_vars.${k}=${JSON.stringify(v)}`
   );
@@ -335,7 +343,9 @@ function trainerOverrides({ runId, steps, eval: ev, settings, paths }: OverrideI
   return [
     `trainer.project_name=${settings.projectName}`,
     `trainer.experiment_name=${runId}`,
-    `trainer.logger=["console"]`,
+    // VERL's file logger: per-step metrics (entropy, clip fraction, response length) for ingest; launch.sh
+    // names the file (VERL_FILE_LOGGER_PATH, one per start: the logger truncates it).
+    `trainer.logger=["console","file"]`,
     `trainer.nnodes=${settings.nodes}`,
     `trainer.n_gpus_per_node=${settings.gpusPerNode}`,
     `trainer.total_training_steps=${steps}`,
@@ -349,6 +359,17 @@ function trainerOverrides({ runId, steps, eval: ev, settings, paths }: OverrideI
     `trainer.validation_data_dir=${JSON.stringify(`${paths.runDir}/val_generations`)}`,
     // @hydra.main's own outputs (.hydra/config.yaml, overrides.yaml) go to the run folder, not into the checkout
     `hydra.run.dir=${JSON.stringify(`${paths.runDir}/hydra/\${now:%Y%m%d-%H%M%S}`)}`,
+  ];
+}
+
+/** Memory plan (cost.ts): FSDP parameter/optimizer offload of actor and reference, Ulysses sequence parallelism. */
+function memoryOverrides(memory: MemorySettings): string[] {
+  return [
+    `actor_rollout_ref.actor.fsdp_config.param_offload=${py(memory.paramOffload)}`,
+    `actor_rollout_ref.actor.fsdp_config.optimizer_offload=${py(memory.optimizerOffload)}`,
+    `actor_rollout_ref.ref.fsdp_config.param_offload=${py(memory.paramOffload)}`,
+    `actor_rollout_ref.actor.ulysses_sequence_parallel_size=${memory.sequenceParallel}`,
+    `actor_rollout_ref.ref.ulysses_sequence_parallel_size=${memory.sequenceParallel}`,
   ];
 }
 

@@ -36,6 +36,12 @@ export interface VerlSettings extends Partial<Record<keyof Recipe, number | null
   python: string;
   /** The VERL release the plan targets (versions.ts). */
   verlVersion: VerlVersion;
+  deno: string;
+  acebenchRoot: string | null;
+  /** FSDP offload and Ulysses sequence parallelism; null: chosen by cost.ts so the run fits. */
+  paramOffload: boolean | null;
+  optimizerOffload: boolean | null;
+  sequenceParallel: number | null;
   verlRoot: string | null;
   entrypoint: string | null;
   launch: "none" | "local" | "ray-job";

@@ -45,12 +45,17 @@ Deno.test("sweep command: --dry-run prints the matrix and runs nothing; --only f
   );
 });
 
-Deno.test("sweep command: --dry-run of a VERL sweep shows Hydra overrides, the script and `ray job submit`", async () => {
+Deno.test("sweep command: --dry-run of a VERL sweep shows the cost table; --verbose the overrides and `ray job submit`", async () => {
   const presets = [...Deno.readDirSync(new URL("../../../bench/configs/", import.meta.url))]
     .map((e) => e.name).filter((n) => n.startsWith("verl-"));
   if (presets.length === 0) return console.log("no verl-* preset in bench/configs; skipped");
   const name = presets.sort()[0].replace(/\.json$/, "");
-  const { code, out } = await captured(() => main(["--preset", name, "--dry-run", "--only", "grpo_s0"]));
+  const short = await captured(() => main(["--preset", name, "--dry-run", "--only", "grpo_s0"]));
+  assertEquals(short.code, 0);
+  ok(short.out.includes("VERL cost and memory plan") && !short.out.includes("Hydra overrides:"), short.out);
+  const { code, out } = await captured(() =>
+    main(["--preset", name, "--dry-run", "--verbose", "--only", "grpo_s0"])
+  );
   assertEquals(code, 0);
   ok(
     out.includes("Hydra overrides:") && out.includes("ray job submit") && out.includes("#!/usr/bin/env bash"),

@@ -78,6 +78,7 @@ Deno.test({
         loaded.set(name, records);
         return records;
       });
+      assertEquals(settings.template, "boxed"); // the form acebench's reward and Qwen2.5-Math's chat template ask for
       for (const file of files) {
         const rows = await readVerlParquet(file.path);
         const records = loaded.get(file.dataset)!;
@@ -85,7 +86,7 @@ Deno.test({
         for (const i of [0, Math.floor(rows.length / 2), rows.length - 1]) {
           assertEquals(rows[i].extra_info.id, records[i].id);
           assertEquals(rows[i].reward_model.ground_truth, records[i].answer);
-          assertEquals(rows[i].prompt[0].content, renderPrompt(records[i], "dapo-answer"));
+          assertEquals(rows[i].prompt[0].content, renderPrompt(records[i], settings.template)); // boxed by default
         }
       }
       assertEquals(files.map((f) => f.rows).slice(1), [500, 30]);

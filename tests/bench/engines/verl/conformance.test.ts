@@ -29,6 +29,7 @@ import {
   writeRunPlan,
 } from "../../../../bench/engines/verl/mod.ts";
 import { assert, assertEquals, ok } from "../../../assert.ts";
+import { graderCommand } from "./verl_venv.ts";
 
 const PYTHON = "/usr/bin/python3";
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
@@ -172,6 +173,7 @@ for (const version of VERSIONS) {
             PYTHONPATH: `${hydraSrc}:${planned.verlRoot}`,
             PYTHONDONTWRITEBYTECODE: "1",
             CUDA_VISIBLE_DEVICES: "",
+            ACE_VERL_GRADER: graderCommand(), // reward.py's grader: this Deno (grader.sh names a `deno` on PATH)
           },
         }).outputSync();
         const stdout = new TextDecoder().decode(out.stdout).trim();
@@ -246,7 +248,11 @@ for (const version of VERSIONS) {
           assert(seen.ran, `${run.runId}: TaskRunner.run was not started`);
           const runtimeEnv = seen.init.runtime_env;
           assertEquals(runtimeEnv.worker_process_setup_hook, "ace_verl.install");
-          assertEquals(runtimeEnv.env_vars.PYTHONPATH, `${join(runDir, VERL_DIR)}:${checkout}`);
+          // launch.sh's folder and the checkout first, then the caller's own entries (extended, not replaced)
+          assertEquals(
+            runtimeEnv.env_vars.PYTHONPATH,
+            `${join(runDir, VERL_DIR)}:${checkout}:${here("fixtures/smoke_boot/")}:${hydraSrc}`,
+          );
           assertEquals(runtimeEnv.env_vars.ACE_VERL_ALPHA, "1");
           assertEquals(seen.cwd, checkout, `${run.runId}: ran in ${seen.cwd}`);
           // @hydra.main recorded the config and overrides in the run folder (hydra.run.dir), not in the checkout

@@ -81,7 +81,12 @@ Deno.test(
 async function fixtureSweep(dir: string): Promise<string> {
   // kept outside a runs/ folder in the repo (.gitignore ignores runs/), laid out as a sweep here
   cpSync(join(fixtures, "verl_run"), join(dir, "runs", "ace-grpo_s0"), { recursive: true });
-  await exportVerlData(dir, validateVerlSettings({ valDatasets: ["math500", "aime2025"] }), loader);
+  // the fixture dumps were generated with DAPO's "Answer:" template
+  await exportVerlData(
+    dir,
+    validateVerlSettings({ valDatasets: ["math500", "aime2025"], template: "dapo-answer" }),
+    loader,
+  );
   return join(dir, "runs", "ace-grpo_s0");
 }
 
@@ -233,7 +238,12 @@ Deno.test({
   name: "verl export: pyarrow and pandas (what VERL reads parquet with) accept the files",
   ignore: !hasPyarrow,
   fn: withTmp(async (dir) => {
-    await exportVerlData(dir, validateVerlSettings({ valDatasets: ["math500", "aime2025"] }), loader);
+    // the fixture dumps were generated with DAPO's "Answer:" template
+    await exportVerlData(
+      dir,
+      validateVerlSettings({ valDatasets: ["math500", "aime2025"], template: "dapo-answer" }),
+      loader,
+    );
     const files = [...Deno.readDirSync(join(dir, "data", "verl"))].map((e) =>
       join(dir, "data", "verl", e.name)
     );

