@@ -94,6 +94,8 @@ export interface LaunchPlan {
   command: string;
   /** The engine's cost record of the run, summed by its `costTable` (VERL: bench/engines/verl/cost.ts). */
   cost?: unknown;
+  /** What the plan runs on, shown by `--dry-run` (VERL: "verl v0.9.0", the release launch.sh insists on). */
+  target?: string;
 }
 
 /** The sweep facts a launch plan needs: its name, RL steps and folder. */

@@ -110,6 +110,9 @@ export async function describePlan(
     // the engine's cost and memory table; each run's full overrides and script only with --verbose
     const table = await loadCostTable(spec);
     if (table) lines.push("", table(plans.map((p) => p.cost)));
+    const targets = new Map<string, number>();
+    for (const p of plans) if (p.target) targets.set(p.target, (targets.get(p.target) ?? 0) + 1);
+    for (const [target, count] of targets) lines.push(`target: ${target} (${count} runs)`);
     if (verbose) {
       plans.forEach((plan, k) => {
         lines.push("", `## ${runs[k].runId}`, "Hydra overrides:", ...plan.overrides.map((o) => `  ${o}`));

@@ -41,6 +41,8 @@ export interface VerlRunPlan {
   files: Record<string, string>;
   /** Generations, GPU-hours, checkpoint storage and the memory plan (cost.ts). */
   cost: RunCost;
+  /** "verl v<version>": the release this plan is generated for (shown by `sweep --dry-run`). */
+  target: string;
 }
 
 /** Folder of a run's VERL files, relative to the run folder; it is also the Ray job's working_dir. */
@@ -126,6 +128,7 @@ export function verlRunPlan(
     command: rayJobCommand,
     entrypoint,
     verlVersion: release.version,
+    target: `verl v${release.version}`,
     verlRoot,
     cost,
     files: {

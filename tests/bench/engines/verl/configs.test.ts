@@ -108,8 +108,8 @@ Deno.test("verl configs: sweep --dry-run of every shipped config shows the VERL 
       console.log = log;
     }
     const runs = expandRuns(readSweepConfig(join(configsDir, file)));
-    const targets = out.match(/^# Runs verl v\S+ \(/gm) ?? [];
-    assertEquals(targets.length, runs.length, `${file}: one target line per run`);
-    ok(targets.every((t) => t === `# Runs verl v${DEFAULT_VERL_VERSION} (`), `${file}: ${targets}`);
+    const targets = [...out.matchAll(/^target: verl v(\S+) \((\d+) runs\)$/gm)];
+    assertEquals(targets.map((t) => t[1]), [DEFAULT_VERL_VERSION], `${file}: ${out}`);
+    assertEquals(Number(targets[0][2]), runs.length, `${file}: every run targets it`);
   }
 });

@@ -51,6 +51,7 @@ function sweepConfig(modelDir: string, logFile: string): SweepConfig {
     settings: {
       model: modelDir,
       python: VENV_PYTHON,
+      verlVersion: "0.7.0", // the release whose dependencies install here (../shared/verl/verl-0.7.0)
       nodes: 1,
       gpusPerNode: 1,
       maxPromptLength: 512,

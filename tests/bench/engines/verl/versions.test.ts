@@ -95,7 +95,7 @@ Deno.test("verl versions: a plan without verlVersion targets the newest release;
     assertEquals(plan.entrypoint, "verl.trainer.main_ppo", "0.9.0 runs DAPO on VERL's own V1 trainer");
   }
   const grpo = verlRunPlan(makeRun("grpo"), SWEEP, {}).overrides;
-  ok(grpo.includes("reward.custom_reward_function.name=binary_reward"));
+  ok(grpo.includes("reward.custom_reward_function.name=compute_score_binary"));
   ok(grpo.includes("++actor_rollout_ref.rollout.seed=1"));
   const dapo = verlRunPlan(makeRun("dapo"), SWEEP, {});
   ok(dapo.overrides.includes("reward.reward_manager.name=dapo"));
