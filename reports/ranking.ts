@@ -1,5 +1,5 @@
-// The methods of a sweep ranked by mean Pass@1 and mean Pass@k at the largest k, each with its 95% crossed
-// seeds × problems interval, so a baselines sweep reads as a leaderboard. The ranks order means; whether two
+// The methods of a sweep ranked by mean Pass@1 and mean Pass@k at the largest k, each with its 95% interval (bases
+// × problems, seeds nested in bases; one base: seeds × problems, for that base only), so a baselines sweep reads as a leaderboard. The ranks order means; whether two
 // neighbours differ beyond noise is what the paired comparisons (compare.ts) say, not overlapping intervals.
 import type { AggregateCell } from "./passk.ts";
 
@@ -26,7 +26,10 @@ export function rankingSection(
   return [
     `### ${dataset}: methods ranked`,
     "",
-    `By mean over seeds (95% crossed seeds × problems interval). Ranks order the means only: two methods differ ` +
+    (mine.every((c) => c.scope === "bases")
+      ? "By mean over runs (95% crossed bases × problems interval, seeds nested in bases). "
+      : "By mean over seeds (95% crossed seeds × problems interval, for this base model only). ") +
+    "Ranks order the means only: two methods differ " +
     "beyond noise where their paired comparison's interval excludes 0, which overlapping intervals do not decide.",
     "",
     `| rank | method | Pass@1 | method | Pass@${kMax} |`,
