@@ -294,6 +294,12 @@ export function trainingSpec(runs: readonly RunData[]): vl.TopLevelSpec | null {
       }
     }
   }
+  // A metric that is 0 at every step of every run (clip fraction of an on-policy single update) gets no panel:
+  // an empty panel reads as missing data.
+  const informative = new Set(
+    [...byKey].filter(([, list]) => list.some((v) => v !== 0)).map(([key]) => key.split("\u0000")[1]),
+  );
+  for (const key of [...byKey.keys()]) if (!informative.has(key.split("\u0000")[1])) byKey.delete(key);
   if (byKey.size === 0) return null;
   const values = [...byKey].map(([key, list]) => {
     const [method, metric, step] = key.split("\u0000");

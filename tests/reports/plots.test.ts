@@ -60,10 +60,12 @@ Deno.test("plots: training curves are the median and quartile band over runs; c-
     samples: [],
     expected: {},
     evalFile: "ok" as const,
-    metrics: values.map((v, i) => ({ step: i + 1, accuracy: v, ace_overconf_frac: v })),
+    metrics: values.map((v, i) => ({ step: i + 1, accuracy: v, ace_overconf_frac: v, clipfrac: 0 })),
   });
   const spec = trainingSpec([run(0, [0, 0.1]), run(1, [0, 0.5]), run(2, [0, 0.3])])!;
   const values = rowsOf(spec);
+  // a metric that is 0 everywhere (on-policy clip fraction) gets no empty panel
+  ok(!values.some((v) => String(v.metric).startsWith("clip fraction")), "an all-zero metric has no panel");
   const acc = values.filter((v) => v.metric === "rollout accuracy (fraction correct)");
   assertEquals(acc.map((v) => v.step), [1, 2]);
   assertEquals([acc[1].median, acc[1].q25, acc[1].q75], [0.3, 0.2, 0.4]);
