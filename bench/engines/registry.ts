@@ -96,6 +96,8 @@ export interface LaunchPlan {
   cost?: unknown;
   /** What the plan runs on, shown by `--dry-run` (VERL: "verl v0.9.0", the release launch.sh insists on). */
   target?: string;
+  /** What the target cannot express and so does not pass (VERL 0.9.0: DAPO's round cap), shown by `--dry-run`. */
+  notes?: string[];
 }
 
 /** The sweep facts a launch plan needs: its name, RL steps and folder. */

@@ -113,6 +113,9 @@ export async function describePlan(
     const targets = new Map<string, number>();
     for (const p of plans) if (p.target) targets.set(p.target, (targets.get(p.target) ?? 0) + 1);
     for (const [target, count] of targets) lines.push(`target: ${target} (${count} runs)`);
+    const notes = new Map<string, number>();
+    for (const p of plans) for (const n of p.notes ?? []) notes.set(n, (notes.get(n) ?? 0) + 1);
+    for (const [note, count] of notes) lines.push(`note: ${note} (${count} runs)`);
     if (verbose) {
       plans.forEach((plan, k) => {
         lines.push("", `## ${runs[k].runId}`, "Hydra overrides:", ...plan.overrides.map((o) => `  ${o}`));

@@ -43,6 +43,8 @@ export interface VerlRunPlan {
   cost: RunCost;
   /** "verl v<version>": the release this plan is generated for (shown by `sweep --dry-run`). */
   target: string;
+  /** Settings the target release cannot express (also in launch.sh's header). */
+  notes: string[];
 }
 
 /** Folder of a run's VERL files, relative to the run folder; it is also the Ray job's working_dir. */
@@ -129,6 +131,7 @@ export function verlRunPlan(
     entrypoint,
     verlVersion: release.version,
     target: `verl v${release.version}`,
+    notes: dropped.map((d) => `not expressible in verl v${release.version}, so not passed: ${d}`),
     verlRoot,
     cost,
     files: {

@@ -111,5 +111,11 @@ Deno.test("verl configs: sweep --dry-run of every shipped config shows the VERL 
     const targets = [...out.matchAll(/^target: verl v(\S+) \((\d+) runs\)$/gm)];
     assertEquals(targets.map((t) => t[1]), [DEFAULT_VERL_VERSION], `${file}: ${out}`);
     assertEquals(Number(targets[0][2]), runs.length, `${file}: every run targets it`);
+    // what 0.9.0 cannot express (DAPO's round cap) is said, not silently dropped
+    const dapo = runs.filter((r) => r.algo.dynamicSampling.enabled).length;
+    const capNote = out.match(
+      /^note: not expressible in verl v0\.9\.0, so not passed: .*max_num_gen_batches.* \((\d+) runs\)$/m,
+    );
+    assertEquals(capNote ? Number(capNote[1]) : 0, dapo, `${file}: ${out}`);
   }
 });
