@@ -22,14 +22,17 @@ Deno.test("sweep command: --dry-run prints the matrix and runs nothing; --only f
     main(["--preset", "ci-tabular", "--out", out, "--dry-run", "--no-calibrate"])
   );
   assertEquals(code, 0);
-  for (const id of ["grpo_b0_s0", "grpo_b1_s0", "ace-grpo_b0_s0", "ace-grpo_b7_s0"]) {
-    ok(text.includes(id), id);
+  for (const id of ["grpo_s0", "grpo_s1", "ace-grpo_s0", "ace-grpo_s7"]) ok(text.includes(id), id);
+  ok(text.includes("design: one base model (base 0), seeds 0, 1, 2, 3, 4, 5, 6, 7"), text);
+  const bases = await captured(() =>
+    main(["--preset", "tabular", "--out", out, "--dry-run", "--no-calibrate"])
+  );
+  for (const id of ["grpo_b0_s0", "grpo_b4_s0", "ace-grpo_a1_softplus_sum_b4_s0"]) {
+    ok(bases.out.includes(id), id);
   }
   ok(
-    text.includes(
-      "design: 8 base model(s), 1 seed(s) per base; base b is tabular world worldSeed + b",
-    ),
-    text,
+    bases.out.includes("design: 5 base model(s), 1 seed(s) per base; base b is tabular world worldSeed + b"),
+    bases.out,
   );
   ok(text.includes("no timing measured yet"), text);
   ok(!exists(out), "a dry run writes nothing");
@@ -38,7 +41,7 @@ Deno.test("sweep command: --dry-run prints the matrix and runs nothing; --only f
   );
   ok(only.out.includes("(calibrated, not measured on this sweep"), only.out);
   ok(!exists(out), "a calibrated dry run writes nothing in the sweep folder");
-  ok(only.out.includes("8 runs") && !/^grpo_b0_s0 /m.test(only.out), only.out);
+  ok(only.out.includes("8 runs") && !/^grpo_s0 /m.test(only.out), only.out);
   await rejects(
     () => main(["--preset", "ci-tabular", "--only", "nothing-matches", "--dry-run"]),
     /matches none of/,
