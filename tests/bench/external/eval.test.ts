@@ -11,6 +11,7 @@ import { startFaultServer } from "./fault_server.ts";
 import { writeTinyCheckpoint } from "./tiny_checkpoint.ts";
 import { signalEval, spawnTaskEval } from "./task_eval.ts";
 import { usage } from "../../../commands/eval.ts";
+import { taskPermissions } from "../../run_cli.ts";
 
 Deno.env.set("CI", "true"); // no progress bars in test output
 const synthetic = await loadDataset("synthetic");
@@ -109,7 +110,7 @@ Deno.test("eval: killed mid-run (SIGKILL), the same command resumes without losi
     const child = new Deno.Command(Deno.execPath(), {
       args: [
         "run",
-        "-A",
+        ...taskPermissions("eval"),
         new URL("../../../cli.ts", import.meta.url).pathname,
         "eval",
         ...evalArgs(srv.url, out, oneAtATime),
@@ -547,7 +548,7 @@ Deno.test("eval: folder state is checked before anything is written; a corrupt l
 Deno.test("eval CLI: negative and empty values are one-line errors naming the flag, then where help is", async () => {
   const run = async (...args: string[]) => {
     const r = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", cliPath, "eval", ...args],
+      args: ["run", ...taskPermissions("eval"), cliPath, "eval", ...args],
       env: { CI: "true" },
     }).output();
     return { code: r.code, err: new TextDecoder().decode(r.stderr) };

@@ -8,6 +8,7 @@ import {
 } from "../../../bench/engines/tfjs/serve.ts";
 import { complete, type Endpoint, preflight } from "../../../bench/external/client.ts";
 import { writeTinyCheckpoint } from "./tiny_checkpoint.ts";
+import { taskPermissions } from "../../run_cli.ts";
 
 const dir = Deno.makeTempDirSync({ prefix: "acebench-serve-" });
 await writeTinyCheckpoint(dir);
@@ -109,7 +110,7 @@ Deno.test("serve: the CLI serves on --port 0 and stops cleanly on SIGINT", async
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      "-A",
+      ...taskPermissions("serve"),
       new URL("../../../cli.ts", import.meta.url).pathname,
       "serve",
       "--checkpoint",
@@ -152,7 +153,7 @@ Deno.test("serve: the CLI refuses a checkpoint whose prompt length cannot hold t
   const r = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      "-A",
+      ...taskPermissions("serve"),
       new URL("../../../cli.ts", import.meta.url).pathname,
       "serve",
       "--checkpoint",
