@@ -1,6 +1,7 @@
 // SVG plots through vega-lite → vega (headless, renderer "none"): Pass@k over k per method beside the base curve
 // (step 0) with intervals, ACE minus baseline over k with its crossed interval and significant k marked, and
 // training curves (accuracy, KL, entropy, overconfident-error fraction and mean c): median and band over runs.
+import { quantile } from "../evaluators/mod.ts";
 import * as vega from "vega";
 import * as vl from "vega-lite";
 import type { Comparison } from "./compare.ts";
@@ -267,12 +268,6 @@ const METHOD_COLORS = [
   "#0571b0",
 ];
 
-/** The q-quantile (linear interpolation) of sorted values. */
-function quantileOf(sorted: readonly number[], q: number): number {
-  const at = (sorted.length - 1) * q, i = Math.floor(at);
-  return i + 1 < sorted.length ? sorted[i] + (at - i) * (sorted[i + 1] - sorted[i]) : sorted[i];
-}
-
 /**
  * Per-method training curves, one panel per metric the runs logged: the median over units (runs: base × seed)
  * per step with the band between their 25th and 75th percentiles. The c-based panels start at step 2 (at step 1
@@ -303,14 +298,13 @@ export function trainingSpec(runs: readonly RunData[]): vl.TopLevelSpec | null {
   if (byKey.size === 0) return null;
   const values = [...byKey].map(([key, list]) => {
     const [method, metric, step] = key.split("\u0000");
-    const sorted = [...list].sort((a, b) => a - b);
     return {
       method,
       metric: TRAINING_METRICS[metric],
       step: Number(step),
-      median: quantileOf(sorted, 0.5),
-      q25: quantileOf(sorted, 0.25),
-      q75: quantileOf(sorted, 0.75),
+      median: quantile(list, 0.5),
+      q25: quantile(list, 0.25),
+      q75: quantile(list, 0.75),
     };
   });
   const units = Math.max(...[...byKey.values()].map((l) => l.length));

@@ -2,8 +2,7 @@
 // short calibration trains a few RL steps of one run in a temp folder (with a short SFT base model where the
 // engine has one, measured twice to split fixed costs from per-step ones) and scales each part to the config.
 import { join } from "node:path";
-import { readJsonl } from "../../common/fs.ts";
-import { readStatus, RUN_FILES, runDir } from "../../common/run_folder.ts";
+import { readMetrics, readStatus, runDir } from "../../common/run_folder.ts";
 import type { RunConfig } from "../engines/engine.ts";
 import type { EngineSpec } from "../engines/registry.ts";
 import { expandRuns, type SweepConfig } from "./config.ts";
@@ -73,7 +72,7 @@ async function timeOnce(sweep: SweepConfig, dir: string, spec: EngineSpec) {
     throw new Error(`calibration run ${run.runId} failed: ${why}`);
   }
   const folder = runDir(dir, run.runId);
-  const metrics = readJsonl<{ sample_s?: number; update_s?: number }>(join(folder, RUN_FILES.metrics));
+  const metrics = readMetrics<{ sample_s?: number; update_s?: number }>(folder);
   const steps = metrics.map((m) => (m.sample_s ?? 0) + (m.update_s ?? 0));
   const stepSeconds = steps.reduce((a, b) => a + b, 0) / Math.max(1, steps.length);
   return { wall, runSeconds: readStatus(folder)?.seconds ?? wall, stepSeconds, steps: steps.length };
