@@ -9,6 +9,7 @@ import { layerNorm, linear, oneHotF } from "./model/ops.ts";
 import {
   advance,
   cachedAttention,
+  compactKvCache,
   createKvCache,
   disposeKvCache,
   type KvCache,
@@ -157,13 +158,17 @@ export function tokenLogProbs(
   return { logp, entropy };
 }
 
-/** Options of `sample`: new tokens per row, temperature (0 = greedy), nucleus mass, uniforms, stop token. */
+/**
+ * Options of `sample`: new tokens per row, temperature (0 = greedy), nucleus mass, uniforms, stop token, and
+ * whether finished rows leave the batch (default true; false computes every row to the end, as a reference).
+ */
 export interface SampleOptions {
   maxNew: number;
   temperature: number;
   topP: number;
   rng: Rng;
   eos?: number;
+  compact?: boolean;
 }
 
 /** Index drawn from logits at a temperature with nucleus (top-p) truncation, using one uniform u in [0, 1). */
@@ -215,10 +220,14 @@ function stepLogits(model: Model, tokens: Int32Array, b: number, t: number, cach
   });
 }
 
-/** A chunk for a sampler to run: tokens [rows, t] appended to every row (prefill: the prompts; then t = 1). */
+/**
+ * A chunk for a sampler to run: tokens [rows, t] appended to every row (prefill: the prompts; then t = 1). With
+ * `keep`, only those rows of the previous chunk (ascending indices) continue, and `tokens` covers just them.
+ */
 export interface LogitsRequest {
   tokens: Int32Array;
   t: number;
+  keep?: Int32Array;
 }
 
 /**
@@ -237,7 +246,8 @@ export function localLogits(model: Model, rows: number): LocalLogits {
   return {
     next(req) {
       cache ??= createKvCache(layers, rows, heads, dModel / heads, context);
-      return stepLogits(model, req.tokens, rows, req.t, cache);
+      if (req.keep) compactKvCache(cache, req.keep);
+      return stepLogits(model, req.tokens, cache.b, req.t, cache);
     },
     close() {
       if (cache) disposeKvCache(cache);
@@ -265,7 +275,7 @@ export function setSamplerDelegate(d: SamplerDelegate | null): void {
  * Uniforms come from `opts.rng`, so the same rng state gives the same samples.
  */
 export function sample(model: Model, prompts: Int32Array, b: number, opts: SampleOptions): SampleResult {
-  const gen = sampleSteps(model, prompts, b, opts), source = localLogits(model, b);
+  const gen = sampleSteps(model, prompts, b, opts, opts.compact ?? true), source = localLogits(model, b);
   try {
     let step = gen.next(undefined as unknown as Float32Array);
     while (!step.done) {
@@ -293,26 +303,30 @@ export async function sampleAsync(
   b: number,
   opts: SampleOptions,
 ): Promise<SampleResult> {
-  const gen = sampleSteps(model, prompts, b, opts);
-  let step = gen.next(undefined as unknown as Float32Array); // validates the arguments first
-  const remote = step.done ? null : delegate?.(model, b) ?? null;
-  const local = remote ? null : localLogits(model, b);
+  // Finished rows are dropped from the batch only here: a delegate's workers hold fixed slices of the rows.
+  const remote = delegate?.(model, b) ?? null;
   try {
-    while (!step.done) {
-      if (remote) step = gen.next(await remote.next(step.value));
-      else {
-        const logits = local!.next(step.value);
-        try {
-          step = gen.next(await logits.data() as Float32Array);
-        } finally {
-          logits.dispose();
+    const gen = sampleSteps(model, prompts, b, opts, remote === null && (opts.compact ?? true));
+    let step = gen.next(undefined as unknown as Float32Array); // validates the arguments first
+    const local = remote ? null : localLogits(model, b);
+    try {
+      while (!step.done) {
+        if (remote) step = gen.next(await remote.next(step.value));
+        else {
+          const logits = local!.next(step.value);
+          try {
+            step = gen.next(await logits.data() as Float32Array);
+          } finally {
+            logits.dispose();
+          }
         }
       }
+      return step.value;
+    } finally {
+      local?.close();
     }
-    return step.value;
   } finally {
     remote?.close();
-    local?.close();
   }
 }
 
@@ -329,6 +343,7 @@ function* sampleSteps(
   prompts: Int32Array,
   b: number,
   opts: SampleOptions,
+  compact: boolean,
 ): Generator<LogitsRequest, SampleResult, Float32Array> {
   const { vocab, context } = model.config;
   if (!Number.isInteger(b) || b < 1 || prompts.length % b !== 0 || prompts.length === 0) {
@@ -351,31 +366,35 @@ function* sampleSteps(
   const total = p + maxNew;
   const tokens = new Int32Array(b * total), logp = new Float32Array(b * maxNew), lengths = new Int32Array(b);
   for (let r = 0; r < b; r++) tokens.set(prompts.subarray(r * p, (r + 1) * p), r * total);
+  // live[i] = the original row of the batch's i-th row; finished rows leave the batch (when `compact`) once a
+  // quarter of it is done, so late steps compute only the rows still generating. Draws stay in row order.
+  let live = Int32Array.from({ length: b }, (_, r) => r), keep: Int32Array | undefined;
   const done = new Uint8Array(b);
   let logits = yield { tokens: prompts, t: p };
   for (let s = 0; s < maxNew; s++) {
-    const next = new Int32Array(b); // a fresh array per step: a delegate may transfer it to its workers
-    let active = 0;
-    for (let r = 0; r < b; r++) {
-      if (done[r]) {
-        next[r] = eos!;
-      } else {
-        const row = logits.subarray(r * vocab, (r + 1) * vocab);
-        const tok = drawToken(row, temperature, topP, rng.float());
-        next[r] = tok;
+    const drawn: number[] = [];
+    for (let i = 0; i < live.length; i++) {
+      const r = live[i];
+      let tok = eos!;
+      if (!done[r]) {
+        const row = logits.subarray(i * vocab, (i + 1) * vocab);
+        tok = drawToken(row, temperature, topP, rng.float());
         logp[r * maxNew + s] = logSoftmaxAt(row, tok);
         lengths[r]++;
         if (tok === eos) done[r] = 1;
-        else active++;
+        else drawn.push(i);
       }
-      tokens[r * total + p + s] = next[r];
+      tokens[r * total + p + s] = tok;
     }
-    if (active === 0) {
-      for (let r = 0; r < b; r++) tokens.fill(eos!, r * total + p + s + 1, (r + 1) * total);
-      break;
-    }
-    if (s + 1 < maxNew) logits = yield { tokens: next, t: 1 };
+    if (drawn.length === 0) break;
+    if (s + 1 === maxNew) break;
+    keep = compact && drawn.length <= 0.75 * live.length ? Int32Array.from(drawn) : undefined;
+    if (keep) live = live.filter((_, i) => !done[live[i]]);
+    const next = new Int32Array(live.length); // a fresh array per step: a delegate may transfer it to its workers
+    for (let i = 0; i < live.length; i++) next[i] = tokens[live[i] * total + p + s];
+    logits = yield keep ? { tokens: next, t: 1, keep } : { tokens: next, t: 1 };
   }
+  for (let r = 0; r < b; r++) tokens.fill(eos!, r * total + p + lengths[r], (r + 1) * total);
   return { tokens, logp, lengths };
 }
 

@@ -82,6 +82,21 @@ function mergeKernel({ inputs: { y }, backend, attrs }: KernelArgs): tf.TensorIn
   return out;
 }
 
+/** Cache buffer x [b*h, cap, hd] → [rows*h, cap, hd] of the given rows; only positions < length are copied. */
+function keepRowsKernel({ inputs: { x }, backend, attrs }: KernelArgs): tf.TensorInfo {
+  const be = backend as WasmBackend, rows = attrs!.rows as number[];
+  const [heads, length] = ["heads", "length"].map((k) => attr(attrs, k)), [, cap, hd] = x.shape;
+  const out = be.makeOutput([rows.length * heads, cap, hd], "float32");
+  const heap = be.wasm.HEAPF32, from = addr(be, x) / 4, to = addr(be, out) / 4, block = cap * hd;
+  for (let i = 0; i < rows.length; i++) {
+    for (let h = 0; h < heads; h++) {
+      const src = from + (rows[i] * heads + h) * block;
+      heap.copyWithin(to + (i * heads + h) * block, src, src + length * hd);
+    }
+  }
+  return out;
+}
+
 /** Swap the last two axes of x [..., r, c] (r, c multiples of 4) → [..., c, r]. */
 function transposeKernel({ inputs: { x }, backend }: KernelArgs): tf.TensorInfo {
   const be = backend as WasmBackend, shape = x.shape, n = shape.length;
@@ -101,6 +116,7 @@ export async function loadKernels(): Promise<boolean> {
   registerWasmKernel("AceSplitHeads", splitKernel);
   registerWasmKernel("AceMergeHeads", mergeKernel);
   registerWasmKernel("AceTranspose", transposeKernel);
+  registerWasmKernel("AceKeepRows", keepRowsKernel);
   // Used inside differentiated code too (the tied output head), so it needs a gradient: transpose back.
   tf.registerGradient({
     kernelName: "AceTranspose",
@@ -301,6 +317,34 @@ export function createKvCache(
 /** Free a cache's tensors. */
 export function disposeKvCache(cache: KvCache): void {
   tf.dispose([...cache.k, ...cache.v]);
+}
+
+/**
+ * Keep only cache rows `rows` (ascending indices into the current rows), in that order: a sampler drops the
+ * rows that have finished so later steps compute only the live ones. Each row's keys and values are unchanged.
+ */
+export function compactKvCache(cache: KvCache, rows: Int32Array): void {
+  const { heads, length } = cache;
+  const pick = (xs: tf.Tensor3D[]) =>
+    xs.map((x) => {
+      const kept = tf.keep(
+        cache.inPlace
+          ? run("AceKeepRows", { x }, { rows: Array.from(rows), heads, length })
+          : tf.tidy(() => tf.gather(x, tf.tensor1d(headRows(rows, heads), "int32"), 0)),
+      ) as tf.Tensor3D;
+      x.dispose();
+      return kept;
+    });
+  cache.k = pick(cache.k);
+  cache.v = pick(cache.v);
+  cache.b = rows.length;
+}
+
+/** Indices into [b*heads, …] of the heads of `rows`. */
+function headRows(rows: Int32Array, heads: number): Int32Array {
+  const idx = new Int32Array(rows.length * heads);
+  for (let i = 0; i < idx.length; i++) idx[i] = rows[Math.floor(i / heads)] * heads + (i % heads);
+  return idx;
 }
 
 /** Write heads of qkv's column block `which` into the cache buffer at positions length..length+t-1. */

@@ -135,6 +135,27 @@ Deno.test("model: eos stops a row, fills it with eos and counts it in lengths", 
   disposeModel(m);
 });
 
+Deno.test("model: finished rows leave the batch without changing any row (wasm rows are batch-invariant)", async () => {
+  const m = await perturbedModel(13);
+  const eos = 2, b = 40, p = 3, prompts = new Int32Array(randomTokens(b, p, 14).flat());
+  const opts = (compact: boolean) => ({
+    maxNew: 9,
+    temperature: 2,
+    topP: 0.95,
+    rng: Rng.seeded(15),
+    eos,
+    compact,
+  });
+  const before = tf.memory().numTensors;
+  const full = sample(m, prompts, b, opts(false)), compacted = sample(m, prompts, b, opts(true));
+  assertEquals(tf.memory().numTensors, before);
+  const ends = new Set(full.lengths);
+  assert.ok(ends.size >= 4 && Math.min(...full.lengths) <= 3, `rows end at ${[...ends]}: too few to compact`);
+  assertEquals(compacted, full);
+  assertEquals(await sampleAsync(m, prompts, b, opts(true)), full);
+  disposeModel(m);
+});
+
 Deno.test("model: same seed gives the same weights and samples; different seed differs", async () => {
   const a = createModel(cfg, Rng.seeded(13)),
     b = createModel(cfg, Rng.seeded(13)),
