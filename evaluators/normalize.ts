@@ -249,11 +249,11 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   { name: "unit_symbols", apply: (s) => s.replace(UNIT_SYMBOL_TAIL, "$1") },
   { name: "approx_prefix", apply: (s) => s.replace(/^[a-zA-Z]*\s*\\approx\s*/, "") },
   // Thousands separators when the whole answer is one grouped number (a list "1,000" is rare; "1, 2" is not),
-  // or the number after "=" ("x = 15,600").
+  // or the number after "=" ("x = 15,600"). A leading group 0 ("0,111") is no grouping.
   {
     name: "thousands_separators",
     apply: (s) =>
-      /^-?\d{1,3}(?:(?:,|\s)\d{3})+(?:\.\d+)?$/.test(s)
+      /^-?[1-9]\d{0,2}(?:(?:,|\s)\d{3})+(?:\.\d+)?$/.test(s)
         ? s.replace(/[,\s]/g, "")
         : s.replace(/(=\s*-?)(\d{1,3}(?:,\d{3})+)(?![\d,])/g, (_, eq, n) => eq + n.replace(/,/g, "")),
   },
