@@ -36,6 +36,18 @@ function stripThink(text: string): string {
   return open >= 0 ? text.slice(0, open) : text;
 }
 
+// Default mode: what follows the first chat-template token after the response's own text ("<|im_end|>",
+// "<|im_start|>user", "</s>") is a next turn the model made up, never its answer.
+const CHAT_TOKEN = /<\|[^|<>\s]{1,40}\|>|<\/s>/g;
+function cutChatTail(text: string): string {
+  CHAT_TOKEN.lastIndex = 0;
+  let from = 0; // a leading "<|im_start|>assistant" is no next turn: text must come between tokens
+  for (let m; (m = CHAT_TOKEN.exec(text)) !== null; from = m.index + m[0].length) {
+    if (text.slice(from, m.index).trim() !== "") return text.slice(0, m.index);
+  }
+  return text;
+}
+
 // A final line that is nothing but one math span, e.g. "$$x = 3$$" or "\[ \frac12 \]".
 function lastLineMath(text: string): Extraction | null {
   const t = text.trim();
@@ -105,6 +117,7 @@ export const EXTRACTION_RULES: readonly ExtractionRule[] = [
 export function extractAnswer(response: string, options: { strict?: boolean } = {}): Extraction {
   const strict = options.strict === true;
   let text = stripThink(response);
+  if (!strict) text = cutChatTail(text);
   if (text.length > EXTRACT_LIMITS.tailChars) text = text.slice(-EXTRACT_LIMITS.tailChars);
   let emptyBox: Extraction | null = null;
   let found: Extraction | null = null;
