@@ -100,7 +100,7 @@ export interface ExtractionRule {
  * \boxed{}") does not hide a later marker, and is the verdict only when no marker follows.
  */
 export const EXTRACTION_RULES: readonly ExtractionRule[] = [
-  { name: "boxed", strict: true, find: (t) => boxedRule(t) },
+  { name: "boxed", strict: true, find: boxedRule },
   { name: "answer_line", strict: true, find: answerLine },
   { name: "final_answer_is", strict: true, find: finalAnswerIs },
   { name: "answer_is", strict: true, find: answerIs },

@@ -68,6 +68,11 @@ const UNIT_TAIL = new RegExp(
 const TEXT_WRAPPERS =
   /\\(?:text|textbf|textit|textnormal|mathrm|mathbf|mathit|mbox|operatorname|textsf|mathsf)\s*\{/g;
 
+const TEXT_ANNOTATION =
+  /^\s*(-?\d+(?:\.\d+)?)\s*\\(?:text|mbox|textrm|mathrm)\s*\{([a-zA-Z .,'-]*)\}\s*\.?\s*$/;
+const VALUE_WORDS =
+  /\b(?:pi|squared|cubed|factorial|hundreds?|thousands?|millions?|billions?|trillions?|dozens?|percent|half|halves|thirds?|quarters?|sqrt|roots?|inverse|not|no|or|and|less|more|than|least|most|over|under|plus|minus|times|divided|e|i)\b/i;
+
 // Replace `\cmd{content}` by content (brace-matched, so nested braces survive).
 function unwrap(s: string, re: RegExp, map: (inner: string) => string = (x) => x): string {
   for (let guard = 0; guard < 50; guard++) {
@@ -144,6 +149,7 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   { name: "doubled_backslashes", apply: undouble },
   // Matrix row breaks (\\) must survive the spacing clean-up below, which eats "\ " and "\,".
   { name: "mask_row_breaks", apply: (s) => s.replaceAll("\\\\", ROW_BREAK) },
+  { name: "trailing_backslash", apply: (s) => s.replace(/\\\s*$/, "") }, // "185\" (row breaks are masked)
   { name: "escaped_currency_digit", apply: (s) => s.replace(/\\(?=\d)/g, "") }, // \boxed{\15} for \$15
   { name: "newlines", apply: (s) => s.replace(/\r?\n/g, " ") },
   { name: "thin_space_separator", apply: (s) => s.replace(/,\\!/g, "") },
@@ -173,6 +179,15 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
       s.replace(/≤/g, "\\le").replace(/≥/g, "\\ge").replace(/≠/g, "\\ne").replace(/−/g, "-")
         .replace(/×/g, "\\times").replace(/π/g, "\\pi").replace(/∞/g, "\\infty").replace(/√/g, "\\sqrt")
         .replace(/·/g, "\\cdot"),
+  },
+  // A number annotated in words, "17\text{ apples}", "4\mbox{ cm}": the number. Not a word that changes the value
+  // or hedges ("3\text{ million}", "5\text{ factorial}", "17\text{ or more}", "2\text{ not }…").
+  {
+    name: "text_annotation",
+    apply: (s) => {
+      const m = TEXT_ANNOTATION.exec(s);
+      return m && /[a-zA-Z]{2}/.test(m[2]) && !VALUE_WORDS.test(m[2]) ? m[1] : s;
+    },
   },
   // \text{ and } / \text{or} separate list items; other text wrappers just unwrap.
   {
