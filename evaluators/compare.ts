@@ -28,6 +28,13 @@ const isQuantity = (src: string) => QUANTITY.test(src.trim());
 const FUNCTION_LABEL = /^[a-zA-Z](?:\^\{?-1\}?)?\s*\(\s*[a-z]\s*\)$/;
 const isFunctionLabel = (src: string) => FUNCTION_LABEL.test(src.trim());
 
+// A gold that defines one unknown by the others, y = x^2 + 2x + 1: its right side is the answer (the unknown
+// does not occur in it; x = 2x − 3 stays an equation).
+function definesSymbol(g: Rel): boolean {
+  const [lhs, rhs] = g.sides;
+  return isLoneSymbol(lhs) && rhs.kind === "expr" && lhs.kind === "expr" && !rhs.vars.includes(lhs.vars[0]);
+}
+
 // A value with no unknown in it: a constant, text without letters ("2:3"), or a tuple/set/matrix of those.
 function isValueLike(v: Value): boolean {
   switch (v.kind) {
@@ -223,14 +230,14 @@ export const COMPARISONS: readonly AnswerComparison[] = [
     },
   },
   {
-    // A labelled gold (x = 5, PQ = 3, f(x) = 2, S_1:S_2 = 2:3) accepts its value; y = 2x+3 needs an equation,
-    // a definition f(x) = x + 22 accepts its right side.
+    // A labelled gold (x = 5, PQ = 3, f(x) = 2, S_1:S_2 = 2:3) accepts its value; a definition f(x) = x + 22
+    // or y = 2x + 3 accepts its right side; an equation x + y = 5 needs an equation.
     name: "labelled_gold",
     applies: (p, g) =>
       g.kind === "rel" && p.kind !== "rel" && g.ops.length === 1 && g.ops[0] === "=" &&
       (((isLabel(g.srcs[0]) || isLoneSymbol(g.sides[0]) || isQuantity(g.srcs[0])) &&
         isValueLike(g.sides[1])) ||
-        isFunctionLabel(g.srcs[0])),
+        isFunctionLabel(g.srcs[0]) || definesSymbol(g as Rel)),
     equal: (p, g) => valuesEqual(p, (g as Rel).sides[1]),
   },
   {
