@@ -218,7 +218,7 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
       ).replace(/(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\circ|\\degree)\s*,/g, ", ")
         .replace(/\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\circ|\\degree/g, ""),
   },
-  { name: "brace_comma", apply: (s) => s.replace(/\{,\}/g, "") },
+  { name: "brace_comma", apply: (s) => s.replace(/\{\s*,\s*\}/g, "") }, // 14{,}916, also spaced 14 {, }916
   // An ellipsis stays a member ("1, 2, 3, \ldots" is not the finite list "1, 2, 3"), in one spelling.
   { name: "ellipsis", apply: (s) => s.replace(/\\(?:ldots|cdots|dots|dotsc|dotsb)\b|\.\.\.|…/g, "\\ldots") },
   { name: "empty_set", apply: (s) => s.replace(/\\(?:varnothing|emptyset)\b|\\\{\s*\\\}|∅/g, "\\emptyset") },

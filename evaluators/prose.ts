@@ -81,7 +81,10 @@ export function finalSentence(text: string): string {
   let masked = "";
   let at = 0;
   for (const s of spans) {
-    masked += line.slice(at, s.start) + "M".repeat(s.end - s.start);
+    // Display math that ends its sentence inside ("$$ … \ge \frac{2}{1}.$$ Therefore …") ends it here too.
+    const display = line.startsWith("$$", s.start) || line.startsWith("\\[", s.start);
+    const stop = display && /[.!?]$/.test(s.content);
+    masked += line.slice(at, s.start) + "M".repeat(s.end - s.start - (stop ? 1 : 0)) + (stop ? "." : "");
     at = s.end;
   }
   masked += line.slice(at);
