@@ -115,7 +115,10 @@ let infinities: [Value, Value] | null = null;
 function inequalityToInterval(g: Rel): Value | null {
   infinities ??= [exprValue("-\\infty")!, exprValue("\\infty")!];
   const [negInf, inf] = infinities;
-  const varIdx = g.sides.findIndex(isLoneSymbol);
+  // The unknown: a symbol, a function value (0 < f(x) < 1 is the range (0, 1)) or an absolute value |z|.
+  const varIdx = g.sides.findIndex((s, i) =>
+    isLoneSymbol(s) || isFunctionLabel(g.srcs[i]) || isAbs(g.srcs[i])
+  );
   if (varIdx < 0 || g.ops.some((op) => op === "=" || op === "!=" || op === "~")) return null;
   if (!g.sides.every((s, i) => i === varIdx || isConstant(s))) return null;
   let lo: Value = negInf, hi: Value = inf, open = "(", close = ")";
@@ -126,7 +129,28 @@ function inequalityToInterval(g: Rel): Value | null {
   };
   if (varIdx > 0) bound(g.sides[varIdx - 1], g.ops[varIdx - 1], false);
   if (varIdx < g.sides.length - 1) bound(g.sides[varIdx + 1], g.ops[varIdx], true);
-  return { kind: "tuple", open, close, items: [lo, hi] };
+  const interval: Value = { kind: "tuple", open, close, items: [lo, hi] };
+  return isAbs(g.srcs[varIdx]) ? absPreimage(interval as Tuple) : interval;
+}
+
+const isAbs = (src: string) => /^\|\s*[a-zA-Z]\s*\|$/.test(src.trim());
+type Tuple = Extract<Value, { kind: "tuple" }>;
+
+// The z with |z| in [a, b]: [−b, −a] ∪ [a, b] for a > 0, else [−b, b] (brackets mirrored); null when |z| < 0.
+function absPreimage(t: Tuple): Value | null {
+  const [a, b] = t.items as Expr[];
+  const [va, vb] = [a, b].map((e) => Number(e.fn.evaluate({})));
+  const [na, nb] = [a, b].map((e) => compileExpr(`-(${e.src})`, e.hasDecimal));
+  if (!(vb > 0) || Number.isNaN(va) || na === null || nb === null) return null;
+  const mirror = (c: string) => (c === "]" ? "[" : "(");
+  if (!(va > 0)) return { kind: "tuple", open: mirror(t.close), close: t.close, items: [nb, b] };
+  const left: Tuple = {
+    kind: "tuple",
+    open: mirror(t.close),
+    close: t.open === "[" ? "]" : ")",
+    items: [nb, na],
+  };
+  return { kind: "union", parts: [left, t] };
 }
 
 // An inequality, or a list of inequalities ("x < -1 or x > 2"), as an interval or a union of intervals.
