@@ -178,7 +178,7 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
     apply: (s) =>
       s.replace(/≤/g, "\\le").replace(/≥/g, "\\ge").replace(/≠/g, "\\ne").replace(/−/g, "-")
         .replace(/×/g, "\\times").replace(/π/g, "\\pi").replace(/∞/g, "\\infty").replace(/√/g, "\\sqrt")
-        .replace(/·/g, "\\cdot"),
+        .replace(/·/g, "\\cdot").replace(/±/g, "\\pm ").replace(/∓/g, "\\mp "),
   },
   // A number annotated in words, "17\text{ apples}", "4\mbox{ cm}": the number. Not a word that changes the value
   // or hedges ("3\text{ million}", "5\text{ factorial}", "17\text{ or more}", "2\text{ not }…").
