@@ -41,6 +41,7 @@ function stripThink(text: string): string {
 // "<|im_start|>user", "</s>") is a next turn the model made up, never its answer.
 const CHAT_TOKEN = /<\|[^|<>\s]{1,40}\|>|<\/s>/g;
 function cutChatTail(text: string): string {
+  if (!text.includes("<")) return text;
   CHAT_TOKEN.lastIndex = 0;
   let from = 0; // a leading "<|im_start|>assistant" is no next turn: text must come between tokens
   for (let m; (m = CHAT_TOKEN.exec(text)) !== null; from = m.index + m[0].length) {
@@ -95,8 +96,9 @@ function finalSentenceRule(text: string): Extraction | null {
 // box only restates it.
 function finalAnswerAfterBox(text: string): Extraction | null {
   const marker = lastMatch(text, /final answer is/gi);
+  if (!marker) return null;
   const box = lastMatch(text, /\\(?:boxed|fbox)\b/g);
-  if (!marker || !box || marker.index < box.index) return null;
+  if (!box || marker.index < box.index) return null;
   const between = text.slice(box.index, marker.index).replace(/\\[a-zA-Z]+/g, " ");
   if ((between.match(/[A-Za-z]{2,}/g) ?? []).length < 6) return null; // "Final Answer: The" are three
   const ex = finalAnswerIs(text.slice(marker.index), false);

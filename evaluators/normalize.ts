@@ -149,7 +149,8 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   { name: "doubled_backslashes", apply: undouble },
   // Matrix row breaks (\\) must survive the spacing clean-up below, which eats "\ " and "\,".
   { name: "mask_row_breaks", apply: (s) => s.replaceAll("\\\\", ROW_BREAK) },
-  { name: "trailing_backslash", apply: (s) => s.replace(/\\\s*$/, "") }, // "185\" (row breaks are masked)
+  // "185\" (row breaks are masked by now)
+  { name: "trailing_backslash", apply: (s) => s.trimEnd().endsWith("\\") ? s.trimEnd().slice(0, -1) : s },
   { name: "escaped_currency_digit", apply: (s) => s.replace(/\\(?=\d)/g, "") }, // \boxed{\15} for \$15
   { name: "newlines", apply: (s) => s.replace(/\r?\n/g, " ") },
   { name: "thin_space_separator", apply: (s) => s.replace(/,\\!/g, "") },
@@ -176,9 +177,11 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   {
     name: "unicode_symbols",
     apply: (s) =>
-      s.replace(/≤/g, "\\le").replace(/≥/g, "\\ge").replace(/≠/g, "\\ne").replace(/−/g, "-")
-        .replace(/×/g, "\\times").replace(/π/g, "\\pi").replace(/∞/g, "\\infty").replace(/√/g, "\\sqrt")
-        .replace(/·/g, "\\cdot").replace(/±/g, "\\pm ").replace(/∓/g, "\\mp "),
+      !/[^\x00-\x7F]/.test(s)
+        ? s
+        : s.replace(/≤/g, "\\le").replace(/≥/g, "\\ge").replace(/≠/g, "\\ne").replace(/−/g, "-")
+          .replace(/×/g, "\\times").replace(/π/g, "\\pi").replace(/∞/g, "\\infty").replace(/√/g, "\\sqrt")
+          .replace(/·/g, "\\cdot").replace(/±/g, "\\pm ").replace(/∓/g, "\\mp "),
   },
   // A number annotated in words, "17\text{ apples}", "4\mbox{ cm}": the number. Not a word that changes the value
   // or hedges ("3\text{ million}", "5\text{ factorial}", "17\text{ or more}", "2\text{ not }…").
