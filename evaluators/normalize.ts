@@ -177,7 +177,7 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   {
     name: "unicode_symbols",
     apply: (s) =>
-      !/[^\x00-\x7F]/.test(s)
+      !/[^ -~\s]/.test(s) // ASCII only: nothing to replace
         ? s
         : s.replace(/≤/g, "\\le").replace(/≥/g, "\\ge").replace(/≠/g, "\\ne").replace(/−/g, "-")
           .replace(/×/g, "\\times").replace(/π/g, "\\pi").replace(/∞/g, "\\infty").replace(/√/g, "\\sqrt")
