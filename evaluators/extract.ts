@@ -4,6 +4,7 @@
 import {
   finalSentence,
   isClosingRemark,
+  isProse,
   lastBoldValue,
   mathSpans,
   previousSentence,
@@ -12,7 +13,6 @@ import {
 } from "./prose.ts";
 import { boxedRule, goldBoxGroup, lastBoxed } from "./boxes.ts";
 import { answerIs, answerLine, cleanValue, finalAnswerIs, lastMatch, otherMarkers } from "./markers.ts";
-import { isProse } from "./prose.ts";
 
 /** Caps on what extraction looks at: long responses are cut to their tail (answers come last). */
 export const EXTRACT_LIMITS = { tailChars: 20_000, answerChars: 2_000, bareChars: 120 };
