@@ -92,6 +92,15 @@ export function goldBoxGroup(text: string): string[] {
   return [...new Set(group.map((b) => b.content!))];
 }
 
+// Default mode: a last box that "never closes" only because its closing brace was written `\}` at the very end
+// ("\boxed{185\}") is that box, when nothing else in it is escaped or unbalanced.
+function strayBackslashBox(text: string): Extraction | null {
+  const last = lastMatch(text, /\\(?:boxed|fbox)\s*\{/g);
+  const m = last && /^([^{}\\]*)\\\}[\s.$]*$/.exec(text.slice(last.index + last[0].length));
+  const inner = m ? m[1].trim() : "";
+  return inner === "" ? null : { answer: inner, rule: "boxed_stray_backslash" };
+}
+
 // Text that joins two boxes into one stated answer ("and", "or", a comma, spacing); adjacent boxes are not joined.
 const CONNECTOR = /^(?:[\s,;.$&]|\\quad|\\qquad|\\text\{\s*(?:and|or)\s*\}|and|or)+$/i;
 
@@ -99,8 +108,9 @@ const CONNECTOR = /^(?:[\s,;.$&]|\\quad|\\qquad|\\text\{\s*(?:and|or)\s*\}|and|o
  * The last box as the answer; with two or more boxes (both modes), also every box and the final group, so a
  * several-value gold can be matched by their union and a hedge ("\boxed{3} or \boxed{4}") is never rewarded.
  */
-export function boxedRule(text: string): Extraction | null {
+export function boxedRule(text: string, strict = false): Extraction | null {
   const found = lastBoxed(text);
+  if (found?.rule === "boxed_unclosed" && !strict) return strayBackslashBox(text) ?? found;
   if (!found || found.answer === null) return found;
   const boxes = allBoxes(text);
   const filled = boxes.filter((b) => b.content !== null);

@@ -28,6 +28,13 @@ const isQuantity = (src: string) => QUANTITY.test(src.trim());
 const FUNCTION_LABEL = /^[a-zA-Z](?:\^\{?-1\}?)?\s*\(\s*[a-z]\s*\)$/;
 const isFunctionLabel = (src: string) => FUNCTION_LABEL.test(src.trim());
 
+// A gold that defines one unknown by the others, y = x^2 + 2x + 1: its right side is the answer (the unknown
+// does not occur in it; x = 2x − 3 stays an equation).
+function definesSymbol(g: Rel): boolean {
+  const [lhs, rhs] = g.sides;
+  return isLoneSymbol(lhs) && rhs.kind === "expr" && lhs.kind === "expr" && !rhs.vars.includes(lhs.vars[0]);
+}
+
 // A value with no unknown in it: a constant, text without letters ("2:3"), or a tuple/set/matrix of those.
 function isValueLike(v: Value): boolean {
   switch (v.kind) {
@@ -108,7 +115,10 @@ let infinities: [Value, Value] | null = null;
 function inequalityToInterval(g: Rel): Value | null {
   infinities ??= [exprValue("-\\infty")!, exprValue("\\infty")!];
   const [negInf, inf] = infinities;
-  const varIdx = g.sides.findIndex(isLoneSymbol);
+  // The unknown: a symbol, a function value (0 < f(x) < 1 is the range (0, 1)) or an absolute value |z|.
+  const varIdx = g.sides.findIndex((s, i) =>
+    isLoneSymbol(s) || isFunctionLabel(g.srcs[i]) || isAbs(g.srcs[i])
+  );
   if (varIdx < 0 || g.ops.some((op) => op === "=" || op === "!=" || op === "~")) return null;
   if (!g.sides.every((s, i) => i === varIdx || isConstant(s))) return null;
   let lo: Value = negInf, hi: Value = inf, open = "(", close = ")";
@@ -119,7 +129,28 @@ function inequalityToInterval(g: Rel): Value | null {
   };
   if (varIdx > 0) bound(g.sides[varIdx - 1], g.ops[varIdx - 1], false);
   if (varIdx < g.sides.length - 1) bound(g.sides[varIdx + 1], g.ops[varIdx], true);
-  return { kind: "tuple", open, close, items: [lo, hi] };
+  const interval: Value = { kind: "tuple", open, close, items: [lo, hi] };
+  return isAbs(g.srcs[varIdx]) ? absPreimage(interval as Tuple) : interval;
+}
+
+const isAbs = (src: string) => /^\|\s*[a-zA-Z]\s*\|$/.test(src.trim());
+type Tuple = Extract<Value, { kind: "tuple" }>;
+
+// The z with |z| in [a, b]: [−b, −a] ∪ [a, b] for a > 0, else [−b, b] (brackets mirrored); null when |z| < 0.
+function absPreimage(t: Tuple): Value | null {
+  const [a, b] = t.items as Expr[];
+  const [va, vb] = [a, b].map((e) => Number(e.fn.evaluate({})));
+  const [na, nb] = [a, b].map((e) => compileExpr(`-(${e.src})`, e.hasDecimal));
+  if (!(vb > 0) || Number.isNaN(va) || na === null || nb === null) return null;
+  const mirror = (c: string) => (c === "]" ? "[" : "(");
+  if (!(va > 0)) return { kind: "tuple", open: mirror(t.close), close: t.close, items: [nb, b] };
+  const left: Tuple = {
+    kind: "tuple",
+    open: mirror(t.close),
+    close: t.open === "[" ? "]" : ")",
+    items: [nb, na],
+  };
+  return { kind: "union", parts: [left, t] };
 }
 
 // An inequality, or a list of inequalities ("x < -1 or x > 2"), as an interval or a union of intervals.
@@ -223,14 +254,14 @@ export const COMPARISONS: readonly AnswerComparison[] = [
     },
   },
   {
-    // A labelled gold (x = 5, PQ = 3, f(x) = 2, S_1:S_2 = 2:3) accepts its value; y = 2x+3 needs an equation,
-    // a definition f(x) = x + 22 accepts its right side.
+    // A labelled gold (x = 5, PQ = 3, f(x) = 2, S_1:S_2 = 2:3) accepts its value; a definition f(x) = x + 22
+    // or y = 2x + 3 accepts its right side; an equation x + y = 5 needs an equation.
     name: "labelled_gold",
     applies: (p, g) =>
       g.kind === "rel" && p.kind !== "rel" && g.ops.length === 1 && g.ops[0] === "=" &&
       (((isLabel(g.srcs[0]) || isLoneSymbol(g.sides[0]) || isQuantity(g.srcs[0])) &&
         isValueLike(g.sides[1])) ||
-        isFunctionLabel(g.srcs[0])),
+        isFunctionLabel(g.srcs[0]) || definesSymbol(g as Rel)),
     equal: (p, g) => valuesEqual(p, (g as Rel).sides[1]),
   },
   {

@@ -4,6 +4,7 @@
 import {
   finalSentence,
   isClosingRemark,
+  isProse,
   lastBoldValue,
   mathSpans,
   previousSentence,
@@ -11,7 +12,7 @@ import {
   statesNothing,
 } from "./prose.ts";
 import { boxedRule, goldBoxGroup, lastBoxed } from "./boxes.ts";
-import { answerIs, answerLine, cleanValue, finalAnswerIs, otherMarkers } from "./markers.ts";
+import { answerIs, answerLine, cleanValue, finalAnswerIs, lastMatch, otherMarkers } from "./markers.ts";
 
 /** Caps on what extraction looks at: long responses are cut to their tail (answers come last). */
 export const EXTRACT_LIMITS = { tailChars: 20_000, answerChars: 2_000, bareChars: 120 };
@@ -34,6 +35,19 @@ function stripThink(text: string): string {
   if (close >= 0) return text.slice(close + "</think>".length);
   const open = text.indexOf("<think>");
   return open >= 0 ? text.slice(0, open) : text;
+}
+
+// Default mode: what follows the first chat-template token after the response's own text ("<|im_end|>",
+// "<|im_start|>user", "</s>") is a next turn the model made up, never its answer.
+const CHAT_TOKEN = /<\|[^|<>\s]{1,40}\|>|<\/s>/g;
+function cutChatTail(text: string): string {
+  if (!text.includes("<")) return text;
+  CHAT_TOKEN.lastIndex = 0;
+  let from = 0; // a leading "<|im_start|>assistant" is no next turn: text must come between tokens
+  for (let m; (m = CHAT_TOKEN.exec(text)) !== null; from = m.index + m[0].length) {
+    if (text.slice(from, m.index).trim() !== "") return text.slice(0, m.index);
+  }
+  return text;
 }
 
 // A final line that is nothing but one math span, e.g. "$$x = 3$$" or "\[ \frac12 \]".
@@ -76,6 +90,21 @@ function finalSentenceRule(text: string): Extraction | null {
   return stated && { answer: cleanValue(stated.answer), rule: `final_sentence_${stated.how}` };
 }
 
+// Default mode: Minerva's "The final answer is …" after the last box, with reasoning between them (six words or
+// more, counting "Final Answer: The"), states the answer; the boxes were intermediate results ("… = \boxed{255}
+// So, after six months, he has $10,455. Final Answer: The final answer is $10,455$."). A marker right after the
+// box only restates it.
+function finalAnswerAfterBox(text: string): Extraction | null {
+  const marker = lastMatch(text, /final answer is/gi);
+  if (!marker) return null;
+  const box = lastMatch(text, /\\(?:boxed|fbox)\b/g);
+  if (!box || marker.index < box.index) return null;
+  const between = text.slice(box.index, marker.index).replace(/\\[a-zA-Z]+/g, " ");
+  if ((between.match(/[A-Za-z]{2,}/g) ?? []).length < 6) return null; // "Final Answer: The" are three
+  const ex = finalAnswerIs(text.slice(marker.index), false);
+  return ex?.answer ? { answer: ex.answer, rule: "final_answer_is_after_box" } : null;
+}
+
 /** One extraction rule: its name, whether strict mode (training rewards) runs it, and the finder. */
 export interface ExtractionRule {
   name: string;
@@ -88,7 +117,7 @@ export interface ExtractionRule {
  * \boxed{}") does not hide a later marker, and is the verdict only when no marker follows.
  */
 export const EXTRACTION_RULES: readonly ExtractionRule[] = [
-  { name: "boxed", strict: true, find: (t) => boxedRule(t) },
+  { name: "boxed", strict: true, find: boxedRule },
   { name: "answer_line", strict: true, find: answerLine },
   { name: "final_answer_is", strict: true, find: finalAnswerIs },
   { name: "answer_is", strict: true, find: answerIs },
@@ -105,6 +134,7 @@ export const EXTRACTION_RULES: readonly ExtractionRule[] = [
 export function extractAnswer(response: string, options: { strict?: boolean } = {}): Extraction {
   const strict = options.strict === true;
   let text = stripThink(response);
+  if (!strict) text = cutChatTail(text);
   if (text.length > EXTRACT_LIMITS.tailChars) text = text.slice(-EXTRACT_LIMITS.tailChars);
   let emptyBox: Extraction | null = null;
   let found: Extraction | null = null;
@@ -122,6 +152,7 @@ export function extractAnswer(response: string, options: { strict?: boolean } = 
     break;
   }
   found ??= emptyBox;
+  if (!strict && found?.answer && found.rule === "boxed") found = finalAnswerAfterBox(text) ?? found;
   if (!found) return { answer: null, rule: "no_answer" };
   if (found.answer !== null && found.answer.length > EXTRACT_LIMITS.answerChars) {
     return { answer: null, rule: `${found.rule}_too_long` };
@@ -129,7 +160,11 @@ export function extractAnswer(response: string, options: { strict?: boolean } = 
   return found;
 }
 
-/** The reference answer: a gold may carry `\boxed{}` (use its content); otherwise the whole gold is the answer. */
+/**
+ * The reference answer: a gold may carry `\boxed{}` (use its content); a gold that is a written-out solution
+ * (prose over 120 characters) without a box, its answer marker ("The final answer is $28\%$"); otherwise the
+ * whole gold is the answer.
+ */
 export function extractGold(gold: string): string | null {
   const text = gold.length > EXTRACT_LIMITS.tailChars ? gold.slice(-EXTRACT_LIMITS.tailChars) : gold;
   const boxed = lastBoxed(text);
@@ -137,6 +172,12 @@ export function extractGold(gold: string): string | null {
     // One answer in several boxes (\boxed{2} and \boxed{5}) is their list "2, 5" (see goldBoxGroup).
     const group = boxed.answer === null ? [] : goldBoxGroup(text);
     return group.length > 1 ? group.join(", ") : boxed.answer;
+  }
+  if (text.length > EXTRACT_LIMITS.bareChars && isProse(text)) {
+    for (const marker of [answerLine, finalAnswerIs, answerIs]) {
+      const found = marker(text, false);
+      if (found?.answer) return found.answer;
+    }
   }
   const v = cleanValue(text);
   return v === "" ? null : v;

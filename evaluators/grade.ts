@@ -61,6 +61,19 @@ function prepare(answer: string, options: NormalizeOptions = {}): Prepared {
 
 const plainWord = /^[a-zA-Z]+$/;
 
+// A decimal comma is read only where it cannot be anything else: one side is a plain decimal ("1.22"), the other
+// one number with a single comma ("1,22") that is no thousands grouping (not three digits after the comma, or a
+// leading group of 0 or of four digits: "0,111", "1000,999"). Such a list "1,22" could never equal a decimal,
+// and "1,500" (thousands) stays 1500.
+const PLAIN_DECIMAL = /^-?\d+\.\d+$/;
+const ONE_COMMA = /^-?(\d+),(\d+)$/;
+function decimalCommaReading(commaSide: string, decimalSide: string): Value | null {
+  const m = ONE_COMMA.exec(commaSide);
+  if (!m || !PLAIN_DECIMAL.test(decimalSide)) return null;
+  const grouping = m[2].length === 3 && /^[1-9]\d{0,2}$/.test(m[1]);
+  return grouping ? null : parseValue(commaSide.replace(",", "."));
+}
+
 /** Equivalence of two prepared answers (pred against reference gold), with the percent reading v ≡ v/100. */
 function preparedCompare(
   p: NonNullable<Prepared>,
@@ -77,6 +90,10 @@ function preparedCompare(
   if (scaledP !== null && valuesEqual(scaledP, g.value)) return { equal: true, by: "percent" };
   const scaledG = g.percent && !p.percent ? percentScaled(g.value) : null;
   if (scaledG !== null && valuesEqual(p.value, scaledG)) return { equal: true, by: "percent" };
+  const commaP = decimalCommaReading(p.norm, g.norm);
+  if (commaP !== null && valuesEqual(commaP, g.value)) return { equal: true, by: "decimal_comma" };
+  const commaG = decimalCommaReading(g.norm, p.norm);
+  if (commaG !== null && valuesEqual(p.value, commaG)) return { equal: true, by: "decimal_comma" };
   return direct;
 }
 

@@ -166,6 +166,9 @@ export function answerLine(text: string, strict: boolean): Extraction | null {
   return m ? valueOrEmpty(m[1], "answer_line", strict) : null;
 }
 
+// One math span at the start of a text: display $$…$$ and \[…\] (may span lines), inline $…$ and \(…\) (one line).
+const MARKER_MATH = /^(?:\$\$([\s\S]*?)\$\$|\$([^$\n]*)\$|\\\(([^\n]*?)\\\)|\\\[([\s\S]*?)\\\])/;
+
 /**
  * Marker conventions beyond the three classic ones (default mode), the last one in the text wins:
  * "**Answer:** …" or "Final answer: …" inside a line, "Answer \( 7/2 \)" / "answer $$12$$" (marker then math),
@@ -185,11 +188,13 @@ export function otherMarkers(text: string): Extraction | null {
   const mathAfter = lastMatch(text, /\banswer\s*(?:is\s*)?(?=\$|\\\(|\\\[)/gi);
   if (mathAfter) {
     const k = mathAfter.index + mathAfter[0].length;
-    const line = text.slice(k, lineEnd(text, k));
-    const span = mathSpans(line)[0];
-    // Only when the math ends the line ("Answer \( 7/2 \)."), not "the answer \(x\) must satisfy …".
-    if (span && span.start === 0 && span.content !== "" && /^[\s.!*]*$/.test(line.slice(span.end))) {
-      offer(mathAfter.index, { answer: span.content, rule: "answer_math" });
+    // The math right after the marker, spaced ("Answer $ 9 $") or over lines ("Answer \[\n 9 \n\]"); only when
+    // it ends its line ("Answer \( 7/2 \)."), not "the answer \(x\) must satisfy …".
+    const span = MARKER_MATH.exec(text.slice(k, k + 2_000));
+    const content = span ? (span[1] ?? span[2] ?? span[3] ?? span[4]).trim() : "";
+    const rest = span ? text.slice(k + span[0].length, lineEnd(text, k + span[0].length)) : "";
+    if (content !== "" && /^[\s.!*]*$/.test(rest)) {
+      offer(mathAfter.index, { answer: content, rule: "answer_math" });
     }
   }
   const gsmA = lastMatch(text, /(?:^|\n)[ \t]*A:[ \t]*([^\n]+)/g);

@@ -68,6 +68,11 @@ const UNIT_TAIL = new RegExp(
 const TEXT_WRAPPERS =
   /\\(?:text|textbf|textit|textnormal|mathrm|mathbf|mathit|mbox|operatorname|textsf|mathsf)\s*\{/g;
 
+const TEXT_ANNOTATION =
+  /^\s*(-?\d+(?:\.\d+)?)\s*\\(?:text|mbox|textrm|mathrm)\s*\{([a-zA-Z .,'-]*)\}\s*\.?\s*$/;
+const VALUE_WORDS =
+  /\b(?:pi|squared|cubed|factorial|hundreds?|thousands?|millions?|billions?|trillions?|dozens?|percent|half|halves|thirds?|quarters?|sqrt|roots?|inverse|not|no|or|and|less|more|than|least|most|over|under|plus|minus|times|divided|e|i)\b/i;
+
 // Replace `\cmd{content}` by content (brace-matched, so nested braces survive).
 function unwrap(s: string, re: RegExp, map: (inner: string) => string = (x) => x): string {
   for (let guard = 0; guard < 50; guard++) {
@@ -144,6 +149,8 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   { name: "doubled_backslashes", apply: undouble },
   // Matrix row breaks (\\) must survive the spacing clean-up below, which eats "\ " and "\,".
   { name: "mask_row_breaks", apply: (s) => s.replaceAll("\\\\", ROW_BREAK) },
+  // "185\" (row breaks are masked by now)
+  { name: "trailing_backslash", apply: (s) => s.trimEnd().endsWith("\\") ? s.trimEnd().slice(0, -1) : s },
   { name: "escaped_currency_digit", apply: (s) => s.replace(/\\(?=\d)/g, "") }, // \boxed{\15} for \$15
   { name: "newlines", apply: (s) => s.replace(/\r?\n/g, " ") },
   { name: "thin_space_separator", apply: (s) => s.replace(/,\\!/g, "") },
@@ -170,9 +177,20 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   {
     name: "unicode_symbols",
     apply: (s) =>
-      s.replace(/≤/g, "\\le").replace(/≥/g, "\\ge").replace(/≠/g, "\\ne").replace(/−/g, "-")
-        .replace(/×/g, "\\times").replace(/π/g, "\\pi").replace(/∞/g, "\\infty").replace(/√/g, "\\sqrt")
-        .replace(/·/g, "\\cdot"),
+      !/[^ -~\s]/.test(s) // ASCII only: nothing to replace
+        ? s
+        : s.replace(/≤/g, "\\le").replace(/≥/g, "\\ge").replace(/≠/g, "\\ne").replace(/−/g, "-")
+          .replace(/×/g, "\\times").replace(/π/g, "\\pi").replace(/∞/g, "\\infty").replace(/√/g, "\\sqrt")
+          .replace(/·/g, "\\cdot").replace(/±/g, "\\pm ").replace(/∓/g, "\\mp "),
+  },
+  // A number annotated in words, "17\text{ apples}", "4\mbox{ cm}": the number. Not a word that changes the value
+  // or hedges ("3\text{ million}", "5\text{ factorial}", "17\text{ or more}", "2\text{ not }…").
+  {
+    name: "text_annotation",
+    apply: (s) => {
+      const m = TEXT_ANNOTATION.exec(s);
+      return m && /[a-zA-Z]{2}/.test(m[2]) && !VALUE_WORDS.test(m[2]) ? m[1] : s;
+    },
   },
   // \text{ and } / \text{or} separate list items; other text wrappers just unwrap.
   {
@@ -203,7 +221,7 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
       ).replace(/(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\circ|\\degree)\s*,/g, ", ")
         .replace(/\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\circ|\\degree/g, ""),
   },
-  { name: "brace_comma", apply: (s) => s.replace(/\{,\}/g, "") },
+  { name: "brace_comma", apply: (s) => s.replace(/\{\s*,\s*\}/g, "") }, // 14{,}916, also spaced 14 {, }916
   // An ellipsis stays a member ("1, 2, 3, \ldots" is not the finite list "1, 2, 3"), in one spelling.
   { name: "ellipsis", apply: (s) => s.replace(/\\(?:ldots|cdots|dots|dotsc|dotsb)\b|\.\.\.|…/g, "\\ldots") },
   { name: "empty_set", apply: (s) => s.replace(/\\(?:varnothing|emptyset)\b|\\\{\s*\\\}|∅/g, "\\emptyset") },
@@ -249,11 +267,11 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   { name: "unit_symbols", apply: (s) => s.replace(UNIT_SYMBOL_TAIL, "$1") },
   { name: "approx_prefix", apply: (s) => s.replace(/^[a-zA-Z]*\s*\\approx\s*/, "") },
   // Thousands separators when the whole answer is one grouped number (a list "1,000" is rare; "1, 2" is not),
-  // or the number after "=" ("x = 15,600").
+  // or the number after "=" ("x = 15,600"). A leading group 0 ("0,111") is no grouping.
   {
     name: "thousands_separators",
     apply: (s) =>
-      /^-?\d{1,3}(?:(?:,|\s)\d{3})+(?:\.\d+)?$/.test(s)
+      /^-?[1-9]\d{0,2}(?:(?:,|\s)\d{3})+(?:\.\d+)?$/.test(s)
         ? s.replace(/[,\s]/g, "")
         : s.replace(/(=\s*-?)(\d{1,3}(?:,\d{3})+)(?![\d,])/g, (_, eq, n) => eq + n.replace(/,/g, "")),
   },

@@ -81,7 +81,10 @@ export function finalSentence(text: string): string {
   let masked = "";
   let at = 0;
   for (const s of spans) {
-    masked += line.slice(at, s.start) + "M".repeat(s.end - s.start);
+    // Display math that ends its sentence inside ("$$ … \ge \frac{2}{1}.$$ Therefore …") ends it here too.
+    const display = line.startsWith("$$", s.start) || line.startsWith("\\[", s.start);
+    const stop = display && /[.!?]$/.test(s.content);
+    masked += line.slice(at, s.start) + "M".repeat(s.end - s.start - (stop ? 1 : 0)) + (stop ? "." : "");
     at = s.end;
   }
   masked += line.slice(at);
@@ -96,6 +99,7 @@ export function finalSentence(text: string): string {
 }
 
 const NUMBER = /-?\d+(?:,\d{3})*(?:\.\d+)?(?:\/\d+)?/g;
+const ENDS_IN_VALUE = /\b(?:is|are|equals|was)\s+(-?\d+(?:,\d{3})*(?:\.\d+)?)\s*$/;
 
 /**
  * The last bold value (`**15**`, `**$x = 3$**`) in the last three lines of a text, for a final sentence that
@@ -183,6 +187,10 @@ export function sentenceAnswer(sentence: string): { answer: string; how: "math" 
   if (several !== null) return { answer: several, how: "math" };
   const spans = mathSpans(sentence);
   const span = spans.length > 0 ? spans[spans.length - 1] : null;
+  // A sentence that ends "… is 15" states 15, even after a span with digits ("the degree of $x^8 \cdot x^5$ is 15",
+  // "the 20th digit of $\frac{2}{9}$ is **6**").
+  const tail = span === null ? null : ENDS_IN_VALUE.exec(sentence.slice(span.end));
+  if (tail) return { answer: tail[1], how: "number" };
   // A last span that holds no value (a name: "the largest $n$ is 34") gives way to a number after it.
   if (span !== null && /\d/.test(span.content)) return { answer: span.content, how: "math" };
   let last: string | null = null;

@@ -1,6 +1,7 @@
 // `deno task bench grader`: grades/s and p50/p99 latency of single `grade` and of `gradeMany`, on MATH-500
 // gold vs \boxed{gold}, MATH-500 gold i vs gold i+1, and the labelled corpus; `--frontend-compare` measures
-// the hand-written LaTeX front end against @cortex-js/compute-engine on the corpus (accuracy and speed).
+// the hand-written LaTeX front end against @cortex-js/compute-engine on the corpus (accuracy and speed);
+// `--labelled FILE` scores a labelled JSON-lines file instead (accuracy, FP, FN in default and strict mode).
 import { parseFlags, parseNumber } from "../../common/args.ts";
 import { exists, readJsonl } from "../../common/fs.ts";
 import { grade } from "../../evaluators/grade.ts";
@@ -14,12 +15,15 @@ import { median, percentileSorted as percentile } from "../../evaluators/stats.t
 
 /** Usage text for `deno task bench grader`. */
 export const usage =
-  `usage: deno task bench grader [--frontend-compare] [--workers N] [--repeat R] [--passes P]
+  `usage: deno task bench grader [--frontend-compare] [--workers N] [--repeat R] [--passes P] [--labelled FILE]
 
   --frontend-compare  also grade the corpus and MATH-500 workloads with compute-engine as the LaTeX front end
   --workers N         gradeMany workers (default: cores)
   --repeat R          gradeMany workload = each workload repeated R times, like R samples per problem (default 16)
   --passes P          cold single-grade passes per workload; figures are medians over passes (default 5)
+  --labelled FILE     only score FILE, JSON lines {prediction, gold, label: boolean}: accuracy, false
+                      positives (label false, graded correct) and false negatives per mode, and every
+                      disagreeing line (repeatable; no speed figures)
 
 Reads ../shared/datasets/math500/test.jsonl when present (else only the corpus is measured).`;
 
@@ -96,15 +100,21 @@ export async function main(args: string[]): Promise<number> {
     workers: { type: "string" },
     repeat: { type: "string" },
     passes: { type: "string" },
+    labelled: { type: "string", multiple: true },
   }, false).values as {
     help?: boolean;
     "frontend-compare"?: boolean;
     workers?: string;
     repeat?: string;
     passes?: string;
+    labelled?: string[];
   };
   if (values.help) {
     console.log(usage);
+    return 0;
+  }
+  if (values.labelled?.length) {
+    for (const file of values.labelled) printLabelled(file, readLabelled(file));
     return 0;
   }
   const workers = parseNumber(values.workers, "workers", navigator.hardwareConcurrency || 1, 1, 256);
@@ -230,5 +240,84 @@ function translationCoverage(
       passUs.push((1000 * (performance.now() - t0)) / texts.length);
     }
     console.log(row([name, `${ok}/${texts.length}`, median(passUs).toFixed(1)]));
+  }
+}
+
+/** One labelled pair: the grader should answer `label`; `lineNo` is its 1-based line in the file. */
+export interface LabelledCase {
+  prediction: string;
+  gold: string;
+  label: boolean;
+  lineNo: number;
+  source?: string;
+}
+
+/** Read a labelled JSON-lines file; a malformed line throws "FILE:N: why" (a blank line is skipped). */
+export function readLabelled(file: string): LabelledCase[] {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(file);
+  } catch (e) {
+    throw new Error(`${file}: cannot read (${(e as Error).message})`);
+  }
+  const out: LabelledCase[] = [];
+  text.split("\n").forEach((raw, i) => {
+    if (raw.trim() === "") return;
+    let r: Record<string, unknown>;
+    try {
+      r = JSON.parse(raw);
+    } catch (e) {
+      throw new Error(`${file}:${i + 1}: invalid JSON (${(e as Error).message})`);
+    }
+    for (const field of ["prediction", "gold"]) {
+      if (typeof r?.[field] !== "string") {
+        throw new Error(`${file}:${i + 1}: field "${field}" must be a string`);
+      }
+    }
+    if (typeof r.label !== "boolean") throw new Error(`${file}:${i + 1}: field "label" must be a boolean`);
+    const source = typeof r.source === "string" ? r.source : undefined;
+    out.push({
+      prediction: r.prediction as string,
+      gold: r.gold as string,
+      label: r.label,
+      lineNo: i + 1,
+      source,
+    });
+  });
+  return out;
+}
+
+/** Agreement with the labels in one mode: FP = label false but graded correct, FN = label true but not. */
+export function scoreLabelled(
+  cases: LabelledCase[],
+  strict: boolean,
+): { n: number; agree: number; fp: number; fn: number; misses: { c: LabelledCase; rule: string }[] } {
+  const misses: { c: LabelledCase; rule: string }[] = [];
+  for (const c of cases) {
+    const r = grade(c.prediction, c.gold, { strict });
+    if (r.correct !== c.label) misses.push({ c, rule: r.rule });
+  }
+  const fp = misses.filter((m) => !m.c.label).length;
+  return { n: cases.length, agree: cases.length - misses.length, fp, fn: misses.length - fp, misses };
+}
+
+// The labelled report: one table row per mode, then every disagreeing line.
+function printLabelled(file: string, cases: LabelledCase[]): void {
+  console.log(`\nlabelled pairs: ${file} (${cases.length} lines)`);
+  console.log(row(["mode", "n", "agree", "accuracy", "FP", "FN"]));
+  console.log(row(["---", "---:", "---:", "---:", "---:", "---:"]));
+  const scores = ([false, true] as const).map((strict) => ({ strict, s: scoreLabelled(cases, strict) }));
+  for (const { strict, s } of scores) {
+    const pct = s.n ? (100 * s.agree / s.n).toFixed(1) : "-";
+    console.log(row([strict ? "strict" : "default", s.n, s.agree, `${pct}%`, s.fp, s.fn]));
+  }
+  for (const { strict, s } of scores) {
+    for (const { c, rule } of s.misses) {
+      const src = c.source ? ` [${c.source}]` : "";
+      console.log(
+        `  ${file}:${c.lineNo} ${strict ? "strict" : "default"}: label ${c.label}, graded ${!c
+          .label} (${rule})${src}`,
+      );
+    }
   }
 }

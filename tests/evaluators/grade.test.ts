@@ -225,8 +225,19 @@ Deno.test("grade: explain names the extraction rule, normalised sides, their for
   assertEquals(Object.keys(grade("\\boxed{2}", "2")), ["correct", "status", "extracted", "rule"]);
 });
 
-Deno.test("grade: decimal commas only behind the option", () => {
-  assertEquals(grade("\\boxed{1,5}", "1.5").correct, false);
-  assertEquals(grade("\\boxed{1,5}", "1.5", { decimalComma: true }).correct, true);
+Deno.test("grade: a decimal comma against a written decimal in both modes, everywhere else only behind the option", () => {
+  for (const strict of [false, true]) {
+    assertEquals(grade("\\boxed{1,5}", "1.5", { strict }).rule, "boxed");
+    assertEquals(
+      grade("\\boxed{1,5}", "1.5", { strict, explain: true }).explain?.comparison,
+      "decimal_comma",
+    );
+    assertEquals(grade("\\boxed{2.75}", "2,75", { strict }).correct, true);
+    assertEquals(grade("\\boxed{1,500}", "1.5", { strict }).correct, false); // thousands: 1500
+    assertEquals(grade("\\boxed{1.5}", "1,500", { strict }).correct, false);
+    assertEquals(grade("\\boxed{1,5}", "1, 5", { strict }).correct, true); // a list against a list
+  }
+  assertEquals(grade("\\boxed{1,5}", "\\frac32").correct, false);
+  assertEquals(grade("\\boxed{1,5}", "\\frac32", { decimalComma: true }).correct, true);
   assertEquals(grade("\\boxed{1,5}", "1, 5", { decimalComma: true }).correct, false);
 });
