@@ -57,8 +57,9 @@ const isDescription = (src: string) => /(?:^|[^\\a-zA-Z])[a-zA-Z]{3,}/.test(src)
 
 /**
  * The value a relation states, or null: `x = 5`, `(a,b) = (1,4)`, `f(x) = 2` (a label, then the value); a
- * chain `x = 2+3 = 5`, `20 \times 2 = 40` or `a+b = 5+3 = 8` (the last side); with ≈ the
- * exact side before it (`a = 1/3 \approx 0.33` is 1/3). An equation in an unknown (`2x + 3 = 7`) states none.
+ * chain `x = 2+3 = 5`, `20 \times 2 = 40` or `a+b = 5+3 = 8` states its final side only (`x = 7 = 11` is 11,
+ * never 7); with ≈ the exact side before it (`a = 1/3 \approx 0.33` is 1/3). An equation in an unknown
+ * (`2x + 3 = 7`) states none.
  */
 function statedValue(r: Rel, strict: boolean): Value | null {
   if (!r.ops.every((op) => op === "=" || op === "~")) return null;
@@ -68,21 +69,22 @@ function statedValue(r: Rel, strict: boolean): Value | null {
   if (r.srcs.some((src) => src.trim() === "")) return null;
   // "\frac{\sqrt3}{3} \approx 0.577": the exact value, with its approximation.
   if (at === 0) return r.ops.length === 1 && isConstant(r.sides[0]) ? r.sides[0] : null;
-  const value = r.sides[at];
-  // Sides before the value are names (a symbol, a label, words) or constants equal to the value, so a chain
-  // never hides a false step (x = 2+2 = 5): "20 \times 2 = 40" and "a+b = 5+3 = 8" state 40 and 8. The first
-  // side may be any expression only when a constant step follows it; "2x + 3 = 7" is an equation, no statement.
+  // Sides before the value are names (a symbol, a label, words) or constant computation steps: "20 \times 2 =
+  // 40", "a+b = 5+3 = 8" and "x = 5+5+1 = 7 = 11" state 40, 8 and 11. Only the final side is read, as a box is
+  // (Math-Verify reads it too): a false step is a wrong computation, not a second candidate, so the chain
+  // "= 7 = 11" is 11 and wrong for a gold 7. The first side may be any expression only when a constant step
+  // follows it; "2x + 3 = 7" and "x = 2y = 4" are equations, no statement.
   const named = (s: Value, i: number) =>
     isLabel(r.srcs[i]) || isLoneSymbol(s) || isQuantity(r.srcs[i]) ||
     (i === 0 && (s.kind === "text" || isDescription(r.srcs[0])));
-  const step = (s: Value, i: number) => named(s, i) || (isConstant(s) && valuesEqual(s, value));
+  const step = (s: Value, i: number) => named(s, i) || isConstant(s);
   const middle = r.sides.slice(1, at);
   // Training rewards (strict) keep their original reading: only a named first side states the value, so
   // "2+3 = 5" or "6 = 6" is not rewarded as 5 or 6 (evaluation mode reads the computation).
   if (strict && !named(r.sides[0], 0)) return null;
   const earlierOk = middle.every((s, k) => step(s, k + 1)) &&
     (step(r.sides[0], 0) || middle.some((s) => isConstant(s)));
-  return earlierOk ? value : null;
+  return earlierOk ? r.sides[at] : null;
 }
 
 // lhs − rhs of a two-sided relation, oriented so "<" / "<=" become ">" / ">=".
@@ -378,13 +380,20 @@ export const COMPARISONS: readonly AnswerComparison[] = [
     // inequalities compared as relations (proportional lhs − rhs, flipped and scaled forms match).
     name: "relation",
     applies: (_p, g) => g.kind === "rel",
-    equal: (pv, gv) => {
+    equal: (pv, gv, options) => {
       const [p, g] = [pv, gv] as Rel[];
       if (
         g.ops.length === 1 && g.ops[0] === "=" && p.ops.length === 1 && p.ops[0] === "=" &&
         isLabel(g.srcs[0]) && p.srcs[0].replace(/\s/g, "") === g.srcs[0].replace(/\s/g, "") &&
         valuesEqual(p.sides[1], g.sides[1])
       ) return true;
+      // The same label stated by a chain on either side (x = 5+5+1 = 11 vs x = 11): the final sides compare.
+      const sameLabel = p.ops.length + g.ops.length > 2 && isLabel(g.srcs[0]) &&
+        p.srcs[0].replace(/\s/g, "") === g.srcs[0].replace(/\s/g, "");
+      if (sameLabel) {
+        const [pv2, gv2] = [statedValue(p, options.strict ?? false), statedValue(g, false)];
+        if (pv2 !== null && gv2 !== null) return valuesEqual(pv2, gv2);
+      }
       return relationEqual(p, g);
     },
   },
