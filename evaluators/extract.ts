@@ -85,9 +85,26 @@ function finalSentenceRule(text: string): Extraction | null {
   const stated = sentenceAnswer(sentence);
   if (stated === null) {
     const bold = lastBoldValue(text);
-    return bold === null ? null : { answer: cleanValue(bold), rule: "final_bold" };
+    if (bold !== null) return { answer: cleanValue(bold), rule: "final_bold" };
+    return remarkAfterAnswer(text, sentence);
   }
   return stated && { answer: cleanValue(stated.answer), rule: `final_sentence_${stated.how}` };
+}
+
+// A final sentence with no value at all (no math, no number) that comments on the one before it in the same
+// paragraph ("The range is $[-\frac{\pi}{2}, \frac{\pi}{2}]$. This covers all steps …."): that sentence states the
+// answer. Only a complete remark opening with "This", "These", "That" or "Such": "Then we …" or a cut-off
+// sentence may be reasoning that goes on, and a paragraph break ends what the remark can look back to.
+const REMARK = /^(?:This|These|That|Such)\s/;
+function remarkAfterAnswer(text: string, sentence: string): Extraction | null {
+  const t = text.trimEnd();
+  if (!REMARK.test(sentence) || !/[.!]$/.test(t)) return null;
+  const at = sentence === "" ? -1 : t.lastIndexOf(sentence);
+  if (at <= 0 || t.slice(t.lastIndexOf("\n", at - 1) + 1, at).trim() === "") return null;
+  const previous = previousSentence(text, sentence);
+  if (previous === "" || statesNothing(previous)) return null;
+  const stated = sentenceAnswer(previous);
+  return stated && { answer: cleanValue(stated.answer), rule: `previous_sentence_${stated.how}` };
 }
 
 // Default mode: Minerva's "The final answer is …" after the last box, with reasoning between them (six words or

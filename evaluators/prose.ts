@@ -157,15 +157,36 @@ export function statesNothing(sentence: string): boolean {
   return negated || truncated;
 }
 
-// Several values stated for one name, "x = 5 and x = -2" (math spans or plain prose), as the list "5, -2".
+// Several values stated for one name, "x = 5 and x = -2" (math spans or plain prose), as the list "5, -2". With
+// math spans, the final run of "name = value" spans joined only by commas, "and" or "or" is read ("the values
+// of $x$ for which $f(x) = g(x)$ are $x = 5$ and $x = -2$"); a span before the run names the question.
 function sameNameValues(sentence: string): string | null {
   const spans = mathSpans(sentence);
   const pairs = spans.length > 1
-    ? spans.map((s) => /^([a-zA-Z])\s*=\s*([^=<>]+)$/.exec(s.content))
+    ? finalRun(sentence, spans).map((s) => /^([a-zA-Z])\s*=\s*([^=<>]+)$/.exec(s.content))
     : [...proseOf(sentence).matchAll(/(?<![\w^_])([a-zA-Z])\s*=\s*([-−]?\d+(?:\.\d+)?(?:\/\d+)?)/g)];
   if (pairs.length < 2 || pairs.some((m) => m === null)) return null;
   const names = new Set(pairs.map((m) => m![1]));
   return names.size === 1 ? pairs.map((m) => m![2].trim()).join(", ") : null;
+}
+
+// The last spans of a sentence that are "name = value" and joined by nothing but commas, "and" or "or".
+function finalRun(sentence: string, spans: MathSpan[]): MathSpan[] {
+  const isPair = (sp: MathSpan) => /^[a-zA-Z]\s*=\s*[^=<>]+$/.test(sp.content);
+  let k = spans.length - 1;
+  if (k < 0 || !isPair(spans[k])) return spans;
+  while (k > 0 && isPair(spans[k - 1]) && JOIN.test(sentence.slice(spans[k - 1].end, spans[k].start))) k--;
+  return spans.slice(k);
+}
+const JOIN = /^\s*(?:,\s*)?(?:(?:and|or)\s+)?$/;
+
+// A list whose last member has its own span, "$-1, 0,$ and $1$": the earlier span ends in a comma inside the math
+// and only "and" separates the two, so the list is "-1, 0, 1" (the comma says the list goes on).
+function splitList(sentence: string, spans: MathSpan[]): string | null {
+  if (spans.length < 2) return null;
+  const [a, b] = spans.slice(-2);
+  if (!/,$/.test(a.content) || !/^\s*and\s+$/.test(sentence.slice(a.end, b.start))) return null;
+  return /\d/.test(b.content) ? `${a.content.slice(0, -1).trim()}, ${b.content}` : null;
 }
 
 // A list marker "(2)" or a leading "2." / "2)" numbers an item; it is not a stated value.
@@ -187,6 +208,8 @@ export function sentenceAnswer(sentence: string): { answer: string; how: "math" 
   if (several !== null) return { answer: several, how: "math" };
   const spans = mathSpans(sentence);
   const span = spans.length > 0 ? spans[spans.length - 1] : null;
+  const split = splitList(sentence, spans);
+  if (split !== null) return { answer: split, how: "math" };
   // A sentence that ends "… is 15" states 15, even after a span with digits ("the degree of $x^8 \cdot x^5$ is 15",
   // "the 20th digit of $\frac{2}{9}$ is **6**").
   const tail = span === null ? null : ENDS_IN_VALUE.exec(sentence.slice(span.end));
