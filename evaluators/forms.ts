@@ -137,9 +137,51 @@ function matrixValue(body: string, ctx: FormContext): Value {
   return { kind: "matrix", rows: rows.map((r) => r.split("&").map((c) => ctx.rec(c))) };
 }
 
+const LABELLED = /^\s*([a-zA-Z](?:_\{?\w+\}?)?)\s*=\s*([^=<>]+)$/;
+
+type Matrix = Extract<Value, { kind: "matrix" }>;
+
+// Two matrices added, subtracted or multiplied (juxtaposed, \cdot, \times) and left unevaluated: their value,
+// cell by cell as exact expressions; null when a cell is no expression or the shapes do not fit.
+const MATRIX_PAIR =
+  /^(\\begin\{([pbvB]?matrix)\}[\s\S]*?\\end\{\2\})\s*(\+|-|\\cdot|\\times)?\s*(\\begin\{([pbvB]?matrix)\}[\s\S]*\\end\{\5\})$/;
+function matrixArithmetic(s: string, ctx: FormContext): Value | null {
+  // Exactly two matrices: a longer chain (A - B - C) would need precedence and associativity.
+  const m = s.startsWith("\\begin{") ? MATRIX_PAIR.exec(s) : null;
+  if (!m || m[4].indexOf("\\begin{", 1) >= 0) return null;
+  const [a, b] = [m[1], m[4]].map((x) => ctx.rec(x));
+  if (a.kind !== "matrix" || b.kind !== "matrix") return null;
+  const cells = (x: Matrix) =>
+    x.rows.every((r) => r.length === x.rows[0].length && r.every((c) => c.kind === "expr"));
+  if (!cells(a) || !cells(b)) return null;
+  const src = (v: Value) => `(${(v as Expr).src})`;
+  const exact = (code: string, parts: Value[]) =>
+    compileExpr(code, parts.some((v) => (v as Expr).hasDecimal));
+  const op = m[3] ?? "";
+  let rows: (Expr | null)[][];
+  if (op === "+" || op === "-") {
+    if (a.rows.length !== b.rows.length || a.rows[0].length !== b.rows[0].length) return null;
+    rows = a.rows.map((r, i) =>
+      r.map((c, j) => exact(`${src(c)} ${op} ${src(b.rows[i][j])}`, [c, b.rows[i][j]]))
+    );
+  } else {
+    if (a.rows[0].length !== b.rows.length) return null;
+    rows = a.rows.map((r) =>
+      b.rows[0].map((_, j) =>
+        exact(r.map((c, k) => `${src(c)} * ${src(b.rows[k][j])}`).join(" + "), [
+          ...r,
+          ...b.rows.map((x) => x[j]),
+        ])
+      )
+    );
+  }
+  return rows.every((r) => r.every((c) => c !== null)) ? { kind: "matrix", rows: rows as Expr[][] } : null;
+}
+
 /** The forms, in the order they are tried. */
 export const FORMS: readonly Form[] = [
   { name: "empty_set", match: (s) => s === "\\emptyset" ? { kind: "set", items: [] } : null },
+  { name: "matrix_arithmetic", match: matrixArithmetic },
   {
     name: "matrix",
     match: (s, ctx) => {
@@ -161,6 +203,27 @@ export const FORMS: readonly Form[] = [
     match: (s, ctx) => {
       const union = splitTop(s, ["\\cup"]);
       return union.parts.length > 1 ? { kind: "union", parts: union.parts.map(ctx.rec) } : null;
+    },
+  },
+  {
+    // Solutions written as groups of labelled values, "p=5,q=2; p=7,q=2": each group is the ordered tuple of its
+    // values (every group names the same unknowns in the same order), and the groups are a set: (5,2), (7,2).
+    name: "labelled_groups",
+    match: (s, ctx) => {
+      const groups = splitTop(s, [";"]).parts.map((g) =>
+        splitTop(g, [","]).parts.map((x) => LABELLED.exec(x))
+      );
+      if (groups.length < 2 || groups[0].length < 2) return null;
+      const names = (g: (RegExpExecArray | null)[]) => g.map((m) => m?.[1]).join(",");
+      const first = names(groups[0]);
+      if (groups.some((g) => g.some((m) => m === null) || names(g) !== first)) return null;
+      const items = groups.map((g): Value => ({
+        kind: "tuple",
+        open: "(",
+        close: ")",
+        items: g.map((m) => ctx.rec(m![2])),
+      }));
+      return { kind: "set", items };
     },
   },
   {
