@@ -13,9 +13,11 @@ const isConstant = (v: Value) => v.kind === "expr" && v.vars.length === 0;
 // A name for a value rather than an unknown in an equation: x, x_1, f(x), f^{-1}(x), PQ, \angle ABC, (a,b),
 // S_1:S_2.
 const SYMBOL = String.raw`(?:[A-Za-z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?'?`;
+// A member of a labelled tuple: a symbol or a function value, (a, b) or (f(n), g(n)).
+const MEMBER = String.raw`(?:${SYMBOL}|[a-zA-Z]\s*\([^()]*\))`;
 const LABEL = new RegExp(
   String
-    .raw`^(?:${SYMBOL}|[A-Z]{2,3}|\\angle\s*[A-Z]{1,3}|[a-zA-Z](?:\^\{?-1\}?)?(?:_\{?\w+\}?)?\s*\([^()]*\)|\(\s*${SYMBOL}(?:\s*,\s*${SYMBOL})+\s*\)|${SYMBOL}(?:\s*:\s*${SYMBOL})+)$`,
+    .raw`^(?:${SYMBOL}|[A-Z]{2,3}|\\angle\s*[A-Z]{1,3}|[a-zA-Z](?:\^\{?-1\}?)?(?:_\{?\w+\}?)?\s*\([^()]*\)|\(\s*${MEMBER}(?:\s*,\s*${MEMBER})+\s*\)|${SYMBOL}(?:\s*:\s*${SYMBOL})+)$`,
 );
 const isLabel = (src: string) => LABEL.test(src.trim());
 

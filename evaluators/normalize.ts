@@ -68,6 +68,8 @@ const UNIT_TAIL = new RegExp(
 const TEXT_WRAPPERS =
   /\\(?:text|textbf|textit|textnormal|mathrm|mathbf|mathit|mbox|operatorname|textsf|mathsf)\s*\{/g;
 
+const QUANTIFIER_TAIL = /^([\s\S]*?)[\s,]*(?:\\forall|\bfor (?:all|every|each|any))\b[^=<>]*$/;
+
 const TEXT_ANNOTATION =
   /^\s*(-?\d+(?:\.\d+)?)\s*\\(?:text|mbox|textrm|mathrm)\s*\{([a-zA-Z .,'-]*)\}\s*\.?\s*$/;
 const VALUE_WORDS =
@@ -196,6 +198,12 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   {
     name: "text_wrappers",
     apply: (s) => unwrap(s, TEXT_WRAPPERS, (inner) => /^\s*(and|or)\s*$/i.test(inner) ? "," : inner),
+  },
+  // A definition's quantifier, "f(n) = n for all n" / "\forall x \in \mathbb{R}": the definition is the answer.
+  {
+    name: "quantifier_tail",
+    apply: (s) =>
+      /for|\\forall/.test(s) ? s.replace(QUANTIFIER_TAIL, (m, pre: string) => /=/.test(pre) ? pre : m) : s,
   },
   // Ordinals and quotes: 5^{\text{th}} → 5, “Navin” → Navin.
   {
