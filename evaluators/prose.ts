@@ -226,6 +226,14 @@ export function sentenceAnswer(sentence: string): { answer: string; how: "math" 
     }
   }
   if (last !== null) return { answer: last, how: "number" };
+  // A closing name after the value ("a total of $2 + 1 = 3$ possible values for $n$"): the last span that
+  // holds a value states the answer, not the lone letter naming what was counted ("for $n$", "of $n$" only:
+  // "it remains to find $y$" is unfinished work, not a value).
+  const valued = span !== null && /^[a-zA-Z]$/.test(span.content) &&
+      /\b(?:for|of)\s*$/.test(sentence.slice(0, span.start))
+    ? spans.findLast((sp) => /\d/.test(sp.content))
+    : undefined;
+  if (valued) return { answer: valued.content, how: "math" };
   return span !== null && span.content !== "" ? { answer: span.content, how: "math" } : null;
 }
 
