@@ -368,7 +368,7 @@ function* sampleSteps(
   for (let r = 0; r < b; r++) tokens.set(prompts.subarray(r * p, (r + 1) * p), r * total);
   // live[i] = the original row of the batch's i-th row; finished rows leave the batch (when `compact`) once a
   // quarter of it is done, so late steps compute only the rows still generating. Draws stay in row order.
-  let live = Int32Array.from({ length: b }, (_, r) => r), keep: Int32Array | undefined;
+  let live = Int32Array.from({ length: b }, (_, r) => r);
   const done = new Uint8Array(b);
   let logits = yield { tokens: prompts, t: p };
   for (let s = 0; s < maxNew; s++) {
@@ -388,7 +388,7 @@ function* sampleSteps(
     }
     if (drawn.length === 0) break;
     if (s + 1 === maxNew) break;
-    keep = compact && drawn.length <= 0.75 * live.length ? Int32Array.from(drawn) : undefined;
+    const keep = compact && drawn.length <= 0.75 * live.length ? Int32Array.from(drawn) : undefined;
     if (keep) live = live.filter((_, i) => !done[live[i]]);
     const next = new Int32Array(live.length); // a fresh array per step: a delegate may transfer it to its workers
     for (let i = 0; i < live.length; i++) next[i] = tokens[live[i] * total + p + s];

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { assertEquals, ok } from "../../assert.ts";
 import { readStatus } from "../../../common/run_folder.ts";
 import { exists, readJson, readJsonl } from "../../../common/fs.ts";
+import { taskPermissions } from "../../run_cli.ts";
 
 const fixtures = new URL("./fixtures/", import.meta.url).pathname;
 const runIds = ["grpo_s1", "grpo_s2", "ace-grpo_s1", "ace-grpo_s2"];
@@ -10,7 +11,14 @@ const steps = 12;
 
 function spawnSweep(out: string) {
   return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", join(fixtures, "run_fake_sweep.ts"), join(fixtures, "fake_sweep.json"), out, "2"],
+    args: [
+      "run",
+      ...taskPermissions("sweep"),
+      join(fixtures, "run_fake_sweep.ts"),
+      join(fixtures, "fake_sweep.json"),
+      out,
+      "2",
+    ],
     stdout: "piped",
     stderr: "piped",
     env: { CI: "true" },

@@ -2,32 +2,12 @@
 // ../shared's core_algos.py) on the same seeded tensors, loss and gradient, under Debian's python3-torch. Clip-Cov
 // detaches a random subset of its candidates (torch.randperm there, the seeded Rng here), so its cases take a
 // ratio that selects every candidate; the unit tests cover the subset draw.
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { POLICY_LOSSES, type PolicyLossConfig } from "../../../../bench/core/mod.ts";
-import { writeJson } from "../../../../common/fs.ts";
 import { Rng } from "../../../../common/prng.ts";
 import { assertClose, assertEquals, ok } from "../../../assert.ts";
+import { CORE_ALGOS, coreAlgosMissing, runParityScript } from "./core_algos.ts";
 
-const PYTHON = "/usr/bin/python3";
-const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
-const CORE_ALGOS = here("../../../../../shared/verl/verl-0.7.0/verl/trainer/ppo/core_algos.py");
-
-function available(): string | null {
-  try {
-    Deno.statSync(CORE_ALGOS);
-  } catch {
-    return `${CORE_ALGOS} not found (../shared)`;
-  }
-  try {
-    const probe = new Deno.Command(PYTHON, { args: ["-c", "import torch"], stdout: "null", stderr: "null" });
-    if (!probe.outputSync().success) return `${PYTHON} has no torch (apt-get install -y python3-torch)`;
-  } catch {
-    return `${PYTHON} not found`;
-  }
-  return null;
-}
-const missing = available();
+const missing = coreAlgosMissing();
 if (missing) console.log(`skipping Clip-Cov/KL-Cov parity with VERL: ${missing}`);
 
 /** A seeded [B, T] batch with ragged masks, off-policy log-ratios and per-sequence advantages. */
@@ -52,44 +32,32 @@ Deno.test("clip_cov and kl_cov match VERL 0.7.0's own losses: value and gradient
       for (let k = 0; k < 3; k++) cases.push(makeCase(rng, loss, lossAgg));
     }
   }
-  const dir = Deno.makeTempDirSync({ prefix: "acebench-cov-parity-" });
-  try {
-    const path = join(dir, "cases.json");
-    writeJson(path, cases);
-    const out = await new Deno.Command(PYTHON, {
-      args: [here("./fixtures/cov_loss_parity.py"), path, CORE_ALGOS],
-      stdout: "piped",
-      stderr: "piped",
-      env: { PYTHONDONTWRITEBYTECODE: "1" },
-    }).output();
-    ok(out.success, new TextDecoder().decode(out.stderr));
-    const verl = JSON.parse(new TextDecoder().decode(out.stdout)) as { loss: number; dLogp: number[] }[];
-    assertEquals(verl.length, cases.length);
-    let special = 0;
-    cases.forEach((c, i) => {
-      const config: PolicyLossConfig = {
-        clipLow: c.clipLow,
-        clipHigh: c.clipHigh,
-        clipC: 3,
-        logRatioClamp: 20,
-        lossAgg: c.lossAgg as PolicyLossConfig["lossAgg"],
-        klCoef: 0,
-        klType: "low_var_kl",
-        entropyCoef: 0,
-        cov: c.cov,
-      };
-      const ours = POLICY_LOSSES.get(c.loss)(c, config);
-      const name = `${c.loss} ${c.lossAgg} case ${i}`;
-      // VERL's seq-mean-token-mean divides each row by (its token count + 1e-8): a relative 1e-8/len difference.
-      const tol = c.lossAgg === "seq-mean-token-mean" ? 1e-8 : 1e-12;
-      assertClose(ours.loss, verl[i].loss, tol, name);
-      ours.dLogp.forEach((g, t) => assertClose(g, verl[i].dLogp[t], tol, `${name} token ${t}`));
-      // The selection must matter: without it (no candidates, no penalty) the loss differs.
-      const plain = POLICY_LOSSES.get(c.loss)(c, { ...config, cov: { ...c.cov, clipLb: 1e9, klCoef: 0 } });
-      if (Math.abs(plain.loss - ours.loss) > 1e-9) special++;
-    });
-    ok(special >= cases.length / 2, `${special} of ${cases.length} cases exercise the covariance selection`);
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
-  }
+  const verl = await runParityScript<{ loss: number; dLogp: number[] }[]>("cov_loss_parity.py", cases, [
+    CORE_ALGOS,
+  ]);
+  assertEquals(verl.length, cases.length);
+  let special = 0;
+  cases.forEach((c, i) => {
+    const config: PolicyLossConfig = {
+      clipLow: c.clipLow,
+      clipHigh: c.clipHigh,
+      clipC: 3,
+      logRatioClamp: 20,
+      lossAgg: c.lossAgg as PolicyLossConfig["lossAgg"],
+      klCoef: 0,
+      klType: "low_var_kl",
+      entropyCoef: 0,
+      cov: c.cov,
+    };
+    const ours = POLICY_LOSSES.get(c.loss)(c, config);
+    const name = `${c.loss} ${c.lossAgg} case ${i}`;
+    // VERL's seq-mean-token-mean divides each row by (its token count + 1e-8): a relative 1e-8/len difference.
+    const tol = c.lossAgg === "seq-mean-token-mean" ? 1e-8 : 1e-12;
+    assertClose(ours.loss, verl[i].loss, tol, name);
+    ours.dLogp.forEach((g, t) => assertClose(g, verl[i].dLogp[t], tol, `${name} token ${t}`));
+    // The selection must matter: without it (no candidates, no penalty) the loss differs.
+    const plain = POLICY_LOSSES.get(c.loss)(c, { ...config, cov: { ...c.cov, clipLb: 1e9, klCoef: 0 } });
+    if (Math.abs(plain.loss - ours.loss) > 1e-9) special++;
+  });
+  ok(special >= cases.length / 2, `${special} of ${cases.length} cases exercise the covariance selection`);
 });

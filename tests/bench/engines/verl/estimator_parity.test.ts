@@ -1,36 +1,13 @@
 // The RL core's estimators against VERL 0.7.0's own code: rloo, grpo_passk and grpo (Dr. GRPO: no std) run from
 // ../shared's core_algos.py, w_reinforce from ace_verl.py, on the same seeded batches, under Debian's python3-torch.
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ADV_ESTIMATORS, groupIdsOf } from "../../../../bench/core/mod.ts";
-import { writeJson } from "../../../../common/fs.ts";
 import { Rng } from "../../../../common/prng.ts";
 import { assertClose, assertEquals, ok } from "../../../assert.ts";
+import { CORE_ALGOS, coreAlgosMissing, runParityScript } from "./core_algos.ts";
 
-const PYTHON = "/usr/bin/python3";
-const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
-const CORE_ALGOS = here("../../../../../shared/verl/verl-0.7.0/verl/trainer/ppo/core_algos.py");
-const ACE_VERL = here("../../../../bench/engines/verl/ace_verl.py");
-
-function available(): string | null {
-  try {
-    Deno.statSync(CORE_ALGOS);
-  } catch {
-    return `${CORE_ALGOS} not found (../shared)`;
-  }
-  try {
-    const probe = new Deno.Command(PYTHON, {
-      args: ["-c", "import torch, numpy"],
-      stdout: "null",
-      stderr: "null",
-    });
-    if (!probe.outputSync().success) return `${PYTHON} has no torch+numpy (apt-get install -y python3-torch)`;
-  } catch {
-    return `${PYTHON} not found`;
-  }
-  return null;
-}
-const missing = available();
+const ACE_VERL = fileURLToPath(new URL("../../../../bench/engines/verl/ace_verl.py", import.meta.url));
+const missing = coreAlgosMissing();
 if (missing) console.log(`skipping estimator parity with VERL: ${missing}`);
 
 Deno.test("estimators match VERL 0.7.0's rloo, grpo_passk, grpo (no std) and ace_verl's w_reinforce", {
@@ -53,30 +30,18 @@ Deno.test("estimators match VERL 0.7.0's rloo, grpo_passk, grpo (no std) and ace
       }
     }
   }
-  const dir = Deno.makeTempDirSync({ prefix: "acebench-estimator-parity-" });
-  try {
-    const path = join(dir, "cases.json");
-    writeJson(path, cases);
-    const out = await new Deno.Command(PYTHON, {
-      args: [here("./fixtures/estimator_parity.py"), path, CORE_ALGOS, ACE_VERL],
-      stdout: "piped",
-      stderr: "piped",
-      env: { ACE_VERL_W_REINFORCE_LAMBDA: "0.1", PYTHONDONTWRITEBYTECODE: "1" },
-    }).output();
-    ok(out.success, new TextDecoder().decode(out.stderr));
-    const verl = JSON.parse(new TextDecoder().decode(out.stdout)) as number[][];
-    assertEquals(verl.length, cases.length);
-    let nonZero = 0;
-    cases.forEach((c, i) => {
-      const ours = ADV_ESTIMATORS.get(c.estimator)(
-        { rewards: c.rewards, groupIds: c.groupIds, correct: c.rewards.map((r) => r > 0) },
-        { normByStd: c.normByStd, stdEps: 1e-6, wReinforceLambda: 0.1 },
-      );
-      ours.forEach((a, j) => assertClose(a, verl[i][j], 1e-9, `${c.estimator} case ${i} rollout ${j}`));
-      nonZero += ours.filter((a) => a !== 0).length;
-    });
-    ok(nonZero > cases.length, "the cases exercise non-zero advantages");
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
-  }
+  const verl = await runParityScript<number[][]>("estimator_parity.py", cases, [CORE_ALGOS, ACE_VERL], {
+    ACE_VERL_W_REINFORCE_LAMBDA: "0.1",
+  });
+  assertEquals(verl.length, cases.length);
+  let nonZero = 0;
+  cases.forEach((c, i) => {
+    const ours = ADV_ESTIMATORS.get(c.estimator)(
+      { rewards: c.rewards, groupIds: c.groupIds, correct: c.rewards.map((r) => r > 0) },
+      { normByStd: c.normByStd, stdEps: 1e-6, wReinforceLambda: 0.1 },
+    );
+    ours.forEach((a, j) => assertClose(a, verl[i][j], 1e-9, `${c.estimator} case ${i} rollout ${j}`));
+    nonZero += ours.filter((a) => a !== 0).length;
+  });
+  ok(nonZero > cases.length, "the cases exercise non-zero advantages");
 });
