@@ -127,8 +127,12 @@ export interface PolicyBackend<G extends RolloutGroup = RolloutGroup, R = unknow
   /** Mini-batch updates per epoch and epochs per step. */
   readonly miniBatches: number;
   readonly ppoEpochs: number;
-  /** One round of `groupsPerStep` groups from the current policy, with their log-probs at sampling time. */
-  sampleGroups(): Promise<G[]>;
+  /**
+   * One round of `groupsPerStep` groups from the current policy, with their log-probs at sampling time; `step`
+   * (1-based) and `round` (0-based, DAPO's dynamic sampling) let a backend key its random draws by position in
+   * the run, so two runs of one seed draw the same prompts and uniforms there (common random numbers).
+   */
+  sampleGroups(step: number, round: number): Promise<G[]>;
   /** The kept groups as one batch (the algorithm decides padding, e.g. Dr. GRPO's constant length). */
   toBatch(groups: G[], algo: AlgoConfig): StepBatch<R>;
   /** Rows [from, to) of the backend's view. */

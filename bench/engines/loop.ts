@@ -33,13 +33,17 @@ import type {
 export type StepMetrics = Record<string, unknown>;
 
 /** Draw this step's groups: one round, or DAPO's dynamic sampling until `groupsPerStep` informative ones. */
-async function collectGroups<G extends RolloutGroup>(backend: PolicyBackend<G>, algo: AlgoConfig) {
+async function collectGroups<G extends RolloutGroup>(
+  backend: PolicyBackend<G>,
+  algo: AlgoConfig,
+  step: number,
+) {
   if (!algo.dynamicSampling.enabled) {
-    const groups = await backend.sampleGroups();
+    const groups = await backend.sampleGroups(step, 0);
     return { groups, generatedGroups: groups.length, rounds: 1 };
   }
   const ds = await dynamicSampleAsync(
-    () => backend.sampleGroups(),
+    (round) => backend.sampleGroups(step, round),
     (g) => informativeGroup(g.correct),
     backend.groupsPerStep,
     algo.dynamicSampling.maxRounds,
@@ -149,7 +153,7 @@ export async function rlStep<G extends RolloutGroup, R>(
   step: number,
 ): Promise<StepMetrics> {
   const t0 = performance.now();
-  const { groups, generatedGroups, rounds } = await collectGroups(backend, algo);
+  const { groups, generatedGroups, rounds } = await collectGroups(backend, algo, step);
   const tSample = performance.now();
   const correct = flat(groups.map((g) => g.correct), (n) => new Uint8Array(n));
   const lengths = groups.every((g) => g.lengths)

@@ -159,14 +159,16 @@ export function tokenLogProbs(
 }
 
 /**
- * Options of `sample`: new tokens per row, temperature (0 = greedy), nucleus mass, uniforms, stop token, and
- * whether finished rows leave the batch (default true; false computes every row to the end, as a reference).
+ * Options of `sample`: new tokens per row, temperature (0 = greedy), nucleus mass, the stream the rows' uniforms
+ * derive from and the index of the first row in it (default 0), stop token, and whether finished rows leave the
+ * batch (default true; false computes every row to the end, as a reference).
  */
 export interface SampleOptions {
   maxNew: number;
   temperature: number;
   topP: number;
   rng: Rng;
+  firstRow?: number;
   eos?: number;
   compact?: boolean;
 }
@@ -272,7 +274,10 @@ export function setSamplerDelegate(d: SamplerDelegate | null): void {
  * Batched sampling with a key/value cache. `prompts` is [B, P] row-major (all rows length P, left-padded).
  * Returns tokens [B, P+maxNew], logp [B, maxNew] (log-prob of each sampled token at temperature 1, 0 after
  * eos) and lengths (tokens generated per row, eos included). Rows that emitted eos are filled with eos.
- * Uniforms come from `opts.rng`, so the same rng state gives the same samples.
+ * Row r draws one uniform per token it generates from its own stream `opts.rng.derive(firstRow + r)` (`rng` is
+ * not advanced): a row's sample depends on its prompt, the model and that stream only, never on when other rows
+ * finish or how rows are batched, so two policies sampled with one stream are coupled row by row (common random
+ * numbers: where their next-token distributions agree, they draw the same token).
  */
 export function sample(model: Model, prompts: Int32Array, b: number, opts: SampleOptions): SampleResult {
   const gen = sampleSteps(model, prompts, b, opts, opts.compact ?? true), source = localLogits(model, b);
@@ -349,7 +354,7 @@ function* sampleSteps(
   if (!Number.isInteger(b) || b < 1 || prompts.length % b !== 0 || prompts.length === 0) {
     throw new Error(`sample: prompts length ${prompts.length} is not a positive multiple of B=${b}`);
   }
-  const p = prompts.length / b, { maxNew, temperature, topP, rng, eos } = opts;
+  const p = prompts.length / b, { maxNew, temperature, topP, rng, eos, firstRow = 0 } = opts;
   if (!Number.isInteger(maxNew) || maxNew < 1) {
     throw new Error(`sample: maxNew must be a positive integer, got ${maxNew}`);
   }
@@ -367,9 +372,9 @@ function* sampleSteps(
   const tokens = new Int32Array(b * total), logp = new Float32Array(b * maxNew), lengths = new Int32Array(b);
   for (let r = 0; r < b; r++) tokens.set(prompts.subarray(r * p, (r + 1) * p), r * total);
   // live[i] = the original row of the batch's i-th row; finished rows leave the batch (when `compact`) once a
-  // quarter of it is done, so late steps compute only the rows still generating. Draws stay in row order.
+  // quarter of it is done, so late steps compute only the rows still generating.
   let live = Int32Array.from({ length: b }, (_, r) => r);
-  const done = new Uint8Array(b);
+  const done = new Uint8Array(b), uniforms = Array.from({ length: b }, (_, r) => rng.derive(firstRow + r));
   let logits = yield { tokens: prompts, t: p };
   for (let s = 0; s < maxNew; s++) {
     const drawn: number[] = [];
@@ -378,7 +383,7 @@ function* sampleSteps(
       let tok = eos!;
       if (!done[r]) {
         const row = logits.subarray(i * vocab, (i + 1) * vocab);
-        tok = drawToken(row, temperature, topP, rng.float());
+        tok = drawToken(row, temperature, topP, uniforms[r].float());
         logp[r * maxNew + s] = logSoftmaxAt(row, tok);
         lengths[r]++;
         if (tok === eos) done[r] = 1;

@@ -94,6 +94,7 @@ export async function generate(
       temperature: opts.temperature,
       topP: opts.topP,
       rng,
+      firstRow: start,
       eos: tok.eos,
     });
     for (let b = 0; b < texts.length; b++) {

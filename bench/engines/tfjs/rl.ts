@@ -47,22 +47,29 @@ export interface RlContext {
   train: readonly MathRecord[];
   settings: TfjsSettings;
   algo: AlgoConfig;
+  /** The run's RL stream; never advanced: each sampling round derives its own streams from it. */
   rng: Rng;
   /** Update in two passes (forward, read, backward) instead of one; default: when the backend lacks sync reads. */
   twoPassUpdate?: boolean;
 }
 
-/** Sample `promptsPerStep` training prompts (uniformly, with the run's rng) and G rollouts of each. */
-async function rolloutGroups(ctx: RlContext): Promise<TfjsGroup[]> {
-  const { settings: s, tok, rng } = ctx;
+/**
+ * Sample `promptsPerStep` training prompts (uniformly) and G rollouts of each. The draws of sampling round
+ * `round` of step `step` come from streams keyed by (step, round) under the run's stream, so runs of one seed
+ * and base (ACE and its baseline) train on the same prompts with coupled rollouts: their difference is not
+ * blurred by unrelated sampling noise.
+ */
+async function rolloutGroups(ctx: RlContext, step: number, round: number): Promise<TfjsGroup[]> {
+  const { settings: s, tok } = ctx;
   const P = s.model.promptLength, N = s.rl.maxNewTokens, G = s.rl.groupSize, T = P + N;
-  const records = Array.from({ length: s.rl.promptsPerStep }, () => ctx.train[rng.int(ctx.train.length)]);
+  const draws = ctx.rng.derive(`step|${step}|round|${round}`), pick = draws.derive("prompts");
+  const records = Array.from({ length: s.rl.promptsPerStep }, () => ctx.train[pick.int(ctx.train.length)]);
   const prompts = encodePrompts(tok, records.flatMap((r) => Array(G).fill(renderPrompt(r))), P);
   const out = await sampleAsync(ctx.model, prompts, records.length * G, {
     maxNew: N,
     temperature: s.rl.temperature,
     topP: s.rl.topP,
-    rng,
+    rng: draws.derive("tokens"),
     eos: tok.eos,
   });
   return records.map((record, g) => {
@@ -139,7 +146,7 @@ export function tfjsPolicy(ctx: RlContext): PolicyBackend<TfjsGroup, Tokens> {
     maxResponseLength: maxNew,
     miniBatches: s.rl.miniBatches,
     ppoEpochs: 1,
-    sampleGroups: () => rolloutGroups(ctx),
+    sampleGroups: (step, round) => rolloutGroups(ctx, step, round),
     toBatch(groups, algo) {
       const B = groups.reduce((n, g) => n + g.correct.length, 0);
       const longest = Math.max(...groups.map((g) => Math.max(...g.lengths)));

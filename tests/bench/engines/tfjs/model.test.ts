@@ -156,6 +156,47 @@ Deno.test("model: finished rows leave the batch without changing any row (wasm r
   disposeModel(m);
 });
 
+Deno.test("model: a row's sample depends only on its prompt and its own stream, not on its batch", async () => {
+  const m = await perturbedModel(13);
+  const eos = 2, b = 40, p = 3, prompts = new Int32Array(randomTokens(b, p, 14).flat());
+  const opts = (firstRow: number) => ({
+    maxNew: 9,
+    temperature: 2,
+    topP: 0.95,
+    rng: Rng.seeded(15),
+    eos,
+    firstRow,
+  });
+  const whole = sample(m, prompts, b, opts(0));
+  const total = p + 9;
+  for (const [from, to] of [[0, 1], [7, 19], [19, 40]]) {
+    const part = sample(m, prompts.slice(from * p, to * p), to - from, opts(from));
+    assertEquals(part.tokens, whole.tokens.slice(from * total, to * total), `rows ${from}..${to}`);
+    assertEquals(part.lengths, whole.lengths.slice(from, to));
+  }
+  // The stream is not advanced: the same options give the same samples again.
+  assertEquals(sample(m, prompts, b, opts(0)), whole);
+  disposeModel(m);
+});
+
+Deno.test("model: two close policies sampled with one stream draw mostly the same rows (common random numbers)", async () => {
+  const a = await perturbedModel(13), b = await perturbedModel(13);
+  const rng = Rng.seeded(16), w = await getWeightsAsync(b);
+  for (const v of Object.values(w)) for (let i = 0; i < v.data.length; i++) v.data[i] += 0.001 * rng.normal();
+  setWeights(b, w);
+  const rows = 200, prompts = new Int32Array(randomTokens(rows, 3, 14).flat()), total = 3 + 8;
+  const draw = (m: Model, seed: number) =>
+    sample(m, prompts, rows, { maxNew: 8, temperature: 1, topP: 1, rng: Rng.seeded(seed), eos: 2 }).tokens;
+  const same = (x: Int32Array, y: Int32Array) =>
+    Array.from({ length: rows }, (_, r) => r).filter((r) =>
+      x.slice(r * total, (r + 1) * total).every((t, i) => t === y[r * total + i])
+    ).length;
+  const coupled = same(draw(a, 17), draw(b, 17)), independent = same(draw(a, 17), draw(b, 18));
+  assert.ok(coupled >= 0.75 * rows, `one stream: ${coupled}/${rows} rows identical`);
+  assert.ok(independent <= 0.05 * rows, `two streams: ${independent}/${rows} rows identical`);
+  [a, b].forEach(disposeModel);
+});
+
 Deno.test("model: same seed gives the same weights and samples; different seed differs", async () => {
   const a = createModel(cfg, Rng.seeded(13)),
     b = createModel(cfg, Rng.seeded(13)),

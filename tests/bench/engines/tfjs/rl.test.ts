@@ -5,7 +5,7 @@ import {
   getWeightsAsync,
   initBackend,
 } from "../../../../bench/engines/tfjs/model.ts";
-import { rlStep, updatePolicy } from "../../../../bench/engines/tfjs/rl.ts";
+import { rlStep, tfjsPolicy, updatePolicy } from "../../../../bench/engines/tfjs/rl.ts";
 import { PRESETS, resolveAlgo } from "../../../../bench/core/mod.ts";
 import { rlContext, rolloutBatch } from "./fixtures.ts";
 
@@ -46,5 +46,18 @@ Deno.test("the baselines and ACE-DAPO run an RL step of the tfjs policy through 
     const m = await rlStep(ctx, 1);
     ok(m.skipped !== undefined || Number.isFinite(m.loss as number), `${preset}: ${JSON.stringify(m)}`);
     ok(m.skipped !== undefined || Number.isFinite(m.grad_norm as number), `${preset}: grad_norm`);
+  }
+});
+
+Deno.test("rollouts are keyed by (step, round): two policies of one seed draw the same prompts there", async () => {
+  const one = rlContext(), two = rlContext();
+  await updatePolicy(two, await rolloutBatch(two)); // a different policy, as ACE's is after its first update
+  const ids = (groups: { record: { id: string } }[]) => groups.map((g) => g.record.id);
+  const a = await tfjsPolicy(one).sampleGroups(5, 0);
+  assertEquals(ids(await tfjsPolicy(two).sampleGroups(5, 0)), ids(a));
+  assertEquals(await tfjsPolicy(one).sampleGroups(5, 0), a, "the run's stream is not advanced by sampling");
+  for (const [step, round] of [[5, 1], [6, 0]]) {
+    const other = ids(await tfjsPolicy(one).sampleGroups(step, round));
+    ok(other.join() !== ids(a).join(), `step ${step} round ${round} drew the prompts of step 5 round 0`);
   }
 });
