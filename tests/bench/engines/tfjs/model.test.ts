@@ -13,6 +13,7 @@ import {
   type ModelConfig,
   sample,
   sampleAsync,
+  type SampleOptions,
   setOptimizerState,
   setWeights,
   tokenLogProbs,
@@ -135,17 +136,15 @@ Deno.test("model: eos stops a row, fills it with eos and counts it in lengths", 
   disposeModel(m);
 });
 
+/** Hot sampling (temperature 2, top-p 0.95, 9 new tokens, eos 2, seed 15) that ends rows at many lengths. */
+function hotSampling(extra: Partial<SampleOptions>): SampleOptions {
+  return { maxNew: 9, temperature: 2, topP: 0.95, rng: Rng.seeded(15), eos: 2, ...extra };
+}
+
 Deno.test("model: finished rows leave the batch without changing any row (wasm rows are batch-invariant)", async () => {
   const m = await perturbedModel(13);
-  const eos = 2, b = 40, p = 3, prompts = new Int32Array(randomTokens(b, p, 14).flat());
-  const opts = (compact: boolean) => ({
-    maxNew: 9,
-    temperature: 2,
-    topP: 0.95,
-    rng: Rng.seeded(15),
-    eos,
-    compact,
-  });
+  const b = 40, p = 3, prompts = new Int32Array(randomTokens(b, p, 14).flat());
+  const opts = (compact: boolean) => hotSampling({ compact });
   const before = tf.memory().numTensors;
   const full = sample(m, prompts, b, opts(false)), compacted = sample(m, prompts, b, opts(true));
   assertEquals(tf.memory().numTensors, before);
@@ -158,15 +157,8 @@ Deno.test("model: finished rows leave the batch without changing any row (wasm r
 
 Deno.test("model: a row's sample depends only on its prompt and its own stream, not on its batch", async () => {
   const m = await perturbedModel(13);
-  const eos = 2, b = 40, p = 3, prompts = new Int32Array(randomTokens(b, p, 14).flat());
-  const opts = (firstRow: number) => ({
-    maxNew: 9,
-    temperature: 2,
-    topP: 0.95,
-    rng: Rng.seeded(15),
-    eos,
-    firstRow,
-  });
+  const b = 40, p = 3, prompts = new Int32Array(randomTokens(b, p, 14).flat());
+  const opts = (firstRow: number) => hotSampling({ firstRow });
   const whole = sample(m, prompts, b, opts(0));
   const total = p + 9;
   for (const [from, to] of [[0, 1], [7, 19], [19, 40]]) {
