@@ -46,10 +46,12 @@ interface BaseBundle extends SavedModel {
   seed: number;
 }
 
-/** A run checkpoint: weights, Adam state, the run's Rng state and the step it follows. */
+/**
+ * A run checkpoint: weights, Adam state and the step it follows. No random state: a step's draws are keyed by
+ * the step under the run's stream (rl.ts), so they follow from the run config.
+ */
 interface RunCheckpoint extends SavedModel {
   step: number;
-  rng: number[];
   optimizer: OptimizerState;
 }
 
@@ -189,7 +191,6 @@ function tfjsRunBackend(
         settings: s,
         weights: await getWeightsAsync(policy.model),
         step,
-        rng: ctx.rng.state(),
         optimizer: await getOptimizerStateAsync(opt),
       };
       saveCheckpoint(ckptDir, step, checkpoint);
@@ -199,7 +200,6 @@ function tfjsRunBackend(
       if (!resumed) return Promise.resolve(null);
       setWeights(policy.model, resumed.value.weights);
       setOptimizerState(opt, resumed.value.optimizer);
-      ctx.rng = Rng.fromState(resumed.value.rng);
       return Promise.resolve(resumed.step);
     },
   };

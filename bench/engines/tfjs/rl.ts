@@ -48,7 +48,7 @@ export interface RlContext {
   settings: TfjsSettings;
   algo: AlgoConfig;
   /** The run's RL stream; never advanced: each sampling round derives its own streams from it. */
-  rng: Rng;
+  readonly rng: Rng;
   /** Update in two passes (forward, read, backward) instead of one; default: when the backend lacks sync reads. */
   twoPassUpdate?: boolean;
 }
