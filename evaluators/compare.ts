@@ -113,18 +113,28 @@ function relationEqual(p: Rel, g: Rel): boolean {
   return tryMatch();
 }
 
-// A one-variable inequality as an interval: x > 2 → (2, ∞); 1 ≤ x < 3 → [1, 3).
+// A one-variable inequality as a union of intervals: x > 2 → (2, ∞); 1 ≤ x < 3 → [1, 3); x ≠ 1 → (−∞, 1) ∪
+// (1, ∞). `unknown` is the variable's source, so x > 2 and y > 2 are never the same set.
 let infinities: [Value, Value] | null = null;
+type Tuple = Extract<Value, { kind: "tuple" }>;
+type Pieces = { unknown: string; pieces: Tuple[] };
 
-function inequalityToInterval(g: Rel): Value | null {
+function inequalityPieces(g: Rel): Pieces | null {
   infinities ??= [exprValue("-\\infty")!, exprValue("\\infty")!];
   const [negInf, inf] = infinities;
   // The unknown: a symbol, a function value (0 < f(x) < 1 is the range (0, 1)) or an absolute value |z|.
   const varIdx = g.sides.findIndex((s, i) =>
     isLoneSymbol(s) || isFunctionLabel(g.srcs[i]) || isAbs(g.srcs[i])
   );
-  if (varIdx < 0 || g.ops.some((op) => op === "=" || op === "!=" || op === "~")) return null;
+  if (varIdx < 0 || g.ops.some((op) => op === "=" || op === "~")) return null;
   if (!g.sides.every((s, i) => i === varIdx || isConstant(s))) return null;
+  const unknown = g.srcs[varIdx].replace(/\s/g, "");
+  if (g.ops.includes("!=")) {
+    // x ≠ a is the union of both sides of a; only as a single relation of a symbol.
+    if (g.ops.length !== 1 || isAbs(g.srcs[varIdx])) return null;
+    const a = g.sides[1 - varIdx];
+    return { unknown, pieces: [tuple("(", negInf, a, ")"), tuple("(", a, inf, ")")] };
+  }
   let lo: Value = negInf, hi: Value = inf, open = "(", close = ")";
   const bound = (side: Value, op: string, varOnLeft: boolean) => {
     const greater = (op === ">" || op === ">=") === varOnLeft; // x > c or c < x: c is a lower bound
@@ -133,12 +143,21 @@ function inequalityToInterval(g: Rel): Value | null {
   };
   if (varIdx > 0) bound(g.sides[varIdx - 1], g.ops[varIdx - 1], false);
   if (varIdx < g.sides.length - 1) bound(g.sides[varIdx + 1], g.ops[varIdx], true);
-  const interval: Value = { kind: "tuple", open, close, items: [lo, hi] };
-  return isAbs(g.srcs[varIdx]) ? absPreimage(interval as Tuple) : interval;
+  const interval = tuple(open, lo, hi, close);
+  if (!isAbs(g.srcs[varIdx])) return { unknown, pieces: [interval] };
+  const pre = absPreimage(interval);
+  if (pre === null) return null;
+  return { unknown, pieces: pre.kind === "union" ? pre.parts as Tuple[] : [pre as Tuple] };
 }
 
+const tuple = (open: string, lo: Value, hi: Value, close: string): Tuple => ({
+  kind: "tuple",
+  open,
+  close,
+  items: [lo, hi],
+});
+
 const isAbs = (src: string) => /^\|\s*[a-zA-Z]\s*\|$/.test(src.trim());
-type Tuple = Extract<Value, { kind: "tuple" }>;
 
 // The z with |z| in [a, b]: [−b, −a] ∪ [a, b] for a > 0, else [−b, b] (brackets mirrored); null when |z| < 0.
 function absPreimage(t: Tuple): Value | null {
@@ -157,15 +176,78 @@ function absPreimage(t: Tuple): Value | null {
   return { kind: "union", parts: [left, t] };
 }
 
-// An inequality, or a list of inequalities ("x < -1 or x > 2"), as an interval or a union of intervals.
-function asIntervals(v: Value): Value | null {
-  if (v.kind === "rel") return inequalityToInterval(v);
-  if (v.kind === "set" && v.items.length > 1 && v.items.every((i) => i.kind === "rel")) {
-    const parts = v.items.map((i) => inequalityToInterval(i as Rel));
-    return parts.every((p) => p !== null) ? { kind: "union", parts: parts as Value[] } : null;
+// A real endpoint (±Infinity for ∞); NaN when it is no real constant.
+function endpoint(v: Value): number {
+  if (v.kind !== "expr" || v.vars.length > 0) return NaN;
+  try {
+    const x = v.fn.evaluate({});
+    return typeof x === "number" ? x : NaN;
+  } catch {
+    return NaN;
   }
-  return null;
 }
+
+// The intersection of two intervals, null when empty (endpoints compared in doubles; equal ends keep the
+// stricter bracket).
+function intersectPiece(a: Tuple, b: Tuple): Tuple | null {
+  const [al, ah, bl, bh] = [...a.items, ...b.items].map(endpoint);
+  if ([al, ah, bl, bh].some(Number.isNaN)) throw new RangeError("endpoint");
+  const [lo, open] = al > bl ? [a.items[0], a.open] : bl > al ? [b.items[0], b.open] : [
+    a.items[0],
+    a.open === "(" || b.open === "(" ? "(" : "[",
+  ];
+  const [hi, close] = ah < bh ? [a.items[1], a.close] : bh < ah ? [b.items[1], b.close] : [
+    a.items[1],
+    a.close === ")" || b.close === ")" ? ")" : "]",
+  ];
+  const [l, h] = [Math.max(al, bl), Math.min(ah, bh)];
+  if (l > h || (l === h && (open === "(" || close === ")"))) return null;
+  return tuple(open, lo, hi, close);
+}
+
+function intersect(a: Tuple[], b: Tuple[]): Tuple[] {
+  return a.flatMap((x) => b.map((y) => intersectPiece(x, y)).filter((t): t is Tuple => t !== null));
+}
+
+// Inequalities joined by connectives, as what they say: "and" (\land) is the intersection, "or" (\lor) the
+// union; a comma list is the intersection when its parts all overlap ("x > -2, x < 3" is (−2, 3)) and the
+// union otherwise ("x < -1, x > 2"): the other reading would be ℝ or ∅, which no one writes that way.
+function asPieces(v: Value): Pieces | null {
+  if (v.kind === "rel") return inequalityPieces(v);
+  if (v.kind !== "set" || v.items.length < 2) return null;
+  const parts: Pieces[] = [];
+  for (const item of v.items) {
+    const p = asPieces(item);
+    if (p === null || (parts.length > 0 && p.unknown !== parts[0].unknown)) return null;
+    parts.push(p);
+  }
+  try {
+    const overlapping = v.form === "list" &&
+      parts.every((p, i) => parts.every((q, j) => j <= i || intersect(p.pieces, q.pieces).length > 0));
+    if (v.form === "conjunction" || overlapping) {
+      return {
+        unknown: parts[0].unknown,
+        pieces: parts.slice(1).reduce((acc, p) => intersect(acc, p.pieces), parts[0].pieces),
+      };
+    }
+  } catch {
+    return null; // an endpoint that is no real constant: no set to compute
+  }
+  if (v.form !== "list" && v.form !== "disjunction") return null;
+  return { unknown: parts[0].unknown, pieces: parts.flatMap((p) => p.pieces) };
+}
+
+// An inequality, or inequalities joined by connectives, as an interval, a union of intervals or ∅.
+function asIntervals(v: Value): Value | null {
+  const p = asPieces(v);
+  if (p === null) return null;
+  if (p.pieces.length === 0) return { kind: "set", items: [], form: "empty_set" };
+  return p.pieces.length === 1 ? p.pieces[0] : { kind: "union", parts: p.pieces };
+}
+
+// Relations joined by a comma, "and" or "or" (a set whose members are relations or such joins).
+const isRelationJoin = (v: Value): boolean =>
+  v.kind === "set" && v.items.length > 1 && v.items.every((i) => i.kind === "rel" || isRelationJoin(i));
 
 // The values of a list of two or more "label = value" items with different labels, in order; else null.
 function labelledValues(v: Value): Value[] | null {
@@ -182,7 +264,15 @@ function labelledValues(v: Value): Value[] | null {
   return labels.size === values.length ? values : null;
 }
 
+// The cells of a one-column or one-row matrix of two or more cells, else null.
+function vectorCells(v: Value): Value[] | null {
+  if (v.kind !== "matrix") return null;
+  if (v.rows.length > 1 && v.rows.every((r) => r.length === 1)) return v.rows.map((r) => r[0]);
+  return v.rows.length === 1 && v.rows[0].length > 1 ? v.rows[0] : null;
+}
+
 const isIntervalLike = (v: Value) => v.kind === "tuple" || v.kind === "union";
+const isEmptySet = (v: Value) => v.kind === "set" && v.items.length === 0;
 
 type Numeral = Extract<Value, { kind: "numeral" }>;
 
@@ -211,26 +301,39 @@ function numeralEqual(p: Value, g: Value): boolean {
 const isParenTuple = (v: Value) => v.kind === "tuple" && v.open === "(" && v.close === ")";
 
 // Items of a list with repeats of an equivalent item removed ("2, 5, 2" states the set {2, 5}).
-function distinct(items: Value[]): Value[] {
+function distinct(items: Value[], options: CompareOptions): Value[] {
   const out: Value[] = [];
-  for (const v of items) if (!out.some((o) => valuesEqual(o, v) && valuesEqual(v, o))) out.push(v);
+  for (const v of items) {
+    if (!out.some((o) => valuesEqual(o, v, options) && valuesEqual(v, o, options))) out.push(v);
+  }
   return out;
 }
 
 // Order-free, all-or-nothing: every gold item is matched by a distinct predicted item and nothing is left over.
 // A prediction that repeats a solution is read as a set, unless the gold itself repeats one (multiplicity).
-function multisetEqual(pred: Value[], gold: Value[]): boolean {
-  if (pred.length > gold.length && pred.length <= 64 && distinct(gold).length === gold.length) {
-    pred = distinct(pred);
+function multisetEqual(pred: Value[], gold: Value[], options: CompareOptions): boolean {
+  if (pred.length > gold.length && pred.length <= 64 && distinct(gold, options).length === gold.length) {
+    pred = distinct(pred, options);
   }
   if (pred.length !== gold.length) return false;
   const used = new Array(pred.length).fill(false);
   for (const g of gold) {
-    const j = pred.findIndex((p, k) => !used[k] && valuesEqual(p, g));
+    const j = pred.findIndex((p, k) => !used[k] && valuesEqual(p, g, options));
     if (j < 0) return false;
     used[j] = true;
   }
   return true;
+}
+
+// f(t) = 3t − 1 against the gold f(x) = 3x − 1: the prediction's right side with t renamed x; null unless
+// both are one-variable definitions of the same function in different variables.
+function renamedDefinition(p: Rel, g: Rel): Value | null {
+  if (p.ops.length !== 1 || g.ops.length !== 1 || p.ops[0] !== "=" || g.ops[0] !== "=") return null;
+  const [pm, gm] = [p, g].map((r) => /^([a-zA-Z])\s*\(\s*([a-z])\s*\)$/.exec(r.srcs[0].trim()));
+  if (!pm || !gm || pm[1] !== gm[1] || pm[2] === gm[2]) return null;
+  const rhs = p.sides[1];
+  if (rhs.kind !== "expr" || rhs.vars.includes(gm[2])) return null;
+  return compileExpr(rhs.src.replace(new RegExp(`\\b${pm[2]}\\b`, "g"), gm[2]), rhs.hasDecimal);
 }
 
 /** How to compare: `strict` is the training-reward reading (see `statedValue`). */
@@ -254,7 +357,7 @@ export const COMPARISONS: readonly AnswerComparison[] = [
       p.kind === "rel" && g.kind !== "rel" && !(isIntervalLike(g) && asIntervals(p) !== null),
     equal: (p, g, options) => {
       const v = statedValue(p as Rel, options.strict ?? false);
-      return v !== null && valuesEqual(v, g);
+      return v !== null && valuesEqual(v, g, options);
     },
   },
   {
@@ -266,23 +369,29 @@ export const COMPARISONS: readonly AnswerComparison[] = [
       (((isLabel(g.srcs[0]) || isLoneSymbol(g.sides[0]) || isQuantity(g.srcs[0])) &&
         isValueLike(g.sides[1])) ||
         isFunctionLabel(g.srcs[0]) || definesSymbol(g as Rel)),
-    equal: (p, g) => valuesEqual(p, (g as Rel).sides[1]),
+    equal: (p, g, o) => valuesEqual(p, (g as Rel).sides[1], o),
   },
   {
     // A gold "exact ≈ approximation" is its exact value.
     name: "approximated_gold",
     applies: (p, g) => g.kind === "rel" && p.kind !== "rel" && g.ops.length === 1 && g.ops[0] === "~",
-    equal: (p, g) => isConstant((g as Rel).sides[0]) && valuesEqual(p, (g as Rel).sides[0]),
+    equal: (p, g, o) => isConstant((g as Rel).sides[0]) && valuesEqual(p, (g as Rel).sides[0], o),
   },
   {
-    // A one-variable inequality (or a list of them) and the equivalent interval or union, both ways.
+    // A one-variable inequality (or inequalities joined by and/or/commas) and the equivalent interval, union
+    // or ∅, both ways; two such joins (or a join and a chain) compare as sets of the same unknown.
     name: "inequality_interval",
     applies: (p, g) =>
-      (asIntervals(g) !== null && isIntervalLike(p)) || (asIntervals(p) !== null && isIntervalLike(g)),
-    equal: (p, g) => {
-      const gi = isIntervalLike(g) ? g : asIntervals(g)!;
+      (asIntervals(g) !== null && isIntervalLike(p)) ||
+      (asIntervals(p) !== null && (isIntervalLike(g) || isEmptySet(g))) ||
+      ((isRelationJoin(p) || isRelationJoin(g)) && asPieces(p) !== null && asPieces(g) !== null),
+    equal: (p, g, o) => {
+      if (!isIntervalLike(p) && !isIntervalLike(g) && !isEmptySet(g)) {
+        if (asPieces(p)!.unknown !== asPieces(g)!.unknown) return false;
+      }
+      const gi = isIntervalLike(g) || isEmptySet(g) ? g : asIntervals(g)!;
       const pi = isIntervalLike(p) ? p : asIntervals(p)!;
-      return valuesEqual(pi, gi);
+      return valuesEqual(pi, gi, o);
     },
   },
   {
@@ -291,12 +400,12 @@ export const COMPARISONS: readonly AnswerComparison[] = [
     applies: (p, g) =>
       (labelledValues(p) !== null && g.kind === "tuple") ||
       (labelledValues(g) !== null && p.kind === "tuple"),
-    equal: (p, g) => {
+    equal: (p, g, o) => {
       const asTuple = (v: Value, like: Value): Value =>
         v.kind === "tuple"
           ? v
           : { ...(like as Extract<Value, { kind: "tuple" }>), items: labelledValues(v)! };
-      return valuesEqual(asTuple(p, g), asTuple(g, p));
+      return valuesEqual(asTuple(p, g), asTuple(g, p), o);
     },
   },
   {
@@ -314,23 +423,33 @@ export const COMPARISONS: readonly AnswerComparison[] = [
     applies: (p, g) =>
       (p.kind === "set" && p.form === "list" && isParenTuple(g)) ||
       (isParenTuple(p) && g.kind === "set" && g.form === "list"),
-    equal: (p, g) => {
+    equal: (p, g, o) => {
       const [pi, gi] = [p, g].map((v) => (v as { items: Value[] }).items);
       if (gi.length < 3) return false;
-      if (g.kind === "set") return multisetEqual(pi, gi);
-      return pi.length === gi.length && gi.every((x, i) => valuesEqual(pi[i], x));
+      if (g.kind === "set") return multisetEqual(pi, gi, o);
+      return pi.length === gi.length && gi.every((x, i) => valuesEqual(pi[i], x, o));
     },
   },
   {
     name: "single_member_set",
     applies: (p, g) => p.kind === "set" && p.items.length === 1 && g.kind !== "set",
-    equal: (p, g) => valuesEqual((p as Extract<Value, { kind: "set" }>).items[0], g),
+    equal: (p, g, o) => valuesEqual((p as Extract<Value, { kind: "set" }>).items[0], g, o),
+  },
+  {
+    // A vector written as a tuple against a column (or row) matrix, both ways: (1, 2, 3) for a 3×1 pmatrix.
+    name: "column_vector",
+    applies: (p, g) =>
+      (vectorCells(g) !== null && p.kind === "tuple") || (vectorCells(p) !== null && g.kind === "tuple"),
+    equal: (p, g, o) => {
+      const [pi, gi] = [p, g].map((v) => vectorCells(v) ?? (v as Tuple).items);
+      return pi.length === gi.length && gi.every((x, i) => valuesEqual(pi[i], x, o));
+    },
   },
   { name: "kind_mismatch", applies: (p, g) => p.kind !== g.kind, equal: () => false },
   {
     name: "expression",
     applies: (_p, g) => g.kind === "expr",
-    equal: (p, g) => exprEqual(p as Expr, g as Expr),
+    equal: (p, g, options) => exprEqual(p as Expr, g as Expr, options),
   },
   {
     name: "text",
@@ -341,20 +460,20 @@ export const COMPARISONS: readonly AnswerComparison[] = [
     // Bracket types must match: (0,1] is not (0,1).
     name: "tuple_interval",
     applies: (_p, g) => g.kind === "tuple",
-    equal: (pv, gv) => {
+    equal: (pv, gv, o) => {
       const [p, g] = [pv, gv] as Extract<Value, { kind: "tuple" }>[];
       return p.open === g.open && p.close === g.close && p.items.length === g.items.length &&
-        g.items.every((x, i) => valuesEqual(p.items[i], x));
+        g.items.every((x, i) => valuesEqual(p.items[i], x, o));
     },
   },
   {
     name: "matrix",
     applies: (_p, g) => g.kind === "matrix",
-    equal: (pv, gv) => {
+    equal: (pv, gv, o) => {
       const [p, g] = [pv, gv] as Extract<Value, { kind: "matrix" }>[];
       return p.rows.length === g.rows.length &&
         g.rows.every((row, i) =>
-          row.length === p.rows[i].length && row.every((x, j) => valuesEqual(p.rows[i][j], x))
+          row.length === p.rows[i].length && row.every((x, j) => valuesEqual(p.rows[i][j], x, o))
         );
     },
   },
@@ -362,19 +481,21 @@ export const COMPARISONS: readonly AnswerComparison[] = [
     // Sets and "find all" lists must match in full (no any-match: 1728 does not pass "1331 and 1728").
     name: "set",
     applies: (_p, g) => g.kind === "set",
-    equal: (p, g) =>
+    equal: (p, g, o) =>
       multisetEqual(
         (p as Extract<Value, { kind: "set" }>).items,
         (g as Extract<Value, { kind: "set" }>).items,
+        o,
       ),
   },
   {
     name: "union",
     applies: (_p, g) => g.kind === "union",
-    equal: (p, g) =>
+    equal: (p, g, o) =>
       multisetEqual(
         (p as Extract<Value, { kind: "union" }>).parts,
         (g as Extract<Value, { kind: "union" }>).parts,
+        o,
       ),
   },
   {
@@ -387,14 +508,17 @@ export const COMPARISONS: readonly AnswerComparison[] = [
       if (
         g.ops.length === 1 && g.ops[0] === "=" && p.ops.length === 1 && p.ops[0] === "=" &&
         isLabel(g.srcs[0]) && p.srcs[0].replace(/\s/g, "") === g.srcs[0].replace(/\s/g, "") &&
-        valuesEqual(p.sides[1], g.sides[1])
+        valuesEqual(p.sides[1], g.sides[1], options)
       ) return true;
+      // The same function defined in another variable: f(t) = 3t − 1 for f(x) = 3x − 1.
+      const renamed = renamedDefinition(p, g);
+      if (renamed !== null) return valuesEqual(renamed, g.sides[1], options);
       // The same label stated by a chain on either side (x = 5+5+1 = 11 vs x = 11): the final sides compare.
       const sameLabel = p.ops.length + g.ops.length > 2 && isLabel(g.srcs[0]) &&
         p.srcs[0].replace(/\s/g, "") === g.srcs[0].replace(/\s/g, "");
       if (sameLabel) {
         const [pv2, gv2] = [statedValue(p, options.strict ?? false), statedValue(g, false)];
-        if (pv2 !== null && gv2 !== null) return valuesEqual(pv2, gv2);
+        if (pv2 !== null && gv2 !== null) return valuesEqual(pv2, gv2, options);
       }
       return relationEqual(p, g);
     },
@@ -413,12 +537,7 @@ export function compareValues(
   return { equal: false, by: "none" };
 }
 
-/** Is `pred` equivalent to the reference `gold`? (The verdict of `compareValues`.) */
-export function valuesEqual(pred: Value, gold: Value): boolean {
-  return compareValues(pred, gold).equal;
-}
-
-/** The same value scaled by 1/100 (for percent answers), or null if it is not a scalar expression. */
-export function percentScaled(v: Value): Value | null {
-  return v.kind === "expr" ? compileExpr(`(${v.src}) / 100`, v.hasDecimal) : null;
+/** Is `pred` equivalent to the reference `gold`? (The verdict of `compareValues`; `strict` reaches every member.) */
+export function valuesEqual(pred: Value, gold: Value, options: CompareOptions = {}): boolean {
+  return compareValues(pred, gold, options).equal;
 }

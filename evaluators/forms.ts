@@ -199,6 +199,20 @@ export const FORMS: readonly Form[] = [
     },
   },
   {
+    // Relations joined by \lor / \land ("or" / "and" between inequalities, see normalize.ts): a disjunction
+    // of conjunctions ("and" binds tighter), compared as the union / intersection it states (compare.ts).
+    name: "connective",
+    match: (s, ctx) => {
+      if (!s.includes("\\l")) return null;
+      const or = splitTop(s, ["\\lor"]);
+      if (or.parts.length > 1) return { kind: "set", form: "disjunction", items: or.parts.map(ctx.rec) };
+      const and = splitTop(s, ["\\land"]);
+      return and.parts.length > 1
+        ? { kind: "set", form: "conjunction", items: and.parts.map(ctx.rec) }
+        : null;
+    },
+  },
+  {
     name: "union",
     match: (s, ctx) => {
       const union = splitTop(s, ["\\cup"]);
@@ -295,6 +309,17 @@ export const FORMS: readonly Form[] = [
       const b = Number(base[2]);
       const valid = b >= 2 && b <= 36 && [...base[1]].every((c) => Number(c) < b);
       return valid ? { kind: "numeral", digits: base[1], base: b } : textValue(`${base[1]}_${base[2]}`);
+    },
+  },
+  {
+    // Permutations and combinations written nPr / nCr ("5P0", "10C3"): their values, not products of letters.
+    name: "permutation_notation",
+    match: (s) => {
+      const m = /^(\d+)\s*([PC])\s*(\d+)$/.exec(s);
+      if (!m || Number(m[3]) > Number(m[1])) return null;
+      return m[2] === "C"
+        ? exprValue(`\\binom{${m[1]}}{${m[3]}}`)
+        : exprValue(`\\frac{${m[1]}!}{${Number(m[1]) - Number(m[3])}!}`);
     },
   },
   {

@@ -2,7 +2,9 @@
 import { extractAnswer, extractGold, type Extraction } from "./extract.ts";
 import { normalizeAnswer, type NormalizeOptions } from "./normalize.ts";
 import { parseValue, type Value } from "./forms.ts";
-import { compareValues, percentScaled, valuesEqual } from "./compare.ts";
+import { compareValues, valuesEqual } from "./compare.ts";
+import { choiceVerdict, percentVerdict, unitVerdict } from "./readings.ts";
+import type { Unit } from "./units.ts";
 
 /** Outcome classes, logged separately so a parse failure or timeout is never mistaken for a wrong answer. */
 export type GradeStatus = "correct" | "wrong" | "no_answer" | "parse_error" | "timeout";
@@ -47,7 +49,7 @@ function braceDepthExceeds(s: string, limit: number): boolean {
   return false;
 }
 
-type Prepared = { value: Value; percent: boolean; norm: string; rules: string[] } | null;
+type Prepared = { value: Value; percent: boolean; unit: Unit | null; norm: string; rules: string[] } | null;
 
 // Normalise and parse an answer; null when it breaks the size caps.
 function prepare(answer: string, options: NormalizeOptions = {}): Prepared {
@@ -56,10 +58,11 @@ function prepare(answer: string, options: NormalizeOptions = {}): Prepared {
   }
   const n = normalizeAnswer(answer, options);
   if (n.text === "") return null;
-  return { value: parseValue(n.text), percent: n.percent, norm: n.text, rules: n.fired };
+  return { value: parseValue(n.text), percent: n.percent, unit: n.unit, norm: n.text, rules: n.fired };
 }
 
-const plainWord = /^[a-zA-Z]+$/;
+// Words of three or more letters compare case-insensitively ("Monday"); a letter is a symbol, and X is not x.
+const plainWord = /^[a-zA-Z]{3,}$/;
 
 // A decimal comma is read only where it cannot be anything else: one side is a plain decimal ("1.22"), the other
 // one number with a single comma ("1,22") that is no thousands grouping (not three digits after the comma, or a
@@ -74,26 +77,32 @@ function decimalCommaReading(commaSide: string, decimalSide: string): Value | nu
   return grouping ? null : parseValue(commaSide.replace(",", "."));
 }
 
-/** Equivalence of two prepared answers (pred against reference gold), with the percent reading v ≡ v/100. */
+/**
+ * Equivalence of two prepared answers (pred against reference gold): a multiple-choice gold, then units, then
+ * the values (percent as a value, readings.ts), then the decimal-comma reading.
+ */
 function preparedCompare(
   p: NonNullable<Prepared>,
   g: NonNullable<Prepared>,
   strict: boolean,
 ): { equal: boolean; by: string } {
-  if (p.norm === g.norm) return { equal: true, by: "same_string" };
-  if (plainWord.test(p.norm) && plainWord.test(g.norm) && p.norm.toLowerCase() === g.norm.toLowerCase()) {
-    return { equal: true, by: "same_word" };
-  }
-  const direct = compareValues(p.value, g.value, { strict });
+  const options = { strict };
+  const choice = choiceVerdict(p, g, options);
+  if (choice !== null) return choice;
+  const unit = unitVerdict(p, g, options);
+  if (unit !== null) return unit;
+  const direct = percentVerdict(p, g, () => {
+    if (p.norm === g.norm) return { equal: true, by: "same_string" };
+    if (plainWord.test(p.norm) && plainWord.test(g.norm) && p.norm.toLowerCase() === g.norm.toLowerCase()) {
+      return { equal: true, by: "same_word" };
+    }
+    return compareValues(p.value, g.value, options);
+  }, options);
   if (direct.equal) return direct;
-  const scaledP = p.percent && !g.percent ? percentScaled(p.value) : null;
-  if (scaledP !== null && valuesEqual(scaledP, g.value)) return { equal: true, by: "percent" };
-  const scaledG = g.percent && !p.percent ? percentScaled(g.value) : null;
-  if (scaledG !== null && valuesEqual(p.value, scaledG)) return { equal: true, by: "percent" };
   const commaP = decimalCommaReading(p.norm, g.norm);
-  if (commaP !== null && valuesEqual(commaP, g.value)) return { equal: true, by: "decimal_comma" };
+  if (commaP !== null && valuesEqual(commaP, g.value, options)) return { equal: true, by: "decimal_comma" };
   const commaG = decimalCommaReading(g.norm, p.norm);
-  if (commaG !== null && valuesEqual(p.value, commaG)) return { equal: true, by: "decimal_comma" };
+  if (commaG !== null && valuesEqual(p.value, commaG, options)) return { equal: true, by: "decimal_comma" };
   return direct;
 }
 

@@ -4,6 +4,7 @@
 // malformed-LaTeX repairs, and text as other tools deliver it. The result is still LaTeX; the rules that
 // changed the answer are reported, so `--explain` can say why two answers matched.
 import { matchBrace } from "./boxes.ts";
+import { currencyUnit, parseUnit, type Unit } from "./units.ts";
 
 // Unit and filler words dropped after a number ("5 cm", "12 \text{ inches}^2"); plurals via an optional s.
 const UNIT_WORDS = [
@@ -32,10 +33,18 @@ const UNIT_WORDS = [
   "mm",
   "meters?",
   "metres?",
-  "kilometers?",
-  "centimeters?",
+  "kilomet(?:er|re)s?",
+  "centimet(?:er|re)s?",
+  "millilit(?:er|re)s?",
   "feet",
   "foot",
+  "millimet(?:er|re)s?",
+  "kilograms?",
+  "milligrams?",
+  "ounces?",
+  "oz",
+  "radians?",
+  "euros?",
   "ft",
   "yards?",
   "miles?",
@@ -97,12 +106,21 @@ function repeatingDecimal(whole: string, fixed: string, repeat: string): string 
   return `\\frac{${all - head}}{${den}}`;
 }
 
+// An inequality anywhere in the answer: "and"/"or" then join relations, not list items.
+const INEQUALITY = /[<>]|\\(?:le|ge|ne)(?![a-zA-Z])/;
+const EMPTY_WORDS =
+  /^\s*(?:there (?:is|are) )?(?:no (?:real |such |possible )?(?:solutions?|roots?|values?)|(?:the )?empty set)\s*\.?\s*$/i;
+
 const ROW_BREAK = "\uE000"; // a private-use character no answer contains
 
-/** What `normalizeAnswer` found: the text, a percent marker (the value may mean v or v/100), the rules that fired. */
+/**
+ * What `normalizeAnswer` found: the text, a percent marker (the value is v/100, see grade.ts), the unit stripped
+ * from a single quantity ("5 cm", "\$5"; null when none or not one of units.ts), the rules that fired.
+ */
 export interface Normalized {
   text: string;
   percent: boolean;
+  unit: Unit | null;
   fired: string[];
 }
 
@@ -113,6 +131,7 @@ export interface NormalizeOptions {
 
 interface Ctx {
   percent: boolean;
+  unit: Unit | null;
   options: NormalizeOptions;
 }
 
@@ -132,7 +151,7 @@ function undouble(s: string): string {
 // Unit symbols after a plain number. Glued to the number only the seconds/hours of "12s", "3h" and symbols of
 // two or more letters; "5m" stays 5·m (m is a common variable), "5 m" is five metres.
 const UNIT_SYMBOLS = "km/h|m/s|mi/h|kph|kmh|mph|km|cm|mm|kg|mg|mL|ml|kW|kWh|Hz|hr|min|s|h";
-const SPACED_UNIT_SYMBOLS = "m|g|L|l|W|V|A|N|J";
+const SPACED_UNIT_SYMBOLS = "m|g|L|l|W|V|A|N|J|in|ft|yd|mi|oz|lbs?";
 const UNIT_SYMBOL_TAIL = new RegExp(
   `^(-?[\\d.]+)(?:\\s*(?:${UNIT_SYMBOLS})|\\s+(?:${SPACED_UNIT_SYMBOLS}))(?:\\^\\{?[23]\\}?|²|³)?$`,
 );
@@ -189,15 +208,20 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   // or hedges ("3\text{ million}", "5\text{ factorial}", "17\text{ or more}", "2\text{ not }…").
   {
     name: "text_annotation",
-    apply: (s) => {
+    apply: (s, ctx) => {
       const m = TEXT_ANNOTATION.exec(s);
-      return m && /[a-zA-Z]{2}/.test(m[2]) && !VALUE_WORDS.test(m[2]) ? m[1] : s;
+      if (!m || !/[a-zA-Z]/.test(m[2]) || VALUE_WORDS.test(m[2])) return s;
+      const unit = parseUnit(m[2]);
+      if (unit === null && !/[a-zA-Z]{2}/.test(m[2])) return s;
+      ctx.unit = unit;
+      return m[1];
     },
   },
   // \text{ and } / \text{or} separate list items; other text wrappers just unwrap.
   {
     name: "text_wrappers",
-    apply: (s) => unwrap(s, TEXT_WRAPPERS, (inner) => /^\s*(and|or)\s*$/i.test(inner) ? "," : inner),
+    apply: (s) =>
+      unwrap(s, TEXT_WRAPPERS, (inner) => /^\s*(and|or)\s*$/i.test(inner) ? ` ${inner.trim()} ` : inner),
   },
   // A definition's quantifier, "f(n) = n for all n" / "\forall x \in \mathbb{R}": the definition is the answer.
   {
@@ -216,8 +240,24 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
     apply: (s) => s.replace(/(\d*)\.(\d*)\\overline\s*\{(\d+)\}/g, (_, a, b, c) => repeatingDecimal(a, b, c)),
   },
   { name: "decorations", apply: (s) => s.replace(/\\(?:overline|underline|boxed|fbox|hat|vec)\s*\{/g, "{") },
-  { name: "and_or_lists", apply: (s) => s.replace(/(^|[^a-zA-Z])(and|or)(?=[^a-zA-Z]|$)/g, "$1,") },
-  { name: "currency", apply: (s) => s.replace(/\\\$|\$|€|£|\\euro\b/g, "") },
+  // "and"/"or" between inequalities say intersection/union (\land, \lor: the connective form); elsewhere they
+  // join a list ("x = 5 and x = -2", "3 or 4").
+  {
+    name: "and_or_lists",
+    apply: (s) =>
+      !/(?:^|[^a-zA-Z])(?:and|or)(?:[^a-zA-Z]|$)/.test(s) ? s : s.replace(
+        /(^|[^a-zA-Z])(and|or)(?=[^a-zA-Z]|$)/g,
+        (_, pre: string, w: string) => (INEQUALITY.test(s) ? `${pre} \\l${w} ` : `${pre},`),
+      ),
+  },
+  {
+    name: "currency",
+    apply: (s, ctx) =>
+      s.replace(/\\\$|\$|€|£|\\euro\b/g, (sym) => {
+        ctx.unit = currencyUnit(sym);
+        return "";
+      }),
+  },
   // Degrees inside a trig function are converted (sin 60° = √3/2); elsewhere the degree sign is dropped, and
   // "45^\circ,135^\circ" stays a list (not the grouped number 45,135).
   {
@@ -233,6 +273,8 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   // An ellipsis stays a member ("1, 2, 3, \ldots" is not the finite list "1, 2, 3"), in one spelling.
   { name: "ellipsis", apply: (s) => s.replace(/\\(?:ldots|cdots|dots|dotsc|dotsb)\b|\.\.\.|…/g, "\\ldots") },
   { name: "empty_set", apply: (s) => s.replace(/\\(?:varnothing|emptyset)\b|\\\{\s*\\\}|∅/g, "\\emptyset") },
+  // ∅ in words, as the whole answer: "no solution", "No real solutions.", "the empty set".
+  { name: "empty_set_words", apply: (s) => (EMPTY_WORDS.test(s) ? "\\emptyset" : s) },
   { name: "infinity_words", apply: (s) => s.replace(/\b(?:infinity|inf)\b/gi, "\\infty") },
   { name: "reals", apply: (s) => s.replace(/\\mathbb\s*\{?\s*R\s*\}?/g, "(-\\infty,\\infty)") },
   {
@@ -266,13 +308,22 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   { name: "trailing_period", apply: (s) => s.replace(/[.。]+$/, "").trim() },
   {
     name: "unit_words",
-    apply: (s) => {
+    apply: (s, ctx) => {
       const unit = UNIT_TAIL.exec(s);
-      return unit && /[0-9]/.test(unit[1]) ? unit[1].trim() : s;
+      if (!unit || !/[0-9]/.test(unit[1])) return s;
+      ctx.unit = parseUnit(s.slice(unit[1].length));
+      return unit[1].trim();
     },
   },
   // A unit symbol ("5 m", "12s", "40 km/h") only after a plain number; elsewhere m, s, h are variables.
-  { name: "unit_symbols", apply: (s) => s.replace(UNIT_SYMBOL_TAIL, "$1") },
+  {
+    name: "unit_symbols",
+    apply: (s, ctx) =>
+      s.replace(UNIT_SYMBOL_TAIL, (whole, num: string) => {
+        ctx.unit = parseUnit(whole.slice(num.length));
+        return num;
+      }),
+  },
   { name: "approx_prefix", apply: (s) => s.replace(/^[a-zA-Z]*\s*\\approx\s*/, "") },
   // Thousands separators when the whole answer is one grouped number (a list "1,000" is rare; "1, 2" is not),
   // or the number after "=" ("x = 15,600"). A leading group 0 ("0,111") is no grouping.
@@ -305,7 +356,7 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
 
 /** Normalise an extracted LaTeX answer string with NORMALIZE_RULES in order; never throws. */
 export function normalizeAnswer(raw: string, options: NormalizeOptions = {}): Normalized {
-  const ctx: Ctx = { percent: false, options };
+  const ctx: Ctx = { percent: false, unit: null, options };
   const fired: string[] = [];
   let s = raw;
   for (const rule of NORMALIZE_RULES) {
@@ -315,5 +366,7 @@ export function normalizeAnswer(raw: string, options: NormalizeOptions = {}): No
     }
     s = next;
   }
-  return { text: s, percent: ctx.percent, fired };
+  // A unit belongs to a single quantity: a list of amounts ("\$5, \$10") carries none.
+  const unit = ctx.unit !== null && !s.includes(",") ? ctx.unit : null;
+  return { text: s, percent: ctx.percent, unit, fired };
 }

@@ -155,26 +155,44 @@ function coarser(a: Expr, b: Expr): { d: Expr; v: Expr; k: number } {
 // A power, a factorial, a binomial or a literal of 6+ digits.
 const mayHideDifference = (src: string) => /\^|fact\(|combinations\(|\d{6}/.test(src);
 
+/** How to compare: `strict` is the training reward, where a decimal is never an approximation of an exact gold. */
+export interface ExprOptions {
+  strict?: boolean;
+}
+
+// Is the decimal side allowed to stand for a rounding of the other value? Default mode: when the coarser side
+// is one plain decimal number ("0.3333333", not "\sqrt{8.0000001}"). Strict mode (training reward): only when
+// the gold b is itself written with decimals; otherwise a decimal is the exact fraction it writes.
+function roundingAllowed(a: Expr, b: Expr, options: ExprOptions): boolean {
+  if (!a.hasDecimal && !b.hasDecimal) return false;
+  if (options.strict && !b.hasDecimal) return false;
+  return PLAIN_DECIMAL.test(coarser(a, b).d.src);
+}
+const PLAIN_DECIMAL = /^-?\d+(?:\.\d+)?$/;
+
 // Constants: exactly when both have an exact value; otherwise doubles when both are in range, 64-digit decimals
 // when not (and to confirm a double match of exact irrational forms), and ∞ only when written as \infty.
-function constantsEqual(a: Expr, b: Expr): boolean {
+function constantsEqual(a: Expr, b: Expr, options: ExprOptions): boolean {
   const x = evalAt(a.fn, {});
   const y = evalAt(b.fn, {});
   const inRange = (z: C) => finite(z) && (z.re === 0 || (Math.abs(z.re) > 1e-250 && Math.abs(z.re) < 1e250));
-  const approx = a.hasDecimal || b.hasDecimal;
+  const rounding = roundingAllowed(a, b, options);
+  // A decimal that may not stand for a rounding is the exact fraction it writes: in strict mode it must equal
+  // an irrational gold in 64 digits (3.14159265358979 ≢ π, 0.5π ≡ π/2).
+  const exactDecimal = !rounding && (a.hasDecimal || b.hasDecimal);
   // Doubles first: values apart by more than any rule allows are different whatever their exact values.
-  if (inRange(x) && inRange(y) && !closeC(x, y, approx ? 2 * TOLERANCE.decimalRel : 1e-6)) return false;
+  if (inRange(x) && inRange(y) && !closeC(x, y, rounding ? 2 * TOLERANCE.decimalRel : 1e-6)) return false;
   const ea = exactOf(a);
   const eb = exactOf(b);
   if (ea !== null && eb !== null) {
     if (ratEqual(ea, eb)) return true;
-    if (!a.hasDecimal && !b.hasDecimal) return false;
+    if (!rounding) return false;
     const { d, v, k } = coarser(a, b);
     return decimalMatches(exactOf(d)!, k, exactOf(v)!);
   }
   const bothZero = x.re === 0 && y.re === 0 && x.im === 0 && y.im === 0;
   if (inRange(x) && inRange(y) && !bothZero) {
-    if (approx) {
+    if (rounding) {
       if (x.im !== 0 || y.im !== 0) return closeC(x, y, TOLERANCE.decimalRel);
       const { d, k } = coarser(a, b);
       return d === a ? decimalMatchesFloat(x.re, k, y.re) : decimalMatchesFloat(y.re, k, x.re);
@@ -182,37 +200,104 @@ function constantsEqual(a: Expr, b: Expr): boolean {
     if (!closeC(x, y, TOLERANCE.exactRel)) return false;
     // Doubles cannot tell √(2^{106}+1) from 2^{53}: confirm in 64-digit decimals where both evaluate there.
     // Only large literals, powers and factorials can hide a difference below double rounding (√3/2 vs
-    // sin 60° cannot), so only those pay for the confirmation (~0.3 ms).
-    if (!mayHideDifference(a.src) && !mayHideDifference(b.src)) return true;
+    // sin 60° cannot), so only those pay for the confirmation (~0.3 ms); so does an exact decimal.
+    if (!exactDecimal && !mayHideDifference(a.src) && !mayHideDifference(b.src)) return true;
     const bx = bigOf(a);
     const by = bigOf(b);
-    return bx === null || by === null || bigClose(bx, by, TOLERANCE.bigRel);
+    if (bx === null || by === null) return !exactDecimal;
+    return bigClose(bx, by, TOLERANCE.bigRel);
   }
   if (!a.infinite && !b.infinite) {
-    const bx = bigOf(a);
-    const by = bigOf(b);
-    if (bx !== null && by !== null) return bigClose(bx, by, approx ? TOLERANCE.decimalRel : TOLERANCE.bigRel);
-    return finite(x) && finite(y) && closeC(x, y, approx ? TOLERANCE.decimalRel : TOLERANCE.exactRel);
+    // Outside double range without an exact value: no relative tolerance can tell 10^{10^{10}} from
+    // 10^{10^{10}} + 1, so the two must have the same exact structure (terms that cancel, the rest exact).
+    if (bothZero && bigOf(a)?.isZero() && bigOf(b)?.isZero()) return true;
+    return sameStructure(a.src, b.src);
   }
   // Never from an overflowing 10^{10^{10}}: both sides must have written \infty.
   return a.infinite && b.infinite && x.re === y.re && x.im === 0 && y.im === 0;
+}
+
+// Top-level terms of a mathjs source (sign kept), each with its top-level factors sorted, whitespace dropped.
+function terms(src: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let start = 0;
+  const s = src.replace(/\s+/g, "");
+  const push = (t: string) => {
+    if (t === "" || t === "+" || t === "-") return;
+    const sign = t[0] === "-" ? "-" : "+";
+    const body = t[0] === "-" || t[0] === "+" ? t.slice(1) : t;
+    out.push(sign + splitFactors(body).sort().join("*"));
+  };
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i];
+    if (ch === "(") depth++;
+    else if (ch === ")") depth--;
+    else if (depth === 0 && (ch === "+" || ch === "-") && i > start && !/[*/^(,eE]/.test(s[i - 1])) {
+      push(s.slice(start, i));
+      start = i;
+    }
+  }
+  push(s.slice(start));
+  return out;
+}
+
+function splitFactors(t: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < t.length; i++) {
+    if (t[i] === "(") depth++;
+    else if (t[i] === ")") depth--;
+    else if (depth === 0 && t[i] === "*") {
+      out.push(t.slice(start, i));
+      start = i + 1;
+    }
+  }
+  out.push(t.slice(start));
+  return out;
+}
+
+/**
+ * Equal by exact structure (values past double range without an exact value): identical terms (factors in any
+ * order) cancel, and what remains on both sides must have equal exact values (nothing left on either side is 0).
+ */
+function sameStructure(a: string, b: string): boolean {
+  const ta = terms(a);
+  const tb = terms(b);
+  for (let i = ta.length - 1; i >= 0; i--) {
+    const j = tb.indexOf(ta[i]);
+    if (j >= 0) {
+      tb.splice(j, 1);
+      ta.splice(i, 1);
+    }
+  }
+  if (ta.length === 0 && tb.length === 0) return true;
+  const rest = (ts: string[]) => (ts.length === 0 ? rat(0n) : exactValue(ts.join("")));
+  const [ra, rb] = [rest(ta), rest(tb)];
+  return ra !== null && rb !== null && ratEqual(ra, rb);
 }
 
 // Seeded rational points for exact comparison of polynomial and rational expressions (Schwartz–Zippel: two
 // different rational functions agree at 6 random points with 10^4-sized numerators with negligible chance).
 const pointCache = new Map<string, Record<string, Rational>[]>();
 
-function rationalPoints(vars: string[]): Record<string, Rational>[] {
-  const key = vars.join(",");
+// Small-integer points (|v| ≤ 12) keep (a − x)^{6000} within the size cap where 10^4-sized rationals do not;
+// they are tried only when the rational points give no verdict.
+function rationalPoints(vars: string[], small = false): Record<string, Rational>[] {
+  const key = `${small ? "small|" : ""}${vars.join(",")}`;
   const hit = pointCache.get(key);
   if (hit) return hit;
   if (pointCache.size >= 1000) pointCache.clear();
-  const rng = Rng.seeded(`grader-rational-points|${vars.join(",")}`);
+  const rng = Rng.seeded(`grader-rational-points|${key}`);
   const out: Record<string, Rational>[] = [];
   for (let k = 0; k < 6; k++) {
     const scope: Record<string, Rational> = {};
     for (const v of vars) {
-      scope[v] = rat(BigInt((k % 2 === 0 ? 1 : -1) * (1 + rng.int(9999))), BigInt(1 + rng.int(97)))!;
+      const sign = BigInt(k % 2 === 0 ? 1 : -1);
+      scope[v] = small
+        ? rat(sign * BigInt(1 + rng.int(12)))!
+        : rat(sign * BigInt(1 + rng.int(9999)), BigInt(1 + rng.int(97)))!;
     }
     out.push(scope);
   }
@@ -221,37 +306,58 @@ function rationalPoints(vars: string[]): Record<string, Rational>[] {
 }
 
 // Exact verdict for expressions in variables built from + − × ÷ and integer powers; null when not such.
-function exactOverPoints(a: Expr, b: Expr, vars: string[]): boolean | null {
+const ZERO_AFTER_LETTER = /[A-Za-z]\s*\*\s*0(?![.\d])/;
+
+// Two sides zero at every point are both the zero function (0·a ≡ 0); zero at only some points says nothing.
+function exactOverPoints(a: Expr, b: Expr, vars: string[], small = false): boolean | null {
   let agreed = 0;
-  for (const scope of rationalPoints(vars)) {
+  let zeros = 0;
+  const pts = rationalPoints(vars, small);
+  for (const scope of pts) {
     const x = exactValue(a.src, scope);
     const y = exactValue(b.src, scope);
-    if (x === null || y === null) return null; // a pole, or a form without an exact value: use doubles
+    if (x === null || y === null) {
+      // Past the size cap at 10^4-sized points ((a − x)^{6000}): try small integers before the doubles.
+      return small ? null : exactOverPoints(a, b, vars, true);
+    }
     if (!ratEqual(x, y)) return false;
-    // Both zero says nothing (as in the double path): "5P0" is not rewarded as 0.
     if (x.n !== 0n) agreed++;
+    else zeros++;
   }
+  // Only the 10^4-sized points may show the zero function (a product of (x − k) vanishes at small integers),
+  // and only where no zero follows a letter: "N0" is a name (N_0, "No"), not N times 0.
+  if (zeros === pts.length && !small) return !ZERO_AFTER_LETTER.test(a.src) && !ZERO_AFTER_LETTER.test(b.src);
   return agreed >= TOLERANCE.minPoints ? true : null;
 }
 
-/** Two expressions are equal if they agree at every seeded point (constants: at the single point). */
-export function exprEqual(a: Expr, b: Expr): boolean {
+/**
+ * Two expressions (a the prediction, b the gold) are equal if they agree at every seeded point (constants: at
+ * the single point). Where both sides are built from + − × ÷ and integer powers the verdict is exact, at
+ * rational points, whatever the doubles say: doubles overflow ((a − x)^{6000}) or cancel (an expanded degree-13
+ * polynomial). Strict mode: a decimal is never a rounding of a gold written without decimals.
+ */
+export function exprEqual(a: Expr, b: Expr, options: ExprOptions = {}): boolean {
   if (a.src === b.src) return true;
   // Long integer literals beyond double precision compare digit by digit.
   if (/^\d+$/.test(a.src) && /^\d+$/.test(b.src)) return BigInt(a.src) === BigInt(b.src);
-  const rel = a.hasDecimal || b.hasDecimal ? TOLERANCE.decimalRel : TOLERANCE.exactRel;
   // Variables may cancel (sin²x + cos²x ≡ 1), so evaluate over the union; x² vs y² still differ at the points.
   const vars = [...new Set([...a.vars, ...b.vars])].sort();
-  if (vars.length === 0) return constantsEqual(a, b);
-  const close = closeOverPoints(a, b, vars, rel);
-  // Doubles agree within rounding: confirm exactly at rational points where both sides have exact values
-  // (x^{53} + 1 and x^{53} agree in doubles).
-  if (close && !a.hasDecimal && !b.hasDecimal) return exactOverPoints(a, b, vars) ?? true;
-  return close;
+  if (vars.length === 0) return constantsEqual(a, b, options);
+  const rounding = (a.hasDecimal || b.hasDecimal) && !(options.strict && !b.hasDecimal);
+  const close = closeOverPoints(a, b, vars, rounding ? TOLERANCE.decimalRel : TOLERANCE.exactRel);
+  // Exact at rational points where both sides have exact values (x^{53} + 1 and x^{53} agree in doubles; the
+  // expanded and factored polynomial disagree in them). A decimal that may stand for a rounding is left to the
+  // doubles' tolerance.
+  if (!rounding) {
+    const exact = exactOverPoints(a, b, vars);
+    if (exact !== null) return exact;
+  }
+  return close === true;
 }
 
-// Agreement at the seeded double points (over- and underflow points skipped, ≥ minPoints informative).
-function closeOverPoints(a: Expr, b: Expr, vars: string[], rel: number): boolean {
+// Agreement at the seeded double points (over- and underflow points skipped, ≥ minPoints informative); null
+// when too few points were informative.
+function closeOverPoints(a: Expr, b: Expr, vars: string[], rel: number): boolean | null {
   let agreed = 0;
   for (const { scope, positive } of points(vars)) {
     const x = evalAt(a.fn, scope);
@@ -263,7 +369,7 @@ function closeOverPoints(a: Expr, b: Expr, vars: string[], rel: number): boolean
     if (!closeC(x, y, Math.max(rel, 1e-8))) return false;
     agreed++;
   }
-  return agreed >= TOLERANCE.minPoints;
+  return agreed >= TOLERANCE.minPoints ? true : null;
 }
 
 /** Parse mathjs syntax once, note its free variables (function names excluded) and compile it; null if invalid. */

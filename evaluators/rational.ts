@@ -21,8 +21,12 @@ function gcd(a: bigint, b: bigint): bigint {
   return a;
 }
 
-// Bit length of |x| (0 for 0): used only against the size cap, so the hex string length is precise enough.
-const bitsOf = (x: bigint) => (x === 0n ? 0 : abs(x).toString(16).length * 4);
+// Bit length of |x| (0 for 0), from its hex digits: exact, so a power's size estimate is not 4× too coarse.
+function bitsOf(x: bigint): number {
+  if (x === 0n) return 0;
+  const hex = abs(x).toString(16);
+  return (hex.length - 1) * 4 + (32 - Math.clz32(parseInt(hex[0], 16)));
+}
 
 /** n/d reduced, sign on the numerator; null on a zero denominator or past the size cap. */
 export function rat(n: bigint, d: bigint = 1n): Rational | null {
