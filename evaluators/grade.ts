@@ -127,10 +127,20 @@ function boxesVerdict(ex: Extraction, g: NonNullable<Prepared>, options: Normali
     : "boxed_hedge";
 }
 
+// `--explain` names the decimal rule that applied when either side has a decimal (docs/evaluators.md).
+const HAS_DECIMAL = /\d\.\d/;
+function decimalRule(p: NonNullable<Prepared>, g: NonNullable<Prepared>, strict: boolean): string {
+  if (!HAS_DECIMAL.test(p.norm) && !HAS_DECIMAL.test(g.norm)) return "";
+  if (!strict || HAS_DECIMAL.test(g.norm)) {
+    return "; decimals: a plain decimal may be the other value rounded to its places";
+  }
+  return "; decimals: exact (strict mode, the gold has no decimal)";
+}
+
 const described = (p: NonNullable<Prepared>) => ({
   normalized: p.norm,
   form: p.value.form ?? p.value.kind,
-  rules: p.rules,
+  rules: p.unit === null ? p.rules : [...p.rules, `unit=${p.unit.name}`],
 });
 
 /**
@@ -172,7 +182,11 @@ export function grade(prediction: string, gold: string, options: GradeOptions = 
         comparison: "none",
       });
     }
-    const why = (comparison: string) => ({ prediction: described(p), gold: described(g), comparison });
+    const why = (comparison: string) => ({
+      prediction: described(p),
+      gold: described(g),
+      comparison: comparison + decimalRule(p, g, options.strict ?? false),
+    });
     // Both modes: several boxes are one answer against a several-value gold, and a hedge is wrong.
     const boxes = boxesVerdict(ex, g, options);
     if (boxes === "boxed_union") return result(true, "correct", "boxed_union", why(boxes));
