@@ -104,6 +104,7 @@ function textValue(s: string): Value {
   return { kind: "text", text: s.replace(/[\s{}]/g, "").toLowerCase() };
 }
 
+const CONNECTIVE = /\\l(?:and|or)(?![a-zA-Z])/;
 const PLUS_MINUS = /\\(pm|mp)(?![a-zA-Z])/;
 /** ± stands for both signs up to this many occurrences (2^4 values); more is read as plain text. */
 const PM_LIMIT = 4;
@@ -203,7 +204,7 @@ export const FORMS: readonly Form[] = [
     // of conjunctions ("and" binds tighter), compared as the union / intersection it states (compare.ts).
     name: "connective",
     match: (s, ctx) => {
-      if (!s.includes("\\l")) return null;
+      if (!CONNECTIVE.test(s)) return null;
       const or = splitTop(s, ["\\lor"]);
       if (or.parts.length > 1) return { kind: "set", form: "disjunction", items: or.parts.map(ctx.rec) };
       const and = splitTop(s, ["\\land"]);

@@ -348,12 +348,17 @@ export function exprEqual(a: Expr, b: Expr, options: ExprOptions = {}): boolean 
   // Exact at rational points where both sides have exact values (x^{53} + 1 and x^{53} agree in doubles; the
   // expanded and factored polynomial disagree in them). A decimal that may stand for a rounding is left to the
   // doubles' tolerance.
-  if (!rounding) {
+  // After a disagreement only where doubles can cancel (a 4+-digit literal or an exponent ≥ 10): small
+  // coefficients and powers at |x| ≤ 2.7 stay far inside double precision, and skipping them keeps wrong answers
+  // in variables (most of them) as cheap as before.
+  if (!rounding && (close !== false || mayCancel(a.src) || mayCancel(b.src))) {
     const exact = exactOverPoints(a, b, vars);
     if (exact !== null) return exact;
   }
   return close === true;
 }
+
+const mayCancel = (src: string) => /\d{4}|\^\s*\(*\d{2}/.test(src);
 
 // Agreement at the seeded double points (over- and underflow points skipped, ≥ minPoints informative); null
 // when too few points were informative.
