@@ -74,6 +74,7 @@ const UNIT_WORDS = [
 const UNIT_TAIL = new RegExp(
   `^(.*?[0-9}a-zA-Z)])\\s*(?:(?:${UNIT_WORDS.join("|")})\\b(?:\\^\\{?[23]\\}?|²|³)?\\s*)+$`,
 );
+const ENDS_IN_WORD = /[a-zA-Z]{2}\s*(?:\^\{?[23]\}?|²|³)?\s*$/;
 const TEXT_WRAPPERS =
   /\\(?:text|textbf|textit|textnormal|mathrm|mathbf|mathit|mbox|operatorname|textsf|mathsf)\s*\{/g;
 
@@ -309,6 +310,9 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   {
     name: "unit_words",
     apply: (s, ctx) => {
+      // Only an answer ending in a word (or its square or cube) can end in a unit word: most answers are
+      // skipped before the slow alternation.
+      if (!ENDS_IN_WORD.test(s)) return s;
       const unit = UNIT_TAIL.exec(s);
       if (!unit || !/[0-9]/.test(unit[1])) return s;
       ctx.unit = parseUnit(s.slice(unit[1].length));

@@ -17,8 +17,8 @@ export interface Reading {
 /** A verdict and the name of the reading that gave it. */
 export type Verdict = { equal: boolean; by: string };
 
-/** v · factor for a scalar expression (exact factors keep exact values exact), else null. */
-export function scaled(v: Value, factor: string): Value | null {
+// v · factor for a scalar expression (exact factors keep exact values exact), else null.
+function scaled(v: Value, factor: string): Value | null {
   return v.kind === "expr" ? compileExpr(`(${v.src}) * (${factor})`, v.hasDecimal) : null;
 }
 
