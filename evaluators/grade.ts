@@ -129,6 +129,7 @@ function boxesVerdict(ex: Extraction, g: NonNullable<Prepared>, options: Normali
 
 // `--explain` names the decimal rule that applied when either side has a decimal (docs/evaluators.md).
 const HAS_DECIMAL = /\d\.\d/;
+const NO_DECIMAL_RULE = new Set(["same_string", "same_word", "decimal_comma", "choice", "unit_dimension"]);
 function decimalRule(p: NonNullable<Prepared>, g: NonNullable<Prepared>, strict: boolean): string {
   if (!HAS_DECIMAL.test(p.norm) && !HAS_DECIMAL.test(g.norm)) return "";
   if (!strict || HAS_DECIMAL.test(g.norm)) {
@@ -185,7 +186,9 @@ export function grade(prediction: string, gold: string, options: GradeOptions = 
     const why = (comparison: string) => ({
       prediction: described(p),
       gold: described(g),
-      comparison: comparison + decimalRule(p, g, options.strict ?? false),
+      comparison: NO_DECIMAL_RULE.has(comparison)
+        ? comparison
+        : comparison + decimalRule(p, g, options.strict ?? false),
     });
     // Both modes: several boxes are one answer against a several-value gold, and a hedge is wrong.
     const boxes = boxesVerdict(ex, g, options);

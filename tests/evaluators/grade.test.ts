@@ -210,7 +210,11 @@ Deno.test("grade: explain names the extraction rule, normalised sides, their for
   const r = grade("Thus Charlie earns \\(\\$440\\) in all.", "440", { explain: true });
   assertEquals(r.status, "correct");
   assertEquals(r.explain?.extraction, "final_sentence_math");
-  assertEquals(r.explain?.prediction, { normalized: "440", form: "expression", rules: ["currency"] });
+  assertEquals(r.explain?.prediction, {
+    normalized: "440",
+    form: "expression",
+    rules: ["currency", "unit=USD"],
+  });
   assertEquals(r.explain?.gold?.normalized, "440");
   assertEquals(r.explain?.comparison, "same_string");
   const eq = grade("\\boxed{x = 2+3 = 5}", "5", { explain: true }).explain;
