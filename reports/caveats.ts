@@ -46,22 +46,21 @@ export function mddText(x: number): string {
 }
 
 /**
- * "0.020–0.041 (15 df)": the MDD with the base term at the ends of its chi-square interval ("> 1" above 1: no
- * difference of any size is detectable there); "–" when undefined.
+ * "[0.020, 0.041]": the MDD with the base term at the ends of its chi-square interval (">1" above 1: no difference
+ * of any size is detectable there); "" when undefined (one run).
  */
-export function mddRangeText(d: { mddRange: { lo: number; hi: number; df: number } }): string {
+export function mddBounds(d: { mddRange: { lo: number; hi: number } }): string {
   const r = d.mddRange;
-  if (!Number.isFinite(r.lo)) return "–";
+  if (!Number.isFinite(r.lo)) return "";
   // A Pass@k difference lies in [−1, 1]: an MDD beyond 1 means nothing of any size is detectable.
-  const hi = r.hi > 1 ? "> 1" : mddText(r.hi);
-  return `${mddText(r.lo)}–${hi} (${r.df} df)`;
+  return `[${mddText(r.lo)}, ${r.hi > 1 ? ">1" : mddText(r.hi)}]`;
 }
 
-/** The MDD table's cell: the MDD and, in brackets, its range with the base term at its chi-square bounds. */
-export function mddCell(d: { mdd: number; mddRange: { lo: number; hi: number; df: number } }): string {
+/** The MDD table's cell: the MDD and its range with the base term at its chi-square bounds. */
+export function mddCell(d: { mdd: number; mddRange: { lo: number; hi: number } }): string {
   if (!Number.isFinite(d.mdd)) return "–";
-  const range = mddRangeText(d);
-  return range === "–" ? d.mdd.toFixed(3) : `${d.mdd.toFixed(3)} (${range})`;
+  const range = mddBounds(d);
+  return range ? `${mddText(d.mdd)} ${range}` : mddText(d.mdd);
 }
 
 /** The sentence under the MDD table saying what the bracketed range is. */
@@ -69,7 +68,9 @@ export function mddRangeNote(comparisons: readonly Comparison[]): string {
   const df = [...new Set(comparisons.flatMap((c) => c.cells.map((d) => d.mddRange.df)))].filter((x) => x > 0);
   if (df.length === 0) return "";
   return "In brackets: the MDD with the base term (σ²_base + σ²_seed(base)/S; one base: the seed term) at the " +
-    `ends of its 95% chi-square interval (${df.join("/")} df), the other terms at their estimates: the MDD is ` +
+    `ends of its 95% chi-square interval (${
+      df.join("/")
+    } df), the other terms at their estimates: the MDD is ` +
     "itself an estimate, and this is how far its largest uncertain part can move it.";
 }
 

@@ -11,7 +11,7 @@ import {
   passAtKVarianceUnbiased,
 } from "../evaluators/mod.ts";
 import type { Comparison, DiffCell } from "./compare.ts";
-import { mddRangeText, mddText } from "./caveats.ts";
+import { mddBounds, mddText } from "./caveats.ts";
 import type { RunData } from "./load.ts";
 import { buildReport } from "./report.ts";
 
@@ -175,7 +175,6 @@ export function problemsNeeded(
   return hi;
 }
 
-
 /** A component: "n/a" when not estimable, 0 below float noise, negative ones as estimated with a mark. */
 function componentText(x: number): string {
   if (Number.isNaN(x)) return "n/a";
@@ -187,7 +186,7 @@ const f3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : "–");
 
 function componentsTable(c: Comparison): { lines: string[]; negative: boolean; plugIn: number[] } {
   const lines = [
-    "| k | mean Δ | σ²_base | σ²_seed(base) | σ²_problem | σ²_base×problem | σ²_residual | of which within-problem | design | MDD (this design) | MDD range (base term 95% χ²) |",
+    "| k | mean Δ | σ²_base | σ²_seed(base) | σ²_problem | σ²_base×problem | σ²_residual | of which within-problem | design | MDD (this design) | MDD with the base term at its 95% χ² bounds |",
     "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
   ];
   let negative = false;
@@ -200,7 +199,9 @@ function componentsTable(c: Comparison): { lines: string[]; negative: boolean; p
     lines.push(
       `| ${d.k} | ${f3(d.mean)} | ${values.map(componentText).join(" | ")} | ${componentText(w.variance)}${
         w.plugIn ? " (plug-in)" : ""
-      } | ${designText(ownDesign(d), x)} | ${mddText(d.mdd)} | ${mddRangeText(d)} |`,
+      } | ${designText(ownDesign(d), x)} | ${mddText(d.mdd)} | ${
+        mddBounds(d) ? `${mddBounds(d)} (${d.mddRange.df} df)` : "–"
+      } |`,
     );
   }
   return { lines, negative, plugIn };
@@ -234,7 +235,9 @@ function notes(
   }
   if (x.basesKnown && x.bases <= 4) {
     out.push(
-      `Warning: ${x.bases} bases leave ${x.bases - 1} degree(s) of freedom for the base term; a difference's ` +
+      `Warning: ${x.bases} bases leave ${
+        x.bases - 1
+      } degree(s) of freedom for the base term; a difference's ` +
         "interval under-covers there (91–93% at 4 bases in simulation); use more than 4.",
     );
   }

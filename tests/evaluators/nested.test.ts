@@ -7,13 +7,13 @@ import {
   mddInterval,
   minDetectable,
   type NestedComponents,
-  tQuantile,
   nestedInterval,
   nestedTerms,
   passAtK,
   passAtKVariance,
   passAtKVarianceUnbiased,
   tCdf,
+  tQuantile,
 } from "../../evaluators/mod.ts";
 import { Rng } from "../../common/prng.ts";
 
@@ -228,9 +228,11 @@ Deno.test("MDD known truth (bases × 2 seeds): a true difference of one MDD is d
     if (range.lo <= mdd && mdd <= range.hi) covered++;
   }
   const power = detected / sims, coverage = covered / sims;
-  console.log(`  MDD ${mdd.toFixed(4)}: detected ${(100 * power).toFixed(1)}%, χ² range covers it ${
-    (100 * coverage).toFixed(1)
-  }%`);
+  console.log(
+    `  MDD ${mdd.toFixed(4)}: detected ${(100 * power).toFixed(1)}%, χ² range covers it ${
+      (100 * coverage).toFixed(1)
+    }%`,
+  );
   ok(power > 0.72 && power < 0.88, `power at the MDD: ${power}`);
   // The range moves only the base term (the others at their estimates), so it covers a little less than 95%.
   ok(coverage >= 0.88 && coverage <= 0.99, `χ² range coverage: ${coverage}`);

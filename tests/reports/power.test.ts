@@ -103,7 +103,10 @@ Deno.test("power: the command prints the five components, projections over bases
 Deno.test("power: one base says so; negative components are shown, then counted as 0; no MDD prints as 0.000", async () => {
   const text = await power([fixture, "--n", "1000"]);
   ok(text.includes("holds for this base model only"), text);
-  ok(/-\d\.\d\de-\d+ \(→ 0\)/.test(text) && text.includes("counts a negative sum as 0, as the interval does"), text);
+  ok(
+    /-\d\.\d\de-\d+ \(→ 0\)/.test(text) && text.includes("counts a negative sum as 0, as the interval does"),
+    text,
+  );
   const projected = text.split("\n").filter((_, i, all) => all[i - 2]?.startsWith("| MDD@"));
   ok(projected.length > 0 && projected.every((l) => !l.includes("0.000")), projected.join("\n"));
   assertEquals([mddText(0.0004), mddText(0.01234), mddText(0), mddText(NaN)], [
