@@ -17,6 +17,7 @@ import {
   boundarySection,
 } from "./boundary.ts";
 import { type DataIssue, dataIssues } from "./completeness.ts";
+import { checkClaims, controlsSection } from "./controls.ts";
 import { loadSweep, type RunData, type SweepData, usableRuns } from "./load.ts";
 import {
   type AggregateCell,
@@ -98,6 +99,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
   const issues = dataIssues(data);
   const boundary = boundaryRows(rows, comparisons, BEFORE_RL);
   const oneBase = new Set(runs.map((r) => r.base)).size === 1;
+  const controls = checkClaims(rows, presets);
   const summary = renderSummary({
     data,
     methods: [BEFORE_RL, ...methods],
@@ -108,6 +110,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
     sections: (dataset) => [
       ...rankingSection(cells, dataset, BEFORE_RL),
       ...boundarySection(boundary, dataset, BEFORE_RL, oneBase),
+      ...controlsSection(controls, dataset),
       ...referenceSection(options.references ?? [], cells, dataset, runProtocol(data.sweep)),
     ],
   }) + (options.sections ?? []).map((section) => "\n" + section.trimEnd() + "\n").join("");
