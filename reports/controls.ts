@@ -202,7 +202,9 @@ export function controlsSection(
   if (mine.length === 0) return [];
   const count = (o: Outcome) => mine.filter((r) => r.outcome === o).length;
   const notChecked = checked.skipped.filter((s) => !s.why.includes(":") || s.why.startsWith(`${dataset}:`));
-  const scope = mine.every((r) => r.cell.scope === "bases")
+  const scope = mine.every((r) => r.cell.interval === "one seed")
+    ? "95% interval over problems only (one run), for this base model only"
+    : mine.every((r) => r.cell.scope === "bases")
     ? "95% crossed bases × problems interval, seeds nested in bases"
     : "95% crossed seeds × problems interval, for this base model only";
   return [
