@@ -7,10 +7,10 @@ import type { Comparison } from "./compare.ts";
 /** Mark of a Pass@k cell near the ceiling on few problems. */
 export const CEILING_MARK = "‡";
 /** A cell is near the ceiling at mean Pass@k ≥ this on at most `CEILING_PROBLEMS` problems. */
-export const CEILING_PASS = 0.93;
-export const CEILING_PROBLEMS = 60;
+const CEILING_PASS = 0.93;
+const CEILING_PROBLEMS = 60;
 /** Differences over at most this many bases get a warning (the base term has ≤ 3 df). */
-export const FEW_BASES_DIFF = 4;
+const FEW_BASES_DIFF = 4;
 
 /** Whether a cell's interval is flagged as near the ceiling: mean ≥ 0.93 on ≤ 60 problems. */
 export function nearCeiling(c: { mean: number; problems: number }): boolean {
