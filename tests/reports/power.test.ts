@@ -108,6 +108,9 @@ Deno.test("power: one base says so; negative components are shown, then counted 
     /-\d\.\d\de-\d+ \(→ 0\)/.test(text) && text.includes("counts a negative sum as 0, as the interval does"),
     text,
   );
+  // Within-problem variance under common random numbers: labelled, with the measured correlation.
+  ok(/samples are correlated \(measured here: ρ = 0\.\d\d between paired samples/.test(text), text);
+  ok(/\| \d\.\d{3} \| \[\d\.\d{3}, (\d\.\d{3}|>1)\] \(1 df\) \|/.test(text), "MDD range column");
   const projected = text.split("\n").filter((_, i, all) => all[i - 2]?.startsWith("| MDD@"));
   ok(projected.length > 0 && projected.every((l) => !l.includes("0.000")), projected.join("\n"));
   assertEquals([mddText(0.0004), mddText(0.01234), mddText(0), mddText(NaN)], [
