@@ -24,6 +24,7 @@ export {
   crossedVariance,
   holm,
   type Interval,
+  mddInterval,
   median,
   minDetectable,
   type NestedComponents,
@@ -38,4 +39,5 @@ export {
   tCritical,
   termsVariance,
   tQuantile,
+  varianceInterval,
 } from "./stats.ts";

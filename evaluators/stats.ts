@@ -476,17 +476,21 @@ export function passAtKVarianceUnbiased(n0: number, c: number, k: number, n = n0
 }
 
 /**
- * Terms of Var(ȳ) for a design of B bases × S seeds per base × P problems from nested components: the base
- * term σ²_G/B + σ²_S/(B·S) (B − 1 df), the problem term σ²_P/P (P − 1 df) and the residual σ²_GP/(B·P) +
- * σ²_E/(B·S·P) ((B − 1)(P − 1) df). Negative or unknown (NaN) components count as 0. Components from one base
- * know no base variance: the B·S runs are then the units (seeds of that base, a lower bound for other bases).
- * One run measured: the problem term only. Throws when the design has fewer than 2 units.
+ * Terms of Var(ȳ) for a design of B bases × S seeds per base × P problems from nested components, built as the
+ * interval builds them: the base term is the base-mean variance (σ²_G + σ²_S/S)/B (B − 1 df) and the residual
+ * (σ²_GP + σ²_E/S)/(B·P) ((B − 1)(P − 1) df), each summed from the raw components and truncated at 0 once, as a
+ * whole (truncating σ²_G and adding σ²_S/S made the MDD exceed the interval's half-width many times over when σ²_G
+ * came out negative); the problem term σ²_P/P (P − 1 df). Unknown (NaN) components count as 0. At the measured
+ * design the terms are the interval's. Components from one base know no base variance: the B·S runs are then the
+ * units (seeds of that base, a lower bound for other bases). One run measured: the problem term only. Throws
+ * when the design has fewer than 2 units.
  */
 export function nestedTerms(
   c: NestedComponents,
   design: { bases: number; seedsPerBase: number; problems: number },
 ): CrossedTerms {
   const pos = (x: number) => (x > 0 ? x : 0);
+  const known = (x: number) => (Number.isNaN(x) ? 0 : x);
   const P = design.problems;
   if (c.units === 1) {
     return {
@@ -503,15 +507,57 @@ export function nestedTerms(
   if (!(rows >= 2)) {
     throw new RangeError(`nestedTerms: need ≥ 2 ${c.basesKnown ? "bases" : "runs"}, got ${rows}`);
   }
-  const G = c.basesKnown ? pos(c.base) : 0, GP = c.basesKnown ? pos(c.baseProblem) : 0;
+  const G = c.basesKnown ? known(c.base) : 0, GP = c.basesKnown ? known(c.baseProblem) : 0;
   return {
-    seedTerm: G / rows + pos(c.seed) / (rows * perRow),
+    seedTerm: pos(G + known(c.seed) / perRow) / rows,
     seedDf: rows - 1,
     problemTerm: pos(c.problem) / P,
     problemDf: P - 1,
-    residualTerm: GP / (rows * P) + pos(c.residual) / (rows * perRow * P),
+    residualTerm: pos(GP + known(c.residual) / perRow) / (rows * P),
     residualDf: (rows - 1) * (P - 1),
   };
+}
+
+/**
+ * Chi-square interval of a variance from a mean square `ms` with `df` degrees of freedom (normal data):
+ * [df·ms/χ²(1 − a/2, df), df·ms/χ²(a/2, df)], a = 1 − level. NaN bounds when df < 1 or ms is not finite.
+ */
+export function varianceInterval(ms: number, df: number, level = 0.95): { lo: number; hi: number } {
+  checkLevel(level);
+  if (!(df >= 1) || !Number.isFinite(ms)) return { lo: NaN, hi: NaN };
+  const a = 1 - level;
+  return {
+    lo: (df * ms) / jstat.chisquare.inv(1 - a / 2, df),
+    hi: (df * ms) / jstat.chisquare.inv(a / 2, df),
+  };
+}
+
+/**
+ * The MDD of a nested interval's design with its own uncertainty: the base (unit) term's mean square MS_B (the
+ * base means' row mean square, B − 1 df; one base: the seeds', S − 1 df) is replaced by the ends of its 95%
+ * chi-square interval (`varianceInterval`) and carried through σ²_base-mean = (MS_B − MS_BP)/P into the MDD; the
+ * problem and residual terms stay at their estimates (they have (P − 1) and (B − 1)(P − 1) df). `design`
+ * defaults to the measured one. NaN bounds with one run.
+ */
+export function mddInterval(
+  ci: NestedInterval,
+  design?: { bases: number; seedsPerBase: number; problems: number },
+  options: { level?: number; alpha?: number; power?: number } = {},
+): { mdd: number; lo: number; hi: number; df: number } {
+  const x = ci.nested, c = ci.components;
+  const d = design ?? { bases: x.bases, seedsPerBase: x.seedsPerBase, problems: x.problems };
+  const mdd = x.units * x.problems > 1 ? minDetectable(nestedTerms(x, d), options) : NaN;
+  const df = c.seeds - 1;
+  if (x.units === 1 || df < 1) return { mdd, lo: NaN, hi: NaN, df: Math.max(df, 0) };
+  const bounds = varianceInterval(c.msSeed, df, options.level ?? 0.95);
+  const msRes = c.problems > 1 ? c.msResidual : 0;
+  const at = (ms: number) => {
+    const rowVar = (ms - msRes) / c.problems;
+    const seedPart = x.basesKnown && x.seedsKnown ? x.seed / x.seedsPerBase : 0;
+    const moved: NestedComponents = x.basesKnown ? { ...x, base: rowVar - seedPart } : { ...x, seed: rowVar };
+    return minDetectable(nestedTerms(moved, d), options);
+  };
+  return { mdd, lo: at(bounds.lo), hi: at(bounds.hi), df };
 }
 
 /** P(T ≤ x) for Student's t with ν > 0 degrees of freedom (ν beyond 1e5 is treated as 1e5). */

@@ -5,10 +5,9 @@
 import {
   type CrossedComponents,
   type CrossedTerms,
-  minDetectable,
+  mddInterval,
   type NestedComponents,
   nestedInterval,
-  nestedTerms,
 } from "../evaluators/mod.ts";
 import { type IntervalKind, type PassKRow, seedProblemMatrix } from "./passk.ts";
 
@@ -30,6 +29,11 @@ export interface DiffCell {
   identical: boolean;
   /** Minimum detectable difference (80% power, 5% two-sided) of this design, from the variance components. */
   mdd: number;
+  /**
+   * The MDD with the base (unit) term at the ends of its 95% chi-square interval (`df` = B − 1; one base: the
+   * seeds' S − 1), the other terms at their estimates (evaluators `mddInterval`); NaN with one run.
+   */
+  mddRange: { lo: number; hi: number; df: number };
   /** The runs (base, seed) both sides ran (the pairs), their distinct bases, and the problems all evaluated. */
   seeds: number;
   bases: number;
@@ -137,7 +141,7 @@ export function pairedDiff(
       for (let p = 0; p < P; p++) d[s * P + p] = b[s].perProblem.get(ids[p])! - a[s].perProblem.get(ids[p])!;
     }
     const ci = nestedInterval(d, a.map((r) => r.base), P);
-    const design = { bases: ci.nested.bases, seedsPerBase: ci.nested.seedsPerBase, problems: P };
+    const mdd = mddInterval(ci);
     cells.push({
       k,
       mean: ci.mean,
@@ -154,7 +158,8 @@ export function pairedDiff(
         ? "shared samples"
         : "crossed",
       identical: ci.identical,
-      mdd: S * P > 1 ? minDetectable(nestedTerms(ci.nested, design)) : NaN,
+      mdd: mdd.mdd,
+      mddRange: { lo: mdd.lo, hi: mdd.hi, df: mdd.df },
       seeds: S,
       bases: ci.nested.bases,
       problems: P,

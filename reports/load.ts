@@ -39,6 +39,24 @@ export interface RunData {
   expected: { n?: number; steps?: number };
   /** eval.jsonl: "missing", "torn" (its last line was cut mid-write and is ignored) or "ok". */
   evalFile: "missing" | "torn" | "ok";
+  /** The run's ACE options (config.json `ace`, else `algo.ace`; absent: not recorded, e.g. `deno task eval`). */
+  ace?: RunAce;
+}
+
+/** The ACE options a run recorded (bench/core AceConfig, as the report reads it). */
+export interface RunAce {
+  enabled: boolean;
+  alpha: number;
+  phi: string;
+  aggregation: string;
+  clip: number | null;
+  allWrong?: boolean;
+}
+
+/** config.json's `ace` (or `algo.ace`) when it has the fields a report reads; else undefined. */
+function aceOf(config: Record<string, unknown>): RunAce | undefined {
+  const ace = (config.ace ?? (config.algo as { ace?: unknown } | undefined)?.ace) as RunAce | undefined;
+  return ace && typeof ace.enabled === "boolean" && typeof ace.alpha === "number" ? ace : undefined;
 }
 
 /** A loaded sweep: its sweep.json (null for folders without one) and its runs in folder order. */
@@ -92,6 +110,7 @@ function loadRun(dir: string, fallbackId: string): RunData {
       steps: Number.isInteger(rl.steps) ? rl.steps as number : undefined,
     },
     evalFile: evalFileState(runFile(dir, "eval")),
+    ace: aceOf(config),
   };
 }
 

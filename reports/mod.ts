@@ -3,6 +3,7 @@ export {
   type EvalSample,
   loadSweep,
   type MetricRow,
+  type RunAce,
   type RunData,
   type SweepData,
   usableRuns,
@@ -33,6 +34,7 @@ export { BEFORE_RL, renderSummary, type SummaryInput } from "./summary.ts";
 export {
   BASE_CURVE,
   diffSpec,
+  doseSpec,
   passKSpec,
   type ReferenceCurve,
   renderSvg,
@@ -40,6 +42,7 @@ export {
   trainingSpec,
 } from "./plots.ts";
 export { type DataIssue, dataIssues } from "./completeness.ts";
+export { chanceLine, mddCell, nearCeiling } from "./caveats.ts";
 export {
   BOUNDARY_COLUMNS,
   type BoundaryCounts,
@@ -84,3 +87,23 @@ export {
   runProtocol,
   sameDataset,
 } from "./references.ts";
+export {
+  BASE_SIDE,
+  checkClaims,
+  type Claim,
+  CLAIMS,
+  type ControlResult,
+  controlsSection,
+  type Outcome,
+  outcomeOf,
+} from "./controls.ts";
+export {
+  type DoseResult,
+  doseResults,
+  doseSection,
+  type DoseVariant,
+  doseVariants,
+  type SlopeInterval,
+  slopeInterval,
+  slopeWeights,
+} from "./dose.ts";

@@ -5,6 +5,7 @@ import { quantile } from "../evaluators/mod.ts";
 import * as vega from "vega";
 import * as vl from "vega-lite";
 import type { Comparison } from "./compare.ts";
+import type { DoseResult } from "./dose.ts";
 import type { RunData } from "./load.ts";
 import type { AggregateCell } from "./passk.ts";
 
@@ -224,6 +225,87 @@ export function diffSpec(comparisons: readonly Comparison[], dataset: string): v
             },
             stroke: { value: "#4c78a8" },
           },
+        },
+      ],
+    },
+    resolve: { axis: { x: "independent", y: "independent" } },
+  } as vl.TopLevelSpec;
+}
+
+/**
+ * ACE's dose-response on one dataset: ΔPass@k (against the baseline, paired by base, seed and problem) over α, one
+ * panel per k (1 and the largest), one line per confidence-shift variant with its 95% interval as a band, the
+ * baseline's α = 0 at 0, a zero line, and each panel's slope per unit α with its interval in the legend label.
+ */
+export function doseSpec(results: readonly DoseResult[], dataset: string): vl.TopLevelSpec {
+  const mine = results.filter((r) => r.dataset === dataset);
+  const sgn = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(3);
+  const values = mine.flatMap((r) => {
+    const slope = Number.isFinite(r.slope.lo)
+      ? `slope ${sgn(r.slope.mean)} [${sgn(r.slope.lo)}, ${sgn(r.slope.hi)}]`
+      : `slope ${sgn(r.slope.mean)}`;
+    const line = `${r.variant.label}, k=${r.k}: ${slope}`;
+    const panel = `k = ${r.k}`;
+    const base = { panel, line, variant: r.variant.label, alpha: 0, diff: 0, lo: 0, hi: 0 };
+    return [
+      ...(r.variant.points.some((p) => p.alpha === 0 && p.method === r.variant.baseline) ? [base] : []),
+      ...r.deltas.map((d) => ({
+        panel,
+        line,
+        variant: r.variant.label,
+        alpha: d.alpha,
+        diff: d.cell.mean,
+        lo: Number.isFinite(d.cell.lo) ? d.cell.lo : d.cell.mean,
+        hi: Number.isFinite(d.cell.hi) ? d.cell.hi : d.cell.mean,
+      })),
+    ];
+  });
+  const panels = [...new Set(mine.map((r) => `k = ${r.k}`))];
+  const lines = [...new Set(values.map((v) => v.line))];
+  const domain = domainOf([0, ...values.flatMap((v) => [v.lo, v.hi])], -1, 1);
+  const color = {
+    field: "line",
+    type: "nominal" as const,
+    title: null,
+    scale: { domain: lines, range: lines.map((_, i) => METHOD_COLORS[i % METHOD_COLORS.length]) },
+    legend: {
+      orient: "bottom" as const,
+      direction: "vertical" as const,
+      labelLimit: 0,
+      symbolType: "stroke",
+      symbolStrokeWidth: 3,
+      symbolOpacity: 1,
+    },
+  };
+  const y = {
+    field: "diff",
+    type: "quantitative" as const,
+    title: "Δ pass@k vs baseline",
+    scale: { domain },
+  };
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    title: {
+      text: `ACE dose-response on ${dataset}`,
+      subtitle: ["Δ against the baseline over α; band:", ...intervalCaption(mine.map((r) => r.slope))],
+      anchor: "start",
+    },
+    data: { values },
+    facet: { field: "panel", type: "nominal", header: HEADER, sort: panels },
+    columns: Math.min(COLUMNS, panels.length),
+    spec: {
+      width: 240,
+      height: 170,
+      encoding: { x: { field: "alpha", type: "quantitative", title: "α" }, color },
+      layer: [
+        {
+          mark: { type: "area", opacity: 0.12 },
+          encoding: { y: { field: "lo", type: "quantitative", scale: { domain } }, y2: { field: "hi" } },
+        },
+        { mark: { type: "line", strokeWidth: 2, point: { size: 30 } }, encoding: { y } },
+        {
+          mark: { type: "rule", color: "black", strokeDash: [4, 3] },
+          encoding: { y: { datum: 0, type: "quantitative" } },
         },
       ],
     },

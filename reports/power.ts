@@ -11,6 +11,8 @@ import {
   passAtKVarianceUnbiased,
 } from "../evaluators/mod.ts";
 import type { Comparison, DiffCell } from "./compare.ts";
+import { mddBounds, mddText } from "./caveats.ts";
+import type { RunData } from "./load.ts";
 import { buildReport } from "./report.ts";
 
 /** A sweep design: base models, training seeds per base, held-out problems, samples per problem. */
@@ -60,6 +62,51 @@ export function withinVariance(cell: DiffCell, n: number): number {
   return withinEstimate(cell, n).variance;
 }
 
+/**
+ * Correlation of paired samples within a problem: for each pair of runs (same base and seed) of methods `a` and
+ * `b` at their final steps on `dataset`, sample i of one run is paired with sample i of the other (common random
+ * numbers draw both from one stream), and the pooled within-problem covariance of their 0/1 outcomes is divided
+ * by the pooled within-problem standard deviations. NaN when no pair has within-problem variation on both sides.
+ */
+export function pairedSampleCorrelation(
+  runs: readonly RunData[],
+  a: string,
+  b: string,
+  dataset: string,
+): number {
+  const last = (r: RunData) => Math.max(...r.samples.filter((s) => s.dataset === dataset).map((s) => s.step));
+  const outcomes = (r: RunData) => {
+    const step = last(r), out = new Map<string, Map<number, number>>();
+    for (const s of r.samples) {
+      if (s.dataset !== dataset || s.step !== step) continue;
+      if (!out.has(s.problemId)) out.set(s.problemId, new Map());
+      out.get(s.problemId)!.set(s.sample, s.correct ? 1 : 0);
+    }
+    return out;
+  };
+  let sxy = 0, sxx = 0, syy = 0;
+  for (const ra of runs.filter((r) => r.method === a)) {
+    const rb = runs.find((r) => r.method === b && r.base === ra.base && r.seed === ra.seed);
+    if (!rb) continue;
+    const oa = outcomes(ra), ob = outcomes(rb);
+    for (const [problem, xa] of oa) {
+      const xb = ob.get(problem);
+      if (!xb) continue;
+      const ids = [...xa.keys()].filter((i) => xb.has(i));
+      if (ids.length < 2) continue;
+      const ma = ids.reduce((acc, i) => acc + xa.get(i)!, 0) / ids.length;
+      const mb = ids.reduce((acc, i) => acc + xb.get(i)!, 0) / ids.length;
+      for (const i of ids) {
+        const da = xa.get(i)! - ma, db = xb.get(i)! - mb;
+        sxy += da * db;
+        sxx += da * da;
+        syy += db * db;
+      }
+    }
+  }
+  return sxx > 0 && syy > 0 ? sxy / Math.sqrt(sxx * syy) : NaN;
+}
+
 /** The sweep's own design of a difference cell. */
 export function ownDesign(cell: DiffCell): Design {
   return {
@@ -86,11 +133,17 @@ export function projectedComponents(cell: DiffCell, design: Design): NestedCompo
   return { ...c, seed: 0, baseProblem: c.baseProblem - w0, residual: w1, seedsKnown: true };
 }
 
-/** Whether a projected component is negative (then counted as 0, so that MDD is a lower bound). */
+/**
+ * Whether a projected term came out negative before its truncation at 0 (the base-mean sum σ²_base +
+ * σ²_seed/S, the residual sum σ²_base×problem + σ²_residual/S, or σ²_problem), so that MDD is a lower bound.
+ */
 function projectionTruncated(cell: DiffCell, design: Design): boolean {
   if (cell.k > design.n) return false;
   const x = projectedComponents(cell, design);
-  return [x.base, x.seed, x.problem, x.baseProblem, x.residual].some((v) => v < -1e-12);
+  const known = (v: number) => (Number.isNaN(v) ? 0 : v);
+  const per = x.basesKnown ? design.seedsPerBase : 1;
+  const G = x.basesKnown ? known(x.base) : 0, GP = x.basesKnown ? known(x.baseProblem) : 0;
+  return [G + known(x.seed) / per, GP + known(x.residual) / per, known(x.problem)].some((v) => v < -1e-12);
 }
 
 /**
@@ -122,13 +175,6 @@ export function problemsNeeded(
   return hi;
 }
 
-/** An MDD for print: 3 decimals, never "0.000" (2 significant digits below 0.0005; exactly 0: nothing varies). */
-export function mddText(x: number): string {
-  if (!Number.isFinite(x)) return "–";
-  if (x === 0) return "0 (no variance measured)";
-  return x >= 0.0005 ? x.toFixed(3) : x.toPrecision(2);
-}
-
 /** A component: "n/a" when not estimable, 0 below float noise, negative ones as estimated with a mark. */
 function componentText(x: number): string {
   if (Number.isNaN(x)) return "n/a";
@@ -140,8 +186,8 @@ const f3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : "–");
 
 function componentsTable(c: Comparison): { lines: string[]; negative: boolean; plugIn: number[] } {
   const lines = [
-    "| k | mean Δ | σ²_base | σ²_seed(base) | σ²_problem | σ²_base×problem | σ²_residual | of which within-problem | design | MDD (this design) |",
-    "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+    "| k | mean Δ | σ²_base | σ²_seed(base) | σ²_problem | σ²_base×problem | σ²_residual | of which within-problem | design | MDD (this design) | MDD with the base term at its 95% χ² bounds |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
   ];
   let negative = false;
   const plugIn: number[] = [];
@@ -153,7 +199,9 @@ function componentsTable(c: Comparison): { lines: string[]; negative: boolean; p
     lines.push(
       `| ${d.k} | ${f3(d.mean)} | ${values.map(componentText).join(" | ")} | ${componentText(w.variance)}${
         w.plugIn ? " (plug-in)" : ""
-      } | ${designText(ownDesign(d), x)} | ${mddText(d.mdd)} |`,
+      } | ${designText(ownDesign(d), x)} | ${mddText(d.mdd)} | ${
+        mddBounds(d) ? `${mddBounds(d)} (${d.mddRange.df} df)` : "–"
+      } |`,
     );
   }
   return { lines, negative, plugIn };
@@ -166,7 +214,13 @@ function designText(d: Design, x?: NestedComponents): string {
 }
 
 /** Notes under a comparison's components table: what is unknown, confounded, negative or plug-in. */
-function notes(own: DiffCell, negative: boolean, plugIn: number[], design: Design): string[] {
+function notes(
+  own: DiffCell,
+  negative: boolean,
+  plugIn: number[],
+  design: Design,
+  rho: number,
+): string[] {
   const x = own.nested, out: string[] = [];
   if (!x.basesKnown) {
     out.push(
@@ -179,14 +233,30 @@ function notes(own: DiffCell, negative: boolean, plugIn: number[], design: Desig
         "residual; projections keep them at the base level (conservative for more seeds per base).",
     );
   }
-  if (x.basesKnown && x.bases < 4) {
+  if (x.basesKnown && x.bases <= 4) {
     out.push(
-      `Warning: ${x.bases} bases leave ${x.bases - 1} degree(s) of freedom for the base term; use ≥ 4.`,
+      `Warning: ${x.bases} bases leave ${
+        x.bases - 1
+      } degree(s) of freedom for the base term; a difference's ` +
+        "interval under-covers there (91–93% at 4 bases in simulation); use more than 4.",
     );
   }
   if (negative) {
-    out.push("A negative component estimate is shown as estimated (→ 0) and counted as 0 in every MDD.");
+    out.push(
+      "A negative component estimate is shown as estimated; every MDD sums the base-mean term σ²_base + " +
+        "σ²_seed(base)/S and the residual term σ²_base×problem + σ²_residual/S from the raw estimates and counts a " +
+        "negative sum as 0, as the interval does.",
+    );
   }
+  out.push(
+    "The within-problem part sums both sides' sampling variances as if their samples were independent. Paired " +
+      "runs share their random numbers, so their samples are correlated " +
+      (Number.isFinite(rho)
+        ? `(measured here: ρ = ${rho.toFixed(2)} between paired samples of one problem, pooled)`
+        : "(not measurable here: no paired samples vary on both sides)") +
+      ", and the paired difference's own within-problem variance is smaller by about 2ρ√(W_a·W_b): the column " +
+      "overstates it, and a projection to another n moves the residual by the independent-sides amount.",
+  );
   if (plugIn.length) {
     out.push(
       `At k = ${plugIn.join(", ")} some run has n < 2k samples, where no unbiased within-problem variance ` +
@@ -287,7 +357,13 @@ export async function main(args: string[]): Promise<number> {
       "",
       ...table.lines,
       "",
-      ...notes(c.cells[0], table.negative, table.plugIn, design),
+      ...notes(
+        c.cells[0],
+        table.negative,
+        table.plugIn,
+        design,
+        pairedSampleCorrelation(report.runs, c.a, c.b, c.dataset),
+      ),
     );
     if (target === null) {
       const cut = c.cells.map((d) => projectionTruncated(d, design));

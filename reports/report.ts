@@ -17,6 +17,8 @@ import {
   boundarySection,
 } from "./boundary.ts";
 import { type DataIssue, dataIssues } from "./completeness.ts";
+import { checkClaims, controlsSection } from "./controls.ts";
+import { type DoseResult, doseResults, doseSection, doseVariants } from "./dose.ts";
 import { loadSweep, type RunData, type SweepData, usableRuns } from "./load.ts";
 import {
   type AggregateCell,
@@ -27,7 +29,7 @@ import {
   type PassKRow,
   passKRows,
 } from "./passk.ts";
-import { diffSpec, passKSpec, renderSvg, trainingSpec } from "./plots.ts";
+import { diffSpec, doseSpec, passKSpec, renderSvg, trainingSpec } from "./plots.ts";
 import { BEFORE_RL, renderSummary } from "./summary.ts";
 import { rankingSection } from "./ranking.ts";
 import { referenceCurves, type ReferenceRow, referenceSection, runProtocol } from "./references.ts";
@@ -48,6 +50,8 @@ export interface SweepReport {
   /** The reasoning-boundary rows (boundary.ts) and their CSV, the companion of passk.csv. */
   boundary: BoundaryRow[];
   boundaryCsv: string;
+  /** ACE's dose-response per variant, k and dataset (dose.ts; empty without a series of α). */
+  dose: DoseResult[];
 }
 
 /** A column a caller adds to passk.csv (after the shared ones): its name and its value for each row. */
@@ -98,6 +102,8 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
   const issues = dataIssues(data);
   const boundary = boundaryRows(rows, comparisons, BEFORE_RL);
   const oneBase = new Set(runs.map((r) => r.base)).size === 1;
+  const controls = checkClaims(rows, presets);
+  const dose = doseResults(rows, doseVariants(runs));
   const summary = renderSummary({
     data,
     methods: [BEFORE_RL, ...methods],
@@ -108,6 +114,8 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
     sections: (dataset) => [
       ...rankingSection(cells, dataset, BEFORE_RL),
       ...boundarySection(boundary, dataset, BEFORE_RL, oneBase),
+      ...controlsSection(controls, dataset),
+      ...doseSection(dose, dataset),
       ...referenceSection(options.references ?? [], cells, dataset, runProtocol(data.sweep)),
     ],
   }) + (options.sections ?? []).map((section) => "\n" + section.trimEnd() + "\n").join("");
@@ -117,7 +125,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
     [...PASSK_COLUMNS, ...extra.map((c) => c.name)],
   );
   const boundaryCsv = toCsv(boundary.map(boundaryRecord), BOUNDARY_COLUMNS);
-  return { data, runs, methods, rows, comparisons, cells, issues, summary, csv, boundary, boundaryCsv };
+  return { data, runs, methods, rows, comparisons, cells, issues, summary, csv, boundary, boundaryCsv, dose };
 }
 
 /** Write passk.csv, summary.md and plots/ into the sweep folder; returns the written paths. */
@@ -155,6 +163,12 @@ export async function writeReportChecked(
     put(
       `plots/diff_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`,
       await renderSvg(diffSpec(report.comparisons, dataset)),
+    );
+  }
+  for (const dataset of [...new Set(report.dose.map((r) => r.dataset))].sort()) {
+    put(
+      `plots/dose_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`,
+      await renderSvg(doseSpec(report.dose, dataset)),
     );
   }
   const training = trainingSpec(report.runs);

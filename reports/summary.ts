@@ -5,6 +5,15 @@
 // reproducibility block.
 import { sweepFile } from "../common/run_folder.ts";
 import type { NestedComponents } from "../evaluators/mod.ts";
+import {
+  CEILING_MARK,
+  ceilingNote,
+  chanceLine,
+  fewBasesWarning,
+  mddCell,
+  mddRangeNote,
+  nearCeiling,
+} from "./caveats.ts";
 import { type Comparison, comparisonSentence } from "./compare.ts";
 import { type DataIssue, touches } from "./completeness.ts";
 import { evalHeader } from "./eval_header.ts";
@@ -85,7 +94,8 @@ function passKTable(
     ...ks.map((k) => {
       const c = cells.find((c) => c.method === m && c.k === k);
       if (!c) return "–";
-      return cellText(c, f3) + (isMarked(c, issues, firstMethod, design) ? INCOMPLETE_MARK : "");
+      return cellText(c, f3) + (isMarked(c, issues, firstMethod, design) ? INCOMPLETE_MARK : "") +
+        (nearCeiling(c) ? CEILING_MARK : "");
     }),
   ]);
   return table(["method", ...ks.map((k) => `Pass@${k}`)], rows);
@@ -218,7 +228,7 @@ function mddTable(comparisons: Comparison[]): string[] {
     `${c.b} − ${c.a}`,
     ...ks.map((k) => {
       const d = c.cells.find((d) => d.k === k);
-      return d && Number.isFinite(d.mdd) ? f3(d.mdd) : "–";
+      return d ? mddCell(d) : "–";
     }),
   ]);
   return table(["comparison", ...ks.map((k) => `MDD@${k}`)], rows);
@@ -291,8 +301,9 @@ function componentsNote(comparisons: readonly Comparison[]): string {
   const x = cells.map((d) => d.nested);
   if (x.some((n) => [n.base, n.seed, n.problem, n.baseProblem, n.residual].some((v) => v < 0))) {
     parts.push(
-      "A negative estimate is shown as estimated and counted as 0 in the MDD (the intervals use the base-mean " +
-        "term σ²_base + σ²_seed(base)/S, truncated at 0 as a whole).",
+      "A negative estimate is shown as estimated; the intervals and the MDD both use the base-mean term " +
+        "σ²_base + σ²_seed(base)/S and the residual term σ²_base×problem + σ²_residual/S, each truncated at 0 " +
+        "as a whole.",
     );
   }
   return parts.join(" ");
@@ -396,6 +407,7 @@ export function renderSummary(input: SummaryInput): string {
         "",
       );
     }
+    if (all.some(nearCeiling)) lines.push(ceilingNote(), "");
     const diffs = comparisons.filter((c) => c.dataset === dataset);
     if (diffs.length) {
       const dropped = droppedText(diffs);
@@ -408,12 +420,16 @@ export function renderSummary(input: SummaryInput): string {
         ...(dropped.length ? [...dropped, ""] : []),
         ...diffs.map((c) => `- ${comparisonSentence(c)}`),
         "",
+        chanceLine(diffs),
+        "",
+        ...fewBasesWarning(diffs),
         "Minimum detectable difference of this design (80% power, 5% two-sided; " +
           `${design.bases > 1 ? "over base models" : "for this base model only"}; \`deno task power\` ` +
           `projects it for other designs): ${diffs.map(designText).join("; ")}.`,
         "",
         ...mddTable(diffs),
         "",
+        ...(mddRangeNote(diffs) ? [mddRangeNote(diffs), ""] : []),
         componentsNote(diffs),
         "",
         ...componentsTable(diffs),

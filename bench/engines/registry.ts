@@ -1,5 +1,7 @@
 // Engine name → where its code lives. Nothing is imported here: sweep workers import the module by URL, so a
-// sweep that uses the tabular engine never loads tfjs, and the registry does not depend on any engine.
+// sweep that uses the tabular engine never loads tfjs, and the registry does not depend on any engine. A spec may
+// hold functions (`ingest.pending`), so it never crosses a Worker boundary: a job carries an `EngineRef` (strings)
+// and the Worker looks the engine up here by name.
 import { join } from "node:path";
 import { runFile } from "../../common/run_folder.ts";
 import type { Engine, RunConfig } from "./engine.ts";
@@ -22,6 +24,23 @@ export interface EngineSpec {
   ingest?: { exportName: string; pending(runDir: string): boolean };
   /** Export planning one external job for `--dry-run` (VERL: `planRun`: Hydra overrides, script, command). */
   planner?: string;
+  /**
+   * Settings `deno task sweep --smoke` merges (deeply) over a config's: fewer problems, smaller batches and
+   * models, no launch, so every shipped config runs its real code path in seconds.
+   */
+  smoke: Record<string, unknown>;
+}
+
+/** An engine as a Worker job names it: plain strings only (the registry name, its module and export). */
+export interface EngineRef {
+  name: string;
+  module: string;
+  exportName: string;
+}
+
+/** The plain-data reference a job carries for `spec`. */
+export function engineRef(spec: EngineSpec): EngineRef {
+  return { name: spec.name, module: spec.module, exportName: spec.exportName };
 }
 
 const here = (path: string) => new URL(path, import.meta.url).href;
@@ -53,12 +72,20 @@ export const engines: Record<string, EngineSpec> = {
     module: here("./tabular/engine.ts"),
     exportName: "tabularEngine",
     settingsSchema: here("./tabular/settings.schema.json"),
+    smoke: { prompts: 16, checkpointEvery: 1, rl: { promptsPerStep: 4, groupSize: 4 } },
   },
   tfjs: {
     name: "tfjs",
     module: here("./tfjs/engine.ts"),
     exportName: "tfjsEngine",
     settingsSchema: here("./tfjs/settings.schema.json"),
+    smoke: {
+      model: { dModel: 16, heads: 2, layers: 1 },
+      tasks: { trainSize: 32, testSize: 8 },
+      sft: { steps: 4, batchSize: 8, warmupSteps: 1 },
+      rl: { promptsPerStep: 2, groupSize: 2, miniBatches: 1, maxNewTokens: 16, checkpointEvery: 1 },
+      eval: { batchSize: 64 },
+    },
   },
   verl: {
     name: "verl",
@@ -67,6 +94,7 @@ export const engines: Record<string, EngineSpec> = {
     settingsSchema: here("./verl/settings.schema.json"),
     ingest: { exportName: "ingestVerlDumps", pending: newerThanEval("val_generations") },
     planner: "planRun",
+    smoke: { launch: "none" },
   },
 };
 
@@ -77,8 +105,23 @@ export function engineSpec(name: string): EngineSpec {
   return spec;
 }
 
+/**
+ * The engine a job names, inside the Worker: the registry's entry for `ref.name` (whose module and export must be
+ * the ones the job names), or for a name outside the registry (a test's fake engine) the reference itself.
+ */
+export function engineOf(ref: EngineRef): EngineRef {
+  const spec = engines[ref.name];
+  if (!spec) return ref;
+  if (spec.module !== ref.module || spec.exportName !== ref.exportName) {
+    throw new Error(
+      `engine '${ref.name}': the job names ${ref.module}#${ref.exportName}, the registry ${spec.module}#${spec.exportName}`,
+    );
+  }
+  return engineRef(spec);
+}
+
 /** Import an engine module and return its `Engine`; the error names the module when the export is missing. */
-export async function loadEngine(spec: EngineSpec): Promise<Engine> {
+export async function loadEngine(spec: EngineRef): Promise<Engine> {
   const mod = await import(spec.module);
   const engine = mod[spec.exportName] as Engine | undefined;
   if (!engine || typeof engine.run !== "function") {

@@ -17,9 +17,9 @@ import {
   writeSweepRecord,
 } from "../../common/run_folder.ts";
 import type { RunConfig, RunOutcome } from "../engines/engine.ts";
-import { type EngineSpec, engineSpec } from "../engines/registry.ts";
+import { engineRef, type EngineSpec, engineSpec } from "../engines/registry.ts";
 import { baseSeed, type SweepConfig, sweepHash } from "./config.ts";
-import type { WorkerJob, WorkerReport } from "./worker.ts";
+import { checkJob, checkReport, type WorkerJob } from "./job.ts";
 
 /** How to run a sweep. */
 export interface SweepOptions {
@@ -94,9 +94,17 @@ interface JobHooks {
   onRecord?(fields: Record<string, unknown>): void;
 }
 
-/** Run one job in a fresh worker; resolves with the engine's outcome or the failure reason. */
+/**
+ * Run one job in a fresh worker; resolves with the engine's outcome or the failure reason. The job is checked
+ * before it is posted (a non-plain field fails the job naming it, and no Worker starts), every reply on arrival.
+ */
 function runInWorker(job: WorkerJob, hooks: JobHooks, active: Active) {
   return new Promise<JobResult>((resolve) => {
+    try {
+      checkJob(job);
+    } catch (e) {
+      return resolve({ outcome: null, failure: (e as Error).message });
+    }
     const worker = new Worker(workerUrl, { type: "module" });
     const finish = (result: JobResult) => {
       active.delete(worker);
@@ -105,8 +113,13 @@ function runInWorker(job: WorkerJob, hooks: JobHooks, active: Active) {
     };
     const fail = (failure: string) => finish({ outcome: null, failure });
     active.set(worker, (reason) => fail(reason ?? "interrupted"));
-    worker.onmessage = (e: MessageEvent<WorkerReport>) => {
-      const report = e.data;
+    worker.onmessage = (e: MessageEvent<unknown>) => {
+      let report;
+      try {
+        report = checkReport(e.data);
+      } catch (err) {
+        return fail((err as Error).message);
+      }
       if (report.kind === "progress") hooks.onProgress(report.step, report.total);
       else if (report.kind === "config") hooks.onConfig?.(report.config);
       else if (report.kind === "record") hooks.onRecord?.(report.fields);
@@ -120,7 +133,12 @@ function runInWorker(job: WorkerJob, hooks: JobHooks, active: Active) {
       e.preventDefault();
       fail(`worker crashed: ${e.message}`);
     };
-    worker.postMessage(job);
+    worker.onmessageerror = () => fail("worker report could not be deserialized");
+    try {
+      worker.postMessage(job);
+    } catch (e) {
+      fail(`sweep job could not be posted: ${(e as Error).message.split("\n")[0]}`);
+    }
   });
 }
 
@@ -230,16 +248,17 @@ function prepareBases(
     queue.push(async () => {
       const bar: { bar?: Progress } = {};
       const label = bases.length > 1 || sweep.bases !== undefined ? `base ${base}` : `${spec.name} prepare`;
-      const job = {
+      const job: WorkerJob = {
         kind: "prepare",
-        spec,
+        engine: engineRef(spec),
         settings: sweep.settings,
         seed: baseSeed(sweep, base),
         base,
         eval: sweep.eval,
-      } as const;
+        sweepDir: out,
+      };
       const result = await runInWorker(
-        { ...job, sweepDir: out },
+        job,
         { onProgress: (step, total) => (bar.bar ??= bars.add(label, total)).update(step) },
         active,
       );
@@ -276,7 +295,7 @@ async function executeRun(
   log(`run ${run.runId}: ${previous ? "resuming" : "starting"}`);
   const started = performance.now();
   const result = await runInWorker(
-    { kind: "run", spec, run, runDir: dir, sweepDir: out },
+    { kind: "run", engine: engineRef(spec), run, runDir: dir, sweepDir: out },
     {
       onProgress(step, total) {
         bar.setTotal(total);

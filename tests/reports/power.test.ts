@@ -1,10 +1,11 @@
 import { assertEquals, ok } from "../assert.ts";
 import { Rng } from "../../common/prng.ts";
-import { buildReport } from "../../reports/mod.ts";
+import { buildReport, type EvalSample, type RunData } from "../../reports/mod.ts";
+import { mddText } from "../../reports/caveats.ts";
 import {
   main as powerMain,
-  mddText,
   ownDesign,
+  pairedSampleCorrelation,
   problemsNeeded,
   projectMdd,
   withinEstimate,
@@ -103,7 +104,13 @@ Deno.test("power: the command prints the five components, projections over bases
 Deno.test("power: one base says so; negative components are shown, then counted as 0; no MDD prints as 0.000", async () => {
   const text = await power([fixture, "--n", "1000"]);
   ok(text.includes("holds for this base model only"), text);
-  ok(/-\d\.\d\de-\d+ \(→ 0\)/.test(text) && text.includes("counted as 0 in every MDD"), text);
+  ok(
+    /-\d\.\d\de-\d+ \(→ 0\)/.test(text) && text.includes("counts a negative sum as 0, as the interval does"),
+    text,
+  );
+  // Within-problem variance under common random numbers: labelled, with the measured correlation.
+  ok(/samples are correlated \(measured here: ρ = 0\.\d\d between paired samples/.test(text), text);
+  ok(/\| \d\.\d{3} \| \[\d\.\d{3}, (\d\.\d{3}|>1)\] \(1 df\) \|/.test(text), "MDD range column");
   const projected = text.split("\n").filter((_, i, all) => all[i - 2]?.startsWith("| MDD@"));
   ok(projected.length > 0 && projected.every((l) => !l.includes("0.000")), projected.join("\n"));
   assertEquals([mddText(0.0004), mddText(0.01234), mddText(0), mddText(NaN)], [
@@ -112,4 +119,48 @@ Deno.test("power: one base says so; negative components are shown, then counted 
     "0 (no variance measured)",
     "–",
   ]);
+});
+
+Deno.test("pairedSampleCorrelation known truth: shared draws give ρ = 1, independent ones ≈ 0, a mixture its share", () => {
+  // Sample i of b copies sample i of a with probability q, else is an independent draw at the same p: ρ = q.
+  const rng = Rng.seeded("paired correlation");
+  const runs = (q: number): RunData[] => {
+    const out: RunData[] = [];
+    for (let unit = 0; unit < 4; unit++) {
+      const a: EvalSample[] = [], b: EvalSample[] = [];
+      for (let p = 0; p < 150; p++) {
+        const prob = 0.1 + 0.8 * rng.float();
+        for (let i = 0; i < 32; i++) {
+          const x = rng.float() < prob;
+          const y = rng.float() < q ? x : rng.float() < prob;
+          const base = { step: 1, dataset: "sim", problemId: `p${p}`, sample: i, extracted: null };
+          a.push({ ...base, correct: x, status: x ? "correct" : "wrong" });
+          b.push({ ...base, correct: y, status: y ? "correct" : "wrong" });
+        }
+      }
+      for (const [method, samples] of [["grpo", a], ["ace-grpo", b]] as const) {
+        out.push({
+          runId: `${method}_b${unit}_s0`,
+          method,
+          preset: method,
+          seed: 0,
+          base: unit,
+          engine: "sim",
+          state: "done",
+          ks: [],
+          metrics: [],
+          samples,
+          expected: {},
+          evalFile: "ok",
+        });
+      }
+    }
+    return out;
+  };
+  assertEquals(pairedSampleCorrelation(runs(1), "grpo", "ace-grpo", "sim"), 1);
+  const none = pairedSampleCorrelation(runs(0), "grpo", "ace-grpo", "sim");
+  const some = pairedSampleCorrelation(runs(0.3), "grpo", "ace-grpo", "sim");
+  ok(Math.abs(none) < 0.03, `independent: ρ = ${none}`);
+  ok(Math.abs(some - 0.3) < 0.03, `q = 0.3: ρ = ${some}`);
+  ok(Number.isNaN(pairedSampleCorrelation(runs(1), "grpo", "nope", "sim")), "no pairs: NaN");
 });

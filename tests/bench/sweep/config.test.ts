@@ -10,6 +10,8 @@ import {
 } from "../../../bench/sweep/mod.ts";
 import { fakeSpec } from "./fixtures/fake_spec.ts";
 import { UsageError } from "../../../common/args.ts";
+import { PRESETS } from "../../../bench/core/mod.ts";
+import { BASE_SIDE, CLAIMS } from "../../../reports/controls.ts";
 import { ValidationError } from "../../../common/config.ts";
 
 const base = {
@@ -222,4 +224,21 @@ Deno.test("sweep config: seeds and bases are exclusive, seedsPerBase needs bases
     /bases: 4, but a VERL sweep has one base \(the pretrained model\)/,
   );
   checkSweepConfig({ ...design, engine: "verl", bases: 1 }, "s.json", fakeSpec);
+});
+
+Deno.test("sweep config: baselines-tfjs runs every registered method from ≥ 8 bases; ace-dose from the same bases", () => {
+  const baselines = readSweepConfig(presetPath("baselines-tfjs"));
+  const dose = readSweepConfig(presetPath("ace-dose"));
+  assertEquals(baselines.engine, "tfjs");
+  ok((baselines.bases ?? 0) >= 8, "≥ 8 bases");
+  assertEquals(baselines.methods.map((m) => m.preset).sort(), Object.keys(PRESETS).sort());
+  // Every positive control's methods are in the sweep, so each claim can be checked.
+  const presets = new Set(baselines.methods.map((m) => m.preset));
+  for (const c of CLAIMS) for (const side of [c.a, c.b]) ok(side === BASE_SIDE || presets.has(side), side);
+  // The α sweep: at least 0 (grpo itself), 0.5, 1, 2, 4, both confidence shifts, the same bases and settings.
+  assertEquals(dose.grid?.["ace.alpha"], [0.5, 1, 2, 4]);
+  assertEquals(dose.grid?.["ace.aggregation"], ["sum", "mean"]);
+  ok(dose.methods.some((m) => m.preset === "grpo"), "grpo is α = 0");
+  assertEquals([dose.engine, dose.bases, dose.seedsPerBase], [baselines.engine, baselines.bases, 1]);
+  assertEquals(dose.settings, baselines.settings);
 });
