@@ -74,6 +74,9 @@ const UNIT_WORDS = [
 const UNIT_TAIL = new RegExp(
   `^(.*?[0-9}a-zA-Z)])\\s*(?:(?:${UNIT_WORDS.join("|")})\\b(?:\\^\\{?[23]\\}?|²|³)?\\s*)+$`,
 );
+// Cheap prechecks: a rule whose pattern cannot occur returns the answer without running its replaces.
+const RELATION_SPELLING = /\\(?:ne|le|ge|lt|gt)|[<>!]=/;
+const DEGREE_MARK = /circ|°|degree/;
 const ENDS_IN_WORD = /[a-zA-Z]{2}\s*(?:\^\{?[23]\}?|²|³)?\s*$/;
 const TEXT_WRAPPERS =
   /\\(?:text|textbf|textit|textnormal|mathrm|mathbf|mathit|mbox|operatorname|textsf|mathsf)\s*\{/g;
@@ -192,9 +195,11 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   {
     name: "relation_spellings",
     apply: (s) =>
-      s.replace(/\\(?:neq|ne)\b/g, "\\ne").replace(/\\leq?(?:slant)?\b/g, "\\le")
-        .replace(/\\geq?(?:slant)?\b/g, "\\ge").replace(/\\lt\b/g, "<").replace(/\\gt\b/g, ">")
-        .replace(/>=/g, "\\ge ").replace(/<=/g, "\\le ").replace(/!=/g, "\\ne "),
+      !RELATION_SPELLING.test(s)
+        ? s
+        : s.replace(/\\(?:neq|ne)\b/g, "\\ne").replace(/\\leq?(?:slant)?\b/g, "\\le")
+          .replace(/\\geq?(?:slant)?\b/g, "\\ge").replace(/\\lt\b/g, "<").replace(/\\gt\b/g, ">")
+          .replace(/>=/g, "\\ge ").replace(/<=/g, "\\le ").replace(/!=/g, "\\ne "),
   },
   {
     name: "unicode_symbols",
@@ -238,7 +243,10 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   { name: "quotes", apply: (s) => s.replace(/^\s*["“'‘]+(.*?)["”'’]+\s*$/, "$1") },
   {
     name: "repeating_decimal",
-    apply: (s) => s.replace(/(\d*)\.(\d*)\\overline\s*\{(\d+)\}/g, (_, a, b, c) => repeatingDecimal(a, b, c)),
+    apply: (s) =>
+      !s.includes("\\overline")
+        ? s
+        : s.replace(/(\d*)\.(\d*)\\overline\s*\{(\d+)\}/g, (_, a, b, c) => repeatingDecimal(a, b, c)),
   },
   { name: "decorations", apply: (s) => s.replace(/\\(?:overline|underline|boxed|fbox|hat|vec)\s*\{/g, "{") },
   // "and"/"or" between inequalities say intersection/union (\land, \lor: the connective form); elsewhere they
@@ -264,7 +272,7 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   {
     name: "degrees",
     apply: (s) =>
-      s.replace(
+      !DEGREE_MARK.test(s) ? s : s.replace(
         /\\(sin|cos|tan|cot|sec|csc)\s*(\(?)\s*(-?[0-9.]+)\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°)\s*(\)?)/g,
         (whole, fn, open, deg, close) => (open && !close ? whole : `\\${fn}(${deg}\\pi/180)`),
       ).replace(/(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\circ|\\degree)\s*,/g, ", ")
@@ -290,7 +298,9 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   {
     name: "frac_shorthand",
     apply: (s) =>
-      s.replace(/\\frac\s*(\d)\s*(\d)/g, "\\frac{$1}{$2}").replace(/\\frac\s*(\d)\s*\{/g, "\\frac{$1}{"),
+      !s.includes("\\frac")
+        ? s
+        : s.replace(/\\frac\s*(\d)\s*(\d)/g, "\\frac{$1}{$2}").replace(/\\frac\s*(\d)\s*\{/g, "\\frac{$1}{"),
   },
   // A mixed number, 918\frac{1}{2} = 918 + 1/2 (a proper fraction after a whole number standing alone).
   {
@@ -302,9 +312,18 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
           Number(num) < Number(den) ? `${pre}(${whole}+\\frac{${num}}{${den}})` : m,
       ),
   },
-  { name: "sqrt_shorthand", apply: (s) => s.replace(/\\sqrt\s*(\d+|[a-zA-Z])/g, "\\sqrt{$1}") },
-  { name: "sqrt_call", apply: (s) => s.replace(/(^|[^\\a-zA-Z])sqrt\s*\(/g, "$1\\sqrt(") },
-  { name: "plain_pi", apply: (s) => s.replace(/(^|[^\\a-zA-Z])pi(?![a-zA-Z])/g, "$1\\pi") },
+  {
+    name: "sqrt_shorthand",
+    apply: (s) => !s.includes("sqrt") ? s : s.replace(/\\sqrt\s*(\d+|[a-zA-Z])/g, "\\sqrt{$1}"),
+  },
+  {
+    name: "sqrt_call",
+    apply: (s) => !s.includes("sqrt") ? s : s.replace(/(^|[^\\a-zA-Z])sqrt\s*\(/g, "$1\\sqrt("),
+  },
+  {
+    name: "plain_pi",
+    apply: (s) => !s.includes("pi") ? s : s.replace(/(^|[^\\a-zA-Z])pi(?![a-zA-Z])/g, "$1\\pi"),
+  },
   { name: "whitespace", apply: (s) => s.replace(/\s+/g, " ").trim() },
   { name: "trailing_period", apply: (s) => s.replace(/[.。]+$/, "").trim() },
   {
@@ -349,11 +368,12 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
     name: "decimal_comma",
     apply: (s, ctx) => ctx.options.decimalComma ? s.replace(/^(-?\d+),(\d+)$/, "$1.$2") : s,
   },
-  { name: "leading_dot", apply: (s) => s.replace(/(^|[^\d])\.(\d)/g, "$10.$2") },
+  { name: "leading_dot", apply: (s) => !s.includes(".") ? s : s.replace(/(^|[^\d])\.(\d)/g, "$10.$2") },
   // Trailing zeros of a decimal carry no value: 12.000 → 12, 2.50 → 2.5.
   {
     name: "trailing_zeros",
-    apply: (s) => s.replace(/(\d+)\.(\d*?)0+(?!\d)/g, (_, a, b) => b === "" ? a : `${a}.${b}`),
+    apply: (s) =>
+      !s.includes(".") ? s : s.replace(/(\d+)\.(\d*?)0+(?!\d)/g, (_, a, b) => b === "" ? a : `${a}.${b}`),
   },
   { name: "unmask_row_breaks", apply: (s) => s.replaceAll(ROW_BREAK, "\\\\") },
 ];
