@@ -98,7 +98,7 @@ const REPORT_SCHEMAS = kinds({
  * of the first function, symbol, bigint, class instance (Map, Date, typed array…) or cycle, and what it is; null
  * when all of it is plain.
  */
-export function nonPlainData(value: unknown, path = "(root)", seen = new Set<object>()): string | null {
+function nonPlainData(value: unknown, path = "(root)", seen = new Set<object>()): string | null {
   if (value === null || value === undefined) return null;
   const type = typeof value;
   if (type === "string" || type === "number" || type === "boolean") return null;
