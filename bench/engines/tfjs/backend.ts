@@ -68,13 +68,31 @@ export function blasAvailable(): boolean {
   return blasInfo() !== null;
 }
 
-/** Whether a WebGPU adapter is available (a GPU, or Mesa's lavapipe on a CPU machine). */
+/**
+ * Whether a WebGPU adapter is available (a GPU, or Mesa's lavapipe on a CPU machine). False without probing when
+ * ACEBENCH_WEBGPU_ADAPTER=0.
+ */
 export async function hasWebgpuAdapter(): Promise<boolean> {
+  if (Deno.env.get("ACEBENCH_WEBGPU_ADAPTER") === "0") return false;
   const gpu = (globalThis.navigator as { gpu?: { requestAdapter(): Promise<unknown> } } | undefined)?.gpu;
   try {
+    if (gpu) ensureRuntimeDir();
     return gpu ? (await gpu.requestAdapter()) !== null : false;
   } catch {
     return false;
+  }
+}
+
+// Mesa's Vulkan loader prints "error: XDG_RUNTIME_DIR is invalid or not set" on every adapter request when the
+// variable is missing (containers, CI, cron), though nothing is wrong; a private 0700 folder silences it.
+function ensureRuntimeDir(): void {
+  if (Deno.env.get("XDG_RUNTIME_DIR")) return;
+  try {
+    const dir = `${Deno.env.get("TMPDIR") ?? "/tmp"}/acebench-runtime-${Deno.uid() ?? "user"}`;
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    Deno.env.set("XDG_RUNTIME_DIR", dir);
+  } catch {
+    // Without write or env permission the probe still works; it is only noisier.
   }
 }
 
