@@ -18,7 +18,7 @@ import {
   runSweep,
   writeSweepJson,
 } from "../bench/sweep/mod.ts";
-import { writeReportChecked } from "../reports/mod.ts";
+import { issueLines, writeReportChecked } from "../reports/mod.ts";
 
 /** Usage text for `deno task sweep`. */
 export const usage =
@@ -169,7 +169,7 @@ async function sweepLocked(
     const partial = outcome.failed.length > 0 || runs.length < all.length;
     if (issues.length && !partial) {
       console.error(`sweep ${sweep.name}: incomplete data, cells marked † in the summary:`);
-      for (const i of issues) console.error(`  ${i.runId}: ${i.message}`);
+      for (const line of issueLines(issues, (i) => `${i.runId}: ${i.message}`)) console.error(`  ${line}`);
       return 1;
     }
   }

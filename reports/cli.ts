@@ -4,6 +4,7 @@ import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
 import { compareSweeps, writeReportChecked } from "./report.ts";
 import { lockFolder } from "../common/lock.ts";
 import { ingestPending } from "./ingest.ts";
+import { issueLines } from "./completeness.ts";
 import { readReferences, sameDataset } from "./references.ts";
 
 /** Usage text for `deno task report`. */
@@ -90,7 +91,7 @@ export async function main(args: string[]): Promise<number> {
   for (const path of written) console.error(`wrote ${path}`);
   if (issues.length === 0) return 0;
   console.error(`report: ${positionals[0]} has incomplete data (${issues.length} issue(s), cells marked †):`);
-  for (const i of issues) console.error(`  ${i.runId}: ${i.message}`);
+  for (const line of issueLines(issues, (i) => `${i.runId}: ${i.message}`)) console.error(`  ${line}`);
   if (values.partial) return 0;
   console.error("report: exit 1; pass --partial to accept incomplete data");
   return 1;

@@ -3,6 +3,8 @@
 // is marked in the summary, and `report` exits non-zero unless --partial.
 import type { RunData, SweepData } from "./load.ts";
 
+const NEVER_STARTED = "never started (no run folder)";
+
 /** One defect of one run; `dataset`/`step` narrow the cells it touches (absent: every cell of the method). */
 export interface DataIssue {
   runId: string;
@@ -75,7 +77,7 @@ export function dataIssues(data: SweepData): DataIssue[] {
   const planned = (data.sweep?.runIds as string[] | undefined) ?? [];
   const present = new Set(data.runs.map((r) => r.runId));
   for (const id of planned.filter((id) => !present.has(id))) {
-    issues.push({ runId: id, method: methodOf(id, data), message: "never started (no run folder)" });
+    issues.push({ runId: id, method: methodOf(id, data), message: NEVER_STARTED });
   }
   const union = new Map<string, Set<string>>();
   for (const run of data.runs) {
@@ -106,4 +108,21 @@ function methodOf(runId: string, data: SweepData): string {
 export function touches(issue: DataIssue, method: string, dataset: string, step: number): boolean {
   return issue.method === method && (issue.dataset === undefined || issue.dataset === dataset) &&
     (issue.step === undefined || issue.step === step);
+}
+
+/**
+ * The issues as printable lines, one per issue (`line` formats it), except that planned runs with no folder (a
+ * subset run with --only, or a sweep stopped early) fold into one line: "N runs not in this selection …".
+ */
+export function issueLines(issues: readonly DataIssue[], line: (i: DataIssue) => string): string[] {
+  const absent = issues.filter((i) => i.message === NEVER_STARTED).map((i) => i.runId);
+  const rest = issues.filter((i) => i.message !== NEVER_STARTED).map(line);
+  if (absent.length === 0) return rest;
+  const shown = absent.slice(0, 3).join(", ") + (absent.length > 3 ? ", …" : "");
+  return [
+    `${absent.length} run${
+      absent.length === 1 ? "" : "s"
+    } not in this selection (planned, no run folder: ${shown})`,
+    ...rest,
+  ];
 }

@@ -15,7 +15,7 @@ import {
   nearCeiling,
 } from "./caveats.ts";
 import { type Comparison, comparisonSentence } from "./compare.ts";
-import { type DataIssue, touches } from "./completeness.ts";
+import { type DataIssue, issueLines, touches } from "./completeness.ts";
 import { evalHeader } from "./eval_header.ts";
 import type { SweepData } from "./load.ts";
 import { type AggregateCell, sliceOrder } from "./passk.ts";
@@ -358,13 +358,13 @@ function reproducibility(data: SweepData): string[] {
   ];
 }
 
-function issueLines(issues: readonly DataIssue[]): string[] {
-  return issues.map((i) => {
+function issueList(issues: readonly DataIssue[]): string[] {
+  return issueLines(issues, (i) => {
     const where = [i.dataset, i.step !== undefined ? `step ${i.step}` : undefined].filter((x) => x).join(
       ", ",
     );
-    return `- \`${i.runId}\`${where ? ` (${where})` : ""}: ${i.message}`;
-  });
+    return `\`${i.runId}\`${where ? ` (${where})` : ""}: ${i.message}`;
+  }).map((line) => `- ${line}`);
 }
 
 /** The full summary.md text. Deterministic for the same inputs (no timestamps), so it can be golden-tested. */
@@ -384,7 +384,7 @@ export function renderSummary(input: SummaryInput): string {
       "",
       `These runs are incomplete; the cells they feed are marked ${INCOMPLETE_MARK}.`,
       "",
-      ...issueLines(issues),
+      ...issueList(issues),
       "",
     );
   }
