@@ -15,6 +15,7 @@ import {
   type EvalRow,
   type EvalSettings,
   evaluateEndpoint,
+  failureAdvice,
   InterruptedError,
   normaliseBaseUrl,
   parseServerSampling,
@@ -25,6 +26,7 @@ import {
   selectProblems,
 } from "../bench/external/mod.ts";
 import { type ExtraColumn, writeReport } from "../reports/mod.ts";
+import { defaultSettings, renderPrompt, taskSets } from "../bench/engines/tfjs/mod.ts";
 
 /** Usage text for `deno task eval`. */
 export const usage =
@@ -62,7 +64,8 @@ exits 1, and the same command retries only those problems. One eval per --out at
                          "server default (not sent)". temperature, top_p, max_tokens, n and seed (and
                          stop [], always sent) have their own flags
   --chat | --completions chat/completions with one user message (default) or raw completions
-  --prompt-template X    dapo-answer | boxed | raw, or a file containing {problem}
+  --prompt-template X    dapo-answer | boxed | raw, or a file containing {problem}; compact: the tfjs
+                         engine's own prompts ("3+4*5="), for --dataset synthetic against \`deno task serve\`
                          (default: dapo-answer for dapo-math-17k, boxed otherwise)
   --api-key-env VAR      send the key held in environment variable VAR as a bearer token
   --concurrency N        requests in flight (default 16)
@@ -148,7 +151,15 @@ export function settingsFromFlags(v: Values): EvalSettings {
   }
   let template;
   try {
-    template = resolveTemplate(v["prompt-template"] ?? defaultTemplateFor(dataset));
+    if (v["prompt-template"] === COMPACT && dataset !== "synthetic") {
+      throw new Error(
+        `--prompt-template compact: only with --dataset synthetic (the tfjs engine's own tasks; MATH-500 and ` +
+          `AIME are beyond a model trained from scratch), not '${dataset}'`,
+      );
+    }
+    template = v["prompt-template"] === COMPACT
+      ? { name: COMPACT, text: "{problem}" }
+      : resolveTemplate(v["prompt-template"] ?? defaultTemplateFor(dataset));
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
@@ -200,7 +211,7 @@ function apiKeyFrom(v: Values): string | undefined {
 }
 
 /** Records of the dataset; "not fetched yet" becomes one line saying how to fetch it. */
-async function loadProblems(dataset: string, v: Values): Promise<EvalProblem[]> {
+async function loadProblems(dataset: string, v: Values): Promise<MathRecord[]> {
   try {
     return await loadDataset(dataset, { cacheDir: v["cache-dir"], mirror: v.mirror && resolve(v.mirror) });
   } catch (e) {
@@ -212,6 +223,23 @@ async function loadProblems(dataset: string, v: Values): Promise<EvalProblem[]> 
         `or pass --mirror DIR (an offline copy such as ../shared/datasets)`,
     );
   }
+}
+
+/** The template name for the tfjs engine's own prompts ("3+4*5="), rendered from a synthetic record's parameters. */
+const COMPACT = "compact";
+
+/**
+ * The tfjs engine's default held-out tasks with their compact prompts as the problem text: the prompts a model
+ * trained from scratch was trained on (its prompt window holds nothing longer). Synthetic only.
+ */
+function compactProblems(): MathRecord[] {
+  const settings = defaultSettings();
+  const test = taskSets(settings).test;
+  console.error(
+    `acebench eval: --prompt-template compact: the tfjs engine's default held-out tasks (${test.length} ` +
+      `problems; families ${settings.tasks.families.join(", ")})`,
+  );
+  return test.map((r) => ({ ...r, problem: renderPrompt(r) }));
 }
 
 /** Quote an argument for a POSIX shell when it needs it. */
@@ -235,7 +263,9 @@ export async function main(args: string[]): Promise<number> {
     timeoutMs: parseNumber(v.timeout, "timeout", 600, 0.001) * 1000,
     retry: { ...DEFAULT_RETRY, maxRetries: intFlag(v, "retries", DEFAULT_RETRY.maxRetries, 0) },
   };
-  const all = await loadProblems(settings.dataset, v);
+  const all = settings.template.name === COMPACT
+    ? compactProblems()
+    : await loadProblems(settings.dataset, v);
   const problems = selectProblems(all, settings.limit, settings.subsetSeed);
   const command = ["deno task eval", ...args.map(shellQuote)].join(" ");
   const existed = exists(out);
@@ -335,10 +365,12 @@ async function evalLocked(
   }
   if (failed.length > 0) {
     console.error(`acebench eval: ${failed.length} of ${outcome.problems} problems failed:`);
-    for (const f of failed) console.error(`  ${f.problemId}: ${f.error}`);
-    console.error(
-      `Pass@k is over the other ${outcome.health.scored}; re-run the same command to retry only these problems`,
-    );
+    for (const f of failed.slice(0, 10)) console.error(`  ${f.problemId}: ${f.error}`);
+    if (failed.length > 10) console.error(`  … and ${failed.length - 10} more (status.json lists them all)`);
+    const scope = outcome.health.scored === 0
+      ? "no problem was scored, so there is no report"
+      : `Pass@k is over the other ${outcome.health.scored}`;
+    console.error(`${scope}; ${failureAdvice(failed)}`);
     return 1;
   }
   return 0;
@@ -352,7 +384,9 @@ function printOutcome(outcome: EvalOutcome, settings: EvalSettings, retries: num
   console.log(
     `${settings.model} on ${settings.dataset}: ${h.scored}/${outcome.problems} problems × ${settings.n} ` +
       `samples (${outcome.stats.resumed} resumed, ${outcome.stats.added} new, ${retries} retries this run); ` +
-      `mean@${settings.n} ${(correct / Math.max(1, outcome.rows.length)).toFixed(4)}; ` +
+      (outcome.rows.length
+        ? `mean@${settings.n} ${(correct / outcome.rows.length).toFixed(4)}; `
+        : "nothing scored; ") +
       `${h.truncated} truncated; ${h.requests} requests, ${h.promptTokens}+${h.completionTokens} tokens` +
       (h.usageCounted === "per choice"
         ? ", "

@@ -7,6 +7,7 @@ import { lockFolder } from "../common/lock.ts";
 import { readStatus, removeDuplicates, runDir } from "../common/run_folder.ts";
 import {
   calibrate,
+  checkSweepConfig,
   describePlan,
   engineSpec,
   expandRuns,
@@ -16,6 +17,7 @@ import {
   presetPath,
   readSweepConfig,
   runSweep,
+  smokeConfig,
   writeSweepJson,
 } from "../bench/sweep/mod.ts";
 import { issueLines, writeReportChecked } from "../reports/mod.ts";
@@ -23,7 +25,7 @@ import { issueLines, writeReportChecked } from "../reports/mod.ts";
 /** Usage text for `deno task sweep`. */
 export const usage =
   `usage: deno task sweep [--config FILE | --preset NAME] [--out DIR] [--only PATTERN] [--workers N]
-                       [--dry-run [--no-calibrate] [--verbose]] [--no-report] [--repair]
+                       [--dry-run [--no-calibrate] [--verbose]] [--no-report] [--repair] [--smoke]
 
 Runs every method × ACE-grid point × base model × seed of a sweep config in parallel workers (first each
 base model the runs start from: a tfjs SFT per base), then writes the report (passk.csv, summary.md, plots/)
@@ -45,6 +47,9 @@ the exit code is already 1) or --only selected a subset.
 --no-calibrate    with --dry-run: skip the calibration (no estimate on a fresh folder)
 --verbose         with --dry-run on VERL configs: also each run's Hydra overrides, launch script and ray job
 --no-report       skip writing the report at the end
+--smoke           the config shrunk to seconds (2 bases or seeds, 2 RL steps, n = 4, a tiny tfjs model; VERL:
+                  the real plan) under the name <name>-smoke: checks that a config runs end to end; its
+                  numbers are no result
 --repair          first drop duplicate eval samples and metrics lines (left by two sweeps writing one folder
                   before the lock held) from every run, saying how many
 
@@ -66,6 +71,7 @@ export async function main(args: string[]): Promise<number> {
     verbose: { type: "boolean" },
     "no-report": { type: "boolean" },
     repair: { type: "boolean" },
+    smoke: { type: "boolean" },
   }, false).values as {
     help?: boolean;
     config?: string;
@@ -78,6 +84,7 @@ export async function main(args: string[]): Promise<number> {
     verbose?: boolean;
     "no-report"?: boolean;
     repair?: boolean;
+    smoke?: boolean;
   };
   if (values.help) {
     console.log(usage);
@@ -85,7 +92,8 @@ export async function main(args: string[]): Promise<number> {
   }
   if (values.config && values.preset) throw new UsageError("give --config or --preset, not both");
   const path = values.config ?? presetPath(values.preset ?? "default");
-  const sweep = readSweepConfig(path);
+  const read = readSweepConfig(path);
+  const sweep = values.smoke ? checkSweepConfig(smokeConfig(read), `${path} (--smoke)`) : read;
   const all = expandRuns(sweep);
   const runs = filterRuns(all, values.only);
   if (runs.length === 0) {

@@ -18,6 +18,7 @@ export { runPool } from "./pool.ts";
 export { type BadLine, readSamples, repairSamples, repairTornTail, type SampleRecord } from "./samples.ts";
 export {
   type FailedProblem,
+  failureAdvice,
   nLimitOf,
   type NSplit,
   requestSeed,

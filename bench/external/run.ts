@@ -6,7 +6,7 @@ import { runFile, sweepFile, writeStatus } from "../../common/run_folder.ts";
 import { gradeMany } from "../../evaluators/mod.ts";
 import { type Endpoint, EndpointError, InterruptedError, probeServer } from "./client.ts";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";
-import { type FailedProblem, sampleAll, type SamplerStats } from "./sampler.ts";
+import { type FailedProblem, failureAdvice, sampleAll, type SamplerStats } from "./sampler.ts";
 import { readSamples, repairSamples } from "./samples.ts";
 import { type RunHealth, runHealth } from "./health.ts";
 import {
@@ -229,17 +229,29 @@ async function sampleAndGrade(
   );
   writeJson(runFile(paths.runDir, "health"), health);
   const finishedAt = new Date().toISOString();
-  writeStatus(paths.runDir, {
-    state: "done",
-    startedAt,
-    finishedAt,
-    ...(stats.failed.length
-      ? {
-        note: `${stats.failed.length} of ${problems.length} problems failed; Pass@k is over the other ` +
-          `${scored}; re-run the same command to retry only the failed ones`,
-        failedProblems: stats.failed,
-      }
-      : {}),
-  });
+  const advice = failureAdvice(stats.failed);
+  if (scored === 0 && problems.length > 0) {
+    // Nothing to report: the run failed, whatever the cause (a status "done" over 0 problems reads as a result).
+    writeStatus(paths.runDir, {
+      state: "failed",
+      reason: `every problem failed (first: ${stats.failed[0]?.error ?? "no sample graded"}); ${advice}`,
+      startedAt,
+      finishedAt,
+      failedProblems: stats.failed,
+    });
+  } else {
+    writeStatus(paths.runDir, {
+      state: "done",
+      startedAt,
+      finishedAt,
+      ...(stats.failed.length
+        ? {
+          note: `${stats.failed.length} of ${problems.length} problems failed; Pass@k is over the other ` +
+            `${scored}; ${advice}`,
+          failedProblems: stats.failed,
+        }
+        : {}),
+    });
+  }
   return { paths, stats, rows, complete, problems: problems.length, health };
 }

@@ -64,6 +64,24 @@ export interface FailedProblem {
   error: string;
 }
 
+/**
+ * What to do about failed problems, in one sentence: a re-run retries only those that ran out of retries; the ones
+ * the server rejected (a prompt past its context, a bad request) would be rejected again, so it says so. "" if none.
+ */
+export function failureAdvice(failed: readonly FailedProblem[]): string {
+  const retried = failed.filter((f) => f.kind === "retries").length;
+  const rejected = failed.length - retried;
+  const parts: string[] = [];
+  if (retried) parts.push(`re-run the same command to retry the ${retried} that ran out of retries`);
+  if (rejected) {
+    parts.push(
+      `the server rejected ${rejected} (a re-run sends the same requests: change the prompt template, ` +
+        `--max-tokens or the server)`,
+    );
+  }
+  return parts.join("; ");
+}
+
 /** What a sampling pass did. */
 export interface SamplerStats {
   /** Samples found on disk before this pass. */
@@ -178,6 +196,17 @@ function lowerPerRequest(
   );
 }
 
+/** Whether the server takes this job's prompt with n = 1 (a probe whose sample is not kept); false on a 400. */
+async function acceptsOne(job: SampleJob, opts: SamplerOptions, seed: number, jitter: Rng): Promise<boolean> {
+  try {
+    await complete(opts.endpoint, job.prompt, 1, opts.params, seed, jitter);
+    return true;
+  } catch (e) {
+    if (e instanceof EndpointError && e.status === 400) return false;
+    throw e;
+  }
+}
+
 /** One request for the first missing indices of a job; appends what came back and returns how many. */
 async function sampleOnce(
   job: SampleJob,
@@ -196,10 +225,14 @@ async function sampleOnce(
     if (!(e instanceof EndpointError) || e.status !== 400 || ask === 1) throw e;
     // A context-limit rejection is about the prompt, not n: a smaller request cannot help, so none is sent.
     if (isContextError(e.reason ?? "")) throw e;
+    const reason = e.reason ?? e.message;
+    const stated = nLimitOf(reason);
+    // A 400 that names no n limit may be about the prompt (a word outside a small model's vocabulary): if n = 1
+    // is refused too, the problem fails and n stays as asked.
+    if (stated === null && !(await acceptsOne(job, opts, seed, jitter))) throw e;
     // The server refuses this n (llama.cpp: more than its slots): split into requests it takes, the limit it
     // states or half, and ask again (0 samples this time; the caller loops).
-    const reason = e.reason ?? e.message;
-    lowerPerRequest(stats, opts, nLimitOf(reason) ?? Math.floor(ask / 2), {
+    lowerPerRequest(stats, opts, stated ?? Math.floor(ask / 2), {
       asked: ask,
       cause: "refused",
       reason,

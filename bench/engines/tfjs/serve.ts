@@ -32,6 +32,8 @@ export interface ServedModel {
   ): Promise<{ text: string; tokens: number; finishReason: string }[][]>;
   /** Tokens of a prompt as the model sees it (special tokens included). */
   promptTokens(prompt: string): number;
+  /** The most prompt tokens the model takes (special tokens included); the rest of its context is the reply's. */
+  promptWindow: number;
   /** Tokens of a completion text (no special tokens), for usage after a stop sequence cut it. */
   textTokens(text: string): number;
   /** Log-probs of the tokens of `text` after `prompt` under the model (temperature 1), `top` alternatives each. */
@@ -50,6 +52,7 @@ export function servedPolicy(policy: Policy, id: string): ServedModel {
     generate: (prompts, s) => generate(policy, prompts, s),
     // The engine prepends BOS to every prompt.
     promptTokens: (prompt) => policy.tokenizer.encode(prompt).length + 1,
+    promptWindow: policy.settings.model.promptLength,
     textTokens: (text) => policy.tokenizer.encode(text).length,
     logprobs: (prompt, text, top) => policyLogprobs(policy, prompt, text, top),
   };
@@ -266,6 +269,28 @@ function logprobsOf(body: Record<string, unknown>, chat: boolean): number | null
     : numberField(body, "logprobs", 0, 0, 5, true);
 }
 
+/**
+ * A prompt past the model's prompt window is a 400 with OpenAI's code `context_length_exceeded`, worded like
+ * SGLang's ("The input (N tokens) is longer than the model's context length (P tokens)") so clients that parse it
+ * see that no max_tokens fits. Prompts with characters outside the vocabulary fail later, in `generate`.
+ */
+function refuseLongPrompt(model: ServedModel, prompt: string, chat: boolean): void {
+  let tokens: number;
+  try {
+    tokens = model.promptTokens(prompt);
+  } catch {
+    tokens = [...prompt].length + 1; // a character outside the vocabulary: BOS + one token per character
+  }
+  if (tokens <= model.promptWindow) return;
+  throw new HttpError(
+    400,
+    `The input (${tokens} tokens) is longer than the model's context length (${model.promptWindow} tokens) ` +
+      `for a prompt; this model was trained on compact prompts (eval --prompt-template compact)`,
+    chat ? "messages" : "prompt",
+    "context_length_exceeded",
+  );
+}
+
 /** The prompt of a completions request (a string, or a one-element list). */
 function completionPrompt(body: Record<string, unknown>): string {
   const p = Array.isArray(body.prompt) && body.prompt.length === 1 ? body.prompt[0] : body.prompt;
@@ -419,6 +444,7 @@ function openAiHandler(model: ServedModel): (req: Request) => Promise<Response> 
       const includeUsage =
         (body.stream_options as { include_usage?: unknown } | null)?.include_usage === true;
       const prompt = chat ? chatPrompt(body) : completionPrompt(body);
+      refuseLongPrompt(model, prompt, chat);
       let raw;
       try {
         raw = (await model.generate([prompt], sampling))[0];

@@ -24,15 +24,22 @@ It refuses to start when the checkpoint's prompt length cannot hold the template
   --port N          TCP port on 127.0.0.1 (0 = any free port; default 8000)
   --model NAME      model id to serve (default: acebench-<checkpoint folder name>)
   --backend NAME    tfjs backend (default auto: wasm if available, else cpu)
-  --prompt-template X  the template eval will send (dapo-answer | boxed | raw | FILE; default boxed,
-                    eval's default): checked against the checkpoint's prompt length at start
+  --prompt-template X  the template eval will send (compact | dapo-answer | boxed | raw | FILE; default
+                    compact: the engine's own prompts such as "3+4*5=", the only ones a model trained
+                    from scratch reads): checked against the checkpoint's prompt length at start
+
+A checkpoint's prompt window is small (model.promptLength tokens, 12 by default): it is evaluated on the synthetic
+tasks it was trained on; MATH-500 and AIME are beyond a from-scratch toy. A longer prompt gets a 400
+with code context_length_exceeded.
 
 example:
-  deno task serve --checkpoint out/demo/runs/ace-grpo_s0/checkpoints --port 8000 --prompt-template raw &
-  deno task eval --endpoint http://127.0.0.1:8000/v1 --model acebench-checkpoints --prompt-template raw ...`;
+  deno task serve --checkpoint out/demo/base/0 --port 8000 &
+  deno task eval --endpoint http://127.0.0.1:8000/v1 --model acebench-0 --dataset synthetic \\
+    --prompt-template compact --completions --n 8 --out out/eval-base0`;
 
 /** A shipped template by name, or a file's text; the error names the flag. */
 function templateOf(nameOrFile: string): PromptTemplate {
+  if (nameOrFile === "compact") return { name: "compact", text: "{problem}" };
   try {
     return resolveTemplate(nameOrFile);
   } catch (e) {
@@ -69,7 +76,7 @@ export async function main(args: string[]): Promise<number> {
       `--checkpoint ${values.checkpoint}: no such folder; pass a run's checkpoints/ or a sweep's base/<b>/`,
     );
   }
-  const template = templateOf(values["prompt-template"] ?? "boxed");
+  const template = templateOf(values["prompt-template"] ?? "compact");
   const backend = await initBackend(values.backend ?? "auto");
   const id = values.model ?? `acebench-${basename(dir)}`;
   const policy = loadPolicy(dir);
@@ -80,6 +87,10 @@ export async function main(args: string[]): Promise<number> {
   const model = servedPolicy(policy, id);
   const { server, url } = serveModel(model, port);
   console.log(`serving '${id}' from ${dir} at ${url} (backend ${backend}); Ctrl-C stops`);
+  console.log(
+    `evaluate it with: deno task eval --endpoint ${url} --model ${id} --dataset synthetic ` +
+      `--prompt-template ${template.name} --completions --out DIR`,
+  );
   const stop = () => server.shutdown();
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);

@@ -1,0 +1,77 @@
+// serve → eval on a checkpoint with the default sweep's 12-token prompt window: compact prompts fit and are
+// evaluated; prompts past the window are rejected as such, the run fails, and n is never lowered for them.
+import { assertEquals, ok } from "../../assert.ts";
+import { readJson, readJsonl } from "../../../common/fs.ts";
+import { main } from "../../../commands/eval.ts";
+import type { EvalRow, SampleRecord } from "../../../bench/external/mod.ts";
+import { serveModel, tfjsServedModel } from "../../../bench/engines/tfjs/serve.ts";
+import { writeTinyCheckpoint } from "./tiny_checkpoint.ts";
+import { tempDir } from "../../temp.ts";
+
+const ckpt = tempDir();
+await writeTinyCheckpoint(ckpt, 12);
+
+const args = (url: string, out: string, template: string) => [
+  ...["--endpoint", url, "--model", "tiny", "--dataset", "synthetic", "--limit", "6", "--n", "4"],
+  ...["--k", "1,4", "--max-tokens", "12", "--prompt-template", template, "--completions", "--out", out],
+];
+
+/** Run eval with stderr captured (main writes through console.error). */
+async function evalCaptured(argv: string[]): Promise<{ code: number; stderr: string }> {
+  const lines: string[] = [], original = console.error;
+  console.error = (...a: unknown[]) => lines.push(a.join(" "));
+  try {
+    return { code: await main(argv), stderr: lines.join("\n") };
+  } finally {
+    console.error = original;
+  }
+}
+
+Deno.test("serve → eval: compact prompts fit a 12-token window and every problem is scored", async () => {
+  const { server, url } = serveModel(tfjsServedModel(ckpt, "tiny"), 0);
+  const out = tempDir();
+  try {
+    const { code, stderr } = await evalCaptured(args(url, out, "compact"));
+    assertEquals(code, 0, stderr);
+    const samples = readJsonl<SampleRecord>(`${out}/runs/tiny/samples.jsonl`);
+    assertEquals(samples.length, 24);
+    ok(samples.every((s) => s.usage!.prompt_tokens <= 12), "compact prompts fit the window");
+    assertEquals(readJsonl<EvalRow>(`${out}/runs/tiny/eval.jsonl`).length, 24);
+    assertEquals(readJson<{ state: string }>(`${out}/runs/tiny/status.json`).state, "done");
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("serve → eval: prompts past the window are context errors; the run fails, n stays, no retry advice", async () => {
+  const { server, url } = serveModel(tfjsServedModel(ckpt, "tiny"), 0);
+  const out = tempDir();
+  try {
+    const { code, stderr } = await evalCaptured(args(url, out, "boxed"));
+    assertEquals(code, 1, stderr);
+    ok(!/sending n = /.test(stderr), `n was lowered for a prompt error: ${stderr}`);
+    ok(stderr.includes("longer than the model's context length"), stderr);
+    ok(stderr.includes("no problem was scored"), stderr);
+    ok(stderr.includes("the server rejected 6"), stderr);
+    ok(!/retry/.test(stderr), `advised a retry that cannot help: ${stderr}`);
+    const status = readJson<{ state: string; reason: string }>(`${out}/runs/tiny/status.json`);
+    assertEquals(status.state, "failed");
+    ok(status.reason.startsWith("every problem failed"), status.reason);
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("eval --prompt-template compact: a non-synthetic dataset is a one-line usage error", async () => {
+  const out = tempDir();
+  let message = "";
+  try {
+    await main([
+      ...["--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--dataset", "math500"],
+      ...["--prompt-template", "compact", "--out", out],
+    ]);
+  } catch (e) {
+    message = (e as Error).message;
+  }
+  ok(/compact/.test(message), message);
+});
