@@ -324,6 +324,22 @@ function sliceTable(cells: AggregateCell[], methods: string[]): string[] {
   return table(["slice", ...shown.map((m) => `${m} (Pass@1 / Pass@${kMax})`)], rows);
 }
 
+/**
+ * The sweep's design as recorded: `bases` × seeds per base (each run starts from its own base model), or one
+ * shared base with a `seeds` list.
+ */
+function sweepDesignText(s: Record<string, unknown>): string {
+  if (typeof s.bases === "number") {
+    const per = (s.seedsPerBase as number | undefined) ?? 1;
+    return `design: bases × seeds per base: ${s.bases} base model(s) (bases 0–${
+      s.bases - 1
+    }) × ${per} seed(s) ` +
+      `per base (RL seeds 0–${per - 1} within each base), ${s.bases * per} run(s) per method`;
+  }
+  const seeds = (s.seeds as number[] | undefined) ?? [];
+  return `design: seeds on one shared base model: seeds ${seeds.join(", ") || "none recorded"}`;
+}
+
 function reproducibility(data: SweepData): string[] {
   const s = data.sweep;
   if (!s) return ["No sweep.json in this folder: these runs come from `deno task eval` or another tool."];
@@ -346,9 +362,9 @@ function reproducibility(data: SweepData): string[] {
   return [
     `- sweep: \`${s.name}\`, engine \`${s.engine}\`, config hash \`${s.configHash}\``,
     `- methods: ${methods}`,
-    `- seeds: ${(s.seeds as number[] | undefined ?? []).join(", ")}; RL steps: ${
-      (s.rl as { steps?: number } | undefined)?.steps
-    }; eval n = ${(s.eval as { n?: number } | undefined)?.n}`,
+    `- ${sweepDesignText(s)}; RL steps: ${(s.rl as { steps?: number } | undefined)?.steps}; eval n = ${
+      (s.eval as { n?: number } | undefined)?.n
+    }`,
     `- grid: ${s.grid ? `\`${JSON.stringify(s.grid)}\`` : "none"}`,
     `- backend: ${s.backend ?? "n/a"}${data.resolvedBackend ? ` (resolved: ${data.resolvedBackend})` : ""}`,
     `- versions: ${kv(versions)}`,

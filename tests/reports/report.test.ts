@@ -322,6 +322,27 @@ Deno.test("report: the reproducibility section names the backend the runs record
   Deno.removeSync(dir, { recursive: true });
 });
 
+Deno.test("report: the reproducibility section of a bases sweep names its bases, seeds per base and design", async () => {
+  const dir = copyFixture();
+  try {
+    const path = join(dir, "sweep.json");
+    const sweep = JSON.parse(Deno.readTextFileSync(path));
+    delete sweep.seeds;
+    Deno.writeTextFileSync(path, JSON.stringify({ ...sweep, bases: 3, seedsPerBase: 2 }));
+    const section = (await buildReport(dir, { iters: 200 })).summary.split("## Reproducibility")[1];
+    ok(
+      section.includes("design: bases × seeds per base: 3 base model(s) (bases 0–2) × 2 seed(s) per base"),
+      section,
+    );
+    ok(section.includes("6 run(s) per method"), section);
+    ok(!section.includes("seeds: ;"), section);
+    const seeds = (await buildReport(fixture, { iters: 200 })).summary.split("## Reproducibility")[1];
+    ok(seeds.includes("design: seeds on one shared base model: seeds 1, 2"), seeds);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
 Deno.test("report: writeReport adds the caller's passk.csv columns and summary.md sections, in one write", async () => {
   const dir = copyFixture();
   try {
