@@ -64,9 +64,20 @@ export interface RecordedConfig {
   eval?: { n?: number; ks?: number[]; every?: number };
   settings?: { rl?: { steps?: number }; [key: string]: unknown };
   rl?: { steps?: number };
-  /** The backend the engine resolved while running (tfjs "auto" → "wasm"), recorded through `recordInConfig`. */
-  resolvedBackend?: string;
+  /** The backend the engine resolved while running (tfjs "auto" → "blas"), recorded through `recordInConfig`. */
+  backendDecision?: BackendDecisionRecord;
   [key: string]: unknown;
+}
+
+/** A backend decision as config.json records it (tfjs `BackendDecision`): what was asked, what ran, and why. */
+export interface BackendDecisionRecord {
+  requested: string;
+  backend: string;
+  reason: string;
+  /** What `auto` measured per candidate backend (ms), when it measured. */
+  measured?: Record<string, number>;
+  /** On the blas backend: the library, its kernels and threads per product. */
+  blas?: { library: string; core: string; threads: number };
 }
 
 /** A run's config.json, or null when the run has none yet. */

@@ -7,11 +7,18 @@ export {
   type GradeStatus,
   isEquivalent,
 } from "./grade.ts";
-export { gradeMany, type GradeManyItem, type GradeManyOptions, GraderPool } from "./pool.ts";
+export {
+  GRADE_TIMEOUT_MS,
+  gradeMany,
+  type GradeManyItem,
+  type GradeManyOptions,
+  GraderPool,
+} from "./pool.ts";
 export { extractAnswer, type Extraction, EXTRACTION_RULES, type ExtractionRule } from "./extract.ts";
 export { NORMALIZE_RULES, type NormalizeRule } from "./normalize.ts";
 export { type Form, FORMS, type Value } from "./forms.ts";
 export { type AnswerComparison, COMPARISONS } from "./compare.ts";
+export { graderVersion } from "./version.ts";
 export { majAtK, type MajResult } from "./majority.ts";
 export { meanAtN, passAtK, passAtKVariance } from "./passk.ts";
 export {

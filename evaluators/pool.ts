@@ -12,6 +12,9 @@ export interface GradeManyItem {
   explain?: boolean;
 }
 
+/** Default per-answer grading timeout in ms (a stuck answer is marked `timeout` after it). */
+export const GRADE_TIMEOUT_MS = 2000;
+
 /** Pool options: `workers` (default: cores; 0 grades inline), `timeoutMs` per answer, `batchSize` per message. */
 export interface GradeManyOptions {
   workers?: number;
@@ -71,7 +74,7 @@ export class GraderPool {
   ): Promise<GradeResult[]> {
     if (this.#running) return Promise.reject(new Error("GraderPool.grade: one call at a time per pool"));
     if (this.#slots.length === 0) return Promise.reject(new Error("GraderPool.grade: the pool is closed"));
-    const timeoutMs = options.timeoutMs ?? 2000;
+    const timeoutMs = options.timeoutMs ?? GRADE_TIMEOUT_MS;
     const batchSize = Math.max(
       1,
       options.batchSize ?? Math.min(256, Math.ceil(items.length / (this.size * 4))),

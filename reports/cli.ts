@@ -8,7 +8,7 @@ import { readReferences, sameDataset } from "./references.ts";
 
 /** Usage text for `deno task report`. */
 export const usage = `usage: deno task report DIR [--partial] [--iters N] [--ingest] [--reference FILE]
-       deno task report --compare A B [--out FILE] [--iters N]
+       deno task report --compare A B [--out FILE] [--iters N] [--allow-protocol-change]
 
 Writes DIR/passk.csv (long format), DIR/summary.md (its inference scope, the Pass@k table over runs with 95%
 intervals over base models × problems, seeds nested in bases (one base: seeds × problems, for that base only),
@@ -21,7 +21,10 @@ configured, a missing final step); the report is still written, with the affecte
 --ingest        first turn engine outputs not yet ingested (VERL validation dumps of jobs run by hand) into
                 the runs' eval.jsonl, metrics.jsonl and status.json, holding DIR's lock; without it a report
                 never writes into run folders and refuses a folder with such outputs
---compare A B   compare two sweeps method by method (B − A paired by base, seed and problem); Markdown or --out
+--compare A B   compare two sweeps method by method (B − A paired by base, seed and problem); Markdown or --out;
+                their evaluation protocols (grader mode, version and timeout, datasets, template, sampling, n,
+                ks) are printed side by side, and a difference is refused (exit 2, naming the field)
+--allow-protocol-change  with --compare: compare anyway when the protocols differ (a warning line)
 --iters N       bootstrap resamples of the per-run intervals in passk.csv (default 2000)
 --reference FILE  overlay published pass@k points (CSV: model, dataset, method, k, value, source, protocol;
                 shipped: reports/references/*.csv) on the Pass@k plots of matching datasets, and list them in
@@ -39,6 +42,7 @@ export async function main(args: string[]): Promise<number> {
     iters: { type: "string" },
     ingest: { type: "boolean" },
     reference: { type: "string", multiple: true },
+    "allow-protocol-change": { type: "boolean" },
   });
   const values = parsed.values as {
     help?: boolean;
@@ -48,6 +52,7 @@ export async function main(args: string[]): Promise<number> {
     iters?: string;
     ingest?: boolean;
     reference?: string[];
+    "allow-protocol-change"?: boolean;
   };
   const positionals = parsed.positionals;
   if (values.help) {
@@ -59,7 +64,8 @@ export async function main(args: string[]): Promise<number> {
   if (values.compare) {
     if (values.ingest) throw new UsageError("--ingest is for one sweep folder, not --compare");
     if (positionals.length !== 2) throw new UsageError("--compare needs two sweep folders: A B");
-    const text = await compareSweeps(positionals[0], positionals[1], { iters });
+    const allowProtocolChange = values["allow-protocol-change"] ?? false;
+    const text = await compareSweeps(positionals[0], positionals[1], { iters, allowProtocolChange });
     if (values.out) {
       atomicWrite(values.out, text);
       console.error(`wrote ${values.out}`);
@@ -67,6 +73,7 @@ export async function main(args: string[]): Promise<number> {
     return 0;
   }
   if (values.out) throw new UsageError("--out is only for --compare (a report is written into DIR)");
+  if (values["allow-protocol-change"]) throw new UsageError("--allow-protocol-change is only for --compare");
   if (positionals.length !== 1) throw new UsageError("expected one sweep folder DIR");
   if (values.ingest) await ingest(positionals[0]);
 

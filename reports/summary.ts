@@ -4,6 +4,7 @@
 // the design and its variance components, incomplete data named and marked, per-subject/level breakdowns, and a
 // reproducibility block.
 import { sweepFile } from "../common/run_folder.ts";
+import { describeProtocol, MIGRATE_HINT } from "../common/protocol.ts";
 import type { NestedComponents } from "../evaluators/mod.ts";
 import {
   CEILING_MARK,
@@ -340,6 +341,15 @@ function sweepDesignText(s: Record<string, unknown>): string {
   return `design: seeds on one shared base model: seeds ${seeds.join(", ") || "none recorded"}`;
 }
 
+/** The evaluation protocol the folder recorded (grader mode first), or why it is unknown. */
+function protocolLines(data: SweepData): string[] {
+  if (data.record) return describeProtocol(data.record.protocol);
+  return [
+    "Not recorded: this folder was " + MIGRATE_HINT.replace(/; re-run/, ". Re-run") + ". (Folders of that " +
+    "time graded sweeps in strict mode and `deno task eval` in default mode.)",
+  ];
+}
+
 function reproducibility(data: SweepData): string[] {
   const s = data.sweep;
   if (!s) return ["No sweep.json in this folder: these runs come from `deno task eval` or another tool."];
@@ -394,6 +404,7 @@ export function renderSummary(input: SummaryInput): string {
   if (header.length) lines.push(...header, "");
   const scope = scopeText(cells);
   if (scope) lines.push(scope, "");
+  lines.push("## Evaluation protocol", "", ...protocolLines(data), "");
   if (issues.length) {
     lines.push(
       "## Incomplete data",

@@ -20,6 +20,7 @@ import type { RunConfig, RunOutcome } from "../engines/engine.ts";
 import { engineRef, type EngineSpec, engineSpec } from "../engines/registry.ts";
 import { baseSeed, type SweepConfig, sweepHash } from "./config.ts";
 import { checkJob, checkReport, type WorkerJob } from "./job.ts";
+import { sweepRecord } from "./record.ts";
 
 /** How to run a sweep. */
 export interface SweepOptions {
@@ -53,7 +54,8 @@ function recordedConfig(run: RunConfig<unknown>): Record<string, unknown> {
 }
 
 /**
- * Write `<out>/sweep.json` (resolved config, configHash, versions, machine). A folder that already holds a
+ * Write `<out>/sweep.json` (resolved config, configHash, versions, machine, and the `record`: design, methods'
+ * families and baselines, evaluation protocol). A folder that already holds a
  * different sweep (another hash) is refused, so resuming can never mix the results of two configs.
  */
 export function writeSweepJson(out: string, sweep: SweepConfig, runs: RunConfig[]): string {
@@ -71,6 +73,7 @@ export function writeSweepJson(out: string, sweep: SweepConfig, runs: RunConfig[
     versions: versionInfo(),
     machine: machineInfo(),
     backend: sweep.settings.backend ?? null,
+    record: sweepRecord(sweep, runs),
     writtenAt: new Date().toISOString(),
   });
   return hash;
