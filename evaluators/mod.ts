@@ -6,6 +6,8 @@ export {
   type GradeResult,
   type GradeStatus,
   isEquivalent,
+  type Verdict,
+  verdictOf,
 } from "./grade.ts";
 export {
   GRADE_TIMEOUT_MS,
