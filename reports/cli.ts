@@ -2,6 +2,7 @@
 import { atomicWrite, exists } from "../common/fs.ts";
 import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
 import { compareSweeps, writeReportChecked } from "./report.ts";
+import { blockingIssues, MAX_UNGRADED } from "./completeness.ts";
 import { lockFolder } from "../common/lock.ts";
 import { ingestPending } from "./ingest.ts";
 import { readReferences, sameDataset } from "./references.ts";
@@ -18,6 +19,9 @@ DIR is a sweep folder (runs/<runId>/eval.jsonl), or a folder written by \`deno t
 Exits 1 when data are incomplete (a run failed or unfinished, eval.jsonl missing or cut, fewer samples than
 configured, a missing final step); the report is still written, with the affected cells marked.
 --partial       accept incomplete data (a sweep still running): exit 0, cells still marked
+--max-ungraded F  answers the grader could not grade (timeout after a retry, internal error) are named per
+                run and step and their cells marked †, counted as not correct; above this share of all answers
+                (default 0.001) the report exits 1 unless --partial
 --ingest        first turn engine outputs not yet ingested (VERL validation dumps of jobs run by hand) into
                 the runs' eval.jsonl, metrics.jsonl and status.json, holding DIR's lock; without it a report
                 never writes into run folders and refuses a folder with such outputs
@@ -43,6 +47,7 @@ export async function main(args: string[]): Promise<number> {
     ingest: { type: "boolean" },
     reference: { type: "string", multiple: true },
     "allow-protocol-change": { type: "boolean" },
+    "max-ungraded": { type: "string" },
   });
   const values = parsed.values as {
     help?: boolean;
@@ -53,6 +58,7 @@ export async function main(args: string[]): Promise<number> {
     ingest?: boolean;
     reference?: string[];
     "allow-protocol-change"?: boolean;
+    "max-ungraded"?: string;
   };
   const positionals = parsed.positionals;
   if (values.help) {
@@ -60,6 +66,7 @@ export async function main(args: string[]): Promise<number> {
     return 0;
   }
   const iters = parseNumber(values.iters, "iters", 2000, 100, 1e6);
+  const maxUngraded = parseNumber(values["max-ungraded"], "max-ungraded", MAX_UNGRADED, 0, 1);
   if (values.compare && values.reference) throw new UsageError("--reference is not for --compare");
   if (values.compare) {
     if (values.ingest) throw new UsageError("--ingest is for one sweep folder, not --compare");
@@ -78,7 +85,7 @@ export async function main(args: string[]): Promise<number> {
   if (values.ingest) await ingest(positionals[0]);
 
   const references = (values.reference ?? []).flatMap((path) => readReferences(path));
-  const { written, issues, datasets } = await writeReportChecked(positionals[0], {
+  const { written, issues, datasets, answers } = await writeReportChecked(positionals[0], {
     iters,
     references,
   });
@@ -98,7 +105,15 @@ export async function main(args: string[]): Promise<number> {
   if (issues.length === 0) return 0;
   console.error(`report: ${positionals[0]} has incomplete data (${issues.length} issue(s), cells marked †):`);
   for (const i of issues) console.error(`  ${i.runId}: ${i.message}`);
-  if (values.partial) return 0;
+  const { blocking, ungradedShare } = blockingIssues(issues, answers, maxUngraded);
+  if (ungradedShare > 0) {
+    console.error(
+      `report: ${(100 * ungradedShare).toFixed(3)}% of answers ungraded (limit ${
+        100 * maxUngraded
+      }%, --max-ungraded)`,
+    );
+  }
+  if (values.partial || blocking.length === 0) return 0;
   console.error("report: exit 1; pass --partial to accept incomplete data");
   return 1;
 }

@@ -138,12 +138,12 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
 
 /**
  * `writeReport` that also returns the data issues (incomplete data are written, marked; the caller decides
- * whether they are an error: `report` without --partial).
+ * whether they are an error: `report` without --partial) and how many answers the report counts.
  */
 export async function writeReportChecked(
   dir: string,
   options: ReportOptions = {},
-): Promise<{ written: string[]; issues: DataIssue[]; datasets: string[] }> {
+): Promise<{ written: string[]; issues: DataIssue[]; datasets: string[]; answers: number }> {
   const report = await buildReport(dir, options);
   const written: string[] = [];
   const put = (name: string, text: string) => {
@@ -176,7 +176,13 @@ export async function writeReportChecked(
   }
   const training = trainingSpec(report.runs);
   if (training) put("plots/training.svg", await renderSvg(training));
-  return { written, issues: report.issues, datasets: [...new Set(cells.map((c) => c.dataset))].sort() };
+  return {
+    written,
+    issues: report.issues,
+    datasets: [...new Set(cells.map((c) => c.dataset))].sort(),
+    // Graded answers the report counts (the denominator of the ungraded share).
+    answers: report.runs.reduce((t, r) => t + r.samples.length, 0),
+  };
 }
 
 /**

@@ -409,7 +409,11 @@ export function renderSummary(input: SummaryInput): string {
     lines.push(
       "## Incomplete data",
       "",
-      `These runs are incomplete; the cells they feed are marked ${INCOMPLETE_MARK}.`,
+      `These runs are incomplete; the cells they feed are marked ${INCOMPLETE_MARK}.` +
+        (issues.some((i) => i.ungraded)
+          ? ` Ungraded answers (the grader timed out after a retry, or failed internally) are unknown, not ` +
+            `wrong: Pass@k counts them as not correct, so a marked cell is a lower bound.`
+          : ""),
       "",
       ...issueLines(issues),
       "",
