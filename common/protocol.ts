@@ -129,7 +129,48 @@ const SWEEP_RECORD_SCHEMA = {
   },
 };
 
+/** A run's config.json `record`: its method (family, baseline) and the protocol it was evaluated under. */
+export interface RunRecord {
+  version: 1;
+  method: MethodRecord;
+  protocol: EvalProtocol;
+}
+
+const RUN_RECORD_SCHEMA = {
+  type: "object",
+  required: ["version", "method", "protocol"],
+  additionalProperties: false,
+  properties: {
+    version: { const: RECORD_VERSION },
+    method: SWEEP_RECORD_SCHEMA.properties.methods.items,
+    protocol: PROTOCOL_SCHEMA,
+  },
+};
+
 const validator = compileSchema(SWEEP_RECORD_SCHEMA);
+const runValidator = compileSchema(RUN_RECORD_SCHEMA);
+
+/** A run's record from its sweep's: its method's entry and the protocol (null when the method is not listed). */
+export function runRecordFrom(sweep: SweepRecord, method: string): RunRecord | null {
+  const entry = sweep.methods.find((m) => m.name === method);
+  return entry ? { version: RECORD_VERSION, method: entry, protocol: sweep.protocol } : null;
+}
+
+/**
+ * The `record` of a run's config.json value, validated (null when absent: a run written before the record, or
+ * outside a sweep); a mismatch throws a ValidationError naming `source` and the field.
+ */
+export function runRecordOf(config: Record<string, unknown>, source: string): RunRecord | null {
+  const record = config.record as { version?: unknown } | undefined;
+  if (record === undefined) return null;
+  if (record && typeof record === "object" && record.version !== RECORD_VERSION) {
+    throw new ValidationError(
+      `${source}: record.version: ${JSON.stringify(record.version)} is not the version this acebench reads ` +
+        `(${RECORD_VERSION}); use the acebench that wrote it`,
+    );
+  }
+  return validate<RunRecord>(runValidator, structuredClone(record), `${source}: record`);
+}
 
 /**
  * The `record` of a sweep.json value, validated; null for a folder written before records existed (its

@@ -64,6 +64,8 @@ export interface RecordedConfig {
   eval?: { n?: number; ks?: number[]; every?: number };
   settings?: { rl?: { steps?: number }; [key: string]: unknown };
   rl?: { steps?: number };
+  /** The run's typed record (method family and baseline, evaluation protocol): common/protocol.ts `runRecordOf`. */
+  record?: unknown;
   /** The backend the engine resolved while running (tfjs "auto" → "blas"), recorded through `recordInConfig`. */
   backendDecision?: BackendDecisionRecord;
   [key: string]: unknown;

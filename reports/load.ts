@@ -12,7 +12,7 @@ import {
   type RunStatus,
   sweepFile,
 } from "../common/run_folder.ts";
-import { type SweepRecord, sweepRecordOf } from "../common/protocol.ts";
+import { runRecordOf, type SweepRecord, sweepRecordOf } from "../common/protocol.ts";
 import { checkIngested } from "./ingest.ts";
 export type { EvalSample };
 
@@ -90,6 +90,8 @@ function baseOf(config: Record<string, unknown>, dir: string): number {
 
 function loadRun(dir: string, fallbackId: string): RunData {
   const config = readRunConfig(dir) ?? {};
+  // Validated on read: a record that does not match is refused naming the file and the field.
+  runRecordOf(config, runFile(dir, "config"));
   const status = readStatus(dir) ?? { state: "unknown" as const, reason: undefined };
   const samples = readEvalSamples(dir);
   const runId = String(config.runId ?? fallbackId);

@@ -16,7 +16,7 @@ import {
   writeSweepRecord,
 } from "../../common/run_folder.ts";
 import { describeSampling, serverDefaults, type ServerValue } from "./sampling.ts";
-import { RECORD_VERSION, type SweepRecord } from "../../common/protocol.ts";
+import { RECORD_VERSION, runRecordFrom, type SweepRecord } from "../../common/protocol.ts";
 import { GRADE_TIMEOUT_MS, graderVersion } from "../../evaluators/mod.ts";
 
 /** Everything that defines an external evaluation. */
@@ -229,6 +229,7 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
   const { runId, runDir } = paths;
   const identity = samplesIdentity(s);
   const sampling = samplingRecord(s);
+  const record = evalRecord(s);
   writeSweepRecord(out, {
     kind: "eval",
     name: `${s.model} on ${s.dataset}`,
@@ -246,7 +247,7 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
     template: { name: s.template.name, text: s.template.text },
     sampling,
     eval: { n: s.n, ks: s.ks },
-    record: evalRecord(s),
+    record,
     configHash: identity,
     runIds: [runId],
     versions: versionInfo(),
@@ -269,6 +270,7 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
       ...sampling,
     },
     eval: { n: s.n, ks: s.ks, every: 0 },
+    record: runRecordFrom(record, s.model) ?? undefined,
   });
   return paths;
 }

@@ -67,9 +67,12 @@ function engineProtocol(sweep: SweepConfig): EvalProtocol {
   });
   if (sweep.engine === "tfjs") {
     const e = (s.eval ?? {}) as { temperature?: number; topP?: number };
+    const t = (s.tasks ?? {}) as { families?: string[]; testSize?: number; seed?: number };
     return {
       ...common,
       datasets: ["synthetic"],
+      // The engine generates its own test tasks: which ones is part of the protocol.
+      split: `test: ${t.testSize} generated (families ${(t.families ?? []).join(", ")}; seed ${t.seed})`,
       template: "compact",
       sampling: sampling({ temperature: e.temperature ?? 1, top_p: e.topP ?? 1 }),
       grader: strict(null),

@@ -5,6 +5,8 @@ import {
   describeProtocol,
   type EvalProtocol,
   protocolTable,
+  runRecordFrom,
+  runRecordOf,
   type SweepRecord,
   sweepRecordOf,
 } from "../../common/protocol.ts";
@@ -97,4 +99,16 @@ Deno.test("protocol: stated grader mode first, and two protocols side by side wi
   ok(table.includes("| n | `8` | `8` |  |"), table.join("\n"));
   const half = protocolTable({ label: "A", protocol }, { label: "B", protocol: null });
   ok(half[2].includes("| `not recorded` | ≠ |"), half[2]);
+});
+
+Deno.test("protocol: a run's record is its method's entry and the protocol, validated on read", () => {
+  const run = runRecordFrom(record, "renamed")!;
+  assertEquals(run, { version: 1, method: record.methods[1], protocol });
+  assertEquals(runRecordFrom(record, "absent"), null);
+  assertEquals(runRecordOf({ record: run }, "r/config.json"), run);
+  assertEquals(runRecordOf({}, "r/config.json"), null);
+  refuses(
+    () => runRecordOf({ record: { ...run, method: { ...run.method, family: "dapo" } } }, "r/config.json"),
+    "r/config.json: record: method.family: must be equal to one of the allowed values (ace, standard)",
+  );
 });

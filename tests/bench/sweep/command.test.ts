@@ -4,7 +4,7 @@ import { assertEquals, ok, rejects } from "../../assert.ts";
 import { main } from "../../../commands/sweep.ts";
 import { exists, readJson, writeJson } from "../../../common/fs.ts";
 import { tempDir } from "../../temp.ts";
-import { sweepRecordOf } from "../../../common/protocol.ts";
+import { runRecordOf, sweepRecordOf } from "../../../common/protocol.ts";
 
 async function captured(fn: () => Promise<number>): Promise<{ code: number; out: string }> {
   const log = console.log;
@@ -103,6 +103,8 @@ Deno.test("sweep command: a small tabular sweep runs, writes the report, and a r
   ]);
   assertEquals(record.protocol.grader, { mode: "none", version: null, timeoutMs: null });
   assertEquals([record.protocol.n, record.protocol.ks], [8, [1, 8]]);
+  const run = runRecordOf(readJson(join(out, "runs/ace-grpo_s0/config.json")), "config.json")!;
+  assertEquals([run.method.family, run.method.baseline, run.protocol], ["ace", "grpo", record.protocol]);
   ok(summary.includes("## Evaluation protocol\n\n- grader: none (correctness known exactly"), summary);
   const before = Deno.readTextFileSync(join(out, "runs/grpo_s0/metrics.jsonl"));
   assertEquals(await main(["--config", config, "--out", out, "--no-report"]), 0);
