@@ -229,7 +229,7 @@ export function describeProtocol(p: EvalProtocol): string[] {
     : `${p.grader.timeoutMs} ms per answer`;
   return [
     `- grader: ${modeText(p.grader.mode)}${version}, ${timeout}`,
-    `- data: ${p.datasets.join(", ")} (${p.split} split), prompt template \`${p.template}\`, n = ${p.n}, ` +
+    `- data: ${p.datasets.join(", ")}, split: ${p.split}; prompt template \`${p.template}\`; n = ${p.n}, ` +
     `k = ${p.ks.join(", ")}`,
     `- sampling sent: ${sent || "none"}; left to the sampler's defaults: ${
       p.sampling.serverDefaults.join(", ") || "none"

@@ -74,7 +74,11 @@ function engineProtocol(sweep: SweepConfig): EvalProtocol {
       // The engine generates its own test tasks: which ones is part of the protocol.
       split: `test: ${t.testSize} generated (families ${(t.families ?? []).join(", ")}; seed ${t.seed})`,
       template: "compact",
-      sampling: sampling({ temperature: e.temperature ?? 1, top_p: e.topP ?? 1 }),
+      sampling: sampling({
+        temperature: e.temperature ?? 1,
+        top_p: e.topP ?? 1,
+        max_tokens: (s.rl as { maxNewTokens?: number } | undefined)?.maxNewTokens ?? null,
+      }),
       grader: strict(null),
     };
   }
