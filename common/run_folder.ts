@@ -111,6 +111,10 @@ export interface RunStatus {
   seconds?: number;
   /** How many times the run was started (1 + resumes). */
   attempts?: number;
+  /** A line for readers (eval: how many problems failed; VERL ingest: the step the dumps reach). */
+  note?: string;
+  /** `deno task eval`: the problems the server refused or that ran out of retries, with the error. */
+  failedProblems?: { problemId: string; error: string }[];
 }
 
 /** Read a run's status.json, or null when the run never started. */
@@ -119,8 +123,8 @@ export function readStatus<T extends RunStatus = RunStatus>(dir: string): T | nu
   return exists(path) ? readJson<T>(path) : null;
 }
 
-/** The one writer of status.json (atomic); callers add their own fields (e.g. eval's `failedProblems`). */
-export function writeStatus<T extends RunStatus>(dir: string, status: T): void {
+/** The one writer of status.json (atomic); every field is declared in RunStatus (no caller adds its own). */
+export function writeStatus(dir: string, status: RunStatus): void {
   writeJson(runFile(dir, "status"), status);
 }
 
