@@ -143,6 +143,10 @@ export function referenceSection(
       return `| ${r.method} (${r.source}) | ${r.model} | ${r.k} | ${f3(r.value)} | ${ours.join(" | ")} |`;
     }),
     "",
+    `This report's protocol: ${
+      Object.entries(run).map(([k, v]) => `${k} ${v ?? "not recorded"}`).join(", ")
+    } (the grader with its mode: strict reads only answer markers, default also lenient fallbacks).`,
+    "",
     "Protocol differences (the numbers are comparable only where the protocol matches):",
     "",
   ];
