@@ -157,28 +157,11 @@ export function runRecordFrom(sweep: SweepRecord, method: string): RunRecord | n
 }
 
 /**
- * The `record` of a run's config.json value, validated (null when absent: a run written before the record, or
- * outside a sweep); a mismatch throws a ValidationError naming `source` and the field.
+ * The `record` field of a file's JSON value, validated with `check` (null when absent: written before records
+ * existed); another version or a field that does not match throws a ValidationError naming `source` and field.
  */
-export function runRecordOf(config: Record<string, unknown>, source: string): RunRecord | null {
-  const record = config.record as { version?: unknown } | undefined;
-  if (record === undefined) return null;
-  if (record && typeof record === "object" && record.version !== RECORD_VERSION) {
-    throw new ValidationError(
-      `${source}: record.version: ${JSON.stringify(record.version)} is not the version this acebench reads ` +
-        `(${RECORD_VERSION}); use the acebench that wrote it`,
-    );
-  }
-  return validate<RunRecord>(runValidator, structuredClone(record), `${source}: record`);
-}
-
-/**
- * The `record` of a sweep.json value, validated; null for a folder written before records existed (its
- * protocol is unknown). A newer version or a field that does not match throws a ValidationError naming `source`
- * and the field (e.g. `runs/x/sweep.json: record.protocol.grader.mode: must be equal to one of …`).
- */
-export function sweepRecordOf(sweepJson: Record<string, unknown>, source: string): SweepRecord | null {
-  const record = sweepJson.record as { version?: unknown } | undefined;
+function recordIn<T>(value: Record<string, unknown>, source: string, check: typeof validator): T | null {
+  const record = value.record as { version?: unknown } | undefined;
   if (record === undefined) return null;
   if (record && typeof record === "object" && record.version !== RECORD_VERSION) {
     throw new ValidationError(
@@ -186,7 +169,20 @@ export function sweepRecordOf(sweepJson: Record<string, unknown>, source: string
         `(${RECORD_VERSION}); use the acebench that wrote it, or re-run the sweep/eval into a new folder`,
     );
   }
-  return validate<SweepRecord>(validator, structuredClone(record), `${source}: record`);
+  return validate<T>(check, structuredClone(record), `${source}: record`);
+}
+
+/** The `record` of a run's config.json value, validated; null when absent (see `recordIn`). */
+export function runRecordOf(config: Record<string, unknown>, source: string): RunRecord | null {
+  return recordIn<RunRecord>(config, source, runValidator);
+}
+
+/**
+ * The `record` of a sweep.json value, validated; null for a folder written before records existed (its
+ * protocol is unknown), e.g. `runs/x/sweep.json: record: protocol.grader.mode: must be equal to one of …`.
+ */
+export function sweepRecordOf(sweepJson: Record<string, unknown>, source: string): SweepRecord | null {
+  return recordIn<SweepRecord>(sweepJson, source, validator);
 }
 
 /** The one-line hint for a folder without a record (written before record v1): how to get one. */
