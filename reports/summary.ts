@@ -70,6 +70,13 @@ function marked(c: AggregateCell, issues: readonly DataIssue[], firstMethod: str
   return issues.some((i) => touches(i, method, c.dataset, c.step));
 }
 
+/** Ungraded answers feeding a cell: the ungraded issues of its method (step 0: the first method), dataset, step. */
+function ungradedIn(c: AggregateCell, issues: readonly DataIssue[], firstMethod: string): number {
+  const method = c.method === BEFORE_RL ? firstMethod : c.method;
+  return issues.filter((i) => i.ungraded && touches(i, method, c.dataset, c.step))
+    .reduce((t, i) => t + i.ungraded!.count, 0);
+}
+
 /** Marked: fed by an incomplete run, or (a trained method's cell) a design smaller than the table's. */
 function isMarked(
   c: AggregateCell,
@@ -95,8 +102,9 @@ function passKTable(
     ...ks.map((k) => {
       const c = cells.find((c) => c.method === m && c.k === k);
       if (!c) return "–";
+      const ungraded = ungradedIn(c, issues, firstMethod);
       return cellText(c, f3) + (isMarked(c, issues, firstMethod, design) ? INCOMPLETE_MARK : "") +
-        (nearCeiling(c) ? CEILING_MARK : "");
+        (ungraded ? ` (${ungraded} ungraded)` : "") + (nearCeiling(c) ? CEILING_MARK : "");
     }),
   ]);
   return table(["method", ...ks.map((k) => `Pass@${k}`)], rows);
@@ -434,7 +442,11 @@ export function renderSummary(input: SummaryInput): string {
     );
     if (all.some((c) => isMarked(c, issues, firstMethod, design))) {
       lines.push(
-        `${INCOMPLETE_MARK} fed by an incomplete run, or fewer seeds, problems or samples than the design above.`,
+        `${INCOMPLETE_MARK} fed by an incomplete run, or fewer seeds, problems or samples than the design above` +
+          (all.some((c) => ungradedIn(c, issues, firstMethod) > 0)
+            ? `; "(N ungraded)": N answers the grader could not grade (timeout after a retry, internal error), ` +
+              "counted as not correct, so the cell is a lower bound."
+            : "."),
         "",
       );
     }

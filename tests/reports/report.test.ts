@@ -392,7 +392,8 @@ Deno.test("report: a forced grader timeout is ungraded — named with its count,
     assertEquals([issue?.runId, issue?.dataset, issue?.step], ["grpo_s1", "synthetic", 4]);
     ok(report.summary.includes("Ungraded answers (the grader timed out after a retry"), report.summary);
     const table = report.summary.split("## synthetic")[1].split("\n").find((l) => l.startsWith("| grpo |"))!;
-    ok(table.includes("†"), table);
+    ok(table.includes("† (1 ungraded)"), table);
+    ok(report.summary.includes('"(N ungraded)": N answers the grader could not grade'), report.summary);
     // 1 of 576 answers (0.17%) is above the default limit of 0.1%: exit 1, unless allowed or --partial.
     assertEquals(await reportMain([dir, "--iters", "200"]), 1);
     assertEquals(await reportMain([dir, "--iters", "200", "--max-ungraded", "0.01"]), 0);
