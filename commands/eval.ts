@@ -35,7 +35,7 @@ export const usage =
        [--max-tokens 4096] [--seed 0] [--sampling NAME=VALUE,...] [--chat|--completions]
        [--prompt-template NAME|FILE]
        [--api-key-env VAR] [--concurrency 16] [--max-n-per-request N] [--timeout 600] [--retries 8]
-       [--exclude-truncated] [--repair] [--cache-dir DIR] [--mirror DIR]
+       [--grader default|strict] [--exclude-truncated] [--repair] [--cache-dir DIR] [--mirror DIR]
 
 Samples n answers per problem from any OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama,
 or \`deno task serve\`), appending each to DIR/runs/<model>/samples.jsonl as it arrives, grades them
@@ -74,6 +74,12 @@ exits 1, and the same command retries only those problems. One eval per --out at
   --timeout S            seconds per request attempt (default 600)
   --retries N            retries per request on 429/5xx/network errors (default 8; Retry-After honoured;
                          also the preflight's)
+  --grader MODE          default | strict (default: default). default reads the answer wherever a reader
+                         would (boxed, "Answer:", then last-number and prose fallbacks): a model's score on a
+                         benchmark. strict reads only explicit answer markers, as sweeps' training reward and
+                         their evaluations do: use it to compare with a sweep of the same checkpoint. The mode
+                         is recorded (sweep.json \`record\`), printed in summary.md, and \`report --compare\` /
+                         \`regress\` refuse to compare numbers graded in different modes
   --exclude-truncated    leave samples cut off at --max-tokens out of Pass@k (they stay in samples.jsonl)
   --repair               drop bad lines and duplicate samples of samples.jsonl (after a backup), say how
                          many, and request the dropped bad samples again
@@ -106,6 +112,7 @@ const FLAGS = {
   "max-n-per-request": { type: "string" },
   timeout: { type: "string" },
   retries: { type: "string" },
+  grader: { type: "string" },
   "exclude-truncated": { type: "boolean" },
   repair: { type: "boolean" },
   "cache-dir": { type: "string" },
@@ -184,7 +191,14 @@ export function settingsFromFlags(v: Values): EvalSettings {
     maxTokens: intFlag(v, "max-tokens", 4096),
     seed: intFlag(v, "seed", 0, 0),
     server: serverSamplingFrom(v.sampling),
+    grader: graderFrom(v.grader),
   };
+}
+
+/** `--grader`: "default" (absent) or "strict"; anything else is a UsageError naming the flag. */
+function graderFrom(text: string | undefined): "strict" | "default" {
+  if (text === undefined || text === "default" || text === "strict") return text ?? "default";
+  throw new UsageError(`--grader: expected default or strict, got '${text}'`);
 }
 
 /** The `--sampling` parameters ({} without the flag); a malformed value is a UsageError naming the entry. */

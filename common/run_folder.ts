@@ -64,9 +64,22 @@ export interface RecordedConfig {
   eval?: { n?: number; ks?: number[]; every?: number };
   settings?: { rl?: { steps?: number }; [key: string]: unknown };
   rl?: { steps?: number };
-  /** The backend the engine resolved while running (tfjs "auto" → "wasm"), recorded through `recordInConfig`. */
-  resolvedBackend?: string;
+  /** The run's typed record (method family and baseline, evaluation protocol): common/protocol.ts `runRecordOf`. */
+  record?: unknown;
+  /** The backend the engine resolved while running (tfjs "auto" → "blas"), recorded through `recordInConfig`. */
+  backendDecision?: BackendDecisionRecord;
   [key: string]: unknown;
+}
+
+/** A backend decision as config.json records it (tfjs `BackendDecision`): what was asked, what ran, and why. */
+export interface BackendDecisionRecord {
+  requested: string;
+  backend: string;
+  reason: string;
+  /** What `auto` measured per candidate backend (ms), when it measured. */
+  measured?: Record<string, number>;
+  /** On the blas backend: the library, its kernels and threads per product. */
+  blas?: { library: string; core: string; threads: number };
 }
 
 /** A run's config.json, or null when the run has none yet. */
@@ -98,6 +111,10 @@ export interface RunStatus {
   seconds?: number;
   /** How many times the run was started (1 + resumes). */
   attempts?: number;
+  /** A line for readers (eval: how many problems failed; VERL ingest: the step the dumps reach). */
+  note?: string;
+  /** `deno task eval`: the problems the server refused or that ran out of retries, with the error. */
+  failedProblems?: { problemId: string; error: string }[];
 }
 
 /** Read a run's status.json, or null when the run never started. */
@@ -106,8 +123,8 @@ export function readStatus<T extends RunStatus = RunStatus>(dir: string): T | nu
   return exists(path) ? readJson<T>(path) : null;
 }
 
-/** The one writer of status.json (atomic); callers add their own fields (e.g. eval's `failedProblems`). */
-export function writeStatus<T extends RunStatus>(dir: string, status: T): void {
+/** The one writer of status.json (atomic); every field is declared in RunStatus (no caller adds its own). */
+export function writeStatus(dir: string, status: RunStatus): void {
   writeJson(runFile(dir, "status"), status);
 }
 

@@ -6,8 +6,24 @@ import { compareValues, valuesEqual } from "./compare.ts";
 import { choiceVerdict, percentVerdict, unitVerdict } from "./readings.ts";
 import type { Unit } from "./units.ts";
 
-/** Outcome classes, logged separately so a parse failure or timeout is never mistaken for a wrong answer. */
-export type GradeStatus = "correct" | "wrong" | "no_answer" | "parse_error" | "timeout";
+/**
+ * Outcome classes, logged separately so a parse failure or timeout is never mistaken for a wrong answer.
+ * `timeout` (the pool's per-answer limit, after one retry on a fresh worker) and `error` (an internal error of
+ * the grader, its message in `rule`) are ungraded: the answer's correctness is unknown (`verdictOf`).
+ */
+export type GradeStatus = "correct" | "wrong" | "no_answer" | "parse_error" | "timeout" | "error";
+
+/** What a grade says about the answer: correct, incorrect, or ungraded (timeout or internal error). */
+export type Verdict = "correct" | "incorrect" | "ungraded";
+
+/** The verdict of a recorded status (any string, e.g. from eval.jsonl): timeout and error are ungraded. */
+export function verdictOf(status: string): Verdict {
+  return status === "correct"
+    ? "correct"
+    : status === "timeout" || status === "error"
+    ? "ungraded"
+    : "incorrect";
+}
 
 /** Why a verdict came out as it did (`grade(…, { explain: true })`, `deno task grade --explain`). */
 export interface GradeExplanation {
@@ -199,7 +215,8 @@ export function grade(prediction: string, gold: string, options: GradeOptions = 
     const unparsed = p.value.kind === "text" && g.value.kind !== "text";
     return result(false, unparsed ? "parse_error" : "wrong", rule, why(verdict.by));
   } catch (e) {
-    return result(false, "parse_error", `${rule}; internal: ${(e as Error)?.message}`);
+    // Unknown is not wrong: an internal error leaves the answer ungraded, with the reason.
+    return result(false, "error", `${rule}; internal: ${(e as Error)?.message}`);
   }
 }
 

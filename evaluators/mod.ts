@@ -6,12 +6,21 @@ export {
   type GradeResult,
   type GradeStatus,
   isEquivalent,
+  type Verdict,
+  verdictOf,
 } from "./grade.ts";
-export { gradeMany, type GradeManyItem, type GradeManyOptions, GraderPool } from "./pool.ts";
+export {
+  GRADE_TIMEOUT_MS,
+  gradeMany,
+  type GradeManyItem,
+  type GradeManyOptions,
+  GraderPool,
+} from "./pool.ts";
 export { extractAnswer, type Extraction, EXTRACTION_RULES, type ExtractionRule } from "./extract.ts";
 export { NORMALIZE_RULES, type NormalizeRule } from "./normalize.ts";
 export { type Form, FORMS, type Value } from "./forms.ts";
 export { type AnswerComparison, COMPARISONS } from "./compare.ts";
+export { graderVersion } from "./version.ts";
 export { majAtK, type MajResult } from "./majority.ts";
 export { meanAtN, passAtK, passAtKVariance } from "./passk.ts";
 export {

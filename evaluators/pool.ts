@@ -12,11 +12,18 @@ export interface GradeManyItem {
   explain?: boolean;
 }
 
-/** Pool options: `workers` (default: cores; 0 grades inline), `timeoutMs` per answer, `batchSize` per message. */
+/** Default per-answer grading timeout in ms (a stuck answer is marked `timeout` after it). */
+export const GRADE_TIMEOUT_MS = 2000;
+
+/**
+ * Pool options: `workers` (default: cores; 0 grades inline), `timeoutMs` per answer, `batchSize` per message,
+ * `retries`: how many times a stuck answer is retried alone on a fresh worker before it is ungraded (default 1).
+ */
 export interface GradeManyOptions {
   workers?: number;
   timeoutMs?: number;
   batchSize?: number;
+  retries?: number;
 }
 
 // One worker and its own progress cell. A terminated worker may run on for a while (Deno lets it finish its
@@ -62,16 +69,17 @@ export class GraderPool {
   }
 
   /**
-   * Grade items in order; each answer gets at most `timeoutMs` (default 2000) before it is marked timeout.
+   * Grade items in order; an answer stuck for `timeoutMs` (default 2000) is retried once, alone, on a fresh
+   * worker, and only then marked `timeout` (ungraded: `verdictOf`), so a loaded machine does not decide it.
    * Every input gets exactly one verdict: a result is recorded only once, whichever worker reports it.
    */
   grade(
     items: readonly GradeManyItem[],
-    options: { timeoutMs?: number; batchSize?: number } = {},
+    options: { timeoutMs?: number; batchSize?: number; retries?: number } = {},
   ): Promise<GradeResult[]> {
     if (this.#running) return Promise.reject(new Error("GraderPool.grade: one call at a time per pool"));
     if (this.#slots.length === 0) return Promise.reject(new Error("GraderPool.grade: the pool is closed"));
-    const timeoutMs = options.timeoutMs ?? 2000;
+    const timeoutMs = options.timeoutMs ?? GRADE_TIMEOUT_MS;
     const batchSize = Math.max(
       1,
       options.batchSize ?? Math.min(256, Math.ceil(items.length / (this.size * 4))),
@@ -83,6 +91,8 @@ export class GraderPool {
     }
     let remaining = items.length;
     let batchId = 0;
+    const retries = options.retries ?? 1;
+    const retried = new Map<number, number>();
     return new Promise((resolve, reject) => {
       if (remaining === 0) return resolve([]);
       this.#running = true;
@@ -147,10 +157,19 @@ export class GraderPool {
         if (p === 0 || now - slot.lastChange < timeoutMs) return;
         const { indices } = slot.busy;
         const stuck = indices[Math.min(p, indices.length) - 1];
-        settle(stuck, { correct: false, status: "timeout", extracted: null, rule: `timeout_${timeoutMs}ms` });
         // Answers before the stuck one were graded but not reported; regrade them with the rest.
         const rest = indices.filter((i) => i !== stuck);
         if (rest.length > 0) queue.unshift(rest);
+        const tries = retried.get(stuck) ?? 0;
+        if (tries >= retries) {
+          const rule = `timeout_${timeoutMs}ms` +
+            (tries ? ` (retried ${tries}× alone on a fresh worker)` : "");
+          settle(stuck, { correct: false, status: "timeout", extracted: null, rule });
+        } else {
+          // A verdict must not depend on the machine's load: retry, alone, on the fresh worker first.
+          retried.set(stuck, tries + 1);
+          queue.unshift([stuck]);
+        }
         slot.busy = null;
         slot.worker.terminate();
         this.#slots[s] = this.#spawn();

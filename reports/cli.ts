@@ -2,14 +2,14 @@
 import { atomicWrite, exists } from "../common/fs.ts";
 import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
 import { compareSweeps, writeReportChecked } from "./report.ts";
+import { blockingIssues, issueLines, MAX_UNGRADED } from "./completeness.ts";
 import { lockFolder } from "../common/lock.ts";
 import { ingestPending } from "./ingest.ts";
-import { issueLines } from "./completeness.ts";
 import { readReferences, sameDataset } from "./references.ts";
 
 /** Usage text for `deno task report`. */
 export const usage = `usage: deno task report DIR [--partial] [--iters N] [--ingest] [--reference FILE]
-       deno task report --compare A B [--out FILE] [--iters N]
+       deno task report --compare A B [--out FILE] [--iters N] [--allow-protocol-change]
 
 Writes DIR/passk.csv (long format), DIR/summary.md (its inference scope, the Pass@k table over runs with 95%
 intervals over base models × problems, seeds nested in bases (one base: seeds × problems, for that base only),
@@ -19,10 +19,16 @@ DIR is a sweep folder (runs/<runId>/eval.jsonl), or a folder written by \`deno t
 Exits 1 when data are incomplete (a run failed or unfinished, eval.jsonl missing or cut, fewer samples than
 configured, a missing final step); the report is still written, with the affected cells marked.
 --partial       accept incomplete data (a sweep still running): exit 0, cells still marked
+--max-ungraded F  answers the grader could not grade (timeout after a retry, internal error) are named per
+                run and step and their cells marked †, counted as not correct; above this share of all answers
+                (default 0.001) the report exits 1 unless --partial
 --ingest        first turn engine outputs not yet ingested (VERL validation dumps of jobs run by hand) into
                 the runs' eval.jsonl, metrics.jsonl and status.json, holding DIR's lock; without it a report
                 never writes into run folders and refuses a folder with such outputs
---compare A B   compare two sweeps method by method (B − A paired by base, seed and problem); Markdown or --out
+--compare A B   compare two sweeps method by method (B − A paired by base, seed and problem); Markdown or --out;
+                their evaluation protocols (grader mode, version and timeout, datasets, template, sampling, n,
+                ks) are printed side by side, and a difference is refused (exit 2, naming the field)
+--allow-protocol-change  with --compare: compare anyway when the protocols differ (a warning line)
 --iters N       bootstrap resamples of the per-run intervals in passk.csv (default 2000)
 --reference FILE  overlay published pass@k points (CSV: model, dataset, method, k, value, source, protocol;
                 shipped: reports/references/*.csv) on the Pass@k plots of matching datasets, and list them in
@@ -40,6 +46,8 @@ export async function main(args: string[]): Promise<number> {
     iters: { type: "string" },
     ingest: { type: "boolean" },
     reference: { type: "string", multiple: true },
+    "allow-protocol-change": { type: "boolean" },
+    "max-ungraded": { type: "string" },
   });
   const values = parsed.values as {
     help?: boolean;
@@ -49,6 +57,8 @@ export async function main(args: string[]): Promise<number> {
     iters?: string;
     ingest?: boolean;
     reference?: string[];
+    "allow-protocol-change"?: boolean;
+    "max-ungraded"?: string;
   };
   const positionals = parsed.positionals;
   if (values.help) {
@@ -56,11 +66,13 @@ export async function main(args: string[]): Promise<number> {
     return 0;
   }
   const iters = parseNumber(values.iters, "iters", 2000, 100, 1e6);
+  const maxUngraded = parseNumber(values["max-ungraded"], "max-ungraded", MAX_UNGRADED, 0, 1);
   if (values.compare && values.reference) throw new UsageError("--reference is not for --compare");
   if (values.compare) {
     if (values.ingest) throw new UsageError("--ingest is for one sweep folder, not --compare");
     if (positionals.length !== 2) throw new UsageError("--compare needs two sweep folders: A B");
-    const text = await compareSweeps(positionals[0], positionals[1], { iters });
+    const allowProtocolChange = values["allow-protocol-change"] ?? false;
+    const text = await compareSweeps(positionals[0], positionals[1], { iters, allowProtocolChange });
     if (values.out) {
       atomicWrite(values.out, text);
       console.error(`wrote ${values.out}`);
@@ -68,11 +80,12 @@ export async function main(args: string[]): Promise<number> {
     return 0;
   }
   if (values.out) throw new UsageError("--out is only for --compare (a report is written into DIR)");
+  if (values["allow-protocol-change"]) throw new UsageError("--allow-protocol-change is only for --compare");
   if (positionals.length !== 1) throw new UsageError("expected one sweep folder DIR");
   if (values.ingest) await ingest(positionals[0]);
 
   const references = (values.reference ?? []).flatMap((path) => readReferences(path));
-  const { written, issues, datasets } = await writeReportChecked(positionals[0], {
+  const { written, issues, datasets, answers } = await writeReportChecked(positionals[0], {
     iters,
     references,
   });
@@ -92,7 +105,15 @@ export async function main(args: string[]): Promise<number> {
   if (issues.length === 0) return 0;
   console.error(`report: ${positionals[0]} has incomplete data (${issues.length} issue(s), cells marked †):`);
   for (const line of issueLines(issues, (i) => `${i.runId}: ${i.message}`)) console.error(`  ${line}`);
-  if (values.partial) return 0;
+  const { blocking, ungradedShare } = blockingIssues(issues, answers, maxUngraded);
+  if (ungradedShare > 0) {
+    console.error(
+      `report: ${(100 * ungradedShare).toFixed(3)}% of answers ungraded (limit ${
+        100 * maxUngraded
+      }%, --max-ungraded)`,
+    );
+  }
+  if (values.partial || blocking.length === 0) return 0;
   console.error("report: exit 1; pass --partial to accept incomplete data");
   return 1;
 }

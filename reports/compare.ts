@@ -2,6 +2,7 @@
 // difference of each run's per-problem pass@k (same base, same seed, same problem), with the nested interval of
 // its mean (bases × problems, seeds nested in bases; one base: seeds × problems, for that base only) and the
 // minimum detectable difference of the design.
+import type { MethodRecord } from "../common/protocol.ts";
 import {
   type CrossedComponents,
   type CrossedTerms,
@@ -171,8 +172,17 @@ export function pairedDiff(
   return { cells, unpaired, dropped: droppedKs(rowsA, rowsB, cells.map((c) => c.k), manyBases) };
 }
 
-/** The baseline an ACE method is compared with: the method named like its preset minus "ace-", else the first with that preset. */
-export function baselineOf(method: string, presets: ReadonlyMap<string, string>): string | null {
+/**
+ * The baseline an ACE method is compared with: the recorded one (sweep.json `record.methods`, resolved from the
+ * algorithm, never from names) when given; for a folder written before the record, the method named like its
+ * preset minus "ace-", else the first with that preset.
+ */
+export function baselineOf(
+  method: string,
+  presets: ReadonlyMap<string, string>,
+  recorded?: readonly MethodRecord[],
+): string | null {
+  if (recorded) return recorded.find((m) => m.name === method)?.baseline ?? null;
   const preset = presets.get(method) ?? "";
   if (!preset.startsWith("ace-")) return null;
   const base = preset.slice(4);
@@ -198,13 +208,17 @@ function comparePairs(
   return out;
 }
 
-/** ACE-vs-baseline comparisons for every ACE method and dataset (rows: final-step rows, slice "all"). */
+/**
+ * ACE-vs-baseline comparisons for every ACE method and dataset (rows: final-step rows, slice "all"); `recorded`:
+ * the sweep record's methods, whose `baseline` fields decide the pairs.
+ */
 export function aceComparisons(
   rows: readonly PassKRow[],
   presets: ReadonlyMap<string, string>,
+  recorded?: readonly MethodRecord[],
 ): Comparison[] {
   const pairs = [...presets.keys()].flatMap((method) => {
-    const base = baselineOf(method, presets);
+    const base = baselineOf(method, presets, recorded);
     return base ? [[base, method] as const] : [];
   });
   return comparePairs(rows, pairs);

@@ -1,6 +1,7 @@
 // Incomplete data, named: runs that never finished, eval.jsonl files missing or cut mid-write, problems with
 // fewer samples than configured, problems missing, or a missing final evaluation. Every cell such a run feeds
 // is marked in the summary, and `report` exits non-zero unless --partial.
+import { verdictOf } from "../evaluators/mod.ts";
 import type { RunData, SweepData } from "./load.ts";
 
 const NEVER_STARTED = "never started (no run folder)";
@@ -12,6 +13,37 @@ export interface DataIssue {
   dataset?: string;
   step?: number;
   message: string;
+  /** Set for ungraded answers (grader timeout or internal error): how many, out of how many answers. */
+  ungraded?: { count: number; total: number };
+}
+
+/** Default `report --max-ungraded`: the share of ungraded answers above which a report is an error. */
+export const MAX_UNGRADED = 0.001;
+
+/**
+ * The issues that make `report` (and a sweep's report) fail without --partial: every issue except ungraded
+ * answers, and those too when their share of all `answers` the report counts exceeds `maxUngraded`. Also
+ * returns that share.
+ */
+export function blockingIssues(issues: readonly DataIssue[], answers: number, maxUngraded = MAX_UNGRADED) {
+  const count = issues.reduce((t, i) => t + (i.ungraded?.count ?? 0), 0);
+  const share = answers > 0 ? count / answers : 0;
+  return { blocking: issues.filter((i) => !i.ungraded || share > maxUngraded), ungradedShare: share };
+}
+
+/** Per (dataset, step): the ungraded answers by status (timeout, error) and all answers. */
+function ungradedCounts(run: RunData): Map<string, { byStatus: Map<string, number>; total: number }> {
+  const out = new Map<string, { byStatus: Map<string, number>; total: number }>();
+  for (const s of run.samples) {
+    const key = `${s.dataset}\u0000${s.step}`;
+    const entry = out.get(key) ?? { byStatus: new Map(), total: 0 };
+    entry.total++;
+    if (verdictOf(s.status) === "ungraded") {
+      entry.byStatus.set(s.status, (entry.byStatus.get(s.status) ?? 0) + 1);
+    }
+    out.set(key, entry);
+  }
+  return out;
 }
 
 function sampleCounts(run: RunData): Map<string, Map<string, number>> {
@@ -57,6 +89,20 @@ function sampleIssues(run: RunData, union: Map<string, Set<string>>): DataIssue[
     if (over.length) at(`${over.length} problem(s) with more than n = ${n} samples`, dataset, step);
     const expected = union.get(key)?.size ?? 0;
     if (byProblem.size < expected) at(`evaluated ${byProblem.size} of ${expected} problems`, dataset, step);
+  }
+  for (const [key, { byStatus, total }] of ungradedCounts(run)) {
+    const count = [...byStatus.values()].reduce((a, b) => a + b, 0);
+    if (count === 0) continue;
+    const [dataset, stepText] = key.split("\u0000");
+    const why = [...byStatus].map(([status, c]) => `${c} ${status}`).join(", ");
+    issues.push({
+      runId: run.runId,
+      method: run.method,
+      dataset,
+      step: Number(stepText),
+      message: `${count} of ${total} answers ungraded (${why}: unknown, counted as not correct in Pass@k)`,
+      ungraded: { count, total },
+    });
   }
   const steps = run.samples.map((s) => s.step);
   const last = steps.length ? Math.max(...steps) : -1;

@@ -5,6 +5,7 @@
 // of ΔPass@k = Pass@k(α) − Pass@k(baseline) is the same number, since the baseline does not move with α. α = 0 is
 // the baseline's own runs when the sweep has no α = 0 point: ACE with α = 0 multiplies every advantage by
 // 1 + 0·φ(c) = 1, so it is the baseline exactly.
+import type { MethodRecord } from "../common/protocol.ts";
 import { mddInterval, nestedInterval } from "../evaluators/mod.ts";
 import { baselineOf, type DiffCell, pairedDiff } from "./compare.ts";
 import { mddText } from "./caveats.ts";
@@ -76,15 +77,15 @@ export interface DoseVariant {
 /**
  * The dose-response variants of a sweep: ACE methods (ace enabled) grouped by preset, φ, aggregation, clip and the
  * all-wrong ablation, each with its baseline; only variants with at least 3 α points (the baseline counted as
- * α = 0) are kept.
+ * α = 0) are kept. `recorded`: the sweep record's methods (their `baseline` fields), when the folder has one.
  */
-export function doseVariants(runs: readonly RunData[]): DoseVariant[] {
+export function doseVariants(runs: readonly RunData[], recorded?: readonly MethodRecord[]): DoseVariant[] {
   const presets = new Map(runs.map((r) => [r.method, r.preset]));
   const groups = new Map<string, DoseVariant>();
   for (const r of runs) {
     const ace = r.ace;
     if (!ace?.enabled) continue;
-    const baseline = baselineOf(r.method, presets);
+    const baseline = baselineOf(r.method, presets, recorded);
     if (!baseline) continue;
     const extras = [ace.clip !== null ? `clip ${ace.clip}` : "", ace.allWrong ? "all-wrong" : ""].filter((
       x,

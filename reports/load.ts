@@ -10,7 +10,9 @@ import {
   readSweepRecord,
   runFile,
   type RunStatus,
+  sweepFile,
 } from "../common/run_folder.ts";
+import { runRecordOf, type SweepRecord, sweepRecordOf } from "../common/protocol.ts";
 import { checkIngested } from "./ingest.ts";
 export type { EvalSample };
 
@@ -63,6 +65,8 @@ function aceOf(config: Record<string, unknown>): RunAce | undefined {
 export interface SweepData {
   dir: string;
   sweep: Record<string, unknown> | null;
+  /** sweep.json's validated `record` (design, methods, evaluation protocol); null when written before v1. */
+  record: SweepRecord | null;
   /** The backend the engine actually used, when its runs recorded one in config.json (tfjs "auto" → "wasm"). */
   resolvedBackend: string | null;
   runs: RunData[];
@@ -86,6 +90,8 @@ function baseOf(config: Record<string, unknown>, dir: string): number {
 
 function loadRun(dir: string, fallbackId: string): RunData {
   const config = readRunConfig(dir) ?? {};
+  // Validated on read: a record that does not match is refused naming the file and the field.
+  runRecordOf(config, runFile(dir, "config"));
   const status = readStatus(dir) ?? { state: "unknown" as const, reason: undefined };
   const samples = readEvalSamples(dir);
   const runId = String(config.runId ?? fallbackId);
@@ -141,7 +147,8 @@ export function loadSweep(dir: string): SweepData {
   const runs: RunData[] = [];
   for (const runDir of runDirs) runs.push(loadRun(runDir, runDir.split("/").pop()!));
   const decision = runDirs.map((r) => readRunConfig(r)?.backendDecision).find((d) => d !== undefined);
-  return { dir, sweep, resolvedBackend: decision ? resolvedBackend(decision) : null, runs };
+  const record = sweep ? sweepRecordOf(sweep, sweepFile(dir)) : null;
+  return { dir, sweep, record, resolvedBackend: decision ? resolvedBackend(decision) : null, runs };
 }
 
 /** The backend the runs recorded in config.json (`backendDecision`), with the BLAS it used on blas; null if unknown. */

@@ -41,7 +41,7 @@ export {
   TRAINING_METRICS,
   trainingSpec,
 } from "./plots.ts";
-export { type DataIssue, dataIssues, issueLines } from "./completeness.ts";
+export { blockingIssues, type DataIssue, dataIssues, issueLines } from "./completeness.ts";
 export { chanceLine, mddCell, nearCeiling } from "./caveats.ts";
 export {
   BOUNDARY_COLUMNS,

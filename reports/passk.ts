@@ -159,7 +159,9 @@ export function runPassK(run: RunData, iters = 2000): PassKRow[] {
     const countMap = new Map(counts.map((p) => [p.id, { n: p.n, c: p.c }]));
     for (const k of reportedKs(n, run.ks)) {
       const values = counts.map((p) => passAtK(p.n, p.c, k));
-      const seed = hash32(`${run.runId}|${key}|${k}`);
+      // Seeded by the run's design unit (base, seed), not its id: names are labels, and renaming a method must
+      // not move its intervals.
+      const seed = hash32(`${run.base}|${run.seed}|${key}|${k}`);
       const ci = bootstrapCI(values, { seed, iters });
       rows.push({
         method: run.method,

@@ -1,6 +1,7 @@
 // Published pass@k reference points (reports/references/*.csv): read and validated, matched to a report's
 // datasets, overlaid on its Pass@k plot, and compared with the report's own numbers and sampling protocol.
 import { fromCsv } from "../common/csv.ts";
+import type { SweepRecord } from "../common/protocol.ts";
 import type { ReferenceCurve } from "./plots.ts";
 import type { AggregateCell } from "./passk.ts";
 
@@ -142,6 +143,10 @@ export function referenceSection(
       return `| ${r.method} (${r.source}) | ${r.model} | ${r.k} | ${f3(r.value)} | ${ours.join(" | ")} |`;
     }),
     "",
+    `This report's protocol: ${
+      Object.entries(run).map(([k, v]) => `${k} ${v ?? "not recorded"}`).join(", ")
+    } (the grader with its mode: strict reads only answer markers, default also lenient fallbacks).`,
+    "",
     "Protocol differences (the numbers are comparable only where the protocol matches):",
     "",
   ];
@@ -156,9 +161,13 @@ export function referenceSection(
   return lines;
 }
 
-/** The run settings a reference is compared with: an eval folder's sampling and n, and acebench's grader. */
+/**
+ * The run settings a reference is compared with: an eval folder's sampling and n, and acebench's grader with its
+ * mode when the folder recorded one ("acebench strict", "acebench default").
+ */
 export function runProtocol(
   sweep: Record<string, unknown> | null,
+  record: SweepRecord | null = null,
 ): Record<string, string | number | undefined> {
   const sampling = (sweep?.sampling ?? {}) as Record<string, number | undefined>;
   const n = sampling.n ?? (sweep?.eval as { n?: number } | undefined)?.n;
@@ -167,6 +176,6 @@ export function runProtocol(
     top_p: sampling.top_p,
     max_tokens: sampling.max_tokens,
     n,
-    grader: ACEBENCH_GRADER,
+    grader: record ? `${ACEBENCH_GRADER} ${record.protocol.grader.mode}` : ACEBENCH_GRADER,
   };
 }

@@ -4,6 +4,7 @@
 // term. The cells of a sweep are one family (every method, dataset and k), so the verdicts are Holm-adjusted:
 // two re-runs that differ only in seeds fail with probability ≤ 5% however many cells there are.
 import { readJson, writeJson } from "../common/fs.ts";
+import type { EvalProtocol } from "../common/protocol.ts";
 import { holm, tCdf, tQuantile } from "../evaluators/mod.ts";
 import { type DataIssue } from "./completeness.ts";
 import type { ReportOptions } from "./report.ts";
@@ -30,6 +31,8 @@ export interface Baseline {
   version: 2;
   sweep: string | null;
   configHash: string | null;
+  /** The evaluation protocol of the sweep the cells came from (absent in files written before the record). */
+  protocol?: EvalProtocol | null;
   cells: BaselineCell[];
 }
 
@@ -89,6 +92,7 @@ export async function baselineOf(
     version: 2,
     sweep: (sweep?.name as string | undefined) ?? null,
     configHash: (sweep?.configHash as string | undefined) ?? null,
+    protocol: report.data.record?.protocol ?? null,
     cells,
     issues: report.issues,
   };
@@ -119,6 +123,7 @@ export function writeBaseline(path: string, baseline: Baseline): void {
     version: baseline.version,
     sweep: baseline.sweep,
     configHash: baseline.configHash,
+    protocol: baseline.protocol ?? null,
     cells: baseline.cells,
   });
 }

@@ -1,6 +1,7 @@
 // `deno task regress --baseline FILE --current DIR [--update]`.
 import { exists } from "../common/fs.ts";
 import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
+import { checkSameProtocol } from "../common/protocol.ts";
 import {
   baselineOf,
   compareToBaseline,
@@ -11,7 +12,7 @@ import {
 
 /** Usage text for `deno task regress`. */
 export const usage = `usage: deno task regress --baseline FILE --current DIR [--update] [--iters N]
-                            [--allow-config-change]
+                            [--allow-config-change] [--allow-protocol-change]
 
 Compares the final Pass@k (mean over runs and problems) of every method/dataset/k in sweep folder DIR with a
 committed baseline and exits 1 when a cell's drop is significant: a one-sided t test per cell over the noise a
@@ -20,6 +21,9 @@ Holm-adjusted over all cells so that two re-runs differing only in seeds fail at
 regressed cell is named. Incomplete current data also fail.
 --update   write DIR's cells as the new baseline FILE instead of checking (an explicit, reviewed change)
 --allow-config-change   compare even though DIR's config hash differs from the baseline's (otherwise exit 2)
+--allow-protocol-change compare even though DIR's evaluation protocol (grader mode and version, datasets,
+                        template, sampling, n, ks) differs from the baseline's (otherwise exit 2, naming the
+                        field); a baseline written before protocols were recorded gets a note, not a refusal
 
 example: deno task regress --baseline reports/baselines/ci-tabular.json --current runs/ci-tabular`;
 
@@ -31,6 +35,7 @@ export async function main(args: string[]): Promise<number> {
     update: { type: "boolean" },
     iters: { type: "string" },
     "allow-config-change": { type: "boolean" },
+    "allow-protocol-change": { type: "boolean" },
   }, false).values as {
     help?: boolean;
     baseline?: string;
@@ -38,6 +43,7 @@ export async function main(args: string[]): Promise<number> {
     update?: boolean;
     iters?: string;
     "allow-config-change"?: boolean;
+    "allow-protocol-change"?: boolean;
   };
   if (values.help) {
     console.log(usage);
@@ -62,6 +68,12 @@ export async function main(args: string[]): Promise<number> {
     throw new UsageError(`--baseline: ${values.baseline} does not exist (create it with --update)`);
   }
   const baseline = readBaseline(values.baseline);
+  const notes = checkSameProtocol(
+    { label: values.baseline, protocol: baseline.protocol ?? null },
+    { label: values.current, protocol: current.protocol ?? null },
+    values["allow-protocol-change"] ?? false,
+  );
+  for (const note of notes) console.error(`regress: ${note}`);
   if (baseline.configHash && current.configHash && baseline.configHash !== current.configHash) {
     const what =
       `config hash ${current.configHash} of ${values.current} differs from ${baseline.configHash} of ` +

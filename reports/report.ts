@@ -2,6 +2,7 @@
 import { join } from "node:path";
 import { atomicWrite } from "../common/fs.ts";
 import { toCsv } from "../common/csv.ts";
+import { checkSameProtocol, protocolTable } from "../common/protocol.ts";
 import {
   aceComparisons,
   type Comparison,
@@ -70,6 +71,8 @@ export interface ReportOptions {
   sections?: readonly string[];
   /** Published pass@k points to overlay and compare (`report --reference FILE`; references.ts). */
   references?: ReferenceRow[];
+  /** `--compare`: compare even when the two evaluation protocols differ (a warning line instead of an error). */
+  allowProtocolChange?: boolean;
 }
 
 /** Methods in the order their runs appear (the sweep's expansion order). */
@@ -94,7 +97,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
   const final = finalRows(rows);
   const presets = new Map(runs.map((r) => [r.method, r.preset]));
   const all = final.filter((r) => r.slice === "all");
-  const aceVsBaseline = aceComparisons(all, presets);
+  const aceVsBaseline = aceComparisons(all, presets, data.record?.methods);
   const requested = (data.sweep?.compare ?? []) as { method: string; against: string[] }[];
   const comparisons = [...aceVsBaseline, ...requestedComparisons(all, requested, aceVsBaseline)];
   const methods = methodOrder(runs);
@@ -103,7 +106,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
   const boundary = boundaryRows(rows, comparisons, BEFORE_RL);
   const oneBase = new Set(runs.map((r) => r.base)).size === 1;
   const controls = checkClaims(rows, presets);
-  const dose = doseResults(rows, doseVariants(runs));
+  const dose = doseResults(rows, doseVariants(runs, data.record?.methods));
   const summary = renderSummary({
     data,
     methods: [BEFORE_RL, ...methods],
@@ -116,7 +119,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
       ...boundarySection(boundary, dataset, BEFORE_RL, oneBase),
       ...controlsSection(controls, dataset),
       ...doseSection(dose, dataset),
-      ...referenceSection(options.references ?? [], cells, dataset, runProtocol(data.sweep)),
+      ...referenceSection(options.references ?? [], cells, dataset, runProtocol(data.sweep, data.record)),
     ],
   }) + (options.sections ?? []).map((section) => "\n" + section.trimEnd() + "\n").join("");
   const extra = options.columns ?? [];
@@ -135,12 +138,12 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
 
 /**
  * `writeReport` that also returns the data issues (incomplete data are written, marked; the caller decides
- * whether they are an error: `report` without --partial).
+ * whether they are an error: `report` without --partial) and how many answers the report counts.
  */
 export async function writeReportChecked(
   dir: string,
   options: ReportOptions = {},
-): Promise<{ written: string[]; issues: DataIssue[]; datasets: string[] }> {
+): Promise<{ written: string[]; issues: DataIssue[]; datasets: string[]; answers: number }> {
   const report = await buildReport(dir, options);
   const written: string[] = [];
   const put = (name: string, text: string) => {
@@ -173,10 +176,20 @@ export async function writeReportChecked(
   }
   const training = trainingSpec(report.runs);
   if (training) put("plots/training.svg", await renderSvg(training));
-  return { written, issues: report.issues, datasets: [...new Set(cells.map((c) => c.dataset))].sort() };
+  return {
+    written,
+    issues: report.issues,
+    datasets: [...new Set(cells.map((c) => c.dataset))].sort(),
+    // Graded answers the report counts (the denominator of the ungraded share).
+    answers: report.runs.reduce((t, r) => t + r.samples.length, 0),
+  };
 }
 
-/** Markdown comparing two sweeps: each shared method's Pass@k in A and B and the paired B − A difference. */
+/**
+ * Markdown comparing two sweeps: their protocols side by side, then each shared method's Pass@k in A and B and
+ * the paired B − A difference. Different protocols are refused (ValidationError naming the field) unless
+ * `options.allowProtocolChange`.
+ */
 export async function compareSweeps(
   dirA: string,
   dirB: string,
@@ -185,9 +198,16 @@ export async function compareSweeps(
   const [a, b] = await Promise.all([buildReport(dirA, options), buildReport(dirB, options)]);
   const finalA = finalRows(a.rows).filter((r) => r.slice === "all");
   const finalB = finalRows(b.rows).filter((r) => r.slice === "all");
+  const sides = [
+    { label: dirA, protocol: a.data.record?.protocol ?? null },
+    { label: dirB, protocol: b.data.record?.protocol ?? null },
+  ] as const;
+  const notes = checkSameProtocol(sides[0], sides[1], options.allowProtocolChange ?? false);
   const lines = [`# Compare: A = ${dirA}, B = ${dirB}`, ""];
   const hashes = [a.data.sweep?.configHash, b.data.sweep?.configHash];
   lines.push(`Config hashes: A ${hashes[0] ?? "n/a"}, B ${hashes[1] ?? "n/a"}.`, "");
+  lines.push("Evaluation protocols (grader mode first):", "", ...protocolTable(sides[0], sides[1]), "");
+  if (notes.length) lines.push(...notes.map((n) => `- ${n}`), "");
   const comparisons: Comparison[] = [];
   for (const method of a.methods.filter((m) => b.methods.includes(m))) {
     for (const dataset of [...new Set(finalA.map((r) => r.dataset))].sort()) {

@@ -4,6 +4,7 @@
 // the design and its variance components, incomplete data named and marked, per-subject/level breakdowns, and a
 // reproducibility block.
 import { sweepFile } from "../common/run_folder.ts";
+import { describeProtocol, MIGRATE_HINT } from "../common/protocol.ts";
 import type { NestedComponents } from "../evaluators/mod.ts";
 import {
   CEILING_MARK,
@@ -69,6 +70,13 @@ function marked(c: AggregateCell, issues: readonly DataIssue[], firstMethod: str
   return issues.some((i) => touches(i, method, c.dataset, c.step));
 }
 
+/** Ungraded answers feeding a cell: the ungraded issues of its method (step 0: the first method), dataset, step. */
+function ungradedIn(c: AggregateCell, issues: readonly DataIssue[], firstMethod: string): number {
+  const method = c.method === BEFORE_RL ? firstMethod : c.method;
+  return issues.filter((i) => i.ungraded && touches(i, method, c.dataset, c.step))
+    .reduce((t, i) => t + i.ungraded!.count, 0);
+}
+
 /** Marked: fed by an incomplete run, or (a trained method's cell) a design smaller than the table's. */
 function isMarked(
   c: AggregateCell,
@@ -94,8 +102,9 @@ function passKTable(
     ...ks.map((k) => {
       const c = cells.find((c) => c.method === m && c.k === k);
       if (!c) return "–";
+      const ungraded = ungradedIn(c, issues, firstMethod);
       return cellText(c, f3) + (isMarked(c, issues, firstMethod, design) ? INCOMPLETE_MARK : "") +
-        (nearCeiling(c) ? CEILING_MARK : "");
+        (ungraded ? ` (${ungraded} ungraded)` : "") + (nearCeiling(c) ? CEILING_MARK : "");
     }),
   ]);
   return table(["method", ...ks.map((k) => `Pass@${k}`)], rows);
@@ -324,6 +333,31 @@ function sliceTable(cells: AggregateCell[], methods: string[]): string[] {
   return table(["slice", ...shown.map((m) => `${m} (Pass@1 / Pass@${kMax})`)], rows);
 }
 
+/**
+ * The sweep's design as recorded: `bases` × seeds per base (each run starts from its own base model), or one
+ * shared base with a `seeds` list.
+ */
+function sweepDesignText(s: Record<string, unknown>): string {
+  if (typeof s.bases === "number") {
+    const per = (s.seedsPerBase as number | undefined) ?? 1;
+    return `design: bases × seeds per base: ${s.bases} base model(s) (bases 0–${
+      s.bases - 1
+    }) × ${per} seed(s) ` +
+      `per base (RL seeds 0–${per - 1} within each base), ${s.bases * per} run(s) per method`;
+  }
+  const seeds = (s.seeds as number[] | undefined) ?? [];
+  return `design: seeds on one shared base model: seeds ${seeds.join(", ") || "none recorded"}`;
+}
+
+/** The evaluation protocol the folder recorded (grader mode first), or why it is unknown. */
+function protocolLines(data: SweepData): string[] {
+  if (data.record) return describeProtocol(data.record.protocol);
+  return [
+    "Not recorded: this folder was " + MIGRATE_HINT.replace(/; re-run/, ". Re-run") + ". (Folders of that " +
+    "time graded sweeps in strict mode and `deno task eval` in default mode.)",
+  ];
+}
+
 function reproducibility(data: SweepData): string[] {
   const s = data.sweep;
   if (!s) return ["No sweep.json in this folder: these runs come from `deno task eval` or another tool."];
@@ -346,9 +380,9 @@ function reproducibility(data: SweepData): string[] {
   return [
     `- sweep: \`${s.name}\`, engine \`${s.engine}\`, config hash \`${s.configHash}\``,
     `- methods: ${methods}`,
-    `- seeds: ${(s.seeds as number[] | undefined ?? []).join(", ")}; RL steps: ${
-      (s.rl as { steps?: number } | undefined)?.steps
-    }; eval n = ${(s.eval as { n?: number } | undefined)?.n}`,
+    `- ${sweepDesignText(s)}; RL steps: ${(s.rl as { steps?: number } | undefined)?.steps}; eval n = ${
+      (s.eval as { n?: number } | undefined)?.n
+    }`,
     `- grid: ${s.grid ? `\`${JSON.stringify(s.grid)}\`` : "none"}`,
     `- backend: ${s.backend ?? "n/a"}${data.resolvedBackend ? ` (resolved: ${data.resolvedBackend})` : ""}`,
     `- versions: ${kv(versions)}`,
@@ -378,11 +412,16 @@ export function renderSummary(input: SummaryInput): string {
   if (header.length) lines.push(...header, "");
   const scope = scopeText(cells);
   if (scope) lines.push(scope, "");
+  lines.push("## Evaluation protocol", "", ...protocolLines(data), "");
   if (issues.length) {
     lines.push(
       "## Incomplete data",
       "",
-      `These runs are incomplete; the cells they feed are marked ${INCOMPLETE_MARK}.`,
+      `These runs are incomplete; the cells they feed are marked ${INCOMPLETE_MARK}.` +
+        (issues.some((i) => i.ungraded)
+          ? ` Ungraded answers (the grader timed out after a retry, or failed internally) are unknown, not ` +
+            `wrong: Pass@k counts them as not correct, so a marked cell is a lower bound.`
+          : ""),
       "",
       ...issueList(issues),
       "",
@@ -403,7 +442,11 @@ export function renderSummary(input: SummaryInput): string {
     );
     if (all.some((c) => isMarked(c, issues, firstMethod, design))) {
       lines.push(
-        `${INCOMPLETE_MARK} fed by an incomplete run, or fewer seeds, problems or samples than the design above.`,
+        `${INCOMPLETE_MARK} fed by an incomplete run, or fewer seeds, problems or samples than the design above` +
+          (all.some((c) => ungradedIn(c, issues, firstMethod) > 0)
+            ? `; "(N ungraded)": N answers the grader could not grade (timeout after a retry, internal error), ` +
+              "counted as not correct, so the cell is a lower bound."
+            : "."),
         "",
       );
     }

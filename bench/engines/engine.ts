@@ -89,6 +89,8 @@ export interface RolloutGroup {
   correct: ArrayLike<number | boolean>;
   /** Response lengths in tokens; null when rollouts have no length (never overlong). */
   lengths: Num | null;
+  /** Rollouts the grader could not grade (timeout, internal error): not correct in `correct`, counted here. */
+  ungraded?: number;
 }
 
 /** Whole groups of rollouts laid out for the core: `rows` is the backend's own view of them (tokens, actions). */

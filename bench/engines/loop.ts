@@ -169,6 +169,10 @@ export async function rlStep<G extends RolloutGroup, R>(
       ? groups.filter((g) => informativeGroup(g.correct)).length / groups.length
       : 0,
     ...backend.groupMetrics?.(groups),
+    // Per step, for backends whose grader can fail to grade (tfjs): rollouts rewarded as not correct, unknown.
+    ...(groups.some((g) => g.ungraded !== undefined)
+      ? { ungraded: groups.reduce((t, g) => t + (g.ungraded ?? 0), 0) }
+      : {}),
   };
   if (B === 0) return { ...base, reward_mean: null, skipped: "no informative groups" };
 

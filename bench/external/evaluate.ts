@@ -16,6 +16,8 @@ import {
   writeSweepRecord,
 } from "../../common/run_folder.ts";
 import { describeSampling, serverDefaults, type ServerValue } from "./sampling.ts";
+import { RECORD_VERSION, runRecordFrom, type SweepRecord } from "../../common/protocol.ts";
+import { GRADE_TIMEOUT_MS, graderVersion } from "../../evaluators/mod.ts";
 
 /** Everything that defines an external evaluation. */
 export interface EvalSettings {
@@ -37,6 +39,8 @@ export interface EvalSettings {
   seed: number;
   /** Server-specific sampling parameters (`--sampling`), sent with every request; {} when none. */
   server: Record<string, ServerValue>;
+  /** Grader mode (`--grader`); absent: "default". Not part of the samples' identity: eval.jsonl is re-graded. */
+  grader?: "strict" | "default";
 }
 
 /** The problem fields an evaluation needs (a subset of datasets' MathRecord). */
@@ -113,6 +117,37 @@ export function samplingRecord(s: EvalSettings) {
     serverDefaults: serverDefaults(s.server),
   };
   return { ...record, described: describeSampling(record) };
+}
+
+/**
+ * sweep.json's `record` of an evaluation (common/protocol.ts): one seed on one model, and the protocol — the
+ * dataset and which of its problems, the template, what was sent and what was left to the server's defaults,
+ * the grader mode and version with the pool's per-answer timeout, n and ks.
+ */
+function evalRecord(s: EvalSettings): SweepRecord {
+  const { n: _n, server, serverDefaults: defaulted, described: _d, ...sent } = samplingRecord(s);
+  const which = s.limit === null
+    ? "test"
+    : s.subsetSeed === null
+    ? `test, first ${s.limit}`
+    : `test, ${s.limit} at random (subset seed ${s.subsetSeed})`;
+  return {
+    version: RECORD_VERSION,
+    design: { kind: "seeds", seeds: [s.seed] },
+    methods: [{ name: s.model, preset: "external", family: "standard", baseline: null }],
+    protocol: {
+      datasets: [s.dataset],
+      split: which,
+      // A shipped template by name; a file by its path and the hash of its text (the file may change).
+      template: /^[a-z-]+$/.test(s.template.name)
+        ? s.template.name
+        : `file ${s.template.name} (${configHash(s.template.text)})`,
+      sampling: { sent: { ...sent, ...server }, serverDefaults: defaulted },
+      grader: { mode: s.grader ?? "default", version: graderVersion(), timeoutMs: GRADE_TIMEOUT_MS },
+      n: s.n,
+      ks: [...s.ks],
+    },
+  };
 }
 
 /** The problems to evaluate: all, the first `limit`, or a seeded random subset of `limit` (in dataset order). */
@@ -194,6 +229,7 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
   const { runId, runDir } = paths;
   const identity = samplesIdentity(s);
   const sampling = samplingRecord(s);
+  const record = evalRecord(s);
   writeSweepRecord(out, {
     kind: "eval",
     name: `${s.model} on ${s.dataset}`,
@@ -211,6 +247,7 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
     template: { name: s.template.name, text: s.template.text },
     sampling,
     eval: { n: s.n, ks: s.ks },
+    record,
     configHash: identity,
     runIds: [runId],
     versions: versionInfo(),
@@ -233,6 +270,7 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
       ...sampling,
     },
     eval: { n: s.n, ks: s.ks, every: 0 },
+    record: runRecordFrom(record, s.model) ?? undefined,
   });
   return paths;
 }

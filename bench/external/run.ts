@@ -211,7 +211,10 @@ async function sampleAndGrade(
     settings.n,
     // Only name `workers` when asked: gradeMany then picks inline grading or a pool by the batch size.
     (items) =>
-      gradeMany(items, transport.gradeWorkers === undefined ? {} : { workers: transport.gradeWorkers }),
+      gradeMany(
+        items.map((i) => ({ ...i, strict: settings.grader === "strict" })),
+        transport.gradeWorkers === undefined ? {} : { workers: transport.gradeWorkers },
+      ),
     transport.excludeTruncated,
   );
   if (transport.signal?.aborted) throw new InterruptedError(String(transport.signal.reason));

@@ -73,6 +73,7 @@ export const RECORDED_FIELDS = [
   "versions",
   "machine",
   "backend",
+  "record",
   "writtenAt",
 ] as const;
 
@@ -104,8 +105,10 @@ export function checkSweepConfig(raw: unknown, source: string, spec?: EngineSpec
     seen.add(m.name);
   });
   sweep.methods.forEach((m, i) => checkOverrides(m, sweep.grid, `${source}: methods[${i}].overrides`));
-  if (sweep.grid && !sweep.methods.some((m) => m.preset.startsWith("ace-"))) {
-    throw new ValidationError(`${source}: grid: there is no ACE method (preset ace-*) to expand`);
+  if (sweep.grid && !sweep.methods.some((m) => aceOn(m))) {
+    throw new ValidationError(
+      `${source}: grid: there is no ACE method (ace.enabled after overrides) to expand`,
+    );
   }
   sweep.compare?.forEach((c, i) => {
     if (sweep.grid) {
@@ -133,6 +136,23 @@ export function checkSweepConfig(raw: unknown, source: string, spec?: EngineSpec
   return sweep;
 }
 
+/**
+ * Whether a method runs ACE: its resolved algorithm's `ace.enabled` (preset plus overrides), never its name. A
+ * method that does not resolve is judged by its preset's and its overrides' own `ace.enabled`, so the grid checks
+ * still apply to it; `checkOverrides` reports why it does not resolve.
+ */
+function aceOn(method: MethodSpec, resolveAlgo: ResolveAlgo = coreResolveAlgo): boolean {
+  try {
+    return resolveAlgo(method.preset, method.overrides ?? {}).ace.enabled;
+  } catch {
+    const o = method.overrides ?? {};
+    const set = (o.ace as { enabled?: unknown } | undefined)?.enabled ?? o["ace.enabled"];
+    return typeof set === "boolean"
+      ? set
+      : (PRESETS as Record<string, AlgoConfig>)[method.preset]?.ace.enabled ?? false;
+  }
+}
+
 /** The leaves of a method's overrides: dotted path (as resolveAlgo applies it) and JSON path (as written). */
 function overrideLeaves(obj: Record<string, unknown>, dotted = "", json = ""): [string, string, unknown][] {
   return Object.entries(obj).flatMap(([k, v]) => {
@@ -150,7 +170,7 @@ function overrideLeaves(obj: Record<string, unknown>, dotted = "", json = ""): [
  */
 function checkOverrides(method: MethodSpec, grid: SweepConfig["grid"], at: string): void {
   const leaves = overrideLeaves(method.overrides ?? {});
-  const axes = method.preset.startsWith("ace-") ? Object.keys(grid ?? {}) : [];
+  const axes = aceOn(method) ? Object.keys(grid ?? {}) : [];
   for (const [dotted, json] of leaves) {
     const axis = axes.find((a) => a === dotted || a.startsWith(`${dotted}.`) || dotted.startsWith(`${a}.`));
     if (axis) throw new ValidationError(`${at}${json} is also set by grid[${JSON.stringify(axis)}]`);
@@ -257,7 +277,7 @@ export function expandRuns(
   const runs: RunConfig[] = [];
   const settings = { ...sweep.settings, rl: { ...(sweep.settings.rl as object | undefined), ...sweep.rl } };
   for (const method of sweep.methods) {
-    const points = method.preset.startsWith("ace-") ? gridPoints(sweep.grid) : [{ sets: [], suffix: "" }];
+    const points = aceOn(method, resolveAlgo) ? gridPoints(sweep.grid) : [{ sets: [], suffix: "" }];
     for (const point of points) {
       // Grid values go in as dotted keys after the method's own overrides; resolveAlgo applies them in order.
       const overrides: Record<string, unknown> = structuredClone(method.overrides ?? {});

@@ -12,6 +12,7 @@ import {
   runDir,
   runFile,
   type RunStatus,
+  sweepFile,
   writeRunConfig,
   writeStatus,
   writeSweepRecord,
@@ -20,6 +21,8 @@ import type { RunConfig, RunOutcome } from "../engines/engine.ts";
 import { engineRef, type EngineSpec, engineSpec } from "../engines/registry.ts";
 import { baseSeed, type SweepConfig, sweepHash } from "./config.ts";
 import { checkJob, checkReport, type WorkerJob } from "./job.ts";
+import { sweepRecord } from "./record.ts";
+import { runRecordFrom, type SweepRecord, sweepRecordOf } from "../../common/protocol.ts";
 
 /** How to run a sweep. */
 export interface SweepOptions {
@@ -47,13 +50,18 @@ const workerUrl = new URL("./worker.ts", import.meta.url);
 /** Live workers and how to stop each (resolving its job as interrupted). */
 type Active = Map<Worker, (reason: string | null) => void>;
 
-/** config.json of a run: the resolved run, with its ACE options also at the top level (see ARCHITECTURE.md). */
-function recordedConfig(run: RunConfig<unknown>): Record<string, unknown> {
-  return { ...run, ace: run.algo.ace };
+/**
+ * config.json of a run: the resolved run, with its ACE options also at the top level (see ARCHITECTURE.md), and
+ * its `record` (method family and baseline, protocol) taken from the sweep's when sweep.json has one.
+ */
+function recordedConfig(run: RunConfig<unknown>, sweep: SweepRecord | null): Record<string, unknown> {
+  const record = sweep ? runRecordFrom(sweep, run.method) : null;
+  return { ...run, ace: run.algo.ace, ...(record ? { record } : {}) };
 }
 
 /**
- * Write `<out>/sweep.json` (resolved config, configHash, versions, machine). A folder that already holds a
+ * Write `<out>/sweep.json` (resolved config, configHash, versions, machine, and the `record`: design, methods'
+ * families and baselines, evaluation protocol). A folder that already holds a
  * different sweep (another hash) is refused, so resuming can never mix the results of two configs.
  */
 export function writeSweepJson(out: string, sweep: SweepConfig, runs: RunConfig[]): string {
@@ -71,6 +79,7 @@ export function writeSweepJson(out: string, sweep: SweepConfig, runs: RunConfig[
     versions: versionInfo(),
     machine: machineInfo(),
     backend: sweep.settings.backend ?? null,
+    record: sweepRecord(sweep, runs),
     writtenAt: new Date().toISOString(),
   });
   return hash;
@@ -285,6 +294,8 @@ async function executeRun(
   log: (line: string) => void,
 ): Promise<void> {
   const dir = runDir(out, run.runId);
+  const recorded = readSweepRecord(out);
+  const sweepRec = recorded ? sweepRecordOf(recorded, sweepFile(out)) : null;
   const previous = readStatus(dir);
   const status: RunStatus = {
     state: "running",
@@ -302,7 +313,7 @@ async function executeRun(
         bar.update(step);
       },
       // The run as the engine resolved it (settings with defaults, algorithm fitted to the engine).
-      onConfig: (config) => writeRunConfig(dir, recordedConfig(config)),
+      onConfig: (config) => writeRunConfig(dir, recordedConfig(config, sweepRec)),
       // What the engine learned while running (e.g. the backend `auto` chose), added to config.json.
       onRecord: (fields) => recordInConfig(dir, fields),
     },

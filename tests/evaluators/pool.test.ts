@@ -1,5 +1,6 @@
 import { assertEquals, ok, rejects } from "../assert.ts";
-import { grade, gradeMany } from "../../evaluators/mod.ts";
+import { exists } from "../../common/fs.ts";
+import { grade, gradeMany, verdictOf } from "../../evaluators/mod.ts";
 import { GraderPool } from "../../evaluators/pool.ts";
 
 const items = Array.from({ length: 300 }, (_, i) => ({
@@ -32,7 +33,8 @@ Deno.test("pool: a stuck answer times out, its worker is replaced, nothing else 
     const r = await pool.grade(batch, { timeoutMs: 300, batchSize: 16 });
     assertEquals(r.length, batch.length);
     assertEquals(r[100].status, "timeout");
-    ok(r[100].rule.startsWith("timeout"));
+    assertEquals(r[100].rule, "timeout_300ms (retried 1× alone on a fresh worker)");
+    assertEquals(verdictOf(r[100].status), "ungraded");
     assertEquals([...r.slice(0, 100), ...r.slice(101)], inline);
     // One call at a time per pool: a second concurrent call is refused, not interleaved.
     const first = pool.grade(items.slice(0, 8));
@@ -63,7 +65,8 @@ Deno.test("pool: many timeouts in one batch, cores busy: every input gets exactl
           ? { prediction: "SLOW", gold: "1" }
           : { prediction: String(i), gold: String(i % 5 ? i : -i) },
     );
-    const r = await pool.grade(batch, { timeoutMs: 300, batchSize: 12 });
+    // No retry here (this test is about a terminated worker's late writes; the retry is tested above).
+    const r = await pool.grade(batch, { timeoutMs: 300, batchSize: 12, retries: 0 });
     assertEquals(r.length, batch.length);
     // Each input has one verdict: its own result, or `timeout`. A starved watchdog may let a slow answer finish
     // (its real verdict) and a starved worker may time out on a fast one, so only the proportions are bounded.
@@ -79,5 +82,25 @@ Deno.test("pool: many timeouts in one batch, cores busy: every input gets exactl
   } finally {
     pool.close();
     spinners.forEach((w) => w.terminate());
+  }
+});
+
+Deno.test("pool: an answer stuck once (a load spike) is retried alone on a fresh worker and gets its own verdict", async () => {
+  const marker = Deno.makeTempFileSync();
+  Deno.removeSync(marker);
+  const pool = new GraderPool(1, new URL("./fixtures/once_worker.ts", import.meta.url).href);
+  try {
+    const batch = [{ prediction: "1", gold: "1" }, { prediction: `ONCE:${marker}`, gold: "7" }, {
+      prediction: "2",
+      gold: "3",
+    }];
+    const r = await pool.grade(batch, { timeoutMs: 200 });
+    assertEquals(r.map((x) => x.status), ["correct", "correct", "wrong"]);
+    Deno.removeSync(marker);
+    const once = await pool.grade(batch, { timeoutMs: 200, retries: 0 });
+    assertEquals(once.map((x) => verdictOf(x.status)), ["correct", "ungraded", "incorrect"]);
+  } finally {
+    pool.close();
+    if (exists(marker)) Deno.removeSync(marker);
   }
 });

@@ -118,6 +118,32 @@ Deno.test("report --reference: an eval folder beside Zhu et al.'s AIME 2025 poin
     ok(s.includes("| 256 | 0.500 | – |"), s);
     ok(s.includes("temperature 0.6 vs 1; top_p 0.95 vs 1; max_tokens 4096 vs 2048; n 256 vs 4"), s);
     ok(!s.includes("math: published"), "MATH points are not matched to another dataset");
+    ok(
+      s.includes("This report's protocol: temperature 1, top_p 1, max_tokens 2048, n 4, grader acebench ("),
+      s,
+    );
+    // With a record, the grader's mode is stated (and compared with the reference's).
+    const sweepPath = join(dir, "sweep.json");
+    const record = {
+      version: 1,
+      design: { kind: "seeds", seeds: [0] },
+      methods: [],
+      protocol: {
+        datasets: ["aime2025"],
+        split: "test",
+        template: "boxed",
+        sampling: { sent: { temperature: 1 }, serverDefaults: [] },
+        grader: { mode: "strict", version: "abc", timeoutMs: 2000 },
+        n: 4,
+        ks: [1],
+      },
+    };
+    Deno.writeTextFileSync(
+      sweepPath,
+      JSON.stringify({ ...JSON.parse(Deno.readTextFileSync(sweepPath)), record }),
+    );
+    const strict = (await buildReport(dir, { iters: 200, references })).summary;
+    ok(strict.includes("n 4, grader acebench strict ("), strict);
     const curves = referenceCurves(references, "aime2025");
     assertEquals(curves.length, 3);
     const svg = await renderSvg(passKSpec(report.cells, "aime2025", "step 0 (before RL)", curves));

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { assertEquals, ok, rejects } from "../assert.ts";
 import { UsageError } from "../../common/args.ts";
+import { ValidationError } from "../../common/config.ts";
 import {
   type Baseline,
   baselineOf,
@@ -140,3 +141,49 @@ for (const [name, drop] of [["ci-tabular", 0.03], ["ci-tfjs", 0.05]] as const) {
     assertEquals(rose.filter((v) => v.regressed).length, 0, `${name}: a rise of ${drop} must pass`);
   });
 }
+
+Deno.test("regress: a baseline graded under another protocol is refused (exit 2, naming the field) unless allowed", async () => {
+  const dir = copyFixture();
+  try {
+    const sweepPath = join(dir, "sweep.json");
+    const sweep = readJson<Record<string, unknown>>(sweepPath);
+    const protocol = {
+      datasets: ["synthetic"],
+      split: "test",
+      template: "none",
+      sampling: { sent: {}, serverDefaults: [] },
+      grader: { mode: "strict", version: "abc", timeoutMs: 2000 },
+      n: 8,
+      ks: [1, 2, 4, 8],
+    };
+    const withMode = (mode: string) => ({
+      ...sweep,
+      record: {
+        version: 1,
+        design: { kind: "seeds", seeds: [1, 2] },
+        methods: [],
+        protocol: { ...protocol, grader: { ...protocol.grader, mode } },
+      },
+    });
+    Deno.writeTextFileSync(sweepPath, JSON.stringify(withMode("strict")));
+    const baseline = join(dir, "baseline.json");
+    const args = ["--baseline", baseline, "--current", dir, "--iters", "300"];
+    assertEquals(await regressMain(["--update", ...args.slice(0, 4), "--iters", "300"]), 0);
+    assertEquals(readJson<Baseline>(baseline).protocol?.grader.mode, "strict");
+    assertEquals(await regressMain(args), 0);
+    Deno.writeTextFileSync(sweepPath, JSON.stringify(withMode("default")));
+    await rejects(
+      regressMain(args),
+      (e: Error) =>
+        e instanceof ValidationError && e.message.includes('grader.mode is "strict" in') &&
+        e.message.includes("--allow-protocol-change"),
+    );
+    assertEquals(await regressMain([...args, "--allow-protocol-change"]), 0);
+    // A baseline written before protocols were recorded is compared, with a note (unknown is not different).
+    const { protocol: _p, ...old } = readJson<Baseline>(baseline);
+    Deno.writeTextFileSync(baseline, JSON.stringify(old));
+    assertEquals(await regressMain(args), 0);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});

@@ -16,6 +16,7 @@ import { exists } from "../../common/fs.ts";
 import { copyFixture, fixture } from "./fixture.ts";
 import { main as reportMain } from "../../reports/cli.ts";
 import { recordInConfig } from "../../common/run_folder.ts";
+import { GraderPool } from "../../evaluators/pool.ts";
 
 const golden = new URL("./fixtures/golden/", import.meta.url).pathname;
 const update = Deno.env.get("UPDATE_GOLDEN") === "1";
@@ -322,6 +323,27 @@ Deno.test("report: the reproducibility section names the backend the runs record
   Deno.removeSync(dir, { recursive: true });
 });
 
+Deno.test("report: the reproducibility section of a bases sweep names its bases, seeds per base and design", async () => {
+  const dir = copyFixture();
+  try {
+    const path = join(dir, "sweep.json");
+    const sweep = JSON.parse(Deno.readTextFileSync(path));
+    delete sweep.seeds;
+    Deno.writeTextFileSync(path, JSON.stringify({ ...sweep, bases: 3, seedsPerBase: 2 }));
+    const section = (await buildReport(dir, { iters: 200 })).summary.split("## Reproducibility")[1];
+    ok(
+      section.includes("design: bases × seeds per base: 3 base model(s) (bases 0–2) × 2 seed(s) per base"),
+      section,
+    );
+    ok(section.includes("6 run(s) per method"), section);
+    ok(!section.includes("seeds: ;"), section);
+    const seeds = (await buildReport(fixture, { iters: 200 })).summary.split("## Reproducibility")[1];
+    ok(seeds.includes("design: seeds on one shared base model: seeds 1, 2"), seeds);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
 Deno.test("report: writeReport adds the caller's passk.csv columns and summary.md sections, in one write", async () => {
   const dir = copyFixture();
   try {
@@ -339,6 +361,43 @@ Deno.test("report: writeReport adds the caller's passk.csv columns and summary.m
     assertEquals(Object.keys(rows[0]), [...Object.keys(plain[0]), "where"]);
     ok(rows.every((r) => r.where === `${r.dataset}/${r.slice}/${r.k}`));
     assertEquals(Deno.readTextFileSync(join(dir, "summary.md")), plainSummary + "\n## Extra\n\none line\n");
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("report: a forced grader timeout is ungraded — named with its count, its cells marked, exit 1 above the limit", async () => {
+  // A real timeout: the pool's worker hangs on this answer, twice (the retry on a fresh worker hangs too).
+  const pool = new GraderPool(1, new URL("../evaluators/fixtures/hanging_worker.ts", import.meta.url).href);
+  let verdict;
+  try {
+    [verdict] = await pool.grade([{ prediction: "HANG", gold: "42" }], { timeoutMs: 200 });
+  } finally {
+    pool.close();
+  }
+  assertEquals(verdict.status, "timeout");
+  const dir = copyFixture();
+  try {
+    const path = join(dir, "runs/grpo_s1/eval.jsonl");
+    const lines = Deno.readTextFileSync(path).trimEnd().split("\n").map((l) => JSON.parse(l));
+    const final = lines.findIndex((s) => s.step === 4 && s.correct);
+    lines[final] = { ...lines[final], ...verdict };
+    Deno.writeTextFileSync(path, lines.map((l) => JSON.stringify(l) + "\n").join(""));
+    const report = await buildReport(dir, { iters: 200 });
+    const issue = report.issues.find((i) => i.ungraded);
+    assertEquals(
+      issue?.message,
+      "1 of 48 answers ungraded (1 timeout: unknown, counted as not correct in Pass@k)",
+    );
+    assertEquals([issue?.runId, issue?.dataset, issue?.step], ["grpo_s1", "synthetic", 4]);
+    ok(report.summary.includes("Ungraded answers (the grader timed out after a retry"), report.summary);
+    const table = report.summary.split("## synthetic")[1].split("\n").find((l) => l.startsWith("| grpo |"))!;
+    ok(table.includes("† (1 ungraded)"), table);
+    ok(report.summary.includes('"(N ungraded)": N answers the grader could not grade'), report.summary);
+    // 1 of 576 answers (0.17%) is above the default limit of 0.1%: exit 1, unless allowed or --partial.
+    assertEquals(await reportMain([dir, "--iters", "200"]), 1);
+    assertEquals(await reportMain([dir, "--iters", "200", "--max-ungraded", "0.01"]), 0);
+    assertEquals(await reportMain([dir, "--iters", "200", "--partial"]), 0);
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }

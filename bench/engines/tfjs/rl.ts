@@ -6,7 +6,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import type { Rng } from "../../../common/prng.ts";
 import type { MathRecord } from "../../../datasets/mod.ts";
-import { grade } from "../../../evaluators/mod.ts";
+import { grade, verdictOf } from "../../../evaluators/mod.ts";
 import { type AlgoConfig, groupIdsOf, type UpdateResult } from "../../core/mod.ts";
 import type { MiniBatch, PolicyBackend, RolloutGroup, UpdateRequest } from "../engine.ts";
 import { rlStep as loopStep, type StepMetrics, updatePolicy as loopUpdate } from "../loop.ts";
@@ -51,6 +51,8 @@ export interface RlContext {
   readonly rng: Rng;
   /** Update in two passes (forward, read, backward) instead of one; default: when the backend lacks sync reads. */
   twoPassUpdate?: boolean;
+  /** The reward's grader (default: evaluators' `grade`, strict); tests inject one that fails. */
+  grade?: typeof grade;
 }
 
 /**
@@ -78,13 +80,17 @@ async function rolloutGroups(ctx: RlContext, step: number, round: number): Promi
     const oldLogp = out.logp.slice(rows.start * N, rows.end * N);
     const correct = new Uint8Array(G);
     const methods: string[] = [];
+    let ungraded = 0;
     for (let i = 0; i < G; i++) {
       const len = out.lengths[rows.start + i];
       mask.fill(1, i * N, i * N + len);
       oldLogp.fill(0, i * N + len, (i + 1) * N);
       const row = out.tokens.subarray((rows.start + i) * T + P, (rows.start + i + 1) * T);
       const text = tok.decode(cutAtEos(tok, row).ids);
-      correct[i] = grade(text, record.answer, { strict: true }).correct ? 1 : 0;
+      const verdict = (ctx.grade ?? grade)(text, record.answer, { strict: true });
+      correct[i] = verdict.correct ? 1 : 0;
+      // Rewarded as not correct (the loop needs a number), but counted: unknown is not wrong.
+      if (verdictOf(verdict.status) === "ungraded") ungraded++;
       methods.push(methodOf(record, text));
     }
     return {
@@ -95,6 +101,7 @@ async function rolloutGroups(ctx: RlContext, step: number, round: number): Promi
       lengths: out.lengths.slice(rows.start, rows.end),
       correct,
       methods,
+      ungraded,
     };
   });
 }

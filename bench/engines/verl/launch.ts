@@ -73,7 +73,8 @@ export function verlRunPlan(
 ): VerlRunPlan {
   const settings = validateVerlSettings(run.settings, `runs/${run.runId}/${RUN_FILES.config}: settings`);
   const algo = run.algo;
-  const family = algo.dynamicSampling?.enabled || run.preset.endsWith("dapo") ? "dapo" : "grpo";
+  // The entry point follows the resolved algorithm (dynamic sampling needs DAPO's trainer), never the preset name.
+  const family = algo.dynamicSampling?.enabled ? "dapo" : "grpo";
   const recipe = resolveRecipe(family, settings);
   const localSweep = resolve(sweep.dir ?? join("runs", sweep.name));
   const clusterSweep = settings.clusterSweepDir ?? localSweep;

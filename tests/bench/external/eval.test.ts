@@ -11,7 +11,8 @@ import { startFaultServer } from "./fault_server.ts";
 import { writeTinyCheckpoint } from "./tiny_checkpoint.ts";
 import { signalEval, spawnTaskEval } from "./task_eval.ts";
 import { usage } from "../../../commands/eval.ts";
-import { taskPermissions } from "../../run_cli.ts";
+import { runCli, taskPermissions } from "../../run_cli.ts";
+import { sweepRecordOf } from "../../../common/protocol.ts";
 
 Deno.env.set("CI", "true"); // no progress bars in test output
 const synthetic = await loadDataset("synthetic");
@@ -639,5 +640,47 @@ Deno.test("eval: --sampling parameters are sent, recorded in config.json and the
   } finally {
     await srv.close();
     Deno.removeSync(out, { recursive: true });
+  }
+});
+
+/** Boxed on even sample indices; the bare number in prose on odd ones (only the default grader reads it). */
+function boxedOrProse(prompt: string, _seed: number, i: number): string {
+  const gold = goldOf.get(prompt.match(/^Question: (.*)\n/)?.[1] ?? "") ?? "0";
+  return i % 2 === 0 ? `so the answer is \\boxed{${gold}}` : `Adding up, the result is ${gold}`;
+}
+
+Deno.test("eval: --grader strict|default is recorded and printed; report --compare refuses the other mode", async () => {
+  const srv = startFaultServer({ answer: boxedOrProse });
+  const root = Deno.makeTempDirSync();
+  const [lenient, strict] = [`${root}/default`, `${root}/strict`];
+  try {
+    assertEquals(await main(evalArgs(srv.url, lenient)), 0);
+    assertEquals(await main(evalArgs(srv.url, strict, ["--grader", "strict"])), 0);
+    const correct = (dir: string) =>
+      readJsonl<EvalRow>(`${dir}/runs/test-model/eval.jsonl`).filter((r) => r.correct).length;
+    assertEquals(correct(strict), 12, "strict reads only the boxed answers");
+    ok(correct(lenient) > 12, `the default grader also reads prose answers: ${correct(lenient)}`);
+    const mode = (dir: string) => sweepRecordOf(readJson(`${dir}/sweep.json`), dir)!.protocol.grader.mode;
+    assertEquals([mode(lenient), mode(strict)], ["default", "strict"]);
+    ok(
+      Deno.readTextFileSync(`${strict}/summary.md`).includes(
+        "- grader: strict (explicit answer markers only",
+      ),
+    );
+    const refused = await runCli(["report", "--compare", lenient, strict]);
+    assertEquals(refused.code, 2, refused.stderr);
+    ok(refused.stderr.includes('grader.mode is "default" in'), refused.stderr);
+    ok(refused.stderr.includes("--allow-protocol-change"), refused.stderr);
+    const allowed = await runCli(["report", "--compare", lenient, strict, "--allow-protocol-change"]);
+    assertEquals(allowed.code, 0, allowed.stderr);
+    ok(allowed.stdout.includes('| grader.mode | `"default"` | `"strict"` | ≠ |'), allowed.stdout);
+    ok(allowed.stdout.includes("warning: evaluation protocol differs: grader.mode"), allowed.stdout);
+    await rejects(
+      main(evalArgs(srv.url, `${root}/x`, ["--grader", "lenient"])),
+      /--grader: expected default or strict/,
+    );
+  } finally {
+    await srv.close();
+    Deno.removeSync(root, { recursive: true });
   }
 });

@@ -8,6 +8,7 @@ import {
 import { rlStep, tfjsPolicy, updatePolicy } from "../../../../bench/engines/tfjs/rl.ts";
 import { PRESETS, resolveAlgo } from "../../../../bench/core/mod.ts";
 import { rlContext, rolloutBatch } from "./fixtures.ts";
+import { grade } from "../../../../evaluators/mod.ts";
 
 await initBackend("wasm");
 
@@ -60,4 +61,23 @@ Deno.test("rollouts are keyed by (step, round): two policies of one seed draw th
     const other = ids(await tfjsPolicy(one).sampleGroups(step, round));
     ok(other.join() !== ids(a).join(), `step ${step} round ${round} drew the prompts of step 5 round 0`);
   }
+});
+
+Deno.test("a rollout the grader cannot grade is rewarded as not correct and counted per step as ungraded", async () => {
+  const ctx = rlContext();
+  ctx.settings.rl.promptsPerStep = 2;
+  let calls = 0;
+  ctx.grade = (prediction, gold, options) => {
+    // Every third answer fails inside the grader (an internal error): unknown, not wrong.
+    if (calls++ % 3 === 0) {
+      return { correct: false, status: "error", extracted: null, rule: "internal: forced" };
+    }
+    return grade(prediction, gold, options);
+  };
+  const m = await rlStep(ctx, 1);
+  const rollouts = 2 * ctx.settings.rl.groupSize;
+  assertEquals(calls, rollouts);
+  assertEquals(m.ungraded, Math.ceil(rollouts / 3));
+  delete ctx.grade;
+  assertEquals((await rlStep(ctx, 2)).ungraded, 0);
 });

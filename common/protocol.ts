@@ -1,0 +1,294 @@
+// The typed, versioned record of how a folder's numbers were made (sweep.json and config.json field `record`):
+// the design (a `seeds` list on one base, or `bases` × seeds per base), each method's family and baseline, and
+// the evaluation protocol (dataset and split, prompt template, sampling sent and left to server defaults, grader
+// mode and version, per-answer timeout, n, ks). One module owns the schema; readers validate on read.
+import { compileSchema, validate, ValidationError } from "./config.ts";
+
+/** The record version this acebench writes and reads. */
+export const RECORD_VERSION = 1;
+
+/**
+ * How answers were graded: `strict` reads only explicit answer markers (the training reward), `default` also
+ * reads the lenient fallbacks (last number, prose), `none` grades no text (the tabular world knows correctness).
+ */
+export type GraderMode = "strict" | "default" | "none";
+
+/** The evaluation protocol: everything besides the policy that changes a Pass@k figure. */
+export interface EvalProtocol {
+  /** Datasets evaluated (sorted), e.g. ["aime2025", "math500"]; "synthetic" for tfjs, "tabular" for the world. */
+  datasets: string[];
+  /** The split evaluated ("test"). */
+  split: string;
+  /** Prompt template name ("boxed", "dapo-answer", "raw", "compact" for tfjs' own; "file:<hash>" for a file). */
+  template: string;
+  /** Sampling parameters sent (`sent`) and the ones left to the sampler's defaults (`serverDefaults`, names). */
+  sampling: { sent: Record<string, unknown>; serverDefaults: string[] };
+  /** Grader mode, version (a hash of its rule tables; null when mode is none) and per-answer timeout (ms; null: none). */
+  grader: { mode: GraderMode; version: string | null; timeoutMs: number | null };
+  /** Samples per problem and the k values of Pass@k. */
+  n: number;
+  ks: number[];
+}
+
+/** How the runs of a method are spread: seeds on one shared base, or bases × seeds per base. */
+export type Design =
+  | { kind: "seeds"; seeds: number[] }
+  | { kind: "bases"; bases: number; seedsPerBase: number };
+
+/** A method as resolved: its family (from its algorithm config, never from its name) and its baseline method. */
+export interface MethodRecord {
+  name: string;
+  preset: string;
+  /** "ace" when the resolved algorithm has ACE on, else "standard". */
+  family: "ace" | "standard";
+  /** The method an ACE method is compared with (same algorithm with ACE off); null when none. */
+  baseline: string | null;
+}
+
+/** sweep.json's `record`. */
+export interface SweepRecord {
+  version: 1;
+  design: Design;
+  methods: MethodRecord[];
+  protocol: EvalProtocol;
+}
+
+const PROTOCOL_SCHEMA = {
+  type: "object",
+  required: ["datasets", "split", "template", "sampling", "grader", "n", "ks"],
+  additionalProperties: false,
+  properties: {
+    datasets: { type: "array", items: { type: "string" } },
+    split: { type: "string" },
+    template: { type: "string" },
+    sampling: {
+      type: "object",
+      required: ["sent", "serverDefaults"],
+      additionalProperties: false,
+      properties: {
+        sent: { type: "object" },
+        serverDefaults: { type: "array", items: { type: "string" } },
+      },
+    },
+    grader: {
+      type: "object",
+      required: ["mode", "version", "timeoutMs"],
+      additionalProperties: false,
+      properties: {
+        mode: { enum: ["strict", "default", "none"] },
+        version: { type: ["string", "null"] },
+        timeoutMs: { type: ["number", "null"] },
+      },
+    },
+    n: { type: "integer", minimum: 1 },
+    ks: { type: "array", items: { type: "integer", minimum: 1 } },
+  },
+};
+
+const SWEEP_RECORD_SCHEMA = {
+  type: "object",
+  required: ["version", "design", "methods", "protocol"],
+  additionalProperties: false,
+  properties: {
+    version: { const: RECORD_VERSION },
+    design: {
+      oneOf: [
+        {
+          type: "object",
+          required: ["kind", "seeds"],
+          additionalProperties: false,
+          properties: { kind: { const: "seeds" }, seeds: { type: "array", items: { type: "integer" } } },
+        },
+        {
+          type: "object",
+          required: ["kind", "bases", "seedsPerBase"],
+          additionalProperties: false,
+          properties: {
+            kind: { const: "bases" },
+            bases: { type: "integer", minimum: 1 },
+            seedsPerBase: { type: "integer", minimum: 1 },
+          },
+        },
+      ],
+    },
+    methods: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["name", "preset", "family", "baseline"],
+        additionalProperties: false,
+        properties: {
+          name: { type: "string" },
+          preset: { type: "string" },
+          family: { enum: ["ace", "standard"] },
+          baseline: { type: ["string", "null"] },
+        },
+      },
+    },
+    protocol: PROTOCOL_SCHEMA,
+  },
+};
+
+/** A run's config.json `record`: its method (family, baseline) and the protocol it was evaluated under. */
+export interface RunRecord {
+  version: 1;
+  method: MethodRecord;
+  protocol: EvalProtocol;
+}
+
+const RUN_RECORD_SCHEMA = {
+  type: "object",
+  required: ["version", "method", "protocol"],
+  additionalProperties: false,
+  properties: {
+    version: { const: RECORD_VERSION },
+    method: SWEEP_RECORD_SCHEMA.properties.methods.items,
+    protocol: PROTOCOL_SCHEMA,
+  },
+};
+
+const validator = compileSchema(SWEEP_RECORD_SCHEMA);
+const runValidator = compileSchema(RUN_RECORD_SCHEMA);
+
+/** A run's record from its sweep's: its method's entry and the protocol (null when the method is not listed). */
+export function runRecordFrom(sweep: SweepRecord, method: string): RunRecord | null {
+  const entry = sweep.methods.find((m) => m.name === method);
+  return entry ? { version: RECORD_VERSION, method: entry, protocol: sweep.protocol } : null;
+}
+
+/**
+ * The `record` field of a file's JSON value, validated with `check` (null when absent: written before records
+ * existed); another version or a field that does not match throws a ValidationError naming `source` and field.
+ */
+function recordIn<T>(value: Record<string, unknown>, source: string, check: typeof validator): T | null {
+  const record = value.record as { version?: unknown } | undefined;
+  if (record === undefined) return null;
+  if (record && typeof record === "object" && record.version !== RECORD_VERSION) {
+    throw new ValidationError(
+      `${source}: record.version: ${JSON.stringify(record.version)} is not the version this acebench reads ` +
+        `(${RECORD_VERSION}); use the acebench that wrote it, or re-run the sweep/eval into a new folder`,
+    );
+  }
+  return validate<T>(check, structuredClone(record), `${source}: record`);
+}
+
+/** The `record` of a run's config.json value, validated; null when absent (see `recordIn`). */
+export function runRecordOf(config: Record<string, unknown>, source: string): RunRecord | null {
+  return recordIn<RunRecord>(config, source, runValidator);
+}
+
+/**
+ * The `record` of a sweep.json value, validated; null for a folder written before records existed (its
+ * protocol is unknown), e.g. `runs/x/sweep.json: record: protocol.grader.mode: must be equal to one of …`.
+ */
+export function sweepRecordOf(sweepJson: Record<string, unknown>, source: string): SweepRecord | null {
+  return recordIn<SweepRecord>(sweepJson, source, validator);
+}
+
+/** The one-line hint for a folder without a record (written before record v1): how to get one. */
+export const MIGRATE_HINT =
+  "written before the evaluation-protocol record (v1); re-run the same `deno task sweep` or " +
+  "`deno task eval` command into a new --out (finished samples are not reused across folders), or pass " +
+  "--allow-protocol-change to compare anyway";
+
+/** Dotted paths of the protocol fields that differ between a and b ([] when equal), e.g. ["grader.mode"]. */
+function protocolDiff(a: EvalProtocol, b: EvalProtocol): string[] {
+  const out: string[] = [];
+  const walk = (x: unknown, y: unknown, path: string) => {
+    const plain = (v: unknown) => v !== null && typeof v === "object" && !Array.isArray(v);
+    if (plain(x) && plain(y)) {
+      const keys = [...new Set([...Object.keys(x as object), ...Object.keys(y as object)])].sort();
+      for (const k of keys) {
+        walk((x as Record<string, unknown>)[k], (y as Record<string, unknown>)[k], path ? `${path}.${k}` : k);
+      }
+    } else if (JSON.stringify(x) !== JSON.stringify(y)) out.push(path);
+  };
+  walk(a, b, "");
+  return out;
+}
+
+/** "default (lenient fallbacks)" etc.: the grader mode as a reader should see it. */
+function modeText(mode: GraderMode): string {
+  return mode === "strict"
+    ? "strict (explicit answer markers only, as the training reward)"
+    : mode === "default"
+    ? "default (lenient: also last-number and prose fallbacks)"
+    : "none (correctness known exactly, no text graded)";
+}
+
+/** Markdown bullet lines stating a protocol, grader mode first (summary.md, eval reports, comparison tables). */
+export function describeProtocol(p: EvalProtocol): string[] {
+  const sent = Object.entries(p.sampling.sent).map(([k, v]) => `${k} ${JSON.stringify(v)}`).join(", ");
+  const version = p.grader.version ? `, version \`${p.grader.version}\`` : "";
+  const timeout = p.grader.timeoutMs === null
+    ? "no per-answer timeout"
+    : `${p.grader.timeoutMs} ms per answer`;
+  return [
+    `- grader: ${modeText(p.grader.mode)}${version}, ${timeout}`,
+    `- data: ${p.datasets.join(", ")}, split: ${p.split}; prompt template \`${p.template}\`; n = ${p.n}, ` +
+    `k = ${p.ks.join(", ")}`,
+    `- sampling sent: ${sent || "none"}; left to the sampler's defaults: ${
+      p.sampling.serverDefaults.join(", ") || "none"
+    }`,
+  ];
+}
+
+/** One side of a comparison: its label (a folder or file) and its protocol (null: not recorded). */
+export interface ProtocolSide {
+  label: string;
+  protocol: EvalProtocol | null;
+}
+
+/** Each leaf field of a protocol as [dotted path, JSON text], grader first. */
+function leaves(p: EvalProtocol): [string, string][] {
+  const { grader, sampling, ...rest } = p;
+  return [
+    ...Object.entries(grader).map(([k, v]) => [`grader.${k}`, JSON.stringify(v)] as [string, string]),
+    ...Object.entries(rest).map(([k, v]) => [k, JSON.stringify(v)] as [string, string]),
+    ...Object.entries(sampling).map(([k, v]) => [`sampling.${k}`, JSON.stringify(v)] as [string, string]),
+  ];
+}
+
+/** A Markdown table of two protocols side by side (a differing field marked ≠; "not recorded" for null). */
+export function protocolTable(a: ProtocolSide, b: ProtocolSide): string[] {
+  const known = a.protocol ?? b.protocol;
+  if (!known) return ["Evaluation protocol: not recorded in either (" + MIGRATE_HINT + ")."];
+  const fields = leaves(known).map(([f]) => f);
+  const value = (p: EvalProtocol | null, f: string) => p ? new Map(leaves(p)).get(f) ?? "–" : "not recorded";
+  return [
+    `| protocol field | A | B | |`,
+    `|---|---|---|---|`,
+    ...fields.map((f) => {
+      const [x, y] = [value(a.protocol, f), value(b.protocol, f)];
+      return `| ${f} | \`${x}\` | \`${y}\` | ${x === y ? "" : "≠"} |`;
+    }),
+  ];
+}
+
+/**
+ * Refuse to compare numbers made under different protocols: a ValidationError (exit 2) naming the first
+ * differing field and both values, unless `allow` (then a warning line is returned). A side without a record
+ * gives a note line saying how to get one, not a refusal (its protocol is unknown, not known to differ).
+ */
+export function checkSameProtocol(a: ProtocolSide, b: ProtocolSide, allow: boolean): string[] {
+  const missing = [a, b].filter((s) => !s.protocol).map((s) =>
+    `${s.label}: evaluation protocol ${MIGRATE_HINT}`
+  );
+  if (!a.protocol || !b.protocol) return missing;
+  const diff = protocolDiff(a.protocol, b.protocol);
+  if (diff.length === 0) return [];
+  const field = diff[0];
+  const at = (p: EvalProtocol) =>
+    JSON.stringify(
+      field.split(".").reduce((v: unknown, k) => (v as Record<string, unknown> | undefined)?.[k], p),
+    ) ??
+      "absent";
+  const what = `evaluation protocol differs: ${field} is ${at(a.protocol)} in ${a.label} but ` +
+    `${at(b.protocol)} in ${b.label}${diff.length > 1 ? ` (also ${diff.slice(1).join(", ")})` : ""}`;
+  if (!allow) {
+    throw new ValidationError(
+      `${what}; the numbers are not comparable (pass --allow-protocol-change to compare anyway)`,
+    );
+  }
+  return [`warning: ${what} (--allow-protocol-change)`];
+}
