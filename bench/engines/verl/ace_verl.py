@@ -33,6 +33,7 @@ import inspect
 import json
 import math
 import os
+import re
 import sys
 from dataclasses import dataclass
 from typing import Optional
@@ -454,28 +455,48 @@ def _patch_v1_trainer(module):
     _patch_trainer_classes(module)
 
 
-# Module → patch. VERL 0.7.0: ray_trainer (main_ppo) and the DAPO recipe's trainer; 0.9.0: the V1 trainer too.
+# Module → (patch, the VERL releases it applies to). VERL 0.7.0: ray_trainer (main_ppo) and the DAPO recipe's
+# trainer; 0.9.0: the V1 trainer too. 0.9.0's FileLogger already writes numpy scalars (orjson, to a file opened
+# "wb", unbuffered): the 0.7.0 patch, which writes str, would crash it at the first step.
 _PATCHES = {
-    "verl.trainer.ppo.core_algos": _patch_core_algos,
-    "verl.trainer.ppo.ray_trainer": _patch_ray_trainer,
-    "recipe.dapo.dapo_ray_trainer": _patch_recipe_trainer,
-    "verl.trainer.ppo.v1.trainer_base": _patch_v1_trainer,
-    "verl.utils.tracking": _patch_tracking,
+    "verl.trainer.ppo.core_algos": (_patch_core_algos, ("0.7.0", "0.9.0")),
+    "verl.trainer.ppo.ray_trainer": (_patch_ray_trainer, ("0.7.0", "0.9.0")),
+    "recipe.dapo.dapo_ray_trainer": (_patch_recipe_trainer, ("0.7.0",)),
+    "verl.trainer.ppo.v1.trainer_base": (_patch_v1_trainer, ("0.9.0",)),
+    "verl.utils.tracking": (_patch_tracking, ("0.7.0",)),
 }
+
+
+def _verl_release():
+    """The running VERL's release (verl.__version__; importing a verl submodule has imported the package)."""
+    version = str(getattr(sys.modules.get("verl"), "__version__", ""))
+    match = re.match(r"\d+\.\d+\.\d+", version)  # 0.7.0's source tree says "0.7.0.dev"
+    return match.group(0) if match else version or None
+
+
+def _apply(name, module):
+    """Apply the patch of `name` if it applies to the running release; an unknown release is an error, since a
+    patch written for one release can break another silently."""
+    patch, releases = _PATCHES[name]
+    release = _verl_release()
+    if release not in ("0.7.0", "0.9.0"):
+        raise RuntimeError(f"ace_verl: VERL {release} is not a supported release (0.7.0, 0.9.0)")
+    if release in releases:
+        patch(module)
 
 
 class _PatchingLoader(importlib.abc.Loader):
     """Runs the module's own loader, then its patch."""
 
-    def __init__(self, loader, patch):
-        self._loader, self._patch = loader, patch
+    def __init__(self, loader, name):
+        self._loader, self._name = loader, name
 
     def create_module(self, spec):
         return self._loader.create_module(spec)
 
     def exec_module(self, module):
         self._loader.exec_module(module)
-        self._patch(module)
+        _apply(self._name, module)
 
     def __getattr__(self, name):  # get_source, get_resource_reader, …: the module's own loader answers
         return getattr(self._loader, name)
@@ -485,15 +506,14 @@ class _PatchOnImport(importlib.abc.MetaPathFinder):
     """Finds the patched modules through the other finders and wraps their loader."""
 
     def find_spec(self, name, path, target=None):
-        patch = _PATCHES.get(name)
-        if patch is None:
+        if name not in _PATCHES:
             return None
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
                 continue
             spec = finder.find_spec(name, path, target)
             if spec is not None and spec.loader is not None:
-                spec.loader = _PatchingLoader(spec.loader, patch)
+                spec.loader = _PatchingLoader(spec.loader, name)
                 return spec
         return None
 
@@ -506,7 +526,7 @@ def install():
     once. Idempotent."""
     if not any(isinstance(f, _PatchOnImport) for f in sys.meta_path):
         sys.meta_path.insert(0, _PatchOnImport())
-    for name, patch in _PATCHES.items():
+    for name in _PATCHES:
         module = sys.modules.get(name)
         if module is not None:
-            patch(module)
+            _apply(name, module)
