@@ -2,12 +2,13 @@
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { DAPO_HEAD, DAPO_TAIL } from "../../datasets/templates.ts";
 import { tempDir as makeTempDir } from "../temp.ts";
+import { DATASET_MIRROR } from "../external_inputs.ts";
 
 /** Folder of committed text fixtures (a mirror laid out like ../shared/datasets, plus odd files). */
 export const FIXTURES = new URL("./fixtures/", import.meta.url).pathname;
 
 /** The repo's ../shared/datasets, and whether it is present (full-data tests skip otherwise). */
-export const SHARED = new URL("../../../shared/datasets", import.meta.url).pathname;
+export const SHARED = DATASET_MIRROR.slice(0, -1);
 /** True when the offline copies exist on this machine. */
 export const HAVE_SHARED = (() => {
   try {

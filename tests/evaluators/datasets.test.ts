@@ -6,8 +6,9 @@ import { exists } from "../../common/fs.ts";
 import { fromCsv } from "../../common/csv.ts";
 import { Rng } from "../../common/prng.ts";
 import { parquetReadObjects } from "hyparquet";
+import { DATASET_MIRROR } from "../external_inputs.ts";
 
-const root = new URL("../../../shared/datasets/", import.meta.url).pathname;
+const root = DATASET_MIRROR;
 const haveData = exists(root);
 if (!haveData) console.log(`evaluators datasets tests skipped: ${root} not found`);
 

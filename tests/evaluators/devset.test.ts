@@ -4,8 +4,9 @@
 import { assertEquals, ok } from "../assert.ts";
 import { grade } from "../../evaluators/mod.ts";
 import { exists, readJsonl } from "../../common/fs.ts";
+import { GRADER_DEV } from "../external_inputs.ts";
 
-const path = new URL("../../../shared/grader-dev/processbench_gsm8k.jsonl", import.meta.url).pathname;
+const path = `${GRADER_DEV}processbench_gsm8k.jsonl`;
 const haveData = exists(path);
 if (!haveData) console.log(`evaluators dev-set test skipped: ${path} not found`);
 

@@ -9,14 +9,15 @@ import { parquetReadObjects } from "hyparquet";
 import { assert, assertEquals } from "../../assert.ts";
 import { taskPermissions } from "../../run_cli.ts";
 import { tempDir } from "../../temp.ts";
+import { DATASET_MIRROR } from "../../external_inputs.ts";
 
 const root = new URL("../../../", import.meta.url).pathname;
 const configs = [...Deno.readDirSync(join(root, "bench/configs"))].map((e) => e.name)
   .filter((n) => n.endsWith(".json")).map((n) => n.replace(/\.json$/, "")).sort();
 
-/** The dataset mirror VERL plans export from: $ACEBENCH_DATASET_MIRROR, else ../shared/datasets, else none. */
+/** The dataset mirror VERL plans export from: $ACEBENCH_DATASET_MIRROR, else ../shared/datasets (tests/external_inputs.ts), else none. */
 function datasetMirror(): string | null {
-  const dir = Deno.env.get("ACEBENCH_DATASET_MIRROR") ?? join(root, "../shared/datasets");
+  const dir = DATASET_MIRROR;
   try {
     return Deno.statSync(dir).isDirectory ? dir : null;
   } catch {

@@ -16,6 +16,7 @@ import {
 } from "../../../../bench/engines/verl/mod.ts";
 import { main as sweepMain } from "../../../../commands/sweep.ts";
 import { assertEquals, ok, throws } from "../../../assert.ts";
+import { DATASET_MIRROR } from "../../../external_inputs.ts";
 
 const configsDir = fileURLToPath(new URL("../../../../bench/configs/", import.meta.url));
 const configs = [...Deno.readDirSync(configsDir)].map((e) => e.name).filter((n) => /^verl-.*\.json$/.test(n))
@@ -57,7 +58,7 @@ Deno.test("verl configs: bad VERL settings in a sweep are rejected naming the fi
   throws(() => checkSweepConfig(sweep, "bad.json"), /bad\.json: settings: rolloutN: must be >= 1/);
 });
 
-const shared = fileURLToPath(new URL("../../../../../shared/datasets/", import.meta.url));
+const shared = DATASET_MIRROR;
 const hasShared = exists(shared);
 if (!hasShared) console.log(`skipping full-data VERL export: ${shared} not found`);
 

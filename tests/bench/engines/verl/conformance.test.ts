@@ -30,10 +30,11 @@ import {
 } from "../../../../bench/engines/verl/mod.ts";
 import { assert, assertEquals, ok } from "../../../assert.ts";
 import { graderCommand } from "./verl_venv.ts";
+import { VERL_SRC } from "../../../external_inputs.ts";
 
 const PYTHON = "/usr/bin/python3";
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
-const verlShared = here("../../../../../shared/verl/");
+const verlShared = VERL_SRC;
 /** A release's source as ../shared/verl holds it (verl-<version>/verl and verl-<version>/recipe). */
 const sourceOf = (version: string) => join(verlShared, `verl-${version}`);
 const VERSIONS = Object.keys(VERL_RELEASES) as VerlVersion[];

@@ -4,11 +4,12 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { writeJson } from "../../../../common/fs.ts";
 import { ok } from "../../../assert.ts";
+import { VERL_SRC } from "../../../external_inputs.ts";
 
 const PYTHON = "/usr/bin/python3";
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 /** VERL 0.7.0's trainer/ppo/core_algos.py in ../shared. */
-export const CORE_ALGOS = here("../../../../../shared/verl/verl-0.7.0/verl/trainer/ppo/core_algos.py");
+export const CORE_ALGOS = `${VERL_SRC}verl-0.7.0/verl/trainer/ppo/core_algos.py`;
 
 /** Why VERL's core_algos cannot run here (no ../shared, no python3 with torch and numpy), or null. */
 export function coreAlgosMissing(): string | null {

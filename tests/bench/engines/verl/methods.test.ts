@@ -4,12 +4,10 @@ import { resolveAlgo } from "../../../../bench/core/mod.ts";
 import type { RunConfig } from "../../../../bench/engines/engine.ts";
 import { verlRunPlan } from "../../../../bench/engines/verl/mod.ts";
 import { assertEquals, ok, throws } from "../../../assert.ts";
+import { VERL_SRC } from "../../../external_inputs.ts";
 
 const SWEEP = { name: "baselines", rl: { steps: 100 }, dir: "/work/sweeps/baselines" };
-const VERL_SOURCE = new URL(
-  "../../../../../shared/verl/verl-0.7.0/verl/trainer/ppo/core_algos.py",
-  import.meta.url,
-);
+const VERL_SOURCE = new URL(`file://${VERL_SRC}verl-0.7.0/verl/trainer/ppo/core_algos.py`);
 
 function plan(preset: string, overrides: Record<string, unknown> = {}) {
   const run: RunConfig = {
@@ -61,7 +59,9 @@ Deno.test("verl methods: NSR is ace_verl's w_reinforce at λ = 0; Clip-Cov and K
 });
 
 const hasVerl = exists(VERL_SOURCE);
-if (!hasVerl) console.log(`skipping the VERL registry check: ${VERL_SOURCE.pathname} not found (../shared)`);
+if (!hasVerl) {
+  console.log(`skipping the VERL registry check: ${VERL_SOURCE.pathname} not found (set ACEBENCH_VERL_SRC)`);
+}
 
 Deno.test(
   "verl methods: the built-in estimator names exist in VERL's own registry",

@@ -12,10 +12,11 @@ import { parquetReadObjects } from "hyparquet";
 import { assert, assertEquals } from "../../../assert.ts";
 import { responseForms } from "./fixtures/response_forms.ts";
 import { graderCommand, TOKENIZER_DIR, VENV_PYTHON, VERL_PYTHONPATH, verlVenvMissing } from "./verl_venv.ts";
+import { DATASET_MIRROR } from "../../../external_inputs.ts";
 
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 const root = here("../../../../");
-const datasets = here("../../../../../shared/datasets/");
+const datasets = DATASET_MIRROR;
 const MATH500 = join(datasets, "math500", "test.jsonl");
 const DAPO = join(datasets, "dapo-math-17k", "dapo_math_17k.parquet");
 const REWARD_PY = join(root, "bench", "engines", "verl", "reward.py");

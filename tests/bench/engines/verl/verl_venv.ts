@@ -3,10 +3,11 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { exists } from "../../../../common/fs.ts";
+import { VERL_SRC } from "../../../external_inputs.ts";
 
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 /** ../shared/verl: VERL and Hydra as source. */
-export const VERL_SHARED = here("../../../../../shared/verl/");
+export const VERL_SHARED = VERL_SRC;
 const cache = join(Deno.env.get("HOME") ?? "/root", ".cache", "acebench");
 /** The virtual environment (ACEBENCH_VERL_VENV, else ~/.cache/acebench/verl-venv). */
 const VENV = Deno.env.get("ACEBENCH_VERL_VENV") ?? join(cache, "verl-venv");
