@@ -84,7 +84,8 @@ exits 1, and the same command retries only those problems. One eval per --out at
   --repair               drop bad lines and duplicate samples of samples.jsonl (after a backup), say how
                          many, and request the dropped bad samples again
   --cache-dir DIR        dataset cache (default $ACEBENCH_CACHE or ~/.cache/acebench)
-  --mirror DIR           fetch a missing dataset from this offline folder, e.g. ../shared/datasets
+  --mirror DIR           fetch a missing dataset from an offline folder laid out as <dataset>/<file>
+                         (deno task fetch --list names each dataset's files)
 
 example:
   deno task eval --endpoint http://127.0.0.1:8000/v1 --model Qwen/Qwen2.5-Math-1.5B --dataset math500 \\
@@ -234,7 +235,7 @@ async function loadProblems(dataset: string, v: Values): Promise<MathRecord[]> {
     const cacheFlag = v["cache-dir"] ? ` --cache-dir ${v["cache-dir"]}` : "";
     throw new Error(
       `dataset '${dataset}' is not fetched yet: run \`deno task fetch ${dataset}${cacheFlag}\` ` +
-        `or pass --mirror DIR (an offline copy such as ../shared/datasets)`,
+        `or pass --mirror DIR (an offline copy of the source files, laid out as in deno task fetch --list)`,
     );
   }
 }

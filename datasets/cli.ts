@@ -12,7 +12,7 @@ A cached dataset is not fetched again (no network I/O) unless --force is given.
 
 flags:
   --list                  show each dataset's source, licence, cache state and row counts
-  --mirror DIR            read the source files from a local folder laid out like ../shared/datasets
+  --mirror DIR            read the source files from a local folder laid out as <dataset>/<file> (--list names them)
   --cache-dir DIR         cache folder (default: $ACEBENCH_CACHE, else $XDG_CACHE_HOME/acebench,
                           else ~/.cache/acebench)
   --source DATASET=ID     use another source of a dataset (ids in --list), e.g. aime2025=yentinglin-jsonl
@@ -22,7 +22,7 @@ flags:
 environment: HF_ENDPOINT (hub URL, default https://huggingface.co), HF_TOKEN (sent as a Bearer token)
 
 examples:
-  deno task fetch --mirror ../shared/datasets
+  deno task fetch --mirror /data/acebench-mirror
   deno task fetch math500 --cache-dir /tmp/acebench-cache
   deno task fetch --list`;
 

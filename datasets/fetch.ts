@@ -105,7 +105,7 @@ async function obtain(
     const path = resolve(options.mirror, file.mirrorPath);
     if (!exists(path)) {
       throw new Error(
-        `${name}: missing ${path} (a mirror must hold ${file.mirrorPath}, as in ../shared/datasets)`,
+        `${name}: missing ${path} (a mirror must hold ${file.mirrorPath}; deno task fetch --list names each file)`,
       );
     }
     const sum = await fileSha256(path);
@@ -117,7 +117,9 @@ async function obtain(
     return describe(pathToFileURL(path).href, path, sum, file);
   }
   if (!source.repo || !file.hubPath) {
-    throw new Error(`${name} is offline only: pass --mirror DIR (a folder laid out like ../shared/datasets)`);
+    throw new Error(
+      `${name} is offline only: pass --mirror DIR (a folder holding its source files, as deno task fetch --list names them)`,
+    );
   }
   const url = hubUrl(source, file);
   const recorded = previous?.files.find((f) => f.url === url && f.checksum === "recorded")?.sha256;

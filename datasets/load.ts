@@ -36,7 +36,7 @@ export async function loadDataset(
     if (!options.mirror) {
       throw new Error(
         `dataset '${name}' is not in the cache ${root}: run \`deno task fetch ${name}\` ` +
-          `(add --mirror DIR to use offline copies such as ../shared/datasets)`,
+          `(add --mirror DIR to use an offline copy of its source files)`,
       );
     }
     manifest = (await fetchDataset(name, { cacheDir: root, mirror: options.mirror })).manifest;
