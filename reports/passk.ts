@@ -110,9 +110,16 @@ export const PASSK_COLUMNS = [
   "problems",
 ] as const;
 
-/** The k values reported for n samples: 1, 2, 4, … up to n, plus any configured k ≤ n. */
-export function reportedKs(n: number, configured: readonly number[] = []): number[] {
+/** The engine name of a `deno task eval` run (a served model sampled over the API). */
+const EXTERNAL_ENGINE = "external";
+
+/**
+ * The k values reported for n samples: 1, 2, 4, … up to n, plus any configured k ≤ n; with `only`, the configured
+ * ks ≤ n alone (an eval reports the ks it was asked for).
+ */
+export function reportedKs(n: number, configured: readonly number[] = [], only = false): number[] {
   const ks = new Set<number>(configured.filter((k) => k <= n));
+  if (only && ks.size > 0) return [...ks].sort((a, b) => a - b);
   for (let k = 1; k <= n; k *= 2) ks.add(k);
   return [...ks].sort((a, b) => a - b);
 }
@@ -157,7 +164,7 @@ export function runPassK(run: RunData, iters = 2000): PassKRow[] {
     })).sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
     const n = Math.min(...counts.map((p) => p.n));
     const countMap = new Map(counts.map((p) => [p.id, { n: p.n, c: p.c }]));
-    for (const k of reportedKs(n, run.ks)) {
+    for (const k of reportedKs(n, run.ks, run.engine === EXTERNAL_ENGINE)) {
       const values = counts.map((p) => passAtK(p.n, p.c, k));
       // Seeded by the run's design unit (base, seed), not its id: names are labels, and renaming a method must
       // not move its intervals.

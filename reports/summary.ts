@@ -147,10 +147,15 @@ function intervalNote(cells: AggregateCell[], design: Design): string {
     : trained.some((c) => c.interval === "one seed")
     ? `${crossedName(design)}; over problems only where a method has one seed`
     : `${crossedName(design)}, clipped to [0, 1]`;
+  const evaluation = cells.every((c) => c.method !== BEFORE_RL) && design.bases === 1 && design.seeds === 1 &&
+    steps.length === 1 && steps[0] === 0 && cells.every((c) => c.interval === "one seed");
   const lines = [
-    `Mean over ${unitsText(design)} × ${design.problems} problems, n = ${design.n} samples each, at step ${
-      steps.join("/")
-    } (${how}).`,
+    evaluation
+      ? `Mean over ${design.problems} problems, n = ${design.n} samples each, of one model (95% interval over ` +
+        `problems: it holds for these problems' population and this model only).`
+      : `Mean over ${
+        unitsText(design)
+      } × ${design.problems} problems, n = ${design.n} samples each, at step ${steps.join("/")} (${how}).`,
   ];
   if (cells.some((c) => c.method === BEFORE_RL && c.interval === "shared samples")) {
     lines.push(

@@ -38,6 +38,11 @@ Deno.test("serve → eval: compact prompts fit a 12-token window and every probl
     ok(samples.every((s) => s.usage!.prompt_tokens <= 12), "compact prompts fit the window");
     assertEquals(readJsonl<EvalRow>(`${out}/runs/tiny/eval.jsonl`).length, 24);
     assertEquals(readJson<{ state: string }>(`${out}/runs/tiny/status.json`).state, "done");
+    // The report in eval's words: one model, the requested ks only.
+    const summary = Deno.readTextFileSync(`${out}/summary.md`);
+    ok(summary.includes("| method | Pass@1 | Pass@4 |"), summary);
+    ok(summary.includes("of one model (95% interval over problems"), summary);
+    ok(!/seed\(s\)|base model/.test(summary.split("## Reproducibility")[0]), summary);
   } finally {
     await server.shutdown();
   }
