@@ -93,7 +93,13 @@ Deno.test("serve: bad requests get OpenAI-style errors the client turns into one
       long.body.error.message.length <= MAX_ERROR_CHARS + 60,
       `${long.body.error.message.length} characters`,
     );
-    ok(/needs 1000001 tokens, promptLength is \d+$/.test(long.body.error.message), long.body.error.message);
+    ok(
+      /^The input \(1000001 tokens\) is longer than the model's context length \(\d+ tokens\)/.test(
+        long.body.error.message,
+      ),
+      long.body.error.message,
+    );
+    assertEquals(long.body.error.code, "context_length_exceeded");
     const name = await post(`${url}/completions`, { model: huge, prompt: "1" });
     assertEquals(name.status, 404);
     ok(name.body.error.message.length <= MAX_ERROR_CHARS + 60);
@@ -149,7 +155,7 @@ Deno.test("serve: the CLI serves on --port 0 and stops cleanly on SIGINT", async
   }
 });
 
-Deno.test("serve: the CLI refuses a checkpoint whose prompt length cannot hold the template", async () => {
+Deno.test("serve: the CLI refuses a checkpoint whose prompt length cannot hold the --prompt-template", async () => {
   const r = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -162,6 +168,8 @@ Deno.test("serve: the CLI refuses a checkpoint whose prompt length cannot hold t
       "0",
       "--backend",
       "cpu",
+      "--prompt-template",
+      "boxed",
     ],
     env: { CI: "true" },
   }).output();
