@@ -63,6 +63,8 @@ export interface EvalPaths {
 /** One graded sample in eval.jsonl (the run-folder format; `step` is 0: there is no training). */
 export interface EvalRow extends EvalSample {
   step: 0;
+  /** The reference answer the sample was graded against, as the dataset publishes it. */
+  gold: string;
   rule: string;
   meta: { subject?: string; level?: number; truncated: boolean };
 }
@@ -315,6 +317,7 @@ export async function gradeSamples(
     dataset,
     problemId: problem.id,
     sample: s.sample,
+    gold: problem.answer,
     correct: grades[i].correct,
     status: grades[i].status,
     extracted: grades[i].extracted,

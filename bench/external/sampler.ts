@@ -250,6 +250,7 @@ async function sampleOnce(
   const records: SampleRecord[] = choices.map((c, i) => ({
     problemId: job.id,
     sample: missing[i],
+    prompt: job.prompt,
     text: c.text,
     finish_reason: c.finishReason,
     usage: reply.usage,

@@ -8,6 +8,8 @@ export interface SampleRecord {
   problemId: string;
   /** Sample index within the problem, 0..n-1; unique per problem. */
   sample: number;
+  /** The prompt sent, template applied (absent in files written before it was recorded). */
+  prompt?: string;
   text: string;
   finish_reason: string | null;
   /** Usage of the whole request this sample came from (shared by its `request_n` samples). */

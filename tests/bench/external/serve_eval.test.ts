@@ -36,7 +36,13 @@ Deno.test("serve → eval: compact prompts fit a 12-token window and every probl
     const samples = readJsonl<SampleRecord>(`${out}/runs/tiny/samples.jsonl`);
     assertEquals(samples.length, 24);
     ok(samples.every((s) => s.usage!.prompt_tokens <= 12), "compact prompts fit the window");
-    assertEquals(readJsonl<EvalRow>(`${out}/runs/tiny/eval.jsonl`).length, 24);
+    const rows = readJsonl<EvalRow>(`${out}/runs/tiny/eval.jsonl`);
+    assertEquals(rows.length, 24);
+    ok(rows.every((r) => typeof r.gold === "string" && r.gold.length > 0), "eval records carry the gold");
+    ok(
+      samples.every((s) => /^[0-9a-z+\-*%=(),]+$/.test(s.prompt ?? "")),
+      "samples record the compact prompt sent",
+    );
     assertEquals(readJson<{ state: string }>(`${out}/runs/tiny/status.json`).state, "done");
     // The report in eval's words: one model, the requested ks only.
     const summary = Deno.readTextFileSync(`${out}/summary.md`);
