@@ -144,7 +144,8 @@ export function referenceSection(
     }),
     "",
     `This report's protocol: ${
-      Object.entries(run).map(([k, v]) => `${k} ${v ?? "not recorded"}`).join(", ")
+      Object.entries(run).filter(([k, v]) => k !== "subset" || v !== undefined)
+        .map(([k, v]) => `${k} ${v ?? "not recorded"}`).join(", ")
     } (the grader with its mode: strict reads only answer markers, default also lenient fallbacks).`,
     "",
     "Protocol differences (the numbers are comparable only where the protocol matches):",
@@ -153,6 +154,10 @@ export function referenceSection(
   for (const source of [...new Set(refs.map((r) => r.source))]) {
     const protocol = refs.find((r) => r.source === source)!.protocol;
     const diffs = protocolDifferences(protocol, run);
+    // A --limit run is a sample of the problems the published number averages over: say so for every source.
+    if (run.subset !== undefined) {
+      diffs.unshift(`this report covers a subset (${run.subset}), the reference the full set`);
+    }
     lines.push(
       `- ${source}: ${diffs.length ? diffs.join("; ") : "same temperature, top_p, max_tokens, n, grader"}.`,
     );
@@ -177,5 +182,15 @@ export function runProtocol(
     max_tokens: sampling.max_tokens,
     n,
     grader: record ? `${ACEBENCH_GRADER} ${record.protocol.grader.mode}` : ACEBENCH_GRADER,
+    subset: subsetOf(sweep),
   };
+}
+
+/** "first 200 problems (--limit)" or "200 problems drawn with --subset-seed 3"; undefined for the full set. */
+function subsetOf(sweep: Record<string, unknown> | null): string | undefined {
+  const limit = sweep?.limit, seed = sweep?.subsetSeed;
+  if (typeof limit !== "number") return undefined;
+  return typeof seed === "number"
+    ? `${limit} problems drawn with --subset-seed ${seed}`
+    : `first ${limit} problems, --limit ${limit}`;
 }

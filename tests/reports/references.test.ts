@@ -8,8 +8,10 @@ import {
   protocolDifferences,
   readReferences,
   referenceCurves,
+  referenceSection,
   referencesFor,
   renderSvg,
+  runProtocol,
 } from "../../reports/mod.ts";
 import { assertEquals, ok, throws } from "../assert.ts";
 import { runCli } from "../run_cli.ts";
@@ -162,4 +164,29 @@ Deno.test("report --reference: an eval folder beside Zhu et al.'s AIME 2025 poin
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
+});
+
+Deno.test("references: a --limit eval is named a subset beside every published number", () => {
+  const full = runProtocol({ limit: null, sampling: { n: 4, temperature: 1, top_p: 1, max_tokens: 64 } });
+  assertEquals(full.subset, undefined);
+  const run = runProtocol({ limit: 200, sampling: { n: 4, temperature: 1, top_p: 1, max_tokens: 64 } });
+  assertEquals(run.subset, "first 200 problems, --limit 200");
+  assertEquals(runProtocol({ limit: 50, subsetSeed: 3 }).subset, "50 problems drawn with --subset-seed 3");
+  const refs = [{
+    model: "m",
+    dataset: "math500",
+    method: "base",
+    k: 1,
+    value: 0.5,
+    source: "Paper 2025",
+    protocol: "n=4; temperature=1; top_p=1; max_tokens=64; grader=acebench",
+  }];
+  const cell = { method: "m", dataset: "math500", slice: "all", k: 1, mean: 0.4 };
+  const lines = referenceSection(refs, [cell as never], "math500", run).join("\n");
+  ok(
+    lines.includes(
+      "- Paper 2025: this report covers a subset (first 200 problems, --limit 200), the reference the full set",
+    ),
+    lines,
+  );
 });
