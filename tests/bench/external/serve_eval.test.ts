@@ -6,6 +6,7 @@ import { main } from "../../../commands/eval.ts";
 import type { EvalRow, SampleRecord } from "../../../bench/external/mod.ts";
 import { serveModel, tfjsServedModel } from "../../../bench/engines/tfjs/serve.ts";
 import { writeTinyCheckpoint } from "./tiny_checkpoint.ts";
+import { parseSummary, type SummaryModel } from "../../../reports/mod.ts";
 import { tempDir } from "../../temp.ts";
 
 const ckpt = tempDir();
@@ -49,6 +50,16 @@ Deno.test("serve → eval: compact prompts fit a 12-token window and every probl
     ok(summary.includes("| method | Pass@1 | Pass@4 |"), summary);
     ok(summary.includes("of one model (95% interval over problems"), summary);
     ok(!/seed\(s\)|base model/.test(summary.split("## Reproducibility")[0]), summary);
+    // Beside it, the same numbers as JSON, valid against the schema, with the protocol of this eval.
+    const json = parseSummary(
+      Deno.readTextFileSync(`${out}/summary.json`),
+      "summary.json",
+    ) as unknown as SummaryModel;
+    assertEquals(json.kind, "eval");
+    assertEquals(json.protocol?.template, "compact");
+    assertEquals(json.protocol?.ks, [1, 4]);
+    assertEquals(json.cells.filter((c) => c.slice === "all").map((c) => c.k), [1, 4]);
+    assertEquals(json.comparisons, []);
   } finally {
     await server.shutdown();
   }
