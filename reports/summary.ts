@@ -286,7 +286,7 @@ function protocolLines(model: SummaryModel): string[] {
 
 function reproducibility(data: SweepData): string[] {
   const s = data.sweep;
-  if (!s) return ["No sweep.json in this folder: these runs come from `deno task eval` or another tool."];
+  if (!s) return ["No sweep.json or eval.json in this folder: these runs come from another tool."];
   const versions = (s.versions ?? {}) as Record<string, unknown>;
   const machine = (s.machine ?? {}) as Record<string, unknown>;
   const methods = (s.methods as { name: string; preset: string }[] | undefined ?? [])
