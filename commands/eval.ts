@@ -78,7 +78,7 @@ exits 1, and the same command retries only those problems. One eval per --out at
                          would (boxed, "Answer:", then last-number and prose fallbacks): a model's score on a
                          benchmark. strict reads only explicit answer markers, as sweeps' training reward and
                          their evaluations do: use it to compare with a sweep of the same checkpoint. The mode
-                         is recorded (sweep.json \`record\`), printed in summary.md, and \`report --compare\` /
+                         is recorded (eval.json \`record\`), printed in summary.md, and \`report --compare\` /
                          \`regress\` refuse to compare numbers graded in different modes
   --exclude-truncated    leave samples cut off at --max-tokens out of Pass@k (they stay in samples.jsonl)
   --repair               drop bad lines and duplicate samples of samples.jsonl (after a backup), say how

@@ -53,7 +53,8 @@ export interface SweepRecord {
   protocol: EvalProtocol;
 }
 
-const PROTOCOL_SCHEMA = {
+/** The JSON Schema of `EvalProtocol` (reports/schemas/summary.schema.json embeds the same, checked by a test). */
+export const PROTOCOL_SCHEMA = {
   type: "object",
   required: ["datasets", "split", "template", "sampling", "grader", "n", "ks"],
   additionalProperties: false,

@@ -2,6 +2,7 @@
 // and writers. Engines, the sweep runner, `deno task eval` and reports go through it. Layout (ARCHITECTURE.md,
 // "Run folders"):
 //   <sweep>/sweep.json
+//   <eval>/eval.json                                               (`deno task eval`; older folders: sweep.json)
 //   <sweep>/runs/<runId>/{config.json, status.json, metrics.jsonl, eval.jsonl, checkpoints/}
 //   <eval>/runs/<model>/{…, samples.jsonl, health.json}        (`deno task eval`)
 import { join } from "node:path";
@@ -23,6 +24,12 @@ export const RUN_FILES = {
 /** The sweep's own record, beside `runs/`. */
 export const SWEEP_FILE = "sweep.json";
 
+/**
+ * An evaluation's record (`deno task eval`: model, endpoint, dataset, template, sampling, protocol), beside
+ * `runs/`. Folders written before it have the same record (kind "eval") as sweep.json, which is still read.
+ */
+export const EVAL_FILE = "eval.json";
+
 /** The folder of one run inside a sweep: `<sweepDir>/runs/<runId>`. */
 export function runDir(sweepDir: string, runId: string): string {
   return join(sweepDir, "runs", runId);
@@ -38,9 +45,33 @@ export function sweepFile(sweepDir: string): string {
   return join(sweepDir, SWEEP_FILE);
 }
 
-/** A sweep folder's sweep.json, or null when it has none (e.g. a bare run folder). */
+/** Path of an evaluation folder's eval.json. */
+export function evalFile(dir: string): string {
+  return join(dir, EVAL_FILE);
+}
+
+/**
+ * The file holding a folder's record: eval.json (an evaluation), else sweep.json (a sweep, or an evaluation
+ * written before eval.json), or null when it has neither (e.g. a bare run folder).
+ */
+export function recordFile(dir: string): string | null {
+  return exists(evalFile(dir)) ? evalFile(dir) : exists(sweepFile(dir)) ? sweepFile(dir) : null;
+}
+
+/** A folder's record (`recordFile`: eval.json or sweep.json), or null when it has none. */
 export function readSweepRecord<T = Record<string, unknown>>(sweepDir: string): T | null {
-  return exists(sweepFile(sweepDir)) ? readJson<T>(sweepFile(sweepDir)) : null;
+  const path = recordFile(sweepDir);
+  return path ? readJson<T>(path) : null;
+}
+
+/**
+ * Write an evaluation folder's eval.json (atomically). A folder written before eval.json keeps its record in
+ * sweep.json (kind "eval"): that file is removed once eval.json holds the record, so a folder has one record.
+ */
+export function writeEvalRecord(dir: string, record: Record<string, unknown>): void {
+  writeJson(evalFile(dir), record);
+  const legacy = sweepFile(dir);
+  if (exists(legacy) && readJson<{ kind?: string }>(legacy).kind === "eval") Deno.removeSync(legacy);
 }
 
 /** Write a sweep folder's sweep.json (atomically). */

@@ -2,7 +2,7 @@
 // ceiling on few problems (the problems' skew makes a t interval under-cover), differences over few bases (the base
 // term's few degrees of freedom), the MDD's own uncertainty (its base term is estimated with B − 1 df), and how many
 // intervals exclude 0 against the number chance alone gives.
-import type { Comparison } from "./compare.ts";
+import type { ComparisonView } from "./compare.ts";
 
 /** Mark of a Pass@k cell near the ceiling on few problems. */
 export const CEILING_MARK = "‡";
@@ -25,7 +25,7 @@ export function ceilingNote(): string {
 }
 
 /** A warning under the difference table when a comparison spans 2–4 bases (empty otherwise). */
-export function fewBasesWarning(comparisons: readonly Comparison[]): string[] {
+export function fewBasesWarning(comparisons: readonly ComparisonView[]): string[] {
   const bases = [...new Set(comparisons.flatMap((c) => c.cells.map((d) => d.bases)))]
     .filter((b) => b > 1 && b <= FEW_BASES_DIFF).sort((x, y) => x - y);
   if (bases.length === 0) return [];
@@ -64,7 +64,7 @@ export function mddCell(d: { mdd: number; mddRange: { lo: number; hi: number } }
 }
 
 /** The sentence under the MDD table saying what the bracketed range is. */
-export function mddRangeNote(comparisons: readonly Comparison[]): string {
+export function mddRangeNote(comparisons: readonly ComparisonView[]): string {
   const df = [...new Set(comparisons.flatMap((c) => c.cells.map((d) => d.mddRange.df)))].filter((x) => x > 0);
   if (df.length === 0) return "";
   return "In brackets: the MDD with the base term (σ²_base + σ²_seed(base)/S; one base: the seed term) at the " +
@@ -78,7 +78,7 @@ export function mddRangeNote(comparisons: readonly Comparison[]): string {
  * How many difference intervals exclude 0, against the number expected by chance if no difference were real
  * (5% of them); the ks of one comparison are correlated, so the count is a guide, not a test.
  */
-export function chanceLine(comparisons: readonly Comparison[], what = "difference intervals"): string {
+export function chanceLine(comparisons: readonly ComparisonView[], what = "difference intervals"): string {
   const cells = comparisons.flatMap((c) => c.cells).filter((d) => Number.isFinite(d.lo));
   if (cells.length === 0) return "";
   const excluding = cells.filter((d) => d.lo > 0 || d.hi < 0).length;

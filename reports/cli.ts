@@ -14,7 +14,10 @@ export const usage = `usage: deno task report DIR [--partial] [--iters N] [--ing
 Writes DIR/passk.csv (long format), DIR/summary.md (its inference scope, the Pass@k table over runs with 95%
 intervals over base models × problems, seeds nested in bases (one base: seeds × problems, for that base only),
 ACE minus baseline paired by base, seed and problem, the minimum detectable difference and variance components,
-incomplete data, per-subject/level breakdowns, reproducibility) and DIR/plots/*.svg.
+incomplete data, per-subject/level breakdowns, reproducibility) and DIR/plots/*.svg; beside the Markdown,
+the same numbers machine-readable: DIR/summary.json (every cell, difference, MDD, variance component,
+boundary count, the design and the evaluation protocol; schema: reports/schemas/summary.schema.json),
+DIR/cells.csv (one row per cell over runs) and DIR/differences.csv (one row per difference and k).
 DIR is a sweep folder (runs/<runId>/eval.jsonl), or a folder written by \`deno task eval\`.
 Exits 1 when data are incomplete (a run failed or unfinished, eval.jsonl missing or cut, fewer samples than
 configured, a missing final step); the report is still written, with the affected cells marked.

@@ -67,6 +67,15 @@ export interface Comparison {
   dropped?: DroppedK[];
 }
 
+/** What a comparison's sentence and the summary's caveats read: a Comparison, or the summary model's view of one. */
+export interface ComparisonView {
+  dataset: string;
+  a: string;
+  b: string;
+  cells: readonly Pick<DiffCell, "k" | "lo" | "hi" | "mdd" | "mddRange" | "bases" | "interval" | "scope">[];
+  unpaired?: readonly string[];
+}
+
 /** Per-sample accuracy (or, `samples`, the sample count) of each value of a runs × problems matrix (row-major). */
 function countMatrix(rows: readonly PassKRow[], ids: readonly string[], samples = false): Float64Array {
   const out = new Float64Array(rows.length * ids.length);
@@ -244,7 +253,7 @@ function kList(ks: readonly number[]): string {
 }
 
 /** How the interval of a comparison was computed, for the sentence. */
-function intervalName(c: Comparison): string {
+function intervalName(c: ComparisonView): string {
   if (c.cells.every((d) => d.interval === "one seed")) return "95% interval over problems, one seed";
   return c.cells.every((d) => d.scope === "bases")
     ? "95% crossed bases × problems interval"
@@ -252,7 +261,7 @@ function intervalName(c: Comparison): string {
 }
 
 /** " This holds for this base model only." when the comparison's runs share one base model. */
-function scopeNote(c: Comparison): string {
+function scopeNote(c: ComparisonView): string {
   return c.cells.some((d) => d.scope === "one base") ? " This holds for this base model only." : "";
 }
 
@@ -260,7 +269,7 @@ function scopeNote(c: Comparison): string {
  * One sentence: where B − A is distinguishable from noise (its 95% crossed interval excludes 0) and in which
  * direction, and the smallest difference this design could detect where it is not.
  */
-export function comparisonSentence(c: Comparison): string {
+export function comparisonSentence(c: ComparisonView): string {
   const defined = c.cells.filter((d) => Number.isFinite(d.lo));
   const better = defined.filter((d) => d.lo > 0).map((d) => d.k);
   const worse = defined.filter((d) => d.hi < 0).map((d) => d.k);

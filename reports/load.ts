@@ -8,9 +8,9 @@ import {
   readRunConfig,
   readStatus,
   readSweepRecord,
+  recordFile,
   runFile,
   type RunStatus,
-  sweepFile,
 } from "../common/run_folder.ts";
 import { runRecordOf, type SweepRecord, sweepRecordOf } from "../common/protocol.ts";
 import { checkIngested } from "./ingest.ts";
@@ -61,7 +61,7 @@ function aceOf(config: Record<string, unknown>): RunAce | undefined {
   return ace && typeof ace.enabled === "boolean" && typeof ace.alpha === "number" ? ace : undefined;
 }
 
-/** A loaded sweep: its sweep.json (null for folders without one) and its runs in folder order. */
+/** A loaded sweep: its record (sweep.json, or an evaluation's eval.json; null without one) and its runs in order. */
 export interface SweepData {
   dir: string;
   sweep: Record<string, unknown> | null;
@@ -147,7 +147,7 @@ export function loadSweep(dir: string): SweepData {
   const runs: RunData[] = [];
   for (const runDir of runDirs) runs.push(loadRun(runDir, runDir.split("/").pop()!));
   const decision = runDirs.map((r) => readRunConfig(r)?.backendDecision).find((d) => d !== undefined);
-  const record = sweep ? sweepRecordOf(sweep, sweepFile(dir)) : null;
+  const record = sweep ? sweepRecordOf(sweep, recordFile(dir)!) : null;
   return { dir, sweep, record, resolvedBackend: decision ? resolvedBackend(decision) : null, runs };
 }
 

@@ -26,11 +26,31 @@ export {
   baselineOf as aceBaselineOf,
   type Comparison,
   comparisonSentence,
+  type ComparisonView,
   type DiffCell,
   pairedDiff,
   requestedComparisons,
 } from "./compare.ts";
-export { BEFORE_RL, renderSummary, type SummaryInput } from "./summary.ts";
+export { renderSummary, type SummaryInput } from "./summary.ts";
+export {
+  BEFORE_RL,
+  CELL_COLUMNS,
+  type CellModel,
+  cellsCsv,
+  type ComparisonModel,
+  type ComponentsModel,
+  type DesignModel,
+  DIFFERENCE_COLUMNS,
+  type DifferenceModel,
+  differencesCsv,
+  type ModelInput,
+  parseSummary,
+  SUMMARY_SCHEMA,
+  SUMMARY_VERSION,
+  summaryJson,
+  type SummaryModel,
+  summaryModel,
+} from "./summary_model.ts";
 export {
   BASE_CURVE,
   diffSpec,

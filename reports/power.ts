@@ -3,6 +3,7 @@
 // sampling part), the minimum detectable difference (MDD, 80% power, 5% two-sided) of the sweep's own design, and
 // its projection to another design (--bases/--seeds-per-base/--problems/--n) or the design a target MDD needs.
 import { parseFlags, parseIntList, parseNumber, UsageError } from "../common/args.ts";
+import { loadSchema, validate } from "../common/config.ts";
 import {
   minDetectable,
   type NestedComponents,
@@ -266,6 +267,61 @@ function notes(
   return out.length ? [...out.map((l) => `- ${l}`), ""] : [];
 }
 
+/** One k of a comparison in `power --json`: the measured components and MDD, and the projection or the target. */
+export interface PowerCell {
+  k: number;
+  /** Mean paired difference B − A. */
+  mean: number;
+  components: { base: number; seed: number; problem: number; baseProblem: number; residual: number };
+  /** The within-problem sampling part of the residual, and whether it is the (biased) plug-in (n < 2k). */
+  within: { variance: number; plugIn: boolean };
+  /** MDD of the sweep's own design (summary.md's) and its range with the base term at its χ² bounds. */
+  mdd: number;
+  mddRange: { lo: number; hi: number; df: number };
+  /** MDD of the requested design (null with --target); `truncated`: a projected term was negative (a lower bound). */
+  projected: { mdd: number; truncated: boolean } | null;
+}
+
+/** One comparison in `power --json`. */
+export interface PowerComparison {
+  dataset: string;
+  a: string;
+  b: string;
+  /** The sweep's own design and the design projected to (or searched over, with --target). */
+  ownDesign: Design;
+  design: Design;
+  basesKnown: boolean;
+  seedsKnown: boolean;
+  /** Correlation of paired samples within a problem (null: not measurable). */
+  pairedSampleCorrelation: number;
+  cells: PowerCell[];
+  /** --target: for each base count, the problems needed at each k ≤ n (null: not reachable) and for all ks. */
+  target: {
+    mdd: number;
+    ks: number[];
+    rows: { bases: number; problems: (number | null)[]; all: number | null }[];
+  } | null;
+}
+
+/** `power --json`'s output (schema: reports/schemas/power.schema.json; non-finite numbers are null). */
+export interface PowerModel {
+  version: 1;
+  sweep: string;
+  /** The sweep has incomplete data (see its summary.md); the figures still come from the data there is. */
+  incomplete: boolean;
+  comparisons: PowerComparison[];
+}
+
+/** The JSON Schema of `power --json`. */
+export const POWER_SCHEMA = new URL("./schemas/power.schema.json", import.meta.url);
+
+/** `power --json`'s text, checked against its schema (non-finite numbers as null). */
+function powerJson(model: PowerModel): string {
+  const text = JSON.stringify(model, (_k, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v), 2);
+  validate(loadSchema(POWER_SCHEMA), JSON.parse(text), "power --json");
+  return text;
+}
+
 /** Usage text for `deno task power`. */
 export const usage =
   `usage: deno task power SWEEP_DIR [--bases B --seeds-per-base S --problems P --n N] [--target MDD [--try-bases LIST]]
@@ -278,6 +334,7 @@ residual with its within-problem sampling part) and prints the minimum detectabl
 --problems P, --n N               the sweep, runs are counted as seeds of that base (a lower bound)
 --target MDD                      instead: for each base count, the problems needed to reach MDD at every k ≤ n
 --try-bases LIST                  base counts tried with --target (default 2,4,8,12,16,24,32)
+--json                            print the same figures as JSON (schema: reports/schemas/power.schema.json)
 
 example: deno task power runs/default --bases 16 --problems 512
          deno task power runs/default --target 0.02`;
@@ -292,6 +349,7 @@ export async function main(args: string[]): Promise<number> {
     n: { type: "string" },
     target: { type: "string" },
     "try-bases": { type: "string" },
+    json: { type: "boolean" },
   });
   const values = parsed.values as Record<string, string | boolean | undefined>;
   if (values.help) {
@@ -322,6 +380,7 @@ export async function main(args: string[]): Promise<number> {
     );
   }
   const lines = [`# Power of ${dir}`, ""];
+  const model: PowerModel = { version: 1, sweep: dir, incomplete: report.issues.length > 0, comparisons: [] };
   for (const c of report.comparisons) {
     if (c.cells.length === 0) continue;
     const own = ownDesign(c.cells[0]);
@@ -350,6 +409,36 @@ export async function main(args: string[]): Promise<number> {
       );
     }
     const table = componentsTable(c);
+    const rho = pairedSampleCorrelation(report.runs, c.a, c.b, c.dataset);
+    const entry: PowerComparison = {
+      dataset: c.dataset,
+      a: c.a,
+      b: c.b,
+      ownDesign: ownDesign(c.cells[0]),
+      design,
+      basesKnown: c.cells[0].nested.basesKnown,
+      seedsKnown: c.cells[0].nested.seedsKnown,
+      pairedSampleCorrelation: rho,
+      cells: c.cells.map((d) => ({
+        k: d.k,
+        mean: d.mean,
+        components: {
+          base: d.nested.base,
+          seed: d.nested.seed,
+          problem: d.nested.problem,
+          baseProblem: d.nested.baseProblem,
+          residual: d.nested.residual,
+        },
+        within: withinEstimate(d, d.n),
+        mdd: d.mdd,
+        mddRange: { ...d.mddRange },
+        projected: target === null
+          ? { mdd: projectMdd(d, design), truncated: projectionTruncated(d, design) }
+          : null,
+      })),
+      target: null,
+    };
+    model.comparisons.push(entry);
     lines.push(
       `## ${c.b} − ${c.a} (${c.dataset})`,
       "",
@@ -362,17 +451,17 @@ export async function main(args: string[]): Promise<number> {
         table.negative,
         table.plugIn,
         design,
-        pairedSampleCorrelation(report.runs, c.a, c.b, c.dataset),
+        rho,
       ),
     );
     if (target === null) {
-      const cut = c.cells.map((d) => projectionTruncated(d, design));
+      const cut = entry.cells.map((d) => d.projected!.truncated);
       lines.push(
         `Projected MDD for ${designText(design)}:`,
         "",
         `| ${c.cells.map((d) => `MDD@${d.k}`).join(" | ")} |`,
         `|${c.cells.map(() => "---:").join("|")}|`,
-        `| ${c.cells.map((d, i) => mddText(projectMdd(d, design)) + (cut[i] ? "*" : "")).join(" | ")} |`,
+        `| ${entry.cells.map((d, i) => mddText(d.projected!.mdd) + (cut[i] ? "*" : "")).join(" | ")} |`,
         "",
       );
       if (cut.some((x) => x)) {
@@ -395,13 +484,15 @@ export async function main(args: string[]): Promise<number> {
       `| bases | ${ks.map((d) => `k=${d.k}`).join(" | ")} | all k |`,
       `|---:|${ks.map(() => "---:").join("|")}|---:|`,
     );
+    entry.target = { mdd: target, ks: ks.map((d) => d.k), rows: [] };
     for (const bases of tryBases.filter((b) => b * (units / design.bases) >= 2)) {
       const need = ks.map((d) => problemsNeeded(d, target, { ...design, bases }));
       const all = need.some((p) => p === null) ? null : Math.max(...need.map((p) => p!));
+      entry.target.rows.push({ bases, problems: need, all });
       lines.push(`| ${bases} | ${need.map((p) => p ?? "–").join(" | ")} | ${all ?? "–"} |`);
     }
     lines.push("");
   }
-  console.log(lines.join("\n"));
+  console.log(values.json ? powerJson(model) : lines.join("\n"));
   return 0;
 }

@@ -93,7 +93,7 @@ const PROTOCOL_KEYS = ["temperature", "top_p", "max_tokens", "n", "grader"] as c
 /**
  * Where a reference's protocol differs from the run's, one phrase per setting: "temperature 0.6 vs 1", or
  * "top_p not stated by the reference" / "… not recorded for this run". `run` holds the run's settings (an eval
- * folder's sweep.json `sampling` plus its grader); equal settings are not listed.
+ * folder's eval.json `sampling` plus its grader); equal settings are not listed.
  */
 export function protocolDifferences(
   protocol: string,

@@ -31,7 +31,16 @@ import {
   passKRows,
 } from "./passk.ts";
 import { diffSpec, doseSpec, passKSpec, renderSvg, trainingSpec } from "./plots.ts";
-import { BEFORE_RL, renderSummary } from "./summary.ts";
+import { renderSummary } from "./summary.ts";
+import {
+  BEFORE_RL,
+  cellsCsv,
+  differencesCsv,
+  parseSummary,
+  summaryJson,
+  type SummaryModel,
+  summaryModel,
+} from "./summary_model.ts";
 import { rankingSection } from "./ranking.ts";
 import { referenceCurves, type ReferenceRow, referenceSection, runProtocol } from "./references.ts";
 
@@ -46,6 +55,8 @@ export interface SweepReport {
   cells: AggregateCell[];
   /** Incomplete data, named (empty when complete). */
   issues: DataIssue[];
+  /** Every number summary.md prints (summary.json, cells.csv and differences.csv are rendered from it). */
+  model: SummaryModel;
   summary: string;
   csv: string;
   /** The reasoning-boundary rows (boundary.ts) and their CSV, the companion of passk.csv. */
@@ -107,13 +118,18 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
   const oneBase = new Set(runs.map((r) => r.base)).size === 1;
   const controls = checkClaims(rows, presets);
   const dose = doseResults(rows, doseVariants(runs, data.record?.methods));
-  const summary = renderSummary({
+  const model = summaryModel({
     data,
     methods: [BEFORE_RL, ...methods],
     cells,
     comparisons,
+    boundary,
     issues,
     firstMethod: methods[0],
+  });
+  const summary = renderSummary({
+    data,
+    model,
     sections: (dataset) => [
       ...rankingSection(cells, dataset, BEFORE_RL),
       ...boundarySection(boundary, dataset, BEFORE_RL, oneBase),
@@ -128,10 +144,27 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
     [...PASSK_COLUMNS, ...extra.map((c) => c.name)],
   );
   const boundaryCsv = toCsv(boundary.map(boundaryRecord), BOUNDARY_COLUMNS);
-  return { data, runs, methods, rows, comparisons, cells, issues, summary, csv, boundary, boundaryCsv, dose };
+  return {
+    data,
+    runs,
+    methods,
+    rows,
+    comparisons,
+    cells,
+    issues,
+    model,
+    summary,
+    csv,
+    boundary,
+    boundaryCsv,
+    dose,
+  };
 }
 
-/** Write passk.csv, summary.md and plots/ into the sweep folder; returns the written paths. */
+/**
+ * Write passk.csv, summary.md, summary.json (checked against its schema), cells.csv, differences.csv and plots/
+ * into the sweep folder; returns the written paths.
+ */
 export async function writeReport(dir: string, options: ReportOptions = {}): Promise<string[]> {
   return (await writeReportChecked(dir, options)).written;
 }
@@ -153,6 +186,11 @@ export async function writeReportChecked(
   put("passk.csv", report.csv);
   if (report.boundary.length) put("boundary.csv", report.boundaryCsv);
   put("summary.md", report.summary);
+  const json = summaryJson(report.model);
+  parseSummary(json, join(dir, "summary.json")); // a model the schema refuses is a bug: never write it
+  put("summary.json", json);
+  put("cells.csv", cellsCsv(report.model));
+  put("differences.csv", differencesCsv(report.model));
   const cells = report.cells;
   for (const dataset of [...new Set(cells.map((c) => c.dataset))].sort()) {
     put(

@@ -5,40 +5,28 @@
 // reproducibility block.
 import { sweepFile } from "../common/run_folder.ts";
 import { describeProtocol, MIGRATE_HINT } from "../common/protocol.ts";
-import type { NestedComponents } from "../evaluators/mod.ts";
-import {
-  CEILING_MARK,
-  ceilingNote,
-  chanceLine,
-  fewBasesWarning,
-  mddCell,
-  mddRangeNote,
-  nearCeiling,
-} from "./caveats.ts";
-import { type Comparison, comparisonSentence } from "./compare.ts";
-import { type DataIssue, issueLines, touches } from "./completeness.ts";
+import { CEILING_MARK, ceilingNote, chanceLine, fewBasesWarning, mddCell, mddRangeNote } from "./caveats.ts";
+import { comparisonSentence } from "./compare.ts";
+import { type DataIssue, issueLines } from "./completeness.ts";
 import { evalHeader } from "./eval_header.ts";
 import type { SweepData } from "./load.ts";
-import { type AggregateCell, sliceOrder } from "./passk.ts";
+import { sliceOrder } from "./passk.ts";
+import {
+  BEFORE_RL,
+  type CellModel,
+  type ComparisonModel,
+  type DesignModel,
+  type SummaryModel,
+} from "./summary_model.ts";
 
-/** Everything the summary prints, computed by `buildReport`. */
+/** What summary.md is rendered from: the summary model and, for the texts around it, the folder. */
 export interface SummaryInput {
   data: SweepData;
-  /** Methods in display order. */
-  methods: string[];
-  /** Seed-aggregated cells at each method's final step. */
-  cells: AggregateCell[];
-  comparisons: Comparison[];
-  /** Incomplete data (empty when complete). */
-  issues?: DataIssue[];
-  /** The method whose step-0 samples make the BEFORE_RL row. */
-  firstMethod?: string;
-  /** Extra Markdown lines of a dataset's section, after its tables (e.g. the reasoning boundary). */
+  /** Every number the summary prints (summary_model.ts). */
+  model: SummaryModel;
+  /** Extra Markdown lines of a dataset's section, after its tables (e.g. the ranking, controls). */
   sections?: (dataset: string) => string[];
 }
-
-/** Row label of the policy before RL (the step-0 evaluation engines write, e.g. the tfjs SFT base model). */
-export const BEFORE_RL = "step 0 (before RL)";
 
 /** Mark of a cell fed by a run with incomplete data; mark of a zero-width interval (nothing varies). */
 const INCOMPLETE_MARK = "†";
@@ -64,79 +52,21 @@ function cellText(
   return `${fmt(c.mean)} [${fmt(c.lo)}, ${fmt(c.hi)}]${c.identical ? NO_SPREAD_MARK : ""}`;
 }
 
-/** Whether a cell is fed by a run with an issue (the step-0 row is the first method's step 0). */
-function marked(c: AggregateCell, issues: readonly DataIssue[], firstMethod: string): boolean {
-  const method = c.method === BEFORE_RL ? firstMethod : c.method;
-  return issues.some((i) => touches(i, method, c.dataset, c.step));
-}
-
-/** Ungraded answers feeding a cell: the ungraded issues of its method (step 0: the first method), dataset, step. */
-function ungradedIn(c: AggregateCell, issues: readonly DataIssue[], firstMethod: string): number {
-  const method = c.method === BEFORE_RL ? firstMethod : c.method;
-  return issues.filter((i) => i.ungraded && touches(i, method, c.dataset, c.step))
-    .reduce((t, i) => t + i.ungraded!.count, 0);
-}
-
-/** Marked: fed by an incomplete run, or (a trained method's cell) a design smaller than the table's. */
-function isMarked(
-  c: AggregateCell,
-  issues: readonly DataIssue[],
-  firstMethod: string,
-  design: Design,
-): boolean {
-  const odd = c.seeds !== design.seeds || c.bases !== design.bases || c.problems !== design.problems ||
-    c.n !== design.n;
-  return marked(c, issues, firstMethod) || (odd && c.method !== BEFORE_RL);
-}
-
-function passKTable(
-  cells: AggregateCell[],
-  methods: string[],
-  issues: readonly DataIssue[],
-  firstMethod: string,
-  design: Design,
-): string[] {
+function passKTable(cells: readonly CellModel[], methods: readonly string[]): string[] {
   const ks = [...new Set(cells.map((c) => c.k))].sort((a, b) => a - b);
   const rows = methods.filter((m) => cells.some((c) => c.method === m)).map((m) => [
     m,
     ...ks.map((k) => {
       const c = cells.find((c) => c.method === m && c.k === k);
       if (!c) return "–";
-      const ungraded = ungradedIn(c, issues, firstMethod);
-      return cellText(c, f3) + (isMarked(c, issues, firstMethod, design) ? INCOMPLETE_MARK : "") +
-        (ungraded ? ` (${ungraded} ungraded)` : "") + (nearCeiling(c) ? CEILING_MARK : "");
+      return cellText(c, f3) + (c.incomplete ? INCOMPLETE_MARK : "") +
+        (c.ungraded ? ` (${c.ungraded} ungraded)` : "") + (c.nearCeiling ? CEILING_MARK : "");
     }),
   ]);
   return table(["method", ...ks.map((k) => `Pass@${k}`)], rows);
 }
 
-/** The design most cells share (bases, runs, problems, n); cells that differ are marked. */
-interface Design {
-  bases: number;
-  /** Runs (base × seed units). */
-  seeds: number;
-  problems: number;
-  n: number;
-}
-
-function mode(values: number[]): number {
-  const counts = new Map<number, number>();
-  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
-  return [...counts].sort((a, b) => b[1] - a[1] || b[0] - a[0])[0][0];
-}
-
-function designOf(cells: AggregateCell[]): Design {
-  const trained = cells.filter((c) => c.method !== BEFORE_RL);
-  const use = trained.length ? trained : cells;
-  return {
-    bases: mode(use.map((c) => c.bases)),
-    seeds: mode(use.map((c) => c.seeds)),
-    problems: mode(use.map((c) => c.problems)),
-    n: mode(use.map((c) => c.n)),
-  };
-}
-
-function intervalNote(cells: AggregateCell[], design: Design): string {
+function intervalNote(cells: readonly CellModel[], design: DesignModel): string {
   const steps = [...new Set(cells.filter((c) => c.method !== BEFORE_RL).map((c) => c.step))].sort((a, b) =>
     a - b
   );
@@ -147,7 +77,7 @@ function intervalNote(cells: AggregateCell[], design: Design): string {
     : trained.some((c) => c.interval === "one seed")
     ? `${crossedName(design)}; over problems only where a method has one seed`
     : `${crossedName(design)}, clipped to [0, 1]`;
-  const evaluation = cells.every((c) => c.method !== BEFORE_RL) && design.bases === 1 && design.seeds === 1 &&
+  const evaluation = cells.every((c) => c.method !== BEFORE_RL) && design.bases === 1 && design.runs === 1 &&
     steps.length === 1 && steps[0] === 0 && cells.every((c) => c.interval === "one seed");
   const lines = [
     evaluation
@@ -178,9 +108,9 @@ function crossedName(d: { bases: number }): string {
 }
 
 /** "16 base models × 1 seed" or, with one base, "12 seed(s) of one base model". */
-function unitsText(d: { bases: number; seeds: number }): string {
-  if (d.bases <= 1) return `${d.seeds} seed(s) of one base model`;
-  const per = d.seeds / d.bases;
+function unitsText(d: { bases: number; runs: number }): string {
+  if (d.bases <= 1) return `${d.runs} seed(s) of one base model`;
+  const per = d.runs / d.bases;
   return `${d.bases} base models × ${Number.isInteger(per) ? per : per.toFixed(1)} seed(s)`;
 }
 
@@ -188,24 +118,21 @@ function unitsText(d: { bases: number; seeds: number }): string {
  * The summary's first sentence: what the intervals generalise over (base models, seeds, problems), with a
  * warning for one base (the verdicts hold for that base only) and for fewer than 4 bases.
  */
-function scopeText(cells: readonly AggregateCell[]): string {
-  const trained = cells.filter((c) => c.method !== BEFORE_RL && c.slice === "all");
-  if (trained.length === 0) return "";
-  const byDataset = [...new Set(trained.map((c) => c.dataset))].sort().map((ds) =>
-    designOf(trained.filter((c) => c.dataset === ds))
-  );
+function scopeText(designs: readonly DesignModel[]): string {
+  const byDataset = designs.filter((d) => d.trained);
+  if (byDataset.length === 0) return "";
   const d = byDataset[0];
   const problems = [...new Set(byDataset.map((x) => x.problems))].join("/");
-  if (d.seeds === 1) {
+  if (d.runs === 1) {
     return `Inference scope: one run (one model) on ${problems} problems: the intervals are over problems only ` +
       "and hold for this model only.";
   }
   if (d.bases <= 1) {
-    return `Inference scope: ${d.seeds} seed(s) of ONE base model and ${problems} problems, so every interval ` +
+    return `Inference scope: ${d.runs} seed(s) of ONE base model and ${problems} problems, so every interval ` +
       "and verdict below holds for this base model only; another base model can move the results by more " +
       "than these intervals (give the sweep several `bases` for a statement about the method).";
   }
-  const per = d.seeds / d.bases;
+  const per = d.runs / d.bases;
   const scope = `Inference scope: over ${d.bases} independently trained base models, ${
     Number.isInteger(per) ? per : per.toFixed(1)
   } seed(s) each, ${problems} problems; every interval counts base, seed and problem variation.`;
@@ -215,53 +142,49 @@ function scopeText(cells: readonly AggregateCell[]): string {
     : scope;
 }
 
-function diffTable(
-  comparisons: Comparison[],
-  issues: readonly DataIssue[],
-  step: (m: string) => number,
-): string[] {
-  const ks = [...new Set(comparisons.flatMap((c) => c.cells.map((d) => d.k)))].sort((a, b) => a - b);
-  const rows = comparisons.map((c) => {
-    const hit = issues.some((i) =>
-      touches(i, c.a, c.dataset, step(c.a)) || touches(i, c.b, c.dataset, step(c.b))
-    );
-    return [
-      `${c.b} − ${c.a}`,
-      ...ks.map((k) => {
-        const d = c.cells.find((d) => d.k === k);
-        return d ? cellText(d, signed) + (hit ? INCOMPLETE_MARK : "") : "–";
-      }),
-    ];
-  });
-  return table(["comparison", ...ks.map((k) => `ΔPass@${k}`)], rows);
+/** The ks of some comparisons, ascending. */
+function ksOf(comparisons: readonly ComparisonModel[]): number[] {
+  return [...new Set(comparisons.flatMap((c) => c.differences.map((d) => d.k)))].sort((a, b) => a - b);
 }
 
-function mddTable(comparisons: Comparison[]): string[] {
-  const ks = [...new Set(comparisons.flatMap((c) => c.cells.map((d) => d.k)))].sort((a, b) => a - b);
+function diffTable(comparisons: readonly ComparisonModel[]): string[] {
+  const ks = ksOf(comparisons);
   const rows = comparisons.map((c) => [
     `${c.b} − ${c.a}`,
     ...ks.map((k) => {
-      const d = c.cells.find((d) => d.k === k);
+      const d = c.differences.find((d) => d.k === k);
+      return d ? cellText(d, signed) + (c.incomplete ? INCOMPLETE_MARK : "") : "–";
+    }),
+  ]);
+  return table(["comparison", ...ks.map((k) => `ΔPass@${k}`)], rows);
+}
+
+function mddTable(comparisons: readonly ComparisonModel[]): string[] {
+  const ks = ksOf(comparisons);
+  const rows = comparisons.map((c) => [
+    `${c.b} − ${c.a}`,
+    ...ks.map((k) => {
+      const d = c.differences.find((d) => d.k === k);
       return d ? mddCell(d) : "–";
     }),
   ]);
   return table(["comparison", ...ks.map((k) => `MDD@${k}`)], rows);
 }
 
-function designText(c: Comparison): string {
-  const d = c.cells[0];
+function designText(c: ComparisonModel): string {
+  const d = c.differences[0];
   if (!d) return "";
   const unpaired = c.unpaired.length ? `; ${c.unpaired.join(", ")} have no pair and are left out` : "";
   const units = d.bases > 1
-    ? `${d.seeds} run pair(s) over ${d.bases} base models`
-    : `${d.seeds} seed pair(s) of one base model`;
+    ? `${d.runs} run pair(s) over ${d.bases} base models`
+    : `${d.runs} seed pair(s) of one base model`;
   return `${c.b} − ${c.a}: ${units} × ${d.problems} problems, n = ${d.n}${unpaired}`;
 }
 
 /** The ks that dropped out of the difference table, each with the runs lacking it. */
-function droppedText(comparisons: readonly Comparison[]): string[] {
+function droppedText(comparisons: readonly ComparisonModel[]): string[] {
   return comparisons.flatMap((c) =>
-    (c.dropped ?? []).map((d) =>
+    c.dropped.map((d) =>
       `- ΔPass@${d.k} of ${c.b} − ${c.a} is not shown: ${d.runs.join(", ")} ${
         d.runs.length === 1 ? "has" : "have"
       } fewer than ${d.k} samples per problem.`
@@ -273,20 +196,14 @@ function droppedText(comparisons: readonly Comparison[]): string[] {
 const e2 = (x: number) => (Number.isNaN(x) ? "n/a" : Math.abs(x) < 1e-12 ? "0" : x.toExponential(2));
 
 /** Variance components of each difference: base, seed within base, problem, base × problem, residual. */
-function componentsTable(comparisons: readonly Comparison[]): string[] {
+function componentsTable(comparisons: readonly ComparisonModel[]): string[] {
   const rows = comparisons.flatMap((c) =>
-    c.cells.map((d) => {
-      const x: NestedComponents = d.nested;
+    c.differences.map((d) => {
+      const x = d.components;
       return [
         `${c.b} − ${c.a}`,
         String(d.k),
-        e2(x.base),
-        e2(x.seed),
-        e2(x.problem),
-        e2(x.baseProblem),
-        e2(
-          x.residual,
-        ),
+        ...[x.base, x.seed, x.problem, x.baseProblem, x.residual].map(e2),
       ];
     })
   );
@@ -302,17 +219,16 @@ function componentsTable(comparisons: readonly Comparison[]): string[] {
 }
 
 /** What the components table's n/a and negative entries mean for this design. */
-function componentsNote(comparisons: readonly Comparison[]): string {
-  const cells = comparisons.flatMap((c) => c.cells);
+function componentsNote(comparisons: readonly ComparisonModel[]): string {
+  const x = comparisons.flatMap((c) => c.differences.map((d) => d.components));
   const parts = ["Variance components of the paired difference (per value; method of moments)."];
-  if (cells.some((d) => !d.nested.basesKnown)) {
+  if (x.some((n) => !n.basesKnown)) {
     parts.push("One base model: σ²_base and σ²_base×problem are not estimable (n/a).");
-  } else if (cells.some((d) => !d.nested.seedsKnown)) {
+  } else if (x.some((n) => !n.seedsKnown)) {
     parts.push(
       "One seed per base: σ²_base includes the seed variance and σ²_base×problem the residual (n/a columns).",
     );
   }
-  const x = cells.map((d) => d.nested);
   if (x.some((n) => [n.base, n.seed, n.problem, n.baseProblem, n.residual].some((v) => v < 0))) {
     parts.push(
       "A negative estimate is shown as estimated; the intervals and the MDD both use the base-mean term " +
@@ -323,7 +239,12 @@ function componentsNote(comparisons: readonly Comparison[]): string {
   return parts.join(" ");
 }
 
-function sliceTable(cells: AggregateCell[], methods: string[]): string[] {
+/** A comparison of the model in the shape the sentence and caveat helpers read (its differences as `cells`). */
+function withCells(c: ComparisonModel) {
+  return { ...c, cells: c.differences };
+}
+
+function sliceTable(cells: readonly CellModel[], methods: readonly string[]): string[] {
   const slices = [...new Set(cells.map((c) => c.slice))].filter((s) => s !== "all").sort(sliceOrder);
   const kMax = Math.max(...cells.map((c) => c.k));
   const shown = methods.filter((m) => cells.some((c) => c.method === m));
@@ -355,8 +276,8 @@ function sweepDesignText(s: Record<string, unknown>): string {
 }
 
 /** The evaluation protocol the folder recorded (grader mode first), or why it is unknown. */
-function protocolLines(data: SweepData): string[] {
-  if (data.record) return describeProtocol(data.record.protocol);
+function protocolLines(model: SummaryModel): string[] {
+  if (model.protocol) return describeProtocol(model.protocol);
   return [
     "Not recorded: this folder was " + MIGRATE_HINT.replace(/; re-run/, ". Re-run") + ". (Folders of that " +
     "time graded sweeps in strict mode and `deno task eval` in default mode.)",
@@ -365,7 +286,7 @@ function protocolLines(data: SweepData): string[] {
 
 function reproducibility(data: SweepData): string[] {
   const s = data.sweep;
-  if (!s) return ["No sweep.json in this folder: these runs come from `deno task eval` or another tool."];
+  if (!s) return ["No sweep.json or eval.json in this folder: these runs come from another tool."];
   const versions = (s.versions ?? {}) as Record<string, unknown>;
   const machine = (s.machine ?? {}) as Record<string, unknown>;
   const methods = (s.methods as { name: string; preset: string }[] | undefined ?? [])
@@ -406,18 +327,19 @@ function issueList(issues: readonly DataIssue[]): string[] {
   }).map((line) => `- ${line}`);
 }
 
-/** The full summary.md text. Deterministic for the same inputs (no timestamps), so it can be golden-tested. */
+/**
+ * The full summary.md text, rendered from the summary model (every number) and the folder (provenance texts).
+ * Deterministic for the same inputs (no timestamps), so it can be golden-tested.
+ */
 export function renderSummary(input: SummaryInput): string {
-  const { data, methods, cells, comparisons } = input;
-  const issues = input.issues ?? [];
-  const firstMethod = input.firstMethod ?? methods.find((m) => m !== BEFORE_RL) ?? "";
-  const name = (data.sweep?.name as string | undefined) ?? data.dir.split("/").pop();
-  const lines = [`# Pass@k summary: ${name}`, ""];
+  const { data, model } = input;
+  const { methods, cells, issues } = model;
+  const lines = [`# Pass@k summary: ${model.name}`, ""];
   const header = data.sweep?.kind === "eval" ? evalHeader(data.sweep) : [];
   if (header.length) lines.push(...header, "");
-  const scope = scopeText(cells);
+  const scope = scopeText(model.designs);
   if (scope) lines.push(scope, "");
-  lines.push("## Evaluation protocol", "", ...protocolLines(data), "");
+  lines.push("## Evaluation protocol", "", ...protocolLines(model), "");
   if (issues.length) {
     lines.push(
       "## Incomplete data",
@@ -432,52 +354,44 @@ export function renderSummary(input: SummaryInput): string {
       "",
     );
   }
-  const datasets = [...new Set(cells.map((c) => c.dataset))].sort();
-  for (const dataset of datasets) {
+  for (const design of model.designs) {
+    const dataset = design.dataset;
     const all = cells.filter((c) => c.dataset === dataset && c.slice === "all");
-    const design = designOf(all);
-    const finalStep = (m: string) => Math.max(...all.filter((c) => c.method === m).map((c) => c.step));
-    lines.push(
-      `## ${dataset}`,
-      "",
-      intervalNote(all, design),
-      "",
-      ...passKTable(all, methods, issues, firstMethod, design),
-      "",
-    );
-    if (all.some((c) => isMarked(c, issues, firstMethod, design))) {
+    lines.push(`## ${dataset}`, "", intervalNote(all, design), "", ...passKTable(all, methods), "");
+    if (all.some((c) => c.incomplete)) {
       lines.push(
         `${INCOMPLETE_MARK} fed by an incomplete run, or fewer seeds, problems or samples than the design above` +
-          (all.some((c) => ungradedIn(c, issues, firstMethod) > 0)
+          (all.some((c) => c.ungraded > 0)
             ? `; "(N ungraded)": N answers the grader could not grade (timeout after a retry, internal error), ` +
               "counted as not correct, so the cell is a lower bound."
             : "."),
         "",
       );
     }
-    if (all.some(nearCeiling)) lines.push(ceilingNote(), "");
-    const diffs = comparisons.filter((c) => c.dataset === dataset);
+    if (all.some((c) => c.nearCeiling)) lines.push(ceilingNote(), "");
+    const diffs = model.comparisons.filter((c) => c.dataset === dataset);
     if (diffs.length) {
       const dropped = droppedText(diffs);
+      const shaped = diffs.map(withCells);
       lines.push(
         "ACE minus its baseline (each run's per-problem difference, paired by base, seed and problem; " +
-          `${crossedName(diffs[0].cells[0] ?? design)}):`,
+          `${crossedName(diffs[0].differences[0] ?? design)}):`,
         "",
-        ...diffTable(diffs, issues, finalStep),
+        ...diffTable(diffs),
         "",
         ...(dropped.length ? [...dropped, ""] : []),
-        ...diffs.map((c) => `- ${comparisonSentence(c)}`),
+        ...shaped.map((c) => `- ${comparisonSentence(c)}`),
         "",
-        chanceLine(diffs),
+        chanceLine(shaped),
         "",
-        ...fewBasesWarning(diffs),
+        ...fewBasesWarning(shaped),
         "Minimum detectable difference of this design (80% power, 5% two-sided; " +
           `${design.bases > 1 ? "over base models" : "for this base model only"}; \`deno task power\` ` +
           `projects it for other designs): ${diffs.map(designText).join("; ")}.`,
         "",
         ...mddTable(diffs),
         "",
-        ...(mddRangeNote(diffs) ? [mddRangeNote(diffs), ""] : []),
+        ...(mddRangeNote(shaped) ? [mddRangeNote(shaped), ""] : []),
         componentsNote(diffs),
         "",
         ...componentsTable(diffs),

@@ -265,6 +265,7 @@ const RUN_FOLDER_FILES = [
   "samples.jsonl",
   "health.json",
   "sweep.json",
+  "eval.json",
 ];
 
 /**

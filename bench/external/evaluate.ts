@@ -1,4 +1,4 @@
-// An external-model evaluation as a run folder: sweep.json (kind "eval"), runs/<model-slug>/{config.json,
+// An external-model evaluation as a run folder: eval.json (kind "eval"; older folders: sweep.json), runs/<model-slug>/{config.json,
 // samples.jsonl, eval.jsonl, status.json}, so `deno task report DIR` reads it like a sweep.
 import { join } from "node:path";
 import { exists, readJson } from "../../common/fs.ts";
@@ -9,11 +9,11 @@ import { readSamples, type SampleRecord } from "./samples.ts";
 import type { PromptTemplate } from "./templates.ts";
 import {
   type EvalSample,
+  recordFile,
   runFile,
-  sweepFile,
+  writeEvalRecord,
   writeEvalSamples,
   writeRunConfig,
-  writeSweepRecord,
 } from "../../common/run_folder.ts";
 import { describeSampling, serverDefaults, type ServerValue } from "./sampling.ts";
 import { RECORD_VERSION, runRecordFrom, type SweepRecord } from "../../common/protocol.ts";
@@ -104,7 +104,7 @@ export function samplesIdentity(s: EvalSettings): string {
 }
 
 /**
- * The sampling record of sweep.json and config.json: what eval sends from its flags, the `--sampling`
+ * The sampling record of eval.json and config.json: what eval sends from its flags, the `--sampling`
  * parameters (`server`), the defaulted ones it leaves to the server (`serverDefaults`), and those as text.
  */
 export function samplingRecord(s: EvalSettings) {
@@ -122,7 +122,7 @@ export function samplingRecord(s: EvalSettings) {
 }
 
 /**
- * sweep.json's `record` of an evaluation (common/protocol.ts): one seed on one model, and the protocol — the
+ * eval.json's `record` of an evaluation (common/protocol.ts): one seed on one model, and the protocol — the
  * dataset and which of its problems, the template, what was sent and what was left to the server's defaults,
  * the grader mode and version with the pool's per-answer timeout, n and ks.
  */
@@ -192,24 +192,24 @@ function anySamples(out: string): string | null {
 
 /**
  * Check, without writing, that `out` may take these settings: empty, or an eval with the same identity hash.
- * A training sweep, samples made with other settings, or samples without the sweep.json that says how they were
+ * A training sweep, samples made with other settings, or samples without the eval.json that says how they were
  * made are refused with a one-line error, so resume never mixes samples.
  */
 export function checkEvalDir(out: string, s: EvalSettings): void {
-  const sweepPath = sweepFile(out);
-  if (!exists(sweepPath)) {
+  const recordPath = recordFile(out);
+  if (recordPath === null) {
     const orphan = anySamples(out);
     if (orphan) {
       throw new Error(
-        `${out} holds samples (${orphan}) but no sweep.json, so the settings they were made with are unknown; ` +
-          `restore sweep.json from a backup, or move runs/ away (mv ${join(out, "runs")} ${
+        `${out} holds samples (${orphan}) but no eval.json, so the settings they were made with are unknown; ` +
+          `restore eval.json from a backup, or move runs/ away (mv ${join(out, "runs")} ${
             join(out, "runs.old")
           }) to start afresh`,
       );
     }
     return;
   }
-  const old = readJson<{ kind?: string; configHash?: string; runIds?: string[] }>(sweepPath);
+  const old = readJson<{ kind?: string; configHash?: string; runIds?: string[] }>(recordPath);
   if (old.kind !== "eval") {
     throw new Error(`${out} holds a training sweep, not an eval; choose another --out`);
   }
@@ -222,8 +222,8 @@ export function checkEvalDir(out: string, s: EvalSettings): void {
 }
 
 /**
- * Create or reopen the run folder after `checkEvalDir`: writes sweep.json (with `command`, the invocation to
- * re-run) and config.json.
+ * Create or reopen the run folder after `checkEvalDir`: writes eval.json (with `command`, the invocation to
+ * re-run; an older folder's sweep.json record moves there) and config.json.
  */
 export function openEvalDir(out: string, s: EvalSettings, command?: string): EvalPaths {
   checkEvalDir(out, s);
@@ -232,7 +232,7 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
   const identity = samplesIdentity(s);
   const sampling = samplingRecord(s);
   const record = evalRecord(s);
-  writeSweepRecord(out, {
+  writeEvalRecord(out, {
     kind: "eval",
     name: `${s.model} on ${s.dataset}`,
     engine: "external",

@@ -2,7 +2,7 @@
 // the run status and its health. Nothing in the folder is written before the preflight passes.
 import { readFileSync, rmSync, statSync } from "node:fs";
 import { atomicWrite, writeJson } from "../../common/fs.ts";
-import { runFile, sweepFile, writeStatus } from "../../common/run_folder.ts";
+import { evalFile, runFile, sweepFile, writeStatus } from "../../common/run_folder.ts";
 import { gradeMany } from "../../evaluators/mod.ts";
 import { type Endpoint, EndpointError, InterruptedError, probeServer } from "./client.ts";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";
@@ -36,7 +36,7 @@ export interface TransportOptions {
   onFailure?: (f: FailedProblem) => void;
   /** Grader pool size (0 grades inline; default: one worker per core). */
   gradeWorkers?: number;
-  /** The command line that produced the run, recorded in sweep.json. */
+  /** The command line that produced the run, recorded in eval.json. */
   command?: string;
   /** Leave samples cut off by max_tokens out of eval.jsonl and Pass@k. */
   excludeTruncated?: boolean;
@@ -91,7 +91,7 @@ const sizeOf = (path: string) => {
  * Evaluate `problems` on the endpoint into `out` (the run-folder format). Re-running with the same settings
  * resumes: finished samples are kept, only missing ones are requested (so a re-run retries only the problems
  * that failed). status.json ends "done" with `failedProblems` listing any problem the server rejected or that
- * ran out of retries. A fatal error (refused key, unknown model) before any sample is added leaves sweep.json,
+ * ran out of retries. A fatal error (refused key, unknown model) before any sample is added leaves eval.json,
  * config.json and status.json as they were. The caller holds the folder's lock (common/lock.ts).
  */
 export async function evaluateEndpoint(
@@ -124,7 +124,7 @@ export async function evaluateEndpoint(
     );
   }
   const before = new Map(
-    [sweepFile(out), runFile(planned.runDir, "config"), planned.statusPath].map((
+    [evalFile(out), sweepFile(out), runFile(planned.runDir, "config"), planned.statusPath].map((
       p,
     ) => [p, snapshot(p)]),
   );

@@ -1,11 +1,14 @@
 import { assertEquals, ok } from "../assert.ts";
 import { Rng } from "../../common/prng.ts";
+import { loadSchema, validate } from "../../common/config.ts";
 import { buildReport, type EvalSample, type RunData } from "../../reports/mod.ts";
 import { mddText } from "../../reports/caveats.ts";
 import {
   main as powerMain,
   ownDesign,
   pairedSampleCorrelation,
+  POWER_SCHEMA,
+  type PowerModel,
   problemsNeeded,
   projectMdd,
   withinEstimate,
@@ -163,4 +166,36 @@ Deno.test("pairedSampleCorrelation known truth: shared draws give ρ = 1, indepe
   ok(Math.abs(none) < 0.03, `independent: ρ = ${none}`);
   ok(Math.abs(some - 0.3) < 0.03, `q = 0.3: ρ = ${some}`);
   ok(Number.isNaN(pairedSampleCorrelation(runs(1), "grpo", "nope", "sim")), "no pairs: NaN");
+});
+
+Deno.test("power --json: the same figures as the Markdown, valid against its schema, with --target too", async () => {
+  const dir = basesSweep();
+  try {
+    const model = JSON.parse(
+      await power([dir, "--bases", "16", "--seeds-per-base", "1", "--problems", "200", "--json"]),
+    ) as PowerModel;
+    validate(loadSchema(POWER_SCHEMA), model, "power.json");
+    const report = await buildReport(dir, { iters: 200 });
+    assertEquals(model.comparisons.length, report.comparisons.length);
+    const c = report.comparisons[0], j = model.comparisons[0];
+    assertEquals(j.design, { bases: 16, seedsPerBase: 1, problems: 200, n: 16 });
+    assertEquals(j.ownDesign, ownDesign(c.cells[0]));
+    for (const [i, d] of c.cells.entries()) {
+      assertEquals(j.cells[i].mdd, d.mdd, "own-design MDD is the summary's");
+      assertEquals(j.cells[i].projected!.mdd, projectMdd(d, j.design));
+      assertEquals(j.cells[i].components.problem, d.nested.problem);
+    }
+    const markdown = await power([dir, "--bases", "16", "--seeds-per-base", "1", "--problems", "200"]);
+    ok(markdown.includes(mddText(j.cells[0].projected!.mdd)), "the Markdown prints the JSON's projected MDD");
+    const target = JSON.parse(
+      await power([dir, "--target", "0.05", "--try-bases", "4,8", "--json"]),
+    ) as PowerModel;
+    validate(loadSchema(POWER_SCHEMA), target, "power-target.json");
+    const rows = target.comparisons[0].target!.rows;
+    assertEquals(rows.map((r) => r.bases), [4, 8]);
+    assertEquals(rows[0].problems.length, target.comparisons[0].target!.ks.length);
+    ok(target.comparisons[0].cells.every((d) => d.projected === null), "no projection with --target");
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });

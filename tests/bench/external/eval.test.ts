@@ -75,7 +75,7 @@ Deno.test("eval: faults, grading and the Pass@k report match the scripted answer
     ok(rows.every((r) => r.correct === (r.sample % 2 === 0)), "even samples right, odd wrong");
     ok(rows.every((r) => r.step === 0 && r.dataset === "synthetic" && typeof r.rule === "string"));
     assertEquals(rows.filter((r) => r.meta.truncated).length, 6, "finish_reason length is flagged");
-    const sweep = readJson<Record<string, unknown>>(`${out}/sweep.json`);
+    const sweep = readJson<Record<string, unknown>>(`${out}/eval.json`);
     assertEquals(sweep.kind, "eval");
     assertEquals((sweep.template as { text: string }).text, Deno.readTextFileSync(template));
     assertEquals((sweep.sampling as { n: number }).n, 4);
@@ -517,7 +517,7 @@ Deno.test("eval: folder state is checked before anything is written; a corrupt l
     assertEquals(await main(evalArgs(srv.url, out)), 0);
     const run = `${out}/runs/test-model`;
     // A key refused after the preflight (GET /models is open, sampling is not): the folder stays as it was.
-    const sweepBefore = Deno.readTextFileSync(`${out}/sweep.json`);
+    const sweepBefore = Deno.readTextFileSync(`${out}/eval.json`);
     const statusBefore = Deno.readTextFileSync(`${run}/status.json`);
     const refusing = startFaultServer({ script: ["401", "401", "401"] });
     try {
@@ -525,7 +525,7 @@ Deno.test("eval: folder state is checked before anything is written; a corrupt l
     } finally {
       await refusing.close();
     }
-    assertEquals(Deno.readTextFileSync(`${out}/sweep.json`), sweepBefore);
+    assertEquals(Deno.readTextFileSync(`${out}/eval.json`), sweepBefore);
     assertEquals(Deno.readTextFileSync(`${run}/status.json`), statusBefore);
     // A corrupt line in the middle: the error names the line and --repair; --repair drops it after a backup.
     const lines = Deno.readTextFileSync(`${run}/samples.jsonl`).split("\n");
@@ -537,10 +537,10 @@ Deno.test("eval: folder state is checked before anything is written; a corrupt l
     assertEquals(srv.log.bodies.length - before, 1, "only the dropped sample is requested again");
     assertEquals(readJsonl(`${run}/samples.jsonl`).length, 24);
     ok([...Deno.readDirSync(run)].some((e) => e.name.startsWith("samples.jsonl.bak-")), "a backup is kept");
-    // Samples without the sweep.json that says how they were made are refused, not reused.
-    Deno.removeSync(`${out}/sweep.json`);
-    await rejects(main(evalArgs(srv.url, out)), /holds samples .* but no sweep\.json.*move runs\/ away/);
-    ok(!exists(`${out}/sweep.json`), "nothing was written");
+    // Samples without the eval.json that says how they were made are refused, not reused.
+    Deno.removeSync(`${out}/eval.json`);
+    await rejects(main(evalArgs(srv.url, out)), /holds samples .* but no eval\.json.*move runs\/ away/);
+    ok(!exists(`${out}/eval.json`), "nothing was written");
   } finally {
     await srv.close();
     Deno.removeSync(out, { recursive: true });
@@ -661,7 +661,7 @@ Deno.test("eval: --grader strict|default is recorded and printed; report --compa
       readJsonl<EvalRow>(`${dir}/runs/test-model/eval.jsonl`).filter((r) => r.correct).length;
     assertEquals(correct(strict), 12, "strict reads only the boxed answers");
     ok(correct(lenient) > 12, `the default grader also reads prose answers: ${correct(lenient)}`);
-    const mode = (dir: string) => sweepRecordOf(readJson(`${dir}/sweep.json`), dir)!.protocol.grader.mode;
+    const mode = (dir: string) => sweepRecordOf(readJson(`${dir}/eval.json`), dir)!.protocol.grader.mode;
     assertEquals([mode(lenient), mode(strict)], ["default", "strict"]);
     ok(
       Deno.readTextFileSync(`${strict}/summary.md`).includes(

@@ -1,11 +1,13 @@
 // serve → eval on a checkpoint with the default sweep's 12-token prompt window: compact prompts fit and are
 // evaluated; prompts past the window are rejected as such, the run fails, and n is never lowered for them.
 import { assertEquals, ok } from "../../assert.ts";
-import { readJson, readJsonl } from "../../../common/fs.ts";
+import { exists, readJson, readJsonl } from "../../../common/fs.ts";
+import { main as reportMain } from "../../../reports/cli.ts";
 import { main } from "../../../commands/eval.ts";
 import type { EvalRow, SampleRecord } from "../../../bench/external/mod.ts";
 import { serveModel, tfjsServedModel } from "../../../bench/engines/tfjs/serve.ts";
 import { writeTinyCheckpoint } from "./tiny_checkpoint.ts";
+import { parseSummary, type SummaryModel } from "../../../reports/mod.ts";
 import { tempDir } from "../../temp.ts";
 
 const ckpt = tempDir();
@@ -49,6 +51,26 @@ Deno.test("serve → eval: compact prompts fit a 12-token window and every probl
     ok(summary.includes("| method | Pass@1 | Pass@4 |"), summary);
     ok(summary.includes("of one model (95% interval over problems"), summary);
     ok(!/seed\(s\)|base model/.test(summary.split("## Reproducibility")[0]), summary);
+    // Beside it, the same numbers as JSON, valid against the schema, with the protocol of this eval.
+    const json = parseSummary(
+      Deno.readTextFileSync(`${out}/summary.json`),
+      "summary.json",
+    ) as unknown as SummaryModel;
+    assertEquals(json.kind, "eval");
+    assertEquals(json.protocol?.template, "compact");
+    assertEquals(json.protocol?.ks, [1, 4]);
+    assertEquals(json.cells.filter((c) => c.slice === "all").map((c) => c.k), [1, 4]);
+    assertEquals(json.comparisons, []);
+    // The metadata file is eval.json; a folder from before it (its record in sweep.json) is still read, and
+    // resuming it moves the record to eval.json.
+    ok(exists(`${out}/eval.json`) && !exists(`${out}/sweep.json`), "the record is eval.json");
+    Deno.renameSync(`${out}/eval.json`, `${out}/sweep.json`);
+    assertEquals(await reportMain([out]), 0);
+    assertEquals(parseSummary(Deno.readTextFileSync(`${out}/summary.json`), "summary.json").kind, "eval");
+    const again = await evalCaptured(args(url, out, "compact"));
+    assertEquals(again.code, 0, again.stderr);
+    ok(exists(`${out}/eval.json`) && !exists(`${out}/sweep.json`), "resuming moved the record to eval.json");
+    assertEquals(readJsonl(`${out}/runs/tiny/samples.jsonl`).length, 24, "resumed, nothing sampled twice");
   } finally {
     await server.shutdown();
   }

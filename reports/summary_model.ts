@@ -1,0 +1,415 @@
+// The summary model: one plain object holding every number a report prints (each cell over runs, each paired
+// difference with its MDD and variance components, the reasoning-boundary counts, incomplete data, the design
+// and the evaluation protocol). summary.md, summary.json, cells.csv and differences.csv are all rendered from it,
+// so the Markdown and the machine-readable files cannot disagree. Its JSON form is checked against
+// reports/schemas/summary.schema.json (ajv).
+import { loadSchema, validate } from "../common/config.ts";
+import { toCsv } from "../common/csv.ts";
+import type { EvalProtocol } from "../common/protocol.ts";
+import type { NestedComponents } from "../evaluators/mod.ts";
+import type { BoundaryRow } from "./boundary.ts";
+import { nearCeiling } from "./caveats.ts";
+import type { Comparison, DroppedK } from "./compare.ts";
+import { type DataIssue, touches } from "./completeness.ts";
+import type { SweepData } from "./load.ts";
+import type { AggregateCell, IntervalKind } from "./passk.ts";
+
+/** The version of the summary model (summary.json `version`); a change of meaning bumps it. */
+export const SUMMARY_VERSION = 1;
+
+/** Row label of the policy before RL (the step-0 evaluation engines write, e.g. the tfjs SFT base model). */
+export const BEFORE_RL = "step 0 (before RL)";
+
+/** Variance components of one value (per value; method of moments; NaN, null in JSON: not estimable). */
+export interface ComponentsModel {
+  base: number;
+  seed: number;
+  problem: number;
+  baseProblem: number;
+  residual: number;
+  /** Several base models: σ²_base and σ²_base×problem are estimated. */
+  basesKnown: boolean;
+  /** Several seeds per base: σ²_seed(base) is told apart from σ²_base. */
+  seedsKnown: boolean;
+}
+
+/** One Pass@k cell: a method's mean over its runs at one dataset, slice, step and k. */
+export interface CellModel {
+  method: string;
+  dataset: string;
+  /** "all", "subject=<name>" or "level=<n>". */
+  slice: string;
+  step: number;
+  k: number;
+  mean: number;
+  /** 95% interval (clipped to [0, 1]; NaN, null in JSON: not defined) and the standard error. */
+  lo: number;
+  hi: number;
+  se: number;
+  interval: IntervalKind;
+  scope: "bases" | "one base";
+  /** Every value behind the cell is equal, so the interval has zero width. */
+  identical: boolean;
+  bases: number;
+  /** Runs (base × seed units) behind the cell, and their seeds. */
+  runs: number;
+  seeds: number[];
+  problems: number;
+  n: number;
+  components: ComponentsModel;
+  /** Fed by an incomplete run, or (a trained method's cell) a smaller design than its dataset's (marked †). */
+  incomplete: boolean;
+  /** Answers behind the cell the grader could not grade (counted as not correct). */
+  ungraded: number;
+  /** Pass@k ≥ 0.93 on ≤ 60 problems: the interval under-covers (marked ‡). */
+  nearCeiling: boolean;
+}
+
+/** B − A at one k, paired by base, seed and problem. */
+export interface DifferenceModel {
+  k: number;
+  mean: number;
+  lo: number;
+  hi: number;
+  se: number;
+  interval: IntervalKind;
+  scope: "bases" | "one base";
+  identical: boolean;
+  /** Minimum detectable difference (80% power, 5% two-sided) and its range with the base term at its χ² bounds. */
+  mdd: number;
+  mddRange: { lo: number; hi: number; df: number };
+  bases: number;
+  /** Run pairs behind the difference. */
+  runs: number;
+  problems: number;
+  n: number;
+  components: ComponentsModel;
+}
+
+/** One comparison (e.g. ace-grpo − grpo on one dataset) at every k both sides have. */
+export interface ComparisonModel {
+  dataset: string;
+  a: string;
+  b: string;
+  /** A run feeding either side is incomplete (every difference of the comparison is marked †). */
+  incomplete: boolean;
+  /** Runs only one side has (left out of the pairs). */
+  unpaired: string[];
+  /** ks some run reports that the difference lacks, with the runs lacking them. */
+  dropped: DroppedK[];
+  differences: DifferenceModel[];
+}
+
+/** The design most trained cells of a dataset share (cells that differ are marked incomplete). */
+export interface DesignModel {
+  dataset: string;
+  bases: number;
+  runs: number;
+  problems: number;
+  n: number;
+  /** Whether the dataset has cells of trained methods (not only the policy before RL). */
+  trained: boolean;
+}
+
+/** Everything a report prints, as numbers. */
+export interface SummaryModel {
+  version: typeof SUMMARY_VERSION;
+  /** "sweep": trained methods; "eval": `deno task eval` of one served model. */
+  kind: "sweep" | "eval";
+  name: string;
+  /** The evaluation protocol the folder recorded (common/protocol.ts); null for a folder written before it. */
+  protocol: EvalProtocol | null;
+  /** Methods in display order (the policy before RL first when present). */
+  methods: string[];
+  designs: DesignModel[];
+  cells: CellModel[];
+  comparisons: ComparisonModel[];
+  /** Reasoning-boundary counts per unit mean, with 95% t intervals over units (boundary.ts). */
+  boundary: BoundaryRow[];
+  /** Incomplete data, one entry per issue. */
+  issues: DataIssue[];
+}
+
+/** What the model is built from (computed by `buildReport`). */
+export interface ModelInput {
+  data: SweepData;
+  /** Methods in display order. */
+  methods: string[];
+  cells: AggregateCell[];
+  comparisons: Comparison[];
+  boundary?: BoundaryRow[];
+  issues?: DataIssue[];
+  /** The method whose step-0 samples make the BEFORE_RL row. */
+  firstMethod?: string;
+}
+
+function components(x: NestedComponents): ComponentsModel {
+  return {
+    base: x.base,
+    seed: x.seed,
+    problem: x.problem,
+    baseProblem: x.baseProblem,
+    residual: x.residual,
+    basesKnown: x.basesKnown,
+    seedsKnown: x.seedsKnown,
+  };
+}
+
+function mode(values: number[]): number {
+  const counts = new Map<number, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1] || b[0] - a[0])[0][0];
+}
+
+/** The design most trained cells (else all cells) of one dataset's slice "all" share. */
+function designOf(dataset: string, cells: readonly AggregateCell[]): DesignModel {
+  const trained = cells.filter((c) => c.method !== BEFORE_RL);
+  const use = trained.length ? trained : cells;
+  return {
+    dataset,
+    bases: mode(use.map((c) => c.bases)),
+    runs: mode(use.map((c) => c.seeds)),
+    problems: mode(use.map((c) => c.problems)),
+    n: mode(use.map((c) => c.n)),
+    trained: trained.length > 0,
+  };
+}
+
+/** The issues touching a cell (the step-0 row belongs to the first method's step 0). */
+function issuesOf(c: AggregateCell, issues: readonly DataIssue[], firstMethod: string): DataIssue[] {
+  const method = c.method === BEFORE_RL ? firstMethod : c.method;
+  return issues.filter((i) => touches(i, method, c.dataset, c.step));
+}
+
+function cellModel(
+  c: AggregateCell,
+  issues: readonly DataIssue[],
+  firstMethod: string,
+  design: DesignModel | undefined,
+): CellModel {
+  const mine = issuesOf(c, issues, firstMethod);
+  // Slices are marked only by their runs' issues: their own problem counts are smaller by construction.
+  const odd = design !== undefined && c.slice === "all" && c.method !== BEFORE_RL &&
+    (c.seeds !== design.runs || c.bases !== design.bases || c.problems !== design.problems ||
+      c.n !== design.n);
+  return {
+    method: c.method,
+    dataset: c.dataset,
+    slice: c.slice,
+    step: c.step,
+    k: c.k,
+    mean: c.mean,
+    lo: c.lo,
+    hi: c.hi,
+    se: c.se,
+    interval: c.interval,
+    scope: c.scope,
+    identical: c.identical,
+    bases: c.bases,
+    runs: c.seeds,
+    seeds: c.seedList,
+    problems: c.problems,
+    n: c.n,
+    components: components(c.nested),
+    incomplete: mine.length > 0 || odd,
+    ungraded: mine.reduce((t, i) => t + (i.ungraded?.count ?? 0), 0),
+    nearCeiling: nearCeiling(c),
+  };
+}
+
+/** The final step of a method's cells on a dataset (the step its differences come from). */
+function finalStep(cells: readonly AggregateCell[], method: string, dataset: string): number {
+  return Math.max(...cells.filter((c) => c.method === method && c.dataset === dataset).map((c) => c.step));
+}
+
+function comparisonModel(
+  c: Comparison,
+  cells: readonly AggregateCell[],
+  issues: readonly DataIssue[],
+): ComparisonModel {
+  const hit = (m: string) => issues.some((i) => touches(i, m, c.dataset, finalStep(cells, m, c.dataset)));
+  return {
+    dataset: c.dataset,
+    a: c.a,
+    b: c.b,
+    incomplete: hit(c.a) || hit(c.b),
+    unpaired: c.unpaired,
+    dropped: c.dropped ?? [],
+    differences: c.cells.map((d) => ({
+      k: d.k,
+      mean: d.mean,
+      lo: d.lo,
+      hi: d.hi,
+      se: d.se,
+      interval: d.interval,
+      scope: d.scope,
+      identical: d.identical,
+      mdd: d.mdd,
+      mddRange: { ...d.mddRange },
+      bases: d.bases,
+      runs: d.seeds,
+      problems: d.problems,
+      n: d.n,
+      components: components(d.nested),
+    })),
+  };
+}
+
+/** Build the summary model of a report (pure: the same inputs give the same model). */
+export function summaryModel(input: ModelInput): SummaryModel {
+  const { data, cells, comparisons } = input;
+  const issues = input.issues ?? [];
+  const firstMethod = input.firstMethod ?? input.methods.find((m) => m !== BEFORE_RL) ?? "";
+  const datasets = [...new Set(cells.map((c) => c.dataset))].sort();
+  const designs = datasets.map((ds) =>
+    designOf(ds, cells.filter((c) => c.dataset === ds && c.slice === "all"))
+  );
+  return {
+    version: SUMMARY_VERSION,
+    kind: data.sweep?.kind === "eval" ? "eval" : "sweep",
+    name: String(data.sweep?.name ?? data.dir.split("/").pop()),
+    protocol: data.record?.protocol ?? null,
+    methods: input.methods.filter((m) => cells.some((c) => c.method === m)),
+    designs,
+    cells: cells.map((c) => cellModel(c, issues, firstMethod, designs.find((d) => d.dataset === c.dataset))),
+    comparisons: comparisons.map((c) => comparisonModel(c, cells, issues)),
+    boundary: input.boundary ?? [],
+    issues,
+  };
+}
+
+/** summary.json's text: the model with every non-finite number (undefined interval, n/a component) as null. */
+export function summaryJson(model: SummaryModel): string {
+  return JSON.stringify(model, (_key, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v), 2) +
+    "\n";
+}
+
+/** The JSON Schema of summary.json. */
+export const SUMMARY_SCHEMA = new URL("./schemas/summary.schema.json", import.meta.url);
+
+/** Parse and validate summary.json text against its schema; throws ValidationError naming `source` and the field. */
+export function parseSummary(text: string, source: string): Record<string, unknown> {
+  return validate<Record<string, unknown>>(loadSchema(SUMMARY_SCHEMA), JSON.parse(text), source);
+}
+
+/** A number for a CSV: rounded to 6 decimals (stable across platforms); empty when not defined. */
+const r6 = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : "");
+
+const COMPONENT_COLUMNS = [
+  "var_base",
+  "var_seed",
+  "var_problem",
+  "var_base_problem",
+  "var_residual",
+] as const;
+
+function componentRecord(x: ComponentsModel): Record<string, unknown> {
+  const values = [x.base, x.seed, x.problem, x.baseProblem, x.residual];
+  return Object.fromEntries(COMPONENT_COLUMNS.map((name, i) => [name, r6(values[i])]));
+}
+
+/** Columns of cells.csv, in order (one row per cell of the model). */
+export const CELL_COLUMNS = [
+  "method",
+  "dataset",
+  "slice",
+  "step",
+  "k",
+  "pass_at_k",
+  "ci_lo",
+  "ci_hi",
+  "se",
+  "interval",
+  "scope",
+  "bases",
+  "runs",
+  "problems",
+  "n",
+  ...COMPONENT_COLUMNS,
+  "incomplete",
+  "ungraded",
+  "near_ceiling",
+] as const;
+
+/** cells.csv: every Pass@k cell over runs (slices included), with its interval and variance components. */
+export function cellsCsv(model: SummaryModel): string {
+  return toCsv(
+    model.cells.map((c) => ({
+      method: c.method,
+      dataset: c.dataset,
+      slice: c.slice,
+      step: c.step,
+      k: c.k,
+      pass_at_k: r6(c.mean),
+      ci_lo: r6(c.lo),
+      ci_hi: r6(c.hi),
+      se: r6(c.se),
+      interval: c.interval,
+      scope: c.scope,
+      bases: c.bases,
+      runs: c.runs,
+      problems: c.problems,
+      n: c.n,
+      ...componentRecord(c.components),
+      incomplete: c.incomplete,
+      ungraded: c.ungraded,
+      near_ceiling: c.nearCeiling,
+    })),
+    CELL_COLUMNS,
+  );
+}
+
+/** Columns of differences.csv, in order (one row per comparison and k). */
+export const DIFFERENCE_COLUMNS = [
+  "dataset",
+  "a",
+  "b",
+  "k",
+  "diff",
+  "ci_lo",
+  "ci_hi",
+  "se",
+  "mdd",
+  "mdd_lo",
+  "mdd_hi",
+  "mdd_df",
+  "interval",
+  "scope",
+  "bases",
+  "runs",
+  "problems",
+  "n",
+  ...COMPONENT_COLUMNS,
+  "incomplete",
+] as const;
+
+/** differences.csv: every B − A difference with its interval, MDD (and its range) and variance components. */
+export function differencesCsv(model: SummaryModel): string {
+  return toCsv(
+    model.comparisons.flatMap((c) =>
+      c.differences.map((d) => ({
+        dataset: c.dataset,
+        a: c.a,
+        b: c.b,
+        k: d.k,
+        diff: r6(d.mean),
+        ci_lo: r6(d.lo),
+        ci_hi: r6(d.hi),
+        se: r6(d.se),
+        mdd: r6(d.mdd),
+        mdd_lo: r6(d.mddRange.lo),
+        mdd_hi: r6(d.mddRange.hi),
+        mdd_df: d.mddRange.df,
+        interval: d.interval,
+        scope: d.scope,
+        bases: d.bases,
+        runs: d.runs,
+        problems: d.problems,
+        n: d.n,
+        ...componentRecord(d.components),
+        incomplete: c.incomplete,
+      }))
+    ),
+    DIFFERENCE_COLUMNS,
+  );
+}
