@@ -1,7 +1,16 @@
 // The one normalised record type every dataset (real or synthetic) is loaded into.
 
 /** Names accepted by `loadDataset` and carried in `MathRecord.dataset`. */
-export type DatasetName = "math500" | "aime2025" | "dapo-math-17k" | "synthetic";
+export type DatasetName =
+  | "math500"
+  | "aime2024"
+  | "aime2025"
+  | "amc2023"
+  | "minerva"
+  | "olympiadbench"
+  | "gsm8k"
+  | "dapo-math-17k"
+  | "synthetic";
 
 /** Per-record metadata; fields are present only where the source has them. */
 export interface MathMeta {
@@ -37,7 +46,17 @@ export interface MathRecord {
 }
 
 /** All dataset names, in the order `fetch --list` shows them. */
-export const DATASET_NAMES: readonly DatasetName[] = ["math500", "aime2025", "dapo-math-17k", "synthetic"];
+export const DATASET_NAMES: readonly DatasetName[] = [
+  "math500",
+  "aime2024",
+  "aime2025",
+  "amc2023",
+  "minerva",
+  "olympiadbench",
+  "gsm8k",
+  "dapo-math-17k",
+  "synthetic",
+];
 
 // Letters of CJK scripts only: full-width punctuation (＄, ，) also appears in English rows of DAPO.
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
