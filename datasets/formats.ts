@@ -32,7 +32,7 @@ export interface Format {
 }
 
 /** JSON lines; a line that does not parse (e.g. the torn last line of a truncated file) is a bad row. */
-async function* jsonlRows(paths: string[]): AsyncGenerator<RawRow> {
+export async function* jsonlRows(paths: string[]): AsyncGenerator<RawRow> {
   for (const path of paths) {
     const lines = readFileSync(path, "utf8").split("\n");
     for (let i = 0; i < lines.length; i++) {
@@ -48,7 +48,7 @@ async function* jsonlRows(paths: string[]): AsyncGenerator<RawRow> {
 }
 
 /** Parquet, a batch of row groups at a time so the 1.8M-row upstream DAPO file never sits in memory whole. */
-async function* parquetRows(paths: string[]): AsyncGenerator<RawRow> {
+export async function* parquetRows(paths: string[]): AsyncGenerator<RawRow> {
   for (const path of paths) {
     const { file, close } = fileBuffer(path);
     try {

@@ -10,7 +10,11 @@ export type DatasetName =
   | "olympiadbench"
   | "gsm8k"
   | "dapo-math-17k"
-  | "synthetic";
+  | "synthetic"
+  | FileDatasetName;
+
+/** A user's problem file as a dataset (`eval --dataset my.jsonl`): "file-" + the file's stem. */
+export type FileDatasetName = `file-${string}`;
 
 /** Per-record metadata; fields are present only where the source has them. */
 export interface MathMeta {
