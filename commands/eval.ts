@@ -33,11 +33,14 @@ import {
   selectProblems,
 } from "../bench/external/mod.ts";
 import { type ExtraColumn, writeReport } from "../reports/mod.ts";
+import { runSuite, SUITES, type SuiteStep } from "./eval_suite.ts";
 import { defaultSettings, renderPrompt, taskSets } from "../bench/engines/tfjs/mod.ts";
 
 /** Usage text for `deno task eval`. */
-export const usage = `usage: deno task eval --endpoint URL --model NAME --dataset NAME|FILE --out DIR
-       [--problem-key KEY] [--answer-key KEY[:boxed|:gsm8k]] [--limit N [--subset-seed S]] [--n 1] [--k LIST] [--temperature 0.6] [--top-p 0.95]
+export const usage =
+  `usage: deno task eval --endpoint URL --model NAME (--dataset NAME|FILE | --suite rlvr) --out DIR
+       [--problem-key KEY] [--answer-key KEY[:boxed|:gsm8k]] [--limit N [--subset-seed S]]
+       [--n 1] [--k LIST] [--temperature 0.6] [--top-p 0.95]
        [--max-tokens 4096] [--seed 0] [--sampling NAME=VALUE,...] [--chat|--completions]
        [--prompt-template NAME|FILE]
        [--api-key-env VAR] [--concurrency 16] [--max-n-per-request N] [--timeout 600] [--retries 8]
@@ -56,6 +59,9 @@ exits 1, and the same command retries only those problems. One eval per --out at
   --model NAME           model name as the server lists it (GET /v1/models)
   --dataset NAME|FILE    ${DATASET_NAMES.join(" | ")} (fetched first with deno task fetch), or a
                          .jsonl or .parquet file with one problem per row (reported as file-<its stem>)
+  --suite rlvr           the standard table: ${SUITES.rlvr.join(", ")}, one after another with the
+                         same flags, each a resumable eval in DIR/<dataset>/ with its own report, then
+                         DIR/suite.md and DIR/suite.csv with a column per dataset (all must be fetched first)
   --problem-key KEY      with --dataset FILE: the field holding the problem (default: problem, else question;
                          a dotted path reaches a nested field)
   --answer-key KEY       with --dataset FILE: the field holding the answer (default: answer, else the last
@@ -107,6 +113,7 @@ const FLAGS = {
   endpoint: { type: "string" },
   model: { type: "string" },
   dataset: { type: "string" },
+  suite: { type: "string" },
   "problem-key": { type: "string" },
   "answer-key": { type: "string" },
   out: { type: "string" },
@@ -306,6 +313,17 @@ export async function main(args: string[]): Promise<number> {
     console.log(usage);
     return 0;
   }
+  if (v.suite !== undefined) {
+    if (v.dataset !== undefined) throw new UsageError("--suite and --dataset exclude each other");
+    const out = required(v, "out");
+    return await runSuite(v.suite, args, { out, cacheDir: v["cache-dir"], mirror: v.mirror }, evalOnce);
+  }
+  return (await evalOnce(args)).code;
+}
+
+/** One eval (one dataset), returning its exit code, its outcome when sampling ran, and its settings. */
+async function evalOnce(args: string[]): Promise<SuiteStep> {
+  const v = parseFlags(args, FLAGS, false).values as Values;
   const settings = settingsFromFlags(v);
   const out = required(v, "out");
   const apiKey = apiKeyFrom(v);
@@ -325,12 +343,13 @@ export async function main(args: string[]): Promise<number> {
   const lock = lockFolder(out, { command });
   const interrupt = onSignals();
   try {
-    return await evalLocked(v, settings, problems, out, {
+    const { code, outcome } = await evalLocked(v, settings, problems, out, {
       ...transport,
       apiKey,
       command,
       signal: interrupt.signal,
     });
+    return { code, outcome, settings };
   } catch (e) {
     // A run stopped before writing anything (preflight, bad folder) leaves no empty folder behind.
     lock.release();
@@ -340,7 +359,7 @@ export async function main(args: string[]): Promise<number> {
       `acebench eval: ${e.message}; the samples received so far are kept in ${out} (status "interrupted" once ` +
         `sampling had begun); re-run the same command to resume`,
     );
-    return e.signal === "SIGTERM" ? 143 : 130;
+    return { code: e.signal === "SIGTERM" ? 143 : 130, outcome: null, settings };
   } finally {
     interrupt.dispose();
     lock.release();
@@ -375,7 +394,7 @@ async function evalLocked(
   problems: EvalProblem[],
   out: string,
   transport: Omit<Parameters<typeof evaluateEndpoint>[3], "onProgress" | "onRetry">,
-): Promise<number> {
+): Promise<{ code: number; outcome: EvalOutcome }> {
   const total = problems.length * settings.n;
   const bar = progressBar(`eval ${settings.model}`, total, "samples");
   // Without a terminal (a log file, CI) a plain line every 15 s says the run is alive.
@@ -423,9 +442,9 @@ async function evalLocked(
       ? "no problem was scored, so there is no report"
       : `Pass@k is over the other ${outcome.health.scored}`;
     console.error(`${scope}; ${failureAdvice(failed)}`);
-    return 1;
+    return { code: 1, outcome };
   }
-  return 0;
+  return { code: 0, outcome };
 }
 
 /** The one-paragraph result: counts, mean@n, truncation, usage and latency (this run's scope), Pass@k. */

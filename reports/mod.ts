@@ -107,3 +107,4 @@ export {
   slopeInterval,
   slopeWeights,
 } from "./dose.ts";
+export { suiteCell, type SuiteInput, type SuiteSet, writeSuiteReport } from "./suite.ts";
