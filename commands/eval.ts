@@ -5,7 +5,14 @@ import { parseFlags, parseIntList, parseNumber, UsageError } from "../common/arg
 import { exists } from "../common/fs.ts";
 import { lockFolder } from "../common/lock.ts";
 import { progressBar, progressEnabled } from "../common/progress.ts";
-import { DATASET_NAMES, loadDataset, type MathRecord } from "../datasets/mod.ts";
+import {
+  DATASET_NAMES,
+  fileDatasetName,
+  isDatasetFile,
+  loadDataset,
+  loadFileDataset,
+  type MathRecord,
+} from "../datasets/mod.ts";
 import { passAtK } from "../evaluators/mod.ts";
 import {
   DEFAULT_RETRY,
@@ -26,12 +33,14 @@ import {
   selectProblems,
 } from "../bench/external/mod.ts";
 import { type ExtraColumn, writeReport } from "../reports/mod.ts";
+import { runSuite, SUITES, type SuiteStep } from "./eval_suite.ts";
 import { defaultSettings, renderPrompt, taskSets } from "../bench/engines/tfjs/mod.ts";
 
 /** Usage text for `deno task eval`. */
 export const usage =
-  `usage: deno task eval --endpoint URL --model NAME --dataset math500|aime2025|dapo-math-17k --out DIR
-       [--limit N [--subset-seed S]] [--n 1] [--k LIST] [--temperature 0.6] [--top-p 0.95]
+  `usage: deno task eval --endpoint URL --model NAME (--dataset NAME|FILE | --suite rlvr) --out DIR
+       [--problem-key KEY] [--answer-key KEY[:boxed|:gsm8k]] [--limit N [--subset-seed S]]
+       [--n 1] [--k LIST] [--temperature 0.6] [--top-p 0.95]
        [--max-tokens 4096] [--seed 0] [--sampling NAME=VALUE,...] [--chat|--completions]
        [--prompt-template NAME|FILE]
        [--api-key-env VAR] [--concurrency 16] [--max-n-per-request N] [--timeout 600] [--retries 8]
@@ -48,7 +57,16 @@ exits 1, and the same command retries only those problems. One eval per --out at
 
   --endpoint URL         server base URL, e.g. http://127.0.0.1:8000/v1 (a bare host gets /v1)
   --model NAME           model name as the server lists it (GET /v1/models)
-  --dataset NAME         ${DATASET_NAMES.join(" | ")} (fetched first with deno task fetch)
+  --dataset NAME|FILE    ${DATASET_NAMES.join(" | ")} (fetched first with deno task fetch), or a
+                         .jsonl or .parquet file with one problem per row (reported as file-<its stem>)
+  --suite rlvr           the standard table: ${SUITES.rlvr.join(", ")}, one after another with the
+                         same flags, each a resumable eval in DIR/<dataset>/ with its own report, then
+                         DIR/suite.md and DIR/suite.csv with a column per dataset (all must be fetched first)
+  --problem-key KEY      with --dataset FILE: the field holding the problem (default: problem, else question;
+                         a dotted path reaches a nested field)
+  --answer-key KEY       with --dataset FILE: the field holding the answer (default: answer, else the last
+                         \\boxed{} of solution); KEY:boxed takes the last \\boxed{} of KEY, KEY:gsm8k what follows
+                         its "####". Every row must have both; the error names file, line and field
   --limit N              only the first N problems (with --subset-seed S: a seeded random N)
   --n N                  samples per problem (default 1); sent as n in one request where supported
   --k LIST               k values for Pass@k (default: powers of two up to n); each k <= n
@@ -95,6 +113,9 @@ const FLAGS = {
   endpoint: { type: "string" },
   model: { type: "string" },
   dataset: { type: "string" },
+  suite: { type: "string" },
+  "problem-key": { type: "string" },
+  "answer-key": { type: "string" },
   out: { type: "string" },
   limit: { type: "string" },
   "subset-seed": { type: "string" },
@@ -142,10 +163,19 @@ function required(v: Values, flag: "endpoint" | "model" | "dataset" | "out"): st
 /** Parse and check every flag into settings; UsageError on anything malformed. */
 export function settingsFromFlags(v: Values): EvalSettings {
   if (v.chat && v.completions) throw new UsageError("--chat and --completions exclude each other");
-  const dataset = required(v, "dataset");
-  if (!DATASET_NAMES.includes(dataset as MathRecord["dataset"])) {
-    throw new UsageError(`--dataset: unknown '${dataset}' (known: ${DATASET_NAMES.join(", ")})`);
+  const given = required(v, "dataset");
+  const file = isDatasetFile(given);
+  if (!file && !DATASET_NAMES.includes(given as MathRecord["dataset"])) {
+    throw new UsageError(
+      `--dataset: unknown '${given}' (known: ${DATASET_NAMES.join(", ")}, or a .jsonl/.parquet file)`,
+    );
   }
+  for (const flag of ["problem-key", "answer-key"] as const) {
+    if (v[flag] !== undefined && !file) {
+      throw new UsageError(`--${flag}: only with --dataset FILE (a .jsonl or .parquet file), not '${given}'`);
+    }
+  }
+  const dataset = file ? fileDatasetName(given) : given;
   const n = intFlag(v, "n", 1);
   const ks = v.k
     ? parseIntList(v.k, "k")
@@ -225,8 +255,22 @@ function apiKeyFrom(v: Values): string | undefined {
   return key;
 }
 
-/** Records of the dataset; "not fetched yet" becomes one line saying how to fetch it. */
-async function loadProblems(dataset: string, v: Values): Promise<MathRecord[]> {
+/** Records of the dataset; "not fetched yet" becomes one line saying how to fetch it. A file's identity (path,
+ * sha256, fields read) is recorded in `settings.datasetFile`. */
+async function loadProblems(dataset: string, v: Values, settings: EvalSettings): Promise<MathRecord[]> {
+  if (v.dataset && isDatasetFile(v.dataset)) {
+    const file = await loadFileDataset(resolve(v.dataset), {
+      problemKey: v["problem-key"],
+      answerKey: v["answer-key"],
+    });
+    settings.datasetFile = {
+      path: file.path,
+      sha256: file.sha256,
+      problemKey: file.problemKey,
+      answerKey: file.answerKey,
+    };
+    return file.records;
+  }
   try {
     return await loadDataset(dataset, { cacheDir: v["cache-dir"], mirror: v.mirror && resolve(v.mirror) });
   } catch (e) {
@@ -269,6 +313,17 @@ export async function main(args: string[]): Promise<number> {
     console.log(usage);
     return 0;
   }
+  if (v.suite !== undefined) {
+    if (v.dataset !== undefined) throw new UsageError("--suite and --dataset exclude each other");
+    const out = required(v, "out");
+    return await runSuite(v.suite, args, { out, cacheDir: v["cache-dir"], mirror: v.mirror }, evalOnce);
+  }
+  return (await evalOnce(args)).code;
+}
+
+/** One eval (one dataset), returning its exit code, its outcome when sampling ran, and its settings. */
+async function evalOnce(args: string[]): Promise<SuiteStep> {
+  const v = parseFlags(args, FLAGS, false).values as Values;
   const settings = settingsFromFlags(v);
   const out = required(v, "out");
   const apiKey = apiKeyFrom(v);
@@ -280,7 +335,7 @@ export async function main(args: string[]): Promise<number> {
   };
   const all = settings.template.name === COMPACT
     ? compactProblems()
-    : await loadProblems(settings.dataset, v);
+    : await loadProblems(settings.dataset, v, settings);
   const problems = selectProblems(all, settings.limit, settings.subsetSeed);
   const command = ["deno task eval", ...args.map(shellQuote)].join(" ");
   const existed = exists(out);
@@ -288,12 +343,13 @@ export async function main(args: string[]): Promise<number> {
   const lock = lockFolder(out, { command });
   const interrupt = onSignals();
   try {
-    return await evalLocked(v, settings, problems, out, {
+    const { code, outcome } = await evalLocked(v, settings, problems, out, {
       ...transport,
       apiKey,
       command,
       signal: interrupt.signal,
     });
+    return { code, outcome, settings };
   } catch (e) {
     // A run stopped before writing anything (preflight, bad folder) leaves no empty folder behind.
     lock.release();
@@ -303,7 +359,7 @@ export async function main(args: string[]): Promise<number> {
       `acebench eval: ${e.message}; the samples received so far are kept in ${out} (status "interrupted" once ` +
         `sampling had begun); re-run the same command to resume`,
     );
-    return e.signal === "SIGTERM" ? 143 : 130;
+    return { code: e.signal === "SIGTERM" ? 143 : 130, outcome: null, settings };
   } finally {
     interrupt.dispose();
     lock.release();
@@ -338,7 +394,7 @@ async function evalLocked(
   problems: EvalProblem[],
   out: string,
   transport: Omit<Parameters<typeof evaluateEndpoint>[3], "onProgress" | "onRetry">,
-): Promise<number> {
+): Promise<{ code: number; outcome: EvalOutcome }> {
   const total = problems.length * settings.n;
   const bar = progressBar(`eval ${settings.model}`, total, "samples");
   // Without a terminal (a log file, CI) a plain line every 15 s says the run is alive.
@@ -386,9 +442,9 @@ async function evalLocked(
       ? "no problem was scored, so there is no report"
       : `Pass@k is over the other ${outcome.health.scored}`;
     console.error(`${scope}; ${failureAdvice(failed)}`);
-    return 1;
+    return { code: 1, outcome };
   }
-  return 0;
+  return { code: 0, outcome };
 }
 
 /** The one-paragraph result: counts, mean@n, truncation, usage and latency (this run's scope), Pass@k. */

@@ -2,12 +2,12 @@
 import { parseFlags, UsageError } from "../common/args.ts";
 import { cacheRoot, type Manifest, readManifest } from "./cache.ts";
 import { fetchDataset, type OnBadRow } from "./fetch.ts";
-import { FETCHABLE, hubEndpoint, pickSource, type Source, SOURCES, sourcesOf } from "./sources.ts";
+import { FETCHABLE, hubEndpoint, hubUrl, pickSource, type Source, SOURCES, sourcesOf } from "./sources.ts";
 
 /** Usage text for `deno task fetch`. */
 export const usage = `usage: deno task fetch [DATASET...] [flags]
 
-Download, verify, cache and normalise ${FETCHABLE.join(", ")} (default: all three).
+Download, verify, cache and normalise ${FETCHABLE.join(", ")} (default: all of them).
 A cached dataset is not fetched again (no network I/O) unless --force is given.
 
 flags:
@@ -19,7 +19,8 @@ flags:
   --on-bad-row fail|skip  a row that fails to parse or validate stops the fetch (fail, default) or is dropped
   --force                 re-read and re-verify the source files even if the dataset is cached
 
-environment: HF_ENDPOINT (hub URL, default https://huggingface.co), HF_TOKEN (sent as a Bearer token)
+environment: HF_ENDPOINT (hub URL, default https://huggingface.co), HF_TOKEN (sent to the hub as a Bearer token),
+             ACEBENCH_GITHUB_RAW (GitHub raw-file URL, default https://raw.githubusercontent.com)
 
 examples:
   deno task fetch --mirror /data/acebench-mirror
@@ -106,7 +107,11 @@ function parseSourceFlags(flags: string[]): Map<string, string> {
 
 /** Where a source's files come from, in one line. */
 function origin(s: Source): string {
-  const hub = s.repo ? `${s.repo}@${s.revision}:${s.files.map((f) => f.hubPath).join(",")}` : "";
+  const hub = !s.repo
+    ? ""
+    : s.host === "github"
+    ? s.files.map((f) => hubUrl(s, f, "https://raw.githubusercontent.com")).join(", ")
+    : `${s.repo}@${s.revision}:${s.files.map((f) => f.hubPath).join(",")}`;
   const mirror = s.files.every((f) => f.mirrorPath)
     ? (s.files.length === 1 ? s.files[0].mirrorPath! : `${s.files.length} files`) + " in a --mirror"
     : "";

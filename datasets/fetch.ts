@@ -136,7 +136,8 @@ async function obtain(
       url,
       dest,
       sha256: expected,
-      token: Deno.env.get("HF_TOKEN"),
+      // The hub token is for the hub only; GitHub raw files are public.
+      token: source.host === "github" ? undefined : Deno.env.get("HF_TOKEN"),
       label: file.hubPath,
     });
     if (got.resumedFrom > 0) log(`${name}: resumed ${file.hubPath} from byte ${got.resumedFrom}`);
@@ -156,9 +157,12 @@ async function obtain(
       : `--mirror DIR (uses the offline source ${offline?.id}, expecting DIR/${
         offline?.files[0].mirrorPath
       }…)`;
+    const endpoint = source.host === "github"
+      ? "ACEBENCH_GITHUB_RAW at a reachable copy of raw.githubusercontent.com"
+      : "HF_ENDPOINT at a reachable mirror (set HF_TOKEN for gated repos)";
     throw new Error(
       `${e.message}.${changed} Needed: ${source.repo}@${source.revision}:${file.hubPath}; provide it with ${how}` +
-        `, or point HF_ENDPOINT at a reachable mirror (set HF_TOKEN for gated repos).`,
+        `, or point ${endpoint}.`,
     );
   }
 }
@@ -208,7 +212,13 @@ export async function normalise(
       continue;
     }
     seenRows.add(key);
-    const record = format.toRecord(row as never);
+    let record: MathRecord;
+    try {
+      record = format.toRecord(row as never);
+    } catch (e) {
+      bad(where, (e as Error).message);
+      continue;
+    }
     const first = seenIds.get(record.id);
     if (first !== undefined) {
       bad(where, `id ${record.id} already used by a different row (${first})`);

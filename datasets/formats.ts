@@ -8,6 +8,13 @@ import { fromCsv } from "../common/csv.ts";
 import type { FormatName } from "./sources.ts";
 import { hasCjk, type MathRecord } from "./record.ts";
 import { stripDapoTemplate } from "./templates.ts";
+import {
+  aime2024Record,
+  amc2023Record,
+  gsm8kRecord,
+  minervaRecord,
+  olympiadBenchRecord,
+} from "./eval_formats.ts";
 
 /** One row as read: its location, and either the value or why it could not be parsed. */
 export interface RawRow {
@@ -25,7 +32,7 @@ export interface Format {
 }
 
 /** JSON lines; a line that does not parse (e.g. the torn last line of a truncated file) is a bad row. */
-async function* jsonlRows(paths: string[]): AsyncGenerator<RawRow> {
+export async function* jsonlRows(paths: string[]): AsyncGenerator<RawRow> {
   for (const path of paths) {
     const lines = readFileSync(path, "utf8").split("\n");
     for (let i = 0; i < lines.length; i++) {
@@ -41,7 +48,7 @@ async function* jsonlRows(paths: string[]): AsyncGenerator<RawRow> {
 }
 
 /** Parquet, a batch of row groups at a time so the 1.8M-row upstream DAPO file never sits in memory whole. */
-async function* parquetRows(paths: string[]): AsyncGenerator<RawRow> {
+export async function* parquetRows(paths: string[]): AsyncGenerator<RawRow> {
   for (const path of paths) {
     const { file, close } = fileBuffer(path);
     try {
@@ -253,6 +260,11 @@ export const FORMATS: Record<FormatName, Format> = {
         r.data_source,
       ),
   },
+  "qwen-aime-jsonl": { rows: jsonlRows, toRecord: aime2024Record },
+  "qwen-amc-jsonl": { rows: jsonlRows, toRecord: amc2023Record },
+  "minerva-jsonl": { rows: jsonlRows, toRecord: minervaRecord },
+  "olympiadbench-jsonl": { rows: jsonlRows, toRecord: olympiadBenchRecord },
+  "gsm8k-jsonl": { rows: jsonlRows, toRecord: gsm8kRecord },
 };
 
 /** The JSON Schema file of a format. */

@@ -1,5 +1,13 @@
 /** Public API of datasets/: the normalised record type, prompt templates, synthetic tasks, fetch and load. */
-export { DATASET_NAMES, type DatasetName, hasCjk, type MathMeta, type MathRecord } from "./record.ts";
+export {
+  DATASET_NAMES,
+  type DatasetName,
+  type FileDatasetName,
+  hasCjk,
+  type MathMeta,
+  type MathRecord,
+} from "./record.ts";
+export { type FileDataset, fileDatasetName, type FileKeys, isDatasetFile, loadFileDataset } from "./file.ts";
 export {
   BOXED_INSTRUCTION,
   DAPO_HEAD,

@@ -1,7 +1,20 @@
 // The one normalised record type every dataset (real or synthetic) is loaded into.
 
 /** Names accepted by `loadDataset` and carried in `MathRecord.dataset`. */
-export type DatasetName = "math500" | "aime2025" | "dapo-math-17k" | "synthetic";
+export type DatasetName =
+  | "math500"
+  | "aime2024"
+  | "aime2025"
+  | "amc2023"
+  | "minerva"
+  | "olympiadbench"
+  | "gsm8k"
+  | "dapo-math-17k"
+  | "synthetic"
+  | FileDatasetName;
+
+/** A user's problem file as a dataset (`eval --dataset my.jsonl`): "file-" + the file's stem. */
+export type FileDatasetName = `file-${string}`;
 
 /** Per-record metadata; fields are present only where the source has them. */
 export interface MathMeta {
@@ -37,7 +50,17 @@ export interface MathRecord {
 }
 
 /** All dataset names, in the order `fetch --list` shows them. */
-export const DATASET_NAMES: readonly DatasetName[] = ["math500", "aime2025", "dapo-math-17k", "synthetic"];
+export const DATASET_NAMES: readonly DatasetName[] = [
+  "math500",
+  "aime2024",
+  "aime2025",
+  "amc2023",
+  "minerva",
+  "olympiadbench",
+  "gsm8k",
+  "dapo-math-17k",
+  "synthetic",
+];
 
 // Letters of CJK scripts only: full-width punctuation (＄, ，) also appears in English rows of DAPO.
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;

@@ -1,9 +1,10 @@
 // The one table of where each dataset comes from: hub repo, pinned revision, files, checksums, offline paths.
 //
-// No commit hashes could be looked up (the hub is unreachable here), so revisions are "main" and the sha256 of
-// each file is the effective pin: known checksums are written below (MATH-500's from the issue, the offline
-// copies' from datasets/checksums.sha256); the others are recorded in the manifest on first fetch and every
-// later fetch must match them.
+// Hugging Face sources: no commit hashes could be looked up (the hub is unreachable here), so revisions are
+// "main" and the sha256 of each file is the effective pin: known checksums are written below (MATH-500's from the
+// issue, the offline copies' from datasets/checksums.sha256); the others are recorded in the manifest on first
+// fetch and every later fetch must match them. GitHub sources (the evaluation sets RLVR papers report: AIME 2024,
+// AMC 2023, Minerva Math, OlympiadBench, GSM8K) are raw files at a pinned commit with a pinned sha256.
 import { readFileSync } from "node:fs";
 import type { DatasetName } from "./record.ts";
 
@@ -14,11 +15,16 @@ export type FormatName =
   | "aime-yentinglin-jsonl"
   | "aime-matharena-src"
   | "dapo-verl-parquet"
-  | "dapo-openr1-parquet";
+  | "dapo-openr1-parquet"
+  | "qwen-aime-jsonl"
+  | "qwen-amc-jsonl"
+  | "minerva-jsonl"
+  | "olympiadbench-jsonl"
+  | "gsm8k-jsonl";
 
 /** One file of a source: where it is on the hub and/or in a mirror folder, and its pinned sha256 if known. */
 export interface SourceFile {
-  /** Path inside the hub repo (resolved at `revision`); absent for offline-only sources. */
+  /** Path inside the hub or GitHub repo (resolved at `revision`); absent for offline-only sources. */
   hubPath?: string;
   /** Path inside a `--mirror` folder laid out like ../shared/datasets; absent for hub-only sources. */
   mirrorPath?: string;
@@ -32,8 +38,11 @@ export interface Source {
   id: string;
   dataset: Exclude<DatasetName, "synthetic">;
   format: FormatName;
-  /** Hugging Face dataset repo, e.g. "HuggingFaceH4/MATH-500"; absent for offline-only sources. */
+  /** Hugging Face dataset repo, e.g. "HuggingFaceH4/MATH-500", or a GitHub repo when `host` is "github";
+   * absent for offline-only sources. */
   repo?: string;
+  /** Where `repo` lives: the Hugging Face hub (default) or GitHub (raw files at the commit `revision`). */
+  host?: "github";
   /** Pinned revision (branch, tag or commit); "main" where no commit hash is known. */
   revision: string;
   licence: string;
@@ -64,6 +73,71 @@ const MATHARENA_SRC_FILES = ["I", "II"].flatMap((exam) => {
 const MIT = "MIT";
 const AIME_LICENCE = "CC BY-NC-SA 4.0 (MathArena)";
 const APACHE = "Apache-2.0";
+
+/** The commit of QwenLM/Qwen2.5-Math whose evaluation/data/ files the evaluation sets are pinned to. */
+const QWEN_COMMIT = "a45202bd16f1ec06f433442dc1152d0074773465";
+/** Qwen2.5-Math's evaluation folder (from ZubinGou/math-evaluation-harness) is MIT; the problems keep their own terms. */
+const QWEN_MIT = "MIT (Qwen2.5-Math evaluation/LICENSE)";
+
+/** A source of one evaluation set: QwenLM/Qwen2.5-Math@QWEN_COMMIT:evaluation/data/<dir>/test.jsonl. */
+function qwenSource(
+  dataset: Source["dataset"],
+  format: FormatName,
+  dir: string,
+  licence: string,
+  about: string,
+): Source {
+  return {
+    id: "qwen25-math",
+    dataset,
+    format,
+    repo: "QwenLM/Qwen2.5-Math",
+    host: "github",
+    revision: QWEN_COMMIT,
+    licence,
+    about,
+    files: [{ hubPath: `evaluation/data/${dir}/test.jsonl`, ...mirrorFile(`${dataset}/test.jsonl`) }],
+  };
+}
+
+// Their checksums (in checksums.sha256) were computed from the commit's blobs (git show QWEN_COMMIT:PATH | sha256sum).
+const QWEN_EVAL_SOURCES: Source[] = [
+  qwenSource(
+    "aime2024",
+    "qwen-aime-jsonl",
+    "aime24",
+    `${QWEN_MIT}; problems (c) MAA`,
+    "AIME 2024 I+II, 30 rows (AoPS wiki text and answers)",
+  ),
+  qwenSource(
+    "amc2023",
+    "qwen-amc-jsonl",
+    "amc23",
+    `${QWEN_MIT}; problems (c) MAA`,
+    "AMC 2023 (12A/12B) with numeric answers, 40 rows",
+  ),
+  qwenSource(
+    "minerva",
+    "minerva-jsonl",
+    "minerva_math",
+    `${QWEN_MIT}; problems from MIT OpenCourseWare (CC BY-NC-SA 4.0)`,
+    "Minerva Math (OCW courses), 272 rows; the answer is the solution's \\boxed{}",
+  ),
+  qwenSource(
+    "olympiadbench",
+    "olympiadbench-jsonl",
+    "olympiadbench",
+    `${QWEN_MIT}; OlympiadBench Apache-2.0`,
+    "OlympiadBench OE_TO_maths_en_COMP (open-ended, text-only, maths, English), 675 rows",
+  ),
+  qwenSource(
+    "gsm8k",
+    "gsm8k-jsonl",
+    "gsm8k",
+    `${QWEN_MIT}; GSM8K MIT (openai/grade-school-math)`,
+    "GSM8K test, 1319 rows; the answer follows '####'",
+  ),
+];
 
 /** Every known source; the first source of a dataset with hub files is its default online source. */
 export const SOURCES: readonly Source[] = [
@@ -138,10 +212,20 @@ export const SOURCES: readonly Source[] = [
     about: "DAPO-Math-17K, one row per record, template stripped, integer index, offline only",
     files: [mirrorFile("dapo-math-17k/dapo_math_17k.parquet")],
   },
+  ...QWEN_EVAL_SOURCES,
 ];
 
 /** The datasets `fetch` handles, in order. */
-export const FETCHABLE: readonly Source["dataset"][] = ["math500", "aime2025", "dapo-math-17k"];
+export const FETCHABLE: readonly Source["dataset"][] = [
+  "math500",
+  "aime2024",
+  "aime2025",
+  "amc2023",
+  "minerva",
+  "olympiadbench",
+  "gsm8k",
+  "dapo-math-17k",
+];
 
 /** All sources of one dataset, default online source first. */
 export function sourcesOf(dataset: string): Source[] {
@@ -173,11 +257,24 @@ export function hubEndpoint(): string {
   return (Deno.env.get("HF_ENDPOINT") || "https://huggingface.co").replace(/\/+$/, "");
 }
 
-/** The download URL of a hub file: `<endpoint>/datasets/<repo>/resolve/<revision>/<path>`. */
-export function hubUrl(source: Source, file: SourceFile, endpoint = hubEndpoint()): string {
+/** GitHub's raw-file endpoint: $ACEBENCH_GITHUB_RAW without a trailing slash, default https://raw.githubusercontent.com. */
+function githubRawEndpoint(): string {
+  return (Deno.env.get("ACEBENCH_GITHUB_RAW") || "https://raw.githubusercontent.com").replace(/\/+$/, "");
+}
+
+/**
+ * The download URL of a source file: `<hub>/datasets/<repo>/resolve/<revision>/<path>` on the Hugging Face hub,
+ * `<raw>/<repo>/<commit>/<path>` on GitHub (`endpoint` overrides the host's default).
+ */
+export function hubUrl(source: Source, file: SourceFile, endpoint?: string): string {
   if (!source.repo || !file.hubPath) {
     throw new Error(`${source.dataset}/${source.id}: not available on the hub`);
   }
   const path = file.hubPath.split("/").map(encodeURIComponent).join("/");
-  return `${endpoint}/datasets/${source.repo}/resolve/${encodeURIComponent(source.revision)}/${path}`;
+  if (source.host === "github") {
+    return `${endpoint ?? githubRawEndpoint()}/${source.repo}/${source.revision}/${path}`;
+  }
+  return `${endpoint ?? hubEndpoint()}/datasets/${source.repo}/resolve/${
+    encodeURIComponent(source.revision)
+  }/${path}`;
 }

@@ -127,3 +127,4 @@ export {
   slopeInterval,
   slopeWeights,
 } from "./dose.ts";
+export { suiteCell, type SuiteInput, type SuiteSet, writeSuiteReport } from "./suite.ts";

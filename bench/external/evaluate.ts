@@ -41,6 +41,8 @@ export interface EvalSettings {
   server: Record<string, ServerValue>;
   /** Grader mode (`--grader`); absent: "default". Not part of the samples' identity: eval.jsonl is re-graded. */
   grader?: "strict" | "default";
+  /** A user's problem file (`--dataset FILE`): its path, the sha256 of its bytes and the fields read. */
+  datasetFile?: { path: string; sha256: string; problemKey: string; answerKey: string };
 }
 
 /** The problem fields an evaluation needs (a subset of datasets' MathRecord). */
@@ -100,6 +102,16 @@ export function samplesIdentity(s: EvalSettings): string {
     seed: s.seed,
     // Only when set, so folders made before --sampling existed keep their hash.
     ...(Object.keys(s.server).length ? { server: s.server } : {}),
+    // A file's content and the fields read define its problems; its path does not (it may move).
+    ...(s.datasetFile
+      ? {
+        file: {
+          sha256: s.datasetFile.sha256,
+          problem: s.datasetFile.problemKey,
+          answer: s.datasetFile.answerKey,
+        },
+      }
+      : {}),
   });
 }
 
@@ -128,11 +140,17 @@ export function samplingRecord(s: EvalSettings) {
  */
 function evalRecord(s: EvalSettings): SweepRecord {
   const { n: _n, server, serverDefaults: defaulted, described: _d, ...sent } = samplingRecord(s);
+  const f = s.datasetFile;
+  const all = f
+    ? `file ${f.path} (sha256 ${
+      f.sha256.slice(0, 12)
+    }; problem from ${f.problemKey}, answer from ${f.answerKey})`
+    : "test";
   const which = s.limit === null
-    ? "test"
+    ? all
     : s.subsetSeed === null
-    ? `test, first ${s.limit}`
-    : `test, ${s.limit} at random (subset seed ${s.subsetSeed})`;
+    ? `${all}, first ${s.limit}`
+    : `${all}, ${s.limit} at random (subset seed ${s.subsetSeed})`;
   return {
     version: RECORD_VERSION,
     design: { kind: "seeds", seeds: [s.seed] },
@@ -215,7 +233,7 @@ export function checkEvalDir(out: string, s: EvalSettings): void {
   }
   if (old.configHash !== samplesIdentity(s) || old.runIds?.[0] !== modelSlug(s.model)) {
     throw new Error(
-      `${out} holds samples made with different settings (model, template, sampling or seed); ` +
+      `${out} holds samples made with different settings (model, dataset or its file, template, sampling or seed); ` +
         `choose another --out or delete it`,
     );
   }

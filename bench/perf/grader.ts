@@ -25,7 +25,8 @@ export const usage =
                       positives (label false, graded correct) and false negatives per mode, and every
                       disagreeing line (repeatable; no speed figures)
 
-Reads ../shared/datasets/math500/test.jsonl when present (else only the corpus is measured).`;
+Reads math500/test.jsonl from the dataset mirror $ACEBENCH_DATASET_MIRROR (one made by
+bash .ci/make_dataset_mirror.sh DIR) when present, else only the corpus is measured.`;
 
 interface Case extends GradeManyItem {
   expected?: boolean;
@@ -36,7 +37,8 @@ const repoRoot = new URL("../../", import.meta.url).pathname;
 function workloads(): Record<string, Case[]> {
   const corpus = readJsonl<Case>(`${repoRoot}tests/evaluators/fixtures/corpus.jsonl`);
   const out: Record<string, Case[]> = {};
-  const math500Path = `${repoRoot}../shared/datasets/math500/test.jsonl`;
+  const mirror = Deno.env.get("ACEBENCH_DATASET_MIRROR") || `${repoRoot}../shared/datasets`;
+  const math500Path = `${mirror}/math500/test.jsonl`;
   if (exists(math500Path)) {
     const golds = readJsonl<{ answer: string }>(math500Path).map((r) => r.answer);
     out["math500 gold vs \\boxed{gold}"] = golds.map((g) => ({

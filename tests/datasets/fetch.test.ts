@@ -168,7 +168,10 @@ Deno.test("fetch --mirror: reads the offline layout; checksum and missing-file e
 
 Deno.test("loadDataset: clear errors for unknown, unfetched and corrupted datasets; synthetic is built in", async () => {
   const cacheDir = tempDir();
-  await rejects(loadDataset("gsm8k", { cacheDir }), /unknown dataset 'gsm8k' \(known: math500, aime2025/);
+  await rejects(
+    loadDataset("gsm9k", { cacheDir }),
+    /unknown dataset 'gsm9k' \(known: math500, aime2024, aime2025/,
+  );
   await rejects(loadDataset("math500", { cacheDir }), /not in the cache .*run `deno task fetch math500`/);
   await fetchDataset("math500", { cacheDir, mirror: MIRROR, source: math500Fixture, onBadRow: "skip" });
   const m = readManifest(cacheDir, "math500")!;

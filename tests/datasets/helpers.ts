@@ -121,7 +121,8 @@ export interface FileServer {
 /**
  * Routes: /files/<name> (with Range), /hop/<n>/<name> (n relative 302 hops), /away/<name> (307 to awayBase),
  * /cut/<name> (the first request dies after half the body), /status/<code>, /loop (redirects to itself),
- * /datasets/<repo>/resolve/<rev>/<path> (hub layout: looks up "<repo>/<path>" in files).
+ * /datasets/<repo>/resolve/<rev>/<path> (hub layout: looks up "<repo>/<path>" in files), /gh/<repo>/<commit>/<path>
+ * (GitHub's raw layout under ACEBENCH_GITHUB_RAW=<url>/gh, the same lookup).
  */
 export function startServer(files: Record<string, Uint8Array> = {}): FileServer {
   const state: FileServer = {
@@ -137,6 +138,9 @@ export function startServer(files: Record<string, Uint8Array> = {}): FileServer 
     let m;
     if ((m = path.match(/^\/files\/(.+)$/))) return serveBytes(req, state.files.get(m[1]));
     if ((m = path.match(/^\/datasets\/([^/]+\/[^/]+)\/resolve\/[^/]+\/(.+)$/))) {
+      return serveBytes(req, state.files.get(`${m[1]}/${m[2]}`));
+    }
+    if ((m = path.match(/^\/gh\/([^/]+\/[^/]+)\/[0-9a-f]{40}\/(.+)$/))) {
       return serveBytes(req, state.files.get(`${m[1]}/${m[2]}`));
     }
     if ((m = path.match(/^\/hop\/(\d+)\/(.+)$/))) {
