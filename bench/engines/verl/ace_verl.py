@@ -629,11 +629,35 @@ def _wrap_wait_for_next_poll(original):
     return _wait_for_next_poll
 
 
+def _wrap_sample(original):
+    """A prompt group whose generation or reward raised ends as "failure" in VERL 0.9's agent loop, and the sync
+    ReplayBuffer samples what is left of it (the batch is padded, validation dumps lose samples). acebench fails
+    the run at the first such group instead, in training and in validation."""
+
+    @functools.wraps(original)
+    def sample(self, global_steps, partition_id, batch_size):
+        batch, metrics = original(self, global_steps=global_steps, partition_id=partition_id, batch_size=batch_size)
+        failed = self.failure_keys[partition_id]
+        if failed:
+            what = "validation" if partition_id == "val" else "training"
+            raise RuntimeError(
+                f"ace_verl: {len(failed)} prompt group(s) of {what} at step {global_steps} failed in VERL's agent "
+                f"loop (a generation or reward error: the agent-loop worker's log names it); VERL would go on with "
+                f"the rollouts left, acebench fails the run"
+            )
+        return batch, metrics
+
+    sample._ace_verl = True
+    return sample
+
+
 def _patch_replay_buffer(module):
-    """VERL 0.9's sync ReplayBuffer: DAPO's budget check where it would wait for more groups."""
+    """VERL 0.9's sync ReplayBuffer: DAPO's budget check where it would wait for more groups, and no training or
+    validation on the remains of failed groups."""
     cls = module.ReplayBuffer
-    if not getattr(vars(cls)["_wait_for_next_poll"], "_ace_verl", False):
-        cls._wait_for_next_poll = _wrap_wait_for_next_poll(vars(cls)["_wait_for_next_poll"])
+    for name, wrap in (("_wait_for_next_poll", _wrap_wait_for_next_poll), ("sample", _wrap_sample)):
+        if not getattr(vars(cls)[name], "_ace_verl", False):
+            setattr(cls, name, wrap(vars(cls)[name]))
 
 
 # Module → (patch, the VERL releases it applies to). VERL 0.7.0: ray_trainer (main_ppo) and the DAPO recipe's

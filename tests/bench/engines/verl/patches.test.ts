@@ -37,7 +37,7 @@ const EXPECTED: Record<string, Record<string, string[]>> = {
       "PPOTrainer._add_batch_to_generate",
       "PPOTrainer._add_prompts_to_generate",
     ],
-    "verl.trainer.ppo.v1.replay_buffer": ["ReplayBuffer._wait_for_next_poll"],
+    "verl.trainer.ppo.v1.replay_buffer": ["ReplayBuffer._wait_for_next_poll", "ReplayBuffer.sample"],
     "verl.utils.tracking": [], // 0.9.0's FileLogger writes numpy scalars itself
   },
 };
