@@ -215,14 +215,44 @@ def _estimator_name(adv_estimator) -> str:
     return str(getattr(adv_estimator, "value", adv_estimator))
 
 
+# VERL 0.9.0's V1 trainer hands compute_advantage no reward extras; the wrapper of its _compute_advantage puts
+# the verifier's verdicts here (row order of the batch), read from TransferQueue.
+_v1_verdicts = contextvars.ContextVar("ace_verl_v1_verdicts", default=None)
+
+NO_VERDICT = (
+    "the reward function must return the verifier's verdict as 'acc' (acebench's reward.py does); ACE never "
+    "infers correctness from the score's sign (a correct answer cut by DAPO's overlong penalty scores 0)"
+)
+
+
 def incorrect_mask(data) -> torch.Tensor:
-    """Incorrect rollouts: `acc` from the reward manager when present, else a sequence score <= 0."""
+    """Incorrect rollouts by the verifier's verdict: `acc` from the reward manager (VERL 0.7.0 puts it into the
+    batch; on 0.9.0 the V1 trainer wrapper reads it from TransferQueue). No verdict is an error, never a guess."""
+    rewards = data.batch["token_level_rewards"]
     acc = data.non_tensor_batch.get("acc") if hasattr(data, "non_tensor_batch") else None
-    if acc is not None:
-        device = data.batch["token_level_rewards"].device
-        return torch.tensor([not bool(a) for a in _as_list(acc)], dtype=torch.bool, device=device)
-    key = "token_level_scores" if "token_level_scores" in data.batch.keys() else "token_level_rewards"
-    return data.batch[key].sum(dim=-1) <= 0
+    if acc is None:
+        acc = _v1_verdicts.get()
+        if acc is None:
+            raise RuntimeError(f"ace: the batch carries no verifier verdict ('acc'): {NO_VERDICT}")
+    acc = _as_list(acc)
+    if len(acc) != rewards.shape[0]:
+        raise RuntimeError(f"ace: {len(acc)} verdicts for a batch of {rewards.shape[0]} rollouts")
+    missing = [i for i, a in enumerate(acc) if a is None]
+    if missing:
+        raise RuntimeError(f"ace: rollouts {missing[:5]} have no verifier verdict ('acc'): {NO_VERDICT}")
+    return torch.tensor([not bool(a) for a in acc], dtype=torch.bool, device=rewards.device)
+
+
+def verdicts_from_extra_fields(keys, extra_fields) -> list:
+    """Each trajectory's `acc` from the `extra_fields.reward_extra_info` VERL 0.9.0's agent loop stores in
+    TransferQueue (None where it has none; incorrect_mask names those)."""
+    out = []
+    for _key, extra in zip(keys, extra_fields, strict=True):
+        extra = getattr(extra, "data", extra)  # TransferQueue may hand back a NonTensorData wrapper
+        info = extra.get("reward_extra_info") if isinstance(extra, dict) else None
+        acc = info.get("acc") if isinstance(info, dict) else None
+        out.append(None if acc is None else bool(acc))
+    return out
 
 
 def ace_inputs(data, opts: AceOptions, norm_by_std: bool = True) -> AceInputs:
@@ -449,10 +479,185 @@ def _patch_tracking(tracking):
     cls.log = log
 
 
+def _wrap_v1_compute_advantage(original):
+    """PPOTrainer._compute_advantage of VERL 0.9's V1 trainer fetches only uid, masks, rm_scores and log-probs
+    from TransferQueue: fetch the verifier's verdicts too (same keys, same row order) for incorrect_mask."""
+
+    @functools.wraps(original)
+    def _compute_advantage(self, batch, metrics):
+        import transfer_queue as tq
+
+        data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id, select_fields=["extra_fields"])
+        token = _v1_verdicts.set(verdicts_from_extra_fields(batch.keys, list(data["extra_fields"])))
+        try:
+            return original(self, batch, metrics)
+        finally:
+            _v1_verdicts.reset(token)
+
+    _compute_advantage._ace_verl = True
+    return _compute_advantage
+
+
+# --- DAPO's round cap on VERL 0.9's Sync DAPO, which has none ------------------------------------------------
+# VERL 0.7.0's DAPO trainer generates gen_batch_size prompts per round and raises after max_num_gen_batches rounds
+# without a full batch of informative groups. 0.9.0's replay buffer refills evicted groups from a wrapping
+# dataloader with no cap: an all-uniform stream samples until killed. acebench counts the prompts each step
+# dispatches (the step's batch and every refill) and stops at ACE_VERL_DAPO_MAX_ROUNDS x ACE_VERL_DAPO_GEN_BATCH.
+
+
+@dataclass
+class DapoBudget:
+    """One step's generation budget: prompts dispatched so far at `step`, of `rounds` x `gen_batch`."""
+
+    rounds: int
+    gen_batch: int
+    step: Optional[int] = None
+    dispatched: int = 0
+    refused: int = 0
+
+    @property
+    def limit(self) -> int:
+        return self.rounds * self.gen_batch
+
+    def start(self, step):
+        """A new step: nothing dispatched yet."""
+        self.step, self.dispatched, self.refused = step, 0, 0
+
+    def grant(self, wanted: int) -> int:
+        """How many of `wanted` prompts may still go out this step (the rest are counted as refused)."""
+        allowed = max(0, min(wanted, self.limit - self.dispatched))
+        self.dispatched += allowed
+        self.refused += wanted - allowed
+        return allowed
+
+    def exhausted_message(self, informative: int, needed: int) -> str:
+        return (
+            f"dynamic sampling: only {informative}/{needed} informative groups at step {self.step} after "
+            f"{self.dispatched} prompts ({self.rounds} rounds x {self.gen_batch} prompts, algo.dynamicSampling."
+            f"maxRounds; onExhausted 'error'): every other group had one verdict for all its rollouts"
+        )
+
+
+def dapo_budget_from_env(env=None) -> Optional[DapoBudget]:
+    """The budget ACE_VERL_DAPO_MAX_ROUNDS / ACE_VERL_DAPO_GEN_BATCH name (None when unset: no cap)."""
+    env = os.environ if env is None else env
+    rounds, gen = env.get("ACE_VERL_DAPO_MAX_ROUNDS"), env.get("ACE_VERL_DAPO_GEN_BATCH")
+    if rounds is None and gen is None:
+        return None
+    if rounds is None or gen is None:
+        raise RuntimeError("ace_verl: set both ACE_VERL_DAPO_MAX_ROUNDS and ACE_VERL_DAPO_GEN_BATCH, or neither")
+    values = {}
+    for name, text in (("ACE_VERL_DAPO_MAX_ROUNDS", rounds), ("ACE_VERL_DAPO_GEN_BATCH", gen)):
+        if not re.fullmatch(r"[1-9][0-9]*", text.strip()):
+            raise RuntimeError(f"ace_verl: {name} is '{text}'; expected a positive integer")
+        values[name] = int(text)
+    return DapoBudget(values["ACE_VERL_DAPO_MAX_ROUNDS"], values["ACE_VERL_DAPO_GEN_BATCH"])
+
+
+def _trainer_budget(trainer) -> Optional[DapoBudget]:
+    """The trainer's budget, made on first use: only under filter groups (DAPO) with the variables set."""
+    if not hasattr(trainer, "_ace_dapo_budget"):
+        fg = trainer.config.algorithm.get("filter_groups", None)
+        enabled = bool(fg is not None and fg.get("enable", False))
+        trainer._ace_dapo_budget = dapo_budget_from_env() if enabled else None
+        replay_buffer = getattr(trainer, "replay_buffer", None)
+        if replay_buffer is not None:
+            replay_buffer._ace_dapo_budget = trainer._ace_dapo_budget
+    return trainer._ace_dapo_budget
+
+
+def _wrap_v1_add_batch(original):
+    """The step's first dispatch (one train batch of prompts) opens the step's budget."""
+
+    @functools.wraps(original)
+    def _add_batch_to_generate(self, *args, **kwargs):
+        budget = _trainer_budget(self)
+        if budget is not None:
+            budget.start(self.global_steps)
+            budget.grant(self.config.data.train_batch_size)
+        return original(self, *args, **kwargs)
+
+    _add_batch_to_generate._ace_verl = True
+    return _add_batch_to_generate
+
+
+def _wrap_v1_refill(original):
+    """The replay buffer's refill: only what the step's budget still allows goes out."""
+
+    @functools.wraps(original)
+    def _add_prompts_to_generate(self, num_prompts):
+        budget = _trainer_budget(self)
+        if budget is None:
+            return original(self, num_prompts)
+        allowed = budget.grant(num_prompts)
+        return original(self, allowed) if allowed > 0 else 0
+
+    _add_prompts_to_generate._ace_verl = True
+    return _add_prompts_to_generate
+
+
 def _patch_v1_trainer(module):
     """VERL 0.9's V1 trainer (main_ppo's default, and its Sync DAPO): PPOTrainer.fit runs every step; its
-    advantage call goes through verl.trainer.ppo.v1.utils, which imported the patched compute_advantage by name."""
+    advantage call goes through verl.trainer.ppo.v1.utils, which imported the patched compute_advantage by name.
+    Its _compute_advantage gets the verifier's verdicts; its dispatches are counted against DAPO's budget."""
     _patch_trainer_classes(module)
+    cls = module.PPOTrainer
+    for name, wrap in (
+        ("_compute_advantage", _wrap_v1_compute_advantage),
+        ("_add_batch_to_generate", _wrap_v1_add_batch),
+        ("_add_prompts_to_generate", _wrap_v1_refill),
+    ):
+        if not getattr(vars(cls)[name], "_ace_verl", False):
+            setattr(cls, name, wrap(vars(cls)[name]))
+
+
+def _wrap_wait_for_next_poll(original):
+    """Sync DAPO waits for in-flight groups between polls: with the step's budget spent and nothing in flight,
+    no batch can fill any more, so the run fails here, naming the counts."""
+
+    @functools.wraps(original)
+    def _wait_for_next_poll(self, partition_id, last_debug_time):
+        budget = getattr(self, "_ace_dapo_budget", None)
+        if budget is not None and partition_id != "val" and budget.dispatched >= budget.limit:
+            inflight = len(self.pending_keys[partition_id]) + len(self.running_keys[partition_id])
+            if inflight == 0:
+                informative = len(self.finished_keys[partition_id] | self.failure_keys[partition_id])
+                raise RuntimeError(budget.exhausted_message(informative, self.train_batch_size))
+        return original(self, partition_id, last_debug_time)
+
+    _wait_for_next_poll._ace_verl = True
+    return _wait_for_next_poll
+
+
+def _wrap_sample(original):
+    """A prompt group whose generation or reward raised ends as "failure" in VERL 0.9's agent loop, and the sync
+    ReplayBuffer samples what is left of it (the batch is padded, validation dumps lose samples). acebench fails
+    the run at the first such group instead, in training and in validation."""
+
+    @functools.wraps(original)
+    def sample(self, global_steps, partition_id, batch_size):
+        batch, metrics = original(self, global_steps=global_steps, partition_id=partition_id, batch_size=batch_size)
+        failed = self.failure_keys[partition_id]
+        if failed:
+            what = "validation" if partition_id == "val" else "training"
+            raise RuntimeError(
+                f"ace_verl: {len(failed)} prompt group(s) of {what} at step {global_steps} failed in VERL's agent "
+                f"loop (a generation or reward error: the agent-loop worker's log names it); VERL would go on with "
+                f"the rollouts left, acebench fails the run"
+            )
+        return batch, metrics
+
+    sample._ace_verl = True
+    return sample
+
+
+def _patch_replay_buffer(module):
+    """VERL 0.9's sync ReplayBuffer: DAPO's budget check where it would wait for more groups, and no training or
+    validation on the remains of failed groups."""
+    cls = module.ReplayBuffer
+    for name, wrap in (("_wait_for_next_poll", _wrap_wait_for_next_poll), ("sample", _wrap_sample)):
+        if not getattr(vars(cls)[name], "_ace_verl", False):
+            setattr(cls, name, wrap(vars(cls)[name]))
 
 
 # Module → (patch, the VERL releases it applies to). VERL 0.7.0: ray_trainer (main_ppo) and the DAPO recipe's
@@ -463,6 +668,7 @@ _PATCHES = {
     "verl.trainer.ppo.ray_trainer": (_patch_ray_trainer, ("0.7.0", "0.9.0")),
     "recipe.dapo.dapo_ray_trainer": (_patch_recipe_trainer, ("0.7.0",)),
     "verl.trainer.ppo.v1.trainer_base": (_patch_v1_trainer, ("0.9.0",)),
+    "verl.trainer.ppo.v1.replay_buffer": (_patch_replay_buffer, ("0.9.0",)),
     "verl.utils.tracking": (_patch_tracking, ("0.7.0",)),
 }
 

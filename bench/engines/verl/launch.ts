@@ -120,7 +120,7 @@ export function verlRunPlan(
   const script = launchScript(
     run,
     { settings, entrypoint, overrides, verlRoot, release, dropped },
-    verlEnv(algo, settings, clusterRunDir),
+    verlEnv(algo, settings, clusterRunDir, recipe),
   );
   const address = settings.rayAddress ?? env.RAY_ADDRESS ?? null;
   const rayJobCommand = rayJobSubmit(join(clusterRunDir, VERL_DIR, "launch.sh"), address, run.runId);

@@ -84,11 +84,24 @@ export function entrypointFor(algo: AlgoConfig, settings: VerlSettings): string 
 export const ACE_METRICS_FILE = "ace_metrics.jsonl";
 
 /**
- * The environment ace_verl.py reads (strings, as Ray's env_vars require): ACE options for ACE runs, and the
- * diagnostics file for every run when settings.aceDiagnostics is on. Empty: the run does not need ace_verl.
+ * The environment ace_verl.py reads (strings, as Ray's env_vars require): ACE options for ACE runs, DAPO's
+ * generation budget per step where the release's trainer has no round cap of its own (0.9.0's Sync DAPO:
+ * ace_verl stops the run after maxRounds × genBatchSize prompts in one step; maxRounds ≤ 0: no cap, as in the
+ * RL core), and the diagnostics file for every
+ * run when settings.aceDiagnostics is on.
  */
-export function verlEnv(algo: AlgoConfig, settings: VerlSettings, runDir: string): Record<string, string> {
+export function verlEnv(
+  algo: AlgoConfig,
+  settings: VerlSettings,
+  runDir: string,
+  recipe: Pick<Recipe, "genBatchSize">,
+): Record<string, string> {
   const env: Record<string, string> = {};
+  const { enabled, maxRounds } = algo.dynamicSampling;
+  if (enabled && maxRounds > 0 && !verlRelease(settings.verlVersion).dapoFromRecipe) {
+    env.ACE_VERL_DAPO_MAX_ROUNDS = String(maxRounds);
+    env.ACE_VERL_DAPO_GEN_BATCH = String(recipe.genBatchSize);
+  }
   if (algo.ace.enabled) {
     env.ACE_VERL_ALPHA = String(algo.ace.alpha);
     env.ACE_VERL_PHI = algo.ace.phi;
@@ -118,7 +131,7 @@ export function versionedOverrides(
     ...actorOverrides(algo, input),
     ...rolloutOverrides(input),
     ...rewardOverrides(algo, input),
-    ...rayOverrides(verlEnv(algo, input.settings, input.paths.runDir)),
+    ...rayOverrides(verlEnv(algo, input.settings, input.paths.runDir, input.recipe)),
     ...trainerOverrides(input),
     ...(input.memory ? memoryOverrides(input.memory) : []),
   ];

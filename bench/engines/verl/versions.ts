@@ -63,8 +63,10 @@ export const VERL_RELEASES: Record<VerlVersion, VerlRelease> = {
         drop: "V1 Sync DAPO ignores it; filter_groups.max_inflight_gen_batches bounds generation",
       },
       "algorithm.filter_groups.max_num_gen_batches": {
-        drop: "V1 Sync DAPO has no round cap (VERL warns and ignores max_num_gen_batches): " +
-          "algo.dynamicSampling.maxRounds is not enforced",
+        drop:
+          "V1 Sync DAPO has no round cap (VERL warns and ignores max_num_gen_batches); acebench enforces " +
+          "algo.dynamicSampling.maxRounds itself (ACE_VERL_DAPO_MAX_ROUNDS × ACE_VERL_DAPO_GEN_BATCH prompts " +
+          "per step, then the run fails)",
       },
     },
     // legacy_reward_impl.yaml's top-level nodes: only main_dapo and fully_async migrate them to reward.*

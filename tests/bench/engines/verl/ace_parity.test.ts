@@ -112,8 +112,12 @@ function makeCase(
     }
   }
   // `shaped`: DAPO-style overlong penalties make some correct rollouts score below their group mean (A < 0), the
-  // case where ACE must still leave them alone; they stay > 0 so "score ≤ 0" also identifies the incorrect ones.
-  const rewards = correct.map((c) => c ? (opts.shaped ? 1 - 0.9 * rng.float() : 1) : opts.pm1 ? -1 : 0);
+  // case where ACE must still leave them alone; the first correct one scores exactly 0 (cut at the length cap,
+  // penalty factor 1), which only the verdict, not the score's sign, says is correct.
+  const first = correct.indexOf(1);
+  const rewards = correct.map((c, i) =>
+    c ? (opts.shaped ? (i === first ? 0 : 1 - 0.9 * rng.float()) : 1) : opts.pm1 ? -1 : 0
+  );
   return { name, B, T, groupIds, rewards, correct, oldLogp, refLogp, mask };
 }
 
@@ -232,6 +236,7 @@ Deno.test({
       "diagnostics",
       "float32",
       "passthrough",
+      "no-verdict-error",
       "missing-ref-error",
       "unpatched-error",
       "env-validation",

@@ -23,6 +23,7 @@ import {
 } from "../../../../bench/engines/verl/mod.ts";
 import { assert, assertEquals, ok } from "../../../assert.ts";
 import { graderCommand, TOKENIZER_DIR, VENV_PYTHON, VERL_SHARED, verlVenvMissing } from "./verl_venv.ts";
+import { type ActorLog, maxRelativeDiff, recomputeAce, runCommand as run } from "./trainer_loop_common.ts";
 
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 const fixtures = here("./fixtures/");
@@ -83,45 +84,6 @@ function sweepConfig(modelDir: string, logFile: string): SweepConfig {
     rl: { steps: STEPS },
     eval: { n: 2, ks: [1, 2], every: 1 },
   } as unknown as SweepConfig;
-}
-
-function run(cmd: string, args: string[], env: Record<string, string>, what: string): string {
-  const out = new Deno.Command(cmd, { args, env, stdout: "piped", stderr: "piped" }).outputSync();
-  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-  if (!out.success) throw new Error(`${what} failed (exit ${out.code}):\n${text.slice(-6000)}`);
-  return text;
-}
-
-interface ActorLog {
-  event: string;
-  length: number[];
-  uid: string[];
-  acc: boolean[] | null;
-  score: number[];
-  advantage: number[];
-  old_log_prob: number[][];
-  ref_log_prob: number[][] | null;
-  response: string[];
-  gold: string[];
-}
-
-/** ACE over GRPO, recomputed: A from the group's rewards (Bessel std + 1e-6), A·(1 + α·softplus(c)) if wrong and A < 0. */
-function recomputeAce(log: ActorLog): number[] {
-  const groups = new Map<string, number[]>();
-  log.uid.forEach((u, i) => groups.set(u, [...(groups.get(u) ?? []), i]));
-  const out = new Array<number>(log.uid.length);
-  for (const members of groups.values()) {
-    const r = members.map((i) => log.score[i]);
-    const mean = r.reduce((a, b) => a + b, 0) / r.length;
-    const std = r.length > 1 ? Math.sqrt(r.reduce((a, b) => a + (b - mean) ** 2, 0) / (r.length - 1)) : 1;
-    members.forEach((i, k) => {
-      const a = r.length > 1 ? (r[k] - mean) / (std + 1e-6) : r[k];
-      const c = log.old_log_prob[i].reduce((s, x, t) => s + x - log.ref_log_prob![i][t], 0);
-      const wrong = !log.acc![i];
-      out[i] = wrong && a < 0 ? a * (1 + ALPHA * Math.log1p(Math.exp(c))) : a;
-    });
-  }
-  return out;
 }
 
 Deno.test({
@@ -198,9 +160,9 @@ Deno.test({
         let amplified = 0;
         for (const u of updates) {
           assert(u.ref_log_prob !== null, "ACE runs have a reference policy");
-          const want = recomputeAce(u);
+          const want = recomputeAce(u, ALPHA, (i) => !u.acc![i]);
+          maxRel = Math.max(maxRel, maxRelativeDiff(u.advantage, want));
           u.advantage.forEach((a, i) => {
-            maxRel = Math.max(maxRel, Math.abs(a - want[i]) / Math.max(1, Math.abs(want[i])));
             if (!u.acc![i] && a < 0) amplified++;
           });
         }

@@ -40,6 +40,25 @@ export function verlVenvMissing(): string | null {
   return null;
 }
 
+/** Why VERL 0.9.0's real V1 trainer cannot run here (its sources, the venv, TransferQueue in it), or null. */
+export function verl090Missing(): string | null {
+  if (!exists(join(VERL_SHARED, "verl-0.9.0", "verl", "trainer", "ppo", "v1", "trainer_sync.py"))) {
+    return `${VERL_SHARED}verl-0.9.0 not found (ACEBENCH_VERL_SRC)`;
+  }
+  const missing = verlVenvMissing();
+  if (missing) return missing;
+  const probe = new Deno.Command(VENV_PYTHON, {
+    args: ["-c", "import transfer_queue, orjson, cachetools"],
+    stdout: "null",
+    stderr: "piped",
+  }).outputSync();
+  if (!probe.success) {
+    const last = new TextDecoder().decode(probe.stderr).trim().split("\n").pop();
+    return `${VENV_PYTHON} lacks VERL 0.9.0's dependencies (${last}; bash .ci/setup_verl_venv.sh installs them)`;
+  }
+  return null;
+}
+
 /** The grader command reward.py starts (JSON argv for ACE_VERL_GRADER): this Deno running reward_serve.ts. */
 export function graderCommand(): string {
   const root = here("../../../../");
