@@ -64,7 +64,7 @@ Deno.test("eval --dataset FILE.jsonl: question + solution layout, gold from the 
       ["file-my_set/1=5", "file-my_set/2=\\frac{3}{4}", "file-my_set/3=42"],
     );
     assertEquals(evalRows.filter((r) => r.correct).map((r) => r.sample), [0, 0, 0]);
-    const record = sweepRecordOf(readJson(join(out, "sweep.json")), "sweep.json")!;
+    const record = sweepRecordOf(readJson(join(out, "eval.json")), "eval.json")!;
     assertEquals(record.protocol.datasets, ["file-my_set"]);
     const sum = sha256(Deno.readFileSync(path)).slice(0, 12);
     assertEquals(
