@@ -70,7 +70,7 @@ export {
   type VerlSettings,
 } from "./recipes.ts";
 export { GRADER_SCRIPT, graderScript, rewardModuleSource } from "./reward.ts";
-export { parseRequest, type RewardVerdict, serveRewards } from "./reward_serve.ts";
+export { parseRequest, type RewardVerdict, serveRewards, splitLines } from "./reward_serve.ts";
 export { readVerlMetrics, VERL_METRIC_FIELDS, VERL_METRICS_DIR } from "./verl_metrics.ts";
 export {
   ASSUMED_TOKENS_PER_GPU_SECOND,

@@ -7,28 +7,43 @@ Each process starts one grader, `bench/engines/verl/reward_serve.ts` under Deno 
 file, written with the run's plan; or the JSON argv in ACE_VERL_GRADER), and sends it JSON lines: a batch of {prediction, gold} out,
 the batch's verdicts back. The grader grades in strict mode (explicit answer markers only: \\boxed{}, "Answer:",
 "final answer is") with the same pool and per-answer timeout as `deno task grade --strict`; nothing about answers
-is decided here. Verdicts are cached per (response, gold) within a process.
+is decided here.
 
     compute_score         {"score": 1.0 | -1.0, "acc": bool, "pred": str}   (rewardScheme pm1, math_dapo's scale)
     compute_score_binary  {"score": 1.0 | 0.0,  "acc": bool, "pred": str}   (rewardScheme binary)
 
 `grade_batch(pairs)` grades many (response, gold) pairs in one round trip (the parity test and batch callers).
-A grader that cannot start or dies is an error naming the command and its stderr, never a silent 0 reward.
+A grader that cannot start, dies or stalls is an error naming the command and its last stderr lines, never a silent
+0 reward. A grader that dies or stalls is restarted once per process and the request retried; a second failure
+raises the first one's error. Each request has a wall-clock bound (ACE_VERL_GRADER_TIMEOUT_S, default 60 s, plus
+2.5 s per response: the grader's own per-answer limit is 2 s, so a batch of timeouts still answers). No verdicts
+are cached: sampled responses almost never repeat, and a cache of them costs memory, not time.
 """
 
 import atexit
+import collections
 import json
 import os
+import queue
 import subprocess
 import threading
 
 GRADER_ENV = "ACE_VERL_GRADER"
+TIMEOUT_ENV = "ACE_VERL_GRADER_TIMEOUT_S"
 GRADER_SCRIPT = "grader.sh"
-_CACHE_MAX = 200_000
+_PER_RESPONSE_S = 2.5
+_STDERR_LINES = 20
+
+
+class GraderError(RuntimeError):
+    """The grader process failed: exited, stalled past its bound, or answered out of protocol."""
 
 
 class _Grader:
-    """One grader process and its pipe, shared by the threads of this process (one request at a time)."""
+    """One grader process and its pipes, shared by the threads of this process (one request at a time).
+
+    Two daemon threads read its stdout (into a queue, so a read can time out) and its stderr (its last lines
+    kept for error messages, so a chatty grader never blocks on a full pipe)."""
 
     def __init__(self, argv):
         self.argv = argv
@@ -41,25 +56,46 @@ class _Grader:
             encoding="utf-8",
             bufsize=1,
         )
-        self.lock = threading.Lock()
+        self.lines = queue.Queue()
+        self.stderr = collections.deque(maxlen=_STDERR_LINES)
+        threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put), daemon=True).start()
+        threading.Thread(target=self._pump, args=(self.proc.stderr, self.stderr.append), daemon=True).start()
 
-    def grade(self, pairs):
+    @staticmethod
+    def _pump(stream, sink):
+        for line in stream:
+            sink(line)
+        sink("")  # end of stream; the deque ignores it in messages
+
+    def _fail(self, what):
+        self.kill()
+        err = " | ".join(line.strip() for line in self.stderr if line.strip())
+        return GraderError(f"reward: the grader ({' '.join(self.argv)}) {what}: {err or 'no message'}")
+
+    def grade(self, pairs, timeout_s):
+        """Verdicts for `pairs`; raises GraderError when the grader exits, stalls past timeout_s or answers wrong."""
         request = json.dumps([{"prediction": p, "gold": g} for p, g in pairs], ensure_ascii=False)
-        with self.lock:
-            try:
-                self.proc.stdin.write(request + "\n")
-                self.proc.stdin.flush()
-                line = self.proc.stdout.readline()
-            except (BrokenPipeError, OSError):
-                line = ""
-            if not line:
-                self.proc.kill()
-                err = self.proc.stderr.read().strip()
-                raise RuntimeError(f"reward: the grader ({' '.join(self.argv)}) exited: {err or 'no message'}")
+        try:
+            self.proc.stdin.write(request + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._fail("exited") from None
+        try:
+            line = self.lines.get(timeout=timeout_s)
+        except queue.Empty:
+            raise self._fail(f"answered nothing in {timeout_s:.0f} s for {len(pairs)} responses") from None
+        if not line:
+            self.proc.wait(timeout=5)
+            raise self._fail(f"exited with code {self.proc.returncode}")
         verdicts = json.loads(line)
         if len(verdicts) != len(pairs):
-            raise RuntimeError(f"reward: the grader answered {len(verdicts)} verdicts for {len(pairs)} responses")
+            raise self._fail(f"answered {len(verdicts)} verdicts for {len(pairs)} responses")
         return verdicts
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
     def close(self):
         if self.proc.poll() is None:
@@ -67,12 +103,12 @@ class _Grader:
             try:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                self.kill()
 
 
-_state = {"pid": None, "grader": None}
+_state = {"pid": None, "grader": None, "restarted": False}
 _state_lock = threading.Lock()
-_cache = {}
+_request_lock = threading.Lock()
 
 
 def _grader_argv():
@@ -88,27 +124,46 @@ def _grader_argv():
     return argv
 
 
-def _grader():
-    """This process's grader, started on first use (a forked child starts its own)."""
+def _timeout_s(n):
+    raw = os.environ.get(TIMEOUT_ENV, "60")
+    try:
+        base = float(raw)
+    except ValueError:
+        raise RuntimeError(f"reward: {TIMEOUT_ENV} must be a number of seconds, got {raw!r}") from None
+    return base + _PER_RESPONSE_S * n
+
+
+def _grader(fresh=False):
+    """This process's grader, started on first use (a forked child starts its own); `fresh` replaces it."""
     with _state_lock:
-        if _state["pid"] != os.getpid() or _state["grader"] is None:
+        if fresh or _state["pid"] != os.getpid() or _state["grader"] is None:
+            if _state["pid"] != os.getpid():
+                _state["restarted"] = False
             _state["grader"] = _Grader(_grader_argv())
             _state["pid"] = os.getpid()
-            _cache.clear()
             atexit.register(_state["grader"].close)
         return _state["grader"]
 
 
 def grade_batch(pairs):
-    """Strict verdicts {correct, status, extracted} for (response, gold) pairs, in order (cached per process)."""
+    """Strict verdicts {correct, status, extracted} for (response, gold) pairs, in order.
+
+    A failed grader is restarted once per process and the request retried; a second failure raises the first
+    error (with the retry's appended)."""
     pairs = [(str(p), str(g)) for p, g in pairs]
-    todo = sorted({pair for pair in pairs if pair not in _cache})
-    if todo:
-        for pair, verdict in zip(todo, _grader().grade(todo)):
-            if len(_cache) >= _CACHE_MAX:
-                _cache.clear()
-            _cache[pair] = verdict
-    return [_cache[pair] for pair in pairs]
+    if not pairs:
+        return []
+    with _request_lock:
+        try:
+            return _grader().grade(pairs, _timeout_s(len(pairs)))
+        except GraderError as first:
+            if _state["restarted"]:
+                raise
+            _state["restarted"] = True
+            try:
+                return _grader(fresh=True).grade(pairs, _timeout_s(len(pairs)))
+            except GraderError as second:
+                raise GraderError(f"{first} (restarted once; the restarted grader failed too: {second})") from first
 
 
 def _result(solution_str, ground_truth, wrong_score):

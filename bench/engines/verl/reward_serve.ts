@@ -58,28 +58,32 @@ export async function serveRewards(
   return lineNo;
 }
 
-async function* stdinLines(): AsyncIterable<string> {
-  const decoder = new TextDecoderStream();
-  let buffered = "";
-  for await (const chunk of Deno.stdin.readable.pipeThrough(decoder)) {
-    // search only the new chunk: one request line may be megabytes long
-    let from = buffered.length;
-    buffered += chunk;
+/**
+ * The lines of a stream of text chunks, without their "\n" (a last line without one included). Linear in the
+ * input: each chunk is searched once and a line's pieces are joined once, so a request line of hundreds of
+ * megabytes costs what reading it costs.
+ */
+export async function* splitLines(chunks: AsyncIterable<string>): AsyncIterable<string> {
+  let pieces: string[] = [];
+  for await (const chunk of chunks) {
+    let from = 0;
     let nl: number;
-    while ((nl = buffered.indexOf("\n", from)) >= 0) {
-      yield buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
-      from = 0;
+    while ((nl = chunk.indexOf("\n", from)) >= 0) {
+      pieces.push(chunk.slice(from, nl));
+      yield pieces.join("");
+      pieces = [];
+      from = nl + 1;
     }
+    if (from < chunk.length) pieces.push(chunk.slice(from));
   }
-  if (buffered) yield buffered;
+  if (pieces.length) yield pieces.join("");
 }
 
 if (import.meta.main) {
   const encoder = new TextEncoder();
   const workers = Number(Deno.env.get("ACE_VERL_GRADER_WORKERS") ?? "1");
   try {
-    await serveRewards(stdinLines(), async (line) => {
+    await serveRewards(splitLines(Deno.stdin.readable.pipeThrough(new TextDecoderStream())), async (line) => {
       const bytes = encoder.encode(line);
       for (let off = 0; off < bytes.length;) off += await Deno.stdout.write(bytes.subarray(off));
     }, { workers: Number.isInteger(workers) && workers > 0 ? workers : 1 });

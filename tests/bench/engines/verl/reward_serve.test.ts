@@ -1,7 +1,12 @@
 // reward_serve.ts, the grading process reward.py talks to: one response line per request line, in order, strict
 // verdicts identical to gradeMany's; bad requests are errors naming the line and item.
 import { gradeMany } from "../../../../evaluators/mod.ts";
-import { parseRequest, type RewardVerdict, serveRewards } from "../../../../bench/engines/verl/mod.ts";
+import {
+  parseRequest,
+  type RewardVerdict,
+  serveRewards,
+  splitLines,
+} from "../../../../bench/engines/verl/mod.ts";
 import { assertEquals, throws } from "../../../assert.ts";
 
 async function* lines(items: string[]): AsyncIterable<string> {
@@ -33,4 +38,22 @@ Deno.test("verl reward_serve: bad request lines are errors naming the line and i
   throws(() => parseRequest("{", 3), /stdin line 3: invalid JSON/);
   throws(() => parseRequest('{"prediction": "x"}', 4), /stdin line 4: expected a JSON array/);
   throws(() => parseRequest('[{"prediction": "x", "gold": 1}]', 5), /stdin line 5, item 0/);
+});
+
+Deno.test("verl reward_serve: lines split across chunks, one line of many chunks, no final newline", async () => {
+  async function* chunks(items: string[]): AsyncIterable<string> {
+    for (const c of items) yield c;
+  }
+  const collect = async (items: string[]) => {
+    const out: string[] = [];
+    for await (const line of splitLines(chunks(items))) out.push(line);
+    return out;
+  };
+  assertEquals(await collect(["a\nb", "c\n", "\n", "d"]), ["a", "bc", "", "d"]);
+  assertEquals(await collect(["x\n"]), ["x"]);
+  assertEquals(await collect([]), []);
+  // 64 MiB in 64 KiB chunks, as a pipe delivers a huge grade_batch request: linear, so about a second
+  const piece = "y".repeat(65_536);
+  const big = await collect([...Array.from({ length: 1024 }, () => piece), "\nz"]);
+  assertEquals(big.map((l) => l.length), [1024 * 65_536, 1]);
 });
