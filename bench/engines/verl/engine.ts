@@ -1,10 +1,11 @@
-// The VERL engine as a sweep sees it: `prepare` exports the datasets as parquet once per sweep; `run` writes the
+// The VERL engine as a sweep sees it: `prepare` exports the datasets as parquet and bundles the grader once per sweep; `run` writes the
 // run's launch plan and, when settings.launch asks for it, runs it and ingests the validation dumps.
 import { basename, join } from "node:path";
 import { runFile } from "../../../common/run_folder.ts";
 import { loadDataset, type MathRecord } from "../../../datasets/mod.ts";
 import type { Engine, RunConfig, RunHooks } from "../engine.ts";
 import { toVerlRows, writeVerlParquet } from "./export.ts";
+import { bundleGrader } from "./grader_bundle.ts";
 import { ingestVerlDumps } from "./ingest.ts";
 import { VERL_DIR, verlDataPath, verlRunPlan, writeRunPlan } from "./launch.ts";
 import { validateVerlSettings, type VerlDataset, type VerlSettings } from "./recipes.ts";
@@ -65,6 +66,12 @@ export const verlEngine: Engine = {
     };
     const files = await exportVerlData(sweepDir, settings, (name) => loadDataset(name, options));
     for (const f of files) console.log(`verl: wrote ${f.rows} rows to ${f.path}`);
+    if (settings.acebenchRoot === null) {
+      const grader = await bundleGrader(sweepDir);
+      console.log(
+        `verl: bundled the reward grader into ${grader.dir} (deno ${Deno.version.deno}, sha256 in SHA256SUMS)`,
+      );
+    }
   },
   async run(run: RunConfig, runDir: string, sweepDir: string, hooks: RunHooks) {
     const steps = (run.settings.rl as { steps?: number } | undefined)?.steps;

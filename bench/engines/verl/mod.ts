@@ -70,6 +70,7 @@ export {
   type VerlSettings,
 } from "./recipes.ts";
 export { GRADER_SCRIPT, graderScript, rewardModuleSource } from "./reward.ts";
+export { bundleGrader, GRADER_BUNDLE_DIR, GRADER_BUNDLE_FILES } from "./grader_bundle.ts";
 export { parseRequest, type RewardVerdict, serveRewards, splitLines } from "./reward_serve.ts";
 export { readVerlMetrics, VERL_METRIC_FIELDS, VERL_METRICS_DIR } from "./verl_metrics.ts";
 export {

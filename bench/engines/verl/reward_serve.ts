@@ -30,14 +30,15 @@ export function parseRequest(line: string, lineNo: number): { prediction: string
 
 /**
  * Answer request lines from `lines` until it ends, one response line per request, in order. `timeoutMs` is the
- * hard per-answer limit (2000, as `grade`'s default); `workers` the pool size (at least 1: the timeout needs one).
+ * hard per-answer limit (2000, as `grade`'s default); `workers` the pool size (at least 1: the timeout needs one);
+ * `workerUrl` the grading worker's module (default the checkout's; the bundled grader names its own).
  */
 export async function serveRewards(
   lines: AsyncIterable<string>,
   write: (line: string) => Promise<void>,
-  options: { workers?: number; timeoutMs?: number } = {},
+  options: { workers?: number; timeoutMs?: number; workerUrl?: string } = {},
 ): Promise<number> {
-  const pool = new GraderPool(Math.max(1, options.workers ?? 1));
+  const pool = new GraderPool(Math.max(1, options.workers ?? 1), options.workerUrl);
   let lineNo = 0;
   try {
     for await (const line of lines) {
@@ -86,7 +87,11 @@ if (import.meta.main) {
     await serveRewards(splitLines(Deno.stdin.readable.pipeThrough(new TextDecoderStream())), async (line) => {
       const bytes = encoder.encode(line);
       for (let off = 0; off < bytes.length;) off += await Deno.stdout.write(bytes.subarray(off));
-    }, { workers: Number.isInteger(workers) && workers > 0 ? workers : 1 });
+    }, {
+      workers: Number.isInteger(workers) && workers > 0 ? workers : 1,
+      // the bundled grader (grader_bundle.ts) runs its own bundled worker, beside it
+      workerUrl: Deno.env.get("ACEBENCH_GRADE_WORKER") || undefined,
+    });
   } catch (e) {
     console.error((e as Error).message);
     Deno.exit(1);

@@ -4,6 +4,7 @@
 // back: every run planned, the parquet files readable, reward.py answering. Each subprocess runs with exactly
 // the permissions deno.json gives its task. A config added to bench/configs/ is covered without editing this.
 // `regress` is not run here: it compares against a committed baseline of the full ci-* sweeps (its own test).
+import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { parquetReadObjects } from "hyparquet";
 import { assert, assertEquals } from "../../assert.ts";
@@ -55,8 +56,14 @@ async function verlDatasets(): Promise<string | null> {
   return verlCache = cache;
 }
 
-/** reward.py of a planned run scores a right and a wrong answer (acebench's strict grade through grader.sh). */
-async function rewardAnswers(verlDir: string): Promise<void> {
+/**
+ * reward.py of a planned run scores a right and a wrong answer (acebench's strict grade through grader.sh and the
+ * grader bundled into the sweep), from a copy of the sweep folder, with no Deno on PATH.
+ */
+async function rewardAnswers(sweepDir: string, runId: string): Promise<void> {
+  const copy = join(tempDir("acebench-matrix-copy-"), "sweep");
+  cpSync(sweepDir, copy, { recursive: true });
+  const verlDir = join(copy, "runs", runId, "verl");
   const script = [
     "import sys, json",
     `sys.path.insert(0, ${JSON.stringify(verlDir)})`,
@@ -66,7 +73,8 @@ async function rewardAnswers(verlDir: string): Promise<void> {
   ].join("\n");
   const out = await new Deno.Command("/usr/bin/python3", {
     args: ["-c", script],
-    env: { ACEBENCH_DENO: Deno.execPath() },
+    clearEnv: true,
+    env: { PATH: "/usr/bin:/bin", HOME: copy },
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -90,7 +98,7 @@ async function checkVerlPlans(out: string): Promise<void> {
     const rows = await parquetReadObjects({ file: bytes.buffer as ArrayBuffer, rowEnd: 2 });
     assert(rows.length > 0, `${file.name}: no rows`);
   }
-  await rewardAnswers(join(out, "runs", runs[0], "verl"));
+  await rewardAnswers(out, runs[0]);
 }
 
 for (const name of configs) {

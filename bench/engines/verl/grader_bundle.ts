@@ -1,0 +1,70 @@
+// The reward grader, self-contained in the sweep folder: reward_serve.ts and the grading worker bundled into two
+// JavaScript files (`deno bundle`, npm packages inlined) beside a copy of the Deno executable that bundled them,
+// with their sha256 in SHA256SUMS. A scoring node then needs neither Deno on PATH nor the acebench checkout: only
+// the sweep folder (grader.sh finds the bundle relative to itself and checks the sums before it starts).
+import { createHash } from "node:crypto";
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { atomicWrite } from "../../../common/fs.ts";
+
+/** The bundled grader's folder, relative to the sweep folder. */
+export const GRADER_BUNDLE_DIR = "verl/grader";
+/** The files of a bundled grader, in SHA256SUMS order. */
+export const GRADER_BUNDLE_FILES = ["deno", "reward_serve.js", "grade_worker.js"] as const;
+
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+
+function sha256File(path: string): string {
+  return createHash("sha256").update(readFileSync(path)).digest("hex");
+}
+
+async function bundle(entry: string, out: string): Promise<void> {
+  const result = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "bundle",
+      "--quiet",
+      "--platform",
+      "deno",
+      "--config",
+      join(ROOT, "deno.json"),
+      "-o",
+      out,
+      join(ROOT, entry),
+    ],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!result.success) {
+    const err = new TextDecoder().decode(result.stderr).trim().split("\n").slice(-3).join(" | ");
+    throw new Error(`verl: could not bundle the grader (deno bundle ${entry}): ${err}`);
+  }
+}
+
+/**
+ * Build the grader into `<sweepDir>/verl/grader/` (built beside it, then renamed into place: a crash leaves the
+ * previous one whole). Returns the folder and each file's sha256. Needs --allow-run (it runs `deno bundle`).
+ */
+export async function bundleGrader(
+  sweepDir: string,
+): Promise<{ dir: string; sha256: Record<string, string> }> {
+  const dir = join(sweepDir, GRADER_BUNDLE_DIR);
+  const tmp = `${dir}.${Deno.pid}.tmp`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  try {
+    await bundle("bench/engines/verl/reward_serve.ts", join(tmp, "reward_serve.js"));
+    await bundle("evaluators/grade_worker.ts", join(tmp, "grade_worker.js"));
+    copyFileSync(Deno.execPath(), join(tmp, "deno"));
+    chmodSync(join(tmp, "deno"), 0o755);
+    const sha256 = Object.fromEntries(GRADER_BUNDLE_FILES.map((f) => [f, sha256File(join(tmp, f))]));
+    // sha256sum --check's format: "<hex>  <name>"
+    atomicWrite(join(tmp, "SHA256SUMS"), GRADER_BUNDLE_FILES.map((f) => `${sha256[f]}  ${f}\n`).join(""));
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(tmp, dir);
+    return { dir, sha256 };
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
