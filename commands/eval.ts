@@ -34,7 +34,7 @@ import {
 } from "../bench/external/mod.ts";
 import { type ExtraColumn, writeReport } from "../reports/mod.ts";
 import { runSuite, SUITES, type SuiteStep } from "./eval_suite.ts";
-import { defaultSettings, renderPrompt, taskSets } from "../bench/engines/tfjs/mod.ts";
+import { COMPACT_TEMPLATE, defaultSettings, renderPrompt, taskSets } from "../bench/engines/tfjs/mod.ts";
 
 /** Usage text for `deno task eval`. */
 export const usage =
@@ -196,7 +196,7 @@ export function settingsFromFlags(v: Values): EvalSettings {
       );
     }
     template = v["prompt-template"] === COMPACT
-      ? { name: COMPACT, text: "{problem}" }
+      ? COMPACT_TEMPLATE
       : resolveTemplate(v["prompt-template"] ?? defaultTemplateFor(dataset));
   } catch (e) {
     throw new UsageError((e as Error).message);
@@ -285,7 +285,7 @@ async function loadProblems(dataset: string, v: Values, settings: EvalSettings):
 }
 
 /** The template name for the tfjs engine's own prompts ("3+4*5="), rendered from a synthetic record's parameters. */
-const COMPACT = "compact";
+const COMPACT = COMPACT_TEMPLATE.name;
 
 /**
  * The tfjs engine's default held-out tasks with their compact prompts as the problem text: the prompts a model

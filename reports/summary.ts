@@ -66,7 +66,8 @@ function passKTable(cells: readonly CellModel[], methods: readonly string[]): st
   return table(["method", ...ks.map((k) => `Pass@${k}`)], rows);
 }
 
-function intervalNote(cells: readonly CellModel[], design: DesignModel): string {
+/** The sentence above a dataset's table: what a cell averages and what its interval covers (eval: one model). */
+function intervalNote(cells: readonly CellModel[], design: DesignModel, kind: SummaryModel["kind"]): string {
   const steps = [...new Set(cells.filter((c) => c.method !== BEFORE_RL).map((c) => c.step))].sort((a, b) =>
     a - b
   );
@@ -77,10 +78,8 @@ function intervalNote(cells: readonly CellModel[], design: DesignModel): string 
     : trained.some((c) => c.interval === "one seed")
     ? `${crossedName(design)}; over problems only where a method has one seed`
     : `${crossedName(design)}, clipped to [0, 1]`;
-  const evaluation = cells.every((c) => c.method !== BEFORE_RL) && design.bases === 1 && design.runs === 1 &&
-    steps.length === 1 && steps[0] === 0 && cells.every((c) => c.interval === "one seed");
   const lines = [
-    evaluation
+    kind === "eval"
       ? `Mean over ${design.problems} problems, n = ${design.n} samples each, of one model (95% interval over ` +
         `problems: it holds for these problems' population and this model only).`
       : `Mean over ${
@@ -357,7 +356,14 @@ export function renderSummary(input: SummaryInput): string {
   for (const design of model.designs) {
     const dataset = design.dataset;
     const all = cells.filter((c) => c.dataset === dataset && c.slice === "all");
-    lines.push(`## ${dataset}`, "", intervalNote(all, design), "", ...passKTable(all, methods), "");
+    lines.push(
+      `## ${dataset}`,
+      "",
+      intervalNote(all, design, model.kind),
+      "",
+      ...passKTable(all, methods),
+      "",
+    );
     if (all.some((c) => c.incomplete)) {
       lines.push(
         `${INCOMPLETE_MARK} fed by an incomplete run, or fewer seeds, problems or samples than the design above` +

@@ -13,7 +13,15 @@ export {
   type SavedModel,
 } from "./policy.ts";
 export { CharTokenizer, cutAtEos, encodePrompts, makeTokenizer, type Tokenizer } from "./tokenizer.ts";
-export { type Method, METHODS, methodsOf, renderPrompt, renderTrace, TRACE_FAMILIES } from "./traces.ts";
+export {
+  COMPACT_TEMPLATE,
+  type Method,
+  METHODS,
+  methodsOf,
+  renderPrompt,
+  renderTrace,
+  TRACE_FAMILIES,
+} from "./traces.ts";
 export {
   defaultSettings,
   modelConfig,

@@ -5,6 +5,7 @@ import { exists } from "../../../common/fs.ts";
 import { type PromptTemplate, resolveTemplate } from "../../../datasets/mod.ts";
 import { initBackend } from "./backend.ts";
 import { loadPolicy } from "./policy.ts";
+import { COMPACT_TEMPLATE } from "./traces.ts";
 import { servedPolicy, serveModel, templateMisfit } from "./serve.ts";
 
 /** Usage text for `deno task serve`. */
@@ -39,7 +40,7 @@ example:
 
 /** A shipped template by name, or a file's text; the error names the flag. */
 function templateOf(nameOrFile: string): PromptTemplate {
-  if (nameOrFile === "compact") return { name: "compact", text: "{problem}" };
+  if (nameOrFile === COMPACT_TEMPLATE.name) return COMPACT_TEMPLATE;
   try {
     return resolveTemplate(nameOrFile);
   } catch (e) {

@@ -211,6 +211,9 @@ export function methodsOf(family: string): Method[] {
   return out;
 }
 
+/** The "compact" prompt template: the problem text is the engine's compact prompt itself, nothing around it. */
+export const COMPACT_TEMPLATE = { name: "compact", text: "{problem}" } as const;
+
 /** The compact prompt for a synthetic record, e.g. "3+4*5=", "47%6=", "3x+4=19", "gcd(12,18)=". */
 export function renderPrompt(record: MathRecord): string {
   const p = record.meta.params ?? {};

@@ -29,10 +29,18 @@ async function evalCaptured(argv: string[]): Promise<{ code: number; stderr: str
   }
 }
 
-Deno.test("serve → eval: compact prompts fit a 12-token window and every problem is scored", async () => {
+/** Serve the tiny checkpoint on a free port for `body`, then shut the server down. */
+async function withServer(body: (url: string, out: string) => Promise<void>): Promise<void> {
   const { server, url } = serveModel(tfjsServedModel(ckpt, "tiny"), 0);
-  const out = tempDir();
   try {
+    await body(url, tempDir());
+  } finally {
+    await server.shutdown();
+  }
+}
+
+Deno.test("serve → eval: compact prompts fit a 12-token window and every problem is scored", async () => {
+  await withServer(async (url, out) => {
     const { code, stderr } = await evalCaptured(args(url, out, "compact"));
     assertEquals(code, 0, stderr);
     const samples = readJsonl<SampleRecord>(`${out}/runs/tiny/samples.jsonl`);
@@ -71,15 +79,11 @@ Deno.test("serve → eval: compact prompts fit a 12-token window and every probl
     assertEquals(again.code, 0, again.stderr);
     ok(exists(`${out}/eval.json`) && !exists(`${out}/sweep.json`), "resuming moved the record to eval.json");
     assertEquals(readJsonl(`${out}/runs/tiny/samples.jsonl`).length, 24, "resumed, nothing sampled twice");
-  } finally {
-    await server.shutdown();
-  }
+  });
 });
 
 Deno.test("serve → eval: prompts past the window are context errors; the run fails, n stays, no retry advice", async () => {
-  const { server, url } = serveModel(tfjsServedModel(ckpt, "tiny"), 0);
-  const out = tempDir();
-  try {
+  await withServer(async (url, out) => {
     const { code, stderr } = await evalCaptured(args(url, out, "boxed"));
     assertEquals(code, 1, stderr);
     ok(!/sending n = /.test(stderr), `n was lowered for a prompt error: ${stderr}`);
@@ -90,9 +94,7 @@ Deno.test("serve → eval: prompts past the window are context errors; the run f
     const status = readJson<{ state: string; reason: string }>(`${out}/runs/tiny/status.json`);
     assertEquals(status.state, "failed");
     ok(status.reason.startsWith("every problem failed"), status.reason);
-  } finally {
-    await server.shutdown();
-  }
+  });
 });
 
 Deno.test("eval --prompt-template compact: a non-synthetic dataset is a one-line usage error", async () => {
