@@ -25,7 +25,7 @@ import {
 import { kernelInfo, useKernels } from "../engines/tfjs/ops/attention.ts";
 import { blasInfo } from "../engines/tfjs/ops/blas.ts";
 import { coreCount, DataParallelTrainer, fullBatch, SamplerPool } from "../engines/tfjs/parallel.ts";
-import { kernelClasses, type OpClassTable, printProfileTable } from "./profile.ts";
+import { kernelClasses, type OpClassTable, printProfileTable, splitStep } from "./profile.ts";
 import { gemmFlops, sampleFlopsPerToken, trainFlopsPerToken } from "./flops.ts";
 import { median } from "../../evaluators/stats.ts";
 
@@ -230,6 +230,11 @@ function effNote(gflops: number, pct: number): string {
   return ` (${gflops.toFixed(1)} GFLOP/s, ${pct.toFixed(0)}% of peak)`;
 }
 
+/** "train, sample" median peaks of a table line (the tfjs one beside each torch one, for comparison). */
+function peakNote(train: number[], sample: number[]): string {
+  return `${median(train).toFixed(1)}, ${median(sample).toFixed(1)}`;
+}
+
 /** One PyTorch timing of a run: its version string, interpreter, tokens/s, the tfjs/torch ratios, efficiency. */
 interface TorchRow extends Efficiency {
   engine: string;
@@ -266,7 +271,8 @@ async function profile(rig: Rig, pythons: string[], torchArgs: string[]): Promis
   // Kernels of a single-process train step; the data-parallel phases are timed separately below.
   await timeTrainStep(rig, true);
   const trainStep = await kernelClasses(() => timeTrainStep(rig, true));
-  const tables: OpClassTable[] = [{ title: "tfjs train step, one process", ...trainStep }];
+  const trainTable = { title: "tfjs train step, one process", ...trainStep };
+  const tables: OpClassTable[] = [trainTable, splitStep(trainTable)];
   if (rig.trainer) {
     const t = rig.trainer.times, before = { ...t }, steps = 3;
     const wall0 = performance.now();
@@ -302,12 +308,14 @@ async function profile(rig: Rig, pythons: string[], torchArgs: string[]): Promis
     if (r.result) {
       const p =
         (r.result.profiles as Record<string, { wall_ms: number; classes: Record<string, number> }>[])[0];
+      const torchTrain = {
+        title: `${r.result.engine}, 2 threads: train step`,
+        wallMs: p.train_step.wall_ms,
+        classes: p.train_step.classes,
+      };
       const torchTables: OpClassTable[] = [
-        {
-          title: `${r.result.engine}, 2 threads: train step`,
-          wallMs: p.train_step.wall_ms,
-          classes: p.train_step.classes,
-        },
+        torchTrain,
+        splitStep(torchTrain),
         {
           title: `${r.result.engine}, 2 threads: sampling run`,
           wallMs: p.sampling_run.wall_ms,
@@ -505,14 +513,16 @@ export async function main(args: string[]): Promise<number> {
       "sample tok/s",
       "GFLOP/s",
       "% peak",
+      "peak GFLOP/s train, sample",
     ], [
       `tfjs ${backend}`,
       String(result.median_tfjs_train),
       tfjsEff.median_train_gflops.toFixed(1),
-      tfjsEff.median_train_pct_peak.toFixed(0),
+      tfjsEff.median_train_pct_peak.toFixed(1),
       String(result.median_tfjs_sample),
       tfjsEff.median_sample_gflops.toFixed(1),
-      tfjsEff.median_sample_pct_peak.toFixed(0),
+      tfjsEff.median_sample_pct_peak.toFixed(1),
+      peakNote(col("tfjs_train_peak_gflops"), col("tfjs_sample_peak_gflops")),
     ]];
     const engines = [...new Set(rows.flatMap((r) => r.torch.map((t) => t.engine)))];
     result.torch = engines.map((engine) => {
@@ -534,10 +544,11 @@ export async function main(args: string[]): Promise<number> {
         engine,
         String(median(tcol("train"))),
         eff.median_train_gflops.toFixed(1),
-        eff.median_train_pct_peak.toFixed(0),
+        eff.median_train_pct_peak.toFixed(1),
         String(median(tcol("sample"))),
         eff.median_sample_gflops.toFixed(1),
-        eff.median_sample_pct_peak.toFixed(0),
+        eff.median_sample_pct_peak.toFixed(1),
+        peakNote(tcol("train_peak_gflops"), tcol("sample_peak_gflops")),
       ]);
       return {
         engine,
