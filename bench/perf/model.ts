@@ -1,5 +1,6 @@
 // `deno task bench model`: train and sample throughput of the reference transformer beside PyTorch's, in
-// alternating runs of one invocation (so both see the same machine load), with medians, ranges and load.
+// alternating runs of one invocation (so both see the same machine load), with medians, ranges and load, and
+// each engine's achieved GFLOP/s against its own measured matmul peak (how far from the machine's limit it is).
 import * as tf from "@tensorflow/tfjs-core";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
