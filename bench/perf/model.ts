@@ -1,5 +1,6 @@
 // `deno task bench model`: train and sample throughput of the reference transformer beside PyTorch's, in
-// alternating runs of one invocation (so both see the same machine load), with medians, ranges and load.
+// alternating runs of one invocation (so both see the same machine load), with medians, ranges and load, and
+// each engine's achieved GFLOP/s against its own measured matmul peak (how far from the machine's limit it is).
 import * as tf from "@tensorflow/tfjs-core";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
@@ -25,14 +26,18 @@ import {
 import { kernelInfo, useKernels } from "../engines/tfjs/ops/attention.ts";
 import { blasInfo } from "../engines/tfjs/ops/blas.ts";
 import { coreCount, DataParallelTrainer, fullBatch, SamplerPool } from "../engines/tfjs/parallel.ts";
-import { kernelClasses, type OpClassTable, printProfileTable } from "./profile.ts";
+import { kernelClasses, type OpClassTable, printProfileTable, splitStep } from "./profile.ts";
+import { gemmFlops, sampleFlopsPerToken, trainFlopsPerToken } from "./flops.ts";
 import { median } from "../../evaluators/stats.ts";
 
 /** The reference configuration of torch_reference.py beside this file (keep identical). */
 export const REFERENCE: ModelConfig = { vocab: 64, dModel: 128, heads: 4, layers: 4, context: 64 };
 /** The `gpu` configuration (the model of the `gpu` settings preset; torch_reference.py --config gpu). */
 export const GPU: ModelConfig = { vocab: 64, dModel: 512, heads: 8, layers: 8, context: 256 };
-const TRAIN_B = 32, SAMPLE_B = 256, PROMPT = 16;
+/** The `tiny` configuration: a seconds-long smoke run for tests (torch_reference.py --config tiny, same shapes). */
+export const TINY: ModelConfig = { vocab: 16, dModel: 32, heads: 2, layers: 1, context: 32 };
+let TRAIN_B = 32, SAMPLE_B = 256;
+const PROMPT = 16;
 let NEW = 48, CFG = REFERENCE;
 const TORCH_SCRIPT = fileURLToPath(new URL("./torch_reference.py", import.meta.url));
 /** Debian's python3 (its python3-torch is 1.13). */
@@ -56,21 +61,26 @@ export function torchPythons(list: string | undefined, home = homedir()): string
 export const usage =
   `usage: deno task bench model [--runs N] [--backend NAME] [--steps N] [--reps N] [--no-torch] [--no-kernels]
                               [--profile] [--train-workers N] [--sample-workers N] [--config reference|gpu]
-                              [--python LIST]
+                              [--python LIST] [--peak-n N]
 
 Times the reference transformer (vocab 64, width 128, 4 heads, 4 layers, context 64) on tfjs:
   train   tokens/s: batch ${TRAIN_B}x64, next-token cross-entropy, Adam(lr 1e-3); median of --steps steps after 2 warm-ups
   sample  tokens/s: batch ${SAMPLE_B}, ${PROMPT}-token prompt, ${NEW} new tokens, temperature 1, KV cache; median of --reps
 and, after each tfjs run, the PyTorch CPU reference (bench/perf/torch_reference.py, best of 1 and 2 threads) under
 each Python of --python, each line naming its torch version. Prints every run with the load average, then
-medians and ranges of figures and ratios per PyTorch.
+medians and ranges of figures and ratios per PyTorch, and for each engine its achieved GFLOP/s (FLOPs counted
+from the model's shapes, attention included: bench/perf/flops.ts) and their share of its own measured peak: the
+best of a few --peak-n square float32 products (tf.matMul on the backend in use, one thread per product, times
+the threads the engine trains or samples on; torch.mm in the torch process at the thread count of its figure).
 
   --runs N        alternating tfjs/PyTorch runs (default 3)
-  --config NAME   reference (default) or gpu: width 512, 8 heads, 8 layers, context 256, 240 new tokens
+  --config NAME   reference (default) or gpu: width 512, 8 heads, 8 layers, context 256, 240 new tokens; or
+                  tiny (width 32, 1 layer, batches 4 and 8, 8 new tokens: a smoke test, not a benchmark)
   --backend NAME  ${BACKENDS.join(" | ")} (default auto)
   --steps N       timed train steps per run (default 5)
   --reps N        timed sampling runs per run (default 3)
   --no-torch      skip the PyTorch reference
+  --peak-n N      side of the square matrix product that measures each engine's peak (default 1024)
   --python LIST   comma-separated Python interpreters with torch (default: /usr/bin/python3, Debian's torch
                   1.13, then ${DEFAULT_VENV_PYTHON}
                   where present: a current torch, "python3 -m venv ~/.cache/acebench/torch-venv &&
@@ -137,6 +147,32 @@ async function repeat(n: number, f: () => Promise<number>): Promise<number[]> {
   return out;
 }
 
+/**
+ * GFLOP/s of one n×n by n×n float32 tf.matMul on the active backend in this thread (on blas: cblas_sgemm with
+ * the one thread per product the engine's products get; on wasm: XNNPACK), best of `reps` after a warm-up: the
+ * engine's peak per thread, measured the way its own matmuls run. Best-of because load only ever slows it.
+ */
+export async function matmulPeak(n: number, reps = 4): Promise<number> {
+  const rng = Rng.seeded(1);
+  const a = tf.tensor2d(Float32Array.from({ length: n * n }, () => rng.normal()), [n, n]);
+  const b = tf.tensor2d(Float32Array.from({ length: n * n }, () => rng.normal()), [n, n]);
+  let best = Infinity;
+  try {
+    for (let i = 0; i <= reps; i++) {
+      const t0 = performance.now();
+      const c = tf.matMul(a, b);
+      await c.data(); // forces the product on every backend (webgpu runs asynchronously)
+      const s = (performance.now() - t0) / 1000;
+      c.dispose();
+      if (i > 0) best = Math.min(best, s);
+    }
+  } finally {
+    a.dispose();
+    b.dispose();
+  }
+  return gemmFlops(n) / best / 1e9;
+}
+
 /** Run torch_reference.py under `python` with `args`; its last stdout line as JSON, or why it could not run. */
 async function runTorch(
   python: string,
@@ -161,14 +197,57 @@ async function runTorch(
   }
 }
 
-/** One PyTorch timing of a run: its version string, interpreter, tokens/s and the tfjs/torch ratios. */
-interface TorchRow {
+/**
+ * Achieved GFLOP/s of a figure and its percentage of a peak: what fraction of the machine's matmul speed, as
+ * measured by the same engine on the same threads, the figure turns into model FLOPs (flops.ts).
+ */
+interface Efficiency {
+  train_gflops: number;
+  train_pct_peak: number;
+  sample_gflops: number;
+  sample_pct_peak: number;
+  /** Peak GFLOP/s the train and sample figures are compared with (thread counts included). */
+  train_peak_gflops: number;
+  sample_peak_gflops: number;
+}
+
+/** `Efficiency` of train and sample tokens/s against their peaks, rounded for the printout and the JSON. */
+function efficiency(train: number, sample: number, trainPeak: number, samplePeak: number): Efficiency {
+  const trainG = train * trainFlopsPerToken(CFG) / 1e9;
+  const sampleG = sample * sampleFlopsPerToken(CFG, PROMPT, NEW) / 1e9;
+  const r1 = (x: number) => Math.round(10 * x) / 10;
+  return {
+    train_gflops: r1(trainG),
+    train_pct_peak: r1(100 * trainG / trainPeak),
+    sample_gflops: r1(sampleG),
+    sample_pct_peak: r1(100 * sampleG / samplePeak),
+    train_peak_gflops: r1(trainPeak),
+    sample_peak_gflops: r1(samplePeak),
+  };
+}
+
+/** " (G GFLOP/s, P% of peak)" of one figure. */
+function effNote(gflops: number, pct: number): string {
+  return ` (${gflops.toFixed(1)} GFLOP/s, ${pct.toFixed(0)}% of peak)`;
+}
+
+/** "train, sample" median peaks of a table line (the tfjs one beside each torch one, for comparison). */
+function peakNote(train: number[], sample: number[]): string {
+  return `${median(train).toFixed(1)}, ${median(sample).toFixed(1)}`;
+}
+
+/** One PyTorch timing of a run: its version string, interpreter, tokens/s, the tfjs/torch ratios, efficiency. */
+interface TorchRow extends Efficiency {
   engine: string;
   python: string;
   train: number;
   sample: number;
   ratio_train: number;
   ratio_sample: number;
+  /** Thread counts the train and sample figures were best at, and this process's peak GFLOP/s at each. */
+  train_threads: number;
+  sample_threads: number;
+  peak_gflops: Record<string, number>;
 }
 
 /** tfjs train and sample tokens/s of one run. */
@@ -193,7 +272,8 @@ async function profile(rig: Rig, pythons: string[], torchArgs: string[]): Promis
   // Kernels of a single-process train step; the data-parallel phases are timed separately below.
   await timeTrainStep(rig, true);
   const trainStep = await kernelClasses(() => timeTrainStep(rig, true));
-  const tables: OpClassTable[] = [{ title: "tfjs train step, one process", ...trainStep }];
+  const trainTable = { title: "tfjs train step, one process", ...trainStep };
+  const tables: OpClassTable[] = [trainTable, splitStep(trainTable)];
   if (rig.trainer) {
     const t = rig.trainer.times, before = { ...t }, steps = 3;
     const wall0 = performance.now();
@@ -229,12 +309,14 @@ async function profile(rig: Rig, pythons: string[], torchArgs: string[]): Promis
     if (r.result) {
       const p =
         (r.result.profiles as Record<string, { wall_ms: number; classes: Record<string, number> }>[])[0];
+      const torchTrain = {
+        title: `${r.result.engine}, 2 threads: train step`,
+        wallMs: p.train_step.wall_ms,
+        classes: p.train_step.classes,
+      };
       const torchTables: OpClassTable[] = [
-        {
-          title: `${r.result.engine}, 2 threads: train step`,
-          wallMs: p.train_step.wall_ms,
-          classes: p.train_step.classes,
-        },
+        torchTrain,
+        splitStep(torchTrain),
         {
           title: `${r.result.engine}, 2 threads: sampling run`,
           wallMs: p.sampling_run.wall_ms,
@@ -262,6 +344,7 @@ export async function main(args: string[]): Promise<number> {
     "sample-workers": { type: "string" },
     config: { type: "string" },
     python: { type: "string" },
+    "peak-n": { type: "string" },
   }, false).values as Record<string, string | boolean | undefined>;
   if (values.help) {
     console.log(usage);
@@ -274,16 +357,18 @@ export async function main(args: string[]): Promise<number> {
   const num = (k: string, def: number, lo: number, hi: number) =>
     parseNumber(values[k] as string | undefined, k, def, lo, hi);
   const runs = num("runs", 3, 1, 100), steps = num("steps", 5, 1, 1000), reps = num("reps", 3, 1, 100);
+  const peakN = num("peak-n", 1024, 16, 8192);
   const config = (values.config as string | undefined) ?? "reference";
-  if (config !== "reference" && config !== "gpu") {
-    throw new UsageError(`--config: expected reference or gpu, got '${config}'`);
+  if (config !== "reference" && config !== "gpu" && config !== "tiny") {
+    throw new UsageError(`--config: expected reference, gpu or tiny, got '${config}'`);
   }
   // The gpu configuration's saved activations for 32 rows x 256 tokens outgrow the 4 GB wasm heap of a worker
   // holding more than 4 rows (measured: 2 workers abort), so CPU backends spread it over at least 8 workers.
   let trainWorkers = num("train-workers", config === "gpu" ? Math.max(8, coreCount()) : coreCount(), 1, 64);
   let sampleWorkers = num("sample-workers", 1, 1, 64);
   if (config === "gpu") [CFG, NEW] = [GPU, 240];
-  const torchArgs = ["--config", config];
+  if (config === "tiny") [CFG, NEW, TRAIN_B, SAMPLE_B] = [TINY, 8, 4, 8];
+  const torchArgs = ["--config", config, "--peak-n", String(peakN)];
   let pythons = values["no-torch"] ? [] : torchPythons(values.python as string | undefined);
   const backend = await initBackend(backendName);
   if (values["no-kernels"]) useKernels(false);
@@ -323,18 +408,35 @@ export async function main(args: string[]): Promise<number> {
       console.log(JSON.stringify(result));
       return 0;
     }
-    const rows: {
+    // tfjs's products run one thread each (blas pins one per product; wasm is single-threaded), so the engine's
+    // peak on N train workers is N times the peak of one thread, an upper bound (N threads can only contend).
+    const trainThreads = Math.min(trainWorkers, coreCount()),
+      sampleThreads = Math.min(sampleWorkers, coreCount());
+    const rows: ({
       run: number;
       load_before: number;
       load_after?: number;
       tfjs_train?: number;
       tfjs_sample?: number;
+      tfjs_peak_gflops_per_thread?: number;
+      tfjs_train_threads?: number;
+      tfjs_sample_threads?: number;
       torch: TorchRow[];
-    }[] = [];
+    } & Partial<{ [K in keyof Efficiency as `tfjs_${K}`]: number }>)[] = [];
     for (let run = 1; run <= runs; run++) {
       const row: (typeof rows)[number] = { run, load_before: load1(), torch: [] };
       const t = await tfjsRun(rig, steps, reps);
-      Object.assign(row, { tfjs_train: Math.round(t.train), tfjs_sample: Math.round(t.sample) });
+      // Measured each run, beside its figures, so both see the same load.
+      const peak = await matmulPeak(peakN);
+      const eff = efficiency(t.train, t.sample, peak * trainThreads, peak * sampleThreads);
+      Object.assign(row, {
+        tfjs_train: Math.round(t.train),
+        tfjs_sample: Math.round(t.sample),
+        tfjs_peak_gflops_per_thread: Math.round(10 * peak) / 10,
+        tfjs_train_threads: trainThreads,
+        tfjs_sample_threads: sampleThreads,
+      });
+      for (const [k, v] of Object.entries(eff)) (row as Record<string, unknown>)[`tfjs_${k}`] = v;
       const torch: TorchRow[] = [];
       for (const python of pythons) {
         const r = await runTorch(python, torchArgs);
@@ -345,6 +447,8 @@ export async function main(args: string[]): Promise<number> {
           continue;
         }
         const train = Number(r.result.train_tokens_per_s), sample = Number(r.result.sample_tokens_per_s);
+        const peaks = (r.result.peak_gflops ?? {}) as Record<string, number>;
+        const trainT = Number(r.result.train_threads), sampleT = Number(r.result.sample_threads);
         torch.push({
           engine: String(r.result.engine),
           python,
@@ -352,32 +456,80 @@ export async function main(args: string[]): Promise<number> {
           sample,
           ratio_train: +(t.train / train).toFixed(3),
           ratio_sample: +(t.sample / sample).toFixed(3),
+          train_threads: trainT,
+          sample_threads: sampleT,
+          peak_gflops: peaks,
+          ...efficiency(train, sample, peaks[String(trainT)] ?? NaN, peaks[String(sampleT)] ?? NaN),
         });
       }
       row.load_after = load1();
       console.log(
         `run ${run}: load ${Number(row.load_before).toFixed(2)} → ${Number(row.load_after).toFixed(2)}; ` +
-          `tfjs train ${row.tfjs_train}, sample ${row.tfjs_sample} tokens/s`,
+          `tfjs train ${row.tfjs_train}${effNote(eff.train_gflops, eff.train_pct_peak)}, sample ` +
+          `${row.tfjs_sample}${effNote(eff.sample_gflops, eff.sample_pct_peak)} tokens/s; peak ` +
+          `${peak.toFixed(1)} GFLOP/s per thread (${peakN}² tf.matMul) × ${trainThreads} train, ` +
+          `${sampleThreads} sample thread(s)`,
       );
       for (const r of torch) {
         console.log(
-          `       ${r.engine} (${r.python}): train ${r.train}, sample ${r.sample}; ratio tfjs/torch train ` +
-            `${r.ratio_train}, sample ${r.ratio_sample}`,
+          `       ${r.engine} (${r.python}): train ${r.train}${
+            effNote(r.train_gflops, r.train_pct_peak)
+          }, sample ${r.sample}${effNote(r.sample_gflops, r.sample_pct_peak)}; ratio tfjs/torch train ` +
+            `${r.ratio_train}, sample ${r.ratio_sample}; peak ${
+              Object.entries(r.peak_gflops).map(([th, g]) => `${g} GFLOP/s at ${th} thread(s)`).join(", ")
+            } (${peakN}² torch.mm)`,
         );
       }
       row.torch = torch;
       rows.push(row);
     }
-    const col = (k: "load_before" | "tfjs_train" | "tfjs_sample") => rows.map((r) => r[k] as number);
+    const col = (k: "load_before" | "tfjs_train" | "tfjs_sample" | `tfjs_${keyof Efficiency}`) =>
+      rows.map((r) => r[k] as number);
     console.log(`\nmedian (range) over ${runs} run(s); 1-min load ${spread(col("load_before"), 2)}:`);
     console.log(`  tfjs  train ${spread(col("tfjs_train"))}  sample ${spread(col("tfjs_sample"))} tokens/s`);
     result.runs = rows;
     result.median_tfjs_train = median(col("tfjs_train"));
     result.median_tfjs_sample = median(col("tfjs_sample"));
+    result.flops_per_train_token = trainFlopsPerToken(CFG);
+    result.flops_per_sample_token = Math.round(sampleFlopsPerToken(CFG, PROMPT, NEW));
+    result.peak_n = peakN;
+    const medianEff = (of: (k: keyof Efficiency) => number[]) =>
+      Object.fromEntries(
+        (["train_gflops", "train_pct_peak", "sample_gflops", "sample_pct_peak"] as const).map((k) => [
+          `median_${k}`,
+          median(of(k)),
+        ]),
+      ) as Record<
+        `median_${"train_gflops" | "train_pct_peak" | "sample_gflops" | "sample_pct_peak"}`,
+        number
+      >;
+    const tfjsEff = medianEff((k) => col(`tfjs_${k}`));
+    for (const [k, v] of Object.entries(tfjsEff)) result[k.replace("median_", "median_tfjs_")] = v;
+    // The limit table: one line per engine, each against its own peak (medians over the runs).
+    const table: string[][] = [[
+      "engine",
+      "train tok/s",
+      "GFLOP/s",
+      "% peak",
+      "sample tok/s",
+      "GFLOP/s",
+      "% peak",
+      "peak GFLOP/s train, sample",
+    ], [
+      `tfjs ${backend}`,
+      String(result.median_tfjs_train),
+      tfjsEff.median_train_gflops.toFixed(1),
+      tfjsEff.median_train_pct_peak.toFixed(1),
+      String(result.median_tfjs_sample),
+      tfjsEff.median_sample_gflops.toFixed(1),
+      tfjsEff.median_sample_pct_peak.toFixed(1),
+      peakNote(col("tfjs_train_peak_gflops"), col("tfjs_sample_peak_gflops")),
+    ]];
     const engines = [...new Set(rows.flatMap((r) => r.torch.map((t) => t.engine)))];
     result.torch = engines.map((engine) => {
       const of = rows.flatMap((r) => r.torch.filter((t) => t.engine === engine));
-      const tcol = (k: "train" | "sample" | "ratio_train" | "ratio_sample") => of.map((t) => t[k]);
+      const tcol = (k: "train" | "sample" | "ratio_train" | "ratio_sample" | keyof Efficiency) =>
+        of.map((t) => t[k]);
       console.log(
         `  ${engine} (${of[0].python}): train ${spread(tcol("train"))}  sample ${
           spread(tcol("sample"))
@@ -388,6 +540,17 @@ export async function main(args: string[]): Promise<number> {
           spread(tcol("ratio_sample"), 2)
         }  (targets: train >= 0.8, goal 1.0; sample >= 1.5)`,
       );
+      const eff = medianEff(tcol);
+      table.push([
+        engine,
+        String(median(tcol("train"))),
+        eff.median_train_gflops.toFixed(1),
+        eff.median_train_pct_peak.toFixed(1),
+        String(median(tcol("sample"))),
+        eff.median_sample_gflops.toFixed(1),
+        eff.median_sample_pct_peak.toFixed(1),
+        peakNote(tcol("train_peak_gflops"), tcol("sample_peak_gflops")),
+      ]);
       return {
         engine,
         python: of[0].python,
@@ -395,8 +558,20 @@ export async function main(args: string[]): Promise<number> {
         median_sample: median(tcol("sample")),
         median_ratio_train: median(tcol("ratio_train")),
         median_ratio_sample: median(tcol("ratio_sample")),
+        ...eff,
       };
     });
+    console.log(
+      `\nachieved model FLOPs (medians; ${
+        (trainFlopsPerToken(CFG) / 1e6).toFixed(2)
+      } MFLOP per trained token, ${
+        (sampleFlopsPerToken(CFG, PROMPT, NEW) / 1e6).toFixed(2)
+      } per sampled token: flops.ts) and % of each engine's own measured ${peakN}² matmul peak:`,
+    );
+    const widths = table[0].map((_, i) => Math.max(...table.map((r) => r[i].length)));
+    for (const r of table) {
+      console.log(`  ${r.map((c, i) => i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i])).join("  ")}`);
+    }
     console.log(JSON.stringify(result));
     return 0;
   } finally {

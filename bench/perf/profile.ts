@@ -47,8 +47,40 @@ export async function kernelClasses(f: () => Promise<unknown>): Promise<Omit<OpC
     classes[cls] = (classes[cls] ?? 0) + ms;
     inKernels += ms;
   }
-  classes["tensor bookkeeping (alloc/dispose, tape, JS)"] = Math.max(0, wallMs - inKernels);
+  classes[BOOKKEEPING] = Math.max(0, wallMs - inKernels);
   return { wallMs, classes };
+}
+
+/** Label of the time no kernel accounts for, in `splitStep`'s table. */
+export const OVERHEAD = "framework overhead (wall - kernel times)";
+/** What `kernelClasses` calls the same remainder in its fine table (not a kernel class: `splitStep` skips it). */
+const BOOKKEEPING = "tensor bookkeeping (alloc/dispose, tape, JS)";
+/** The five parts of a training step `splitStep` reports, from the fine classes of either engine's table. */
+const SPLIT_OF: Record<string, string> = {
+  "matmul": "matmul",
+  "attention": "attention",
+  "Adam": "optimizer",
+};
+
+/**
+ * A train-step table cut into matmul / attention / element-wise / optimizer / framework overhead, for tfjs and
+ * PyTorch alike: every other kernel class (layer norm, softmax/cross-entropy, gather, data movement,
+ * allocation ops, other element-wise) is element-wise, and framework overhead is the wall time minus the sum
+ * of kernel times (tfjs: tape, tensor bookkeeping and JS between kernels; PyTorch: Python, autograd and dispatch
+ * outside the aten ops' self time), so the five add up to the wall. Where the profiler's kernel times exceed
+ * the wall (PyTorch counts ops on several threads), overhead is 0.
+ */
+export function splitStep(t: OpClassTable): OpClassTable {
+  const classes: Record<string, number> = { matmul: 0, attention: 0, "element-wise": 0, optimizer: 0 };
+  let inKernels = 0;
+  for (const [cls, ms] of Object.entries(t.classes)) {
+    if (cls === BOOKKEEPING || cls === OVERHEAD) continue;
+    const part = SPLIT_OF[cls] ?? "element-wise";
+    classes[part] += ms;
+    inKernels += ms;
+  }
+  classes[OVERHEAD] = Math.max(0, t.wallMs - inKernels);
+  return { title: `${t.title}, split`, wallMs: t.wallMs, classes };
 }
 
 /** Print a profile as a two-column table, largest class first, with shares of the wall time. */
