@@ -3,7 +3,6 @@
 // loop on CPU with the GPU parts replaced by the loop tests' stand-ins — and ingests the validation dumps; then
 // `deno task report` prints Pass@k. Once per release: 0.7.0 with ACEBENCH_VERL_LOOP=1 (or outside CI), 0.9.0 with
 // ACEBENCH_VERL_090_LOOP=1. The reward is the bundled grader of the sweep folder (no ACE_VERL_GRADER override).
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readJson } from "../../../../common/fs.ts";
@@ -119,8 +118,8 @@ for (const { version, hook, skip } of releases) {
         configFile,
         JSON.stringify(config(version, hook, modelDir, join(dir, "cache"), join(dir, "standin.jsonl"))),
       );
-      const rayTmp = join(dir, "ray");
-      mkdirSync(rayTmp);
+      // Ray's socket paths under it must stay within AF_UNIX's 107 bytes: a short folder of its own
+      const rayTmp = tempDir("ray-");
       const out = join(dir, "sweep");
       const env = {
         // the stand-ins and Hydra; launch.sh keeps the caller's PYTHONPATH for the workers
