@@ -325,7 +325,8 @@ function dumpGaps(
   for (const l of lines) count(l.step, l.dataset, l.problemId, 1);
   const gaps: Gap[] = [];
   for (const [key, byProblem] of cells) {
-    const [step, dataset] = [Number(key.split("\u0000")[0]), key.split("\u0000")[1]];
+    const [stepText, dataset] = key.split("\u0000");
+    const step = Number(stepText);
     const counts = [...byProblem.values()];
     const absent = counts.filter((c) => c === 0).length;
     const odd = new Map<number, number>(); // samples → problems with that many (0 < samples ≠ n)
