@@ -146,6 +146,8 @@ export interface RunStatus {
   note?: string;
   /** `deno task eval`: the problems the server refused or that ran out of retries, with the error. */
   failedProblems?: { problemId: string; error: string }[];
+  /** VERL ingest with --partial: cells whose dumps lack samples, each with what it lacks (the report marks them †). */
+  lostSamples?: { dataset: string; step: number; message: string }[];
 }
 
 /** Read a run's status.json, or null when the run never started. */

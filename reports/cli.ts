@@ -21,7 +21,8 @@ DIR/cells.csv (one row per cell over runs) and DIR/differences.csv (one row per 
 DIR is a sweep folder (runs/<runId>/eval.jsonl), or a folder written by \`deno task eval\`.
 Exits 1 when data are incomplete (a run failed or unfinished, eval.jsonl missing or cut, fewer samples than
 configured, a missing final step); the report is still written, with the affected cells marked.
---partial       accept incomplete data (a sweep still running): exit 0, cells still marked
+--partial       accept incomplete data (a sweep still running): exit 0, cells still marked; with --ingest,
+                also ingest VERL dumps that lack samples (else refused), their cells marked †
 --max-ungraded F  answers the grader could not grade (timeout after a retry, internal error) are named per
                 run and step and their cells marked †, counted as not correct; above this share of all answers
                 (default 0.001) the report exits 1 unless --partial
@@ -85,7 +86,7 @@ export async function main(args: string[]): Promise<number> {
   if (values.out) throw new UsageError("--out is only for --compare (a report is written into DIR)");
   if (values["allow-protocol-change"]) throw new UsageError("--allow-protocol-change is only for --compare");
   if (positionals.length !== 1) throw new UsageError("expected one sweep folder DIR");
-  if (values.ingest) await ingest(positionals[0]);
+  if (values.ingest) await ingest(positionals[0], values.partial ?? false);
 
   const references = (values.reference ?? []).flatMap((path) => readReferences(path));
   const { written, issues, datasets, answers } = await writeReportChecked(positionals[0], {
@@ -121,12 +122,12 @@ export async function main(args: string[]): Promise<number> {
   return 1;
 }
 
-/** `--ingest`: the engines' ingest of every pending run, as the folder's one writer. */
-async function ingest(dir: string): Promise<void> {
+/** `--ingest`: the engines' ingest of every pending run, as the folder's one writer (`partial`: keep short dumps). */
+async function ingest(dir: string, partial: boolean): Promise<void> {
   if (!exists(dir)) throw new Error(`${dir}: no such folder`);
   const lock = lockFolder(dir, { command: `deno task report ${dir} --ingest` });
   try {
-    const done = await ingestPending(dir);
+    const done = await ingestPending(dir, { partial });
     console.error(`report: ingested ${done.length} run(s)${done.length ? `: ${done.join(", ")}` : ""}`);
   } finally {
     lock.release();

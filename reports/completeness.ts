@@ -71,6 +71,8 @@ function sampleIssues(run: RunData, union: Map<string, Set<string>>): DataIssue[
       `${duplicates} duplicate samples (same step, dataset, problem and index: two writers?); rerun with --repair`,
     );
   }
+  // what the engine's ingest knew was lost (problems absent from every run stay invisible to the counts below)
+  for (const lost of run.lostSamples ?? []) at(lost.message, lost.dataset, lost.step);
   const counts = sampleCounts(run);
   for (const [key, byProblem] of counts) {
     const [dataset, stepText] = key.split("\u0000");

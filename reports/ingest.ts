@@ -32,12 +32,15 @@ export function checkIngested(dir: string): void {
   );
 }
 
-/** Ingest every pending run of `dir` (the caller holds the folder's lock); returns the ingested folders. */
-export async function ingestPending(dir: string): Promise<string[]> {
+/**
+ * Ingest every pending run of `dir` (the caller holds the folder's lock); returns the ingested folders. `partial`
+ * keeps runs whose outputs lack samples, their cells marked †.
+ */
+export async function ingestPending(dir: string, options: { partial?: boolean } = {}): Promise<string[]> {
   const pending = pendingIngest(dir);
   const sweepDir = exists(join(dir, "runs")) ? dir : join(dir, "..", "..");
   for (const run of pending) {
-    await runIngest(engines[String(readRunConfig(run)?.engine)], run, sweepDir);
+    await runIngest(engines[String(readRunConfig(run)?.engine)], run, sweepDir, options);
   }
   return pending;
 }

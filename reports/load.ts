@@ -39,6 +39,8 @@ export interface RunData {
   samples: EvalSample[];
   /** What the run's config asked for (absent fields: unknown, e.g. a `deno task eval` folder). */
   expected: { n?: number; steps?: number };
+  /** Cells an engine's ingest kept with samples missing (status.json `lostSamples`, VERL `--ingest --partial`). */
+  lostSamples?: RunStatus["lostSamples"];
   /** eval.jsonl: "missing", "torn" (its last line was cut mid-write and is ignored) or "ok". */
   evalFile: "missing" | "torn" | "ok";
   /** The run's ACE options (config.json `ace`, else `algo.ace`; absent: not recorded, e.g. `deno task eval`). */
@@ -92,7 +94,7 @@ function loadRun(dir: string, fallbackId: string): RunData {
   const config = readRunConfig(dir) ?? {};
   // Validated on read: a record that does not match is refused naming the file and the field.
   runRecordOf(config, runFile(dir, "config"));
-  const status = readStatus(dir) ?? { state: "unknown" as const, reason: undefined };
+  const status = readStatus(dir) ?? { state: "unknown" as const, reason: undefined, lostSamples: undefined };
   const samples = readEvalSamples(dir);
   const runId = String(config.runId ?? fallbackId);
   const evalConfig = (config.eval ?? {}) as { n?: unknown };
@@ -115,6 +117,7 @@ function loadRun(dir: string, fallbackId: string): RunData {
       n: Number.isInteger(evalConfig.n) ? evalConfig.n as number : undefined,
       steps: Number.isInteger(rl.steps) ? rl.steps as number : undefined,
     },
+    lostSamples: status.lostSamples,
     evalFile: evalFileState(runFile(dir, "eval")),
     ace: aceOf(config),
   };

@@ -162,13 +162,21 @@ export async function loadPlanner(
   return mod[spec.planner];
 }
 
-/** Run the engine's declared ingest on one run folder (a no-op for engines without one); returns its summary. */
-export async function runIngest(spec: EngineSpec, runDir: string, sweepDir: string): Promise<unknown> {
+/**
+ * Run the engine's declared ingest on one run folder (a no-op for engines without one); returns its summary.
+ * `partial` keeps outputs that lack samples, their cells marked † (`report --ingest --partial`).
+ */
+export async function runIngest(
+  spec: EngineSpec,
+  runDir: string,
+  sweepDir: string,
+  options: { partial?: boolean } = {},
+): Promise<unknown> {
   if (!spec.ingest) return null;
   const mod = await import(spec.module);
   const ingest = mod[spec.ingest.exportName];
   if (typeof ingest !== "function") throw new Error(`${spec.module}: no ingest '${spec.ingest.exportName}'`);
-  return await ingest(runDir, { sweepDir });
+  return await ingest(runDir, { sweepDir, partial: options.partial });
 }
 
 /** Import an engine module's optional `costTable(costs)` (VERL: generations, GPU-hours, storage, memory), if any. */

@@ -221,14 +221,17 @@ interface Match {
  * Grade a run's VERL validation dumps (`<runDir>/val_generations/*.jsonl`) with acebench's grader and write
  * `<runDir>/eval.jsonl` atomically (replacing any previous ingest). Problems are identified through the sweep's
  * exported validation parquet (`<runDir>/../../data/verl/`); `strict` (default true) accepts only explicit answer
- * markers, as the "Answer:" template asks.
+ * markers, as the "Answer:" template asks. A step whose dump lacks samples of the plan (eval.n of every exported
+ * problem) throws, unless `partial`: then what exists is kept and status.json's `lostSamples` marks its cells †.
  */
 export async function ingestVerlDumps(
   runDir: string,
-  options: { strict?: boolean; dumpDir?: string; sweepDir?: string } = {},
+  options: { strict?: boolean; dumpDir?: string; sweepDir?: string; partial?: boolean } = {},
 ): Promise<IngestSummary> {
   const { samples, files } = await readVerlDumps(options.dumpDir ?? join(runDir, DUMP_DIR));
-  const find = matcher(await validationIndex(options.sweepDir ?? join(runDir, "..", "..")));
+  const sweepDir = options.sweepDir ?? join(runDir, "..", "..");
+  const index = await validationIndex(sweepDir);
+  const find = matcher(index);
   const identified = samples.map((s) => identify(s, find));
   const strict = options.strict ?? true;
   const grades = await gradeMany(
@@ -252,7 +255,31 @@ export async function ingestVerlDumps(
       meta: { engine: "verl", verlScore: sample.verlScore, matched: matchedBy !== null, matchedBy },
     };
   });
+  const n = readRunConfig(runDir)?.eval?.n;
+  const gaps = dumpGaps(lines, index, n);
+  const where = `${runDir}: VERL dump ${
+    gaps.map((g) => `step ${g.step} (${g.dataset}): ${g.text}`).join("; ")
+  }`;
+  if (gaps.some((g) => g.over)) {
+    throw new Error(
+      `${where}; more samples than the plan's n = ${n} (config.json eval.n): not this run's dumps?`,
+    );
+  }
+  if (gaps.length && !options.partial) {
+    throw new Error(
+      `${where}; the run lost samples (a failed reward group?); re-run, or ingest with ` +
+        `\`deno task report ${sweepDir} --ingest --partial\` to keep them with their cells marked †`,
+    );
+  }
   writeEvalSamples(runDir, lines);
+  recordLost(
+    runDir,
+    gaps.map((g) => ({
+      dataset: g.dataset,
+      step: g.step,
+      message: `VERL dump lacks ${g.lacking} of ${g.expected} samples: ${g.text} (ingested with --partial)`,
+    })),
+  );
   return {
     files,
     samples: lines.length,
@@ -263,6 +290,74 @@ export async function ingestVerlDumps(
     metricsSteps: ingestVerlMetrics(runDir),
     finished: markFinished(runDir, Math.max(-1, ...lines.map((l) => l.step))),
   };
+}
+
+/** A (step, dataset) whose dump differs from the plan, described for a reader. */
+interface Gap {
+  step: number;
+  dataset: string;
+  text: string;
+  lacking: number;
+  expected: number;
+  over: boolean;
+}
+
+/**
+ * Compare each dumped step with the plan, n samples of every exported validation problem: VERL writes whatever
+ * survived validation, so a failed reward group shows up only as missing samples. No gaps without a recorded n.
+ */
+function dumpGaps(
+  lines: readonly EvalLine[],
+  planned: readonly IndexedProblem[],
+  n: number | undefined,
+): Gap[] {
+  if (n === undefined || !Number.isInteger(n)) return [];
+  const cells = new Map<string, Map<string, number>>(); // "step\0dataset" → problemId → samples
+  const count = (step: number, dataset: string, id: string, add: number) => {
+    const key = `${step}\u0000${dataset}`;
+    const byProblem = cells.get(key) ?? new Map<string, number>();
+    byProblem.set(id, (byProblem.get(id) ?? 0) + add);
+    cells.set(key, byProblem);
+  };
+  for (const step of new Set(lines.map((l) => l.step))) {
+    for (const p of planned) count(step, p.dataset, p.id, 0);
+  }
+  for (const l of lines) count(l.step, l.dataset, l.problemId, 1);
+  const gaps: Gap[] = [];
+  for (const [key, byProblem] of cells) {
+    const [stepText, dataset] = key.split("\u0000");
+    const step = Number(stepText);
+    const counts = [...byProblem.values()];
+    const absent = counts.filter((c) => c === 0).length;
+    const odd = new Map<number, number>(); // samples → problems with that many (0 < samples ≠ n)
+    for (const c of counts.filter((c) => c > 0 && c !== n)) odd.set(c, (odd.get(c) ?? 0) + 1);
+    if (absent === 0 && odd.size === 0) continue;
+    const parts = [
+      ...(absent ? [`${absent} of ${counts.length} problems absent`] : []),
+      ...[...odd].sort((a, b) => a[0] - b[0]).map(([c, k]) =>
+        `${k} problem${k === 1 ? "" : "s"} with ${c} of ${n} samples`
+      ),
+    ];
+    gaps.push({
+      step,
+      dataset,
+      text: parts.join(", "),
+      lacking: counts.reduce((t, c) => t + Math.max(0, n - c), 0),
+      expected: counts.length * n,
+      over: counts.some((c) => c > n),
+    });
+  }
+  return gaps.sort((a, b) => a.step - b.step || a.dataset.localeCompare(b.dataset));
+}
+
+/** Record the cells a partial ingest kept with samples missing (status.json `lostSamples`; none: removed). */
+function recordLost(runDir: string, lost: NonNullable<RunStatus["lostSamples"]>): void {
+  const status = readStatus(runDir);
+  if (lost.length === 0 && !status?.lostSamples) return;
+  const next: RunStatus = { state: "planned", startedAt: new Date().toISOString(), ...status };
+  if (lost.length) next.lostSamples = lost;
+  else delete next.lostSamples;
+  writeStatus(runDir, next);
 }
 
 /**

@@ -4,7 +4,11 @@ import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { atomicWrite, readJsonl } from "../../../../common/fs.ts";
+import { atomicWrite, exists, readJsonl } from "../../../../common/fs.ts";
+import { readRunConfig, readStatus, writeRunConfig, writeStatus } from "../../../../common/run_folder.ts";
+import { resolveAlgo } from "../../../../bench/core/mod.ts";
+import { buildReport } from "../../../../reports/mod.ts";
+import { main as reportMain } from "../../../../reports/cli.ts";
 import { type MathRecord, renderPrompt } from "../../../../datasets/mod.ts";
 import {
   type EvalLine,
@@ -272,5 +276,109 @@ Deno.test(
     }
     await ingestVerlDumps(runDir);
     assertEquals(readFileSync(join(runDir, "eval.jsonl"), "utf8"), before);
+  }),
+);
+
+/**
+ * The fixture sweep as a planned VERL run (config.json eval.n = 3, 20 steps) whose dumps keep only the lines
+ * `keep` accepts (by step, ground truth and index within the step's file); returns the sweep and run folders.
+ */
+async function plannedRun(
+  dir: string,
+  keep: (step: number, gts: string, i: number) => boolean = () => true,
+): Promise<{ sweepDir: string; runDir: string }> {
+  const runDir = await fixtureSweep(dir);
+  writeRunConfig(runDir, {
+    runId: "ace-grpo_s0",
+    engine: "verl",
+    method: "ace-grpo",
+    preset: "ace-grpo",
+    seed: 0,
+    algo: { ...resolveAlgo("ace-grpo") },
+    settings: { rl: { steps: 20 } },
+    eval: { n: 3, ks: [1, 2, 3], every: 20 },
+  });
+  writeStatus(runDir, { state: "planned", startedAt: "2026-01-01T00:00:00.000Z" });
+  for (const step of [0, 20]) {
+    const path = join(runDir, "val_generations", `${step}.jsonl`);
+    const rows = readFileSync(path, "utf8").split("\n").filter((l) => l.trim() !== "");
+    const kept = rows.filter((l, i) => keep(step, JSON.parse(l).gts, i));
+    atomicWrite(path, kept.map((l) => l + "\n").join(""));
+  }
+  return { sweepDir: dir, runDir };
+}
+
+Deno.test(
+  "verl ingest: complete dumps (n samples of every exported problem) pass, and record no lost samples",
+  withTmp(async (dir) => {
+    const { runDir } = await plannedRun(dir);
+    const summary = await ingestVerlDumps(runDir);
+    assertEquals([summary.samples, summary.problems, summary.finished], [18, 3, true]);
+    assertEquals(readStatus(runDir)?.lostSamples, undefined);
+  }),
+);
+
+Deno.test(
+  "verl ingest: a problem absent from a step's dump, or a short cell, is refused with the counts",
+  withTmp(async (dir) => {
+    // step 20 lost every sample of the area problem (gts 9); nothing is written
+    const absent = await plannedRun(join(dir, "absent"), (step, gts) => !(step === 20 && gts === "9"));
+    await rejects(
+      () => ingestVerlDumps(absent.runDir),
+      new RegExp(
+        `${absent.runDir}: VERL dump step 20 \\(math500\\): 1 of 2 problems absent; the run lost samples ` +
+          `\\(a failed reward group\\?\\); re-run, or ingest with .deno task report ${absent.sweepDir} ` +
+          `--ingest --partial. to keep them with their cells marked †$`,
+      ),
+    );
+    ok(!exists(join(absent.runDir, "eval.jsonl")), "a refused ingest writes no eval.jsonl");
+    // step 0 lost one sample of two problems (lines 0 and 6), step 20 one of one: each step named
+    const short = await plannedRun(join(dir, "short"), (step, _, i) => i !== 0 && !(step === 0 && i === 6));
+    await rejects(
+      () => ingestVerlDumps(short.runDir),
+      /VERL dump step 0 \(aime2025\): 1 problem with 2 of 3 samples; step 0 \(math500\): 1 problem with 2 of 3 samples; step 20 \(math500\): 1 problem with 2 of 3 samples; the run lost samples/,
+    );
+    // more samples than n: the dumps are not this run's, refused even with partial
+    const over = await plannedRun(join(dir, "over"), (step, _, i) => !(step === 0 && i === 0));
+    writeRunConfig(over.runDir, { ...readRunConfig(over.runDir), eval: { n: 2, ks: [1, 2], every: 20 } });
+    await rejects(
+      () => ingestVerlDumps(over.runDir, { partial: true }),
+      /step 0 \(aime2025\): 1 problem with 3 of 2 samples; .*more samples than the plan's n = 2/,
+    );
+  }),
+);
+
+Deno.test(
+  "verl ingest: report --ingest --partial keeps short dumps; their cells are marked † with what they lack",
+  withTmp(async (dir) => {
+    // step 20: the area problem absent, one sample of the half problem lost (line 0)
+    const { sweepDir, runDir } = await plannedRun(
+      dir,
+      (step, gts, i) => step !== 20 || (gts !== "9" && i !== 0),
+    );
+    assertEquals(
+      await reportMain([sweepDir, "--ingest", "--iters", "100"]).catch((e) => e.message),
+      `${runDir}: VERL dump step 20 (math500): 1 of 2 problems absent, 1 problem with 2 of 3 samples; ` +
+        `the run lost samples (a failed reward group?); re-run, or ingest with \`deno task report ${sweepDir} ` +
+        "--ingest --partial` to keep them with their cells marked †",
+    );
+    assertEquals(await reportMain([sweepDir, "--ingest", "--partial", "--iters", "100"]), 0);
+    const lost = "VERL dump lacks 4 of 6 samples: 1 of 2 problems absent, 1 problem with 2 of 3 samples " +
+      "(ingested with --partial)";
+    assertEquals(readStatus(runDir)?.lostSamples, [{ dataset: "math500", step: 20, message: lost }]);
+    assertEquals(readJsonl(join(runDir, "eval.jsonl")).length, 14, "what exists is kept");
+    const report = await buildReport(sweepDir, { iters: 100 });
+    ok(report.issues.some((i) => i.dataset === "math500" && i.step === 20 && i.message === lost));
+    const marked = (dataset: string) =>
+      report.model.cells.filter((c) => c.dataset === dataset && c.step === 20).every((c) => c.incomplete);
+    assertEquals([marked("math500"), marked("aime2025")], [true, false]);
+    ok(readFileSync(join(sweepDir, "summary.md"), "utf8").includes(`(math500, step 20): ${lost}`));
+    assertEquals(await reportMain([sweepDir, "--iters", "100"]), 1, "without --partial the report fails");
+    // complete dumps ingested again clear the mark
+    cpSync(join(fixtures, "verl_run", "val_generations"), join(runDir, "val_generations"), {
+      recursive: true,
+    });
+    await ingestVerlDumps(runDir);
+    assertEquals(readStatus(runDir)?.lostSamples, undefined);
   }),
 );
