@@ -18,9 +18,15 @@ export interface ActorLog {
 
 /**
  * ACE over GRPO, recomputed: A from the group's scores (Bessel std + 1e-6; a singleton keeps its score), then
- * A·(1 + α·softplus(c)) where `wrong(i)` and A < 0, with c = Σ (old − ref) over the response.
+ * A·(1 + α·softplus(c)) where `wrong(i)` and A < 0, with c = Σ (old − ref) over the response. `normByStd` false
+ * (Dr. GRPO): A = r − mean, no division.
  */
-export function recomputeAce(log: ActorLog, alpha: number, wrong: (i: number) => boolean): number[] {
+export function recomputeAce(
+  log: Pick<ActorLog, "uid" | "score" | "old_log_prob" | "ref_log_prob">,
+  alpha: number,
+  wrong: (i: number) => boolean,
+  normByStd = true,
+): number[] {
   const groups = new Map<string, number[]>();
   log.uid.forEach((u, i) => groups.set(u, [...(groups.get(u) ?? []), i]));
   const out = new Array<number>(log.uid.length);
@@ -30,7 +36,7 @@ export function recomputeAce(log: ActorLog, alpha: number, wrong: (i: number) =>
     const std = r.length > 1 ? Math.sqrt(r.reduce((a, b) => a + (b - mean) ** 2, 0) / (r.length - 1)) : 1;
     const uniform = r.every((x) => x === r[0]);
     members.forEach((i, k) => {
-      const a = r.length === 1 ? r[k] : uniform ? 0 : (r[k] - mean) / (std + 1e-6);
+      const a = r.length === 1 ? r[k] : uniform ? 0 : (r[k] - mean) / (normByStd ? std + 1e-6 : 1);
       const c = log.old_log_prob[i].reduce((s, x, t) => s + x - log.ref_log_prob![i][t], 0);
       out[i] = wrong(i) && a < 0 ? a * (1 + alpha * Math.log1p(Math.exp(c))) : a;
     });
