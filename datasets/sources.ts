@@ -6,7 +6,7 @@
 // fetch and every later fetch must match them. GitHub sources (the evaluation sets RLVR papers report: AIME 2024,
 // AMC 2023, Minerva Math, OlympiadBench, GSM8K) are raw files at a pinned commit with a pinned sha256.
 import { readFileSync } from "node:fs";
-import type { DatasetName } from "./record.ts";
+import { DATASET_NAMES, type DatasetName } from "./record.ts";
 
 /** Source formats; each has a JSON Schema `datasets/schemas/<format>.schema.json` and a reader in formats.ts. */
 export type FormatName =
@@ -215,17 +215,10 @@ export const SOURCES: readonly Source[] = [
   ...QWEN_EVAL_SOURCES,
 ];
 
-/** The datasets `fetch` handles, in order. */
-export const FETCHABLE: readonly Source["dataset"][] = [
-  "math500",
-  "aime2024",
-  "aime2025",
-  "amc2023",
-  "minerva",
-  "olympiadbench",
-  "gsm8k",
-  "dapo-math-17k",
-];
+/** The datasets `fetch` handles, in `fetch --list` order: every named dataset but the generated one. */
+export const FETCHABLE: readonly Source["dataset"][] = DATASET_NAMES.filter((d): d is Source["dataset"] =>
+  d !== "synthetic"
+);
 
 /** All sources of one dataset, default online source first. */
 export function sourcesOf(dataset: string): Source[] {
