@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { UsageError } from "../common/args.ts";
 import { lockFolder } from "../common/lock.ts";
 import { loadDataset } from "../datasets/mod.ts";
-import type { EvalOutcome, EvalSettings } from "../bench/external/mod.ts";
+import { EndpointSetupError, type EvalOutcome, type EvalSettings } from "../bench/external/mod.ts";
 import { type SuiteSet, writeSuiteReport } from "../reports/mod.ts";
 
 /** The suites `--suite` knows: rlvr is the six math sets RLVR papers report (GSM8K is left to --dataset). */
@@ -84,7 +84,8 @@ export async function runSuite(
         if (step.code !== 0 && code === 0) code = step.code;
         sets.push(setOf(dataset, step));
       } catch (e) {
-        if (e instanceof UsageError) throw e; // a bad flag is bad for every set
+        // a bad flag, or an endpoint that cannot serve the model, is the same failure for every set
+        if (e instanceof UsageError || e instanceof EndpointSetupError) throw e;
         const message = (e as Error).message.split("\n")[0];
         console.error(`acebench eval --suite ${name}: ${dataset}: ${message}`);
         code ||= 1;

@@ -74,6 +74,14 @@ export class EndpointError extends Error {
   }
 }
 
+/** The endpoint cannot serve this run at all (unreachable, not the API, the model not served): no problem can pass. */
+export class EndpointSetupError extends EndpointError {
+  constructor(message: string) {
+    super(message);
+    this.name = "EndpointSetupError";
+  }
+}
+
 /**
  * True for a rejection of one request rather than of the whole run: a 4xx other than 401/403 (the key),
  * 404 (the model or route) and the retried 408/409/429, e.g. vLLM's 400 for a prompt + max_tokens past the
@@ -345,14 +353,16 @@ export async function complete(
 /** The preflight failure, told apart: a failing server, something that is not the API, or nothing listening. */
 function unreachable(ep: Endpoint, last: string): EndpointError {
   if (last.startsWith("HTTP ")) {
-    return new EndpointError(`${ep.baseUrl} keeps failing (${last}); check the server's log, then re-run`);
+    return new EndpointSetupError(
+      `${ep.baseUrl} keeps failing (${last}); check the server's log, then re-run`,
+    );
   }
   if (last.startsWith("malformed")) {
-    return new EndpointError(
+    return new EndpointSetupError(
       `${ep.baseUrl} is not an OpenAI-compatible API (GET /models: ${last}); fix --endpoint (it usually ends in /v1)`,
     );
   }
-  return new EndpointError(`cannot reach ${ep.baseUrl} (${last}); start the server or fix --endpoint`);
+  return new EndpointSetupError(`cannot reach ${ep.baseUrl} (${last}); start the server or fix --endpoint`);
 }
 
 /**
@@ -383,7 +393,7 @@ export async function probeServer(ep: Endpoint): Promise<{ names: string[]; llam
   const names = data.map((d) => String(d?.id));
   const llamaCpp = data.some((d) => d?.owned_by === "llamacpp");
   if (names.length > 0 && !names.includes(ep.model)) {
-    throw new EndpointError(
+    throw new EndpointSetupError(
       `model '${ep.model}' is not served by ${ep.baseUrl} (it serves: ${names.slice(0, 8).join(", ")}); ` +
         `pass one of those with --model`,
     );

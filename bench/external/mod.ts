@@ -4,6 +4,7 @@ export {
   complete,
   type Endpoint,
   EndpointError,
+  EndpointSetupError,
   InterruptedError,
   isPerRequestRejection,
   normaliseBaseUrl,

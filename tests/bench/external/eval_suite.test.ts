@@ -120,6 +120,10 @@ Deno.test("eval --suite rlvr: six evals, one report with a column per set and th
     const before = srv.log.requests;
     assertEquals(await main(args), 0);
     assertEquals(srv.log.requests - before, 0, "no sampling request");
+    // A model the server does not serve fails every set alike: the suite stops at the first, in one line.
+    const wrongModel = args.map((a) => a === "test-model" ? "other-model" : a === out ? `${out}-wrong` : a);
+    await rejects(main(wrongModel), /model 'other-model' is not served by .* \(it serves: test-model\)/);
+    ok(!exists(join(`${out}-wrong`, "aime2024")), "no second set was tried");
   } finally {
     await srv.close();
   }
