@@ -538,7 +538,7 @@ export async function main(args: string[]): Promise<number> {
       console.log(
         `    ratio tfjs/torch (per run): train ${spread(tcol("ratio_train"), 2)}  sample ${
           spread(tcol("ratio_sample"), 2)
-        }  (targets: train >= 0.8, goal 1.0; sample >= 1.5)`,
+        }  (targets against a current torch: train >= 1.5, sample >= 2.0)`,
       );
       const eff = medianEff(tcol);
       table.push([
