@@ -38,7 +38,10 @@ async function bundle(entry: string, out: string): Promise<void> {
   }).output();
   if (!result.success) {
     const err = new TextDecoder().decode(result.stderr).trim().split("\n").slice(-3).join(" | ");
-    throw new Error(`verl: could not bundle the grader (deno bundle ${entry}): ${err}`);
+    throw new Error(
+      `verl: could not bundle the grader (deno bundle ${entry}): ${err}; ` +
+        "or set settings.acebenchRoot to an acebench checkout every scoring node can read",
+    );
   }
 }
 
