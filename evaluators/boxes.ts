@@ -1,19 +1,8 @@
-// Boxed answers: brace matching, the last \boxed{…} / \fbox{…} of a response, and (default mode) every box
+// Boxed answers: the last \boxed{…} / \fbox{…} of a response, and (default mode) every box
 // with the final group of boxes joined by "and"/"or"/commas, for the union and hedge rules of grade.ts.
 import { EXTRACT_LIMITS, type Extraction } from "./extract.ts";
 import { lastMatch } from "./markers.ts";
-
-/** Index of the brace closing the `{` at `open` (LaTeX escapes `\{`/`\}` do not count), or -1 if unbalanced. */
-export function matchBrace(text: string, open: number): number {
-  let depth = 0;
-  for (let i = open; i < text.length; i++) {
-    const ch = text[i];
-    if (ch === "\\") i++;
-    else if (ch === "{") depth++;
-    else if (ch === "}" && --depth === 0) return i;
-  }
-  return -1;
-}
+import { matchBrace } from "../common/latex.ts";
 
 interface Box {
   start: number;

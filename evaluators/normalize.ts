@@ -3,7 +3,7 @@
 // Language Models", appendix D): spacing, text wrappers, units, currency, degrees, thousands separators,
 // malformed-LaTeX repairs, and text as other tools deliver it. The result is still LaTeX; the rules that
 // changed the answer are reported, so `--explain` can say why two answers matched.
-import { matchBrace } from "./boxes.ts";
+import { matchBrace } from "../common/latex.ts";
 import { currencyUnit, parseUnit, type Unit } from "./units.ts";
 
 // Unit and filler words dropped after a number ("5 cm", "12 \text{ inches}^2"); plurals via an optional s.

@@ -15,6 +15,7 @@ import type { Comparison, DiffCell } from "./compare.ts";
 import { mddBounds, mddText } from "./caveats.ts";
 import type { RunData } from "./load.ts";
 import { buildReport } from "./report.ts";
+import { reportJson } from "./summary_model.ts";
 
 /** A sweep design: base models, training seeds per base, held-out problems, samples per problem. */
 export interface Design {
@@ -317,7 +318,7 @@ export const POWER_SCHEMA = new URL("./schemas/power.schema.json", import.meta.u
 
 /** `power --json`'s text, checked against its schema (non-finite numbers as null). */
 function powerJson(model: PowerModel): string {
-  const text = JSON.stringify(model, (_k, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v), 2);
+  const text = reportJson(model);
   validate(loadSchema(POWER_SCHEMA), JSON.parse(text), "power --json");
   return text;
 }

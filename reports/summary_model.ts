@@ -278,10 +278,14 @@ export function summaryModel(input: ModelInput): SummaryModel {
   };
 }
 
-/** summary.json's text: the model with every non-finite number (undefined interval, n/a component) as null. */
+/** A report's JSON text (summary.json, `power --json`): every non-finite number (undefined interval, n/a) as null. */
+export function reportJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v), 2);
+}
+
+/** summary.json's text: the model as reportJson writes it, with a final newline. */
 export function summaryJson(model: SummaryModel): string {
-  return JSON.stringify(model, (_key, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v), 2) +
-    "\n";
+  return reportJson(model) + "\n";
 }
 
 /** The JSON Schema of summary.json. */

@@ -2,11 +2,11 @@
 // JavaScript files (`deno bundle`, npm packages inlined) beside a copy of the Deno executable that bundled them,
 // with their sha256 in SHA256SUMS. A scoring node then needs neither Deno on PATH nor the acebench checkout: only
 // the sweep folder (grader.sh finds the bundle relative to itself and checks the sums before it starts).
-import { createHash } from "node:crypto";
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { atomicWrite } from "../../../common/fs.ts";
+import { sha256 as sha256Of } from "../../../common/hash.ts";
 
 /** The bundled grader's folder, relative to the sweep folder. */
 export const GRADER_BUNDLE_DIR = "verl/grader";
@@ -14,10 +14,6 @@ export const GRADER_BUNDLE_DIR = "verl/grader";
 export const GRADER_BUNDLE_FILES = ["deno", "reward_serve.js", "grade_worker.js"] as const;
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
-
-function sha256File(path: string): string {
-  return createHash("sha256").update(readFileSync(path)).digest("hex");
-}
 
 async function bundle(entry: string, out: string): Promise<void> {
   const result = await new Deno.Command(Deno.execPath(), {
@@ -61,7 +57,9 @@ export async function bundleGrader(
     await bundle("evaluators/grade_worker.ts", join(tmp, "grade_worker.js"));
     copyFileSync(Deno.execPath(), join(tmp, "deno"));
     chmodSync(join(tmp, "deno"), 0o755);
-    const sha256 = Object.fromEntries(GRADER_BUNDLE_FILES.map((f) => [f, sha256File(join(tmp, f))]));
+    const sha256 = Object.fromEntries(
+      GRADER_BUNDLE_FILES.map((f) => [f, sha256Of(readFileSync(join(tmp, f)))]),
+    );
     // sha256sum --check's format: "<hex>  <name>"
     atomicWrite(join(tmp, "SHA256SUMS"), GRADER_BUNDLE_FILES.map((f) => `${sha256[f]}  ${f}\n`).join(""));
     rmSync(dir, { recursive: true, force: true });
