@@ -117,6 +117,13 @@ export function validateVerlSettings(raw: unknown, source = "settings"): VerlSet
     value,
     source,
   );
+  // the bundled grader carries its own Deno: a Deno named without a checkout to run would be ignored
+  if (settings.acebenchRoot === null && settings.deno !== "deno") {
+    throw new RangeError(
+      `${source}.deno is '${settings.deno}', but the grader is bundled into the sweep with its own Deno ` +
+        `(${source}.acebenchRoot is null): set acebenchRoot to a checkout to run its grader with that Deno, or drop deno`,
+    );
+  }
   if (settings.genBatchSize && settings.trainBatchSize && settings.genBatchSize < settings.trainBatchSize) {
     throw new RangeError(
       `${source}.genBatchSize is ${settings.genBatchSize}; expected ≥ trainBatchSize (${settings.trainBatchSize})`,

@@ -37,6 +37,8 @@ exec "$deno" run --quiet --no-prompt --config ${
   // this script is <sweep>/runs/<run>/verl/grader.sh; the bundle is <sweep>/verl/grader/
   return `${header}here="$(cd "$(dirname "\${BASH_SOURCE[0]}")" && pwd)"
 grader="$here/../../../${GRADER_BUNDLE_DIR}"
+[ -z "\${ACEBENCH_DENO:-}" ] ||
+  echo "grader.sh: ACEBENCH_DENO is ignored: this sweep's grader is bundled with its own Deno ($grader/deno)" >&2
 [ -f "$grader/SHA256SUMS" ] || {
   echo "grader.sh: no bundled grader in $grader (deno task sweep writes it when it plans the sweep)" >&2; exit 1; }
 (cd "$grader" && sha256sum --check --quiet SHA256SUMS >&2) || {

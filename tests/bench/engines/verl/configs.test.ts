@@ -120,3 +120,12 @@ Deno.test("verl configs: sweep --dry-run of every shipped config shows the VERL 
     assertEquals(capNote ? Number(capNote[1]) : 0, dapo, `${file}: ${out}`);
   }
 });
+
+Deno.test("verl settings: a Deno named without a checkout would be ignored (the grader is bundled), so it is an error", () => {
+  throws(
+    () => validateVerlSettings({ deno: "/opt/deno" }, "cfg.json: settings"),
+    /cfg\.json: settings\.deno is '\/opt\/deno', but the grader is bundled .* set acebenchRoot/,
+  );
+  assertEquals(validateVerlSettings({ deno: "/opt/deno", acebenchRoot: "/srv/acebench" }).deno, "/opt/deno");
+  assertEquals(validateVerlSettings({}).deno, "deno");
+});
