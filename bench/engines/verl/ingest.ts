@@ -256,6 +256,11 @@ export async function ingestVerlDumps(
     };
   });
   const n = readRunConfig(runDir)?.eval?.n;
+  if (n === undefined) {
+    console.error(
+      `${runDir}: no config.json eval.n, so the dumps' completeness (n samples per problem) is not checked`,
+    );
+  }
   const gaps = dumpGaps(lines, index, n);
   const where = `${runDir}: VERL dump ${
     gaps.map((g) => `step ${g.step} (${g.dataset}): ${g.text}`).join("; ")
