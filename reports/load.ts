@@ -156,11 +156,16 @@ export function loadSweep(dir: string): SweepData {
 
 /** The backend the runs recorded in config.json (`backendDecision`), with the BLAS it used on blas; null if unknown. */
 function resolvedBackend(decision: unknown) {
-  const base = decision as { backend?: unknown; blas?: Record<string, unknown> };
+  const base = decision as {
+    backend?: unknown;
+    blas?: Record<string, unknown>;
+    blasThreads?: { threads: number; split: boolean };
+  };
   if (typeof base.backend !== "string") return null;
-  const blas = base.blas;
+  const blas = base.blas, t = base.blasThreads;
+  const cut = t?.split ? `; products of 2 MFLOP or more cut in two, on ${t.threads} thread(s)` : "";
   return blas
-    ? `${base.backend}: ${blas.library}, ${blas.core} kernels, ${blas.threads} thread per product`
+    ? `${base.backend}: ${blas.library}, ${blas.core} kernels, ${blas.threads} thread per product${cut}`
     : base.backend;
 }
 

@@ -24,7 +24,7 @@ import {
   trainStepAsync,
 } from "../engines/tfjs/model.ts";
 import { kernelInfo, useKernels } from "../engines/tfjs/ops/attention.ts";
-import { blasInfo } from "../engines/tfjs/ops/blas.ts";
+import { blasInfo, setThreads, threadsInUse } from "../engines/tfjs/ops/blas.ts";
 import { coreCount, DataParallelTrainer, fullBatch, SamplerPool } from "../engines/tfjs/parallel.ts";
 import { kernelClasses, type OpClassTable, printProfileTable, splitStep } from "./profile.ts";
 import { gemmFlops, sampleFlopsPerToken, trainFlopsPerToken } from "./flops.ts";
@@ -60,7 +60,8 @@ export function torchPythons(list: string | undefined, home = homedir()): string
 /** Usage text for `deno task bench model`. */
 export const usage =
   `usage: deno task bench model [--runs N] [--backend NAME] [--steps N] [--reps N] [--no-torch] [--no-kernels]
-                              [--profile] [--train-workers N] [--sample-workers N] [--config reference|gpu]
+                              [--profile] [--train-workers N] [--sample-workers N] [--blas-threads N]
+                              [--config reference|gpu]
                               [--python LIST] [--peak-n N]
 
 Times the reference transformer (vocab 64, width 128, 4 heads, 4 layers, context 64) on tfjs:
@@ -92,6 +93,9 @@ the threads the engine trains or samples on; torch.mm in the torch process at th
                   for --config gpu, whose activations outgrow one worker's 4 GB wasm heap otherwise); 1 = one process
   --sample-workers N  data-parallel sampling over N Deno Workers (default 1 = one process; measured slower
                   than one process on a loaded machine, docs/tfjs-model.md)
+  --blas-threads N    threads of this process that run its BLAS products (blas backend; default: cores, ${coreCount()}
+                  here): sampling, and training when --train-workers is 1, use them; the bits are the same
+                  for any N (ops/blas_threads.ts)
 GPU backends and --no-kernels always use one process.`;
 
 function randomTokens(rng: Rng, n: number, vocab: number): Int32Array {
@@ -153,6 +157,16 @@ async function repeat(n: number, f: () => Promise<number>): Promise<number[]> {
  * engine's peak per thread, measured the way its own matmuls run. Best-of because load only ever slows it.
  */
 export async function matmulPeak(n: number, reps = 4): Promise<number> {
+  const { threads } = threadsInUse();
+  if (threads > 1) await setThreads(1);
+  try {
+    return await peakOfOneThread(n, reps);
+  } finally {
+    if (threads > 1) await setThreads(threads);
+  }
+}
+
+async function peakOfOneThread(n: number, reps: number): Promise<number> {
   const rng = Rng.seeded(1);
   const a = tf.tensor2d(Float32Array.from({ length: n * n }, () => rng.normal()), [n, n]);
   const b = tf.tensor2d(Float32Array.from({ length: n * n }, () => rng.normal()), [n, n]);
@@ -342,6 +356,7 @@ export async function main(args: string[]): Promise<number> {
     "no-kernels": { type: "boolean" },
     "train-workers": { type: "string" },
     "sample-workers": { type: "string" },
+    "blas-threads": { type: "string" },
     config: { type: "string" },
     python: { type: "string" },
     "peak-n": { type: "string" },
@@ -375,11 +390,16 @@ export async function main(args: string[]): Promise<number> {
   // Data-parallel workers are for the CPU backends with the kernels on: GPU backends and --no-kernels use one.
   if (!trainsDataParallel() || values["no-kernels"]) trainWorkers = sampleWorkers = 1;
   if (!rowInvariant()) sampleWorkers = 1; // the pool's samples equal one process's only where rows are invariant
+  const blasThreads = backend === "blas" ? num("blas-threads", coreCount(), 1, 64) : 1;
+  if (values["blas-threads"] !== undefined && backend !== "blas") {
+    throw new UsageError(`--blas-threads: only the blas backend has BLAS threads (backend is ${backend})`);
+  }
+  if (backend === "blas") await setThreads(blasThreads);
   const rng = Rng.seeded(0);
   const model = createModel(CFG, rng.split());
   const blas = backend === "blas" ? blasInfo() : null;
   const blasNote = blas
-    ? `, BLAS ${blas.library} (${blas.core} kernels, ${blas.threads} thread per product)`
+    ? `, BLAS ${blas.library} (${blas.core} kernels, one thread per call, ${blasThreads} thread(s))`
     : "";
   console.log(
     `tfjs ${tf.version_core} backend ${backend}${blasNote} (attention: ${kernelInfo()}); ${
@@ -399,6 +419,7 @@ export async function main(args: string[]): Promise<number> {
     config,
     train_workers: trainWorkers,
     sample_workers: sampleWorkers,
+    blas_threads: blasThreads,
   };
   try {
     if (trainWorkers > 1) rig.trainer = await DataParallelTrainer.create(model, opt, trainWorkers);
@@ -408,10 +429,10 @@ export async function main(args: string[]): Promise<number> {
       console.log(JSON.stringify(result));
       return 0;
     }
-    // tfjs's products run one thread each (blas pins one per product; wasm is single-threaded), so the engine's
-    // peak on N train workers is N times the peak of one thread, an upper bound (N threads can only contend).
-    const trainThreads = Math.min(trainWorkers, coreCount()),
-      sampleThreads = Math.min(sampleWorkers, coreCount());
+    // Each BLAS call runs on one thread (wasm is single-threaded), so the engine's peak on N threads (train
+    // workers, sample workers or BLAS threads) is N times the peak of one, an upper bound (threads can only contend).
+    const threads = (workers: number) => Math.min(workers > 1 ? workers : blasThreads, coreCount());
+    const trainThreads = threads(trainWorkers), sampleThreads = threads(sampleWorkers);
     const rows: ({
       run: number;
       load_before: number;

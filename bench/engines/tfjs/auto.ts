@@ -23,6 +23,8 @@ export interface BackendDecision {
   measured?: Record<string, number>;
   /** On the blas backend: the library, its kernels and threads per product (they fix the last bits). */
   blas?: BlasInfo;
+  /** On blas: the threads a run's products ran on and whether large ones were cut in two (ops/blas.ts). */
+  blasThreads?: { threads: number; split: boolean };
 }
 
 /** The decision with the BLAS it runs on (blas), or why there is none (auto on wasm: said once on stderr too). */

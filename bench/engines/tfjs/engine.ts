@@ -29,6 +29,7 @@ import { type EvalRecord, evaluate, policyFrom, type SavedModel } from "./policy
 import { type RlContext, type TfjsGroup, tfjsPolicy, type Tokens } from "./rl.ts";
 import {
   baseKey,
+  blasThreads,
   modelConfig,
   resolveSettings,
   settingsTokenizer,
@@ -37,7 +38,8 @@ import {
 } from "./settings.ts";
 import { sftWorkers, trainSft } from "./sft.ts";
 import { type BackendDecision, initEngineBackend } from "./auto.ts";
-import { initBackend } from "./backend.ts";
+import { backendInUse, initBackend } from "./backend.ts";
+import { setThreads, stopThreads, threadsInUse } from "./ops/blas.ts";
 import { parallelSampling } from "./parallel.ts";
 
 /** The base model bundle: saved model plus the key of the settings it was trained with. */
@@ -82,6 +84,7 @@ export async function prepareBase(
   hooks?: RunHooks,
 ) {
   const s = resolveSettings(sweep.settings, "tfjs settings");
+  using _threads = blasThreadsStop(); // the helper threads end with the job (the sweep runs jobs in Workers)
   const index = sweep.base ?? 0;
   const dir = baseDir(sweepDir, index);
   if (exists(join(dir, "base.json"))) {
@@ -101,7 +104,7 @@ async function trainBase(s: TfjsSettings, seed: number, index: number, dir: stri
   const key = baseKey(s);
   const sweep = { seed, base: index };
   const tok = settingsTokenizer(s);
-  const backendDecision = await initEngineBackend(s.backend, modelConfig(s, tok));
+  const backendDecision = await startBlasThreads(s, await initEngineBackend(s.backend, modelConfig(s, tok)));
   const rng = Rng.seeded(sweep.seed).derive("sft");
   const model = createModel(modelConfig(s, tok), rng.derive("init"));
   const t0 = performance.now();
@@ -215,9 +218,30 @@ async function runBackendDecision(s: TfjsSettings, baseFolder: string): Promise<
   const recorded = s.backend === "auto" && exists(info)
     ? readJson<{ backendDecision?: BackendDecision }>(info).backendDecision
     : undefined;
-  if (!recorded) return await initEngineBackend(s.backend, modelConfig(s, settingsTokenizer(s)));
+  if (!recorded) {
+    return await startBlasThreads(
+      s,
+      await initEngineBackend(s.backend, modelConfig(s, settingsTokenizer(s))),
+    );
+  }
   await initBackend(recorded.backend);
-  return { ...recorded, reason: `${recorded.reason} (the calibration of the run's base, ${info})` };
+  const reason = `${recorded.reason} (the calibration of the run's base, ${info})`;
+  return await startBlasThreads(s, { ...recorded, reason });
+}
+
+/**
+ * On blas, run the products on the threads the settings ask for (`blasThreads`; 1 = the caller only); the
+ * decision with the threads recorded.
+ */
+async function startBlasThreads(s: TfjsSettings, decision: BackendDecision): Promise<BackendDecision> {
+  if (backendInUse() !== "blas") return decision;
+  await setThreads(blasThreads(s));
+  return { ...decision, blasThreads: threadsInUse() };
+}
+
+/** For `using`: back to one thread, no helpers, when the scope ends. */
+function blasThreadsStop(): Disposable {
+  return { [Symbol.dispose]: () => stopThreads() };
 }
 
 /** RL from the run's base model, resuming from the newest checkpoint when there is one. */
@@ -237,6 +261,7 @@ export async function runRl(
   if (base.key !== baseKey(s)) {
     throw new Error(`${baseBundlePath}: base model was trained with other settings`);
   }
+  using _threads = blasThreadsStop();
   const decision = await runBackendDecision(s, baseFolder);
   hooks.onRecord?.({ backendDecision: decision });
   const { backend, model } = tfjsRunBackend(run, runDir, sweepDir, base);

@@ -11,6 +11,7 @@ import {
   tokenLogProbs,
 } from "./model.ts";
 import { backendInUse, rowInvariant } from "./backend.ts";
+import { threadsInUse } from "./ops/blas.ts";
 import { sampleWorkers, type TfjsSettings } from "./settings.ts";
 
 /**
@@ -60,7 +61,15 @@ export function maskedNll(
 
 /** Messages to a worker. */
 export type ToWorker =
-  | { kind: "init"; backend: string; config: Model["config"]; shapes: number[][]; weights: SharedArrayBuffer }
+  | {
+    kind: "init";
+    backend: string;
+    /** Whether the caller's BLAS products are cut in two (ops/blas.ts `setThreads`): workers cut theirs alike. */
+    blasSplit: boolean;
+    config: Model["config"];
+    shapes: number[][];
+    weights: SharedArrayBuffer;
+  }
   | {
     kind: "step";
     tokens: Int32Array;
@@ -141,6 +150,7 @@ async function startReplicas(model: Model, workers: number, weights: Float32Arra
   const init: ToWorker = {
     kind: "init",
     backend: backendInUse(),
+    blasSplit: threadsInUse().split,
     config: model.config,
     shapes: vars.map((v) => [...v.shape]),
     weights: weights.buffer as SharedArrayBuffer,

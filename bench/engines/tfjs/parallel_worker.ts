@@ -3,6 +3,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import { Rng } from "../../../common/prng.ts";
 import { createModel, initBackend, type LocalLogits, localLogits, type Model } from "./model.ts";
 import { type FromWorker, maskedNll, type ToWorker } from "./parallel.ts";
+import { setSplit } from "./ops/blas.ts";
 
 /** The worker global, typed here (the repository type-checks against the window lib). */
 const scope = self as unknown as {
@@ -28,6 +29,7 @@ async function handle(msg: ToWorker): Promise<void> {
   const post = (m: FromWorker, transfer: Transferable[] = []) => scope.postMessage(m, transfer);
   if (msg.kind === "init") {
     await initBackend(msg.backend);
+    setSplit(msg.blasSplit);
     model = createModel(msg.config, Rng.seeded(0));
     weights = new Float32Array(msg.weights);
     post({ kind: "ready" });

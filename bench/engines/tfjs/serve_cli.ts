@@ -4,14 +4,16 @@ import { parseFlags, parseNumber, UsageError } from "../../../common/args.ts";
 import { exists } from "../../../common/fs.ts";
 import { type PromptTemplate, resolveTemplate } from "../../../datasets/mod.ts";
 import { initBackend } from "./backend.ts";
+import { setThreads, threadsInUse } from "./ops/blas.ts";
+import { threadsAsked } from "./settings.ts";
 import { loadPolicy } from "./policy.ts";
 import { COMPACT_TEMPLATE } from "./traces.ts";
 import { servedPolicy, serveModel, templateMisfit } from "./serve.ts";
 
 /** Usage text for `deno task serve`. */
 export const usage =
-  `usage: deno task serve --checkpoint DIR [--port 8000] [--model NAME] [--backend auto|wasm|cpu|webgpu]
-                       [--prompt-template NAME|FILE]
+  `usage: deno task serve --checkpoint DIR [--port 8000] [--model NAME] [--backend auto|blas|wasm|cpu|webgpu]
+                       [--blas-threads N] [--prompt-template NAME|FILE]
 
 Serves a tfjs-engine checkpoint on 127.0.0.1 through the OpenAI-compatible API:
 GET /v1/models and /v1/models/{id}, POST /v1/completions and /v1/chat/completions with n,
@@ -24,7 +26,9 @@ It refuses to start when the checkpoint's prompt length cannot hold the template
   --checkpoint DIR  a run's checkpoints/ (latest step), one step-* folder, or one base of a sweep, base/<b>/
   --port N          TCP port on 127.0.0.1 (0 = any free port; default 8000)
   --model NAME      model id to serve (default: acebench-<checkpoint folder name>)
-  --backend NAME    tfjs backend (default auto: wasm if available, else cpu)
+  --backend NAME    tfjs backend (default auto: blas where the system BLAS loads, else wasm, else cpu)
+  --blas-threads N  on blas, threads that run the products (default 1; 0 = one per core): large batches go
+                    faster on more; above 1 the logits differ from one thread's in the last bits
   --prompt-template X  the template eval will send (compact | dapo-answer | boxed | raw | FILE; default
                     compact: the engine's own prompts such as "3+4*5=", the only ones a model trained
                     from scratch reads): checked against the checkpoint's prompt length at start
@@ -55,6 +59,7 @@ export async function main(args: string[]): Promise<number> {
     port: { type: "string" },
     model: { type: "string" },
     backend: { type: "string" },
+    "blas-threads": { type: "string" },
     "prompt-template": { type: "string" },
   }, false).values as {
     help?: boolean;
@@ -62,6 +67,7 @@ export async function main(args: string[]): Promise<number> {
     port?: string;
     model?: string;
     backend?: string;
+    "blas-threads"?: string;
     "prompt-template"?: string;
   };
   if (values.help) {
@@ -78,7 +84,17 @@ export async function main(args: string[]): Promise<number> {
     );
   }
   const template = templateOf(values["prompt-template"] ?? "compact");
+  const threads = parseNumber(values["blas-threads"], "blas-threads", 1, 0, 256);
+  if (!Number.isInteger(threads)) {
+    throw new UsageError(`--blas-threads: expected an integer, got '${values["blas-threads"]}'`);
+  }
   const backend = await initBackend(values.backend ?? "auto");
+  if (threads !== 1 && backend !== "blas") {
+    throw new UsageError(`--blas-threads: only the blas backend has BLAS threads (backend is ${backend})`);
+  }
+  if (backend === "blas") {
+    await setThreads(threadsAsked(threads));
+  }
   const id = values.model ?? `acebench-${basename(dir)}`;
   const policy = loadPolicy(dir);
   const misfit = templateMisfit(policy, template);
@@ -87,7 +103,11 @@ export async function main(args: string[]): Promise<number> {
   }
   const model = servedPolicy(policy, id);
   const { server, url } = serveModel(model, port);
-  console.log(`serving '${id}' from ${dir} at ${url} (backend ${backend}); Ctrl-C stops`);
+  console.log(
+    `serving '${id}' from ${dir} at ${url} (backend ${backend}${
+      backend === "blas" ? `, ${threadsInUse().threads} BLAS thread(s)` : ""
+    }); Ctrl-C stops`,
+  );
   console.log(
     `evaluate it with: deno task eval --endpoint ${url} --model ${id} --dataset synthetic ` +
       `--prompt-template ${template.name} --completions --out DIR`,

@@ -12,6 +12,8 @@ export interface TfjsSettings {
   backend: "auto" | "blas" | "wasm" | "cpu" | "webgpu" | "tensorflow";
   /** Absent = 1 (see settings.schema.json). */
   sampleWorkers?: number;
+  /** Absent = 1 (see settings.schema.json). */
+  blasThreads?: number;
   tokenizer: "char";
   model: { dModel: number; heads: number; layers: number; promptLength: number };
   tasks: {
@@ -91,7 +93,10 @@ export function baseKey(s: TfjsSettings): string {
   // sft.workers is included: summing per-worker gradients changes the last float bits of the base model.
   // sft.checkpointEvery is not: a resumed SFT is bit-for-bit the uninterrupted one.
   const { checkpointEvery: _every, ...sft } = s.sft;
+  // blasThreads other than 1 cuts large products in two, which changes the base model's last bits.
+  const split = (s.blasThreads ?? 1) !== 1 ? { blasSplit: true } : {};
   return configHash({
+    ...split,
     tokenizer: s.tokenizer,
     model: s.model,
     maxNewTokens: s.rl.maxNewTokens,
@@ -171,4 +176,17 @@ export function sampleWorkers(s: TfjsSettings, poolAllowed: boolean): number {
   if (!poolAllowed) return 1;
   const n = s.sampleWorkers ?? 1;
   return n === 0 ? Math.max(1, navigator.hardwareConcurrency ?? 1) : n;
+}
+
+/**
+ * BLAS threads the settings ask for: `blasThreads` (absent = 1, 0 = one per core); the blas backend starts at
+ * most one per core (ops/blas.ts `setThreads`).
+ */
+export function blasThreads(s: TfjsSettings): number {
+  return threadsAsked(s.blasThreads ?? 1);
+}
+
+/** A BLAS thread count as settings and flags give it: 0 = one per core (at least 2, so large products are cut). */
+export function threadsAsked(n: number): number {
+  return n === 0 ? Math.max(2, navigator.hardwareConcurrency ?? 1) : n;
 }

@@ -12,6 +12,8 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { existsSync } from "node:fs";
 import { addr, type KernelArgs, type WasmBackend } from "./wasm.ts";
+import { type BlasLib, type GemmCall, openBlas } from "./blas_ffi.ts";
+import { blasThreads, runCalls, setBlasThreads, stopBlasThreads } from "./blas_threads.ts";
 
 /** Library names tried in order when ACEBENCH_BLAS does not name one. */
 const BLAS_CANDIDATES = [
@@ -23,33 +25,7 @@ const BLAS_CANDIDATES = [
   "libopenblas.dll",
 ];
 
-const ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112;
-const SYMBOLS = {
-  cblas_sgemm: {
-    parameters: [
-      "i32",
-      "i32",
-      "i32",
-      "i32",
-      "i32",
-      "i32",
-      "f32",
-      "usize",
-      "i32",
-      "usize",
-      "i32",
-      "f32",
-      "usize",
-      "i32",
-    ],
-    result: "void",
-  },
-  openblas_set_num_threads: { parameters: ["i32"], result: "void", optional: true },
-  openblas_get_num_threads: { parameters: [], result: "i32", optional: true },
-  openblas_get_corename: { parameters: [], result: "pointer", optional: true },
-} as const;
-
-type Lib = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
+type Lib = BlasLib;
 
 /** The loaded library: its path, OpenBLAS core name (or "unknown") and threads per product (1). */
 export interface BlasInfo {
@@ -80,10 +56,8 @@ function open(): Lib | null {
       continue;
     }
     try {
-      lib = Deno.dlopen(path, SYMBOLS).symbols;
+      lib = openBlas(path);
       const core = lib.openblas_get_corename?.();
-      // Process-wide and idempotent, so every thread that loads the library may set it.
-      lib.openblas_set_num_threads?.(1);
       info = {
         library: path,
         core: core ? Deno.UnsafePointerView.getCString(core) : "unknown",
@@ -149,9 +123,58 @@ interface Gemm {
   ldb: number;
 }
 
+/** With splitting on, a single product at least this large (2·m·n·k FLOPs) is cut in two row blocks. */
+export const SPLIT_FLOPS = 1 << 21;
+/** Row blocks start at multiples of this (the BLAS kernels' row tiles). */
+const ROW_TILE = 16;
+
+let splitting = false;
+
 /**
- * `batch` products C_i = op(A_i) op(B_i) at byte addresses a + i·strideA etc. (strides in floats; 0 broadcasts).
- * k = 0 writes zeros, as a product over an empty sum.
+ * The sgemm calls that compute `batch` products C_i = alpha · op(A_i) op(B_i) (addresses a + i·strideA etc.,
+ * strides in floats, 0 broadcasts): one call per product, and with `split` a single product of at least
+ * SPLIT_FLOPS in two row blocks, so that two threads can share it. A row's result depends on the rows in its
+ * call (measured on OpenBLAS), so splitting changes the last bits; the cut depends on the shapes only, so for a
+ * given `split` the bits are the same on any number of threads.
+ */
+export function planGemm(
+  g: Gemm,
+  batch: number,
+  a: number,
+  b: number,
+  c: number,
+  strides: [number, number, number],
+  split: boolean,
+): GemmCall[] {
+  const call = (i: number): GemmCall => ({
+    transA: g.transA,
+    transB: g.transB,
+    m: g.m,
+    n: g.n,
+    k: g.k,
+    alpha: g.alpha ?? 1,
+    a: a + 4 * i * strides[0],
+    lda: g.lda,
+    b: b + 4 * i * strides[1],
+    ldb: g.ldb,
+    c: c + 4 * i * strides[2],
+    ldc: g.n,
+  });
+  if (!split || batch > 1 || 2 * g.m * g.n * g.k < SPLIT_FLOPS || g.m < 2 * ROW_TILE) {
+    return Array.from({ length: batch }, (_, i) => call(i));
+  }
+  const whole = call(0), top = Math.ceil(g.m / 2 / ROW_TILE) * ROW_TILE;
+  // Rows of op(A) are columns of a transposed A: the lower block starts `top` floats in, else `top` rows in.
+  const aRows = g.transA ? 4 * top : 4 * top * g.lda;
+  return [
+    { ...whole, m: top },
+    { ...whole, m: g.m - top, a: whole.a + aRows, c: whole.c + 4 * top * g.n },
+  ];
+}
+
+/**
+ * `batch` products C_i = op(A_i) op(B_i) at byte offsets a + i·strideA etc. of the wasm heap (strides in
+ * floats; 0 broadcasts), on the BLAS threads (`setThreads`). k = 0 writes zeros, as a product over an empty sum.
  */
 export function gemmBatch(
   be: WasmBackend,
@@ -167,25 +190,38 @@ export function gemmBatch(
     be.wasm.HEAPF32.fill(0, c / 4, c / 4 + batch * strides[2]);
     return;
   }
-  const ta = g.transA ? TRANS : NO_TRANS, tb = g.transB ? TRANS : NO_TRANS;
-  for (let i = 0; i < batch; i++) {
-    lib!.cblas_sgemm(
-      ROW_MAJOR,
-      ta,
-      tb,
-      g.m,
-      g.n,
-      g.k,
-      g.alpha ?? 1,
-      native(be, a + 4 * i * strides[0]),
-      g.lda,
-      native(be, b + 4 * i * strides[1]),
-      g.ldb,
-      0,
-      native(be, c + 4 * i * strides[2]),
-      g.n,
-    );
+  const base = Number(native(be, 0));
+  runCalls(lib!, planGemm(g, batch, base + a, base + b, base + c, strides, splitting));
+}
+
+/**
+ * Run this process's BLAS products as `threads` asks: 1 = one call per product, in the calling thread (the
+ * default); more = large products cut in two (`planGemm`) and shared with up to threads − 1 helper threads,
+ * never more threads than `cores`. The bits depend only on whether `threads` is 1, never on the threads started.
+ */
+export async function setThreads(threads: number, cores = navigator.hardwareConcurrency ?? 1): Promise<void> {
+  if (!open()) throw new Error(`blas backend: ${loadError}`);
+  if (!Number.isInteger(threads) || threads < 1) {
+    throw new Error(`blas threads must be a positive integer, got ${threads}`);
   }
+  splitting = threads > 1;
+  await setBlasThreads(Math.max(1, Math.min(threads, cores)), info!.library);
+}
+
+/** Threads the BLAS products run on now, and whether large products are cut in two (`setThreads`). */
+export function threadsInUse(): { threads: number; split: boolean } {
+  return { threads: blasThreads(), split: splitting };
+}
+
+/** Back to one call per product in the calling thread: the helpers stop. */
+export function stopThreads(): void {
+  splitting = false;
+  stopBlasThreads();
+}
+
+/** Cut large products as a process with `setThreads(n > 1)` does, on this thread alone (data-parallel workers). */
+export function setSplit(on: boolean): void {
+  splitting = on;
 }
 
 /** tfjs-wasm's own BatchMatMul kernel, kept for what the BLAS path does not take (other dtypes, broadcasting). */
