@@ -2,10 +2,10 @@
 // (ops/blas.ts) and the helper threads that run some of their calls (ops/blas_threads.ts), which load no tfjs.
 
 /** cblas enum values (cblas.h). */
-export const ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112;
+const ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112;
 
 /** The symbols acebench uses; the OpenBLAS extras are optional (other BLASes lack them). */
-export const SYMBOLS = {
+const SYMBOLS = {
   cblas_sgemm: {
     parameters: [
       "i32",

@@ -11,15 +11,16 @@
 import { Worker } from "node:worker_threads";
 import { type BlasLib, CALL_SLOTS, type GemmCall, runCallAt, writeCall } from "./blas_ffi.ts";
 
-/** Slots of the control block (Int32Array). */
-export const GEN = 0, CLAIM = 1, COUNT = 2, DONE = 3, QUIT = 4;
+/** Slots of the control block (Int32Array): generation and quit flag (read by helpers), claims, count, done. */
+export const GEN = 0, QUIT = 4;
+const CLAIM = 1, COUNT = 2, DONE = 3;
 /** Calls per hand-off (a claim word holds the index in 16 bits); longer lists go in chunks. */
 export const MAX_CALLS = 4096;
 /** Loads of a shared word before a thread sleeps on it: a product every ~0.1 ms keeps the helpers awake. */
-export const SPIN = 20_000;
+const SPIN = 20_000;
 
 /** The next unclaimed call of generation `gen`, or -1 when there is none (or the generation moved on). */
-export function claim(ctrl: Int32Array, gen: number): number {
+function claim(ctrl: Int32Array, gen: number): number {
   for (;;) {
     const v = Atomics.load(ctrl, CLAIM);
     if (v >>> 16 !== gen) return -1;
