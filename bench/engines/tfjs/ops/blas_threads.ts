@@ -11,9 +11,9 @@
 import { Worker } from "node:worker_threads";
 import { type BlasLib, CALL_SLOTS, type GemmCall, runCallAt, writeCall } from "./blas_ffi.ts";
 
-/** Slots of the control block (Int32Array): generation and quit flag (read by helpers), claims, count, done. */
-export const GEN = 0, QUIT = 4;
-const CLAIM = 1, COUNT = 2, DONE = 3;
+/** Slots of the control block (Int32Array): generation, quit and failure flags, claims, count, done. */
+export const GEN = 0, DONE = 3, QUIT = 4, FAILED = 5;
+const CLAIM = 1, COUNT = 2;
 /** Calls per hand-off (a claim word holds the index in 16 bits); longer lists go in chunks. */
 export const MAX_CALLS = 4096;
 /**
@@ -42,13 +42,16 @@ export function work(lib: BlasLib, ctrl: Int32Array, table: Float64Array, gen: n
   }
 }
 
-/** Wait (spinning first, then sleeping) until ctrl[slot] differs from `value`; returns the new value. */
-export function waitChange(ctrl: Int32Array, slot: number, value: number): number {
+/**
+ * Wait (spinning first, then sleeping, at most `timeoutMs`) until ctrl[slot] differs from `value`; returns its
+ * value then (still `value` after a timeout or a bare wake-up).
+ */
+export function waitChange(ctrl: Int32Array, slot: number, value: number, timeoutMs = Infinity): number {
   for (let s = 0; s < SPIN; s++) {
     const v = Atomics.load(ctrl, slot);
     if (v !== value) return v;
   }
-  Atomics.wait(ctrl, slot, value);
+  Atomics.wait(ctrl, slot, value, timeoutMs);
   return Atomics.load(ctrl, slot);
 }
 
@@ -131,5 +134,14 @@ function handOff(lib: BlasLib, p: Pool, calls: GemmCall[]): void {
   Atomics.store(ctrl, GEN, p.gen);
   Atomics.notify(ctrl, GEN);
   work(lib, ctrl, table, p.gen);
-  for (let d = Atomics.load(ctrl, DONE); d < calls.length;) d = waitChange(ctrl, DONE, d);
+  for (let d = Atomics.load(ctrl, DONE); d < calls.length;) {
+    // A helper that threw flags it (its error is on stderr) rather than leaving this wait without an end.
+    if (Atomics.load(ctrl, FAILED)) {
+      stopBlasThreads();
+      throw new Error(
+        "blas: a helper thread failed during a product (its error is above); blasThreads 1 avoids them",
+      );
+    }
+    d = waitChange(ctrl, DONE, d, 50);
+  }
 }
