@@ -22,7 +22,7 @@ import {
   stopThreads,
   threadsInUse,
 } from "../../../../bench/engines/tfjs/ops/blas.ts";
-import { MAX_CALLS, setBlasThreads } from "../../../../bench/engines/tfjs/ops/blas_threads.ts";
+import { MAX_CALLS, setBlasThreads, waitChange } from "../../../../bench/engines/tfjs/ops/blas_threads.ts";
 import { baseKey, blasThreads, tinySettings } from "../../../../bench/engines/tfjs/settings.ts";
 import { join } from "node:path";
 import { runCli } from "../../../run_cli.ts";
@@ -68,6 +68,15 @@ Deno.test("blasThreads setting: absent = 1, 0 = one per core (at least 2); only 
   assert(key(2) !== key(1), "cutting products changes the base model's bits, so its key");
   assertEquals(key(2), key(3));
   assertEquals(key(2), key(0));
+});
+
+Deno.test("waitChange: the new value once it changes; the old one after its timeout, without hanging", () => {
+  const ctrl = new Int32Array(new SharedArrayBuffer(8));
+  const t0 = performance.now();
+  assertEquals(waitChange(ctrl, 0, 0, 20), 0);
+  ok(performance.now() - t0 >= 15, "slept for its timeout");
+  Atomics.store(ctrl, 1, 7);
+  assertEquals(waitChange(ctrl, 1, 0, 20), 7);
 });
 
 await initBackend("blas").catch(() => initBackend("wasm"));
