@@ -173,24 +173,45 @@ export interface SampleOptions {
   compact?: boolean;
 }
 
-/** Index drawn from logits at a temperature with nucleus (top-p) truncation, using one uniform u in [0, 1). */
-export function drawToken(logits: ArrayLike<number>, temperature: number, topP: number, u: number): number {
+/** Scratch for the unnormalised probabilities of one row (reused: this runs B × maxNew times per sample). */
+let scratch = new Float64Array(0);
+
+/** w[i] = exp((logits[i] − max) / temperature) into `scratch` (float64); the argmax (first) and Σ w in index order. */
+function weights(
+  logits: ArrayLike<number>,
+  temperature: number,
+): { best: number; z: number; w: Float64Array } {
   const v = logits.length;
   let best = 0;
   for (let i = 1; i < v; i++) if (logits[i] > logits[best]) best = i;
-  if (temperature === 0) return best;
-  const w = new Float64Array(v);
+  if (scratch.length < v) scratch = new Float64Array(v);
+  const w = scratch;
   let z = 0;
   for (let i = 0; i < v; i++) z += w[i] = Math.exp((logits[i] - logits[best]) / temperature);
-  if (topP >= 1) {
-    // No truncation: walk the distribution in index order (no sort; this runs B × maxNew times per sample).
-    let r = u * z;
-    for (let i = 0; i < v; i++) {
-      r -= w[i];
-      if (r < 0) return i;
-    }
+  return { best, z, w };
+}
+
+/** The index where u·z falls walking w[0..v) in index order (untruncated sampling). */
+function walk(w: Float64Array, v: number, z: number, u: number, best: number): number {
+  let r = u * z;
+  for (let i = 0; i < v; i++) {
+    r -= w[i];
+    if (r < 0) return i;
+  }
+  return best;
+}
+
+/** Index drawn from logits at a temperature with nucleus (top-p) truncation, using one uniform u in [0, 1). */
+export function drawToken(logits: ArrayLike<number>, temperature: number, topP: number, u: number): number {
+  const v = logits.length;
+  if (temperature === 0) {
+    let best = 0;
+    for (let i = 1; i < v; i++) if (logits[i] > logits[best]) best = i;
     return best;
   }
+  const { best, z, w } = weights(logits, temperature);
+  // No truncation: walk the distribution in index order (no sort).
+  if (topP >= 1) return walk(w, v, z, u, best);
   const order = Array.from({ length: v }, (_, i) => i).sort((a, b) => w[b] - w[a] || a - b);
   // Keep the smallest prefix of the sorted distribution whose mass reaches topP.
   let kept = 0, mass = 0;
@@ -210,6 +231,28 @@ function logSoftmaxAt(logits: ArrayLike<number>, index: number): number {
   let z = 0;
   for (let i = 0; i < logits.length; i++) z += Math.exp(logits[i] - max);
   return logits[index] - max - Math.log(z);
+}
+
+/**
+ * `drawToken` and the drawn token's `logSoftmaxAt`, the same two numbers bit for bit; at temperature 1 without
+ * truncation from one pass of exponentials (the draw's are the log-softmax's: exp(x − max) summed in index
+ * order), which halves the exponentials of sampling, the largest cost outside the model there.
+ */
+export function drawScored(
+  logits: ArrayLike<number>,
+  temperature: number,
+  topP: number,
+  u: number,
+): [number, number] {
+  if (temperature !== 1 || topP < 1) {
+    const tok = drawToken(logits, temperature, topP, u);
+    return [tok, logSoftmaxAt(logits, tok)];
+  }
+  const v = logits.length, { best, z, w } = weights(logits, 1), tok = walk(w, v, z, u, best);
+  // logSoftmaxAt's max is Math.max's (the same value as logits[best], but +0 over −0), so subtract that one.
+  let max = -Infinity;
+  for (let i = 0; i < v; i++) max = Math.max(max, logits[i]);
+  return [tok, logits[tok] - max - Math.log(z)];
 }
 
 /** Run a chunk through the model with the cache; the last position's logits [B, V]. */
@@ -383,8 +426,7 @@ function* sampleSteps(
       let tok = eos!;
       if (!done[r]) {
         const row = logits.subarray(i * vocab, (i + 1) * vocab);
-        tok = drawToken(row, temperature, topP, uniforms[r].float());
-        logp[r * maxNew + s] = logSoftmaxAt(row, tok);
+        [tok, logp[r * maxNew + s]] = drawScored(row, temperature, topP, uniforms[r].float());
         lengths[r]++;
         if (tok === eos) done[r] = 1;
         else drawn.push(i);

@@ -5,6 +5,7 @@ import {
   createModel,
   createOptimizer,
   disposeModel,
+  drawScored,
   drawToken,
   getOptimizerStateAsync,
   getWeightsAsync,
@@ -283,6 +284,35 @@ Deno.test("model: drawToken honours temperature 0, top-p and the uniform", () =>
   const share =
     Array.from({ length: 10000 }, (_, i) => drawToken(logits, 1, 1, i / 10000)).filter((t) => t === 2).length;
   assertClose(share / 10000, Math.exp(1) / z, 1e-3, "share of token 2");
+});
+
+Deno.test("model: drawScored is drawToken and the token's log-softmax, bit for bit, in one pass at temperature 1", () => {
+  /** The two-pass form sampling used before: a max by Math.max, Σ exp(x − max), then the token's log-prob. */
+  const logSoftmaxAt = (l: Float32Array, i: number) => {
+    let max = -Infinity;
+    for (const x of l) max = Math.max(max, x);
+    let z = 0;
+    for (const x of l) z += Math.exp(x - max);
+    return l[i] - max - Math.log(z);
+  };
+  const rng = Rng.seeded(11);
+  const rows = Array.from({ length: 200 }, (_, r) => {
+    const row = Float32Array.from({ length: 98 }, () => (r % 3 + 1) * rng.normal());
+    if (r % 10 === 0) row.fill(-2).set([-0, 0, -0], 5); // ties at the max, the first one −0
+    if (r % 10 === 1) row.fill(-1e30).set([0], 7); // every other exponential underflows: Σ = 1, log-prob ±0
+    return row;
+  });
+  let checked = 0;
+  for (const [t, p] of [[1, 1], [0.7, 1], [1, 0.9], [0, 1]]) {
+    for (const row of rows) {
+      const u = rng.float(), tok = drawToken(row, t, p, u), lp = logSoftmaxAt(row, tok);
+      const [tok2, lp2] = drawScored(row, t, p, u);
+      assertEquals(tok2, tok);
+      assert(Object.is(lp2, lp), `log-prob ${lp2} against ${lp} (temperature ${t}, top-p ${p})`);
+      checked++;
+    }
+  }
+  assertEquals(checked, 800);
 });
 
 Deno.test("model: bad configs and inputs are one-line errors naming the field", () => {
