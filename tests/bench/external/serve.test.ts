@@ -9,6 +9,7 @@ import {
 import { complete, type Endpoint, preflight } from "../../../bench/external/client.ts";
 import { writeTinyCheckpoint } from "./tiny_checkpoint.ts";
 import { taskPermissions } from "../../run_cli.ts";
+import { blasInfo } from "../../../bench/engines/tfjs/ops/blas.ts";
 
 const dir = Deno.makeTempDirSync({ prefix: "acebench-serve-" });
 await writeTinyCheckpoint(dir);
@@ -112,7 +113,8 @@ Deno.test("serve: bad requests get OpenAI-style errors the client turns into one
   }
 });
 
-Deno.test("serve: the CLI serves on --port 0 and stops cleanly on SIGINT", async () => {
+/** `deno task serve` on the test checkpoint with `extra` flags: its URL and first line, and a SIGINT stop (its exit code). */
+async function startServe(extra: string[]) {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -125,10 +127,9 @@ Deno.test("serve: the CLI serves on --port 0 and stops cleanly on SIGINT", async
       "0",
       "--model",
       "tiny",
-      "--backend",
-      "cpu",
       "--prompt-template",
       "raw",
+      ...extra,
     ],
     stdout: "piped",
     stderr: "piped",
@@ -141,18 +142,69 @@ Deno.test("serve: the CLI serves on --port 0 and stops cleanly on SIGINT", async
     if (done) break;
     out += value;
   }
-  const url = out.match(/at (http\S+) /)?.[1];
+  const stop = async () => {
+    child.kill("SIGINT");
+    await reader.cancel();
+    const status = await child.status;
+    await child.stderr.cancel();
+    return status.code;
+  };
+  return { url: out.match(/at (http\S+) /)?.[1], out, stop };
+}
+
+Deno.test("serve: the CLI serves on --port 0 and stops cleanly on SIGINT", async () => {
+  const { url, out, stop } = await startServe(["--backend", "cpu"]);
   try {
     ok(url, `no URL in the serve output: ${out}`);
     const models = await (await fetch(`${url}/models`)).json();
     assertEquals(models.data[0].id, "tiny");
   } finally {
-    child.kill("SIGINT");
-    await reader.cancel();
-    const status = await child.status;
-    await child.stderr.cancel();
-    assertEquals(status.code, 0);
+    assertEquals(await stop(), 0);
   }
+});
+
+Deno.test({
+  name:
+    "serve: --blas-threads runs the products on that many threads, the same replies for 2 and 3, and exits",
+  ignore: blasInfo() === null,
+  fn: async () => {
+    const replies: unknown[] = [];
+    for (const threads of ["2", "3"]) {
+      const { url, out, stop } = await startServe(["--backend", "blas", "--blas-threads", threads]);
+      try {
+        ok(url, `no URL in the serve output: ${out}`);
+        const cores = navigator.hardwareConcurrency ?? 1;
+        ok(out.includes(`${Math.min(Number(threads), cores)} BLAS thread(s)`), out);
+        const req = { model: "tiny", prompt: "3+4=", n: 4, temperature: 1, max_tokens: 8, seed: 5 };
+        const res = await fetch(`${url}/completions`, { method: "POST", body: JSON.stringify(req) });
+        replies.push((await res.json()).choices);
+      } finally {
+        assertEquals(await stop(), 0);
+      }
+    }
+    assertEquals(replies[0], replies[1], "above one thread the cut, so the bits, are the same");
+  },
+});
+
+Deno.test("serve: --blas-threads on a backend without BLAS threads is a usage error naming the flag", async () => {
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...taskPermissions("serve"),
+      new URL("../../../cli.ts", import.meta.url).pathname,
+      "serve",
+      "--checkpoint",
+      dir,
+      "--backend",
+      "cpu",
+      "--blas-threads",
+      "2",
+    ],
+    env: { CI: "true" },
+  }).output();
+  const err = new TextDecoder().decode(r.stderr).trim();
+  assertEquals(r.code, 2, err);
+  ok(/--blas-threads: only the blas backend has BLAS threads \(backend is cpu\)/.test(err), err);
 });
 
 Deno.test("serve: the CLI refuses a checkpoint whose prompt length cannot hold the --prompt-template", async () => {
