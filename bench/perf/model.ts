@@ -95,7 +95,7 @@ the threads the engine trains or samples on; torch.mm in the torch process at th
                   than one process on a loaded machine, docs/tfjs-model.md)
   --blas-threads N    threads of this process that run its BLAS products (blas backend; default: cores, ${coreCount()}
                   here): sampling, and training when --train-workers is 1, use them; the bits are the same
-                  for any N (ops/blas_threads.ts)
+                  for every N above 1 (ops/blas_threads.ts)
 GPU backends and --no-kernels always use one process.`;
 
 function randomTokens(rng: Rng, n: number, vocab: number): Int32Array {

@@ -181,14 +181,19 @@ function weights(
   logits: ArrayLike<number>,
   temperature: number,
 ): { best: number; z: number; w: Float64Array } {
-  const v = logits.length;
-  let best = 0;
-  for (let i = 1; i < v; i++) if (logits[i] > logits[best]) best = i;
+  const v = logits.length, best = argmax(logits);
   if (scratch.length < v) scratch = new Float64Array(v);
   const w = scratch;
   let z = 0;
   for (let i = 0; i < v; i++) z += w[i] = Math.exp((logits[i] - logits[best]) / temperature);
   return { best, z, w };
+}
+
+/** Index of the first largest logit. */
+function argmax(logits: ArrayLike<number>): number {
+  let best = 0;
+  for (let i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
+  return best;
 }
 
 /** The index where u·z falls walking w[0..v) in index order (untruncated sampling). */
@@ -203,13 +208,8 @@ function walk(w: Float64Array, v: number, z: number, u: number, best: number): n
 
 /** Index drawn from logits at a temperature with nucleus (top-p) truncation, using one uniform u in [0, 1). */
 export function drawToken(logits: ArrayLike<number>, temperature: number, topP: number, u: number): number {
-  const v = logits.length;
-  if (temperature === 0) {
-    let best = 0;
-    for (let i = 1; i < v; i++) if (logits[i] > logits[best]) best = i;
-    return best;
-  }
-  const { best, z, w } = weights(logits, temperature);
+  if (temperature === 0) return argmax(logits);
+  const v = logits.length, { best, z, w } = weights(logits, temperature);
   // No truncation: walk the distribution in index order (no sort).
   if (topP >= 1) return walk(w, v, z, u, best);
   const order = Array.from({ length: v }, (_, i) => i).sort((a, b) => w[b] - w[a] || a - b);

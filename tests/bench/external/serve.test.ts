@@ -8,7 +8,7 @@ import {
 } from "../../../bench/engines/tfjs/serve.ts";
 import { complete, type Endpoint, preflight } from "../../../bench/external/client.ts";
 import { writeTinyCheckpoint } from "./tiny_checkpoint.ts";
-import { taskPermissions } from "../../run_cli.ts";
+import { runCli, taskPermissions } from "../../run_cli.ts";
 import { blasInfo } from "../../../bench/engines/tfjs/ops/blas.ts";
 
 const dir = Deno.makeTempDirSync({ prefix: "acebench-serve-" });
@@ -187,45 +187,25 @@ Deno.test({
 });
 
 Deno.test("serve: --blas-threads on a backend without BLAS threads is a usage error naming the flag", async () => {
-  const r = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...taskPermissions("serve"),
-      new URL("../../../cli.ts", import.meta.url).pathname,
-      "serve",
-      "--checkpoint",
-      dir,
-      "--backend",
-      "cpu",
-      "--blas-threads",
-      "2",
-    ],
-    env: { CI: "true" },
-  }).output();
-  const err = new TextDecoder().decode(r.stderr).trim();
+  const r = await runCli(["serve", "--checkpoint", dir, "--backend", "cpu", "--blas-threads", "2"]);
+  const err = r.stderr.trim();
   assertEquals(r.code, 2, err);
   ok(/--blas-threads: only the blas backend has BLAS threads \(backend is cpu\)/.test(err), err);
 });
 
 Deno.test("serve: the CLI refuses a checkpoint whose prompt length cannot hold the --prompt-template", async () => {
-  const r = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...taskPermissions("serve"),
-      new URL("../../../cli.ts", import.meta.url).pathname,
-      "serve",
-      "--checkpoint",
-      dir,
-      "--port",
-      "0",
-      "--backend",
-      "cpu",
-      "--prompt-template",
-      "boxed",
-    ],
-    env: { CI: "true" },
-  }).output();
-  const err = new TextDecoder().decode(r.stderr);
+  const r = await runCli([
+    "serve",
+    "--checkpoint",
+    dir,
+    "--port",
+    "0",
+    "--backend",
+    "cpu",
+    "--prompt-template",
+    "boxed",
+  ]);
+  const err = r.stderr;
   assertEquals(r.code, 1, err);
   ok(
     /its prompts hold 16 tokens \(context 28\), but template 'boxed' alone needs \d+ with BOS.*--prompt-template/

@@ -13,7 +13,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import { existsSync } from "node:fs";
 import { addr, type KernelArgs, type WasmBackend } from "./wasm.ts";
 import { type BlasLib, type GemmCall, openBlas } from "./blas_ffi.ts";
-import { blasThreads, runCalls, setBlasThreads, stopBlasThreads } from "./blas_threads.ts";
+import { runCalls, setBlasThreads, stopBlasThreads, threadCount } from "./blas_threads.ts";
 
 /** Library names tried in order when ACEBENCH_BLAS does not name one. */
 const BLAS_CANDIDATES = [
@@ -25,8 +25,6 @@ const BLAS_CANDIDATES = [
   "libopenblas.dll",
 ];
 
-type Lib = BlasLib;
-
 /** The loaded library: its path, OpenBLAS core name (or "unknown") and threads per product (1). */
 export interface BlasInfo {
   library: string;
@@ -34,7 +32,7 @@ export interface BlasInfo {
   threads: number;
 }
 
-let lib: Lib | null = null;
+let lib: BlasLib | null = null;
 let info: BlasInfo | null = null;
 let loadError = "";
 let active = false;
@@ -42,7 +40,7 @@ let heapBuffer: ArrayBufferLike | null = null;
 let heapBase = 0;
 
 /** dlopen the first library that loads; null with `loadError` set when none does or FFI is not permitted. */
-function open(): Lib | null {
+function open(): BlasLib | null {
   if (lib || loadError) return lib;
   if (typeof Deno === "undefined" || Deno.permissions.querySync({ name: "ffi" }).state !== "granted") {
     loadError = "FFI not permitted (run deno with --allow-ffi)";
@@ -204,13 +202,13 @@ export async function setThreads(threads: number, cores = navigator.hardwareConc
   if (!Number.isInteger(threads) || threads < 1) {
     throw new Error(`blas threads must be a positive integer, got ${threads}`);
   }
-  splitting = threads > 1;
   await setBlasThreads(Math.max(1, Math.min(threads, cores)), info!.library);
+  splitting = threads > 1;
 }
 
 /** Threads the BLAS products run on now, and whether large products are cut in two (`setThreads`). */
 export function threadsInUse(): { threads: number; split: boolean } {
-  return { threads: blasThreads(), split: splitting };
+  return { threads: threadCount(), split: splitting };
 }
 
 /** Back to one call per product in the calling thread: the helpers stop. */

@@ -59,36 +59,27 @@ export interface GemmCall {
   ldc: number;
 }
 
-/** Numbers per call in a shared task table (`writeCall`/`runCallAt`). */
-export const CALL_SLOTS = 12;
-
-/** Store `g` at slot `i` of a Float64 task table (addresses stay below 2^53, so float64 holds them exactly). */
-export function writeCall(table: Float64Array, i: number, g: GemmCall): void {
-  table.set(
-    [+g.transA, +g.transB, g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.c, g.ldc],
-    i * CALL_SLOTS,
-  );
-}
-
-/** Run the call stored at slot `i` of a task table. */
-export function runCallAt(lib: BlasLib, table: Float64Array, i: number): void {
-  const o = i * CALL_SLOTS, t = table;
+/** Run one call on the calling thread. */
+export function runCall(lib: BlasLib, g: GemmCall): void {
   // A plain number for each usize: Deno's FFI takes one (addresses stay below 2^53) although its types say bigint.
   const p = (x: number) => x as unknown as bigint;
-  lib.cblas_sgemm(
-    ROW_MAJOR,
-    t[o] ? TRANS : NO_TRANS,
-    t[o + 1] ? TRANS : NO_TRANS,
-    t[o + 2],
-    t[o + 3],
-    t[o + 4],
-    t[o + 5],
-    p(t[o + 6]),
-    t[o + 7],
-    p(t[o + 8]),
-    t[o + 9],
-    0,
-    p(t[o + 10]),
-    t[o + 11],
-  );
+  const [ta, tb] = [g.transA ? TRANS : NO_TRANS, g.transB ? TRANS : NO_TRANS];
+  lib.cblas_sgemm(ROW_MAJOR, ta, tb, g.m, g.n, g.k, g.alpha, p(g.a), g.lda, p(g.b), g.ldb, 0, p(g.c), g.ldc);
+}
+
+/** A call's fields in the order a shared task table holds them (`writeCall`/`readCall`). */
+const CALL_FIELDS = ["transA", "transB", "m", "n", "k", "alpha", "a", "lda", "b", "ldb", "c", "ldc"] as const;
+/** Numbers per call in a shared task table. */
+export const CALL_SLOTS = CALL_FIELDS.length;
+
+/** Store `g` at slot `i` of a Float64 task table (addresses stay below 2^53, so float64 holds them exactly). */
+export function writeCall(t: Float64Array, i: number, g: GemmCall): void {
+  for (let f = 0; f < CALL_SLOTS; f++) t[i * CALL_SLOTS + f] = +g[CALL_FIELDS[f]];
+}
+
+/** The call stored at slot `i` of a task table. */
+export function readCall(t: Float64Array, i: number): GemmCall {
+  const g = {} as Record<string, number | boolean>;
+  CALL_FIELDS.forEach((name, f) => g[name] = t[i * CALL_SLOTS + f]);
+  return { ...g, transA: g.transA === 1, transB: g.transB === 1 } as GemmCall;
 }
