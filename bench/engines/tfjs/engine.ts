@@ -234,7 +234,14 @@ async function runBackendDecision(s: TfjsSettings, baseFolder: string): Promise<
  * decision with the threads recorded.
  */
 async function startBlasThreads(s: TfjsSettings, decision: BackendDecision): Promise<BackendDecision> {
-  if (backendInUse() !== "blas") return decision;
+  if (backendInUse() !== "blas") {
+    if ((s.blasThreads ?? 1) === 1) return decision;
+    // Said and recorded, not dropped quietly: the run computes on one thread of its backend.
+    console.error(
+      `tfjs settings: blasThreads ${s.blasThreads} ignored: backend ${backendInUse()} has no BLAS`,
+    );
+    return { ...decision, blasThreads: { threads: 1, split: false } };
+  }
   await setThreads(blasThreads(s));
   return { ...decision, blasThreads: threadsInUse() };
 }

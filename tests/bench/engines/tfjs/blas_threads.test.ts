@@ -198,3 +198,30 @@ test("deno task sweep with blasThreads 2 (deno.json's permissions): runs, record
     assertEquals(cfg.backendDecision.blasThreads, { threads, split: true }, `${run}: the threads it ran on`);
   }
 });
+
+Deno.test("deno task sweep with blasThreads 2 on wasm: said on stderr and recorded as one thread, not dropped", async () => {
+  const dir = tempDir("acebench-blas-threads-wasm-");
+  const config = JSON.parse(
+    Deno.readTextFileSync(new URL("../../../../bench/configs/ci-tfjs.json", import.meta.url)),
+  );
+  config.name = "blas-threads-wasm";
+  config.seeds = [0];
+  config.settings = { ...config.settings, backend: "wasm", blasThreads: 2 };
+  Deno.writeTextFileSync(join(dir, "config.json"), JSON.stringify(config));
+  const out = join(dir, "sweep");
+  const r = await runCli([
+    "sweep",
+    "--config",
+    join(dir, "config.json"),
+    "--smoke",
+    "--out",
+    out,
+    "--no-report",
+  ]);
+  assertEquals(r.code, 0, `sweep exited ${r.code}:\n${(r.stdout + r.stderr).slice(-3000)}`);
+  ok(r.stderr.includes("blasThreads 2 ignored: backend wasm has no BLAS"), r.stderr.slice(-3000));
+  for (const run of [...Deno.readDirSync(join(out, "runs"))].map((e) => e.name)) {
+    const cfg = JSON.parse(Deno.readTextFileSync(join(out, "runs", run, "config.json")));
+    assertEquals(cfg.backendDecision.blasThreads, { threads: 1, split: false }, run);
+  }
+});
