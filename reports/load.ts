@@ -45,6 +45,8 @@ export interface RunData {
   evalFile: "missing" | "torn" | "ok";
   /** The run's ACE options (config.json `ace`, else `algo.ace`; absent: not recorded, e.g. `deno task eval`). */
   ace?: RunAce;
+  /** The RL step size the run trained with (config.json `settings.rl.lr`; absent: not recorded). */
+  lr?: number;
 }
 
 /** The ACE options a run recorded (bench/core AceConfig, as the report reads it). */
@@ -100,6 +102,7 @@ function loadRun(dir: string, fallbackId: string): RunData {
   const evalConfig = (config.eval ?? {}) as { n?: unknown };
   const rl = ((config.settings as { rl?: { steps?: unknown } } | undefined)?.rl ?? config.rl ?? {}) as {
     steps?: unknown;
+    lr?: unknown;
   };
   return {
     runId,
@@ -120,6 +123,7 @@ function loadRun(dir: string, fallbackId: string): RunData {
     lostSamples: status.lostSamples,
     evalFile: evalFileState(runFile(dir, "eval")),
     ace: aceOf(config),
+    ...(typeof rl.lr === "number" ? { lr: rl.lr } : {}),
   };
 }
 

@@ -4,6 +4,7 @@
 import { quantile } from "../evaluators/mod.ts";
 import * as vega from "vega";
 import * as vl from "vega-lite";
+import type { CalibrationPoint } from "./calibration.ts";
 import type { Comparison } from "./compare.ts";
 import type { DoseResult } from "./dose.ts";
 import type { RunData } from "./load.ts";
@@ -297,6 +298,65 @@ export function doseSpec(results: readonly DoseResult[], dataset: string): vl.To
       width: 240,
       height: 170,
       encoding: { x: { field: "alpha", type: "quantitative", title: "α" }, color },
+      layer: [
+        {
+          mark: { type: "area", opacity: 0.12 },
+          encoding: { y: { field: "lo", type: "quantitative", scale: { domain } }, y2: { field: "hi" } },
+        },
+        { mark: { type: "line", strokeWidth: 2, point: { size: 30 } }, encoding: { y } },
+        {
+          mark: { type: "rule", color: "black", strokeDash: [4, 3] },
+          encoding: { y: { datum: 0, type: "quantitative" } },
+        },
+      ],
+    },
+    resolve: { axis: { x: "independent", y: "independent" } },
+  } as vl.TopLevelSpec;
+}
+
+/**
+ * The calibration of the RL step: Pass@k after RL minus its step 0 over the step size (log scale), one line per
+ * preset, at k = 1 and at the largest k, with the crossed interval as a band.
+ */
+export function calibrationSpec(points: readonly CalibrationPoint[], dataset: string): vl.TopLevelSpec {
+  const mine = points.filter((p) => p.dataset === dataset);
+  const values = mine.flatMap((p) =>
+    [p.pass1, p.passMax].map((c) => ({
+      panel: `k = ${c.k}`,
+      preset: p.preset,
+      lr: p.lr,
+      diff: c.mean,
+      lo: Number.isFinite(c.lo) ? c.lo : c.mean,
+      hi: Number.isFinite(c.hi) ? c.hi : c.mean,
+    }))
+  );
+  const panels = [...new Set(values.map((v) => v.panel))];
+  const presets = [...new Set(values.map((v) => v.preset))];
+  const domain = domainOf([0, ...values.flatMap((v) => [v.lo, v.hi])], -1, 1);
+  const y = { field: "diff", type: "quantitative" as const, title: "Δ pass@k vs step 0", scale: { domain } };
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    title: {
+      text: `RL step-size calibration on ${dataset}`,
+      subtitle: ["Pass@k after RL − before, over lr; band:", ...intervalCaption(mine.map((p) => p.pass1))],
+      anchor: "start",
+    },
+    data: { values },
+    facet: { field: "panel", type: "nominal", header: HEADER, sort: panels },
+    columns: Math.min(COLUMNS, panels.length),
+    spec: {
+      width: 240,
+      height: 170,
+      encoding: {
+        x: { field: "lr", type: "quantitative", title: "rl.lr (log scale)", scale: { type: "log" } },
+        color: {
+          field: "preset",
+          type: "nominal",
+          title: null,
+          scale: { domain: presets, range: presets.map((_, i) => METHOD_COLORS[i % METHOD_COLORS.length]) },
+          legend: { orient: "bottom", direction: "horizontal", symbolType: "stroke", symbolStrokeWidth: 3 },
+        },
+      },
       layer: [
         {
           mark: { type: "area", opacity: 0.12 },

@@ -18,6 +18,7 @@ import {
   boundarySection,
 } from "./boundary.ts";
 import { type DataIssue, dataIssues } from "./completeness.ts";
+import { type CalibrationPoint, calibrationPoints, calibrationSection } from "./calibration.ts";
 import { checkClaims, controlsSection } from "./controls.ts";
 import { type DoseResult, doseResults, doseSection, doseVariants } from "./dose.ts";
 import { loadSweep, type RunData, type SweepData, usableRuns } from "./load.ts";
@@ -30,7 +31,7 @@ import {
   type PassKRow,
   passKRows,
 } from "./passk.ts";
-import { diffSpec, doseSpec, passKSpec, renderSvg, trainingSpec } from "./plots.ts";
+import { calibrationSpec, diffSpec, doseSpec, passKSpec, renderSvg, trainingSpec } from "./plots.ts";
 import { renderSummary } from "./summary.ts";
 import {
   BEFORE_RL,
@@ -64,6 +65,8 @@ export interface SweepReport {
   boundaryCsv: string;
   /** ACE's dose-response per variant, k and dataset (dose.ts; empty without a series of α). */
   dose: DoseResult[];
+  /** The RL step's calibration per preset, step size and dataset (calibration.ts; empty with one step size). */
+  calibration: CalibrationPoint[];
 }
 
 /** A column a caller adds to passk.csv (after the shared ones): its name and its value for each row. */
@@ -118,6 +121,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
   const oneBase = new Set(runs.map((r) => r.base)).size === 1;
   const controls = checkClaims(rows, presets);
   const dose = doseResults(rows, doseVariants(runs, data.record?.methods));
+  const calibration = calibrationPoints(runs, rows);
   const model = summaryModel({
     data,
     methods: [BEFORE_RL, ...methods],
@@ -135,6 +139,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
       ...boundarySection(boundary, dataset, BEFORE_RL, oneBase),
       ...controlsSection(controls, dataset),
       ...doseSection(dose, dataset),
+      ...calibrationSection(calibration, dataset),
       ...referenceSection(options.references ?? [], cells, dataset, runProtocol(data.sweep, data.record)),
     ],
   }) + (options.sections ?? []).map((section) => "\n" + section.trimEnd() + "\n").join("");
@@ -158,6 +163,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
     boundary,
     boundaryCsv,
     dose,
+    calibration,
   };
 }
 
@@ -210,6 +216,12 @@ export async function writeReportChecked(
     put(
       `plots/dose_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`,
       await renderSvg(doseSpec(report.dose, dataset)),
+    );
+  }
+  for (const dataset of [...new Set(report.calibration.map((p) => p.dataset))].sort()) {
+    put(
+      `plots/calibration_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`,
+      await renderSvg(calibrationSpec(report.calibration, dataset)),
     );
   }
   const training = trainingSpec(report.runs);

@@ -5,9 +5,11 @@ import { assertFinite, assertLength, assertShape, type Num } from "./check.ts";
 
 /**
  * How the penalty grows with the confidence shift: softplus (default, smooth) or relu; "uniform" (φ ≡ log 2,
- * softplus at c = 0) is a control that scales every error's penalty alike, ignoring confidence.
+ * softplus at c = 0) is a control that scales every error's penalty alike, ignoring confidence; "batch-mean"
+ * gives every penalised error the batch's mean softplus(c), so the penalty has ACE's mean multiplier at every
+ * step but no selectivity (is ACE's effect confidence-selective, or only a stronger penalty?).
  */
-export type AcePhi = "softplus" | "relu" | "uniform";
+export type AcePhi = "softplus" | "relu" | "uniform" | "batch-mean";
 /** How per-token log-ratios become c_i: `sum` over response tokens (the paper) or per-token `mean`. */
 export type AceAggregation = "sum" | "mean";
 
@@ -32,7 +34,7 @@ export function acePhi(c: number, phi: AcePhi): number {
   if (phi === "softplus") return softplus(c);
   if (phi === "relu") return Math.max(c, 0);
   if (phi === "uniform") return Math.LN2;
-  throw new RangeError(`ace.phi is '${phi}'; expected softplus, relu or uniform`);
+  throw new RangeError(`ace.phi is '${phi}'; expected softplus, relu or uniform (batch-mean is per batch)`);
 }
 
 /**
@@ -84,9 +86,9 @@ export function aceAdvantages(
   if (!(ace.alpha >= 0)) throw new RangeError(`ace.alpha is ${ace.alpha}; expected a number ≥ 0`);
   const out = Float64Array.from(advantages);
   if (!ace.enabled) return out;
-  for (let i = 0; i < out.length; i++) {
-    if (!correct[i] && out[i] < 0) out[i] *= 1 + ace.alpha * acePhi(c[i], ace.phi);
-  }
+  const penalised = [...out.keys()].filter((i) => !correct[i] && out[i] < 0);
+  const mean = penalised.reduce((s, i) => s + softplus(c[i]), 0) / Math.max(penalised.length, 1);
+  for (const i of penalised) out[i] *= 1 + ace.alpha * (ace.phi === "batch-mean" ? mean : acePhi(c[i], ace.phi));
   return out;
 }
 

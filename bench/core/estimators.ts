@@ -17,6 +17,8 @@ export interface AdvantageOptions {
   stdEps: number;
   /** W-REINFORCE's weight λ of a correct rollout (an incorrect one weighs 1). */
   wReinforceLambda: number;
+  /** Pass@k training's k (estimator `passk`). */
+  passK: number;
 }
 
 /** An estimator: per-rollout advantages (a new Float64Array of length B). */
@@ -49,18 +51,19 @@ export function rlooAdvantages(input: AdvantageInput): Float64Array {
 }
 
 /**
- * Pass@k training as VERL's `grpo_passk` (after Walder & Karkhanis 2025, arXiv 2503.19595; see also Chen et al.
- * 2025, "Pass@k Training"): only the best rollout of a group gets a non-zero advantage, r_max − r_second, divided
- * by (Bessel std + eps) when normByStd. Ties go to the first best rollout. Groups need ≥ 2 rollouts.
+ * VERL's `grpo_passk` (Tang et al. 2025, "Optimizing Language Models for Inference Time Objectives using
+ * Reinforcement Learning", arXiv 2503.19595): only the best rollout of a group gets a non-zero advantage,
+ * r_max − r_second, divided by (Bessel std + eps) when normByStd. Ties go to the first best rollout. Groups need
+ * ≥ 2 rollouts. Kept beside Chen et al.'s analytical estimator (`passk`) under its own name.
  */
-export function passkAdvantages(input: AdvantageInput, options: AdvantageOptions): Float64Array {
+export function maxMinusSecondAdvantages(input: AdvantageInput, options: AdvantageOptions): Float64Array {
   const { rewards, groupIds } = input;
   assertFinite("rewards", rewards);
   assertLength("groupIds", groupIds, rewards.length);
   const adv = new Float64Array(rewards.length);
   for (const [g, idx] of groupMembers(groupIds)) {
     if (idx.length < 2) {
-      throw new RangeError(`pass@k advantages need ≥ 2 rollouts per group; group ${g} has 1`);
+      throw new RangeError(`grpo_passk advantages need ≥ 2 rollouts per group; group ${g} has 1`);
     }
     const order = [...idx].sort((a, b) => rewards[b] - rewards[a] || a - b);
     let advantage = rewards[order[0]] - rewards[order[1]];
@@ -70,6 +73,41 @@ export function passkAdvantages(input: AdvantageInput, options: AdvantageOptions
       advantage /= Math.sqrt(variance) + options.stdEps;
     }
     adv[order[0]] = advantage;
+  }
+  return adv;
+}
+
+/** C(n, k) / C(m, k) for 0 ≤ k, as a product (no large binomials); 0 when k > n. */
+function binomialRatio(n: number, m: number, k: number): number {
+  if (k > n) return 0;
+  let r = 1;
+  for (let i = 0; i < k; i++) r *= (n - i) / (m - i);
+  return r;
+}
+
+/**
+ * Pass@k training with the analytical advantage (Chen et al. 2025, "Pass@k Training for Adaptively Balancing
+ * Exploration and Exploitation of Large Reasoning Models", arXiv 2508.10751): the group's reward is its Pass@k,
+ * R̄ = 1 − C(N_neg, k)/C(N, k), σ = √(R̄(1 − R̄)); a correct rollout gets (1 − R̄)/σ and an incorrect one
+ * (1 − R̄ − C(N_neg − 1, k − 1)/C(N − 1, k − 1))/σ, the expected advantage of the k-subsets it belongs to.
+ * Every rollout of a mixed group gets a signal (incorrect ones pushed down); a group whose rollouts all agree, or
+ * whose σ is 0, gets 0. Needs k ≤ the group size.
+ */
+export function passkAdvantages(input: AdvantageInput, options: AdvantageOptions): Float64Array {
+  const { rewards, groupIds, correct } = input;
+  assertLength("groupIds", groupIds, rewards.length);
+  assertLength("correct", correct, rewards.length);
+  const k = options.passK;
+  const adv = new Float64Array(rewards.length);
+  for (const [g, idx] of groupMembers(groupIds)) {
+    const N = idx.length;
+    if (k > N) throw new RangeError(`passk advantages need k = ${k} ≤ the group size; group ${g} has ${N}`);
+    const neg = idx.filter((i) => !correct[i]).length;
+    const mean = 1 - binomialRatio(neg, N, k);
+    const sigma = Math.sqrt(mean * (1 - mean));
+    if (!(sigma > 0)) continue;
+    const negAdv = (1 - mean - (neg > 0 ? binomialRatio(neg - 1, N - 1, k - 1) : 0)) / sigma;
+    for (const i of idx) adv[i] = correct[i] ? (1 - mean) / sigma : negAdv;
   }
   return adv;
 }
@@ -103,7 +141,8 @@ export function psrAdvantages(input: AdvantageInput): Float64Array {
 export const ADV_ESTIMATORS = new Registry<AdvantageEstimator>("advEstimator", [
   ["grpo", grpoAdvantages],
   ["rloo", rlooAdvantages],
-  ["grpo_passk", passkAdvantages],
+  ["passk", passkAdvantages],
+  ["grpo_passk", maxMinusSecondAdvantages],
   ["w_reinforce", wReinforceAdvantages],
   ["psr", psrAdvantages],
 ]);

@@ -68,5 +68,7 @@ export {
   type StepAdvantages,
   type StepRollouts,
   type UpdateResult,
+  trainingRows,
+  type TrainOn,
 } from "./step.ts";
 export { type DiagnosticsInput, type TrainingDiagnostics, trainingDiagnostics } from "./diagnostics.ts";

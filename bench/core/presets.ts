@@ -4,6 +4,7 @@ import { loadSchema, validate, ValidationError } from "../../common/config.ts";
 import type { AceConfig } from "./ace.ts";
 import type { CovConfig } from "./cov_losses.ts";
 import { ADV_ESTIMATORS } from "./estimators.ts";
+import type { TrainOn } from "./step.ts";
 import type { KlType } from "./kl.ts";
 import { type LossAggMode, POLICY_LOSSES, type PolicyLossConfig } from "./policy_loss.ts";
 
@@ -18,6 +19,13 @@ export interface AlgoConfig extends PolicyLossConfig {
   stdEps: number;
   /** W-REINFORCE: the advantage of a correct rollout (an incorrect one gets −1). */
   wReinforceLambda: number;
+  /** Chen et al.'s Pass@k training (estimator `passk`): the k of the group's Pass@k reward. */
+  passK: number;
+  /**
+   * Rows the loss trains on: `all`, or only the `correct` (PSR) or `incorrect` (NSR) rollouts, as Zhu et al.'s
+   * code subsets the batch before the update, so the loss is a token mean over that subset alone.
+   */
+  trainOn: TrainOn;
   /** Reward of a correct/incorrect rollout: "binary" 1/0 (VERL MATH) or "pm1" +1/−1 (DAPO). */
   rewardScheme: "binary" | "pm1";
   dynamicSampling: { enabled: boolean; maxRounds: number; onExhausted: "error" | "partial" };
@@ -36,6 +44,8 @@ const GRPO: AlgoConfig = {
   normByStd: true,
   stdEps: 1e-6,
   wReinforceLambda: 0.1,
+  passK: 4,
+  trainOn: "all",
   rewardScheme: "binary",
   clipLow: 0.2,
   clipHigh: 0.2,
@@ -67,27 +77,32 @@ const COV: CovConfig = { clipRatio: 0.0002, clipLb: 1, clipUb: 5, klRatio: 0.000
 
 /**
  * The named presets. ace-* add ACE (softplus, α = 1, c summed over tokens, no clip) to GRPO/DAPO. The baselines
- * change one thing each from GRPO: dr-grpo (Liu et al. 2025, arXiv 2503.20783: no std normalisation, per-sequence
- * token sums over a constant length), rloo (leave-one-out baseline), passk (VERL's grpo_passk) and w-reinforce
- * (λ-weighted positives, no KL, as Zhu et al. 2025); nsr and psr are W-REINFORCE's ends (negatives only: λ = 0;
- * positives only: the psr estimator); clip-cov and kl-cov are Cui et al.'s covariance losses (arXiv 2505.22617)
- * with VERL 0.7.0's default options; ace-allwrong is an ablation of ace-grpo that also penalises all-wrong groups
- * by confidence (ace.ts aceAllWrong).
+ * follow their authors' released code, changing what the authors change from GRPO: dr-grpo (Liu et al. 2025,
+ * arXiv 2503.20783: no std normalisation, per-sequence token sums over a constant length, no KL term); rloo
+ * (leave-one-out baseline); passk (Chen et al. 2025, arXiv 2508.10751: the analytical Pass@k advantage, k = 4);
+ * grpo-passk (VERL's grpo_passk, Tang et al. 2025, arXiv 2503.19595); w-reinforce (Zhu et al. 2025, arXiv
+ * 2506.01347: λ = 0.1 on positives, −1 on negatives, no KL); nsr and psr, W-REINFORCE's ends, trained on the
+ * incorrect (correct) subset alone as Zhu et al.'s code subsets the batch; clip-cov and kl-cov (Cui et al. 2025,
+ * arXiv 2505.22617) at the ratios of the authors' recipe; ace-allwrong, an ablation that also penalises all-wrong
+ * groups by confidence (ace.ts aceAllWrong); ace-uniform, ACE's control with every penalised error at the batch's
+ * mean multiplier (no confidence selectivity).
  */
 export const PRESETS: Readonly<Record<string, AlgoConfig>> = {
   grpo: GRPO,
   dapo: DAPO,
   "ace-grpo": { ...GRPO, ace: ACE_ON },
   "ace-dapo": { ...DAPO, ace: ACE_ON },
-  "dr-grpo": { ...GRPO, normByStd: false, lossAgg: "seq-mean-token-sum-norm" },
+  "dr-grpo": { ...GRPO, normByStd: false, lossAgg: "seq-mean-token-sum-norm", klCoef: 0 },
   rloo: { ...GRPO, advEstimator: "rloo" },
-  passk: { ...GRPO, advEstimator: "grpo_passk" },
+  passk: { ...GRPO, advEstimator: "passk" },
+  "grpo-passk": { ...GRPO, advEstimator: "grpo_passk" },
   "w-reinforce": { ...GRPO, advEstimator: "w_reinforce", klCoef: 0 },
-  nsr: { ...GRPO, advEstimator: "w_reinforce", wReinforceLambda: 0, klCoef: 0 },
-  psr: { ...GRPO, advEstimator: "psr", klCoef: 0 },
+  nsr: { ...GRPO, advEstimator: "w_reinforce", wReinforceLambda: 0, klCoef: 0, trainOn: "incorrect" },
+  psr: { ...GRPO, advEstimator: "psr", klCoef: 0, trainOn: "correct" },
   "clip-cov": { ...GRPO, policyLoss: "clip_cov", cov: COV },
   "kl-cov": { ...GRPO, policyLoss: "kl_cov", cov: COV },
   "ace-allwrong": { ...GRPO, ace: { ...ACE_ON, allWrong: true } },
+  "ace-uniform": { ...GRPO, ace: { ...ACE_ON, phi: "batch-mean" } },
 };
 
 const schemaUrl = new URL("./algo.schema.json", import.meta.url);

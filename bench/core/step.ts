@@ -86,6 +86,22 @@ export function batchAdvantages(rollouts: StepRollouts, algo: AlgoConfig): StepA
   return { advantages, c, finalAdvantages };
 }
 
+/** Which rollouts a step's loss trains on (AlgoConfig.trainOn). */
+export type TrainOn = "all" | "correct" | "incorrect";
+
+/**
+ * The rows the loss trains on, in order: null for `all`; else the correct (PSR) or incorrect (NSR) rollouts
+ * alone, as Zhu et al.'s code (arXiv 2506.01347) subsets the batch before the update, so a token mean runs over
+ * the subset's tokens only. May be empty.
+ */
+export function trainingRows(correct: ArrayLike<number | boolean>, trainOn: TrainOn): number[] | null {
+  if (trainOn === "all") return null;
+  const want = trainOn === "correct";
+  const rows: number[] = [];
+  for (let i = 0; i < correct.length; i++) if (!!correct[i] === want) rows.push(i);
+  return rows;
+}
+
 /** Group id of every rollout, for groups of the given sizes laid out one after the other. */
 export function groupIdsOf(sizes: readonly number[]): Int32Array {
   const ids = new Int32Array(sizes.reduce((a, b) => a + b, 0));

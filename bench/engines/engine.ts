@@ -139,6 +139,8 @@ export interface PolicyBackend<G extends RolloutGroup = RolloutGroup, R = unknow
   toBatch(groups: G[], algo: AlgoConfig): StepBatch<R>;
   /** Rows [from, to) of the backend's view. */
   sliceRows(rows: R, from: number, to: number, T: number): R;
+  /** The rows at `indices`, in that order (the subset a PSR/NSR loss trains on). */
+  selectRows(rows: R, indices: readonly number[], T: number): R;
   /** Reference-policy log-probs [B, T] of a batch. */
   refLogp(batch: StepBatch<R>): Promise<TokenArray>;
   /**

@@ -17,6 +17,7 @@ import {
   POLICY_LOSSES,
   scoreRollouts,
   trainingDiagnostics,
+  trainingRows,
   type UpdateResult,
 } from "../core/mod.ts";
 import type {
@@ -90,6 +91,25 @@ function sliceBatch<R>(backend: PolicyBackend<RolloutGroup, R>, mb: MiniBatch<R>
   };
 }
 
+/** The rows `rows` of a batch, in order (the subset a PSR/NSR loss trains on). */
+function selectBatch<R>(backend: PolicyBackend<RolloutGroup, R>, mb: MiniBatch<R>, rows: number[]): MiniBatch<R> {
+  const T = mb.T;
+  const pick = <A extends TokenArray>(a: A) => {
+    const out = new (a.constructor as new (n: number) => A)(rows.length * T);
+    rows.forEach((r, i) => out.set(a.subarray(r * T, (r + 1) * T), i * T));
+    return out;
+  };
+  return {
+    rows: backend.selectRows(mb.rows, rows, T),
+    B: rows.length,
+    T,
+    oldLogp: pick(mb.oldLogp),
+    refLogp: pick(mb.refLogp),
+    mask: pick(mb.mask),
+    advantages: Float64Array.from(rows, (r) => mb.advantages[r]),
+  };
+}
+
 /** One update through the backend with the registered policy loss; throws when it diverged. */
 async function updateOnce<R>(
   backend: PolicyBackend<RolloutGroup, R>,
@@ -123,17 +143,18 @@ async function updateOnce<R>(
 }
 
 /**
- * The updates of one step: `ppoEpochs` passes over mini-batches of whole groups (see `miniBatchRows`); returns
- * the means over the updates and the last gradient norm.
+ * The updates of one step: `ppoEpochs` passes over `miniBatches` mini-batches of whole groups (see
+ * `miniBatchRows`; default the backend's); returns the means over the updates and the last gradient norm.
  */
 export async function updatePolicy<R>(
   backend: PolicyBackend<RolloutGroup, R>,
   batch: MiniBatch<R>,
   groupIds: Num,
   algo: AlgoConfig,
+  miniBatches = backend.miniBatches,
 ): Promise<UpdateResult> {
   const results: UpdateResult[] = [];
-  const parts = miniBatchRows(groupIds, backend.miniBatches);
+  const parts = miniBatchRows(groupIds, miniBatches);
   for (let epoch = 0; epoch < backend.ppoEpochs; epoch++) {
     for (const [from, to] of parts) {
       results.push(await updateOnce(backend, sliceBatch(backend, batch, from, to), algo));
@@ -180,12 +201,19 @@ export async function rlStep<G extends RolloutGroup, R>(
   const refLogp = await backend.refLogp(batch);
   refLogp.forEach((v, i) => (refLogp[i] = batch.mask[i] ? v : 0)); // padded positions: exactly zero, never NaN
   const adv = batchAdvantages({ ...batch, rewards, correct, groupIds, refLogp }, algo);
-  const update = await updatePolicy(
-    backend,
-    { ...batch, refLogp, advantages: adv.finalAdvantages },
-    groupIds,
-    algo,
-  );
+  let trained: MiniBatch<R> = { ...batch, refLogp, advantages: adv.finalAdvantages };
+  let units: Num = groupIds, miniBatches = backend.miniBatches;
+  const subset = trainingRows(correct, algo.trainOn);
+  if (subset) {
+    // The subset alone, in mini-batches of the full batch's mini-batch size (VERL splits by a fixed size).
+    if (subset.length === 0) {
+      return { ...base, reward_mean: sum(rewards) / B, accuracy: sum(correct) / B, skipped: `no ${algo.trainOn} rollouts` };
+    }
+    trained = selectBatch(backend, trained, subset);
+    units = Int32Array.from(subset, (_, i) => i);
+    miniBatches = Math.ceil(subset.length / Math.ceil(B / backend.miniBatches));
+  }
+  const update = await updatePolicy(backend, trained, units, algo, miniBatches);
   const diag = trainingDiagnostics({
     rewards,
     correct,

@@ -13,7 +13,12 @@ export interface MethodSpec {
   name: string;
   preset: string;
   overrides: Record<string, unknown>;
+  /** The method's own RL-step settings over the sweep's (e.g. a step size); absent = the sweep's. */
+  rl?: Record<string, unknown>;
 }
+
+/** RL settings only the sweep sets: its schedule and the response budget its base models are trained for. */
+const SWEEP_ONLY_RL = ["steps", "maxNewTokens", "checkpointEvery"];
 
 /** A validated sweep config (see `sweep.schema.json`). */
 export interface SweepConfig {
@@ -127,13 +132,25 @@ export function checkSweepConfig(raw: unknown, source: string, spec?: EngineSpec
   const engine = spec ?? engineSpec(sweep.engine);
   const schemaPath = new URL(engine.settingsSchema).pathname;
   if (exists(schemaPath)) {
-    sweep.settings = validate(
-      loadSchema(new URL(engine.settingsSchema)),
-      sweep.settings,
-      `${source}: settings`,
-    );
+    const schema = loadSchema(new URL(engine.settingsSchema));
+    sweep.settings = validate(schema, sweep.settings, `${source}: settings`);
+    sweep.methods.forEach((m, i) => {
+      if (m.rl) validate(schema, methodSettings(sweep.settings, m), `${source}: methods[${i}].rl`);
+    });
   }
+  sweep.methods.forEach((m, i) => {
+    const fixed = Object.keys(m.rl ?? {}).find((k) => SWEEP_ONLY_RL.includes(k));
+    if (fixed) {
+      throw new ValidationError(`${source}: methods[${i}].rl.${fixed}: set by the sweep's rl block only`);
+    }
+  });
   return sweep;
+}
+
+/** A method's engine settings: the sweep's, with the method's own `rl` fields over the sweep's rl block. */
+export function methodSettings(settings: Record<string, unknown>, method: MethodSpec): Record<string, unknown> {
+  const rl = { ...(settings.rl as object | undefined), ...method.rl };
+  return structuredClone({ ...settings, rl });
 }
 
 /**
@@ -298,7 +315,7 @@ export function expandRuns(
           seed: unit.seed,
           base: unit.base,
           algo,
-          settings: structuredClone(settings),
+          settings: methodSettings(settings, method),
           eval: { ...sweep.eval },
         });
       }

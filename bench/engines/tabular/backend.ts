@@ -114,6 +114,7 @@ export function tabularBackend(
       };
     },
     sliceRows: (rows, from, to) => rows.slice(from, to),
+    selectRows: (rows, indices) => indices.map((i) => rows[i]),
     refLogp: (batch) => Promise.resolve(Float64Array.from(batch.rows, (r) => r.refLogp)),
     update(mb, request) {
       applyUpdate(world, params, settings, mb, request);

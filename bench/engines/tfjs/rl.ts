@@ -169,6 +169,11 @@ export function tfjsPolicy(ctx: RlContext): PolicyBackend<TfjsGroup, Tokens> {
       };
     },
     sliceRows: (rows, from, to, T) => rows.slice(from * (P + T), to * (P + T)),
+    selectRows: (rows, indices, T) => {
+      const out = new Int32Array(indices.length * (P + T));
+      indices.forEach((r, i) => out.set(rows.subarray(r * (P + T), (r + 1) * (P + T)), i * (P + T)));
+      return out;
+    },
     refLogp: (batch) => responseLogp(ctx.ref, batch.rows, batch.B, P, batch.T),
     update: (mb, request) => updateMiniBatch(ctx, mb, request),
     groupMetrics: (groups) => ({ method_frac: methodFractions(groups) }),

@@ -192,6 +192,15 @@ function checkExpressible(algo: AlgoConfig, recipe: Recipe): void {
       "algo.ace.allWrong (the ace-allwrong ablation) is not mapped to VERL: ace_verl has no such term",
     );
   }
+  if (algo.ace.enabled && algo.ace.phi === "batch-mean") {
+    throw new RangeError("algo.ace.phi 'batch-mean' (the ace-uniform control) is not mapped to VERL");
+  }
+  if (algo.trainOn !== "all") {
+    throw new RangeError(
+      `algo.trainOn is '${algo.trainOn}' (nsr, psr); VERL's trainer updates on the whole batch, so training on a ` +
+        "subset is not mapped (Zhu et al.'s fork subsets it in ray_trainer.py)",
+    );
+  }
   if (!(algo.rewardScheme in REWARD_SCHEMES)) {
     throw new RangeError(
       `algo.rewardScheme is '${algo.rewardScheme}'; VERL can express ${Object.keys(REWARD_SCHEMES)}`,
