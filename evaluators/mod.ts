@@ -33,6 +33,7 @@ export {
   crossedVariance,
   holm,
   type Interval,
+  termsPValue,
   mddInterval,
   median,
   minDetectable,

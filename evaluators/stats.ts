@@ -267,6 +267,26 @@ function combine(t: CrossedTerms, q: (df: number) => number): number {
 }
 
 /**
+ * The two-sided p-value of "the mean is `d`" that inverts the crossed interval of `terms` (the level at which the
+ * interval's half-width √Σ t²(df)·term equals |mean − d|, found by bisection): p < 0.05 exactly when the 95%
+ * interval excludes d. 1 at distance 0; NaN when no term is positive (no interval).
+ */
+export function termsPValue(terms: CrossedTerms, distance: number): number {
+  const width = (level: number) => combine(terms, (df) => tCritical(level, df));
+  if (!(width(0.5) > 0)) return NaN;
+  const x = Math.abs(distance);
+  if (x === 0) return 1;
+  let lo = 1e-12, hi = 1 - 1e-12; // levels: width rises with the level
+  if (width(hi) < x) return 1e-12;
+  for (let i = 0; i < 60; i++) {
+    const mid = (lo + hi) / 2;
+    if (width(mid) < x) lo = mid;
+    else hi = mid;
+  }
+  return 1 - (lo + hi) / 2;
+}
+
+/**
  * Crossed interval of the mean of a seeds × problems array (row-major): Var(mean) = σ²_seed/S + σ²_problem/P +
  * σ²_residual/(S·P) from the two-way ANOVA components (`crossedComponents`, negative estimates set to 0), and the
  * half-width √Σ t²(df)·term, each term with its own Student-t quantile (S − 1, P − 1 and (S − 1)(P − 1) df; a

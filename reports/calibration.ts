@@ -58,7 +58,9 @@ function windowMean(runs: readonly RunData[], metric: string): number | null {
  */
 export function calibrationPoints(runs: readonly RunData[], rows: readonly PassKRow[]): CalibrationPoint[] {
   const lrsOf = new Map<string, Set<number>>();
-  for (const r of runs) if (r.lr !== undefined) lrsOf.set(r.preset, (lrsOf.get(r.preset) ?? new Set()).add(r.lr));
+  for (const r of runs) {
+    if (r.lr !== undefined) lrsOf.set(r.preset, (lrsOf.get(r.preset) ?? new Set()).add(r.lr));
+  }
   const all = rows.filter((r) => r.slice === "all");
   const final = finalRows(all.filter((r) => r.step > 0));
   const out: CalibrationPoint[] = [];

@@ -1,8 +1,11 @@
-// Positive controls from the literature: published qualitative orderings between RLVR methods (or a method and its
-// base model) that a faithful miniature of RLVR should reproduce. Each claim is checked on a sweep that holds the
-// methods it needs, as the paired difference b − a (same base, seed and problem) at one k with its crossed interval
-// and MDD: reproduced when the interval excludes 0 in the claimed direction, contradicted when it excludes 0 in the
-// opposite one, not resolvable otherwise. A contradiction is a finding about this world, not a failure of the code.
+// Controls from the literature: published differences between RLVR methods (or a method and its base model), each
+// stated as the paper states it, with the table and the size it reports, checked on a sweep that holds the methods
+// as the paired difference b − a (same base, seed and problem) at one k with its crossed interval. Every claim is
+// tested twice, against 0 and against the published size, with Holm's correction over all tests of the table, so
+// "reproduced" (direction and size), "contradicted", "published size excluded" and "not resolvable" (the data
+// cover both 0 and the published size) are family-wise 5% statements. A contradiction is a finding about this
+// world, not a failure of the code.
+import { holm, termsPValue } from "../evaluators/mod.ts";
 import { type DiffCell, pairedDiff } from "./compare.ts";
 import { mddText } from "./caveats.ts";
 import { finalRows, type PassKRow } from "./passk.ts";
@@ -10,103 +13,184 @@ import { finalRows, type PassKRow } from "./passk.ts";
 /** The side of a claim that is the policy before RL: each run's own step-0 evaluation (its base model). */
 export const BASE_SIDE = "base (step 0)";
 
-/** One published ordering, stated as "b ≥ a at Pass@k" (b is the side claimed higher). */
+/** A published size: b − a in Pass@k (a fraction), and where it was measured. */
+export interface Published {
+  delta: number;
+  /** Table, model, benchmark and k, e.g. "Table 1, Qwen2.5-Math-7B, MATH, Pass@256: 96.9 vs 91.2". */
+  where: string;
+}
+
+/** One published difference, stated as "b − a at Pass@k" (b is the side the paper reports higher or equal). */
 export interface Claim {
   id: string;
-  /** The claim as a reader would state it. */
+  /** The claim as the paper states it. */
   claim: string;
   /** Paper, year and arXiv id. */
   source: string;
   /** RL-core preset of the lower side, or BASE_SIDE. */
   a: string;
-  /** RL-core preset of the side claimed higher, or BASE_SIDE. */
+  /** RL-core preset of the other side, or BASE_SIDE. */
   b: string;
   /** 1, or "max": the largest k both sides report. */
   k: 1 | "max";
-  /** What the paper measured, and where this suite's method differs from the paper's (empty: the same). */
+  /** The paper's own number for b − a; null for this suite's own controls (no published size). */
+  published: Published | null;
+  /** Where this suite's measurement differs from the paper's (empty: the same). */
   note?: string;
 }
 
 const ZHU = "Zhu et al. 2025, arXiv 2506.01347";
 const CHEN = "Chen et al. 2025, arXiv 2508.10751";
 const YUE = "Yue et al. 2025, arXiv 2504.13837";
+/** Zhu et al. Table 1 (Qwen2.5-Math-7B, MATH, T = 0.6, n = 256), the table every Zhu claim is read from. */
+const ZHU_T1 = "Zhu et al. Table 1, Qwen2.5-Math-7B, MATH";
+const LARGE_K = "the paper's largest k is 256; here the sweep's largest k";
 
 /**
- * The registry. Sources (abstracts checked): Zhu et al., "The Surprising Effectiveness of Negative Reinforcement in
- * LLM Reasoning" (PSR alone improves Pass@1 but degrades higher k; NSR alone improves over the base across the
- * whole Pass@k spectrum; W-REINFORCE, λ = 0.1, improves Pass@k overall); Chen et al., "Pass@k Training for
- * Adaptively Balancing Exploration and Exploitation of Large Reasoning Models" (Pass@k as the reward improves
- * exploration, i.e. large-k Pass@k, without hurting Pass@1); Yue et al., "Does Reinforcement Learning Really
- * Incentivize Reasoning Capacity in LLMs Beyond the Base Model?" (RL beats the base at small k, the base
- * overtakes it at large k).
+ * The registry, each claim read from its paper's table (Zhu et al. Table 1 for NSR, PSR and W-REINFORCE; Chen et
+ * al. Table 1, Qwen2.5-7B-Instruct on AIME 2025, via a secondary reading of the paper; Yue et al.'s claim that the
+ * base catches up with RL at large k, sized by Zhu et al.'s GRPO row, the same model family as the rest).
  */
 export const CLAIMS: readonly Claim[] = [
-  { id: "zhu-psr-pass1", claim: "PSR ≥ NSR at Pass@1", source: ZHU, a: "nsr", b: "psr", k: 1 },
-  { id: "zhu-nsr-largek", claim: "NSR ≥ PSR at large k", source: ZHU, a: "psr", b: "nsr", k: "max" },
   {
-    id: "zhu-nsr-base",
-    claim: "NSR ≥ the base model at large k (NSR keeps the boundary)",
+    id: "zhu-nsr-psr-pass1",
+    claim: "NSR about equals PSR at Pass@1",
+    source: ZHU,
+    a: "psr",
+    b: "nsr",
+    k: 1,
+    published: { delta: 0.016, where: `${ZHU_T1}, Pass@1: 75.7 vs 74.1` },
+  },
+  {
+    id: "zhu-nsr-psr-largek",
+    claim: "NSR above PSR at large k (PSR loses diversity)",
+    source: ZHU,
+    a: "psr",
+    b: "nsr",
+    k: "max",
+    published: { delta: 0.057, where: `${ZHU_T1}, Pass@256: 96.9 vs 91.2` },
+    note: LARGE_K,
+  },
+  {
+    id: "zhu-nsr-base-largek",
+    claim: "NSR keeps the base model's Pass@k at large k",
     source: ZHU,
     a: BASE_SIDE,
     b: "nsr",
     k: "max",
+    published: { delta: 0, where: `${ZHU_T1}, Pass@256: 96.9 vs 96.9` },
+    note: LARGE_K,
   },
   {
-    id: "zhu-wr-pass1",
-    claim: "W-REINFORCE ≥ GRPO at Pass@1 (≈ best over the spectrum)",
+    id: "zhu-psr-base-largek",
+    claim: "PSR falls below the base model at large k",
+    source: ZHU,
+    a: "psr",
+    b: BASE_SIDE,
+    k: "max",
+    published: { delta: 0.057, where: `${ZHU_T1}, Pass@256: 96.9 vs 91.2` },
+    note: LARGE_K,
+  },
+  {
+    id: "zhu-wr-grpo-pass1",
+    claim: "W-REINFORCE about equals GRPO at Pass@1",
     source: ZHU,
     a: "grpo",
     b: "w-reinforce",
     k: 1,
-    note: "the paper reports W-REINFORCE comparable to GRPO at Pass@1: a tie reads as not resolvable",
+    published: { delta: 0.003, where: `${ZHU_T1}, Pass@1: 76.6 vs 76.3` },
   },
   {
-    id: "zhu-wr-largek",
-    claim: "W-REINFORCE ≥ GRPO at large k (≈ best over the spectrum)",
+    id: "zhu-wr-grpo-largek",
+    claim: "W-REINFORCE above GRPO at large k",
     source: ZHU,
     a: "grpo",
     b: "w-reinforce",
     k: "max",
+    published: { delta: 0.012, where: `${ZHU_T1}, Pass@256: 96.7 vs 95.5` },
+    note: LARGE_K,
   },
   {
     id: "zhu-wr-psr-largek",
-    claim: "W-REINFORCE ≥ PSR at large k (≈ best over the spectrum)",
+    claim: "W-REINFORCE above PSR at large k",
     source: ZHU,
     a: "psr",
     b: "w-reinforce",
     k: "max",
+    published: { delta: 0.055, where: `${ZHU_T1}, Pass@256: 96.7 vs 91.2` },
+    note: LARGE_K,
   },
   {
     id: "chen-passk-largek",
-    claim: "Pass@k training ≥ GRPO at large k",
+    claim: "Pass@k training above Pass@1 (GRPO) training at Pass@k",
     source: CHEN,
     a: "grpo",
     b: "passk",
     k: "max",
-    note:
-      "`passk` is VERL's grpo_passk estimator (best rollout of a group only), a relative of Chen et al.'s " +
-      "analytical Pass@k advantage, not their exact method",
+    published: {
+      delta: 0.033,
+      where: "Chen et al. Table 1, Qwen2.5-7B-Instruct, AIME 2025, Pass@k: 22.4 vs 19.1",
+    },
+    note: "the paper's k is small (≤ 8); here the sweep's largest k",
   },
   {
-    id: "yue-rl-pass1",
-    claim: "GRPO ≥ the base model at Pass@1",
+    id: "chen-passk-pass1",
+    claim: "Pass@k training maintains Pass@1",
+    source: CHEN,
+    a: "grpo",
+    b: "passk",
+    k: 1,
+    published: {
+      delta: 0.017,
+      where: "Chen et al. Table 1, Qwen2.5-7B-Instruct, AIME 2025, Pass@1: 7.1 vs 5.4",
+    },
+  },
+  {
+    id: "yue-grpo-pass1",
+    claim: "RL (GRPO) raises Pass@1 over its base model",
     source: YUE,
     a: BASE_SIDE,
     b: "grpo",
     k: 1,
+    published: {
+      delta: 0.131,
+      where: `${ZHU_T1}, Pass@1: 76.3 vs 63.2 (Yue et al. Table 2: +39.9 on MATH500)`,
+    },
   },
   {
     id: "yue-base-largek",
-    claim: "the base model ≥ GRPO at large k (it overtakes RL)",
+    claim: "the base model catches up with RL (GRPO) at large k",
     source: YUE,
     a: "grpo",
     b: BASE_SIDE,
     k: "max",
+    published: {
+      delta: 0.014,
+      where: `${ZHU_T1}, Pass@256: 96.9 vs 95.5 (Yue et al. Table 2: −1.0 on MATH500)`,
+    },
+    note: LARGE_K,
+  },
+  {
+    id: "oracle-base-largek",
+    claim: "the oracle (SFT on the correct method) raises Pass@k at large k over its base",
+    source: "this suite's positive control",
+    a: BASE_SIDE,
+    b: "oracle",
+    k: "max",
+    published: null,
+    note: "true by construction: if it fails, this world cannot register boundary expansion",
   },
 ];
 
-/** reproduced: the interval excludes 0 in the claimed direction; contradicted: in the opposite one. */
-export type Outcome = "reproduced" | "contradicted" | "not resolvable" | "no interval";
+/** The outcome of a claim after Holm's correction over the table's tests. */
+export type Outcome =
+  | "reproduced"
+  | "contradicted"
+  | "published size excluded"
+  | "direction reproduced, published size excluded"
+  | "as published (no difference detected)"
+  | "not resolvable"
+  | "no interval";
 
 /** One claim checked on one dataset of a sweep. */
 export interface ControlResult {
@@ -117,15 +201,53 @@ export interface ControlResult {
   b: string;
   /** The paired difference b − a at the claim's k (with its interval and MDD). */
   cell: DiffCell;
+  /** Two-sided p-values against 0 and against the published size (NaN without one). */
+  pZero: number;
+  pPublished: number;
   outcome: Outcome;
 }
 
-/** The outcome of a claimed-positive difference from its 95% interval. */
-export function outcomeOf(cell: { lo: number; hi: number }): Outcome {
-  if (!Number.isFinite(cell.lo) || !Number.isFinite(cell.hi)) return "no interval";
-  if (cell.lo > 0) return "reproduced";
-  if (cell.hi < 0) return "contradicted";
-  return "not resolvable";
+/**
+ * The outcome of one claim from its Holm decisions: `zero` (b − a ≠ 0 rejected) and `size` (b − a ≠ the published
+ * size rejected; null without a published size), with the sign of the estimate.
+ */
+export function outcomeOf(
+  mean: number,
+  zero: boolean,
+  size: boolean | null,
+  published: number | null,
+): Outcome {
+  if (!Number.isFinite(mean)) return "no interval";
+  if (published === 0) {
+    return zero
+      ? (mean < 0 ? "contradicted" : "published size excluded")
+      : "as published (no difference detected)";
+  }
+  if (zero && mean < 0) return "contradicted";
+  if (zero) return size ? "direction reproduced, published size excluded" : "reproduced";
+  return size ? "published size excluded" : "not resolvable";
+}
+
+/** The Holm-corrected outcomes of a table's results (every claim's test against 0 and against its size). */
+function decide(results: Omit<ControlResult, "outcome">[]): ControlResult[] {
+  const tests = results.flatMap((r, i) => [
+    { i, kind: "zero", p: r.pZero },
+    ...(r.claim.published && r.claim.published.delta !== 0 ? [{ i, kind: "size", p: r.pPublished }] : []),
+  ]);
+  const verdicts = holm(tests.map((t) => (Number.isFinite(t.p) ? t.p : 1)));
+  const rejected = (i: number, kind: string) =>
+    tests.some((t, j) => t.i === i && t.kind === kind && verdicts[j].rejected);
+  return results.map((r, i) => ({
+    ...r,
+    outcome: Number.isFinite(r.pZero)
+      ? outcomeOf(
+        r.cell.mean,
+        rejected(i, "zero"),
+        r.claim.published && r.claim.published.delta !== 0 ? rejected(i, "size") : null,
+        r.claim.published?.delta ?? null,
+      )
+      : "no interval",
+  }));
 }
 
 /** The method of a sweep trained with `preset`: the one named like it, else the first with that preset. */
@@ -137,7 +259,8 @@ function methodFor(preset: string, presets: ReadonlyMap<string, string>): string
 /**
  * Check every claim whose methods the sweep holds (rows: all pass@k rows, every step; presets: method → preset).
  * The base side of a claim is the other side's runs at step 0, so the pairs are each run against its own start.
- * Returns the results, dataset by dataset in registry order, and the claims that could not be checked, with why.
+ * Outcomes are Holm-corrected over the claims checked on each dataset. Returns the results, dataset by dataset in
+ * registry order, and the claims that could not be checked, with why.
  */
 export function checkClaims(
   rows: readonly PassKRow[],
@@ -146,7 +269,7 @@ export function checkClaims(
 ): { results: ControlResult[]; skipped: { claim: Claim; why: string }[] } {
   const all = rows.filter((r) => r.slice === "all");
   const final = finalRows(all.filter((r) => r.step > 0));
-  const results: ControlResult[] = [], skipped: { claim: Claim; why: string }[] = [];
+  const pending: Omit<ControlResult, "outcome">[] = [], skipped: { claim: Claim; why: string }[] = [];
   const datasets = [...new Set(all.map((r) => r.dataset))].sort();
   for (const claim of claims) {
     const trained = [claim.a, claim.b].filter((x) => x !== BASE_SIDE);
@@ -181,18 +304,30 @@ export function checkClaims(
         skipped.push({ claim, why: `${dataset}: no Pass@1 on both sides` });
         continue;
       }
-      results.push({ claim, dataset, a: name(claim.a), b: name(claim.b), cell, outcome: outcomeOf(cell) });
+      const p = (d: number) => (Number.isFinite(cell.lo) ? termsPValue(cell.terms, cell.mean - d) : NaN);
+      pending.push({
+        claim,
+        dataset,
+        a: name(claim.a),
+        b: name(claim.b),
+        cell,
+        pZero: p(0),
+        pPublished: claim.published ? p(claim.published.delta) : NaN,
+      });
     }
   }
+  const results = datasets.flatMap((d) => decide(pending.filter((r) => r.dataset === d)));
   return { results, skipped };
 }
 
 const signed = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(3);
 
+const pct = (x: number) => (x >= 0 ? "+" : "−") + (100 * Math.abs(x)).toFixed(1);
+
 /**
- * summary.md's "What this world reproduces" section for one dataset: each claim with the measured b − a at its k,
- * the 95% crossed interval, the MDD and the outcome, then the tally and the claims not checked. Empty when no claim
- * could be checked on any dataset.
+ * summary.md's "What this world reproduces" section for one dataset: each claim with the published b − a (its table),
+ * the measured b − a at its k, the 95% crossed interval, the MDD and the Holm-corrected outcome, then the tally and
+ * the claims not checked. Empty when no claim could be checked on any dataset.
  */
 export function controlsSection(
   checked: { results: readonly ControlResult[]; skipped: readonly { claim: Claim; why: string }[] },
@@ -200,8 +335,14 @@ export function controlsSection(
 ): string[] {
   const mine = checked.results.filter((r) => r.dataset === dataset);
   if (mine.length === 0) return [];
-  const count = (o: Outcome) => mine.filter((r) => r.outcome === o).length;
+  const tally = [...new Set(mine.map((r) => r.outcome))].map((o) =>
+    `${mine.filter((r) => r.outcome === o).length} ${o}`
+  ).join(", ");
   const notChecked = checked.skipped.filter((s) => !s.why.includes(":") || s.why.startsWith(`${dataset}:`));
+  const tests = mine.reduce(
+    (n, r) => n + 1 + (r.claim.published && r.claim.published.delta !== 0 ? 1 : 0),
+    0,
+  );
   const scope = mine.every((r) => r.cell.interval === "one seed")
     ? "95% interval over problems only (one run), for this base model only"
     : mine.every((r) => r.cell.scope === "bases")
@@ -210,26 +351,27 @@ export function controlsSection(
   return [
     `### ${dataset}: what this world reproduces`,
     "",
-    "Published orderings between RLVR methods, each checked as the paired difference (higher side − lower side, " +
-    `same base, seed and problem; ${scope}) at the claimed k: **reproduced** when the interval excludes 0 in the ` +
-    "claimed direction, **contradicted** when it excludes 0 in the opposite one, **not resolvable** when it " +
-    "contains 0 (then the MDD says how large a difference this design could have seen). The base side is each " +
-    "run's own step-0 policy. A contradiction is a finding about this world, not a failure.",
+    "Published differences between RLVR methods, each as its paper states it with the size its table reports, and " +
+    `the paired difference measured here (same base, seed and problem; ${scope}) at the claimed k. Each claim is ` +
+    `tested against 0 and against its published size, with **Holm's correction over the ${tests} tests of this ` +
+    "table** (family-wise 5%): **reproduced** (differs from 0 in the published direction, published size not " +
+    "excluded), **contradicted** (differs from 0 the other way), **published size excluded** (the size is not the " +
+    "paper's, whatever the direction), **not resolvable** (the data cover both 0 and the published size; the MDD " +
+    "says how large a difference the design could see). The base side is each run's own step-0 policy. Published " +
+    "sizes are in points (Pass@k × 100) at the paper's own k and protocol; a contradiction is a finding about this " +
+    "world, not a failure.",
     "",
-    "| claim | source | k | difference | Δ | 95% interval | MDD | outcome |",
-    "|---|---|---:|---|---:|---|---:|---|",
+    "| claim | source | published b − a | k | difference | Δ (points) | 95% interval | MDD | outcome (Holm) |",
+    "|---|---|---|---:|---|---:|---|---:|---|",
     ...mine.map((r) =>
-      `| ${r.claim.claim}${r.claim.note ? ` (${r.claim.note})` : ""} | ${r.claim.source} | ${r.cell.k} | ` +
-      `${r.b} − ${r.a} | ${signed(r.cell.mean)} | ${
-        Number.isFinite(r.cell.lo) ? `[${signed(r.cell.lo)}, ${signed(r.cell.hi)}]` : "–"
+      `| ${r.claim.claim}${r.claim.note ? ` (${r.claim.note})` : ""} | ${r.claim.source} | ${
+        r.claim.published ? `${pct(r.claim.published.delta)} (${r.claim.published.where})` : "–"
+      } | ${r.cell.k} | ${r.b} − ${r.a} | ${pct(r.cell.mean)} | ${
+        Number.isFinite(r.cell.lo) ? `[${pct(r.cell.lo)}, ${pct(r.cell.hi)}]` : "–"
       } | ${mddText(r.cell.mdd)} | ${r.outcome} |`
     ),
     "",
-    `${count("reproduced")} reproduced, ${count("contradicted")} contradicted, ${
-      count("not resolvable")
-    } not resolvable${
-      count("no interval") ? `, ${count("no interval")} without an interval` : ""
-    } of ${mine.length} claims checked.` +
+    `${tally} of ${mine.length} claims checked.` +
     (notChecked.length
       ? ` Not checked: ${
         notChecked.map((s) => `${s.claim.claim} (${s.why.replace(`${dataset}: `, "")})`).join("; ")

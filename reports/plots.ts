@@ -387,10 +387,17 @@ export const TRAINING_METRICS: Record<string, string> = {
   response_length: "response length (tokens)",
   ace_overconf_frac: "overconfident errors: fraction of incorrect rollouts with c > 0",
   ace_overconf_mean_c: "overconfident errors: mean c (nats)",
+  err_shortcut_c: "errors reproducing a tempting shortcut: mean c (nats)",
+  err_other_c: "other errors: mean c (nats)",
 };
 
 /** Metrics measured against the reference policy: at step 1 the policy is the reference, so c ≡ 0 there. */
-const REFERENCE_METRICS = new Set(["ace_overconf_frac", "ace_overconf_mean_c"]);
+const REFERENCE_METRICS = new Set([
+  "ace_overconf_frac",
+  "ace_overconf_mean_c",
+  "err_shortcut_c",
+  "err_other_c",
+]);
 
 /** Distinct, saturated method colours (tableau10 and four more), so up to 14 methods stay apart. */
 const METHOD_COLORS = [

@@ -88,7 +88,9 @@ export function aceAdvantages(
   if (!ace.enabled) return out;
   const penalised = [...out.keys()].filter((i) => !correct[i] && out[i] < 0);
   const mean = penalised.reduce((s, i) => s + softplus(c[i]), 0) / Math.max(penalised.length, 1);
-  for (const i of penalised) out[i] *= 1 + ace.alpha * (ace.phi === "batch-mean" ? mean : acePhi(c[i], ace.phi));
+  for (const i of penalised) {
+    out[i] *= 1 + ace.alpha * (ace.phi === "batch-mean" ? mean : acePhi(c[i], ace.phi));
+  }
   return out;
 }
 

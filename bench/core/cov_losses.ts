@@ -7,11 +7,11 @@ import { Rng } from "../../common/prng.ts";
 
 /** The covariance losses' options (VERL actor.policy_loss: clip_cov_ratio/_lb/_ub, kl_cov_ratio, ppo_kl_coef). */
 export interface CovConfig {
-  /** Clip-Cov: fraction of response tokens detached (at least one), drawn from the band (clipLb, clipUb). */
+  /** Clip-Cov: expected fraction of response tokens detached, drawn from the band (clipLb, clipUb). */
   clipRatio: number;
   clipLb: number;
   clipUb: number;
-  /** KL-Cov: fraction of response tokens (at least one) with the largest covariance that get the penalty. */
+  /** KL-Cov: expected fraction of response tokens, those with the largest covariance, that get the penalty. */
   klRatio: number;
   /** KL-Cov: coefficient β of |log π − log π_old| on those tokens. */
   klCoef: number;
@@ -36,9 +36,14 @@ export function tokenCovariance(logp: Num, advantages: Num, mask: Num, B: number
   );
 }
 
-/** How many tokens a ratio selects: max(⌊ratio·#tokens⌋, 1), as VERL. */
-export function covCount(ratio: number, tokens: number): number {
-  return Math.max(Math.floor(ratio * tokens), 1);
+/**
+ * How many tokens a ratio selects: ⌊ratio·#tokens + u⌋ for a uniform u ∈ [0, 1), so on average exactly
+ * ratio·#tokens. The authors' code takes max(⌊ratio·#tokens⌋, 1) per micro-batch of ~20–30k tokens, where the
+ * floor of 1 never binds and the share touched is the ratio; on this suite's mini-batches of a few hundred tokens
+ * that floor would touch up to 8× the authors' share, so the expected count is kept instead.
+ */
+export function covCount(ratio: number, tokens: number, u: number): number {
+  return Math.floor(ratio * tokens + u);
 }
 
 /**
@@ -61,25 +66,25 @@ export function clipCovTokens(
     tokens += mask[t];
     if (!clipped[t] && cov[t] > config.clipLb && cov[t] < config.clipUb) candidates.push(t);
   }
-  const n = Math.min(covCount(config.clipRatio, tokens), candidates.length);
+  const n = Math.min(covCount(config.clipRatio, tokens, rng.float()), candidates.length);
   return rng.shuffle(candidates).slice(0, n).sort((a, b) => a - b);
 }
 
 /**
  * KL-Cov's penalised tokens: the covCount(klRatio) masked-in tokens with the largest covariance (ties: the lower
- * index first). Returns the token indices, ascending.
+ * index first; the count's rounding drawn from `rng`). Returns the token indices, ascending.
  */
-export function klCovTokens(cov: Float64Array, mask: Num, klRatio: number): number[] {
+export function klCovTokens(cov: Float64Array, mask: Num, klRatio: number, rng: Rng): number[] {
   if (!(klRatio > 0)) throw new RangeError(`cov.klRatio is ${klRatio}; expected > 0`);
   const valid: number[] = [];
   for (let t = 0; t < cov.length; t++) if (mask[t]) valid.push(t);
   if (valid.length === 0) return [];
-  const n = covCount(klRatio, valid.length);
+  const n = covCount(klRatio, valid.length, rng.float());
   return valid.sort((a, b) => cov[b] - cov[a] || a - b).slice(0, n).sort((a, b) => a - b);
 }
 
 /**
- * The Rng of a Clip-Cov draw, seeded by the mini-batch's sampling-time log-probs: the same mini-batch always
+ * The Rng of a Clip-Cov or KL-Cov draw, seeded by the mini-batch's sampling-time log-probs: the same mini-batch always
  * detaches the same tokens (every evaluation of one update agrees, and a resumed run repeats the choice).
  */
 export function covRng(oldLogp: Num): Rng {

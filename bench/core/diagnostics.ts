@@ -90,3 +90,31 @@ export function trainingDiagnostics(input: DiagnosticsInput): TrainingDiagnostic
     adv_abs_mean: mean(advAbs, n) ?? 0,
   };
 }
+
+/**
+ * ACE's premise, checked per class of incorrect rollout (classes a backend knows, e.g. a tempting shortcut the
+ * base model learned vs any other error): for each class, `err_<class>_n` (count), `err_<class>_c` (mean c, nats;
+ * null when none) and `err_<class>_overconf` (share with c > 0; null when none). Correct rollouts are skipped.
+ */
+export function errorClassDiagnostics(
+  correct: ArrayLike<number | boolean>,
+  classes: readonly string[],
+  c: Num,
+): Record<string, number | null> {
+  assertLength("classes", classes, correct.length);
+  assertLength("c", c, correct.length);
+  const stats = new Map<string, { n: number; c: number; over: number }>();
+  for (let i = 0; i < correct.length; i++) {
+    if (correct[i]) continue;
+    const s = stats.get(classes[i]) ?? { n: 0, c: 0, over: 0 };
+    s.n++, s.c += c[i], s.over += c[i] > 0 ? 1 : 0;
+    stats.set(classes[i], s);
+  }
+  const out: Record<string, number | null> = {};
+  for (const [name, s] of [...stats].sort(([a], [b]) => a.localeCompare(b))) {
+    out[`err_${name}_n`] = s.n;
+    out[`err_${name}_c`] = s.c / s.n;
+    out[`err_${name}_overconf`] = s.over / s.n;
+  }
+  return out;
+}

@@ -88,10 +88,11 @@ function binomialRatio(n: number, m: number, k: number): number {
 /**
  * Pass@k training with the analytical advantage (Chen et al. 2025, "Pass@k Training for Adaptively Balancing
  * Exploration and Exploitation of Large Reasoning Models", arXiv 2508.10751): the group's reward is its Pass@k,
- * R̄ = 1 − C(N_neg, k)/C(N, k), σ = √(R̄(1 − R̄)); a correct rollout gets (1 − R̄)/σ and an incorrect one
- * (1 − R̄ − C(N_neg − 1, k − 1)/C(N − 1, k − 1))/σ, the expected advantage of the k-subsets it belongs to.
- * Every rollout of a mixed group gets a signal (incorrect ones pushed down); a group whose rollouts all agree, or
- * whose σ is 0, gets 0. Needs k ≤ the group size.
+ * R̄ = 1 − C(N_neg, k)/C(N, k), σ = √(R̄(1 − R̄)); a correct rollout gets (1 − R̄)/(σ + eps) and an incorrect
+ * one (1 − R̄ − C(N_neg − 1, k − 1)/C(N − 1, k − 1))/(σ + eps), the expected advantage of the k-subsets it belongs
+ * to (the authors' code, RUCAIBox/Passk_Training `calc_adv`, with eps = 1e-6). Every rollout of a mixed group gets
+ * a signal (incorrect ones pushed down); where σ = 0 (all agree, or fewer than k incorrect) every advantage is 0,
+ * as there. Needs k ≤ the group size.
  */
 export function passkAdvantages(input: AdvantageInput, options: AdvantageOptions): Float64Array {
   const { rewards, groupIds, correct } = input;
@@ -106,8 +107,9 @@ export function passkAdvantages(input: AdvantageInput, options: AdvantageOptions
     const mean = 1 - binomialRatio(neg, N, k);
     const sigma = Math.sqrt(mean * (1 - mean));
     if (!(sigma > 0)) continue;
-    const negAdv = (1 - mean - (neg > 0 ? binomialRatio(neg - 1, N - 1, k - 1) : 0)) / sigma;
-    for (const i of idx) adv[i] = correct[i] ? (1 - mean) / sigma : negAdv;
+    const scale = sigma + options.stdEps;
+    const negAdv = (1 - mean - (neg > 0 ? binomialRatio(neg - 1, N - 1, k - 1) : 0)) / scale;
+    for (const i of idx) adv[i] = correct[i] ? (1 - mean) / scale : negAdv;
   }
   return adv;
 }

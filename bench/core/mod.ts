@@ -67,8 +67,13 @@ export {
   scoreRollouts,
   type StepAdvantages,
   type StepRollouts,
-  type UpdateResult,
   trainingRows,
   type TrainOn,
+  type UpdateResult,
 } from "./step.ts";
-export { type DiagnosticsInput, type TrainingDiagnostics, trainingDiagnostics } from "./diagnostics.ts";
+export {
+  type DiagnosticsInput,
+  errorClassDiagnostics,
+  type TrainingDiagnostics,
+  trainingDiagnostics,
+} from "./diagnostics.ts";

@@ -234,7 +234,7 @@ function covOptions(config: PolicyLossConfig, loss: string): CovConfig {
 
 /**
  * Clip-Cov (Cui et al. 2025, arXiv 2505.22617, as VERL 0.7.0's clip_cov): the clip-higher PPO token loss without
- * dual clip, except that a random covCount(clipRatio) of the tokens with (A − Ā)(logp − mean logp) in
+ * dual clip (the authors' recipe sets the clip range to 1/1), except that a random covCount(clipRatio) of the tokens with (A − Ā)(logp − mean logp) in
  * (clipLb, clipUb), not already clipped, contribute neither loss nor gradient (see clipCovTokens).
  */
 export function clipCovLoss(input: PolicyLossInput, config: PolicyLossConfig): PolicyLossResult {
@@ -262,8 +262,9 @@ export function clipCovLoss(input: PolicyLossInput, config: PolicyLossConfig): P
  */
 export function klCovLoss(input: PolicyLossInput, config: PolicyLossConfig): PolicyLossResult {
   const cov = covOptions(config, "kl_cov");
-  return policyLossWith(input, config, ({ logp, advantages, mask, B, T }) => {
-    const penalised = new Set(klCovTokens(tokenCovariance(logp, advantages, mask, B, T), mask, cov.klRatio));
+  return policyLossWith(input, config, ({ logp, oldLogp, advantages, mask, B, T }) => {
+    const covariance = tokenCovariance(logp, advantages, mask, B, T);
+    const penalised = new Set(klCovTokens(covariance, mask, cov.klRatio, covRng(oldLogp)));
     const bound = config.logRatioClamp;
     return (rawLogRatio, A, t) => {
       const logRatio = Math.min(bound, Math.max(-bound, rawLogRatio));

@@ -26,6 +26,11 @@ export interface AlgoConfig extends PolicyLossConfig {
    * code subsets the batch before the update, so the loss is a token mean over that subset alone.
    */
   trainOn: TrainOn;
+  /**
+   * The oracle control: train on the correct method's traces of the sampled prompts instead of the policy's own
+   * rollouts (SFT from the same base with the RL optimiser); only an engine that knows the correct method (tfjs).
+   */
+  oracle: boolean;
   /** Reward of a correct/incorrect rollout: "binary" 1/0 (VERL MATH) or "pm1" +1/−1 (DAPO). */
   rewardScheme: "binary" | "pm1";
   dynamicSampling: { enabled: boolean; maxRounds: number; onExhausted: "error" | "partial" };
@@ -46,6 +51,7 @@ const GRPO: AlgoConfig = {
   wReinforceLambda: 0.1,
   passK: 4,
   trainOn: "all",
+  oracle: false,
   rewardScheme: "binary",
   clipLow: 0.2,
   clipHigh: 0.2,
@@ -72,8 +78,14 @@ const DAPO: AlgoConfig = {
   overlong: { enabled: true, buffer: 4096, factor: 1 },
 };
 
-// VERL 0.7.0's actor.policy_loss defaults (actor.yaml): detach/penalise 0.02% of the tokens, at least one.
-const COV: CovConfig = { clipRatio: 0.0002, clipLb: 1, clipUb: 5, klRatio: 0.0002, klCoef: 0.1 };
+// Cui et al.'s 7B recipes (PRIME-RL/Entropy-Mechanism-of-RL recipe/dapo/7b_clip_cov.sh, 7b_kl_cov.sh): Clip-Cov
+// detaches 0.02% of the tokens from the band (1, 5) with the PPO clip range at 1/1; KL-Cov penalises the top
+// 0.2% (k_percent 0.2) with coefficient 1; both on the DAPO recipe (dynamic sampling, token-mean) without KL.
+const COV: CovConfig = { clipRatio: 0.0002, clipLb: 1, clipUb: 5, klRatio: 0.002, klCoef: 1 };
+const COV_RECIPE = {
+  klCoef: 0,
+  dynamicSampling: { enabled: true, maxRounds: 10, onExhausted: "error" as const },
+};
 
 /**
  * The named presets. ace-* add ACE (softplus, α = 1, c summed over tokens, no clip) to GRPO/DAPO. The baselines
@@ -85,7 +97,8 @@ const COV: CovConfig = { clipRatio: 0.0002, clipLb: 1, clipUb: 5, klRatio: 0.000
  * incorrect (correct) subset alone as Zhu et al.'s code subsets the batch; clip-cov and kl-cov (Cui et al. 2025,
  * arXiv 2505.22617) at the ratios of the authors' recipe; ace-allwrong, an ablation that also penalises all-wrong
  * groups by confidence (ace.ts aceAllWrong); ace-uniform, ACE's control with every penalised error at the batch's
- * mean multiplier (no confidence selectivity).
+ * mean multiplier (no confidence selectivity); oracle, the positive control that trains on the correct method's
+ * traces (tfjs only).
  */
 export const PRESETS: Readonly<Record<string, AlgoConfig>> = {
   grpo: GRPO,
@@ -99,10 +112,11 @@ export const PRESETS: Readonly<Record<string, AlgoConfig>> = {
   "w-reinforce": { ...GRPO, advEstimator: "w_reinforce", klCoef: 0 },
   nsr: { ...GRPO, advEstimator: "w_reinforce", wReinforceLambda: 0, klCoef: 0, trainOn: "incorrect" },
   psr: { ...GRPO, advEstimator: "psr", klCoef: 0, trainOn: "correct" },
-  "clip-cov": { ...GRPO, policyLoss: "clip_cov", cov: COV },
-  "kl-cov": { ...GRPO, policyLoss: "kl_cov", cov: COV },
+  "clip-cov": { ...GRPO, ...COV_RECIPE, policyLoss: "clip_cov", clipLow: 1, clipHigh: 1, cov: COV },
+  "kl-cov": { ...GRPO, ...COV_RECIPE, policyLoss: "kl_cov", cov: COV },
   "ace-allwrong": { ...GRPO, ace: { ...ACE_ON, allWrong: true } },
   "ace-uniform": { ...GRPO, ace: { ...ACE_ON, phi: "batch-mean" } },
+  oracle: { ...GRPO, advEstimator: "psr", klCoef: 0, oracle: true },
 };
 
 const schemaUrl = new URL("./algo.schema.json", import.meta.url);

@@ -91,6 +91,11 @@ export interface RolloutGroup {
   lengths: Num | null;
   /** Rollouts the grader could not grade (timeout, internal error): not correct in `correct`, counted here. */
   ungraded?: number;
+  /**
+   * A class per rollout that the backend knows from its world (tfjs: the SFT method whose trace it reproduced, as
+   * "shortcut" or "other" for an error); the step logs c per class of incorrect rollouts (errorClassDiagnostics).
+   */
+  errorClasses?: readonly string[];
 }
 
 /** Whole groups of rollouts laid out for the core: `rows` is the backend's own view of them (tokens, actions). */

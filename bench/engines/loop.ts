@@ -9,6 +9,7 @@ import {
   type AlgoConfig,
   batchAdvantages,
   dynamicSampleAsync,
+  errorClassDiagnostics,
   groupIdsOf,
   informativeGroup,
   meanUpdates,
@@ -92,7 +93,11 @@ function sliceBatch<R>(backend: PolicyBackend<RolloutGroup, R>, mb: MiniBatch<R>
 }
 
 /** The rows `rows` of a batch, in order (the subset a PSR/NSR loss trains on). */
-function selectBatch<R>(backend: PolicyBackend<RolloutGroup, R>, mb: MiniBatch<R>, rows: number[]): MiniBatch<R> {
+function selectBatch<R>(
+  backend: PolicyBackend<RolloutGroup, R>,
+  mb: MiniBatch<R>,
+  rows: number[],
+): MiniBatch<R> {
   const T = mb.T;
   const pick = <A extends TokenArray>(a: A) => {
     const out = new (a.constructor as new (n: number) => A)(rows.length * T);
@@ -207,7 +212,12 @@ export async function rlStep<G extends RolloutGroup, R>(
   if (subset) {
     // The subset alone, in mini-batches of the full batch's mini-batch size (VERL splits by a fixed size).
     if (subset.length === 0) {
-      return { ...base, reward_mean: sum(rewards) / B, accuracy: sum(correct) / B, skipped: `no ${algo.trainOn} rollouts` };
+      return {
+        ...base,
+        reward_mean: sum(rewards) / B,
+        accuracy: sum(correct) / B,
+        skipped: `no ${algo.trainOn} rollouts`,
+      };
     }
     trained = selectBatch(backend, trained, subset);
     units = Int32Array.from(subset, (_, i) => i);
@@ -224,9 +234,11 @@ export async function rlStep<G extends RolloutGroup, R>(
     loss: update.loss,
     metrics: update.metrics,
   });
+  const classes = groups.every((g) => g.errorClasses) ? groups.flatMap((g) => [...g.errorClasses!]) : null;
   return {
     ...base,
     ...diag,
+    ...(classes ? errorClassDiagnostics(correct, classes, adv.c) : {}),
     grad_norm: update.gradNorm,
     response_len: sum(batch.mask) / B,
     sample_s: (tSample - t0) / 1000,

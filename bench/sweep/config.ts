@@ -148,7 +148,10 @@ export function checkSweepConfig(raw: unknown, source: string, spec?: EngineSpec
 }
 
 /** A method's engine settings: the sweep's, with the method's own `rl` fields over the sweep's rl block. */
-export function methodSettings(settings: Record<string, unknown>, method: MethodSpec): Record<string, unknown> {
+export function methodSettings(
+  settings: Record<string, unknown>,
+  method: MethodSpec,
+): Record<string, unknown> {
   const rl = { ...(settings.rl as object | undefined), ...method.rl };
   return structuredClone({ ...settings, rl });
 }

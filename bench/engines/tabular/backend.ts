@@ -81,6 +81,11 @@ export function tabularBackend(
   runDir: string,
 ): RunBackend<TabularGroup, Rollout[]> & { params: TabularParams } {
   const settings = run.settings;
+  if (run.algo.oracle) {
+    throw new Error(
+      `run ${run.runId}: the oracle control needs solution traces; the tabular engine has none (use tfjs)`,
+    );
+  }
   const ckptPath = join(runDir, "checkpoints", "state.json");
   let params = zeroParams(world);
   let rng = runStream(run).derive("tabular-train");

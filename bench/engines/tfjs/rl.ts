@@ -23,7 +23,7 @@ import { methodOf } from "./policy.ts";
 import type { TfjsSettings } from "./settings.ts";
 import { responseSlice } from "./sft.ts";
 import { cutAtEos, encodePrompts, type Tokenizer } from "./tokenizer.ts";
-import { renderPrompt } from "./traces.ts";
+import { methodsOf, renderPrompt, renderTrace } from "./traces.ts";
 
 /** The G rollouts of one prompt. */
 export interface TfjsGroup extends RolloutGroup {
@@ -101,9 +101,61 @@ async function rolloutGroups(ctx: RlContext, step: number, round: number): Promi
       lengths: out.lengths.slice(rows.start, rows.end),
       correct,
       methods,
+      errorClasses: methods.map((m) => errorClassOf(record, m)),
       ungraded,
     };
   });
+}
+
+/**
+ * The oracle control's groups: the prompts `rolloutGroups` would draw at (step, round), each with `groupSize`
+ * copies of its correct method's trace and EOS, and the policy's log-probs of them. Trained as PSR (+1 on every
+ * row), this is supervised fine-tuning on the correct method from the same base with the RL optimiser: a method
+ * that must widen what the policy solves (a positive control for Pass@k at large k).
+ */
+async function oracleGroups(ctx: RlContext, step: number, round: number): Promise<TfjsGroup[]> {
+  const { settings: s, tok } = ctx;
+  const P = s.model.promptLength, N = s.rl.maxNewTokens, G = s.rl.groupSize, T = P + N;
+  const pick = ctx.rng.derive(`step|${step}|round|${round}`).derive("prompts");
+  const records = Array.from({ length: s.rl.promptsPerStep }, () => ctx.train[pick.int(ctx.train.length)]);
+  const tokens = new Int32Array(records.length * G * T).fill(tok.pad);
+  const prompts = encodePrompts(tok, records.map(renderPrompt), P);
+  const lengths = records.map((record, g) => {
+    const method = methodsOf(record.meta.family as string).find((m) => m.correct)!;
+    const ids = [...tok.encode(renderTrace(method, record.meta.params ?? {}).text), tok.eos];
+    if (ids.length > N) {
+      throw new Error(`oracle trace of ${record.id} needs ${ids.length} tokens; rl.maxNewTokens is ${N}`);
+    }
+    for (let i = 0; i < G; i++) {
+      const row = (g * G + i) * T;
+      tokens.set(prompts.subarray(g * P, (g + 1) * P), row);
+      tokens.set(ids, row + P);
+    }
+    return ids.length;
+  });
+  const logp = await responseLogp(ctx.model, tokens, records.length * G, P, N);
+  return records.map((record, g) => {
+    const mask = new Float32Array(G * N);
+    for (let i = 0; i < G; i++) mask.fill(1, i * N, i * N + lengths[g]);
+    const oldLogp = logp.slice(g * G * N, (g + 1) * G * N).map((v, t) => (mask[t] ? v : 0));
+    const method = methodsOf(record.meta.family as string).find((m) => m.correct)!.name;
+    return {
+      record,
+      tokens: tokens.slice(g * G * T, (g + 1) * G * T),
+      oldLogp,
+      mask,
+      lengths: new Int32Array(G).fill(lengths[g]),
+      correct: new Uint8Array(G).fill(1),
+      methods: Array(G).fill(method),
+      errorClasses: Array(G).fill("other"),
+    };
+  });
+}
+
+/** A rollout's class as an error: a tempting "shortcut" method's exact trace, else "other" (correct ones too). */
+function errorClassOf(record: MathRecord, method: string): string {
+  const m = methodsOf(record.meta.family as string).find((x) => x.name === method);
+  return m && !m.correct ? "shortcut" : "other";
 }
 
 /** Concatenate per-group typed arrays. */
@@ -153,7 +205,8 @@ export function tfjsPolicy(ctx: RlContext): PolicyBackend<TfjsGroup, Tokens> {
     maxResponseLength: maxNew,
     miniBatches: s.rl.miniBatches,
     ppoEpochs: 1,
-    sampleGroups: (step, round) => rolloutGroups(ctx, step, round),
+    sampleGroups: (step, round) =>
+      ctx.algo.oracle ? oracleGroups(ctx, step, round) : rolloutGroups(ctx, step, round),
     toBatch(groups, algo) {
       const B = groups.reduce((n, g) => n + g.correct.length, 0);
       const longest = Math.max(...groups.map((g) => Math.max(...g.lengths)));

@@ -195,6 +195,9 @@ function checkExpressible(algo: AlgoConfig, recipe: Recipe): void {
   if (algo.ace.enabled && algo.ace.phi === "batch-mean") {
     throw new RangeError("algo.ace.phi 'batch-mean' (the ace-uniform control) is not mapped to VERL");
   }
+  if (algo.oracle) {
+    throw new RangeError("algo.oracle (the oracle control) needs the tfjs engine's known methods");
+  }
   if (algo.trainOn !== "all") {
     throw new RangeError(
       `algo.trainOn is '${algo.trainOn}' (nsr, psr); VERL's trainer updates on the whole batch, so training on a ` +

@@ -5,6 +5,7 @@ import {
   aceRegulariser,
   aceResidualWeight,
   confidenceShift,
+  PRESETS,
   softplus,
 } from "../../../bench/core/mod.ts";
 
@@ -67,4 +68,19 @@ Deno.test("ρ(c) = softplus(c) − (1 + c)·1{c > 0} lies in (−1, log 2 − 1]
 Deno.test("aceRegulariser: sums |A|(c + c²/2) over incorrect, penalised, overconfident rollouts", () => {
   const r = aceRegulariser([-1, -2, 1, -1], [0, 0, 1, 0], [2, -1, 3, 0.5]);
   assertClose(r, 1 * (2 + 2) + 1 * (0.5 + 0.125), 1e-12);
+});
+
+Deno.test("ace-uniform (φ batch-mean): every penalised error gets the batch's mean ACE multiplier", () => {
+  const adv = [1, -1, -1, -2, -0.5];
+  const correct = [1, 0, 0, 0, 1];
+  const c = [3, 2, -1, 0.5, 4];
+  const ace = { ...PRESETS["ace-uniform"].ace, alpha: 2 };
+  const out = aceAdvantages(adv, correct, c, ace);
+  const mean = (softplus(2) + softplus(-1) + softplus(0.5)) / 3; // penalised: rows 1, 2, 3
+  assertEquals([out[0], out[4]], [1, -0.5]); // correct rows untouched
+  for (const i of [1, 2, 3]) assertClose(out[i], adv[i] * (1 + 2 * mean), 1e-12);
+  // The same mean multiplier as softplus ACE over those rows, without its selectivity.
+  const selective = aceAdvantages(adv, correct, c, { ...ace, phi: "softplus" });
+  const ratio = (a: ArrayLike<number>) => [1, 2, 3].reduce((s, i) => s + a[i] / adv[i], 0) / 3;
+  assertClose(ratio(out), ratio(selective), 1e-12);
 });

@@ -33,7 +33,7 @@ const CFG: PolicyLossConfig = {
 
 Deno.test("psr and nsr: +1/0 and 0/−1 by correctness (the ends of W-REINFORCE's λ·PSR + NSR)", () => {
   const input = { rewards: [1, 0, 0, 1], groupIds: [0, 0, 1, 1], correct: [1, 0, 0, 1] };
-  const opts = { normByStd: true, stdEps: 1e-6, wReinforceLambda: 0.1 };
+  const opts = { normByStd: true, stdEps: 1e-6, wReinforceLambda: 0.1, passK: 4 };
   assertEquals([...ADV_ESTIMATORS.get("psr")(input, opts)], [1, 0, 0, 1]);
   const nsr = resolveAlgo("nsr");
   assertEquals([nsr.advEstimator, nsr.wReinforceLambda, nsr.klCoef], ["w_reinforce", 0, 0]);
@@ -48,7 +48,18 @@ Deno.test("tokenCovariance: (A − Ā)(logp − mean logp) over masked-in tokens
   assertClose(cov[1], 0, 1e-12);
   assertClose(cov[2], (-4 / 3) * -1, 1e-12);
   ok(Number.isNaN(cov[3]));
-  assertEquals([covCount(0.0002, 100), covCount(0.5, 7), covCount(1, 3)], [1, 3, 3]);
+  // ⌊ratio·N + u⌋: the expected count is ratio·N (0.02 tokens here: zero unless u ≥ 0.98).
+  assertEquals([
+    covCount(0.0002, 100, 0.5),
+    covCount(0.0002, 100, 0.99),
+    covCount(0.5, 7, 0),
+    covCount(0.5, 7, 0.6),
+  ], [
+    0,
+    1,
+    3,
+    4,
+  ]);
 });
 
 Deno.test("clipCovTokens: only unclipped tokens inside (lb, ub), min(count, candidates) of them, seeded", () => {
@@ -76,11 +87,29 @@ Deno.test("clipCovTokens: only unclipped tokens inside (lb, ub), min(count, cand
   );
 });
 
-Deno.test("klCovTokens: the top max(⌊ratio·N⌋, 1) covariances, ties to the lower index", () => {
+Deno.test("klCovTokens: the top ⌊ratio·N + u⌋ covariances, ties to the lower index", () => {
   const cov = Float64Array.from([0.1, 3, -2, 3, NaN, 2]);
-  assertEquals(klCovTokens(cov, [1, 1, 1, 1, 0, 1], 0.0002), [1]);
-  assertEquals(klCovTokens(cov, [1, 1, 1, 1, 0, 1], 0.6), [1, 3, 5]);
-  assertEquals(klCovTokens(cov, [0, 0, 0, 0, 0, 0], 0.5), []);
+  const mask = [1, 1, 1, 1, 0, 1];
+  assertEquals(klCovTokens(cov, mask, 0.6, Rng.seeded(1)), [1, 3, 5]); // 0.6·5 = 3 tokens whatever u is
+  assertEquals(klCovTokens(cov, [0, 0, 0, 0, 0, 0], 0.5, Rng.seeded(1)), []);
+  // A ratio below one token per batch touches one token on that share of batches (the expected count), not always one.
+  const touched = Array.from({ length: 400 }, (_, s) => klCovTokens(cov, mask, 0.05, Rng.seeded(s)).length);
+  ok(touched.every((n) => n <= 1));
+  const share = touched.reduce((a, b) => a + b, 0) / 400;
+  ok(Math.abs(share - 0.25) < 0.07, `touched on ${share} of batches, expected 0.25`);
+});
+
+Deno.test("clip-cov and kl-cov presets: the authors' 7B recipes (ratios, clip range, no KL, dynamic sampling)", () => {
+  const clip = resolveAlgo("clip-cov"), kl = resolveAlgo("kl-cov");
+  assertEquals([clip.cov!.clipRatio, clip.cov!.clipLb, clip.cov!.clipUb, clip.clipLow, clip.clipHigh], [
+    0.0002,
+    1,
+    5,
+    1,
+    1,
+  ]);
+  assertEquals([kl.cov!.klRatio, kl.cov!.klCoef, kl.clipLow, kl.clipHigh], [0.002, 1, 0.2, 0.2]);
+  for (const a of [clip, kl]) ok(a.klCoef === 0 && a.dynamicSampling.enabled && a.lossAgg === "token-mean");
 });
 
 /** A batch where token 1 is the only one in Clip-Cov's band and has the largest covariance. */
@@ -153,7 +182,7 @@ Deno.test("clip-cov: the same mini-batch detaches the same tokens (seeded by its
   assertEquals(clipCovLoss(input, cfg), clipCovLoss(input, cfg));
   assertEquals(covRng(input.oldLogp).float(), covRng(input.oldLogp.slice()).float());
   const zeroed = clipCovLoss(input, cfg).dLogp.filter((g) => g === 0).length;
-  ok(zeroed >= 1 && zeroed <= covCount(0.05, B * T) + 2, `${zeroed} zero gradients`);
+  ok(zeroed >= 1 && zeroed <= covCount(0.05, B * T, 1) + 2, `${zeroed} zero gradients`);
 });
 
 Deno.test("ace-allwrong: all-wrong groups get −α·φ(c); mixed groups are ACE's; other groups unchanged", () => {

@@ -2,6 +2,7 @@ import { assertClose, assertEquals, ok, throws } from "../../assert.ts";
 import {
   dynamicSample,
   dynamicSampleAsync,
+  errorClassDiagnostics,
   filterGroups,
   overlongPenalty,
   PRESETS,
@@ -92,7 +93,7 @@ Deno.test("presets: DAPO's published defaults, ACE variants, and validated overr
   throws(() => resolveAlgo("grpo", { clipLow: "0.2" }), /clipLow: must be number/);
   throws(
     () => resolveAlgo("grpo", { "ace.phi": "tanh" }),
-    /ace.phi: must be equal to one of the allowed values \(softplus, relu, uniform\)/,
+    /ace.phi: must be equal to one of the allowed values \(softplus, relu, uniform, batch-mean\)/,
   );
   throws(() => resolveAlgo("grpo", { clipC: 0.5 }), /clipC: must be > 1/);
   throws(
@@ -138,4 +139,22 @@ Deno.test("trainingDiagnostics: reward, ACE overconfidence fraction, mean c and 
     metrics,
   });
   assertEquals([none.ace_overconf_frac, none.ace_overconf_mean_c, none.ace_multiplier], [null, null, null]);
+});
+
+Deno.test("errorClassDiagnostics: count, mean c and share with c > 0 per class of incorrect rollout", () => {
+  const out = errorClassDiagnostics([0, 0, 1, 0, 0], ["shortcut", "other", "shortcut", "shortcut", "other"], [
+    2,
+    -1,
+    9,
+    -0.5,
+    0.5,
+  ]);
+  assertEquals(out, {
+    err_other_n: 2,
+    err_other_c: -0.25,
+    err_other_overconf: 0.5,
+    err_shortcut_n: 2,
+    err_shortcut_c: 0.75,
+    err_shortcut_overconf: 0.5,
+  });
 });

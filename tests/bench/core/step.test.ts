@@ -18,7 +18,7 @@ import {
 } from "../../../bench/core/mod.ts";
 import { Rng } from "../../../common/prng.ts";
 
-const OPTIONS = { normByStd: true, stdEps: 1e-6, wReinforceLambda: 0.1 };
+const OPTIONS = { normByStd: true, stdEps: 1e-6, wReinforceLambda: 0.1, passK: 4 };
 
 Deno.test("scoreRollouts: reward scheme, overlong penalty over the recorded buffer, no shaping without lengths", () => {
   const on = { rewardScheme: "pm1" as const, overlong: { enabled: true, buffer: 4, factor: 1 } };
@@ -78,16 +78,50 @@ Deno.test("RLOO: each advantage is the reward minus the mean of the other rollou
   for (let i = 0; i < 8; i++) assertClose(adv[i], centred[i] * 4 / 3, 1e-12);
 });
 
-Deno.test("pass@k advantages: only the group's best rollout, r_max − r_second (÷ std when normalised)", () => {
+Deno.test("grpo_passk (VERL, Tang et al.): only the group's best rollout, r_max − r_second (÷ std when normalised)", () => {
   const rewards = [1, 0, 0, 0, 1, 1, 0, 0];
   const groupIds = groupIdsOf([4, 4]);
   const input = { rewards, groupIds, correct: rewards };
   const std = Math.sqrt(((1 - 0.25) ** 2 + 3 * 0.25 ** 2) / 3);
-  const normed = passkAdvantages(input, OPTIONS);
+  const grpoPassk = ADV_ESTIMATORS.get("grpo_passk");
+  const normed = grpoPassk(input, OPTIONS);
   assertClose(normed[0], 1 / (std + 1e-6), 1e-12);
   assertEquals([...normed.slice(1)], [0, 0, 0, 0, 0, 0, 0]); // two correct: r_max − r_second = 0
-  assertEquals([...passkAdvantages(input, { ...OPTIONS, normByStd: false })], [1, 0, 0, 0, 0, 0, 0, 0]);
-  throws(() => passkAdvantages({ rewards: [1], groupIds: [0], correct: [1] }, OPTIONS), /≥ 2 rollouts/);
+  assertEquals([...grpoPassk(input, { ...OPTIONS, normByStd: false })], [1, 0, 0, 0, 0, 0, 0, 0]);
+  throws(() => grpoPassk({ rewards: [1], groupIds: [0], correct: [1] }, OPTIONS), /≥ 2 rollouts/);
+});
+
+Deno.test("passk (Chen et al. 2025): the analytical Pass@k advantage, by hand", () => {
+  // Group of N = 8 with 2 correct, k = 4. R̄ = 1 − C(6,4)/C(8,4) = 1 − 15/70 = 11/14; σ = √(11/14 · 3/14).
+  // Correct: (1 − R̄)/σ = (3/14)/σ. Incorrect: (1 − R̄ − C(5,3)/C(7,3))/σ = (3/14 − 10/35)/σ = (3/14 − 2/7)/σ.
+  const correct = [1, 1, 0, 0, 0, 0, 0, 0];
+  const input = { rewards: correct, groupIds: groupIdsOf([8]), correct };
+  const adv = passkAdvantages(input, OPTIONS);
+  const sigma = Math.sqrt((11 / 14) * (3 / 14)) + 1e-6; // the authors' code divides by σ + 1e-6
+  assertClose(adv[0], (3 / 14) / sigma, 1e-12);
+  assertClose(adv[1], (3 / 14) / sigma, 1e-12);
+  for (let i = 2; i < 8; i++) assertClose(adv[i], (3 / 14 - 2 / 7) / sigma, 1e-12);
+  ok(adv[2] < 0, "an incorrect rollout of a mixed group is pushed down");
+  // k = 1 is GRPO with the population std: correct (1 − p)/√(p(1−p)), incorrect −p/√(p(1−p)), p = 1/4.
+  const k1 = passkAdvantages(input, { ...OPTIONS, passK: 1 });
+  const p = 0.25, s1 = Math.sqrt(p * (1 - p)) + 1e-6;
+  assertClose(k1[0], (1 - p) / s1, 1e-12);
+  assertClose(k1[5], -p / s1, 1e-12);
+  // No signal where every k-subset already passes (N_neg < k), where all agree, or where none is correct.
+  const easy = [1, 1, 1, 1, 1, 0, 0, 0]; // 3 incorrect < k = 4
+  assertEquals(
+    [...passkAdvantages({ rewards: easy, groupIds: groupIdsOf([8]), correct: easy }, OPTIONS)],
+    Array(8).fill(0),
+  );
+  const none = Array(8).fill(0);
+  assertEquals(
+    [...passkAdvantages({ rewards: none, groupIds: groupIdsOf([8]), correct: none }, OPTIONS)],
+    none,
+  );
+  throws(
+    () => passkAdvantages({ rewards: [1, 0], groupIds: [0, 0], correct: [1, 0] }, OPTIONS),
+    /k = 4 ≤ the group size/,
+  );
 });
 
 Deno.test("W-REINFORCE: λ for a correct rollout, −1 for an incorrect one, whatever the reward scale", () => {
@@ -97,14 +131,14 @@ Deno.test("W-REINFORCE: λ for a correct rollout, −1 for an incorrect one, wha
 
 Deno.test("estimator registry: presets select estimators by name; ACE rescales after any of them", () => {
   assertEquals(
-    ["grpo", "dr-grpo", "rloo", "passk", "w-reinforce"].map((p) => PRESETS[p].advEstimator),
-    ["grpo", "grpo", "rloo", "grpo_passk", "w_reinforce"],
+    ["grpo", "dr-grpo", "rloo", "passk", "grpo-passk", "w-reinforce"].map((p) => PRESETS[p].advEstimator),
+    ["grpo", "grpo", "rloo", "passk", "grpo_passk", "w_reinforce"],
   );
   const dr = PRESETS["dr-grpo"];
-  ok(!dr.normByStd && dr.lossAgg === "seq-mean-token-sum-norm");
+  ok(!dr.normByStd && dr.lossAgg === "seq-mean-token-sum-norm" && dr.klCoef === 0); // Liu et al.: --beta 0
   throws(
     () => ADV_ESTIMATORS.get("gae"),
-    /advEstimator is 'gae'; expected grpo, rloo, grpo_passk, w_reinforce/,
+    /advEstimator is 'gae'; expected grpo, rloo, passk, grpo_passk, w_reinforce/,
   );
   throws(() => ADV_ESTIMATORS.register("rloo", () => new Float64Array()), /already registered/);
   const rollouts = {

@@ -1,7 +1,9 @@
 // Clip-Cov and KL-Cov of the RL core against VERL 0.7.0's own compute_policy_loss_clip_cov / _kl_cov (from
 // ../shared's core_algos.py) on the same seeded tensors, loss and gradient, under Debian's python3-torch. Clip-Cov
 // detaches a random subset of its candidates (torch.randperm there, the seeded Rng here), so its cases take a
-// ratio that selects every candidate; the unit tests cover the subset draw.
+// ratio that selects every candidate; the unit tests cover the subset draw. KL-Cov's count is ⌊ratio·N + u⌋ here
+// (its expected share) and max(⌊ratio·N⌋, 1) in VERL: the cases take ratio·N a hair above an integer, where both
+// select the same number of tokens.
 import { POLICY_LOSSES, type PolicyLossConfig } from "../../../../bench/core/mod.ts";
 import { Rng } from "../../../../common/prng.ts";
 import { assertClose, assertEquals, ok } from "../../../assert.ts";
@@ -18,7 +20,8 @@ function makeCase(rng: Rng, loss: "clip_cov" | "kl_cov", lossAgg: string) {
   const logp = mask.map((m) => (m ? -4 * rng.float() : 0));
   const oldLogp = logp.map((l, t) => (mask[t] ? l + 0.4 * rng.normal() : 0));
   const advantages = Array.from({ length: B }, () => 2 * rng.normal());
-  const cov = { clipRatio: 1, clipLb: 0.5, clipUb: 3, klRatio: 0.15, klCoef: 0.7 };
+  const tokens = mask.reduce((a, m) => a + m, 0);
+  const cov = { clipRatio: 1, clipLb: 0.5, clipUb: 3, klRatio: (3 + 1e-9) / tokens, klCoef: 0.7 };
   return { loss, lossAgg, B, T, logp, oldLogp, mask, advantages, cov, clipLow: 0.2, clipHigh: 0.28 };
 }
 
