@@ -31,6 +31,10 @@ const commands: Record<string, { about: string; load: () => Promise<Command> }> 
     about: "write passk.csv, summary.md and plots for a sweep",
     load: () => import("./reports/cli.ts"),
   },
+  findings: {
+    about: "re-render (or --check) docs/findings.md's tables from the kept results in docs/results/",
+    load: () => import("./reports/findings_cli.ts"),
+  },
   power: {
     about: "variance components and detectable differences of a sweep; size the next one",
     load: () => import("./reports/power.ts"),

@@ -6,6 +6,8 @@ import { blockingIssues, issueLines, MAX_UNGRADED } from "./completeness.ts";
 import { lockFolder } from "../common/lock.ts";
 import { ingestPending } from "./ingest.ts";
 import { readReferences, sameDataset } from "./references.ts";
+import { keepResults } from "./keep.ts";
+import { loadSweep } from "./load.ts";
 
 /** Usage text for `deno task report`. */
 export const usage = `usage: deno task report DIR [--partial] [--iters N] [--ingest] [--reference FILE]
@@ -34,6 +36,9 @@ configured, a missing final step); the report is still written, with the affecte
                 ks) are printed side by side, and a difference is refused (exit 2, naming the field)
 --allow-protocol-change  with --compare: compare anyway when the protocols differ (a warning line)
 --iters N       bootstrap resamples of the per-run intervals in passk.csv (default 2000)
+--keep OUT      also copy the machine-readable files and plots into OUT with provenance.json (command, commit,
+                backend, machine, dates; --command and --note add the command typed and e.g. the load average),
+                so the results can be re-read and re-rendered (docs/results/, deno task findings)
 --reference FILE  overlay published pass@k points (CSV: model, dataset, method, k, value, source, protocol;
                 shipped: reports/references/*.csv) on the Pass@k plots of matching datasets, and list them in
                 summary.md beside this report's values with the protocol differences (temperature, top_p,
@@ -52,6 +57,9 @@ export async function main(args: string[]): Promise<number> {
     reference: { type: "string", multiple: true },
     "allow-protocol-change": { type: "boolean" },
     "max-ungraded": { type: "string" },
+    keep: { type: "string" },
+    command: { type: "string" },
+    note: { type: "string" },
   });
   const values = parsed.values as {
     help?: boolean;
@@ -63,6 +71,9 @@ export async function main(args: string[]): Promise<number> {
     reference?: string[];
     "allow-protocol-change"?: boolean;
     "max-ungraded"?: string;
+    keep?: string;
+    command?: string;
+    note?: string;
   };
   const positionals = parsed.positionals;
   if (values.help) {
@@ -105,6 +116,14 @@ export async function main(args: string[]): Promise<number> {
       );
     }
   }
+  if (values.keep) {
+    const data = loadSweep(positionals[0]);
+    written.push(...keepResults(data, values.keep, {
+      command: values.command,
+      note: values.note,
+      backend: data.resolvedBackend,
+    }));
+  } else if (values.command || values.note) throw new UsageError("--command and --note are for --keep");
   for (const path of written) console.error(`wrote ${path}`);
   if (issues.length === 0) return 0;
   console.error(`report: ${positionals[0]} has incomplete data (${issues.length} issue(s), cells marked †):`);

@@ -77,7 +77,8 @@ function sampleIssues(run: RunData, union: Map<string, Set<string>>): DataIssue[
   for (const [key, byProblem] of counts) {
     const [dataset, stepText] = key.split("\u0000");
     const step = Number(stepText);
-    const n = run.expected.n;
+    const protocol = dataset.includes("@") ? dataset.slice(dataset.lastIndexOf("@") + 1) : null;
+    const n = protocol !== null ? run.expected.protocolN?.[protocol] : run.expected.n;
     const values = [...byProblem.values()];
     const short = values.filter((c) => n !== undefined && c < n);
     const over = values.filter((c) => n !== undefined && c > n);

@@ -5,6 +5,7 @@
 // "reproduced" (direction and size), "contradicted", "published size excluded" and "not resolvable" (the data
 // cover both 0 and the published size) are family-wise 5% statements. A contradiction is a finding about this
 // world, not a failure of the code.
+import { toCsv } from "../common/csv.ts";
 import { holm, termsPValue } from "../evaluators/mod.ts";
 import { type DiffCell, pairedDiff } from "./compare.ts";
 import { mddText } from "./caveats.ts";
@@ -379,4 +380,50 @@ export function controlsSection(
       : ""),
     "",
   ];
+}
+
+/** Columns of controls.csv, in order (differences in Pass@k units). */
+export const CONTROLS_COLUMNS = [
+  "dataset",
+  "id",
+  "claim",
+  "source",
+  "published",
+  "published_where",
+  "k",
+  "a",
+  "b",
+  "diff",
+  "lo",
+  "hi",
+  "mdd",
+  "p_zero",
+  "p_published",
+  "outcome",
+] as const;
+
+/** controls.csv: one row per claim checked per dataset, with its Holm-corrected outcome. */
+export function controlsCsv(results: readonly ControlResult[]): string {
+  const r6 = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : "");
+  return toCsv(
+    results.map((r) => ({
+      dataset: r.dataset,
+      id: r.claim.id,
+      claim: r.claim.claim,
+      source: r.claim.source,
+      published: r.claim.published?.delta ?? "",
+      published_where: r.claim.published?.where ?? "",
+      k: r.cell.k,
+      a: r.a,
+      b: r.b,
+      diff: r6(r.cell.mean),
+      lo: r6(r.cell.lo),
+      hi: r6(r.cell.hi),
+      mdd: r6(r.cell.mdd),
+      p_zero: r6(r.pZero),
+      p_published: r6(r.pPublished),
+      outcome: r.outcome,
+    })),
+    CONTROLS_COLUMNS,
+  );
 }

@@ -37,8 +37,11 @@ export interface RunData {
   ks: number[];
   metrics: MetricRow[];
   samples: EvalSample[];
-  /** What the run's config asked for (absent fields: unknown, e.g. a `deno task eval` folder). */
-  expected: { n?: number; steps?: number };
+  /**
+   * What the run's config asked for (absent fields: unknown, e.g. a `deno task eval` folder); `protocolN`: the n of
+   * each extra evaluation protocol (tfjs eval.protocols), whose samples carry the dataset `<dataset>@<name>`.
+   */
+  expected: { n?: number; steps?: number; protocolN?: Record<string, number> };
   /** Cells an engine's ingest kept with samples missing (status.json `lostSamples`, VERL `--ingest --partial`). */
   lostSamples?: RunStatus["lostSamples"];
   /** eval.jsonl: "missing", "torn" (its last line was cut mid-write and is ignored) or "ok". */
@@ -100,6 +103,14 @@ function loadRun(dir: string, fallbackId: string): RunData {
   const samples = readEvalSamples(dir);
   const runId = String(config.runId ?? fallbackId);
   const evalConfig = (config.eval ?? {}) as { n?: unknown };
+  const protocols = ((config.settings as { eval?: { protocols?: unknown } } | undefined)?.eval?.protocols ??
+    []) as { name?: unknown; n?: unknown }[];
+  const protocolN = Object.fromEntries(
+    (Array.isArray(protocols) ? protocols : []).filter((p) =>
+      typeof p.name === "string" && Number.isInteger(p.n)
+    )
+      .map((p) => [p.name as string, p.n as number]),
+  );
   const rl = ((config.settings as { rl?: { steps?: unknown } } | undefined)?.rl ?? config.rl ?? {}) as {
     steps?: unknown;
     lr?: unknown;
@@ -119,6 +130,7 @@ function loadRun(dir: string, fallbackId: string): RunData {
     expected: {
       n: Number.isInteger(evalConfig.n) ? evalConfig.n as number : undefined,
       steps: Number.isInteger(rl.steps) ? rl.steps as number : undefined,
+      ...(Object.keys(protocolN).length ? { protocolN } : {}),
     },
     lostSamples: status.lostSamples,
     evalFile: evalFileState(runFile(dir, "eval")),

@@ -1,6 +1,7 @@
 // SVG plots through vega-lite → vega (headless, renderer "none"): Pass@k over k per method beside the base curve
 // (step 0) with intervals, ACE minus baseline over k with its crossed interval and significant k marked, and
 // training curves (accuracy, KL, entropy, overconfident-error fraction and mean c): median and band over runs.
+import { toCsv } from "../common/csv.ts";
 import { quantile } from "../evaluators/mod.ts";
 import * as vega from "vega";
 import * as vl from "vega-lite";
@@ -417,12 +418,23 @@ const METHOD_COLORS = [
   "#0571b0",
 ];
 
+/** One training-curve point: a method's median and quartiles of one metric over its runs at one step. */
+export interface TrainingPoint {
+  method: string;
+  /** A key of TRAINING_METRICS. */
+  metric: string;
+  step: number;
+  median: number;
+  q25: number;
+  q75: number;
+}
+
 /**
- * Per-method training curves, one panel per metric the runs logged: the median over units (runs: base × seed)
- * per step with the band between their 25th and 75th percentiles. The c-based panels start at step 2 (at step 1
- * the policy equals the reference, so c ≡ 0 and the fraction is 0 by construction). Integer step ticks.
+ * The training curves behind `plots/training.svg` (and training.csv): per method, metric of TRAINING_METRICS and
+ * step, the median and quartiles over runs; metrics that are 0 everywhere are dropped. `units`: the most runs
+ * behind one point.
  */
-export function trainingSpec(runs: readonly RunData[]): vl.TopLevelSpec | null {
+export function trainingSummary(runs: readonly RunData[]): { values: TrainingPoint[]; units: number } {
   const byKey = new Map<string, number[]>();
   for (const run of runs) {
     const first = Math.min(...run.metrics.map((m) => m.step));
@@ -444,19 +456,39 @@ export function trainingSpec(runs: readonly RunData[]): vl.TopLevelSpec | null {
     [...byKey].filter(([, list]) => list.some((v) => v !== 0)).map(([key]) => key.split("\u0000")[1]),
   );
   for (const key of [...byKey.keys()]) if (!informative.has(key.split("\u0000")[1])) byKey.delete(key);
-  if (byKey.size === 0) return null;
   const values = [...byKey].map(([key, list]) => {
     const [method, metric, step] = key.split("\u0000");
     return {
       method,
-      metric: TRAINING_METRICS[metric],
+      metric,
       step: Number(step),
       median: quantile(list, 0.5),
       q25: quantile(list, 0.25),
       q75: quantile(list, 0.75),
     };
   });
-  const units = Math.max(...[...byKey.values()].map((l) => l.length));
+  return { values, units: Math.max(0, ...[...byKey.values()].map((l) => l.length)) };
+}
+
+/** training.csv: the curves of `trainingSummary`, one row per method, metric and step (6 decimals). */
+export function trainingCsv(runs: readonly RunData[]): string {
+  const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+  return toCsv(
+    trainingSummary(runs).values.map((v) => ({ ...v, median: r6(v.median), q25: r6(v.q25), q75: r6(v.q75) })),
+    ["method", "metric", "step", "median", "q25", "q75"],
+  );
+}
+
+/**
+ * Per-method training curves, one panel per metric the runs logged: the median over units (runs: base × seed)
+ * per step with the band between their 25th and 75th percentiles. The c-based panels start at step 2 (at step 1
+ * the policy equals the reference, so c ≡ 0 and the fraction is 0 by construction). Integer step ticks.
+ */
+export function trainingSpec(runs: readonly RunData[]): vl.TopLevelSpec | null {
+  const { values: rows, units } = trainingSummary(runs);
+  if (rows.length === 0) return null;
+  const values = rows.map((r) => ({ ...r, metric: TRAINING_METRICS[r.metric] }));
+
   const methods = [...new Set(runs.map((r) => r.method))];
   const x = {
     field: "step",

@@ -18,8 +18,13 @@ import {
   boundarySection,
 } from "./boundary.ts";
 import { type DataIssue, dataIssues } from "./completeness.ts";
-import { type CalibrationPoint, calibrationPoints, calibrationSection } from "./calibration.ts";
-import { checkClaims, controlsSection } from "./controls.ts";
+import {
+  calibrationCsv,
+  type CalibrationPoint,
+  calibrationPoints,
+  calibrationSection,
+} from "./calibration.ts";
+import { checkClaims, controlsCsv, controlsSection } from "./controls.ts";
 import { type DoseResult, doseResults, doseSection, doseVariants } from "./dose.ts";
 import { loadSweep, type RunData, type SweepData, usableRuns } from "./load.ts";
 import {
@@ -31,7 +36,15 @@ import {
   type PassKRow,
   passKRows,
 } from "./passk.ts";
-import { calibrationSpec, diffSpec, doseSpec, passKSpec, renderSvg, trainingSpec } from "./plots.ts";
+import {
+  calibrationSpec,
+  diffSpec,
+  doseSpec,
+  passKSpec,
+  renderSvg,
+  trainingCsv,
+  trainingSpec,
+} from "./plots.ts";
 import { renderSummary } from "./summary.ts";
 import {
   BEFORE_RL,
@@ -67,6 +80,8 @@ export interface SweepReport {
   dose: DoseResult[];
   /** The RL step's calibration per preset, step size and dataset (calibration.ts; empty with one step size). */
   calibration: CalibrationPoint[];
+  /** The published claims checked on this sweep (controls.ts), Holm-corrected per dataset. */
+  controls: ReturnType<typeof checkClaims>;
 }
 
 /** A column a caller adds to passk.csv (after the shared ones): its name and its value for each row. */
@@ -164,6 +179,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
     boundaryCsv,
     dose,
     calibration,
+    controls,
   };
 }
 
@@ -196,6 +212,9 @@ export async function writeReportChecked(
   parseSummary(json, join(dir, "summary.json")); // a model the schema refuses is a bug: never write it
   put("summary.json", json);
   put("cells.csv", cellsCsv(report.model));
+  if (report.calibration.length) put("calibration.csv", calibrationCsv(report.calibration));
+  if (report.controls.results.length) put("controls.csv", controlsCsv(report.controls.results));
+  if (report.runs.some((r) => r.metrics.length > 0)) put("training.csv", trainingCsv(report.runs));
   put("differences.csv", differencesCsv(report.model));
   const cells = report.cells;
   for (const dataset of [...new Set(cells.map((c) => c.dataset))].sort()) {

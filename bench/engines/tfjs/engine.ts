@@ -30,6 +30,7 @@ import { type RlContext, type TfjsGroup, tfjsPolicy, type Tokens } from "./rl.ts
 import {
   baseKey,
   blasThreads,
+  type EvalProtocolSetting,
   modelConfig,
   resolveSettings,
   settingsTokenizer,
@@ -130,8 +131,9 @@ async function trainBase(s: TfjsSettings, seed: number, index: number, dir: stri
 }
 
 /**
- * Evaluation records of base model `index` for `n` samples per test problem, computed once per base and cached
- * in `base/<index>/eval-n<n>.jsonl` (deterministic, so two runs computing it at once write identical files).
+ * Evaluation records of base model `index` for `n` samples per test problem (or an extra `protocol`'s), computed
+ * once per base and cached in `base/<index>/eval-n<n>.jsonl` (`eval-<name>-n<n>-t<T>-p<top-p>.jsonl`;
+ * deterministic, so two runs computing it at once write identical files).
  */
 async function baseEval(
   base: BaseBundle,
@@ -139,12 +141,37 @@ async function baseEval(
   sweepDir: string,
   index: number,
   n: number,
+  protocol?: EvalProtocolSetting,
 ): Promise<EvalRecord[]> {
-  const path = join(baseDir(sweepDir, index), `eval-n${n}.jsonl`);
+  const name = protocol
+    ? `eval-${protocol.name}-n${protocol.n}-t${protocol.temperature}-p${protocol.topP}.jsonl`
+    : `eval-n${n}.jsonl`;
+  const path = join(baseDir(sweepDir, index), name);
   if (exists(path)) return readJsonl<EvalRecord>(path);
-  const records = await evaluate(policyFrom(base), taskSets(s).test, n, 0, baseEvalSeed(index));
+  const seed = protocolSeed(baseEvalSeed(index), protocol);
+  const records = await evaluate(policyFrom(base), taskSets(s).test, n, 0, seed, protocol);
   atomicWrite(path, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
   return records;
+}
+
+/** The evaluation seed of an extra protocol: derived from the main one by the protocol's name. */
+function protocolSeed(seed: number, protocol?: EvalProtocolSetting): number {
+  return protocol ? Rng.seeded(seed).derive(`protocol|${protocol.name}`).int(2 ** 31) : seed;
+}
+
+/**
+ * The records of one evaluation point: the main protocol, and at step 0 and the last RL step every extra protocol
+ * of `eval.protocols` (their dataset `<dataset>@<name>`).
+ */
+async function evaluateAll(
+  run: RunConfig<TfjsSettings>,
+  main: (protocol?: EvalProtocolSetting) => Promise<EvalRecord[]>,
+  step: number,
+): Promise<EvalRecord[]> {
+  const extra = step === 0 || step === run.settings.rl.steps ? run.settings.eval.protocols ?? [] : [];
+  const out = await main();
+  for (const protocol of extra) out.push(...await main(protocol));
+  return out;
 }
 
 /**
@@ -185,9 +212,14 @@ function tfjsRunBackend(
     ...tfjsPolicy(ctx),
     extraLogs: [],
     evaluate: async (step) => ({
-      samples: step === 0
-        ? await baseEval(base, s, sweepDir, run.base ?? 0, run.eval.n)
-        : await evaluate(policy, test, run.eval.n, step, evalSeed(run, step)),
+      samples: await evaluateAll(
+        run,
+        (protocol) =>
+          step === 0
+            ? baseEval(base, s, sweepDir, run.base ?? 0, run.eval.n, protocol)
+            : evaluate(policy, test, run.eval.n, step, protocolSeed(evalSeed(run, step), protocol), protocol),
+        step,
+      ),
     }),
     async save(step) {
       const checkpoint: RunCheckpoint = {

@@ -7,7 +7,13 @@ import type { MathRecord } from "../../../datasets/mod.ts";
 import { grade } from "../../../evaluators/mod.ts";
 import { loadBundle, loadLatestCheckpoint } from "./checkpoint.ts";
 import { createModel, type Model, sampleAsync, setWeights, type TensorData } from "./model.ts";
-import { modelConfig, resolveSettings, settingsTokenizer, type TfjsSettings } from "./settings.ts";
+import {
+  type EvalProtocolSetting,
+  modelConfig,
+  resolveSettings,
+  settingsTokenizer,
+  type TfjsSettings,
+} from "./settings.ts";
 import { cutAtEos, encodePrompts, type Tokenizer } from "./tokenizer.ts";
 import { methodsOf, renderPrompt, renderTrace } from "./traces.ts";
 import type { EvalSample } from "../../../common/run_folder.ts";
@@ -121,8 +127,9 @@ export function methodOf(record: MathRecord, response: string): string {
 }
 
 /**
- * Evaluate `n` samples per test problem at the eval temperature/top-p, graded in strict mode. The random
- * stream is `Rng.seeded(seed)`, so the same policy, seed and settings give the same records.
+ * Evaluate `n` samples per test problem at the eval temperature/top-p (or an extra `protocol`'s, whose records'
+ * dataset is `<dataset>@<name>`), graded in strict mode. The random stream is `Rng.seeded(seed)`, so the same
+ * policy, seed and settings give the same records.
  */
 export async function evaluate(
   policy: Policy,
@@ -130,12 +137,13 @@ export async function evaluate(
   n: number,
   step: number,
   seed: number,
+  protocol?: EvalProtocolSetting,
 ): Promise<EvalRecord[]> {
   const s = policy.settings;
   const completions = await generate(policy, test.map(renderPrompt), {
-    n,
-    temperature: s.eval.temperature,
-    topP: s.eval.topP,
+    n: protocol?.n ?? n,
+    temperature: protocol?.temperature ?? s.eval.temperature,
+    topP: protocol?.topP ?? s.eval.topP,
     maxTokens: s.rl.maxNewTokens,
     seed,
     batchSize: s.eval.batchSize,
@@ -145,7 +153,7 @@ export async function evaluate(
       const g = grade(c.text, record.answer, { strict: true });
       return {
         step,
-        dataset: record.dataset,
+        dataset: protocol ? `${record.dataset}@${protocol.name}` : record.dataset,
         problemId: record.id,
         sample,
         correct: g.correct,

@@ -7,6 +7,14 @@ import type { ModelConfig } from "./model.ts";
 import { makeTokenizer, type Tokenizer } from "./tokenizer.ts";
 import { methodsOf, TRACE_FAMILIES } from "./traces.ts";
 
+/** An extra evaluation protocol (settings.schema.json eval.protocols): its records' dataset is `<dataset>@<name>`. */
+export interface EvalProtocolSetting {
+  name: string;
+  temperature: number;
+  topP: number;
+  n: number;
+}
+
 /** All knobs of the engine (see settings.schema.json for meanings and defaults). */
 export interface TfjsSettings {
   backend: "auto" | "blas" | "wasm" | "cpu" | "webgpu" | "tensorflow";
@@ -47,7 +55,7 @@ export interface TfjsSettings {
     maxNewTokens: number;
     checkpointEvery: number;
   };
-  eval: { temperature: number; topP: number; batchSize: number };
+  eval: { temperature: number; topP: number; batchSize: number; protocols?: EvalProtocolSetting[] };
 }
 
 const schemaUrl = new URL("./settings.schema.json", import.meta.url);

@@ -1,0 +1,114 @@
+// Kept results: a sweep's machine-readable report files copied into a folder the repository keeps (e.g.
+// docs/results/<name>/), with provenance.json (the command, commit, backend, machine, load, dates), so a number a
+// doc quotes can be re-read and re-rendered without re-running the sweep. This module owns that folder's layout.
+import { copyFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { exists, readJson, writeJson } from "../common/fs.ts";
+import { readStatus, readSweepRecord } from "../common/run_folder.ts";
+import type { SweepData } from "./load.ts";
+
+/** The report files a kept folder holds (those a sweep's report wrote), beside plots/ and provenance.json. */
+export const KEPT_FILES = [
+  "summary.json",
+  "summary.md",
+  "cells.csv",
+  "differences.csv",
+  "boundary.csv",
+  "passk.csv",
+  "calibration.csv",
+  "controls.csv",
+  "training.csv",
+] as const;
+
+/** provenance.json of a kept folder. */
+export interface Provenance {
+  sweep: string;
+  configHash: string | null;
+  /** The command that reproduces the sweep, as the user typed it (`--command`), or the preset form. */
+  command: string;
+  /** The git commit the repository was at when the results were kept (null outside a git checkout). */
+  commit: string | null;
+  backend: string | null;
+  machine: unknown;
+  versions: unknown;
+  /** The first run's start and the last run's end (ISO), and the wall time between them in seconds. */
+  startedAt: string | null;
+  finishedAt: string | null;
+  wallSeconds: number | null;
+  /** What the person who ran it measured alongside, e.g. the load average before and after. */
+  note: string;
+  keptAt: string;
+}
+
+/** The commit HEAD points at in the git checkout holding `dir` (walking up), or null. */
+function gitCommit(dir: string): string | null {
+  for (let d = Deno.realPathSync(dir); d !== "/"; d = join(d, "..")) {
+    const head = join(d, ".git", "HEAD");
+    if (!exists(head)) continue;
+    const ref = readFileSync(head, "utf8").trim();
+    if (!ref.startsWith("ref: ")) return ref;
+    const path = join(d, ".git", ref.slice(5));
+    if (exists(path)) return readFileSync(path, "utf8").trim();
+    const packed = join(d, ".git", "packed-refs");
+    const line = exists(packed)
+      ? readFileSync(packed, "utf8").split("\n").find((l) => l.endsWith(` ${ref.slice(5)}`))
+      : undefined;
+    return line?.split(" ")[0] ?? null;
+  }
+  return null;
+}
+
+/**
+ * Copy the report files of sweep folder `dir` (already reported) and its plots into `out` and write
+ * provenance.json; returns the written paths. Throws naming the file when the report is missing.
+ */
+export function keepResults(
+  data: SweepData,
+  out: string,
+  options: { command?: string; note?: string; backend?: string | null },
+): string[] {
+  const dir = data.dir;
+  if (!exists(join(dir, "summary.json"))) {
+    throw new Error(`${dir}/summary.json: no report to keep (run report first)`);
+  }
+  mkdirSync(join(out, "plots"), { recursive: true });
+  const written: string[] = [];
+  for (const name of KEPT_FILES) {
+    if (!exists(join(dir, name))) continue;
+    copyFileSync(join(dir, name), join(out, name));
+    written.push(join(out, name));
+  }
+  for (const plot of exists(join(dir, "plots")) ? readdirSync(join(dir, "plots")) : []) {
+    copyFileSync(join(dir, "plots", plot), join(out, "plots", plot));
+    written.push(join(out, "plots", plot));
+  }
+  const sweep = readSweepRecord(dir) as Record<string, unknown> | null;
+  const times = data.runs.map((r) => readStatus(join(dir, "runs", r.runId))).filter((s) => s !== null);
+  const starts = times.map((s) => s!.startedAt).filter((t): t is string => typeof t === "string").sort();
+  const ends = times.map((s) => s!.finishedAt).filter((t): t is string => typeof t === "string").sort();
+  const name = String(sweep?.name ?? dir.split("/").pop());
+  const provenance: Provenance = {
+    sweep: name,
+    configHash: typeof sweep?.configHash === "string" ? sweep.configHash : null,
+    command: options.command ?? `deno task sweep --preset ${name}`,
+    commit: gitCommit(dir),
+    backend: options.backend ?? null,
+    machine: sweep?.machine ?? null,
+    versions: sweep?.versions ?? null,
+    startedAt: starts[0] ?? null,
+    finishedAt: ends.at(-1) ?? null,
+    wallSeconds: starts.length && ends.length
+      ? (Date.parse(ends.at(-1)!) - Date.parse(starts[0])) / 1000
+      : null,
+    note: options.note ?? "",
+    keptAt: new Date().toISOString(),
+  };
+  writeJson(join(out, "provenance.json"), provenance);
+  written.push(join(out, "provenance.json"));
+  return written;
+}
+
+/** A kept folder's provenance.json (throws naming the file when absent). */
+export function readProvenance(out: string): Provenance {
+  return readJson<Provenance>(join(out, "provenance.json"));
+}
