@@ -3,12 +3,15 @@
 import { groupAdvantages, groupMembers } from "./advantages.ts";
 import { assertFinite, assertLength, type Num } from "./check.ts";
 import { Registry } from "./registry.ts";
+import { softplus } from "./ace.ts";
 
 /** What an estimator sees: per-rollout rewards, prompt group ids and grader verdicts (length B each). */
 export interface AdvantageInput {
   rewards: Num;
   groupIds: Num;
   correct: ArrayLike<number | boolean>;
+  /** ACE's confidence shift per rollout, for estimators matched to ACE (absent: not computed). */
+  c?: Num;
 }
 
 /** The algorithm options an estimator may read (a subset of AlgoConfig). */
@@ -19,6 +22,8 @@ export interface AdvantageOptions {
   wReinforceLambda: number;
   /** Pass@k training's k (estimator `passk`). */
   passK: number;
+  /** ACE's options: `w_reinforce_ace` matches ACE's mean multiplier with them. */
+  ace: { alpha: number };
 }
 
 /** An estimator: per-rollout advantages (a new Float64Array of length B). */
@@ -129,6 +134,23 @@ export function wReinforceAdvantages(input: AdvantageInput, options: AdvantageOp
 }
 
 /**
+ * W-REINFORCE with λ matched to ACE, a control for ACE: each batch's λ = 1/m̄, m̄ the mean over its incorrect
+ * rollouts of ACE's multiplier 1 + α·softplus(c_i), so negatives outweigh positives by ACE's own mean factor
+ * (−1 vs λ) but uniformly, with no selection by confidence. Needs `c`.
+ */
+export function wReinforceAceAdvantages(input: AdvantageInput, options: AdvantageOptions): Float64Array {
+  const { correct, c } = input;
+  assertLength("correct", correct, input.rewards.length);
+  if (!c) throw new RangeError("w_reinforce_ace needs the confidence shift c of every rollout");
+  assertLength("c", c, correct.length);
+  const wrong = Array.from({ length: c.length }, (_, i) => i).filter((i) => !correct[i]);
+  const mean = wrong.reduce((s, i) => s + 1 + options.ace.alpha * softplus(c[i]), 0) /
+    Math.max(wrong.length, 1);
+  const lambda = wrong.length ? 1 / mean : 1;
+  return Float64Array.from({ length: correct.length }, (_, i) => (correct[i] ? lambda : -1));
+}
+
+/**
  * PSR, positive sample reinforcement (Zhu et al. 2025, arXiv 2506.01347): A = +1 for a correct rollout and 0 for
  * an incorrect one, REINFORCE on the positives only — the other end of W-REINFORCE from NSR (W-REINFORCE with
  * λ = 0: 0 for a correct rollout, −1 for an incorrect one).
@@ -146,5 +168,6 @@ export const ADV_ESTIMATORS = new Registry<AdvantageEstimator>("advEstimator", [
   ["passk", passkAdvantages],
   ["grpo_passk", maxMinusSecondAdvantages],
   ["w_reinforce", wReinforceAdvantages],
+  ["w_reinforce_ace", wReinforceAceAdvantages],
   ["psr", psrAdvantages],
 ]);

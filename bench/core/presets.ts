@@ -97,7 +97,8 @@ const COV_RECIPE = {
  * incorrect (correct) subset alone as Zhu et al.'s code subsets the batch; clip-cov and kl-cov (Cui et al. 2025,
  * arXiv 2505.22617) at the ratios of the authors' recipe; ace-allwrong, an ablation that also penalises all-wrong
  * groups by confidence (ace.ts aceAllWrong); ace-uniform, ACE's control with every penalised error at the batch's
- * mean multiplier (no confidence selectivity); oracle, the positive control that trains on the correct method's
+ * mean multiplier (no confidence selectivity); w-reinforce-ace, W-REINFORCE with λ = 1/(ACE's mean multiplier) per
+ * batch, the other such control; oracle, the positive control that trains on the correct method's
  * traces (tfjs only).
  */
 export const PRESETS: Readonly<Record<string, AlgoConfig>> = {
@@ -117,6 +118,7 @@ export const PRESETS: Readonly<Record<string, AlgoConfig>> = {
   "ace-allwrong": { ...GRPO, ace: { ...ACE_ON, allWrong: true } },
   "ace-uniform": { ...GRPO, ace: { ...ACE_ON, phi: "batch-mean" } },
   oracle: { ...GRPO, advEstimator: "psr", klCoef: 0, oracle: true },
+  "w-reinforce-ace": { ...GRPO, advEstimator: "w_reinforce_ace", klCoef: 0 },
 };
 
 const schemaUrl = new URL("./algo.schema.json", import.meta.url);

@@ -75,7 +75,7 @@ export interface StepAdvantages {
 export function batchAdvantages(rollouts: StepRollouts, algo: AlgoConfig): StepAdvantages {
   const { rewards, correct, groupIds, oldLogp, refLogp, mask, B, T } = rollouts;
   const c = confidenceShift(oldLogp, refLogp, mask, B, T, algo.ace);
-  const advantages = ADV_ESTIMATORS.get(algo.advEstimator)({ rewards, groupIds, correct }, algo);
+  const advantages = ADV_ESTIMATORS.get(algo.advEstimator)({ rewards, groupIds, correct, c }, algo);
   const finalAdvantages = aceAllWrong(
     aceAdvantages(advantages, correct, c, algo.ace),
     correct,

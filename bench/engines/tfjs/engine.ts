@@ -144,7 +144,9 @@ async function baseEval(
   protocol?: EvalProtocolSetting,
 ): Promise<EvalRecord[]> {
   const name = protocol
-    ? `eval-${protocol.name}-n${protocol.n}-t${protocol.temperature}-p${protocol.topP}.jsonl`
+    ? `eval-${protocol.name}-n${protocol.n}-t${protocol.temperature}-p${protocol.topP}-${
+      protocol.problems ?? "all"
+    }.jsonl`
     : `eval-n${n}.jsonl`;
   const path = join(baseDir(sweepDir, index), name);
   if (exists(path)) return readJsonl<EvalRecord>(path);

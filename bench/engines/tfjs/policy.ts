@@ -127,8 +127,8 @@ export function methodOf(record: MathRecord, response: string): string {
 }
 
 /**
- * Evaluate `n` samples per test problem at the eval temperature/top-p (or an extra `protocol`'s, whose records'
- * dataset is `<dataset>@<name>`), graded in strict mode. The random stream is `Rng.seeded(seed)`, so the same
+ * Evaluate `n` samples per test problem at the eval temperature/top-p (or an extra `protocol`'s, on its first
+ * `problems` problems, whose records' dataset is `<dataset>@<name>`), graded in strict mode. The random stream is `Rng.seeded(seed)`, so the same
  * policy, seed and settings give the same records.
  */
 export async function evaluate(
@@ -140,6 +140,7 @@ export async function evaluate(
   protocol?: EvalProtocolSetting,
 ): Promise<EvalRecord[]> {
   const s = policy.settings;
+  if (protocol?.problems !== undefined) test = test.slice(0, protocol.problems);
   const completions = await generate(policy, test.map(renderPrompt), {
     n: protocol?.n ?? n,
     temperature: protocol?.temperature ?? s.eval.temperature,

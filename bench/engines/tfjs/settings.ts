@@ -13,6 +13,8 @@ export interface EvalProtocolSetting {
   temperature: number;
   topP: number;
   n: number;
+  /** The first this many test problems only (absent: all). */
+  problems?: number;
 }
 
 /** All knobs of the engine (see settings.schema.json for meanings and defaults). */

@@ -33,7 +33,7 @@ const CFG: PolicyLossConfig = {
 
 Deno.test("psr and nsr: +1/0 and 0/−1 by correctness (the ends of W-REINFORCE's λ·PSR + NSR)", () => {
   const input = { rewards: [1, 0, 0, 1], groupIds: [0, 0, 1, 1], correct: [1, 0, 0, 1] };
-  const opts = { normByStd: true, stdEps: 1e-6, wReinforceLambda: 0.1, passK: 4 };
+  const opts = { normByStd: true, stdEps: 1e-6, wReinforceLambda: 0.1, passK: 4, ace: { alpha: 1 } };
   assertEquals([...ADV_ESTIMATORS.get("psr")(input, opts)], [1, 0, 0, 1]);
   const nsr = resolveAlgo("nsr");
   assertEquals([nsr.advEstimator, nsr.wReinforceLambda, nsr.klCoef], ["w_reinforce", 0, 0]);
@@ -221,4 +221,22 @@ Deno.test("baseline presets resolve through the registries with their one change
   assertEquals(resolveAlgo("clip-cov", { "cov.clipRatio": 0.01 }).cov!.clipRatio, 0.01);
   throws(() => resolveAlgo("grpo", { policyLoss: "clip-cov" }), /'clip-cov' is not registered/);
   throws(() => resolveAlgo("kl-cov", { cov: { klRatio: 0 } }), /klRatio/);
+});
+
+Deno.test("w-reinforce-ace: λ = 1/(mean ACE multiplier over the batch's incorrect rollouts), −1 on each of them", () => {
+  const correct = [1, 0, 0, 1];
+  const c = [5, 1, -1, 7];
+  const algo = resolveAlgo("w-reinforce-ace");
+  const adv = ADV_ESTIMATORS.get(algo.advEstimator)(
+    { rewards: correct, groupIds: [0, 0, 1, 1], correct, c },
+    algo,
+  );
+  const m = (2 + softplus(1) + softplus(-1)) / 2; // α = 1
+  assertClose(adv[0], 1 / m, 1e-12);
+  assertClose(adv[3], 1 / m, 1e-12);
+  assertEquals([adv[1], adv[2]], [-1, -1]);
+  throws(
+    () => ADV_ESTIMATORS.get(algo.advEstimator)({ rewards: correct, groupIds: [0, 0, 1, 1], correct }, algo),
+    /needs the confidence shift/,
+  );
 });

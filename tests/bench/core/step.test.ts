@@ -18,7 +18,7 @@ import {
 } from "../../../bench/core/mod.ts";
 import { Rng } from "../../../common/prng.ts";
 
-const OPTIONS = { normByStd: true, stdEps: 1e-6, wReinforceLambda: 0.1, passK: 4 };
+const OPTIONS = { normByStd: true, stdEps: 1e-6, wReinforceLambda: 0.1, passK: 4, ace: { alpha: 1 } };
 
 Deno.test("scoreRollouts: reward scheme, overlong penalty over the recorded buffer, no shaping without lengths", () => {
   const on = { rewardScheme: "pm1" as const, overlong: { enabled: true, buffer: 4, factor: 1 } };

@@ -38,7 +38,7 @@ Deno.test("estimators match VERL 0.7.0's rloo, grpo_passk, grpo (no std) and ace
   cases.forEach((c, i) => {
     const ours = ADV_ESTIMATORS.get(c.estimator)(
       { rewards: c.rewards, groupIds: c.groupIds, correct: c.rewards.map((r) => r > 0) },
-      { normByStd: c.normByStd, stdEps: 1e-6, wReinforceLambda: 0.1, passK: 4 },
+      { normByStd: c.normByStd, stdEps: 1e-6, wReinforceLambda: 0.1, passK: 4, ace: { alpha: 1 } },
     );
     ours.forEach((a, j) => assertClose(a, verl[i][j], 1e-9, `${c.estimator} case ${i} rollout ${j}`));
     nonZero += ours.filter((a) => a !== 0).length;
