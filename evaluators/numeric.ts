@@ -190,6 +190,9 @@ function constantsEqual(a: Expr, b: Expr, options: ExprOptions): boolean {
     const { d, v, k } = coarser(a, b);
     return decimalMatches(exactOf(d)!, k, exactOf(v)!);
   }
+  // a + bi with rational parts (0.5 + 1.5i ≡ \frac12 + \frac32 i): the parts compare exactly.
+  const [ca, cb] = [complexParts(a), complexParts(b)];
+  if (ca !== null && cb !== null) return ratEqual(ca[0], cb[0]) && ratEqual(ca[1], cb[1]);
   const bothZero = x.re === 0 && y.re === 0 && x.im === 0 && y.im === 0;
   if (inRange(x) && inRange(y) && !bothZero) {
     if (rounding) {
@@ -215,6 +218,18 @@ function constantsEqual(a: Expr, b: Expr, options: ExprOptions): boolean {
   }
   // Never from an overflowing 10^{10^{10}}: both sides must have written \infty.
   return a.infinite && b.infinite && x.re === y.re && x.im === 0 && y.im === 0;
+}
+
+// The exact parts [re, im] of a constant linear in i (f(i) = re + im·i: f(0), f(1) − f(0), and f(2) checks the
+// line), or null: not written with i, a part not rational, or i squared somewhere (i² = −1, not a line).
+function complexParts(e: Expr): [Rational, Rational] | null {
+  if (e.vars.length > 0 || !/\bi\b/.test(e.src)) return null;
+  const at = (k: bigint) => exactValue(e.src, { i: rat(k)! });
+  const [f0, f1, f2] = [at(0n), at(1n), at(2n)];
+  if (f0 === null || f1 === null || f2 === null) return null;
+  const im = rat(f1.n * f0.d - f0.n * f1.d, f1.d * f0.d);
+  const line = im && rat(f0.n * im.d + 2n * im.n * f0.d, f0.d * im.d); // f(0) + 2·im
+  return im !== null && line !== null && ratEqual(line, f2) ? [f0, im] : null;
 }
 
 // Top-level terms of a mathjs source (sign kept), each with its top-level factors sorted, whitespace dropped.
