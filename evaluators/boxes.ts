@@ -125,11 +125,11 @@ const REJECTS =
  * other number ("\boxed{2}. But this does not satisfy the equation.", before the next box).
  */
 function rejectedLater(text: string, box: Box, nextBox: number): boolean {
-  const value = box.content!.replace(/\s+/g, "");
+  const value = box.content!.replace(/\s+/g, " ");
   const after = text.slice(box.end);
   const sentences = after.split(/(?<=[.!?])\s+|\n+/);
   const names = (s: string) => {
-    const flat = s.replace(/[\s$]+/g, "");
+    const flat = s.replace(/[\s$]+/g, " ");
     for (let at = flat.indexOf(value); at >= 0; at = flat.indexOf(value, at + 1)) {
       const [before, next] = [flat[at - 1] ?? "", flat[at + value.length] ?? ""];
       if (!/[\w.-]/.test(before) && !/[\w.]/.test(next)) return true;

@@ -344,14 +344,19 @@ function multisetEqual(pred: Value[], gold: Value[], options: CompareOptions): b
   return true;
 }
 
-// Strict mode (training reward) reads a bare-list gold of three or more members in its order: a set and a
-// sequence are written alike ("1, 2, 3, 4"), and a reversed sequence must not be paid. Two members stay a set
-// (two roots), and default mode reads every bare list as a set (MATH's "enter all solutions").
-const inOrder = (g: Value, o: CompareOptions) =>
+// A bare-list gold is a set (MATH's "enter all solutions"), but a set and a sequence are written alike ("1, 2,
+// 3, 4"). Strict mode (training reward) does not pay the gold of three or more members written backwards: a
+// reversed sequence is the common order error, while a set is written in another order, not mirrored. Two
+// members stay a set both ways (two roots); default mode reads every bare list as a set.
+const readsOrder = (g: Value, o: CompareOptions) =>
   o.strict === true && g.kind === "set" && g.form === "list" && g.items.length >= 3;
 
-function orderedEqual(pred: Value[], gold: Value[], options: CompareOptions): boolean {
-  return pred.length === gold.length && gold.every((x, i) => valuesEqual(pred[i], x, options));
+// A set match that is not the gold reversed (see readsOrder).
+function notReversedEqual(pred: Value[], gold: Value[], options: CompareOptions): boolean {
+  const reversed = pred.length === gold.length &&
+    gold.every((x, i) => valuesEqual(pred[pred.length - 1 - i], x, options)) &&
+    !gold.every((x, i) => valuesEqual(pred[i], x, options));
+  return !reversed && multisetEqual(pred, gold, options);
 }
 
 // The name and dummy variable of a definition's left side: f(t) → [f, t], a_k / a_{k} → [a_, k]; else null.
@@ -497,7 +502,7 @@ export const COMPARISONS: readonly AnswerComparison[] = [
     equal: (p, g, o) => {
       const [pi, gi] = [p, g].map((v) => (v as { items: Value[] }).items);
       if (gi.length < 3) return false;
-      if (g.kind === "set") return inOrder(g, o) ? orderedEqual(pi, gi, o) : multisetEqual(pi, gi, o);
+      if (g.kind === "set") return readsOrder(g, o) ? notReversedEqual(pi, gi, o) : multisetEqual(pi, gi, o);
       return pi.length === gi.length && gi.every((x, i) => valuesEqual(pi[i], x, o));
     },
   },
@@ -558,7 +563,7 @@ export const COMPARISONS: readonly AnswerComparison[] = [
     applies: (_p, g) => g.kind === "set",
     equal: (p, g, o) => {
       const [pi, gi] = [p, g].map((v) => (v as Extract<Value, { kind: "set" }>).items);
-      return inOrder(g, o) ? orderedEqual(pi, gi, o) : multisetEqual(pi, gi, o);
+      return readsOrder(g, o) ? notReversedEqual(pi, gi, o) : multisetEqual(pi, gi, o);
     },
   },
   {

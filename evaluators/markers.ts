@@ -206,15 +206,16 @@ export function otherMarkers(text: string): Extraction | null {
 }
 
 // A value, then a short clause of plain words: "42 apples in total", "12, which is the number of pens",
-// "$\frac{3}{4}$ of the cake". The clause may hold no number or math, and no word that changes the value or
-// hedges ("5 or 6", "3 million", "10 more than x", "2 times"): then the value alone is the answer.
+// "$\frac{3}{4}$ of the cake": the value alone is the answer. The clause holds no number or math; with a word
+// that changes the value or hedges ("5 or 6", "3 million", "10 more than x", "2 times") the whole text is.
 const VALUE_THEN_CLAUSE =
   /^(\$[^$]+\$|\\\([^()]*\\\)|-?\d[\d,]*(?:\.\d+)?(?:\s*\\?%)?)\s*[,;(—–-]?\s*((?:[A-Za-z']+[\s,)]*){1,8})$/;
 const CHANGES_VALUE =
   /\b(?:or|and|not|no|nor|maybe|perhaps|either|probably|possibly|approximately|about|around|roughly|nearly|almost|wait|but|unless|except|plus|minus|times|over|under|divided|squared|cubed|root|roots|factorial|hundreds?|thousands?|millions?|billions?|trillions?|dozens?|percent|half|thirds?|quarters?|more|less|than|least|most|between|to|if|pi|e|i)\b/i;
 function valueThenClause(v: string): string | null {
   const m = VALUE_THEN_CLAUSE.exec(v);
-  if (!m || CHANGES_VALUE.test(m[2])) return null;
+  if (!m) return null;
+  if (CHANGES_VALUE.test(m[2])) return v; // the whole text is graded (and is no value)
   // A unit is part of the value: "5 meters long" is 5 meters (normalisation reads the unit), never a bare 5 that
   // would be read in the gold's unit.
   const words = m[2].trim().split(/[\s,)]+/);
@@ -223,14 +224,15 @@ function valueThenClause(v: string): string | null {
   return unit === 0 ? m[1] : `${m[1]} ${words.slice(0, unit).join(" ")}`;
 }
 
-// A marker's value; in default mode a value that is prose ("she received $7.00") yields the answer it states
-// (sentenceAnswer); in strict mode, which reads no prose, a value followed by a short clause of words is that
-// value (valueThenClause).
+// A marker's value. A value followed by a short clause of words is that value, and with a word that changes it
+// the whole text (valueThenClause, both modes); otherwise, in default mode, a value that is prose ("she received
+// $7.00") yields the answer it states.
 function valueOrEmpty(raw: string, rule: string, strict: boolean): Extraction {
   const v = cleanValue(raw.replace(/\*\*/g, ""));
   if (v === "") return { answer: null, rule: `${rule}_empty` };
-  const lead = strict ? valueThenClause(v) : null;
-  if (lead !== null) return { answer: cleanValue(lead), rule: `${rule}_clause` };
+  const lead = valueThenClause(v);
+  if (lead !== null && lead !== v) return { answer: cleanValue(lead), rule: `${rule}_clause` };
+  if (lead === v) return { answer: v, rule };
   if (!strict && isProse(v)) {
     const stated = sentenceAnswer(v);
     if (stated) return { answer: cleanValue(stated.answer), rule: `${rule}_prose` };
