@@ -588,6 +588,11 @@ export const COMPARISONS: readonly AnswerComparison[] = [
         isLabel(g.srcs[0]) && p.srcs[0].replace(/\s/g, "") === g.srcs[0].replace(/\s/g, "") &&
         valuesEqual(p.sides[1], g.sides[1], options)
       ) return true;
+      // The same relation side by side (SRAC = LRAC, m_{\max} = n^2 - n - 1): also where a side is words.
+      if (
+        p.ops.length === g.ops.length && p.ops.every((op, i) => op === g.ops[i]) &&
+        g.sides.every((side, i) => valuesEqual(p.sides[i], side, options))
+      ) return true;
       // The same function defined in another variable: f(t) = 3t − 1 for f(x) = 3x − 1.
       const renamed = renamedDefinition(p, g);
       if (renamed !== null) return valuesEqual(renamed, g.sides[1], options);

@@ -193,10 +193,22 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   {
     name: "left_right",
     apply: (s) =>
-      s.replace(/\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)\s*(?=[()[\]|.]|\\[{}|]|\\[lr]?vert)/g, "")
+      s.replace(
+        /\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)\s*(?=[()[\]|.]|\\[{}|]|\\[lr]?vert|\\[lr](?:floor|ceil))/g,
+        "",
+      )
         .replace(/\\(?:left|right)\s*\./g, ""),
   },
   { name: "frac_variants", apply: (s) => s.replace(/\\[dtc]frac/g, "\\frac") },
+  // An inverse trigonometric function written as a power, \sin^{-1}(x): the arcsine, as \arcsin(x).
+  {
+    name: "inverse_trig_power",
+    apply: (s) =>
+      !s.includes("^") ? s : s.replace(
+        /\\(sin|cos|tan|cot|sec|csc)\s*\^\s*\{\s*-1\s*\}|\\(sin|cos|tan|cot|sec|csc)\s*\^\s*-1(?!\d)/g,
+        (_, a, b) => `\\arc${a ?? b}`,
+      ),
+  },
   {
     name: "relation_spellings",
     apply: (s) =>
