@@ -153,7 +153,7 @@ function origin(s: Source): string {
 }
 
 /** The `--list` text: a table of datasets, then every source. */
-export function listing(root: string): string {
+function listing(root: string): string {
   const rows = FETCHABLE.map((d) => {
     const m: Manifest | null = readManifest(root, d);
     const source = (m && sourcesOf(d).find((s) => s.id === m.source)) || pickSource(d);
