@@ -209,16 +209,17 @@ export function otherMarkers(text: string): Extraction | null {
 // "$\frac{3}{4}$ of the cake": the value alone is the answer. The clause holds no number or math; with a word
 // that changes the value or hedges ("5 or 6", "3 million", "10 more than x", "2 times") the whole text is.
 const VALUE_THEN_CLAUSE =
-  /^(\$[^$]+\$|\\\([^()]*\\\)|-?\d[\d,]*(?:\.\d+)?(?:\s*\\?%)?)\s*[,;(—–-]?\s*((?:[A-Za-z']+[\s,)]*){1,8})$/;
+  /^(\$[^$]+\$|\\\([^()]*\\\)|-?\d[\d,]*(?:\.\d+)?(?:\s*\\?%)?)(?:\s*[,;(—–-]\s*|\s+)((?:[A-Za-z']+[\s,)]*){1,8})$/;
 const CHANGES_VALUE =
   /\b(?:or|and|not|no|nor|maybe|perhaps|either|probably|possibly|approximately|about|around|roughly|nearly|almost|wait|but|unless|except|plus|minus|times|over|under|divided|squared|cubed|root|roots|factorial|hundreds?|thousands?|millions?|billions?|trillions?|dozens?|percent|half|thirds?|quarters?|more|less|than|least|most|between|to|if|pi|e|i)\b/i;
 function valueThenClause(v: string): string | null {
   const m = VALUE_THEN_CLAUSE.exec(v);
-  if (!m) return null;
+  // Words, not symbols: "2 k" or "3 ab" is a product (every word has two letters or is "a", one has three).
+  const words = m?.[2].trim().split(/[\s,)]+/) ?? [];
+  if (!m || !words.some((w) => w.length >= 3) || words.some((w) => w.length < 2 && w !== "a")) return null;
   if (CHANGES_VALUE.test(m[2])) return v; // the whole text is graded (and is no value)
   // A unit is part of the value: "5 meters long" is 5 meters (normalisation reads the unit), never a bare 5 that
   // would be read in the gold's unit.
-  const words = m[2].trim().split(/[\s,)]+/);
   let unit = 0;
   for (let k = 1; k <= words.length; k++) if (parseUnit(words.slice(0, k).join(" ")) !== null) unit = k;
   return unit === 0 ? m[1] : `${m[1]} ${words.slice(0, unit).join(" ")}`;
