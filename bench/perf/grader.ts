@@ -21,10 +21,11 @@ export const usage =
   --workers N         gradeMany workers (default: cores)
   --repeat R          gradeMany workload = each workload repeated R times, like R samples per problem (default 16)
   --passes P          cold single-grade passes per workload; figures are medians over passes (default 5)
-  --labelled FILE     only score FILE, JSON lines {prediction, gold, label: boolean} (or "expected"; an
-                      optional labelStrict/expectedStrict for strict mode): accuracy, false positives (label
-                      false, graded correct) and false negatives per mode, per family when lines carry a
-                      "family" field, and every disagreeing line (repeatable; no speed figures)
+  --labelled FILE     only score FILE, JSON lines {prediction, gold, label: boolean} ("expected" also
+                      names the label; "labelStrict"/"expectedStrict" the one for strict mode; "strict":
+                      true/false scores the line in that mode only): accuracy, false positives (label false,
+                      graded correct) and false negatives per mode, per family when lines carry a "family"
+                      field, and every disagreeing line (repeatable; no speed figures)
 
 Reads math500/test.jsonl from the dataset mirror $ACEBENCH_DATASET_MIRROR (one made by
 bash .ci/make_dataset_mirror.sh DIR) when present, else only the corpus is measured.`;
@@ -258,6 +259,8 @@ export interface LabelledCase {
   lineNo: number;
   source?: string;
   family?: string;
+  /** Scored in this mode only (the corpus's `strict` field: true = strict only, false = default only). */
+  only?: "strict" | "default";
 }
 
 /** Read a labelled JSON-lines file; a malformed line throws "FILE:N: why" (a blank line is skipped). */
@@ -294,6 +297,9 @@ export function readLabelled(file: string): LabelledCase[] {
     if (r.family !== undefined && typeof r.family !== "string") {
       throw new Error(`${file}:${i + 1}: field "family" must be a string`);
     }
+    if (r.strict !== undefined && typeof r.strict !== "boolean") {
+      throw new Error(`${file}:${i + 1}: field "strict" must be a boolean`);
+    }
     out.push({
       prediction: r.prediction as string,
       gold: r.gold as string,
@@ -302,6 +308,7 @@ export function readLabelled(file: string): LabelledCase[] {
       lineNo: i + 1,
       source: typeof r.source === "string" ? r.source : undefined,
       family: r.family as string | undefined,
+      only: r.strict === undefined ? undefined : r.strict ? "strict" : "default",
     });
   });
   return out;
@@ -314,6 +321,7 @@ export function scoreLabelled(
 ): { n: number; agree: number; fp: number; fn: number; misses: { c: LabelledCase; rule: string }[] } {
   const misses: { c: LabelledCase; rule: string }[] = [];
   const want = (c: LabelledCase) => strict ? c.labelStrict : c.label;
+  cases = cases.filter((c) => c.only === undefined || c.only === (strict ? "strict" : "default"));
   for (const c of cases) {
     const r = grade(c.prediction, c.gold, { strict });
     if (r.correct !== want(c)) misses.push({ c, rule: r.rule });
@@ -339,10 +347,11 @@ function printLabelled(file: string, cases: LabelledCase[]): void {
     console.log(row(["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:"]));
     for (const f of families) {
       const of = cases.filter((c) => c.family === f);
-      const cells = scores.flatMap(({ s }) => {
+      const cells = scores.flatMap(({ strict, s }) => {
+        const n = of.filter((c) => c.only === undefined || c.only === (strict ? "strict" : "default")).length;
         const misses = s.misses.filter((m) => m.c.family === f);
-        const fp = misses.filter(({ c }) => !(s === scores[1].s ? c.labelStrict : c.label)).length;
-        return [`${(100 * (of.length - misses.length) / of.length).toFixed(1)}%`, fp, misses.length - fp];
+        const fp = misses.filter(({ c }) => !(strict ? c.labelStrict : c.label)).length;
+        return [n ? `${(100 * (n - misses.length) / n).toFixed(1)}%` : "-", fp, misses.length - fp];
       });
       console.log(row([f, of.length, ...cells]));
     }
