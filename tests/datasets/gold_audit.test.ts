@@ -1,11 +1,14 @@
 // The gold audit at fetch time over the mirror's files (every registered dataset): each gold's canonical
 // rendering must grade correct against it, or the gold is repaired by a normaliser of datasets/gold_fixes.ts or
 // listed there as known-unmatchable. Skips with a message when the mirror is absent ($ACEBENCH_DATASET_MIRROR).
-import { assertEquals, ok } from "../assert.ts";
+import { assertEquals, ok, rejects } from "../assert.ts";
 import { fetchDataset } from "../../datasets/fetch.ts";
 import { FETCHABLE } from "../../datasets/sources.ts";
 import { fixGold, GOLD_FIXES, KNOWN_UNMATCHABLE } from "../../datasets/gold_fixes.ts";
 import { auditGolds } from "../../evaluators/audit.ts";
+import { main as datasetsMain } from "../../datasets/cli.ts";
+import { main as fetchMain } from "../../commands/fetch.ts";
+import { UsageError } from "../../common/args.ts";
 import { HAVE_SHARED, SHARED, tempDir } from "./helpers.ts";
 
 if (!HAVE_SHARED) {
@@ -64,5 +67,28 @@ Deno.test({
       );
     }
     ok(lines.filter((l) => l.includes("gold audit:")).length === FETCHABLE.length, lines.join("\n"));
+    // The commands: --check audits the cache again (exit 0: nothing failing), --list shows the counts.
+    const printed: string[] = [];
+    const log = console.log;
+    console.log = (...a: unknown[]) => printed.push(a.join(" "));
+    try {
+      assertEquals(await fetchMain(["--check", "minerva", "--cache-dir", cacheDir]), 0);
+      assertEquals(await fetchMain(["--list", "--cache-dir", cacheDir]), 0);
+    } finally {
+      console.log = log;
+    }
+    const out = printed.join("\n");
+    ok(
+      out.includes(
+        "minerva: gold audit: 272 checked, 2 repaired by a normaliser, 6 known unmatchable, 0 failing",
+      ),
+      out,
+    );
+    ok(out.includes("known  minerva/61"), out);
+    ok(/minerva .* 0 failing, 6 known, 2 repaired/.test(out), out);
   },
+});
+
+Deno.test("fetch --check without the grader (datasets/cli.ts alone) is a usage error", async () => {
+  await rejects(() => datasetsMain(["--check", "--cache-dir", tempDir()]), UsageError);
 });
