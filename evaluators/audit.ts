@@ -47,9 +47,11 @@ export function renderValue(v: Value): string | null {
     case "tuple":
       return join(v.items, ", ", v.open, v.close);
     case "set":
-      return v.items.length === 0
-        ? "\\emptyset"
-        : join(v.items, ", ", v.form === "list" ? "" : "\\{", v.form === "list" ? "" : "\\}");
+      if (v.items.length === 0) return "\\emptyset";
+      if (v.form === "disjunction" || v.form === "conjunction") {
+        return join(v.items, v.form === "disjunction" ? " \\lor " : " \\land ", "", "");
+      }
+      return join(v.items, ", ", v.form === "list" ? "" : "\\{", v.form === "list" ? "" : "\\}");
     case "union":
       return join(v.parts, " \\cup ", "", "");
     case "matrix": {

@@ -4,6 +4,7 @@ import { assertEquals, ok } from "../assert.ts";
 import { auditGold, renderValue } from "../../evaluators/audit.ts";
 import { parseValue } from "../../evaluators/forms.ts";
 import { grade } from "../../evaluators/grade.ts";
+import { normalizeAnswer } from "../../evaluators/normalize.ts";
 
 Deno.test("renderValue: an independent LaTeX writing of each form that grades equal to the source", () => {
   const sources = [
@@ -12,6 +13,7 @@ Deno.test("renderValue: an independent LaTeX writing of each form that grades eq
     "\\{1, 3\\}",
     "1, 2, 3",
     "x \\ge 2",
+    "x < -1 \\text{ or } x > 2",
     "(-\\infty, 1) \\cup (2, \\infty)",
     "\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}",
     "1A_{16}",
@@ -20,7 +22,7 @@ Deno.test("renderValue: an independent LaTeX writing of each form that grades eq
     "\\rho_{0} r_{0}^{2}",
   ];
   for (const src of sources) {
-    const rendered = renderValue(parseValue(src));
+    const rendered = renderValue(parseValue(normalizeAnswer(src).text));
     ok(rendered !== null, `${src}: no rendering`);
     ok(grade(`\\boxed{${rendered}}`, src, { strict: true }).correct, `${src}: ${rendered} not accepted`);
   }
