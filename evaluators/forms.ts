@@ -199,11 +199,12 @@ function digitAfterFraction(s: string): boolean {
 }
 
 const REALS_MINUS =
-  /^\(-\\infty,\s*\\infty\)\s*(?:\\setminus|\\smallsetminus|\\backslash|-)\s*(\\\{[\s\S]*\\\})$/;
+  /^\(-\\infty,\s*\\infty\)\s*(?:\\setminus|\\smallsetminus|\\backslash|-)\s*(\\\{[\s\S]*\\\}|[([][^()[\]]*[)\]])$/;
 
 // The open intervals between the sorted points of a set of real constants; null when a member is no real
 // constant.
 function realsMinus(points: Value): Value | null {
+  if (points.kind === "tuple") return realsMinusInterval(points);
   const items = points.kind === "set" ? points.items : [points];
   const known: { v: Value; x: number }[] = [];
   for (const v of items) {
@@ -227,6 +228,35 @@ function realsMinus(points: Value): Value | null {
     items: [ends[i], hi],
   }));
   return { kind: "union", parts };
+}
+
+// ℝ without one interval of real constants, (a, b] → (-∞, a] ∪ (b, ∞): each end's bracket flips.
+function realsMinusInterval(t: Extract<Value, { kind: "tuple" }>): Value | null {
+  const [a, b] = t.items;
+  const real = (v: Value | undefined) => {
+    if (v?.kind !== "expr" || v.vars.length > 0) return NaN;
+    try {
+      const x = v.fn.evaluate({});
+      return typeof x === "number" ? x : NaN;
+    } catch {
+      return NaN;
+    }
+  };
+  const [x, y] = [real(a), real(b)];
+  if (t.items.length !== 2 || !(x < y)) return null;
+  const left: Value = {
+    kind: "tuple",
+    open: "(",
+    close: t.open === "(" ? "]" : ")",
+    items: [exprValue("-\\infty")!, a],
+  };
+  const right: Value = {
+    kind: "tuple",
+    open: t.close === ")" ? "[" : "(",
+    close: ")",
+    items: [b, exprValue("\\infty")!],
+  };
+  return { kind: "union", parts: [left, right] };
 }
 
 /** The forms, in the order they are tried. */

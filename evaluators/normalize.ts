@@ -111,7 +111,7 @@ function repeatingDecimal(whole: string, fixed: string, repeat: string): string 
 }
 
 const DOT_REPEAT = new RegExp(
-  String.raw`(\d*)\.(\d*)\\dot\s*\{(\d)\}(?:(\d*)\\dot\s*\{(\d)\})?(?!\d)`,
+  String.raw`(\d*)\.(\d*)\\dot\s*\{?(\d)\}?(?:(\d*)\\dot\s*\{?(\d)\}?)?(?!\d)`,
   "g",
 );
 
