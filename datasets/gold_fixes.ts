@@ -38,12 +38,9 @@ export const GOLD_FIXES: Readonly<Record<string, readonly GoldFix[]>> = {
 /** Golds the audit fails that no normaliser repairs, by dataset and record id: why no correct answer matches. */
 export const KNOWN_UNMATCHABLE: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   minerva: {
-    "minerva/35": "\\arcsin{…} with a braced argument: the grader reads \\arcsin only with parentheses",
     "minerva/61": "I(0), the current at time 0, is read as the product I·0",
     "minerva/86": "I(0) e^{-t/(RC)}: I(0) is read as the product I·0",
     "minerva/72": "\\dot{x}_{0}, a time derivative written with a dot accent, is not read",
-    "minerva/109": "\\ln \\Delta without parentheses is not read",
-    "minerva/261": "\\hbar is not a symbol the grader reads",
   },
   "dapo-math-17k": {
     "dapo/1000": "integer passed through a double: 105263157894736848 for 105263157894736842",

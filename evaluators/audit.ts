@@ -22,7 +22,7 @@ const TEX_FUNCTIONS: Record<string, (args: string[]) => string> = {
 
 const GREEK = new Set(
   ("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi omicron rho " +
-    "varrho sigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Sigma Upsilon Phi Psi Omega")
+    "varrho sigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Sigma Upsilon Phi Psi Omega hbar")
     .split(" "),
 );
 const CONSTANTS: Record<string, string> = { pi: "\\pi", Infinity: "\\infty", e: "e", i: "i" };
