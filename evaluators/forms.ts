@@ -201,62 +201,50 @@ function digitAfterFraction(s: string): boolean {
 const REALS_MINUS =
   /^\(-\\infty,\s*\\infty\)\s*(?:\\setminus|\\smallsetminus|\\backslash|-)\s*(\\\{[\s\S]*\\\}|[([][^()[\]]*[)\]])$/;
 
-// The open intervals between the sorted points of a set of real constants; null when a member is no real
-// constant.
-function realsMinus(points: Value): Value | null {
-  if (points.kind === "tuple") return realsMinusInterval(points);
-  const items = points.kind === "set" ? points.items : [points];
-  const known: { v: Value; x: number }[] = [];
-  for (const v of items) {
-    if (v.kind !== "expr" || v.vars.length > 0) return null;
-    let x: unknown;
-    try {
-      x = v.fn.evaluate({});
-    } catch {
-      return null;
-    }
-    if (typeof x !== "number" || !Number.isFinite(x)) return null;
-    if (!known.some((k) => k.x === x)) known.push({ v, x });
+// The value of a real constant (an expression without variables), else NaN.
+function realOf(v: Value | undefined): number {
+  if (v?.kind !== "expr" || v.vars.length > 0) return NaN;
+  try {
+    const x = v.fn.evaluate({});
+    return typeof x === "number" && Number.isFinite(x) ? x : NaN;
+  } catch {
+    return NaN;
   }
-  if (known.length === 0) return null;
-  known.sort((a, b) => a.x - b.x);
-  const ends = [exprValue("-\\infty")!, ...known.map((k) => k.v), exprValue("\\infty")!];
-  const parts: Value[] = ends.slice(1).map((hi, i) => ({
-    kind: "tuple",
-    open: "(",
-    close: ")",
-    items: [ends[i], hi],
-  }));
-  return { kind: "union", parts };
 }
 
-// ℝ without one interval of real constants, (a, b] → (-∞, a] ∪ (b, ∞): each end's bracket flips.
-function realsMinusInterval(t: Extract<Value, { kind: "tuple" }>): Value | null {
-  const [a, b] = t.items;
-  const real = (v: Value | undefined) => {
-    if (v?.kind !== "expr" || v.vars.length > 0) return NaN;
-    try {
-      const x = v.fn.evaluate({});
-      return typeof x === "number" ? x : NaN;
-    } catch {
-      return NaN;
-    }
-  };
-  const [x, y] = [real(a), real(b)];
-  if (t.items.length !== 2 || !(x < y)) return null;
-  const left: Value = {
-    kind: "tuple",
-    open: "(",
-    close: t.open === "(" ? "]" : ")",
-    items: [exprValue("-\\infty")!, a],
-  };
-  const right: Value = {
-    kind: "tuple",
-    open: t.close === ")" ? "[" : "(",
-    close: ")",
-    items: [b, exprValue("\\infty")!],
-  };
-  return { kind: "union", parts: [left, right] };
+const interval = (open: string, lo: Value, hi: Value, close: string): Value => ({
+  kind: "tuple",
+  open,
+  close,
+  items: [lo, hi],
+});
+
+// ℝ without the points of a set of real constants: the open intervals between them, sorted; ℝ without one
+// interval (a, b]: the two rays outside it, each end's bracket flipped, (-∞, a] ∪ (b, ∞). Null when an end or a
+// point is no real constant.
+function realsMinus(removed: Value): Value | null {
+  const [negInf, inf] = [exprValue("-\\infty")!, exprValue("\\infty")!];
+  if (removed.kind === "tuple") {
+    const [a, b] = removed.items;
+    if (removed.items.length !== 2 || !(realOf(a) < realOf(b))) return null;
+    return {
+      kind: "union",
+      parts: [
+        interval("(", negInf, a, removed.open === "(" ? "]" : ")"),
+        interval(removed.close === ")" ? "[" : "(", b, inf, ")"),
+      ],
+    };
+  }
+  const points: { v: Value; x: number }[] = [];
+  for (const v of removed.kind === "set" ? removed.items : [removed]) {
+    const x = realOf(v);
+    if (Number.isNaN(x)) return null;
+    if (!points.some((p) => p.x === x)) points.push({ v, x });
+  }
+  if (points.length === 0) return null;
+  points.sort((p, q) => p.x - q.x);
+  const ends = [negInf, ...points.map((p) => p.v), inf];
+  return { kind: "union", parts: ends.slice(1).map((hi, i) => interval("(", ends[i], hi, ")")) };
 }
 
 /** The forms, in the order they are tried. */
