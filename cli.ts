@@ -10,7 +10,10 @@ interface Command {
 }
 
 const commands: Record<string, { about: string; load: () => Promise<Command> }> = {
-  fetch: { about: "download, verify and cache the datasets", load: () => import("./datasets/cli.ts") },
+  fetch: {
+    about: "download, verify and cache the datasets, and audit their golds",
+    load: () => import("./commands/fetch.ts"),
+  },
   sweep: {
     about: "run a training sweep (GRPO/DAPO vs ACE) and write its report",
     load: () => import("./commands/sweep.ts"),

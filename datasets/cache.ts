@@ -2,6 +2,7 @@
 // <cache>/<dataset>/records.json (normalised records) with <cache>/<dataset>/manifest.json beside it.
 import { join } from "node:path";
 import { exists, readJson } from "../common/fs.ts";
+import type { GoldAuditResult } from "./gold_fixes.ts";
 
 /** One source file as fetched: where it came from and what it hashed to. */
 export interface ManifestFile {
@@ -40,6 +41,8 @@ export interface Manifest {
   /** The normalised records file (relative to the dataset folder) and its checksum, verified on load. */
   records: { path: string; bytes: number; sha256: string };
   fetchedAt: string;
+  /** The gold audit at fetch time (absent when fetched without the grader, e.g. by a test). */
+  audit?: GoldAuditResult;
 }
 
 /** The cache root: `explicit`, else $ACEBENCH_CACHE, else $XDG_CACHE_HOME/acebench, else ~/.cache/acebench. */

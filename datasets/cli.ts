@@ -1,7 +1,9 @@
 // `deno task fetch`: download (or copy from a mirror), verify, cache and normalise the datasets.
 import { parseFlags, UsageError } from "../common/args.ts";
 import { cacheRoot, type Manifest, readManifest } from "./cache.ts";
-import { fetchDataset, type OnBadRow } from "./fetch.ts";
+import { auditLine, fetchDataset, type OnBadRow } from "./fetch.ts";
+import { type AuditGolds, auditRecords } from "./gold_fixes.ts";
+import { loadDataset } from "./load.ts";
 import { FETCHABLE, hubEndpoint, hubUrl, pickSource, type Source, SOURCES, sourcesOf } from "./sources.ts";
 
 /** Usage text for `deno task fetch`. */
@@ -11,7 +13,9 @@ Download, verify, cache and normalise ${FETCHABLE.join(", ")} (default: all of t
 A cached dataset is not fetched again (no network I/O) unless --force is given.
 
 flags:
-  --list                  show each dataset's source, licence, cache state and row counts
+  --list                  show each dataset's source, licence, cache state, row counts and gold audit
+  --check                 audit the cached datasets' golds again and name every gold no correct answer can
+                          match (exit 1 if one is not a known-unmatchable gold of datasets/gold_fixes.ts)
   --mirror DIR            read the source files from a local folder laid out as <dataset>/<file> (--list names them)
   --cache-dir DIR         cache folder (default: $ACEBENCH_CACHE, else $XDG_CACHE_HOME/acebench,
                           else ~/.cache/acebench)
@@ -27,10 +31,15 @@ examples:
   deno task fetch math500 --cache-dir /tmp/acebench-cache
   deno task fetch --list`;
 
-/** Entry point for `deno task fetch`; returns 1 if any dataset failed (the others still run). */
-export async function main(args: string[]): Promise<number> {
+/**
+ * Entry point for `deno task fetch`; returns 1 if any dataset failed (the others still run). `auditGolds` is the
+ * grader's gold audit (commands/fetch.ts passes it in; datasets/ does not import the grader); without it the
+ * golds are not audited and --check is refused.
+ */
+export async function main(args: string[], auditGolds?: AuditGolds): Promise<number> {
   const parsed = parseFlags(args, {
     list: { type: "boolean" },
+    check: { type: "boolean" },
     mirror: { type: "string" },
     "cache-dir": { type: "string" },
     source: { type: "string", multiple: true },
@@ -41,6 +50,7 @@ export async function main(args: string[]): Promise<number> {
   const values = parsed.values as {
     help?: boolean;
     list?: boolean;
+    check?: boolean;
     mirror?: string;
     "cache-dir"?: string;
     source?: string[];
@@ -66,6 +76,12 @@ export async function main(args: string[]): Promise<number> {
     console.log(listing(root));
     return 0;
   }
+  if (values.check) {
+    if (!auditGolds) {
+      throw new UsageError("--check: the gold audit needs the grader (run it as deno task fetch)");
+    }
+    return await check(root, positionals.length ? positionals : FETCHABLE, auditGolds);
+  }
   let failed = 0;
   for (const dataset of positionals.length ? positionals : FETCHABLE) {
     try {
@@ -76,6 +92,7 @@ export async function main(args: string[]): Promise<number> {
         onBadRow,
         force: values.force,
         log: (line) => console.log(line),
+        auditGolds,
       });
       if (cached) {
         console.log(
@@ -89,6 +106,23 @@ export async function main(args: string[]): Promise<number> {
     }
   }
   return failed ? 1 : 0;
+}
+
+// `--check`: audit each cached dataset's golds now and name every failure; 1 if one is not known-unmatchable.
+async function check(root: string, datasets: readonly string[], auditGolds: AuditGolds): Promise<number> {
+  let failing = 0;
+  for (const dataset of datasets) {
+    if (!readManifest(root, dataset)) {
+      console.log(`${dataset}: not fetched (deno task fetch ${dataset})`);
+      continue;
+    }
+    const audit = auditRecords(dataset, await loadDataset(dataset, { cacheDir: root }), auditGolds);
+    console.log(auditLine(dataset, audit));
+    for (const f of audit.known) console.log(`  known  ${f.id}: ${f.why}`);
+    for (const f of audit.failed) console.log(`  FAILS  ${f.id}: ${JSON.stringify(f.answer)} (${f.why})`);
+    failing += audit.failed.length;
+  }
+  return failing ? 1 : 0;
 }
 
 /** Parse repeated `--source DATASET=ID` flags into a map, checking both names. */
@@ -119,7 +153,7 @@ function origin(s: Source): string {
 }
 
 /** The `--list` text: a table of datasets, then every source. */
-export function listing(root: string): string {
+function listing(root: string): string {
   const rows = FETCHABLE.map((d) => {
     const m: Manifest | null = readManifest(root, d);
     const source = (m && sourcesOf(d).find((s) => s.id === m.source)) || pickSource(d);
@@ -131,10 +165,16 @@ export function listing(root: string): string {
       m
         ? `${m.rows.kept} kept (${m.rows.read} read, ${m.rows.duplicates} duplicates, ${m.rows.bad} bad)`
         : "-",
+      !m
+        ? "-"
+        : !m.audit
+        ? "not audited"
+        : `${m.audit.failed.length} failing, ${m.audit.known.length} known, ` +
+          `${m.audit.fixed} repaired`,
     ];
   });
-  rows.push(["synthetic", "built in (generateTasks)", "-", "always available", "generated on demand"]);
-  const head = ["dataset", "source", "licence", "cache", "rows"];
+  rows.push(["synthetic", "built in (generateTasks)", "-", "always available", "generated on demand", "-"]);
+  const head = ["dataset", "source", "licence", "cache", "rows", "gold audit (--check names them)"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd();
   const sources = SOURCES.map((s) =>

@@ -18,6 +18,7 @@ import {
 } from "./cache.ts";
 import { download, DownloadError, fileSha256 } from "./download.ts";
 import { FORMATS, schemaUrl } from "./formats.ts";
+import { type AuditGolds, auditRecords, fixGold, type GoldAuditResult } from "./gold_fixes.ts";
 import type { MathRecord } from "./record.ts";
 import { hubUrl, pickSource, type Source, type SourceFile, sourcesOf } from "./sources.ts";
 
@@ -38,6 +39,8 @@ export interface FetchOptions {
   force?: boolean;
   /** Progress and summary lines (default: none). */
   log?: (line: string) => void;
+  /** The gold audit (the grader's, passed in by the command layer); its result goes into the manifest. */
+  auditGolds?: AuditGolds;
 }
 
 /** The manifest now in the cache, and whether it was already there (no work done). */
@@ -71,8 +74,18 @@ export async function fetchDataset(dataset: string, options: FetchOptions = {}):
     `${dataset}: read ${counts.read} rows, dropped ${counts.duplicates} as duplicates, ${counts.bad} bad, ` +
       `kept ${counts.kept} records (${problems} distinct problem texts)`,
   );
-  const manifest = writeRecords(root, source, files, counts, records);
+  const audit = options.auditGolds && auditRecords(dataset, records, options.auditGolds);
+  if (audit) log(auditLine(dataset, audit));
+  const manifest = writeRecords(root, source, files, counts, records, audit);
   return { manifest, cached: false };
+}
+
+/** One line on a dataset's gold audit: golds checked and repaired, known unmatchable, failing. */
+export function auditLine(dataset: string, a: GoldAuditResult): string {
+  const names = a.failed.slice(0, 5).map((f) => f.id).join(", ");
+  return `${dataset}: gold audit: ${a.checked} checked, ${a.fixed} repaired by a normaliser, ` +
+    `${a.known.length} known unmatchable, ${a.failed.length} failing` +
+    (a.failed.length ? ` (${names}${a.failed.length > 5 ? ", …" : ""}; --check names them all)` : "");
 }
 
 /** True if the manifest's records file exists with the recorded size (its sha256 is checked on load). */
@@ -219,6 +232,14 @@ export async function normalise(
       bad(where, (e as Error).message);
       continue;
     }
+    const gold = fixGold(source.dataset, record.answer);
+    if (gold.fixes.length > 0) {
+      record = {
+        ...record,
+        answer: gold.answer,
+        meta: { ...record.meta, publishedAnswer: record.answer, goldFixes: gold.fixes },
+      };
+    }
     const first = seenIds.get(record.id);
     if (first !== undefined) {
       bad(where, `id ${record.id} already used by a different row (${first})`);
@@ -242,6 +263,7 @@ function writeRecords(
   files: ManifestFile[],
   rows: RowCounts,
   records: MathRecord[],
+  audit: GoldAuditResult | undefined,
 ): Manifest {
   const dir = datasetDir(root, source.dataset);
   const bytes = new TextEncoder().encode(JSON.stringify(records));
@@ -260,6 +282,7 @@ function writeRecords(
     rows,
     records: { path: recordsFile, bytes: bytes.length, sha256: sum },
     fetchedAt: new Date().toISOString(),
+    ...(audit ? { audit } : {}),
   };
   writeJson(join(dir, "manifest.json"), manifest);
   for (const name of readdirSync(dir)) {

@@ -109,5 +109,56 @@ export function boxedRule(text: string, strict = false): Extraction | null {
     if (boxes[k].content === null || !CONNECTOR.test(text.slice(boxes[k].end, group[0].start))) break;
     group.unshift(boxes[k]);
   }
-  return { ...found, boxes: filled.map((b) => b.content!), finalBoxes: group.map((b) => b.content ?? "") };
+  const rejecting = rejectingSentences(text);
+  const kept = filled.filter((b, k) =>
+    k === filled.length - 1 || !rejectedLater(text, b, filled[k + 1].start, rejecting)
+  );
+  return { ...found, boxes: kept.map((b) => b.content!), finalBoxes: group.map((b) => b.content ?? "") };
+}
+
+// Words that take a candidate back: "extraneous", "we reject it", "does not satisfy", "cannot be".
+const REJECTS =
+  /\b(?:reject(?:ed|s)?|extraneous|discard(?:ed|s)?|invalid|not\s+(?:a\s+)?(?:valid|solution|root)|(?:does\s*n[o']t|doesn't|do\s+not|don't)\s+(?:work|satisfy|hold)|not\s+(?:allowed|possible|acceptable)|impossible|excluded?|cannot\s+be|can't\s+be|ruled?\s+out)\b/i;
+
+// The sentences (with where they start) that take something back, in order: usually none or a few.
+function rejectingSentences(text: string): { start: number; text: string }[] {
+  const out: { start: number; text: string }[] = [];
+  const ends = /[.!?]\s+|\n+/g;
+  let from = 0;
+  for (let m; (m = ends.exec(text)) !== null; from = m.index + m[0].length) {
+    const sentence = text.slice(from, m.index + 1);
+    if (REJECTS.test(sentence)) out.push({ start: from, text: sentence });
+  }
+  const last = text.slice(from);
+  if (REJECTS.test(last)) out.push({ start: from, text: last });
+  return out;
+}
+
+// Whether a sentence names `value` as a whole token (not inside a longer number or name: 2 is not in -2 or 12).
+function names(sentence: string, value: string): boolean {
+  const flat = sentence.replace(/[\s$]+/g, " ");
+  for (let at = flat.indexOf(value); at >= 0; at = flat.indexOf(value, at + 1)) {
+    const [before, next] = [flat[at - 1] ?? "", flat[at + value.length] ?? ""];
+    if (!/[\w.-]/.test(before) && !/[\w.]/.test(next)) return true;
+  }
+  return false;
+}
+
+/**
+ * A boxed candidate taken back later (it is not part of the answer pooled from several boxes): a later sentence
+ * rejects its value by name ("x = -1 is extraneous"), or the sentence right after it rejects it and names no
+ * other number ("\boxed{2}. But this does not satisfy the equation.", before the next box).
+ */
+function rejectedLater(
+  text: string,
+  box: Box,
+  nextBox: number,
+  rejecting: { start: number; text: string }[],
+): boolean {
+  const value = box.content!.replace(/\s+/g, " ");
+  const after = (s: { start: number; text: string }) => s.text.slice(Math.max(0, box.end - s.start));
+  if (rejecting.some((s) => s.start + s.text.length > box.end && names(after(s), value))) return true;
+  const near = text.slice(box.end, nextBox).split(/(?<=[.!?])\s+|\n+/).slice(0, 2).join(" ");
+  const others = (near.match(/-?\d+(?:\.\d+)?/g) ?? []).filter((n) => n !== value);
+  return REJECTS.test(near) && others.length === 0;
 }

@@ -249,19 +249,27 @@ function asIntervals(v: Value): Value | null {
 const isRelationJoin = (v: Value): boolean =>
   v.kind === "set" && v.items.length > 1 && v.items.every((i) => i.kind === "rel" || isRelationJoin(i));
 
-// The values of a list of two or more "label = value" items with different labels, in order; else null.
+// The values of a list of two or more "label = value" items with different labels, else null. Labels that are
+// letters, perhaps with a number (x, y, z; a_1, a_2) name the coordinates of a tuple in alphabetical order, so
+// "y = 3, x = 2" is (2, 3) however it is written (and "y = 2, x = 3" is not); other labels keep their order.
 function labelledValues(v: Value): Value[] | null {
   if (v.kind !== "set" || v.items.length < 2) return null;
-  const labels = new Set<string>();
-  const values: Value[] = [];
+  const named: { label: string; value: Value }[] = [];
   for (const item of v.items) {
     if (item.kind !== "rel" || item.ops.length !== 1 || item.ops[0] !== "=" || !isLabel(item.srcs[0])) {
       return null;
     }
-    labels.add(item.srcs[0].replace(/\s/g, ""));
-    values.push(item.sides[1]);
+    named.push({ label: item.srcs[0].replace(/[\s{}]/g, ""), value: item.sides[1] });
   }
-  return labels.size === values.length ? values : null;
+  if (new Set(named.map((n) => n.label)).size !== named.length) return null;
+  const letters = named.map((n) => /^([a-zA-Z])(?:_(\d+))?$/.exec(n.label));
+  if (letters.every((m) => m !== null)) {
+    const key = (m: RegExpExecArray) => [m[1], Number(m[2] ?? -1)] as const;
+    const order = named.map((n, i) => ({ n, k: key(letters[i]!) }))
+      .sort((a, b) => a.k[0] === b.k[0] ? a.k[1] - b.k[1] : a.k[0] < b.k[0] ? -1 : 1);
+    return order.map((o) => o.n.value);
+  }
+  return named.map((n) => n.value);
 }
 
 // The cells of a one-column or one-row matrix of two or more cells, else null.
@@ -276,21 +284,32 @@ const isEmptySet = (v: Value) => v.kind === "set" && v.items.length === 0;
 
 type Numeral = Extract<Value, { kind: "numeral" }>;
 
-// The value of a numeral, exactly; digits are all below the base (checked by the form).
+// The value of a numeral, exactly; digits (0–9, then A–Z for 10–35) are all below the base (checked by the form).
 function numeralValue(digits: string, base: number): bigint {
   let v = 0n;
-  for (const c of digits) v = v * BigInt(base) + BigInt(Number(c));
+  for (const c of digits) v = v * BigInt(base) + BigInt(parseInt(c, 36));
   return v;
 }
 
+// What bare digits were written: "2516", and in a base above ten also letter digits, which parse as a product
+// of symbols ("1A" is 1·A, "FF" is F·F, "abc" is the word abc): the characters as written, else null.
+function bareDigits(v: Value, base: number): string | null {
+  const raw = v.kind === "expr"
+    ? (base > 10 ? v.src.replace(/[\s*]/g, "") : v.src)
+    : v.kind === "text" && base > 10
+    ? v.text
+    : null;
+  if (raw === null || !(base > 10 ? /^[\da-zA-Z]+$/ : /^\d+$/).test(raw)) return null;
+  return [...raw].every((c) => parseInt(c, 36) < base) ? raw.toUpperCase() : null;
+}
+
 // A numeral against a numeral compares values (52_8 ≡ 101010_2); bare digits are read in the other side's base
-// (2516 ≡ 2516_8, the subscript left off), and must be valid digits there.
+// (2516 ≡ 2516_8, the subscript left off; 1A ≡ 1A_{16}), and must be valid digits there.
 function numeralEqual(p: Value, g: Value): boolean {
   const digitsOf = (v: Value, base: number): bigint | null => {
     if (v.kind === "numeral") return numeralValue(v.digits, v.base);
-    const src = v.kind === "expr" ? v.src : null;
-    if (src === null || !/^\d+$/.test(src) || [...src].some((c) => Number(c) >= base)) return null;
-    return numeralValue(src, base);
+    const digits = bareDigits(v, base);
+    return digits === null ? null : numeralValue(digits, base);
   };
   const base = (g.kind === "numeral" ? g : p as Numeral).base;
   const [x, y] = [digitsOf(p, base), digitsOf(g, base)];
@@ -325,15 +344,69 @@ function multisetEqual(pred: Value[], gold: Value[], options: CompareOptions): b
   return true;
 }
 
-// f(t) = 3t − 1 against the gold f(x) = 3x − 1: the prediction's right side with t renamed x; null unless
-// both are one-variable definitions of the same function in different variables.
+// A bare-list gold is a set (MATH's "enter all solutions"), but a set and a sequence are written alike ("1, 2,
+// 3, 4"). Strict mode (training reward) does not pay the gold of three or more members written backwards: a
+// reversed sequence is the common order error, while a set is written in another order, not mirrored. Two
+// members stay a set both ways (two roots); default mode reads every bare list as a set.
+const readsOrder = (g: Value, o: CompareOptions) =>
+  o.strict === true && g.kind === "set" && g.form === "list" && g.items.length >= 3;
+
+// A set match that is not the gold reversed (see readsOrder).
+function notReversedEqual(pred: Value[], gold: Value[], options: CompareOptions): boolean {
+  const reversed = pred.length === gold.length &&
+    gold.every((x, i) => valuesEqual(pred[pred.length - 1 - i], x, options)) &&
+    !gold.every((x, i) => valuesEqual(pred[i], x, options));
+  return !reversed && multisetEqual(pred, gold, options);
+}
+
+// The name and dummy variable of a definition's left side: f(t) → [f, t], a_k / a_{k} → [a_, k]; else null.
+function defined(src: string): [string, string] | null {
+  const m = /^([a-zA-Z])\s*(?:\(\s*([a-z])\s*\)|_\{?([a-z])\}?)$/.exec(src.trim());
+  return m && [m[2] ? m[1] : `${m[1]}_`, m[2] ?? m[3]];
+}
+
+// e with the variable `from` renamed `to` (whole names only).
+function renamed(e: Expr, from: string, to: string): Expr | null {
+  return compileExpr(e.src.replace(new RegExp(`\\b${from}\\b`, "g"), to), e.hasDecimal);
+}
+
+// f(t) = 3t − 1 against the gold f(x) = 3x − 1 (a_k = 2k + 1 against a_n = 2n + 1): the prediction's right side
+// with t renamed x; null unless both are one-variable definitions of the same function in different variables.
 function renamedDefinition(p: Rel, g: Rel): Value | null {
   if (p.ops.length !== 1 || g.ops.length !== 1 || p.ops[0] !== "=" || g.ops[0] !== "=") return null;
-  const [pm, gm] = [p, g].map((r) => /^([a-zA-Z])\s*\(\s*([a-z])\s*\)$/.exec(r.srcs[0].trim()));
-  if (!pm || !gm || pm[1] !== gm[1] || pm[2] === gm[2]) return null;
+  const [pm, gm] = [p, g].map((r) => defined(r.srcs[0]));
+  if (!pm || !gm || pm[0] !== gm[0] || pm[1] === gm[1]) return null;
   const rhs = p.sides[1];
-  if (rhs.kind !== "expr" || rhs.vars.includes(gm[2])) return null;
-  return compileExpr(rhs.src.replace(new RegExp(`\\b${pm[2]}\\b`, "g"), gm[2]), rhs.hasDecimal);
+  if (rhs.kind !== "expr" || rhs.vars.includes(gm[1])) return null;
+  return renamed(rhs, pm[1], gm[1]);
+}
+
+// f(t) = t^2 + 1 stated against the gold x^2 + 1, a function of its one variable: the value with the dummy t
+// renamed x, or null (the value not in t alone, or the gold not in one other variable).
+function renamedDummy(p: Rel, v: Value, g: Value): Value | null {
+  const dummy = p.ops.length === 1 ? defined(p.srcs[0])?.[1] : undefined;
+  if (!dummy || v.kind !== "expr" || g.kind !== "expr" || g.vars.length !== 1 || g.vars[0] === dummy) {
+    return null;
+  }
+  return v.vars.length === 1 && v.vars[0] === dummy ? renamed(v, dummy, g.vars[0]) : null;
+}
+
+// An integration constant: C in the gold, written K, c, D or C_1 (…) in the prediction.
+const GOLD_CONSTANT = /^(?:C|C_\{?[01]\}?)$/;
+const CONSTANT = /^(?:[CcKD]|[Cc]_\{?\d\}?)$/;
+
+// An antiderivative with its constant named differently, x^3/3 + K for x^3/3 + C: the prediction with its one
+// constant renamed the gold's; null unless each side has one constant name the other lacks.
+function renamedConstant(p: Expr, g: Expr): Expr | null {
+  const gOnly = g.vars.filter((v) => !p.vars.includes(v));
+  const pOnly = p.vars.filter((v) => !g.vars.includes(v));
+  // The antiderivative is a function of some variable besides its constant: a lone C is no antiderivative.
+  const shared = g.vars.length - gOnly.length;
+  if (
+    shared === 0 || gOnly.length !== 1 || pOnly.length !== 1 || !GOLD_CONSTANT.test(gOnly[0]) ||
+    !CONSTANT.test(pOnly[0])
+  ) return null;
+  return renamed(p, pOnly[0], gOnly[0]);
 }
 
 /** How to compare: `strict` is the training-reward reading (see `statedValue`). */
@@ -357,7 +430,10 @@ export const COMPARISONS: readonly AnswerComparison[] = [
       p.kind === "rel" && g.kind !== "rel" && !(isIntervalLike(g) && asIntervals(p) !== null),
     equal: (p, g, options) => {
       const v = statedValue(p as Rel, options.strict ?? false);
-      return v !== null && valuesEqual(v, g, options);
+      if (v === null) return false;
+      if (valuesEqual(v, g, options)) return true;
+      const dummy = renamedDummy(p as Rel, v, g);
+      return dummy !== null && valuesEqual(dummy, g, options);
     },
   },
   {
@@ -426,7 +502,7 @@ export const COMPARISONS: readonly AnswerComparison[] = [
     equal: (p, g, o) => {
       const [pi, gi] = [p, g].map((v) => (v as { items: Value[] }).items);
       if (gi.length < 3) return false;
-      if (g.kind === "set") return multisetEqual(pi, gi, o);
+      if (g.kind === "set") return readsOrder(g, o) ? notReversedEqual(pi, gi, o) : multisetEqual(pi, gi, o);
       return pi.length === gi.length && gi.every((x, i) => valuesEqual(pi[i], x, o));
     },
   },
@@ -449,7 +525,11 @@ export const COMPARISONS: readonly AnswerComparison[] = [
   {
     name: "expression",
     applies: (_p, g) => g.kind === "expr",
-    equal: (p, g, options) => exprEqual(p as Expr, g as Expr, options),
+    equal: (p, g, options) => {
+      if (exprEqual(p as Expr, g as Expr, options)) return true;
+      const constant = renamedConstant(p as Expr, g as Expr);
+      return constant !== null && exprEqual(constant, g as Expr, options);
+    },
   },
   {
     name: "text",
@@ -481,12 +561,10 @@ export const COMPARISONS: readonly AnswerComparison[] = [
     // Sets and "find all" lists must match in full (no any-match: 1728 does not pass "1331 and 1728").
     name: "set",
     applies: (_p, g) => g.kind === "set",
-    equal: (p, g, o) =>
-      multisetEqual(
-        (p as Extract<Value, { kind: "set" }>).items,
-        (g as Extract<Value, { kind: "set" }>).items,
-        o,
-      ),
+    equal: (p, g, o) => {
+      const [pi, gi] = [p, g].map((v) => (v as Extract<Value, { kind: "set" }>).items);
+      return readsOrder(g, o) ? notReversedEqual(pi, gi, o) : multisetEqual(pi, gi, o);
+    },
   },
   {
     name: "union",
@@ -509,6 +587,11 @@ export const COMPARISONS: readonly AnswerComparison[] = [
         g.ops.length === 1 && g.ops[0] === "=" && p.ops.length === 1 && p.ops[0] === "=" &&
         isLabel(g.srcs[0]) && p.srcs[0].replace(/\s/g, "") === g.srcs[0].replace(/\s/g, "") &&
         valuesEqual(p.sides[1], g.sides[1], options)
+      ) return true;
+      // The same relation side by side (SRAC = LRAC, m_{\max} = n^2 - n - 1): also where a side is words.
+      if (
+        p.ops.length === g.ops.length && p.ops.every((op, i) => op === g.ops[i]) &&
+        g.sides.every((side, i) => valuesEqual(p.sides[i], side, options))
       ) return true;
       // The same function defined in another variable: f(t) = 3t − 1 for f(x) = 3x − 1.
       const renamed = renamedDefinition(p, g);

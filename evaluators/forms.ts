@@ -3,6 +3,7 @@
 // interval, ±, base subscript, words, expression, else text). Adding a form is one entry and its corpus cases.
 import { latexToMathjs, type Translation } from "./latex.ts";
 import { compileExpr, type Expr } from "./numeric.ts";
+import { matchBrace } from "../common/latex.ts";
 
 /** A parsed answer; `form` names the FORMS entry that produced it. `rel` is sides[0] ops[0] sides[1] … */
 export type Value =
@@ -179,6 +180,73 @@ function matrixArithmetic(s: string, ctx: FormContext): Value | null {
   return rows.every((r) => r.every((c) => c !== null)) ? { kind: "matrix", rows: rows as Expr[][] } : null;
 }
 
+// Whether some \frac{…}{…} is followed directly (spaces aside) by a digit.
+function digitAfterFraction(s: string): boolean {
+  for (let at = s.indexOf("\\frac"); at >= 0; at = s.indexOf("\\frac", at + 1)) {
+    let i = at + 5;
+    for (let arg = 0; arg < 2; arg++) {
+      while (s[i] === " ") i++;
+      if (s[i] !== "{") break;
+      i = matchBrace(s, i) + 1;
+      if (i === 0) return false;
+      if (arg === 1) {
+        while (s[i] === " ") i++;
+        if (/\d/.test(s[i] ?? "")) return true;
+      }
+    }
+  }
+  return false;
+}
+
+const REALS_MINUS =
+  /^\(-\\infty,\s*\\infty\)\s*(?:\\setminus|\\smallsetminus|\\backslash|-)\s*(\\\{[\s\S]*\\\}|[([][^()[\]]*[)\]])$/;
+
+// The value of a real constant (an expression without variables), else NaN.
+function realOf(v: Value | undefined): number {
+  if (v?.kind !== "expr" || v.vars.length > 0) return NaN;
+  try {
+    const x = v.fn.evaluate({});
+    return typeof x === "number" && Number.isFinite(x) ? x : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+const interval = (open: string, lo: Value, hi: Value, close: string): Value => ({
+  kind: "tuple",
+  open,
+  close,
+  items: [lo, hi],
+});
+
+// ℝ without the points of a set of real constants: the open intervals between them, sorted; ℝ without one
+// interval (a, b]: the two rays outside it, each end's bracket flipped, (-∞, a] ∪ (b, ∞). Null when an end or a
+// point is no real constant.
+function realsMinus(removed: Value): Value | null {
+  const [negInf, inf] = [exprValue("-\\infty")!, exprValue("\\infty")!];
+  if (removed.kind === "tuple") {
+    const [a, b] = removed.items;
+    if (removed.items.length !== 2 || !(realOf(a) < realOf(b))) return null;
+    return {
+      kind: "union",
+      parts: [
+        interval("(", negInf, a, removed.open === "(" ? "]" : ")"),
+        interval(removed.close === ")" ? "[" : "(", b, inf, ")"),
+      ],
+    };
+  }
+  const points: { v: Value; x: number }[] = [];
+  for (const v of removed.kind === "set" ? removed.items : [removed]) {
+    const x = realOf(v);
+    if (Number.isNaN(x)) return null;
+    if (!points.some((p) => p.x === x)) points.push({ v, x });
+  }
+  if (points.length === 0) return null;
+  points.sort((p, q) => p.x - q.x);
+  const ends = [negInf, ...points.map((p) => p.v), inf];
+  return { kind: "union", parts: ends.slice(1).map((hi, i) => interval("(", ends[i], hi, ")")) };
+}
+
 /** The forms, in the order they are tried. */
 export const FORMS: readonly Form[] = [
   { name: "empty_set", match: (s) => s === "\\emptyset" ? { kind: "set", items: [] } : null },
@@ -211,6 +279,15 @@ export const FORMS: readonly Form[] = [
       return and.parts.length > 1
         ? { kind: "set", form: "conjunction", items: and.parts.map(ctx.rec) }
         : null;
+    },
+  },
+  {
+    // ℝ without finitely many points, \mathbb{R}\setminus\{-1, 3\} (ℝ is (-\infty,\infty) by now): the union of
+    // the open intervals between them, (-∞, -1) ∪ (-1, 3) ∪ (3, ∞), as the same set is usually written.
+    name: "reals_minus_points",
+    match: (s, ctx) => {
+      const m = REALS_MINUS.exec(s);
+      return m ? realsMinus(ctx.rec(m[1])) : null;
     },
   },
   {
@@ -305,10 +382,14 @@ export const FORMS: readonly Form[] = [
     // (52_{81}, 19_8) is compared exactly as written. A bare "2516" against 2516_8 is read in base 8.
     name: "base_subscript",
     match: (s) => {
-      const base = /^(\d+)_\{?(\d+)\}?$/.exec(s);
+      const base = /^([\dA-Z]+)_\{?(\d+)\}?$/.exec(s);
       if (!base) return null;
       const b = Number(base[2]);
-      const valid = b >= 2 && b <= 36 && [...base[1]].every((c) => Number(c) < b);
+      const valid = b >= 2 && b <= 36 && [...base[1]].every((c) => parseInt(c, 36) < b);
+      // Letter digits (1A_{16}) only where they are valid: P_{20}, A_{12}… stay names (the expression form).
+      if (/[A-Z]/.test(base[1])) {
+        return valid && b > 10 ? { kind: "numeral", digits: base[1], base: b } : null;
+      }
       return valid ? { kind: "numeral", digits: base[1], base: b } : textValue(`${base[1]}_${base[2]}`);
     },
   },
@@ -330,6 +411,12 @@ export const FORMS: readonly Form[] = [
       s === "\\ldots" || /^[A-Za-z]{3,}(?: [A-Za-z]+)*$|^[A-Za-z]+(?: [A-Za-z]+)+$/.test(s)
         ? textValue(s)
         : null,
+  },
+  {
+    // A digit glued after a fraction, \frac{5}{6}1: a malformed answer (a mixed number puts the whole part
+    // first, 1\frac{5}{6}), far likelier than the product 5/6 · 1 it would read as; kept as text, never a value.
+    name: "digit_after_fraction",
+    match: (s) => s.includes("\\frac") && digitAfterFraction(s) ? textValue(s) : null,
   },
   { name: "expression", match: (s) => exprValue(s) },
   { name: "text", match: (s) => textValue(s) },

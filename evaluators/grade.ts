@@ -124,14 +124,29 @@ function preparedCompare(
 
 // Several boxes (both modes): against a gold of several values their union is the answer (order-free); a
 // one-value gold against a final group of different boxes ("\boxed{3} or \boxed{4}") is a hedge and wrong.
-function boxesVerdict(ex: Extraction, g: NonNullable<Prepared>, options: NormalizeOptions): string | null {
+function boxesVerdict(
+  ex: Extraction,
+  g: NonNullable<Prepared>,
+  options: NormalizeOptions,
+  strict: boolean,
+): string | null {
   if (!ex.boxes) return null;
   const multi = g.value.kind === "set" && g.value.items.length > 1;
   if (multi) {
     const parts = ex.boxes.map((b) => prepare(b, options));
     if (parts.some((x) => x === null)) return null;
     const items = parts.flatMap((x) => x!.value.kind === "set" ? x!.value.items : [x!.value]);
-    return valuesEqual({ kind: "set", items }, g.value) ? "boxed_union" : null;
+    return valuesEqual({ kind: "set", items, form: g.value.form }, g.value, { strict })
+      ? "boxed_union"
+      : null;
+  }
+  // Labelled parts boxed one by one, "(a) \boxed{3} … (b) \boxed{7}", against a tuple gold (3, 7): the boxes
+  // in order are its coordinates, one box each.
+  if (g.value.kind === "tuple" && g.value.open === "(" && ex.boxes.length === g.value.items.length) {
+    const parts = ex.boxes.map((b) => prepare(b, options));
+    if (parts.some((x) => x === null)) return null;
+    const tuple = { ...g.value, items: parts.map((x) => x!.value) };
+    return valuesEqual(tuple, g.value, { strict }) ? "boxed_tuple" : null;
   }
   const group = (ex.finalBoxes ?? []).map((b) => prepare(b, options));
   if (group.length < 2 || group.some((x) => x === null)) return null;
@@ -207,8 +222,8 @@ export function grade(prediction: string, gold: string, options: GradeOptions = 
         : comparison + decimalRule(p, g, options.strict ?? false),
     });
     // Both modes: several boxes are one answer against a several-value gold, and a hedge is wrong.
-    const boxes = boxesVerdict(ex, g, options);
-    if (boxes === "boxed_union") return result(true, "correct", "boxed_union", why(boxes));
+    const boxes = boxesVerdict(ex, g, options, options.strict ?? false);
+    if (boxes === "boxed_union" || boxes === "boxed_tuple") return result(true, "correct", boxes, why(boxes));
     if (boxes === "boxed_hedge") return result(false, "wrong", "boxed_hedge", why(boxes));
     const verdict = preparedCompare(p, g, options.strict ?? false);
     if (verdict.equal) return result(true, "correct", rule, why(verdict.by));

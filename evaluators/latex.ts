@@ -30,7 +30,7 @@ const FUNCS: Record<string, string> = {
   log: "log10",
   exp: "exp",
 };
-const CONSTS: Record<string, string> = { pi: "pi", infty: "Infinity", theta: "theta", alpha: "alpha" };
+const CONSTS: Record<string, string> = { pi: "pi", infty: "Infinity" };
 // Greek letters become plain variable names so `\alpha + 1` still parses as an expression in one variable.
 const GREEK = new Set([
   "alpha",
@@ -54,6 +54,17 @@ const GREEK = new Set([
   "chi",
   "psi",
   "omega",
+  // Capital Greek letters (a bare capital is a quantity: ΔE, Ω) and the reduced Planck constant.
+  "Gamma",
+  "Delta",
+  "Theta",
+  "Lambda",
+  "Xi",
+  "Sigma",
+  "Phi",
+  "Psi",
+  "Omega",
+  "hbar",
 ]);
 const MUL_CMDS = new Set(["cdot", "times", "ast"]);
 

@@ -3,6 +3,7 @@
 // ("**Answer:**", "Final answer:", "Answer \( 7/2 \)", GSM8K's "A: 18" and "#### 18").
 import type { Extraction } from "./extract.ts";
 import { isProse, mathSpans, sentenceAnswer } from "./prose.ts";
+import { parseUnit } from "./units.ts";
 
 // Trailing periods and spaces removed in one pass (removing one ". " per round made ". . . …" quadratic).
 function trimPeriods(v: string): string {
@@ -204,10 +205,35 @@ export function otherMarkers(text: string): Extraction | null {
   return (best as { at: number; ex: Extraction } | null)?.ex ?? null;
 }
 
-// A marker's value; in default mode a value that is prose ("she received $7.00") yields the answer it states.
+// A value, then a short clause of plain words: "42 apples in total", "12, which is the number of pens",
+// "$\frac{3}{4}$ of the cake": the value alone is the answer. The clause holds no number or math; with a word
+// that changes the value or hedges ("5 or 6", "3 million", "10 more than x", "2 times") the whole text is.
+const VALUE_THEN_CLAUSE =
+  /^(\$[^$]+\$|\\\([^()]*\\\)|-?\d[\d,]*(?:\.\d+)?(?:\s*\\?%)?)(?:\s*[,;(—–-]\s*|\s+)((?:[A-Za-z']+[\s,)]*){1,8})$/;
+const CHANGES_VALUE =
+  /\b(?:or|and|not|no|nor|maybe|perhaps|either|probably|possibly|approximately|about|around|roughly|nearly|almost|wait|but|unless|except|plus|minus|times|over|under|divided|squared|cubed|root|roots|factorial|hundreds?|thousands?|millions?|billions?|trillions?|dozens?|percent|half|thirds?|quarters?|more|less|than|least|most|between|to|if|pi|e|i)\b/i;
+function valueThenClause(v: string): string | null {
+  const m = VALUE_THEN_CLAUSE.exec(v);
+  // Words, not symbols: "2 k" or "3 ab" is a product (every word has two letters or is "a", one has three).
+  const words = m?.[2].trim().split(/[\s,)]+/) ?? [];
+  if (!m || !words.some((w) => w.length >= 3) || words.some((w) => w.length < 2 && w !== "a")) return null;
+  if (CHANGES_VALUE.test(m[2])) return v; // the whole text is graded (and is no value)
+  // A unit is part of the value: "5 meters long" is 5 meters (normalisation reads the unit), never a bare 5 that
+  // would be read in the gold's unit.
+  let unit = 0;
+  for (let k = 1; k <= words.length; k++) if (parseUnit(words.slice(0, k).join(" ")) !== null) unit = k;
+  return unit === 0 ? m[1] : `${m[1]} ${words.slice(0, unit).join(" ")}`;
+}
+
+// A marker's value. A value followed by a short clause of words is that value, and with a word that changes it
+// the whole text (valueThenClause, both modes); otherwise, in default mode, a value that is prose ("she received
+// $7.00") yields the answer it states.
 function valueOrEmpty(raw: string, rule: string, strict: boolean): Extraction {
   const v = cleanValue(raw.replace(/\*\*/g, ""));
   if (v === "") return { answer: null, rule: `${rule}_empty` };
+  const lead = valueThenClause(v);
+  if (lead !== null && lead !== v) return { answer: cleanValue(lead), rule: `${rule}_clause` };
+  if (lead === v) return { answer: v, rule };
   if (!strict && isProse(v)) {
     const stated = sentenceAnswer(v);
     if (stated) return { answer: cleanValue(stated.answer), rule: `${rule}_prose` };

@@ -110,6 +110,11 @@ function repeatingDecimal(whole: string, fixed: string, repeat: string): string 
   return `\\frac{${all - head}}{${den}}`;
 }
 
+const DOT_REPEAT = new RegExp(
+  String.raw`(\d*)\.(\d*)\\dot\s*\{?(\d)\}?(?:(\d*)\\dot\s*\{?(\d)\}?)?(?!\d)`,
+  "g",
+);
+
 // An inequality anywhere in the answer: "and"/"or" then join relations, not list items.
 const INEQUALITY = /[<>]|\\(?:le|ge|ne)(?![a-zA-Z])/;
 const EMPTY_WORDS =
@@ -188,10 +193,22 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   {
     name: "left_right",
     apply: (s) =>
-      s.replace(/\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)\s*(?=[()[\]|.]|\\[{}|]|\\[lr]?vert)/g, "")
+      s.replace(
+        /\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)\s*(?=[()[\]|.]|\\[{}|]|\\[lr]?vert|\\[lr](?:floor|ceil))/g,
+        "",
+      )
         .replace(/\\(?:left|right)\s*\./g, ""),
   },
   { name: "frac_variants", apply: (s) => s.replace(/\\[dtc]frac/g, "\\frac") },
+  // An inverse trigonometric function written as a power, \sin^{-1}(x): the arcsine, as \arcsin(x).
+  {
+    name: "inverse_trig_power",
+    apply: (s) =>
+      !s.includes("^") ? s : s.replace(
+        /\\(sin|cos|tan|cot|sec|csc)\s*\^\s*\{\s*-1\s*\}|\\(sin|cos|tan|cot|sec|csc)\s*\^\s*-1(?!\d)/g,
+        (_, a, b) => `\\arc${a ?? b}`,
+      ),
+  },
   {
     name: "relation_spellings",
     apply: (s) =>
@@ -247,6 +264,15 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
       !s.includes("\\overline")
         ? s
         : s.replace(/(\d*)\.(\d*)\\overline\s*\{(\d+)\}/g, (_, a, b, c) => repeatingDecimal(a, b, c)),
+  },
+  // The dot-accent spelling: a dot over the repetend's first and last digit (one dot for one digit),
+  // 0.\dot{3} = 1/3, 0.1\dot{6} = 1/6, 0.\dot{1}\dot{2} = 0.1212… = 4/33, 0.\dot{1}4\dot{2} = 0.142142….
+  {
+    name: "repeating_decimal_dots",
+    apply: (s) =>
+      !s.includes("\\dot")
+        ? s
+        : s.replace(DOT_REPEAT, (_, a, b, c, mid, d) => repeatingDecimal(a, b, c + (d ? mid + d : ""))),
   },
   { name: "decorations", apply: (s) => s.replace(/\\(?:overline|underline|boxed|fbox|hat|vec)\s*\{/g, "{") },
   // "and"/"or" between inequalities say intersection/union (\land, \lor: the connective form); elsewhere they

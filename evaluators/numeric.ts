@@ -190,6 +190,9 @@ function constantsEqual(a: Expr, b: Expr, options: ExprOptions): boolean {
     const { d, v, k } = coarser(a, b);
     return decimalMatches(exactOf(d)!, k, exactOf(v)!);
   }
+  // a + bi with rational parts (0.5 + 1.5i ≡ \frac12 + \frac32 i): the parts compare exactly.
+  const [ca, cb] = [complexParts(a), complexParts(b)];
+  if (ca !== null && cb !== null) return ratEqual(ca[0], cb[0]) && ratEqual(ca[1], cb[1]);
   const bothZero = x.re === 0 && y.re === 0 && x.im === 0 && y.im === 0;
   if (inRange(x) && inRange(y) && !bothZero) {
     if (rounding) {
@@ -215,6 +218,18 @@ function constantsEqual(a: Expr, b: Expr, options: ExprOptions): boolean {
   }
   // Never from an overflowing 10^{10^{10}}: both sides must have written \infty.
   return a.infinite && b.infinite && x.re === y.re && x.im === 0 && y.im === 0;
+}
+
+// The exact parts [re, im] of a constant linear in i (f(i) = re + im·i: f(0), f(1) − f(0), and f(2) checks the
+// line), or null: not written with i, a part not rational, or i squared somewhere (i² = −1, not a line).
+function complexParts(e: Expr): [Rational, Rational] | null {
+  if (e.vars.length > 0 || !/\bi\b/.test(e.src)) return null;
+  const at = (k: bigint) => exactValue(e.src, { i: rat(k)! });
+  const [f0, f1, f2] = [at(0n), at(1n), at(2n)];
+  if (f0 === null || f1 === null || f2 === null) return null;
+  const im = rat(f1.n * f0.d - f0.n * f1.d, f1.d * f0.d);
+  const line = im && rat(f0.n * im.d + 2n * im.n * f0.d, f0.d * im.d); // f(0) + 2·im
+  return im !== null && line !== null && ratEqual(line, f2) ? [f0, im] : null;
 }
 
 // Top-level terms of a mathjs source (sign kept), each with its top-level factors sorted, whitespace dropped.
@@ -343,6 +358,7 @@ export function exprEqual(a: Expr, b: Expr, options: ExprOptions = {}): boolean 
   // Variables may cancel (sin²x + cos²x ≡ 1), so evaluate over the union; x² vs y² still differ at the points.
   const vars = [...new Set([...a.vars, ...b.vars])].sort();
   if (vars.length === 0) return constantsEqual(a, b, options);
+  if (!stepsAgree(a, b, vars)) return false;
   const rounding = (a.hasDecimal || b.hasDecimal) && !(options.strict && !b.hasDecimal);
   const close = closeOverPoints(a, b, vars, rounding ? TOLERANCE.decimalRel : TOLERANCE.exactRel);
   // Exact at rational points where both sides have exact values (x^{53} + 1 and x^{53} agree in doubles; the
@@ -356,6 +372,21 @@ export function exprEqual(a: Expr, b: Expr, options: ExprOptions = {}): boolean 
     if (exact !== null) return exact;
   }
   return close === true;
+}
+
+// Floor and ceiling are constant between integers, so the seeded points (|v| < 2.7) can miss where two step
+// functions differ (⌊n/2⌋ and ⌊√(n−1)⌋ agree at all of them): with either, both sides must also agree at 24
+// seeded integer points in 1..60 (where both are finite).
+function stepsAgree(a: Expr, b: Expr, vars: string[]): boolean {
+  if (!/\b(?:floor|ceil)\(/.test(a.src) && !/\b(?:floor|ceil)\(/.test(b.src)) return true;
+  const rng = Rng.seeded(`grader-step-points|${vars.join(",")}`);
+  for (let k = 0; k < 24; k++) {
+    const scope: Record<string, number> = {};
+    for (const v of vars) scope[v] = 1 + rng.int(60);
+    const [x, y] = [evalAt(a.fn, scope), evalAt(b.fn, scope)];
+    if (finite(x) && finite(y) && !closeC(x, y, TOLERANCE.exactRel)) return false;
+  }
+  return true;
 }
 
 const mayCancel = (src: string) => /\d{4}|\^\s*\(*\d{2}/.test(src);

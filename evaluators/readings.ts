@@ -35,11 +35,16 @@ export function unitVerdict(p: Reading, g: Reading, options: CompareOptions): Ve
 }
 
 const PLAIN_NUMBER = /^-?\d+(?:\.\d+)?$/;
+// A bare number that may be a percent written without its sign: a plain number of size 1 or more (or 0). Below
+// 1 a bare number is a proportion: a probability 0.25 is 25%, and 0.25% is a different number, 100× smaller.
+const asWritten = (norm: string) =>
+  PLAIN_NUMBER.test(norm) && (Math.abs(Number(norm)) >= 1 || Number(norm) === 0);
 
 /**
  * Percent is a value: a prediction x% is x/100 (10% ≡ 0.1, 0.5% ≢ 1/2); against a gold written as a plain
- * number it may also be that number (MATH writes "what percent …" answers without the sign: 25% ≡ 25). A gold
- * y% matches y/100 and its bare number y. `direct` is the comparison of the numbers as written.
+ * number of size ≥ 1 it may also be that number (MATH writes "what percent …" answers without the sign: 25% ≡
+ * 25), never against a bare number below 1 (0.25% ≢ 0.25, a proportion). A gold y% matches y/100, and its bare
+ * number y when that is ≥ 1 in size. `direct` is the comparison of the numbers as written.
  */
 export function percentVerdict(
   p: Reading,
@@ -50,7 +55,11 @@ export function percentVerdict(
   if (p.percent && !g.percent) {
     const value = scaled(p.value, "1/100");
     if (value !== null && valuesEqual(value, g.value, options)) return { equal: true, by: "percent" };
-    return PLAIN_NUMBER.test(g.norm) ? direct() : { equal: false, by: "percent" };
+    return asWritten(g.norm) ? direct() : { equal: false, by: "percent" };
+  }
+  if (g.percent && !p.percent && PLAIN_NUMBER.test(p.norm) && !asWritten(p.norm)) {
+    const gold = scaled(g.value, "1/100");
+    return { equal: gold !== null && valuesEqual(p.value, gold, options), by: "percent" };
   }
   const d = direct();
   if (d.equal || !g.percent || p.percent) return d;
@@ -62,6 +71,14 @@ export function percentVerdict(
 const CHOICE = /^(?:\(([A-E])\)|([A-E])[.:)])\s*(\S[\s\S]*)$/;
 const LETTER = /^\(?([A-E])\)?$/;
 
+// Another choice letter in an option's text: "(D)", "D)", "D." or "D:" before a space or the end, or a lone
+// capital A–E word ("or D"); a different letter than `letter`.
+const OTHER_CHOICE = /\(([A-E])\)|(?<![A-Za-z\\])([A-E])(?:[.:)]|(?![A-Za-z0-9_^{(]))/g;
+function namesOtherChoice(text: string, letter: string): boolean {
+  for (const m of text.matchAll(OTHER_CHOICE)) if ((m[1] ?? m[2]) !== letter) return true;
+  return false;
+}
+
 /**
  * A multiple-choice gold written as letter + option text accepts its letter, its option text, or both
  * together (a different letter with the same text is a contradiction and wrong); a gold that is a lone letter
@@ -72,7 +89,10 @@ export function choiceVerdict(p: Reading, g: Reading, options: CompareOptions): 
   const pc = CHOICE.exec(p.norm);
   const gl = LETTER.exec(g.norm);
   if (gc === null) {
-    return gl !== null && pc !== null ? { equal: (pc[1] ?? pc[2]) === gl[1], by: "choice" } : null;
+    if (gl === null || pc === null) return null;
+    const letter = pc[1] ?? pc[2];
+    // A hedge over choices, "(B) or (D)", "B) 12, no wait, C": another letter named after the first is wrong.
+    return { equal: letter === gl[1] && !namesOtherChoice(pc[3], letter), by: "choice" };
   }
   const letter = gc[1] ?? gc[2];
   const text = () => parseValue(gc[3]);

@@ -21,9 +21,11 @@ export const usage =
   --workers N         gradeMany workers (default: cores)
   --repeat R          gradeMany workload = each workload repeated R times, like R samples per problem (default 16)
   --passes P          cold single-grade passes per workload; figures are medians over passes (default 5)
-  --labelled FILE     only score FILE, JSON lines {prediction, gold, label: boolean}: accuracy, false
-                      positives (label false, graded correct) and false negatives per mode, and every
-                      disagreeing line (repeatable; no speed figures)
+  --labelled FILE     only score FILE, JSON lines {prediction, gold, label: boolean} ("expected" also
+                      names the label; "labelStrict"/"expectedStrict" the one for strict mode; "strict":
+                      true/false scores the line in that mode only): accuracy, false positives (label false,
+                      graded correct) and false negatives per mode, per family when lines carry a "family"
+                      field, and every disagreeing line (repeatable; no speed figures)
 
 Reads math500/test.jsonl from the dataset mirror $ACEBENCH_DATASET_MIRROR (one made by
 bash .ci/make_dataset_mirror.sh DIR) when present, else only the corpus is measured.`;
@@ -245,13 +247,20 @@ function translationCoverage(
   }
 }
 
-/** One labelled pair: the grader should answer `label`; `lineNo` is its 1-based line in the file. */
+/**
+ * One labelled pair: the grader should answer `label` (`labelStrict` in strict mode, where the modes differ on
+ * purpose); `lineNo` is its 1-based line in the file, `family` the class of answer it belongs to (if given).
+ */
 export interface LabelledCase {
   prediction: string;
   gold: string;
   label: boolean;
+  labelStrict: boolean;
   lineNo: number;
   source?: string;
+  family?: string;
+  /** Scored in this mode only (the corpus's `strict` field: true = strict only, false = default only). */
+  only?: "strict" | "default";
 }
 
 /** Read a labelled JSON-lines file; a malformed line throws "FILE:N: why" (a blank line is skipped). */
@@ -276,14 +285,30 @@ export function readLabelled(file: string): LabelledCase[] {
         throw new Error(`${file}:${i + 1}: field "${field}" must be a string`);
       }
     }
-    if (typeof r.label !== "boolean") throw new Error(`${file}:${i + 1}: field "label" must be a boolean`);
-    const source = typeof r.source === "string" ? r.source : undefined;
+    // The test corpora and the dev set call the label "expected" (and the strict one "expectedStrict").
+    const label = r.label ?? r.expected;
+    const labelStrict = r.labelStrict ?? r.expectedStrict ?? label;
+    if (typeof label !== "boolean") {
+      throw new Error(`${file}:${i + 1}: field "label" (or "expected") must be a boolean`);
+    }
+    if (typeof labelStrict !== "boolean") {
+      throw new Error(`${file}:${i + 1}: field "labelStrict" (or "expectedStrict") must be a boolean`);
+    }
+    if (r.family !== undefined && typeof r.family !== "string") {
+      throw new Error(`${file}:${i + 1}: field "family" must be a string`);
+    }
+    if (r.strict !== undefined && typeof r.strict !== "boolean") {
+      throw new Error(`${file}:${i + 1}: field "strict" must be a boolean`);
+    }
     out.push({
       prediction: r.prediction as string,
       gold: r.gold as string,
-      label: r.label,
+      label,
+      labelStrict,
       lineNo: i + 1,
-      source,
+      source: typeof r.source === "string" ? r.source : undefined,
+      family: r.family as string | undefined,
+      only: r.strict === undefined ? undefined : r.strict ? "strict" : "default",
     });
   });
   return out;
@@ -295,11 +320,13 @@ export function scoreLabelled(
   strict: boolean,
 ): { n: number; agree: number; fp: number; fn: number; misses: { c: LabelledCase; rule: string }[] } {
   const misses: { c: LabelledCase; rule: string }[] = [];
+  const want = (c: LabelledCase) => strict ? c.labelStrict : c.label;
+  cases = cases.filter((c) => c.only === undefined || c.only === (strict ? "strict" : "default"));
   for (const c of cases) {
     const r = grade(c.prediction, c.gold, { strict });
-    if (r.correct !== c.label) misses.push({ c, rule: r.rule });
+    if (r.correct !== want(c)) misses.push({ c, rule: r.rule });
   }
-  const fp = misses.filter((m) => !m.c.label).length;
+  const fp = misses.filter((m) => !want(m.c)).length;
   return { n: cases.length, agree: cases.length - misses.length, fp, fn: misses.length - fp, misses };
 }
 
@@ -313,12 +340,31 @@ function printLabelled(file: string, cases: LabelledCase[]): void {
     const pct = s.n ? (100 * s.agree / s.n).toFixed(1) : "-";
     console.log(row([strict ? "strict" : "default", s.n, s.agree, `${pct}%`, s.fp, s.fn]));
   }
+  const families = [...new Set(cases.map((c) => c.family).filter((f) => f !== undefined))].sort();
+  if (families.length > 0) {
+    console.log(`\nper family (${families.length}):`);
+    console.log(row(["family", "n", "default accuracy", "FP", "FN", "strict accuracy", "FP", "FN"]));
+    console.log(row(["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:"]));
+    for (const f of families) {
+      const of = cases.filter((c) => c.family === f);
+      const cells = scores.flatMap(({ strict, s }) => {
+        const n = of.filter((c) => c.only === undefined || c.only === (strict ? "strict" : "default")).length;
+        const misses = s.misses.filter((m) => m.c.family === f);
+        const fp = misses.filter(({ c }) => !(strict ? c.labelStrict : c.label)).length;
+        return [n ? `${(100 * (n - misses.length) / n).toFixed(1)}%` : "-", fp, misses.length - fp];
+      });
+      console.log(row([f, of.length, ...cells]));
+    }
+  }
   for (const { strict, s } of scores) {
     for (const { c, rule } of s.misses) {
       const src = c.source ? ` [${c.source}]` : "";
+      const fam = c.family ? ` {${c.family}}` : "";
+      const want = strict ? c.labelStrict : c.label;
       console.log(
-        `  ${file}:${c.lineNo} ${strict ? "strict" : "default"}: label ${c.label}, graded ${!c
-          .label} (${rule})${src}`,
+        `  ${file}:${c.lineNo} ${
+          strict ? "strict" : "default"
+        }: label ${want}, graded ${!want} (${rule})${src}${fam}`,
       );
     }
   }

@@ -25,7 +25,10 @@ Deno.test("bench grader --labelled: a malformed line names the file, the line an
       file,
       `{"prediction": "1", "gold": "1", "label": true}\n{"prediction": "1", "gold": "1", "label": "yes"}\n`,
     );
-    throws(() => readLabelled(file), new RegExp(`${file}:2: field "label" must be a boolean`));
+    throws(
+      () => readLabelled(file),
+      new RegExp(`${file}:2: field "label" \\(or "expected"\\) must be a boolean`),
+    );
     Deno.writeTextFileSync(file, `{"prediction": 1, "gold": "1", "label": true}\n`);
     throws(() => readLabelled(file), new RegExp(`${file}:1: field "prediction" must be a string`));
     Deno.writeTextFileSync(file, `{oops\n`);
@@ -33,4 +36,38 @@ Deno.test("bench grader --labelled: a malformed line names the file, the line an
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
+});
+
+Deno.test("bench grader --labelled: reads expected/expectedStrict and prints per-family figures", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "labelled-" });
+  const printed: string[] = [];
+  const log = console.log;
+  try {
+    const file = join(dir, "families.jsonl");
+    Deno.writeTextFileSync(
+      file,
+      [
+        `{"prediction": "\\\\boxed{2}", "gold": "2", "expected": true, "family": "ints"}`,
+        `{"prediction": "\\\\boxed{3}", "gold": "2", "expected": false, "family": "ints"}`,
+        `{"prediction": "\\\\boxed{3, 2, 1}", "gold": "1, 2, 3", "expected": true, "expectedStrict": false, "family": "order"}`,
+      ].join("\n") + "\n",
+    );
+    const cases = readLabelled(file);
+    assertEquals(cases.map((c) => [c.label, c.labelStrict, c.family]), [
+      [true, true, "ints"],
+      [false, false, "ints"],
+      [true, false, "order"],
+    ]);
+    assertEquals(scoreLabelled(cases, true).agree, 3);
+    console.log = (...a: unknown[]) => printed.push(a.join(" "));
+    assertEquals(await main(["--labelled", file]), 0);
+  } finally {
+    console.log = log;
+    Deno.removeSync(dir, { recursive: true });
+  }
+  const rows = printed.join("\n").split("\n");
+  assertEquals(rows.filter((r) => /^\| (ints|order) \|/.test(r)), [
+    "| ints | 2 | 100.0% | 0 | 0 | 100.0% | 0 | 0 |",
+    "| order | 1 | 100.0% | 0 | 0 | 100.0% | 0 | 0 |",
+  ]);
 });
