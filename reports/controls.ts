@@ -8,7 +8,6 @@
 import { toCsv } from "../common/csv.ts";
 import { holm, termsPValue } from "../evaluators/mod.ts";
 import { type DiffCell, pairedDiff } from "./compare.ts";
-import { mddText } from "./caveats.ts";
 import { finalRows, type PassKRow } from "./passk.ts";
 
 /** The side of a claim that is the policy before RL: each run's own step-0 evaluation (its base model). */
@@ -362,14 +361,14 @@ export function controlsSection(
     "sizes are in points (Pass@k × 100) at the paper's own k and protocol; a contradiction is a finding about this " +
     "world, not a failure.",
     "",
-    "| claim | source | published b − a | k | difference | Δ (points) | 95% interval | MDD | outcome (Holm) |",
+    "| claim | source | published b − a | k | difference | Δ (points) | 95% interval | MDD (points) | outcome (Holm) |",
     "|---|---|---|---:|---|---:|---|---:|---|",
     ...mine.map((r) =>
       `| ${r.claim.claim}${r.claim.note ? ` (${r.claim.note})` : ""} | ${r.claim.source} | ${
         r.claim.published ? `${pct(r.claim.published.delta)} (${r.claim.published.where})` : "–"
       } | ${r.cell.k} | ${r.b} − ${r.a} | ${pct(r.cell.mean)} | ${
         Number.isFinite(r.cell.lo) ? `[${pct(r.cell.lo)}, ${pct(r.cell.hi)}]` : "–"
-      } | ${mddText(r.cell.mdd)} | ${r.outcome} |`
+      } | ${pct(r.cell.mdd).replace("+", "")} | ${r.outcome} |`
     ),
     "",
     `${tally} of ${mine.length} claims checked.` +
