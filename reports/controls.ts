@@ -320,8 +320,6 @@ export function checkClaims(
   return { results, skipped };
 }
 
-const signed = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(3);
-
 const pct = (x: number) => (x >= 0 ? "+" : "−") + (100 * Math.abs(x)).toFixed(1);
 
 /**

@@ -20,7 +20,7 @@ function makeCase(rng: Rng, loss: "clip_cov" | "kl_cov", lossAgg: string) {
   const logp = mask.map((m) => (m ? -4 * rng.float() : 0));
   const oldLogp = logp.map((l, t) => (mask[t] ? l + 0.4 * rng.normal() : 0));
   const advantages = Array.from({ length: B }, () => 2 * rng.normal());
-  const tokens = mask.reduce((a, m) => a + m, 0);
+  const tokens = mask.reduce((a: number, m) => a + m, 0);
   const cov = { clipRatio: 1, clipLb: 0.5, clipUb: 3, klRatio: (3 + 1e-9) / tokens, klCoef: 0.7 };
   return { loss, lossAgg, B, T, logp, oldLogp, mask, advantages, cov, clipLow: 0.2, clipHigh: 0.28 };
 }
