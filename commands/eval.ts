@@ -34,7 +34,14 @@ import {
 } from "../bench/external/mod.ts";
 import { type ExtraColumn, writeReport } from "../reports/mod.ts";
 import { runSuite, SUITES, type SuiteStep } from "./eval_suite.ts";
-import { COMPACT_TEMPLATE, defaultSettings, renderPrompt, taskSets } from "../bench/engines/tfjs/mod.ts";
+import {
+  checkpointSettings,
+  COMPACT_TEMPLATE,
+  defaultSettings,
+  renderPrompt,
+  taskSets,
+  type TfjsSettings,
+} from "../bench/engines/tfjs/mod.ts";
 
 /** Usage text for `deno task eval`. */
 export const usage =
@@ -58,7 +65,10 @@ exits 1, and the same command retries only those problems. One eval per --out at
   --endpoint URL         server base URL, e.g. http://127.0.0.1:8000/v1 (a bare host gets /v1)
   --model NAME           model name as the server lists it (GET /v1/models)
   --dataset NAME|FILE    ${DATASET_NAMES.join(" | ")} (fetched first with deno task fetch), or a
-                         .jsonl or .parquet file with one problem per row (reported as file-<its stem>)
+                         .jsonl or .parquet file with one problem per row (reported as file-<its stem>), or
+                         synthetic:DIR: the held-out tasks of the tfjs sweep, base or checkpoint in DIR (its
+                         families, problem count and task seed), with its evaluation's temperature, top-p,
+                         max tokens, strict grader and compact prompts as defaults; a flag that differs is noted
   --suite rlvr           the standard table: ${SUITES.rlvr.join(", ")}, one after another with the
                          same flags, each a resumable eval in DIR/<dataset>/ with its own report, then
                          DIR/suite.md and DIR/suite.csv with a column per dataset (all must be fetched first)
@@ -165,9 +175,12 @@ export function settingsFromFlags(v: Values): EvalSettings {
   if (v.chat && v.completions) throw new UsageError("--chat and --completions exclude each other");
   const given = required(v, "dataset");
   const file = isDatasetFile(given);
-  if (!file && !DATASET_NAMES.includes(given as MathRecord["dataset"])) {
+  const tasks = sweepTasksOf(given);
+  if (!file && !tasks && !DATASET_NAMES.includes(given as MathRecord["dataset"])) {
     throw new UsageError(
-      `--dataset: unknown '${given}' (known: ${DATASET_NAMES.join(", ")}, or a .jsonl/.parquet file)`,
+      `--dataset: unknown '${given}' (known: ${
+        DATASET_NAMES.join(", ")
+      }, synthetic:DIR of a tfjs sweep or checkpoint, or a .jsonl/.parquet file)`,
     );
   }
   for (const flag of ["problem-key", "answer-key"] as const) {
@@ -175,7 +188,7 @@ export function settingsFromFlags(v: Values): EvalSettings {
       throw new UsageError(`--${flag}: only with --dataset FILE (a .jsonl or .parquet file), not '${given}'`);
     }
   }
-  const dataset = file ? fileDatasetName(given) : given;
+  const dataset = file ? fileDatasetName(given) : tasks ? "synthetic" : given;
   const n = intFlag(v, "n", 1);
   const ks = v.k
     ? parseIntList(v.k, "k")
@@ -195,9 +208,8 @@ export function settingsFromFlags(v: Values): EvalSettings {
           `AIME are beyond a model trained from scratch), not '${dataset}'`,
       );
     }
-    template = v["prompt-template"] === COMPACT
-      ? COMPACT_TEMPLATE
-      : resolveTemplate(v["prompt-template"] ?? defaultTemplateFor(dataset));
+    const name = v["prompt-template"] ?? (tasks ? COMPACT : defaultTemplateFor(dataset));
+    template = name === COMPACT ? COMPACT_TEMPLATE : resolveTemplate(name);
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
@@ -207,6 +219,7 @@ export function settingsFromFlags(v: Values): EvalSettings {
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
+  const sweepEval = tasks ? sweepEvalOf(tasks.settings) : null;
   return {
     endpoint,
     model: required(v, "model"),
@@ -217,13 +230,74 @@ export function settingsFromFlags(v: Values): EvalSettings {
     template,
     n,
     ks: [...new Set(ks)].sort((a, b) => a - b),
-    temperature: parseNumber(v.temperature, "temperature", 0.6, 0, 100),
-    topP: parseNumber(v["top-p"], "top-p", 0.95, Number.MIN_VALUE, 1),
-    maxTokens: intFlag(v, "max-tokens", 4096),
+    temperature: parseNumber(v.temperature, "temperature", sweepEval?.temperature ?? 0.6, 0, 100),
+    topP: parseNumber(v["top-p"], "top-p", sweepEval?.topP ?? 0.95, Number.MIN_VALUE, 1),
+    maxTokens: intFlag(v, "max-tokens", sweepEval?.maxTokens ?? 4096),
     seed: intFlag(v, "seed", 0, 0),
     server: serverSamplingFrom(v.sampling),
-    grader: graderFrom(v.grader),
+    grader: graderFrom(v.grader ?? sweepEval?.grader),
+    ...(tasks && sweepEval ? { taskSet: taskSetOf(tasks.dir, tasks.settings, sweepEval) } : {}),
   };
+}
+
+/** `--dataset synthetic:DIR`: the folder and the tfjs settings it was trained with; null for any other dataset. */
+function sweepTasksOf(given: string): { dir: string; settings: TfjsSettings } | null {
+  if (!given.startsWith("synthetic:")) return null;
+  const dir = resolve(given.slice("synthetic:".length));
+  try {
+    return { dir, settings: checkpointSettings(dir) };
+  } catch (e) {
+    throw new UsageError(`--dataset ${given}: ${(e as Error).message}`);
+  }
+}
+
+/** How the tfjs engine evaluates a checkpoint during its sweep (policy.ts `evaluate`): eval's defaults for it. */
+function sweepEvalOf(s: TfjsSettings): NonNullable<EvalSettings["taskSet"]>["sweepEval"] {
+  return {
+    temperature: s.eval.temperature,
+    topP: s.eval.topP,
+    maxTokens: s.rl.maxNewTokens,
+    grader: "strict",
+    template: COMPACT,
+  };
+}
+
+/** The recorded task set of `--dataset synthetic:DIR`: what defines its problems, and the sweep's evaluation. */
+function taskSetOf(
+  dir: string,
+  s: TfjsSettings,
+  sweepEval: NonNullable<EvalSettings["taskSet"]>["sweepEval"],
+): NonNullable<EvalSettings["taskSet"]> {
+  const { families, testSize, seed, difficulty, difficultyByFamily } = s.tasks;
+  return { source: dir, tasks: { families, testSize, seed, difficulty, difficultyByFamily }, sweepEval };
+}
+
+/**
+ * One note for each setting of this eval that differs from the sweep's own evaluation of the checkpoint
+ * (`--dataset synthetic:DIR`): each makes its Pass@k not comparable with the sweep's. Empty when they agree.
+ */
+export function sweepDifferences(s: EvalSettings): string[] {
+  const sweep = s.taskSet?.sweepEval;
+  if (!sweep) return [];
+  const mine = {
+    temperature: s.temperature,
+    topP: s.topP,
+    maxTokens: s.maxTokens,
+    grader: s.grader ?? "default",
+    template: s.template.name,
+  };
+  const flag = {
+    temperature: "--temperature",
+    topP: "--top-p",
+    maxTokens: "--max-tokens",
+    grader: "--grader",
+  };
+  return (Object.keys(mine) as (keyof typeof mine)[]).filter((key) => mine[key] !== sweep[key]).map((key) =>
+    `${key === "template" ? "--prompt-template" : flag[key]} ${
+      mine[key]
+    } differs from the sweep's evaluation ` +
+    `(${sweep[key]}): this Pass@k is not comparable with the sweep's`
+  );
 }
 
 /** `--grader`: "default" (absent) or "strict"; anything else is a UsageError naming the flag. */
@@ -296,9 +370,26 @@ function compactProblems(): MathRecord[] {
   const test = taskSets(settings).test;
   console.error(
     `acebench eval: --prompt-template compact: the tfjs engine's default held-out tasks (${test.length} ` +
-      `problems; families ${settings.tasks.families.join(", ")})`,
+      `problems; families ${
+        settings.tasks.families.join(", ")
+      }); --dataset synthetic:DIR takes a sweep's own`,
   );
   return test.map((r) => ({ ...r, problem: renderPrompt(r) }));
+}
+
+/**
+ * The held-out tasks of `--dataset synthetic:DIR` (the sweep's test set: same ids, problems and order), compact
+ * prompts as the problem text under the compact template; its differences from the sweep's evaluation printed.
+ */
+function sweepProblems(settings: EvalSettings): MathRecord[] {
+  const t = settings.taskSet!;
+  const test = taskSets(checkpointSettings(t.source)).test;
+  console.error(
+    `acebench eval: the held-out tasks of ${t.source} (${test.length} problems; families ` +
+      `${t.tasks.families.join(", ")}; task seed ${t.tasks.seed})`,
+  );
+  for (const note of sweepDifferences(settings)) console.error(`acebench eval: note: ${note}`);
+  return settings.template.name === COMPACT ? test.map((r) => ({ ...r, problem: renderPrompt(r) })) : test;
 }
 
 /** Quote an argument for a POSIX shell when it needs it. */
@@ -333,7 +424,9 @@ async function evalOnce(args: string[]): Promise<SuiteStep> {
     timeoutMs: parseNumber(v.timeout, "timeout", 600, 0.001) * 1000,
     retry: { ...DEFAULT_RETRY, maxRetries: intFlag(v, "retries", DEFAULT_RETRY.maxRetries, 0) },
   };
-  const all = settings.template.name === COMPACT
+  const all = settings.taskSet
+    ? sweepProblems(settings)
+    : settings.template.name === COMPACT
     ? compactProblems()
     : await loadProblems(settings.dataset, v, settings);
   const problems = selectProblems(all, settings.limit, settings.subsetSeed);
@@ -430,7 +523,7 @@ async function evalLocked(
   if (outcome.rows.length > 0) {
     const written = await writeReport(out, {
       columns: [truncatedColumn(outcome.rows, outcome.paths.samplesPath, settings.n)],
-      sections: [renderHealth(outcome.health)],
+      sections: [...taskSetSection(settings), renderHealth(outcome.health)],
     });
     console.log(`report: ${written.join(", ")}`);
   }
@@ -445,6 +538,27 @@ async function evalLocked(
     return { code: 1, outcome };
   }
   return { code: 0, outcome };
+}
+
+/** summary.md's section on the task set of `--dataset synthetic:DIR` and how this eval differs from the sweep's. */
+function taskSetSection(s: EvalSettings): string[] {
+  const t = s.taskSet;
+  if (!t) return [];
+  const notes = sweepDifferences(s);
+  return [
+    [
+      "## Task set",
+      "",
+      `The held-out tasks of ${t.source}: ${t.tasks.testSize} problems, families ${
+        t.tasks.families.join(", ")
+      }, ` +
+      `task seed ${t.tasks.seed}: the problems its sweep evaluated.`,
+      notes.length
+        ? notes.map((n) => `- Note: ${n}.`).join("\n")
+        : "Temperature, top-p, max tokens, grader mode and prompts are the sweep's evaluation's: this Pass@k " +
+          "estimates the same quantity as the sweep's for this checkpoint.",
+    ].join("\n"),
+  ];
 }
 
 /** The one-paragraph result: counts, mean@n, truncation, usage and latency (this run's scope), Pass@k. */
@@ -488,6 +602,7 @@ function truncatedColumn(rows: readonly EvalRow[], samplesPath: string, n: numbe
   const problemsBySlice = new Map<string, Set<string>>();
   for (const r of rows) {
     const slices = ["all"];
+    if (typeof r.meta.family === "string") slices.push(`family=${r.meta.family}`);
     if (typeof r.meta.subject === "string") slices.push(`subject=${r.meta.subject}`);
     if (r.meta.level !== undefined && r.meta.level !== null) slices.push(`level=${r.meta.level}`);
     for (const slice of slices) {
