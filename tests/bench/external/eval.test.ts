@@ -676,6 +676,24 @@ Deno.test("eval: --grader strict|default is recorded and printed; report --compa
     assertEquals(allowed.code, 0, allowed.stderr);
     ok(allowed.stdout.includes('| grader.mode | `"default"` | `"strict"` | ≠ |'), allowed.stdout);
     ok(allowed.stdout.includes("warning: evaluation protocol differs: grader.mode"), allowed.stdout);
+    // Eval outputs speak of one model's evaluation: no seeds, base models or sweeps where there are none.
+    ok(/hashes .*the grader mode is not part of it/.test(allowed.stdout), allowed.stdout);
+    ok(allowed.stdout.includes("paired by problem"), allowed.stdout);
+    const rendered = [
+      ["report --compare", allowed.stdout],
+      ...[lenient, strict].flatMap((dir) => [
+        [`${dir}/summary.md`, Deno.readTextFileSync(`${dir}/summary.md`)],
+        [`${dir}/plots/passk_synthetic.svg`, Deno.readTextFileSync(`${dir}/plots/passk_synthetic.svg`)],
+      ]),
+    ];
+    for (const [name, text] of rendered) {
+      const words = text.match(/\bseeds\b|\bbase models?\b|\bbases\b|\bsweeps?\b|[^(]\bseed\(s\)/gi);
+      const at = words ? text.indexOf(words[0]) : 0;
+      ok(
+        words === null,
+        `${name} speaks of a sweep: ${words?.join(", ")}: …${text.slice(at - 200, at + 100)}…`,
+      );
+    }
     await rejects(
       main(evalArgs(srv.url, `${root}/x`, ["--grader", "lenient"])),
       /--grader: expected default or strict/,
