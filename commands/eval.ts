@@ -46,7 +46,8 @@ import {
 /** Usage text for `deno task eval`. */
 export const usage =
   `usage: deno task eval --endpoint URL --model NAME (--dataset NAME|FILE | --suite rlvr) --out DIR
-       [--problem-key KEY] [--answer-key KEY[:boxed|:gsm8k]] [--limit N [--subset-seed S]]
+       [--problem-key KEY] [--answer-key KEY[:boxed|:gsm8k]] [--id-key KEY]
+       [--duplicates refuse|keep-first] [--limit N [--subset-seed S]]
        [--n 1] [--k LIST] [--temperature 0.6] [--top-p 0.95]
        [--max-tokens 4096] [--seed 0] [--sampling NAME=VALUE,...] [--chat|--completions]
        [--prompt-template NAME|FILE]
@@ -77,6 +78,10 @@ exits 1, and the same command retries only those problems. One eval per --out at
   --answer-key KEY       with --dataset FILE: the field holding the answer (default: answer, else the last
                          \\boxed{} of solution); KEY:boxed takes the last \\boxed{} of KEY, KEY:gsm8k what follows
                          its "####". Every row must have both; the error names file, line and field
+  --id-key KEY           with --dataset FILE: the field holding each problem's id, which results then name
+                         (default: id, idx or unique_id where the rows have one, else the line number)
+  --duplicates MODE      with --dataset FILE: a problem repeated (same text or id) is refused naming both lines
+                         (refuse, the default), or kept once with a warning (keep-first)
   --limit N              only the first N problems (with --subset-seed S: a seeded random N)
   --n N                  samples per problem (default 1); sent as n in one request where supported
   --k LIST               k values for Pass@k (default: powers of two up to n); each k <= n
@@ -126,6 +131,8 @@ const FLAGS = {
   suite: { type: "string" },
   "problem-key": { type: "string" },
   "answer-key": { type: "string" },
+  "id-key": { type: "string" },
+  duplicates: { type: "string" },
   out: { type: "string" },
   limit: { type: "string" },
   "subset-seed": { type: "string" },
@@ -183,7 +190,7 @@ export function settingsFromFlags(v: Values): EvalSettings {
       }, synthetic:DIR of a tfjs sweep or checkpoint, or a .jsonl/.parquet file)`,
     );
   }
-  for (const flag of ["problem-key", "answer-key"] as const) {
+  for (const flag of ["problem-key", "answer-key", "id-key", "duplicates"] as const) {
     if (v[flag] !== undefined && !file) {
       throw new UsageError(`--${flag}: only with --dataset FILE (a .jsonl or .parquet file), not '${given}'`);
     }
@@ -333,15 +340,24 @@ function apiKeyFrom(v: Values): string | undefined {
  * sha256, fields read) is recorded in `settings.datasetFile`. */
 async function loadProblems(dataset: string, v: Values, settings: EvalSettings): Promise<MathRecord[]> {
   if (v.dataset && isDatasetFile(v.dataset)) {
+    const duplicates = v.duplicates ?? "refuse";
+    if (duplicates !== "refuse" && duplicates !== "keep-first") {
+      throw new UsageError(`--duplicates: expected refuse or keep-first, got '${duplicates}'`);
+    }
     const file = await loadFileDataset(resolve(v.dataset), {
       problemKey: v["problem-key"],
       answerKey: v["answer-key"],
+      idKey: v["id-key"],
+      duplicates,
     });
+    for (const warning of file.warnings) console.error(`acebench eval: ${file.path}: ${warning}`);
     settings.datasetFile = {
       path: file.path,
       sha256: file.sha256,
       problemKey: file.problemKey,
       answerKey: file.answerKey,
+      ...(file.idKey === null ? {} : { idKey: file.idKey }),
+      ...(duplicates === "keep-first" ? { duplicates } : {}),
     };
     return file.records;
   }
@@ -433,7 +449,7 @@ async function evalOnce(args: string[]): Promise<SuiteStep> {
   const command = ["deno task eval", ...args.map(shellQuote)].join(" ");
   const existed = exists(out);
   // One writer per folder: a second eval on `out` exits 2 here, before any request.
-  const lock = lockFolder(out, { command });
+  const lock = lockFolder(out, { command, flag: "out" });
   const interrupt = onSignals();
   try {
     const { code, outcome } = await evalLocked(v, settings, problems, out, {

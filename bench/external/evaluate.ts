@@ -42,7 +42,16 @@ export interface EvalSettings {
   /** Grader mode (`--grader`); absent: "default". Not part of the samples' identity: eval.jsonl is re-graded. */
   grader?: "strict" | "default";
   /** A user's problem file (`--dataset FILE`): its path, the sha256 of its bytes and the fields read. */
-  datasetFile?: { path: string; sha256: string; problemKey: string; answerKey: string };
+  datasetFile?: {
+    path: string;
+    sha256: string;
+    problemKey: string;
+    answerKey: string;
+    /** The id field (absent: ids are row numbers). */
+    idKey?: string;
+    /** "keep-first" when repeated problems were left out (absent: there were none, or they were refused). */
+    duplicates?: "keep-first";
+  };
   /**
    * `--dataset synthetic:DIR`: the tfjs sweep or checkpoint folder whose held-out tasks are evaluated, the task
    * settings that define them, and how the sweep evaluated them (eval's defaults; a difference is noted).
@@ -130,6 +139,9 @@ export function samplesIdentity(s: EvalSettings): string {
           sha256: s.datasetFile.sha256,
           problem: s.datasetFile.problemKey,
           answer: s.datasetFile.answerKey,
+          // Only when set, so folders made before these existed keep their hash.
+          ...(s.datasetFile.idKey ? { id: s.datasetFile.idKey } : {}),
+          ...(s.datasetFile.duplicates ? { duplicates: s.datasetFile.duplicates } : {}),
         },
       }
       : {}),
@@ -167,7 +179,9 @@ function evalRecord(s: EvalSettings): SweepRecord {
   const all = f
     ? `file ${f.path} (sha256 ${
       f.sha256.slice(0, 12)
-    }; problem from ${f.problemKey}, answer from ${f.answerKey})`
+    }; problem from ${f.problemKey}, answer from ${f.answerKey}${f.idKey ? `, id from ${f.idKey}` : ""}${
+      f.duplicates ? "; repeats left out" : ""
+    })`
     : s.taskSet
     ? `test of ${s.taskSet.source} (${s.taskSet.tasks.testSize} problems; families ${
       s.taskSet.tasks.families.join(", ")
