@@ -13,7 +13,7 @@ import { signalEval, spawnTaskEval } from "./task_eval.ts";
 import { usage } from "../../../commands/eval.ts";
 import { runCli, taskPermissions } from "../../run_cli.ts";
 import { sweepRecordOf } from "../../../common/protocol.ts";
-import { DATASET_MIRROR } from "../../external_inputs.ts";
+import { DATASET_MIRROR, missing, skipping } from "../../external_inputs.ts";
 
 Deno.env.set("CI", "true"); // no progress bars in test output
 const synthetic = await loadDataset("synthetic");
@@ -380,7 +380,7 @@ Deno.test("eval: bad input gets one-line errors that say what to do", async () =
 
 const mirror = DATASET_MIRROR.slice(0, -1);
 const haveMirror = exists(mirror);
-if (!haveMirror) console.log(`eval full-data test skipped: ${mirror} not found (the offline dataset mirror)`);
+skipping("the eval full-data test", haveMirror ? null : missing("datasetMirror"));
 
 Deno.test({
   name: "eval: MATH-500 from the mirror, graded per subject and level in the report",
