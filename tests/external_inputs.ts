@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** One optional input: its variable, its default place, where it comes from and how to prepare it. */
-export interface ExternalInput {
+interface ExternalInput {
   variable: string;
   /** The path used: $variable, else the fallback. */
   path: string;
