@@ -694,6 +694,11 @@ Deno.test("eval: --grader strict|default is recorded and printed; report --compa
         `${name} speaks of a sweep: ${words?.join(", ")}: …${text.slice(at - 200, at + 100)}…`,
       );
     }
+    // Two evals pair problem by problem whatever their --seed (a protocol change) and model names: a row each.
+    assertEquals(await main(evalArgs(srv.url, `${root}/seed1`, ["--seed", "1"])), 0);
+    const seeds = await runCli(["report", "--compare", lenient, `${root}/seed1`, "--allow-protocol-change"]);
+    assertEquals(seeds.code, 0, seeds.stderr);
+    ok(seeds.stdout.includes("| test-model | synthetic | "), seeds.stdout);
     await rejects(
       main(evalArgs(srv.url, `${root}/x`, ["--grader", "lenient"])),
       /--grader: expected default or strict/,
