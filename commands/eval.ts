@@ -34,12 +34,20 @@ import {
 } from "../bench/external/mod.ts";
 import { type ExtraColumn, writeReport } from "../reports/mod.ts";
 import { runSuite, SUITES, type SuiteStep } from "./eval_suite.ts";
-import { COMPACT_TEMPLATE, defaultSettings, renderPrompt, taskSets } from "../bench/engines/tfjs/mod.ts";
+import {
+  checkpointSettings,
+  COMPACT_TEMPLATE,
+  defaultSettings,
+  renderPrompt,
+  taskSets,
+  type TfjsSettings,
+} from "../bench/engines/tfjs/mod.ts";
 
 /** Usage text for `deno task eval`. */
 export const usage =
   `usage: deno task eval --endpoint URL --model NAME (--dataset NAME|FILE | --suite rlvr) --out DIR
-       [--problem-key KEY] [--answer-key KEY[:boxed|:gsm8k]] [--limit N [--subset-seed S]]
+       [--problem-key KEY] [--answer-key KEY[:boxed|:gsm8k]] [--id-key KEY]
+       [--duplicates refuse|keep-first] [--limit N [--subset-seed S]]
        [--n 1] [--k LIST] [--temperature 0.6] [--top-p 0.95]
        [--max-tokens 4096] [--seed 0] [--sampling NAME=VALUE,...] [--chat|--completions]
        [--prompt-template NAME|FILE]
@@ -58,7 +66,10 @@ exits 1, and the same command retries only those problems. One eval per --out at
   --endpoint URL         server base URL, e.g. http://127.0.0.1:8000/v1 (a bare host gets /v1)
   --model NAME           model name as the server lists it (GET /v1/models)
   --dataset NAME|FILE    ${DATASET_NAMES.join(" | ")} (fetched first with deno task fetch), or a
-                         .jsonl or .parquet file with one problem per row (reported as file-<its stem>)
+                         .jsonl or .parquet file with one problem per row (reported as file-<its stem>), or
+                         synthetic:DIR: the held-out tasks of the tfjs sweep, base or checkpoint in DIR (its
+                         families, problem count and task seed), with its evaluation's temperature, top-p,
+                         max tokens, strict grader and compact prompts as defaults; a flag that differs is noted
   --suite rlvr           the standard table: ${SUITES.rlvr.join(", ")}, one after another with the
                          same flags, each a resumable eval in DIR/<dataset>/ with its own report, then
                          DIR/suite.md and DIR/suite.csv with a column per dataset (all must be fetched first)
@@ -67,6 +78,10 @@ exits 1, and the same command retries only those problems. One eval per --out at
   --answer-key KEY       with --dataset FILE: the field holding the answer (default: answer, else the last
                          \\boxed{} of solution); KEY:boxed takes the last \\boxed{} of KEY, KEY:gsm8k what follows
                          its "####". Every row must have both; the error names file, line and field
+  --id-key KEY           with --dataset FILE: the field holding each problem's id, which results then name
+                         (default: id, idx or unique_id where the rows have one, else the line number)
+  --duplicates MODE      with --dataset FILE: a problem repeated (same text or id) is refused naming both lines
+                         (refuse, the default), or kept once with a warning (keep-first)
   --limit N              only the first N problems (with --subset-seed S: a seeded random N)
   --n N                  samples per problem (default 1); sent as n in one request where supported
   --k LIST               k values for Pass@k (default: powers of two up to n); each k <= n
@@ -116,6 +131,8 @@ const FLAGS = {
   suite: { type: "string" },
   "problem-key": { type: "string" },
   "answer-key": { type: "string" },
+  "id-key": { type: "string" },
+  duplicates: { type: "string" },
   out: { type: "string" },
   limit: { type: "string" },
   "subset-seed": { type: "string" },
@@ -165,17 +182,20 @@ export function settingsFromFlags(v: Values): EvalSettings {
   if (v.chat && v.completions) throw new UsageError("--chat and --completions exclude each other");
   const given = required(v, "dataset");
   const file = isDatasetFile(given);
-  if (!file && !DATASET_NAMES.includes(given as MathRecord["dataset"])) {
+  const tasks = sweepTasksOf(given);
+  if (!file && !tasks && !DATASET_NAMES.includes(given as MathRecord["dataset"])) {
     throw new UsageError(
-      `--dataset: unknown '${given}' (known: ${DATASET_NAMES.join(", ")}, or a .jsonl/.parquet file)`,
+      `--dataset: unknown '${given}' (known: ${
+        DATASET_NAMES.join(", ")
+      }, synthetic:DIR of a tfjs sweep or checkpoint, or a .jsonl/.parquet file)`,
     );
   }
-  for (const flag of ["problem-key", "answer-key"] as const) {
+  for (const flag of ["problem-key", "answer-key", "id-key", "duplicates"] as const) {
     if (v[flag] !== undefined && !file) {
       throw new UsageError(`--${flag}: only with --dataset FILE (a .jsonl or .parquet file), not '${given}'`);
     }
   }
-  const dataset = file ? fileDatasetName(given) : given;
+  const dataset = file ? fileDatasetName(given) : tasks ? "synthetic" : given;
   const n = intFlag(v, "n", 1);
   const ks = v.k
     ? parseIntList(v.k, "k")
@@ -195,9 +215,8 @@ export function settingsFromFlags(v: Values): EvalSettings {
           `AIME are beyond a model trained from scratch), not '${dataset}'`,
       );
     }
-    template = v["prompt-template"] === COMPACT
-      ? COMPACT_TEMPLATE
-      : resolveTemplate(v["prompt-template"] ?? defaultTemplateFor(dataset));
+    const name = v["prompt-template"] ?? (tasks ? COMPACT : defaultTemplateFor(dataset));
+    template = name === COMPACT ? COMPACT_TEMPLATE : resolveTemplate(name);
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
@@ -207,6 +226,7 @@ export function settingsFromFlags(v: Values): EvalSettings {
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
+  const sweepEval = tasks ? sweepEvalOf(tasks.settings) : null;
   return {
     endpoint,
     model: required(v, "model"),
@@ -217,13 +237,74 @@ export function settingsFromFlags(v: Values): EvalSettings {
     template,
     n,
     ks: [...new Set(ks)].sort((a, b) => a - b),
-    temperature: parseNumber(v.temperature, "temperature", 0.6, 0, 100),
-    topP: parseNumber(v["top-p"], "top-p", 0.95, Number.MIN_VALUE, 1),
-    maxTokens: intFlag(v, "max-tokens", 4096),
+    temperature: parseNumber(v.temperature, "temperature", sweepEval?.temperature ?? 0.6, 0, 100),
+    topP: parseNumber(v["top-p"], "top-p", sweepEval?.topP ?? 0.95, Number.MIN_VALUE, 1),
+    maxTokens: intFlag(v, "max-tokens", sweepEval?.maxTokens ?? 4096),
     seed: intFlag(v, "seed", 0, 0),
     server: serverSamplingFrom(v.sampling),
-    grader: graderFrom(v.grader),
+    grader: graderFrom(v.grader ?? sweepEval?.grader),
+    ...(tasks && sweepEval ? { taskSet: taskSetOf(tasks.dir, tasks.settings, sweepEval) } : {}),
   };
+}
+
+/** `--dataset synthetic:DIR`: the folder and the tfjs settings it was trained with; null for any other dataset. */
+function sweepTasksOf(given: string): { dir: string; settings: TfjsSettings } | null {
+  if (!given.startsWith("synthetic:")) return null;
+  const dir = resolve(given.slice("synthetic:".length));
+  try {
+    return { dir, settings: checkpointSettings(dir) };
+  } catch (e) {
+    throw new UsageError(`--dataset ${given}: ${(e as Error).message}`);
+  }
+}
+
+/** How the tfjs engine evaluates a checkpoint during its sweep (policy.ts `evaluate`): eval's defaults for it. */
+function sweepEvalOf(s: TfjsSettings): NonNullable<EvalSettings["taskSet"]>["sweepEval"] {
+  return {
+    temperature: s.eval.temperature,
+    topP: s.eval.topP,
+    maxTokens: s.rl.maxNewTokens,
+    grader: "strict",
+    template: COMPACT,
+  };
+}
+
+/** The recorded task set of `--dataset synthetic:DIR`: what defines its problems, and the sweep's evaluation. */
+function taskSetOf(
+  dir: string,
+  s: TfjsSettings,
+  sweepEval: NonNullable<EvalSettings["taskSet"]>["sweepEval"],
+): NonNullable<EvalSettings["taskSet"]> {
+  const { families, testSize, seed, difficulty, difficultyByFamily } = s.tasks;
+  return { source: dir, tasks: { families, testSize, seed, difficulty, difficultyByFamily }, sweepEval };
+}
+
+/**
+ * One note for each setting of this eval that differs from the sweep's own evaluation of the checkpoint
+ * (`--dataset synthetic:DIR`): each makes its Pass@k not comparable with the sweep's. Empty when they agree.
+ */
+export function sweepDifferences(s: EvalSettings): string[] {
+  const sweep = s.taskSet?.sweepEval;
+  if (!sweep) return [];
+  const mine = {
+    temperature: s.temperature,
+    topP: s.topP,
+    maxTokens: s.maxTokens,
+    grader: s.grader ?? "default",
+    template: s.template.name,
+  };
+  const flag = {
+    temperature: "--temperature",
+    topP: "--top-p",
+    maxTokens: "--max-tokens",
+    grader: "--grader",
+  };
+  return (Object.keys(mine) as (keyof typeof mine)[]).filter((key) => mine[key] !== sweep[key]).map((key) =>
+    `${key === "template" ? "--prompt-template" : flag[key]} ${
+      mine[key]
+    } differs from the sweep's evaluation ` +
+    `(${sweep[key]}): this Pass@k is not comparable with the sweep's`
+  );
 }
 
 /** `--grader`: "default" (absent) or "strict"; anything else is a UsageError naming the flag. */
@@ -259,15 +340,24 @@ function apiKeyFrom(v: Values): string | undefined {
  * sha256, fields read) is recorded in `settings.datasetFile`. */
 async function loadProblems(dataset: string, v: Values, settings: EvalSettings): Promise<MathRecord[]> {
   if (v.dataset && isDatasetFile(v.dataset)) {
+    const duplicates = v.duplicates ?? "refuse";
+    if (duplicates !== "refuse" && duplicates !== "keep-first") {
+      throw new UsageError(`--duplicates: expected refuse or keep-first, got '${duplicates}'`);
+    }
     const file = await loadFileDataset(resolve(v.dataset), {
       problemKey: v["problem-key"],
       answerKey: v["answer-key"],
+      idKey: v["id-key"],
+      duplicates,
     });
+    for (const warning of file.warnings) console.error(`acebench eval: ${file.path}: ${warning}`);
     settings.datasetFile = {
       path: file.path,
       sha256: file.sha256,
       problemKey: file.problemKey,
       answerKey: file.answerKey,
+      ...(file.idKey === null ? {} : { idKey: file.idKey }),
+      ...(duplicates === "keep-first" ? { duplicates } : {}),
     };
     return file.records;
   }
@@ -296,9 +386,26 @@ function compactProblems(): MathRecord[] {
   const test = taskSets(settings).test;
   console.error(
     `acebench eval: --prompt-template compact: the tfjs engine's default held-out tasks (${test.length} ` +
-      `problems; families ${settings.tasks.families.join(", ")})`,
+      `problems; families ${
+        settings.tasks.families.join(", ")
+      }); --dataset synthetic:DIR takes a sweep's own`,
   );
   return test.map((r) => ({ ...r, problem: renderPrompt(r) }));
+}
+
+/**
+ * The held-out tasks of `--dataset synthetic:DIR` (the sweep's test set: same ids, problems and order), compact
+ * prompts as the problem text under the compact template; its differences from the sweep's evaluation printed.
+ */
+function sweepProblems(settings: EvalSettings): MathRecord[] {
+  const t = settings.taskSet!;
+  const test = taskSets(checkpointSettings(t.source)).test;
+  console.error(
+    `acebench eval: the held-out tasks of ${t.source} (${test.length} problems; families ` +
+      `${t.tasks.families.join(", ")}; task seed ${t.tasks.seed})`,
+  );
+  for (const note of sweepDifferences(settings)) console.error(`acebench eval: note: ${note}`);
+  return settings.template.name === COMPACT ? test.map((r) => ({ ...r, problem: renderPrompt(r) })) : test;
 }
 
 /** Quote an argument for a POSIX shell when it needs it. */
@@ -333,14 +440,16 @@ async function evalOnce(args: string[]): Promise<SuiteStep> {
     timeoutMs: parseNumber(v.timeout, "timeout", 600, 0.001) * 1000,
     retry: { ...DEFAULT_RETRY, maxRetries: intFlag(v, "retries", DEFAULT_RETRY.maxRetries, 0) },
   };
-  const all = settings.template.name === COMPACT
+  const all = settings.taskSet
+    ? sweepProblems(settings)
+    : settings.template.name === COMPACT
     ? compactProblems()
     : await loadProblems(settings.dataset, v, settings);
   const problems = selectProblems(all, settings.limit, settings.subsetSeed);
   const command = ["deno task eval", ...args.map(shellQuote)].join(" ");
   const existed = exists(out);
   // One writer per folder: a second eval on `out` exits 2 here, before any request.
-  const lock = lockFolder(out, { command });
+  const lock = lockFolder(out, { command, flag: "out" });
   const interrupt = onSignals();
   try {
     const { code, outcome } = await evalLocked(v, settings, problems, out, {
@@ -430,7 +539,7 @@ async function evalLocked(
   if (outcome.rows.length > 0) {
     const written = await writeReport(out, {
       columns: [truncatedColumn(outcome.rows, outcome.paths.samplesPath, settings.n)],
-      sections: [renderHealth(outcome.health)],
+      sections: [...taskSetSection(settings), renderHealth(outcome.health)],
     });
     console.log(`report: ${written.join(", ")}`);
   }
@@ -445,6 +554,27 @@ async function evalLocked(
     return { code: 1, outcome };
   }
   return { code: 0, outcome };
+}
+
+/** summary.md's section on the task set of `--dataset synthetic:DIR` and how this eval differs from the sweep's. */
+function taskSetSection(s: EvalSettings): string[] {
+  const t = s.taskSet;
+  if (!t) return [];
+  const notes = sweepDifferences(s);
+  return [
+    [
+      "## Task set",
+      "",
+      `The held-out tasks of ${t.source}: ${t.tasks.testSize} problems, families ${
+        t.tasks.families.join(", ")
+      }, ` +
+      `task seed ${t.tasks.seed}: the problems its sweep evaluated.`,
+      notes.length
+        ? notes.map((n) => `- Note: ${n}.`).join("\n")
+        : "Temperature, top-p, max tokens, grader mode and prompts are the sweep's evaluation's: this Pass@k " +
+          "estimates the same quantity as the sweep's for this checkpoint.",
+    ].join("\n"),
+  ];
 }
 
 /** The one-paragraph result: counts, mean@n, truncation, usage and latency (this run's scope), Pass@k. */
@@ -488,6 +618,7 @@ function truncatedColumn(rows: readonly EvalRow[], samplesPath: string, n: numbe
   const problemsBySlice = new Map<string, Set<string>>();
   for (const r of rows) {
     const slices = ["all"];
+    if (typeof r.meta.family === "string") slices.push(`family=${r.meta.family}`);
     if (typeof r.meta.subject === "string") slices.push(`subject=${r.meta.subject}`);
     if (r.meta.level !== undefined && r.meta.level !== null) slices.push(`level=${r.meta.level}`);
     for (const slice of slices) {

@@ -70,7 +70,7 @@ export async function runSuite(
     throw new UsageError(`--suite: unknown '${name}' (known: ${Object.keys(SUITES).join(", ")})`);
   }
   await preflight(datasets, options);
-  const lock = lockFolder(options.out, { command: `deno task eval --suite ${name}` });
+  const lock = lockFolder(options.out, { command: `deno task eval --suite ${name}`, flag: "out" });
   try {
     const base = without(without(args, "suite"), "out");
     const sets: SuiteSet[] = [];

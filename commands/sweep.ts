@@ -117,7 +117,7 @@ export async function main(args: string[]): Promise<number> {
   }
   // One writer per folder: a second sweep on `out` exits 2 here instead of retraining finished runs.
   const command = ["deno task sweep", ...args].join(" ");
-  const lock = lockFolder(out, { command });
+  const lock = lockFolder(out, { command, flag: "out" });
   try {
     if (values.repair) repairRuns(out);
     return await sweepLocked(sweep, all, runs, out, workers, values["no-report"]);

@@ -4,6 +4,7 @@
 // The file also holds the owner's pid, host, start time and command, only to name the holder in the message.
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { UsageError } from "./args.ts";
 
 /** What the lock file holds (for the message; the kernel lock is what counts). */
 export interface LockOwner {
@@ -70,7 +71,18 @@ function samePath(file: Deno.FsFile, path: string): boolean {
  * Take the folder (created if absent) for this process, or throw FolderInUseError naming the holder. The lock
  * lives as long as the returned handle (or the process): release it, exit, or be killed.
  */
-export function lockFolder(dir: string, opts: { command?: string } = {}): FolderLock {
+export function lockFolder(dir: string, opts: { command?: string; flag?: string } = {}): FolderLock {
+  let stat: Deno.FileInfo | null = null;
+  try {
+    stat = Deno.statSync(dir);
+  } catch { /* absent: created below */ }
+  if (stat && !stat.isDirectory) {
+    throw new UsageError(
+      `${
+        opts.flag ? `--${opts.flag} ` : ""
+      }${dir}: a file, not a folder; pass a folder (created when absent)`,
+    );
+  }
   Deno.mkdirSync(dir, { recursive: true });
   const path = join(dir, LOCK_FILE);
   const me: LockOwner = {

@@ -1,7 +1,9 @@
 // A user's own problem file as a dataset (`eval --dataset path/to/file.jsonl|.parquet`): one row per problem, the
 // problem and the reference answer read from named fields. Defaults match the common layouts: the problem from
-// `problem`, else `question`; the answer from `answer`, else the last \boxed{} of `solution`. Every bad row is an
-// error naming file, line (or parquet row) and field; nothing is dropped silently.
+// `problem`, else `question`; the answer from `answer`, else the last \boxed{} of `solution`; the problem's id from
+// `id`, `idx` or `unique_id` where the rows have one, else its row number. Every bad row is an error naming file,
+// line (or parquet row) and field; nothing is dropped silently: a repeated problem (the same text or id) is refused
+// with both lines, or kept once with a warning when asked.
 import { basename, extname } from "node:path";
 import { readFileSync } from "node:fs";
 import { sha256 } from "../common/hash.ts";
@@ -18,6 +20,10 @@ export interface FileKeys {
    * follows its last "####" (GSM8K's upstream layout).
    */
   answerKey?: string;
+  /** Field holding each problem's id (default: `id`, `idx` or `unique_id` where the first row has it). */
+  idKey?: string;
+  /** A repeated problem (same text or id): "refuse" (default) names the lines; "keep-first" keeps it once. */
+  duplicates?: "refuse" | "keep-first";
 }
 
 /** A file dataset: its records and what identifies it (path, sha256 of the bytes, the fields used). */
@@ -27,7 +33,11 @@ export interface FileDataset {
   sha256: string;
   problemKey: string;
   answerKey: string;
+  /** The id field, or null when ids are row numbers. */
+  idKey: string | null;
   records: MathRecord[];
+  /** One line per kind of repeat left out under `duplicates: "keep-first"` (empty otherwise). */
+  warnings: string[];
 }
 
 /** True if a `--dataset` value names a file (by its extension) rather than a registered dataset. */
@@ -52,25 +62,101 @@ export async function loadFileDataset(path: string, keys: FileKeys = {}): Promis
   const name = fileDatasetName(path);
   const rows = /\.parquet$/i.test(path) ? parquetRows([path]) : jsonlRows([path]);
   const records: MathRecord[] = [];
-  let chosen: { problem: string; answer: string } | null = null;
+  const wheres: string[] = [];
+  let chosen: { problem: string; answer: string; id: string | null } | null = null;
   let n = 0;
   for await (const { where, row, error } of rows) {
     n++;
     if (error !== undefined) throw new Error(`${where}: ${error}`);
     if (!row || typeof row !== "object" || Array.isArray(row)) throw new Error(`${where}: not an object`);
     const fields = row as Record<string, unknown>;
-    chosen ??= { problem: pickProblemKey(fields, keys, where), answer: pickAnswerKey(fields, keys, where) };
+    chosen ??= {
+      problem: pickProblemKey(fields, keys, where),
+      answer: pickAnswerKey(fields, keys, where),
+      id: pickIdKey(fields, keys),
+    };
+    const id = chosen.id === null ? n : idOf(fields, chosen.id, where);
     records.push({
-      id: `${name}/${n}`,
+      id: `${name}/${id}`,
       dataset: name,
       problem: problemOf(fields, chosen.problem, where),
       answer: answerOf(fields, chosen.answer, where),
       template: "boxed",
-      meta: { sourceIds: { row: n } },
+      meta: { sourceIds: chosen.id === null ? { row: n } : { row: n, [chosen.id]: id } },
     });
+    wheres.push(where);
   }
   if (records.length === 0 || chosen === null) throw new Error(`${path}: no rows`);
-  return { name, path, sha256: sha256(bytes), problemKey: chosen.problem, answerKey: chosen.answer, records };
+  const { kept, warnings } = dropRepeats(records, wheres, chosen.id, keys.duplicates ?? "refuse");
+  return {
+    name,
+    path,
+    sha256: sha256(bytes),
+    problemKey: chosen.problem,
+    answerKey: chosen.answer,
+    idKey: chosen.id,
+    records: kept,
+    warnings,
+  };
+}
+
+/** The id field: the one given, else `id`, `idx` or `unique_id` where the first row has it, else null. */
+function pickIdKey(fields: Record<string, unknown>, keys: FileKeys): string | null {
+  if (keys.idKey) return keys.idKey;
+  return ["id", "idx", "unique_id"].find((k) => fields[k] !== undefined) ?? null;
+}
+
+/** A row's id: a non-empty string or a number. */
+function idOf(fields: Record<string, unknown>, key: string, where: string): string | number {
+  const value = at(fields, key);
+  if (typeof value === "number" && Number.isFinite(value)) return value;
+  if (typeof value === "string" && value.trim() !== "") return value.trim();
+  throw new Error(`${where}: field '${key}' ${describe(value)}, expected the problem's id (--id-key)`);
+}
+
+/**
+ * Repeated problems: a row whose problem text (whitespace collapsed) or id an earlier row has. "refuse" throws one
+ * line naming up to 5 repeats with both lines; "keep-first" keeps the first of each and returns a warning line.
+ */
+function dropRepeats(
+  records: readonly MathRecord[],
+  wheres: readonly string[],
+  idKey: string | null,
+  mode: "refuse" | "keep-first",
+): { kept: MathRecord[]; warnings: string[] } {
+  const byText = new Map<string, number>(), byId = new Map<string, number>();
+  const repeats: string[] = [];
+  const kept = records.filter((r, i) => {
+    const text = r.problem.replace(/\s+/g, " ").trim();
+    const first = byText.get(text) ?? byId.get(r.id);
+    if (first !== undefined) {
+      const why = byId.get(r.id) !== undefined
+        ? `the same ${idKey ?? "id"} '${r.id.slice(r.dataset.length + 1)}'`
+        : "the same problem text";
+      const [kind, at] = wheres[first].includes(" row ") ? ["row", wheres[first].split(" row ").pop()] : [
+        "line",
+        wheres[first].split(":").pop(),
+      ];
+      repeats.push(`${wheres[i]} repeats ${kind} ${at} (${why})`);
+      return false;
+    }
+    byText.set(text, i);
+    byId.set(r.id, i);
+    return true;
+  });
+  if (repeats.length === 0) return { kept, warnings: [] };
+  const listed = repeats.slice(0, 5).join("; ") +
+    (repeats.length > 5 ? `; … ${repeats.length - 5} more` : "");
+  if (mode === "refuse") {
+    throw new Error(
+      `${repeats.length} repeated problem(s), which would weigh double in Pass@k: ${listed}; remove them, or pass ` +
+        `--duplicates keep-first to keep the first of each`,
+    );
+  }
+  return {
+    kept,
+    warnings: [`left out ${repeats.length} repeated problem(s), keeping the first of each: ${listed}`],
+  };
 }
 
 /** The value at a dotted path, or undefined. */

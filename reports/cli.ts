@@ -31,8 +31,8 @@ configured, a missing final step); the report is still written, with the affecte
 --ingest        first turn engine outputs not yet ingested (VERL validation dumps of jobs run by hand) into
                 the runs' eval.jsonl, metrics.jsonl and status.json, holding DIR's lock; without it a report
                 never writes into run folders and refuses a folder with such outputs
---compare A B   compare two sweeps method by method (B − A paired by base, seed and problem); Markdown or --out;
-                their evaluation protocols (grader mode, version and timeout, datasets, template, sampling, n,
+--compare A B   compare two sweeps method by method (B − A paired by base, seed and problem), or two evals
+                problem by problem (interval over problems); Markdown or --out; their evaluation protocols (grader mode, version and timeout, datasets, template, sampling, n,
                 ks) are printed side by side, and a difference is refused (exit 2, naming the field)
 --allow-protocol-change  with --compare: compare anyway when the protocols differ (a warning line)
 --iters N       bootstrap resamples of the per-run intervals in passk.csv (default 2000)

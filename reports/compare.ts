@@ -252,41 +252,50 @@ function kList(ks: readonly number[]): string {
   return ks.map((k) => `Pass@${k}`).join(", ");
 }
 
-/** How the interval of a comparison was computed, for the sentence. */
-function intervalName(c: ComparisonView): string {
+/** How the interval of a comparison was computed, for the sentence (two evals: over problems only). */
+function intervalName(c: ComparisonView, evals: boolean): string {
+  if (evals) return "95% interval over problems";
   if (c.cells.every((d) => d.interval === "one seed")) return "95% interval over problems, one seed";
   return c.cells.every((d) => d.scope === "bases")
     ? "95% crossed bases × problems interval"
     : "95% crossed seeds × problems interval";
 }
 
-/** " This holds for this base model only." when the comparison's runs share one base model. */
-function scopeNote(c: ComparisonView): string {
+/**
+ * " This holds for this base model only." when the comparison's runs share one base model; for two evals, what
+ * it generalises over.
+ */
+function scopeNote(c: ComparisonView, evals: boolean): string {
+  if (evals) return " It holds for problems like these, for these two models and settings only.";
   return c.cells.some((d) => d.scope === "one base") ? " This holds for this base model only." : "";
 }
 
 /**
  * One sentence: where B − A is distinguishable from noise (its 95% crossed interval excludes 0) and in which
- * direction, and the smallest difference this design could detect where it is not.
+ * direction, and the smallest difference this design could detect where it is not (where A and B are equal on
+ * every problem, that instead). `evals`: B and A are two evaluations (`report --compare`), no seeds or bases.
  */
-export function comparisonSentence(c: ComparisonView): string {
+export function comparisonSentence(c: ComparisonView, evals = false): string {
   const defined = c.cells.filter((d) => Number.isFinite(d.lo));
   const better = defined.filter((d) => d.lo > 0).map((d) => d.k);
   const worse = defined.filter((d) => d.hi < 0).map((d) => d.k);
   const noise = defined.filter((d) => d.lo <= 0 && d.hi >= 0);
   const head = `**${c.b} vs ${c.a} (${c.dataset})**:`;
-  const how = intervalName(c);
-  const mdds = noise.map((d) => d.mdd).filter((x) => Number.isFinite(x));
+  const how = intervalName(c, evals);
+  // An MDD of 0 inside the noise band: every per-problem difference is 0 (no spread to detect anything against).
+  const equal = noise.filter((d) => d.mdd === 0).map((d) => d.k);
+  const mdds = noise.map((d) => d.mdd).filter((x) => Number.isFinite(x) && x > 0);
   const [least, most] = [Math.min(...mdds).toFixed(3), Math.max(...mdds).toFixed(3)];
-  const undetectable = mdds.length
-    ? ` This design detects (80% power) only differences of ${
-      least === most ? least : `${least}–${most}`
-    } or more there.`
-    : "";
+  const undetectable =
+    (mdds.length
+      ? ` This ${evals ? "comparison" : "design"} detects (80% power) only differences of ${
+        least === most ? least : `${least}–${most}`
+      } or more there.`
+      : "") + (equal.length ? ` ${c.b} equals ${c.a} on every problem at ${kList(equal)}.` : "");
   if (defined.length === 0) return `${head} no interval could be computed (one seed and one problem).`;
   if (better.length === 0 && worse.length === 0) {
     return `${head} no difference is distinguishable from noise at any k (every ${how} contains 0).${undetectable}${
-      scopeNote(c)
+      scopeNote(c, evals)
     }`;
   }
   const parts: string[] = [];
@@ -295,5 +304,5 @@ export function comparisonSentence(c: ComparisonView): string {
   const rest = noise.length ? `; indistinguishable from noise at ${kList(noise.map((d) => d.k))}` : "";
   return `${head} ${c.b} is ${parts.join(" and ")} (${how} excludes 0)${rest}.${
     noise.length ? undetectable : ""
-  }${scopeNote(c)}`;
+  }${scopeNote(c, evals)}`;
 }

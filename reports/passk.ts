@@ -19,7 +19,7 @@ export interface PassKRow {
   /** The base model of the run (0 when the sweep has one). */
   base: number;
   dataset: string;
-  /** "all", or "subject=<name>" / "level=<n>" when the samples carry that meta field. */
+  /** "all", or "family=<name>" (evals only) / "subject=<name>" / "level=<n>" when the samples carry that field. */
   slice: string;
   step: number;
   k: number;
@@ -135,9 +135,13 @@ function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]
   return out;
 }
 
-/** The slices a sample belongs to: always "all", plus its subject and level when present. */
-function slicesOf(s: EvalSample): string[] {
+/**
+ * The slices a sample belongs to: always "all", plus its subject and level when present, and for an eval its
+ * task family (a sweep's tfjs samples carry one too, but its report stays per dataset).
+ */
+function slicesOf(s: EvalSample, external: boolean): string[] {
   const out = ["all"];
+  if (external && typeof s.meta?.family === "string") out.push(`family=${s.meta.family}`);
   if (typeof s.meta?.subject === "string") out.push(`subject=${s.meta.subject}`);
   if (s.meta?.level !== undefined && s.meta.level !== null) out.push(`level=${s.meta.level}`);
   return out;
@@ -148,7 +152,7 @@ export function runPassK(run: RunData, iters = 2000): PassKRow[] {
   const rows: PassKRow[] = [];
   const bySlice = new Map<string, EvalSample[]>();
   for (const s of run.samples) {
-    for (const slice of slicesOf(s)) {
+    for (const slice of slicesOf(s, run.engine === EXTERNAL_ENGINE)) {
       const key = `${s.dataset}\u0000${slice}\u0000${s.step}`;
       const list = bySlice.get(key);
       if (list) list.push(s);
@@ -193,9 +197,10 @@ export function runPassK(run: RunData, iters = 2000): PassKRow[] {
   );
 }
 
-/** "all" first, then subjects, then levels in numeric order. */
+/** "all" first, then task families, subjects, then levels in numeric order. */
 export function sliceOrder(a: string, b: string): number {
-  const rank = (s: string) => s === "all" ? 0 : s.startsWith("subject=") ? 1 : 2;
+  const rank = (s: string) =>
+    s === "all" ? 0 : s.startsWith("family=") ? 1 : s.startsWith("subject=") ? 2 : 3;
   if (rank(a) !== rank(b)) return rank(a) - rank(b);
   const la = Number(a.split("=")[1]), lb = Number(b.split("=")[1]);
   return Number.isFinite(la) && Number.isFinite(lb) ? la - lb : a.localeCompare(b);

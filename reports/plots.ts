@@ -37,6 +37,13 @@ function intervalCaption(cells: readonly { scope: "bases" | "one base" }[]): str
     : ["95% crossed seeds × problems interval,", "for this base model only"];
 }
 
+/** The Pass@k plot's caption; for one run per curve (an eval, a one-seed sweep) over problems only. */
+function passKCaption(cells: readonly Pick<AggregateCell, "scope" | "interval">[]): string[] {
+  return cells.length > 0 && cells.every((c) => c.interval === "one seed")
+    ? ["mean over problems; bands: 95% interval", "over problems, for this model only"]
+    : ["mean over runs; bands:", ...intervalCaption(cells)];
+}
+
 /** The log₂ k axis shared by the Pass@k and difference plots. */
 function kAxis(ks: number[]) {
   return {
@@ -119,7 +126,7 @@ export function passKSpec(
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     title: {
       text: `Pass@k on ${dataset}`,
-      subtitle: ["mean over runs; bands:", ...intervalCaption(mine)],
+      subtitle: passKCaption(mine),
       anchor: "start",
     },
     data: { values },

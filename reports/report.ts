@@ -266,8 +266,15 @@ export async function compareSweeps(
   options: ReportOptions = {},
 ): Promise<string> {
   const [a, b] = await Promise.all([buildReport(dirA, options), buildReport(dirB, options)]);
-  const finalA = finalRows(a.rows).filter((r) => r.slice === "all");
-  const finalB = finalRows(b.rows).filter((r) => r.slice === "all");
+  // Two evals: one run each (its model, its --seed), paired with each other problem by problem whatever their
+  // model names and seeds.
+  const evals = a.data.sweep?.kind === "eval" && b.data.sweep?.kind === "eval";
+  const model = evals ? evalPairLabel(a.methods[0], b.methods[0]) : "";
+  const asPair = (rows: PassKRow[]) =>
+    evals ? rows.map((r) => ({ ...r, method: model, base: 0, seed: 0 })) : rows;
+  const finalA = asPair(finalRows(a.rows).filter((r) => r.slice === "all"));
+  const finalB = asPair(finalRows(b.rows).filter((r) => r.slice === "all"));
+  const [methodsA, methodsB] = evals ? [[model], [model]] : [a.methods, b.methods];
   const sides = [
     { label: dirA, protocol: a.data.record?.protocol ?? null },
     { label: dirB, protocol: b.data.record?.protocol ?? null },
@@ -275,11 +282,20 @@ export async function compareSweeps(
   const notes = checkSameProtocol(sides[0], sides[1], options.allowProtocolChange ?? false);
   const lines = [`# Compare: A = ${dirA}, B = ${dirB}`, ""];
   const hashes = [a.data.sweep?.configHash, b.data.sweep?.configHash];
-  lines.push(`Config hashes: A ${hashes[0] ?? "n/a"}, B ${hashes[1] ?? "n/a"}.`, "");
+  lines.push(
+    evals
+      ? `Config hashes (what changes the samples: model, dataset, template, sampling and seed; the grader mode is ` +
+        `not part of it, as it re-grades the same samples: see grader.mode below): A ${
+          hashes[0] ?? "n/a"
+        }, ` +
+        `B ${hashes[1] ?? "n/a"}.`
+      : `Config hashes: A ${hashes[0] ?? "n/a"}, B ${hashes[1] ?? "n/a"}.`,
+    "",
+  );
   lines.push("Evaluation protocols (grader mode first):", "", ...protocolTable(sides[0], sides[1]), "");
   if (notes.length) lines.push(...notes.map((n) => `- ${n}`), "");
   const comparisons: Comparison[] = [];
-  for (const method of a.methods.filter((m) => b.methods.includes(m))) {
+  for (const method of methodsA.filter((m) => methodsB.includes(m))) {
     for (const dataset of [...new Set(finalA.map((r) => r.dataset))].sort()) {
       const ra = finalA.filter((r) => r.method === method && r.dataset === dataset);
       const rb = finalB.filter((r) => r.method === method && r.dataset === dataset);
@@ -288,16 +304,25 @@ export async function compareSweeps(
     }
   }
   if (comparisons.length === 0) {
-    return lines.concat("The two sweeps share no method and dataset.", "").join("\n");
+    return lines.concat(
+      `The two ${evals ? "evals share no dataset" : "sweeps share no method and dataset"}.`,
+      "",
+    )
+      .join("\n");
   }
   const ks = [...new Set(comparisons.flatMap((c) => c.cells.map((d) => d.k)))].sort((x, y) => x - y);
   const aggA = aggregateSeeds(finalA), aggB = aggregateSeeds(finalB);
   const fmt = (x: number) => x.toFixed(3);
   const sgn = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(3);
   lines.push(
-    "B − A is paired by base and seed (the same base and seed numbers in both sweeps) and problem, with the 95% " +
-      "crossed interval (bases × problems; with one base, seeds × problems for that base only) and the minimum " +
-      "detectable difference (80% power, 5% two-sided).",
+    evals
+      ? "B − A is paired by problem: each problem's Pass@k in B minus in A (sample i of a problem was requested " +
+        "with the same seed in both when their --seed agree), with the 95% interval over problems: it generalises " +
+        "over problems like these, for these two models and settings only; and the minimum detectable " +
+        "difference (80% power, 5% two-sided)."
+      : "B − A is paired by base and seed (the same base and seed numbers in both sweeps) and problem, with the " +
+        "95% crossed interval (bases × problems; with one base, seeds × problems for that base only) and the " +
+        "minimum detectable difference (80% power, 5% two-sided).",
     "",
   );
   lines.push(`| method | dataset | ${ks.map((k) => `Pass@${k} A → B (Δ [95%], MDD)`).join(" | ")} |`);
@@ -314,6 +339,11 @@ export async function compareSweeps(
     });
     lines.push(`| ${method} | ${c.dataset} | ${cellsText.join(" | ")} |`);
   }
-  lines.push("", ...comparisons.map((c) => `- ${comparisonSentence(c)}`), "");
+  lines.push("", ...comparisons.map((c) => `- ${comparisonSentence(c, evals)}`), "");
   return lines.join("\n");
+}
+
+/** The row label of two evals' comparison: the model, or "A-model → B-model" when they differ. */
+function evalPairLabel(a: string, b: string): string {
+  return a === b ? a : `${a} → ${b}`;
 }

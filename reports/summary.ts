@@ -407,7 +407,11 @@ export function renderSummary(input: SummaryInput): string {
     lines.push(...(input.sections?.(dataset) ?? []));
     const sliced = cells.filter((c) => c.dataset === dataset && c.slice !== "all");
     if (sliced.length) {
-      lines.push(`### ${dataset} by subject and level`, "", ...sliceTable(sliced, methods), "");
+      const kinds = ["family", "subject", "level"].filter((kind) =>
+        sliced.some((c) => c.slice.startsWith(`${kind}=`))
+      );
+      const by = kinds.map((kind) => kind === "family" ? "task family" : kind).join(" and ");
+      lines.push(`### ${dataset} by ${by}`, "", ...sliceTable(sliced, methods), "");
     }
   }
   lines.push("## Reproducibility", "", ...reproducibility(data), "");

@@ -37,7 +37,7 @@ export interface ComponentsModel {
 export interface CellModel {
   method: string;
   dataset: string;
-  /** "all", "subject=<name>" or "level=<n>". */
+  /** "all", "family=<name>" (an eval's task family), "subject=<name>" or "level=<n>". */
   slice: string;
   step: number;
   k: number;

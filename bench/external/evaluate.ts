@@ -42,7 +42,37 @@ export interface EvalSettings {
   /** Grader mode (`--grader`); absent: "default". Not part of the samples' identity: eval.jsonl is re-graded. */
   grader?: "strict" | "default";
   /** A user's problem file (`--dataset FILE`): its path, the sha256 of its bytes and the fields read. */
-  datasetFile?: { path: string; sha256: string; problemKey: string; answerKey: string };
+  datasetFile?: {
+    path: string;
+    sha256: string;
+    problemKey: string;
+    answerKey: string;
+    /** The id field (absent: ids are row numbers). */
+    idKey?: string;
+    /** "keep-first" when repeated problems were left out (absent: there were none, or they were refused). */
+    duplicates?: "keep-first";
+  };
+  /**
+   * `--dataset synthetic:DIR`: the tfjs sweep or checkpoint folder whose held-out tasks are evaluated, the task
+   * settings that define them, and how the sweep evaluated them (eval's defaults; a difference is noted).
+   */
+  taskSet?: {
+    source: string;
+    tasks: {
+      families: string[];
+      testSize: number;
+      seed: number;
+      difficulty: number;
+      difficultyByFamily: Record<string, number>;
+    };
+    sweepEval: {
+      temperature: number;
+      topP: number;
+      maxTokens: number;
+      grader: "strict" | "default";
+      template: string;
+    };
+  };
 }
 
 /** The problem fields an evaluation needs (a subset of datasets' MathRecord). */
@@ -68,7 +98,7 @@ export interface EvalRow extends EvalSample {
   /** The reference answer the sample was graded against, as the dataset publishes it. */
   gold: string;
   rule: string;
-  meta: { subject?: string; level?: number; truncated: boolean };
+  meta: { subject?: string; level?: number; family?: string; truncated: boolean };
 }
 
 /** A grade as returned by evaluators' gradeMany. */
@@ -109,9 +139,14 @@ export function samplesIdentity(s: EvalSettings): string {
           sha256: s.datasetFile.sha256,
           problem: s.datasetFile.problemKey,
           answer: s.datasetFile.answerKey,
+          // Only when set, so folders made before these existed keep their hash.
+          ...(s.datasetFile.idKey ? { id: s.datasetFile.idKey } : {}),
+          ...(s.datasetFile.duplicates ? { duplicates: s.datasetFile.duplicates } : {}),
         },
       }
       : {}),
+    // The task settings define the problems of synthetic:DIR (ids repeat across task seeds); its path does not.
+    ...(s.taskSet ? { tasks: s.taskSet.tasks } : {}),
   });
 }
 
@@ -144,7 +179,13 @@ function evalRecord(s: EvalSettings): SweepRecord {
   const all = f
     ? `file ${f.path} (sha256 ${
       f.sha256.slice(0, 12)
-    }; problem from ${f.problemKey}, answer from ${f.answerKey})`
+    }; problem from ${f.problemKey}, answer from ${f.answerKey}${f.idKey ? `, id from ${f.idKey}` : ""}${
+      f.duplicates ? "; repeats left out" : ""
+    })`
+    : s.taskSet
+    ? `test of ${s.taskSet.source} (${s.taskSet.tasks.testSize} problems; families ${
+      s.taskSet.tasks.families.join(", ")
+    }; task seed ${s.taskSet.tasks.seed})`
     : "test";
   const which = s.limit === null
     ? all
@@ -262,6 +303,7 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
     model: s.model,
     mode: s.mode,
     dataset: s.dataset,
+    ...(s.taskSet ? { taskSet: s.taskSet } : {}),
     limit: s.limit,
     subsetSeed: s.subsetSeed,
     template: { name: s.template.name, text: s.template.text },
@@ -343,6 +385,8 @@ export async function gradeSamples(
     meta: {
       subject: problem.meta.subject,
       level: problem.meta.level,
+      // The synthetic task family: the report's per-family rows.
+      ...(typeof problem.meta.family === "string" ? { family: problem.meta.family } : {}),
       truncated: s.finish_reason === "length",
     },
   }));

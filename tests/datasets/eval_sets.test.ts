@@ -11,6 +11,7 @@ import { loadDataset } from "../../datasets/load.ts";
 import { type Source, SOURCES } from "../../datasets/sources.ts";
 import { grade } from "../../evaluators/grade.ts";
 import { FIXTURES, SHARED, startServer, tempDir } from "./helpers.ts";
+import { missing, skipping } from "../external_inputs.ts";
 
 const SETS = ["aime2024", "amc2023", "minerva", "olympiadbench", "gsm8k"] as const;
 const EXCERPTS = join(FIXTURES, "eval-sets");
@@ -142,14 +143,12 @@ Deno.test("answers: the last balanced \\boxed{} and GSM8K's '#### N'", () => {
 });
 
 const HAVE_FILES = SETS.every((d) => existsSync(join(SHARED, d, "test.jsonl")));
-if (!HAVE_FILES) {
-  console.log(
-    `skipping the full evaluation-set test: ${SHARED} lacks ${
-      SETS.map((d) => `${d}/test.jsonl`).join(", ")
-    } ` +
-      "(bash .ci/make_dataset_mirror.sh DIR, then ACEBENCH_DATASET_MIRROR=DIR)",
-  );
-}
+skipping(
+  "the full evaluation-set test",
+  HAVE_FILES
+    ? null
+    : missing("datasetMirror", `${SHARED} lacks ${SETS.map((d) => `${d}/test.jsonl`).join(", ")}`),
+);
 
 Deno.test({
   name:

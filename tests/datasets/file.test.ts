@@ -42,3 +42,36 @@ Deno.test("file dataset: nested keys, numeric answers, the gsm8k and boxed modes
     false,
   ]);
 });
+
+Deno.test("file dataset: ids from id/idx/unique_id or --id-key; repeats refused with both lines, or kept once", async () => {
+  const withIds = write([{ id: "p-7", problem: "A", answer: "1" }, { id: 9, problem: "B", answer: "2" }]);
+  const a = await loadFileDataset(withIds);
+  assertEquals([a.idKey, a.records.map((r) => r.id)], ["id", ["file-set.v2/p-7", "file-set.v2/9"]]);
+  const named = write([{ key: { n: "x1" }, idx: 0, problem: "A", answer: "1" }]);
+  assertEquals((await loadFileDataset(named)).records[0].id, "file-set.v2/0", "idx where there is no id");
+  assertEquals((await loadFileDataset(named, { idKey: "key.n" })).records[0].id, "file-set.v2/x1");
+  await rejects(
+    loadFileDataset(named, { idKey: "nope" }),
+    /set\.v2\.jsonl:1: field 'nope' is missing.*--id-key/,
+  );
+  // Line 3 repeats line 1's text (whitespace aside); line 4 repeats line 2's id.
+  const repeated = write([
+    { id: "a", problem: "What is  1+1?", answer: "2" },
+    { id: "b", problem: "B", answer: "3" },
+    { id: "c", problem: "What is 1+1?", answer: "2" },
+    { id: "b", problem: "C", answer: "4" },
+  ]);
+  await rejects(
+    loadFileDataset(repeated),
+    /2 repeated problem\(s\).*set\.v2\.jsonl:3 repeats line 1 \(the same problem text\); .*set\.v2\.jsonl:4 repeats line 2 \(the same id 'b'\); remove them, or pass --duplicates keep-first/,
+  );
+  const kept = await loadFileDataset(repeated, { duplicates: "keep-first" });
+  assertEquals(kept.records.map((r) => r.id), ["file-set.v2/a", "file-set.v2/b"]);
+  assertEquals(kept.warnings.length, 1);
+  assertEquals(
+    kept.warnings[0].startsWith("left out 2 repeated problem(s), keeping the first of each: "),
+    true,
+  );
+  const noIds = write([{ problem: "Q", answer: "1" }, { problem: "Q", answer: "1" }]);
+  await rejects(loadFileDataset(noIds), /:2 repeats line 1 \(the same problem text\)/);
+});

@@ -6,8 +6,12 @@ import { fetchDataset } from "../../datasets/fetch.ts";
 import { loadDataset } from "../../datasets/load.ts";
 import { HAVE_SHARED, SHARED, tempDir } from "./helpers.ts";
 import { runCli } from "../run_cli.ts";
+import { missing, skipping } from "../external_inputs.ts";
 
-if (!HAVE_SHARED) console.log(`skipping full-data dataset tests: ${SHARED} is absent`);
+skipping(
+  "full-data dataset tests",
+  HAVE_SHARED ? null : missing("datasetMirror", `${SHARED}/SHA256SUMS not found`),
+);
 
 /** Run `deno task fetch` as a subprocess (the real CLI path, no network permission needed with a mirror). */
 const fetchCli = (...args: string[]) =>

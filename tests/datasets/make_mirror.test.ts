@@ -5,12 +5,16 @@ import { assertEquals, ok } from "../assert.ts";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { SHARED, tempDir } from "./helpers.ts";
+import { missing, skipping } from "../external_inputs.ts";
 
 const SCRIPT = new URL("../../.ci/make_dataset_mirror.sh", import.meta.url).pathname;
 const HAVE_CURL =
   new Deno.Command("bash", { args: ["-c", "command -v curl"], stdout: "null", stderr: "null" })
     .outputSync().success;
-if (!HAVE_CURL) console.log("skipping make_dataset_mirror.sh tests: curl is not installed");
+skipping(
+  "make_dataset_mirror.sh tests",
+  HAVE_CURL ? null : "curl is not installed (apt-get install -y curl)",
+);
 
 /** Run the script with ACEBENCH_GITHUB_RAW=file://`raw`. */
 function script(raw: string, ...args: string[]) {
@@ -56,12 +60,12 @@ const HAVE_ALL = HAVE_CURL && (() => {
   const raw = "/nonexistent";
   return origins(raw).every(([p]) => existsSync(join(SHARED, p)));
 })();
-if (HAVE_CURL && !HAVE_ALL) {
-  console.log(
-    `skipping the full make_dataset_mirror.sh test: ${SHARED} lacks some files of datasets/checksums.sha256 ` +
-      "(bash .ci/make_dataset_mirror.sh DIR, then ACEBENCH_DATASET_MIRROR=DIR)",
-  );
-}
+skipping(
+  "the full make_dataset_mirror.sh test",
+  !HAVE_CURL || HAVE_ALL
+    ? null
+    : missing("datasetMirror", `${SHARED} lacks some files of datasets/checksums.sha256`),
+);
 
 Deno.test({
   name: "make_dataset_mirror.sh: rebuilds the whole mirror from the raw layout, then keeps it on a re-run",

@@ -9,6 +9,7 @@ import {
   TEMPLATES,
 } from "../../datasets/templates.ts";
 import { HAVE_SHARED, SHARED } from "./helpers.ts";
+import { missing, skipping } from "../external_inputs.ts";
 
 const record = { problem: "What is $\\$1+\\$1$? Use $& and $1 literally.", template: "dapo-answer" };
 
@@ -43,4 +44,7 @@ Deno.test({
     ok(readme.includes(JSON.stringify(DAPO_TAIL)), "tail");
   },
 });
-if (!HAVE_SHARED) console.log("skipping the README template check: ../shared/datasets is absent");
+skipping(
+  "the README template check",
+  HAVE_SHARED ? null : missing("datasetMirror", `${SHARED}/SHA256SUMS not found`),
+);

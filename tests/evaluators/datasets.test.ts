@@ -6,11 +6,11 @@ import { exists } from "../../common/fs.ts";
 import { fromCsv } from "../../common/csv.ts";
 import { Rng } from "../../common/prng.ts";
 import { parquetReadObjects } from "hyparquet";
-import { DATASET_MIRROR } from "../external_inputs.ts";
+import { DATASET_MIRROR, missing, skipping } from "../external_inputs.ts";
 
 const root = DATASET_MIRROR;
 const haveData = exists(root);
-if (!haveData) console.log(`evaluators datasets tests skipped: ${root} not found`);
+skipping("the grader's full-data tests", haveData ? null : missing("datasetMirror"));
 
 /** MATH-500, AIME 2025 and (a seeded sample of) DAPO gold answers. */
 async function golds(): Promise<Record<string, string[]>> {

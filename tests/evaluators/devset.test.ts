@@ -4,11 +4,11 @@
 import { assertEquals, ok } from "../assert.ts";
 import { grade } from "../../evaluators/mod.ts";
 import { exists, readJsonl } from "../../common/fs.ts";
-import { GRADER_DEV } from "../external_inputs.ts";
+import { GRADER_DEV, missing, skipping } from "../external_inputs.ts";
 
 const path = `${GRADER_DEV}processbench_gsm8k.jsonl`;
 const haveData = exists(path);
-if (!haveData) console.log(`evaluators dev-set test skipped: ${path} not found`);
+skipping("the grader dev-set test", haveData ? null : missing("graderDev", `${path} not found`));
 
 interface Line {
   prediction: string;

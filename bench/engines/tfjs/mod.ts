@@ -1,6 +1,7 @@
 /** Public API of the tfjs engine: the Engine, policies (load, sample, evaluate), tokenizer, traces, settings. */
 export { baseDir, prepareBase, runRl, tfjsEngine } from "./engine.ts";
 export {
+  checkpointSettings,
   type Completion,
   type EvalRecord,
   evaluate,

@@ -1,5 +1,6 @@
 // A trained policy (model + tokenizer + settings): loading it from a checkpoint, sampling completions, and the
 // graded evaluation that fills eval.jsonl.
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Rng } from "../../../common/prng.ts";
 import { exists } from "../../../common/fs.ts";
@@ -52,6 +53,30 @@ export function loadPolicy(checkpointDir: string): Policy {
     return policyFrom(loadBundle(join(checkpointDir, "model")));
   }
   return policyFrom(loadBundle<SavedModel>(checkpointDir));
+}
+
+/**
+ * The settings a checkpoint was trained with (its task families, test-set size and task seed among them), read
+ * from its state.json without the weights. `dir` is what `loadPolicy` takes, or a sweep folder (its base 0:
+ * every base of a sweep shares the settings) or a run folder (its checkpoints/). Throws naming `dir` when none
+ * of those is there.
+ */
+export function checkpointSettings(dir: string): TfjsSettings {
+  const candidates = [join(dir, "base", "0", "model"), join(dir, "model"), join(dir, "checkpoints"), dir];
+  for (const c of candidates) {
+    const latest = join(c, "latest.json");
+    const state = exists(latest)
+      ? join(c, JSON.parse(readFileSync(latest, "utf8")).dir, "state.json")
+      : join(c, "state.json");
+    if (!exists(state)) continue;
+    // The tensors are `$f32` references into tensors.bin: not read, only the settings are wanted.
+    const saved = JSON.parse(readFileSync(state, "utf8")) as { settings?: unknown };
+    if (saved.settings === undefined) throw new Error(`${state}: no settings (not a tfjs checkpoint)`);
+    return resolveSettings(saved.settings, `${state} settings`);
+  }
+  throw new Error(
+    `${dir}: no tfjs checkpoint (expected a sweep folder with base/0/, a base/<b>/, a run's checkpoints/ or a step-* folder)`,
+  );
 }
 
 /** One sampled completion. */

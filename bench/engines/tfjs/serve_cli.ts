@@ -34,13 +34,14 @@ It refuses to start when the checkpoint's prompt length cannot hold the template
                     from scratch reads): checked against the checkpoint's prompt length at start
 
 A checkpoint's prompt window is small (model.promptLength tokens, 12 by default): it is evaluated on the synthetic
-tasks it was trained on; MATH-500 and AIME are beyond a from-scratch toy. A longer prompt gets a 400
+tasks it was trained on (eval --dataset synthetic:DIR reads their families, count and seed from the checkpoint's
+settings); MATH-500 and AIME are beyond a from-scratch toy. A longer prompt gets a 400
 with code context_length_exceeded.
 
 example:
   deno task serve --checkpoint out/demo/base/0 --port 8000 &
-  deno task eval --endpoint http://127.0.0.1:8000/v1 --model acebench-0 --dataset synthetic \\
-    --prompt-template compact --completions --n 8 --out out/eval-base0`;
+  deno task eval --endpoint http://127.0.0.1:8000/v1 --model acebench-0 --dataset synthetic:out/demo/base/0 \\
+    --completions --n 8 --out out/eval-base0   # the sweep's held-out tasks, its sampling and grader`;
 
 /** A shipped template by name, or a file's text; the error names the flag. */
 function templateOf(nameOrFile: string): PromptTemplate {
@@ -108,9 +109,15 @@ export async function main(args: string[]): Promise<number> {
       backend === "blas" ? `, ${threadsInUse().threads} BLAS thread(s)` : ""
     }); Ctrl-C stops`,
   );
+  const tasks = policy.settings.tasks;
   console.log(
-    `evaluate it with: deno task eval --endpoint ${url} --model ${id} --dataset synthetic ` +
-      `--prompt-template ${template.name} --completions --out DIR`,
+    `evaluate it on its sweep's held-out tasks (${tasks.testSize} problems; families ${
+      tasks.families.join(", ")
+    }; ` +
+      `task seed ${tasks.seed}), with the sweep's temperature, top-p, max tokens and strict grader: deno task eval ` +
+      `--endpoint ${url} --model ${id} --dataset synthetic:${dir}` +
+      (template.name === COMPACT_TEMPLATE.name ? "" : ` --prompt-template ${template.name}`) +
+      ` --completions --n 16 --out DIR`,
   );
   const stop = () => server.shutdown();
   Deno.addSignalListener("SIGINT", stop);

@@ -13,7 +13,7 @@ import { signalEval, spawnTaskEval } from "./task_eval.ts";
 import { usage } from "../../../commands/eval.ts";
 import { runCli, taskPermissions } from "../../run_cli.ts";
 import { sweepRecordOf } from "../../../common/protocol.ts";
-import { DATASET_MIRROR } from "../../external_inputs.ts";
+import { DATASET_MIRROR, missing, skipping } from "../../external_inputs.ts";
 
 Deno.env.set("CI", "true"); // no progress bars in test output
 const synthetic = await loadDataset("synthetic");
@@ -380,7 +380,7 @@ Deno.test("eval: bad input gets one-line errors that say what to do", async () =
 
 const mirror = DATASET_MIRROR.slice(0, -1);
 const haveMirror = exists(mirror);
-if (!haveMirror) console.log(`eval full-data test skipped: ${mirror} not found (the offline dataset mirror)`);
+skipping("the eval full-data test", haveMirror ? null : missing("datasetMirror"));
 
 Deno.test({
   name: "eval: MATH-500 from the mirror, graded per subject and level in the report",
@@ -676,6 +676,29 @@ Deno.test("eval: --grader strict|default is recorded and printed; report --compa
     assertEquals(allowed.code, 0, allowed.stderr);
     ok(allowed.stdout.includes('| grader.mode | `"default"` | `"strict"` | ≠ |'), allowed.stdout);
     ok(allowed.stdout.includes("warning: evaluation protocol differs: grader.mode"), allowed.stdout);
+    // Eval outputs speak of one model's evaluation: no seeds, base models or sweeps where there are none.
+    ok(/hashes .*the grader mode is not part of it/.test(allowed.stdout), allowed.stdout);
+    ok(allowed.stdout.includes("paired by problem"), allowed.stdout);
+    const rendered = [
+      ["report --compare", allowed.stdout],
+      ...[lenient, strict].flatMap((dir) => [
+        [`${dir}/summary.md`, Deno.readTextFileSync(`${dir}/summary.md`)],
+        [`${dir}/plots/passk_synthetic.svg`, Deno.readTextFileSync(`${dir}/plots/passk_synthetic.svg`)],
+      ]),
+    ];
+    for (const [name, text] of rendered) {
+      const words = text.match(/\bseeds\b|\bbase models?\b|\bbases\b|\bsweeps?\b|[^(]\bseed\(s\)/gi);
+      const at = words ? text.indexOf(words[0]) : 0;
+      ok(
+        words === null,
+        `${name} speaks of a sweep: ${words?.join(", ")}: …${text.slice(at - 200, at + 100)}…`,
+      );
+    }
+    // Two evals pair problem by problem whatever their --seed (a protocol change) and model names: a row each.
+    assertEquals(await main(evalArgs(srv.url, `${root}/seed1`, ["--seed", "1"])), 0);
+    const seeds = await runCli(["report", "--compare", lenient, `${root}/seed1`, "--allow-protocol-change"]);
+    assertEquals(seeds.code, 0, seeds.stderr);
+    ok(seeds.stdout.includes("| test-model | synthetic | "), seeds.stdout);
     await rejects(
       main(evalArgs(srv.url, `${root}/x`, ["--grader", "lenient"])),
       /--grader: expected default or strict/,

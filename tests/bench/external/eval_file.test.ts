@@ -162,3 +162,58 @@ Deno.test("eval --dataset FILE: a bad row or field is one line naming file, line
     /--answer-key answer:last: unknown mode 'last'/,
   );
 });
+
+Deno.test("eval --dataset FILE: results name the file's ids; repeats refused or kept once; --out that is a file", async () => {
+  const dir = tempDir();
+  const path = join(dir, "ids.jsonl");
+  const rows = [
+    { unique_id: "alg/1", question: "What is 2+3?", answer: "5" },
+    { unique_id: "alg/2", question: "What is 7*6?", answer: "42" },
+    { unique_id: "alg/3", question: "What is 2+3?", answer: "5" },
+  ];
+  Deno.writeTextFileSync(path, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  const srv = startFaultServer({
+    answer: firstRight(new Map([["What is 2+3?", "5"], ["What is 7*6?", "42"]])),
+  });
+  const out = join(dir, "out");
+  try {
+    await rejects(
+      main(args(srv.url, path, out)),
+      /ids\.jsonl:3 repeats line 1 \(the same problem text\); remove them, or pass --duplicates keep-first/,
+    );
+    await rejects(
+      main(args(srv.url, path, out, ["--duplicates", "twice"])),
+      /--duplicates: expected refuse or keep-first/,
+    );
+    const lines: string[] = [], original = console.error;
+    console.error = (...a: unknown[]) => lines.push(a.join(" "));
+    try {
+      assertEquals(await main(args(srv.url, path, out, ["--duplicates", "keep-first"])), 0);
+    } finally {
+      console.error = original;
+    }
+    ok(
+      lines.some((l) => l.includes("left out 1 repeated problem(s)") && l.includes("ids.jsonl:3")),
+      lines.join("\n"),
+    );
+    const evalRows = readJsonl<EvalRow>(join(out, "runs/test-model/eval.jsonl"));
+    assertEquals([...new Set(evalRows.map((r) => r.problemId))], ["file-ids/alg/1", "file-ids/alg/2"]);
+    const split = sweepRecordOf(readJson(join(out, "eval.json")), out)!.protocol.split;
+    ok(split.includes("id from unique_id; repeats left out"), split);
+    // An --out that is a file is one line saying so, for eval and sweep alike, and the file is untouched.
+    const file = join(dir, "README.md");
+    Deno.writeTextFileSync(file, "mine\n");
+    await rejects(
+      main(args(srv.url, path, file, ["--duplicates", "keep-first"])),
+      /--out .*README\.md: a file, not a folder/,
+    );
+    const { main: sweepMain } = await import("../../../commands/sweep.ts");
+    await rejects(
+      sweepMain(["--preset", "ci-tabular", "--out", file]),
+      /--out .*README\.md: a file, not a folder/,
+    );
+    assertEquals(Deno.readTextFileSync(file), "mine\n");
+  } finally {
+    await srv.close();
+  }
+});

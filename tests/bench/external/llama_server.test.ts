@@ -8,16 +8,11 @@ import { exists, readJson, readJsonl } from "../../../common/fs.ts";
 import type { SampleRecord } from "../../../bench/external/mod.ts";
 import { tinyGguf } from "./tiny_gguf.ts";
 import { signalEval, spawnTaskEval, taskEval } from "./task_eval.ts";
+import { LLAMA_SERVER, missing, skipping } from "../../external_inputs.ts";
 
-const CACHE = Deno.env.get("ACEBENCH_LLAMA_CACHE") ?? `${Deno.env.get("HOME")}/.cache/acebench/llama.cpp`;
-const BINARY = Deno.env.get("ACEBENCH_LLAMA_SERVER") ?? `${CACHE}/bin/llama-server`;
+const BINARY = LLAMA_SERVER;
 const HAVE = exists(BINARY);
-if (!HAVE) {
-  console.log(
-    `skipping the llama-server conformance tests: ${BINARY} is absent ` +
-      `(build it with: bash bench/external/build_llama_server.sh; 55 min on 2 busy cores)`,
-  );
-}
+skipping("the llama-server conformance tests", HAVE ? null : missing("llamaServer"));
 
 /** A free loopback port (the OS picks one; it is closed again before llama-server binds it). */
 function freePort(): number {

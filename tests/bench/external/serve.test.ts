@@ -9,7 +9,8 @@ import {
 import { complete, type Endpoint, preflight } from "../../../bench/external/client.ts";
 import { writeTinyCheckpoint } from "./tiny_checkpoint.ts";
 import { runCli, taskPermissions } from "../../run_cli.ts";
-import { blasInfo } from "../../../bench/engines/tfjs/ops/blas.ts";
+import { blasError, blasInfo } from "../../../bench/engines/tfjs/ops/blas.ts";
+import { skipping } from "../../external_inputs.ts";
 
 const dir = Deno.makeTempDirSync({ prefix: "acebench-serve-" });
 await writeTinyCheckpoint(dir);
@@ -166,7 +167,7 @@ Deno.test("serve: the CLI serves on --port 0 and stops cleanly on SIGINT", async
 Deno.test({
   name:
     "serve: --blas-threads runs the products on that many threads, the same replies for 2 and 3, and exits",
-  ignore: blasInfo() === null,
+  ignore: skipping("serve --blas-threads", blasInfo() === null ? blasError() : null),
   fn: async () => {
     const replies: unknown[] = [];
     for (const threads of ["2", "3"]) {

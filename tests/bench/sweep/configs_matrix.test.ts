@@ -10,7 +10,7 @@ import { parquetReadObjects } from "hyparquet";
 import { assert, assertEquals } from "../../assert.ts";
 import { taskPermissions } from "../../run_cli.ts";
 import { tempDir } from "../../temp.ts";
-import { DATASET_MIRROR } from "../../external_inputs.ts";
+import { DATASET_MIRROR, missing } from "../../external_inputs.ts";
 
 const root = new URL("../../../", import.meta.url).pathname;
 const configs = [...Deno.readDirSync(join(root, "bench/configs"))].map((e) => e.name)
@@ -112,10 +112,7 @@ for (const name of configs) {
     if (engine === "verl") {
       const cache = await verlDatasets();
       if (cache === null) {
-        return console.log(
-          `${name}: plan not run: no dataset mirror (set ACEBENCH_DATASET_MIRROR to a folder laid out like ` +
-            "the fetch mirror, e.g. built by `deno task fetch`'s sources)",
-        );
+        return console.log(`${name}: plan not run (the dry run passed): ${missing("datasetMirror")}`);
       }
       assertOk(
         await task("sweep", ["--preset", name, "--smoke", "--out", out], { ACEBENCH_CACHE: cache }),

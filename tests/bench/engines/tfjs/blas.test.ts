@@ -21,10 +21,11 @@ import {
 } from "../../../../bench/engines/tfjs/parallel.ts";
 import { selfAttention, useKernels } from "../../../../bench/engines/tfjs/ops/attention.ts";
 import { blasError, blasInfo } from "../../../../bench/engines/tfjs/ops/blas.ts";
+import { skipping } from "../../../external_inputs.ts";
 
 await initBackend("wasm");
 const available = blasInfo() !== null;
-if (!available) console.warn(`blas tests skipped: ${blasError()}`);
+skipping("the blas tests", available ? null : blasError());
 const test = (name: string, fn: () => void | Promise<void>) => Deno.test({ name, ignore: !available, fn });
 
 const CFG = { vocab: 11, dModel: 32, heads: 4, layers: 2, context: 12 };

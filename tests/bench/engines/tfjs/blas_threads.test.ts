@@ -27,6 +27,7 @@ import { baseKey, blasThreads, tinySettings } from "../../../../bench/engines/tf
 import { join } from "node:path";
 import { runCli } from "../../../run_cli.ts";
 import { tempDir } from "../../../temp.ts";
+import { skipping } from "../../../external_inputs.ts";
 
 const G = { m: 100, n: 384, k: 128, transA: false, transB: false, lda: 128, ldb: 384 };
 
@@ -81,7 +82,7 @@ Deno.test("waitChange: the new value once it changes; the old one after its time
 
 await initBackend("blas").catch(() => initBackend("wasm"));
 const available = blasInfo() !== null;
-if (!available) console.warn(`blas thread tests skipped: ${blasError()}`);
+skipping("the blas thread tests", available ? null : blasError());
 const test = (name: string, fn: () => void | Promise<void>) =>
   Deno.test({ name, ignore: !available, sanitizeOps: false, sanitizeResources: false, fn });
 

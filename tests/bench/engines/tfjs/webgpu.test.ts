@@ -14,15 +14,14 @@ import {
 import { updatePolicy } from "../../../../bench/engines/tfjs/rl.ts";
 import { tinySettings } from "../../../../bench/engines/tfjs/settings.ts";
 import { metricsOf, rlContext, rolloutBatch, runConfig } from "./fixtures.ts";
+import { skipping } from "../../../external_inputs.ts";
 
 const gpu = (navigator as { gpu?: { requestAdapter(): Promise<unknown> } }).gpu;
 const adapter = gpu ? await gpu.requestAdapter().catch(() => null) : null;
-if (!adapter) {
-  console.log(
-    "webgpu tests skipped: no WebGPU adapter (CPU machine: apt-get install -y mesa-vulkan-drivers)",
-  );
-}
-const ignore = !adapter;
+const ignore = skipping(
+  "the webgpu tests",
+  adapter ? null : "no WebGPU adapter (CPU machine: apt-get install -y mesa-vulkan-drivers)",
+);
 
 /** Run `f` on webgpu, then return to wasm (the other test files' backend). */
 async function onWebgpu<T>(f: () => Promise<T>): Promise<T> {

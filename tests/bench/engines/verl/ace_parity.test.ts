@@ -13,6 +13,7 @@ import {
   trainingDiagnostics,
 } from "../../../../bench/core/mod.ts";
 import { assert, assertEquals, ok } from "../../../assert.ts";
+import { skipping } from "../../../external_inputs.ts";
 
 const PYTHON = "/usr/bin/python3";
 const fixtures = new URL("./fixtures/", import.meta.url);
@@ -27,9 +28,10 @@ function torchAvailable(): boolean {
   }
 }
 const hasTorch = torchAvailable();
-if (!hasTorch) {
-  console.log(`skipping ACE parity: ${PYTHON} with torch+numpy not found (apt-get install -y python3-torch)`);
-}
+skipping(
+  "ACE parity",
+  hasTorch ? null : `${PYTHON} with torch+numpy not found (apt-get install -y python3-torch)`,
+);
 
 interface Case {
   name: string;

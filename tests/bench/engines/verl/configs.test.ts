@@ -16,7 +16,7 @@ import {
 } from "../../../../bench/engines/verl/mod.ts";
 import { main as sweepMain } from "../../../../commands/sweep.ts";
 import { assertEquals, ok, throws } from "../../../assert.ts";
-import { DATASET_MIRROR } from "../../../external_inputs.ts";
+import { DATASET_MIRROR, missing, skipping } from "../../../external_inputs.ts";
 
 const configsDir = fileURLToPath(new URL("../../../../bench/configs/", import.meta.url));
 const configs = [...Deno.readDirSync(configsDir)].map((e) => e.name).filter((n) => /^verl-.*\.json$/.test(n))
@@ -60,7 +60,7 @@ Deno.test("verl configs: bad VERL settings in a sweep are rejected naming the fi
 
 const shared = DATASET_MIRROR;
 const hasShared = exists(shared);
-if (!hasShared) console.log(`skipping full-data VERL export: ${shared} not found`);
+skipping("the full-data VERL export", hasShared ? null : missing("datasetMirror"));
 
 Deno.test({
   name: "verl export: full DAPO-Math-17K, MATH-500 and AIME 2025 round-trip through parquet",

@@ -30,7 +30,7 @@ import {
 } from "../../../../bench/engines/verl/mod.ts";
 import { assert, assertEquals, ok } from "../../../assert.ts";
 import { graderCommand } from "./verl_venv.ts";
-import { VERL_SRC } from "../../../external_inputs.ts";
+import { missing as inputMissing, skipping, VERL_SRC } from "../../../external_inputs.ts";
 
 const PYTHON = "/usr/bin/python3";
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
@@ -55,7 +55,10 @@ function succeeds(cmd: string, args: string[]): boolean {
 function missing(): string | null {
   const absent = VERSIONS.filter((v) => !exists(join(sourceOf(v), "verl", "trainer", "main_ppo.py")));
   if (absent.length > 0 || !exists(join(hydraSrc, "hydra"))) {
-    return `${verlShared} (${VERSIONS.map((v) => `verl-${v}`).join(", ")} and hydra-1.3.2 source) not found`;
+    return inputMissing(
+      "verlSrc",
+      `${verlShared} (${VERSIONS.map((v) => `verl-${v}`).join(", ")} and hydra-1.3.2 source) not found`,
+    );
   }
   if (!succeeds(PYTHON, ["-c", `import ${PY_MODULES.join(", ")}`])) {
     return `${PYTHON} lacks one of ${PY_MODULES.join(", ")} ` +
@@ -67,7 +70,7 @@ function missing(): string | null {
   return null;
 }
 const reason = missing();
-if (reason) console.log(`skipping VERL conformance: ${reason}`);
+skipping("VERL conformance", reason);
 
 /** Generate Hydra's override parser (as its setup.py does) under `dir`/hydra/grammar/gen. */
 function generateHydraParser(dir: string): void {

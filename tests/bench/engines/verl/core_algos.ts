@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { writeJson } from "../../../../common/fs.ts";
 import { ok } from "../../../assert.ts";
-import { VERL_SRC } from "../../../external_inputs.ts";
+import { missing, VERL_SRC } from "../../../external_inputs.ts";
 
 const PYTHON = "/usr/bin/python3";
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
@@ -16,7 +16,7 @@ export function coreAlgosMissing(): string | null {
   try {
     Deno.statSync(CORE_ALGOS);
   } catch {
-    return `${CORE_ALGOS} not found (../shared)`;
+    return missing("verlSrc", `${CORE_ALGOS} not found`);
   }
   try {
     const probe = new Deno.Command(PYTHON, {
@@ -26,7 +26,7 @@ export function coreAlgosMissing(): string | null {
     });
     if (!probe.outputSync().success) return `${PYTHON} has no torch+numpy (apt-get install -y python3-torch)`;
   } catch {
-    return `${PYTHON} not found`;
+    return `${PYTHON} not found (apt-get install -y python3-torch python3-numpy)`;
   }
   return null;
 }

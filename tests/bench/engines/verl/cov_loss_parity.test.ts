@@ -8,9 +8,10 @@ import { POLICY_LOSSES, type PolicyLossConfig } from "../../../../bench/core/mod
 import { Rng } from "../../../../common/prng.ts";
 import { assertClose, assertEquals, ok } from "../../../assert.ts";
 import { CORE_ALGOS, coreAlgosMissing, runParityScript } from "./core_algos.ts";
+import { skipping } from "../../../external_inputs.ts";
 
 const missing = coreAlgosMissing();
-if (missing) console.log(`skipping Clip-Cov/KL-Cov parity with VERL: ${missing}`);
+skipping("Clip-Cov/KL-Cov parity with VERL", missing);
 
 /** A seeded [B, T] batch with ragged masks, off-policy log-ratios and per-sequence advantages. */
 function makeCase(rng: Rng, loss: "clip_cov" | "kl_cov", lossAgg: string) {

@@ -5,10 +5,11 @@ import { ADV_ESTIMATORS, groupIdsOf } from "../../../../bench/core/mod.ts";
 import { Rng } from "../../../../common/prng.ts";
 import { assertClose, assertEquals, ok } from "../../../assert.ts";
 import { CORE_ALGOS, coreAlgosMissing, runParityScript } from "./core_algos.ts";
+import { skipping } from "../../../external_inputs.ts";
 
 const ACE_VERL = fileURLToPath(new URL("../../../../bench/engines/verl/ace_verl.py", import.meta.url));
 const missing = coreAlgosMissing();
-if (missing) console.log(`skipping estimator parity with VERL: ${missing}`);
+skipping("estimator parity with VERL", missing);
 
 Deno.test("estimators match VERL 0.7.0's rloo, grpo_passk, grpo (no std) and ace_verl's w_reinforce", {
   ignore: missing !== null,

@@ -21,6 +21,7 @@ import {
   writeVerlParquet,
 } from "../../../../bench/engines/verl/mod.ts";
 import { assertEquals, ok, rejects, throws } from "../../../assert.ts";
+import { skipping } from "../../../external_inputs.ts";
 
 const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
 const records: MathRecord[] = JSON.parse(readFileSync(join(fixtures, "records.json"), "utf8"));
@@ -236,7 +237,12 @@ function pyarrowAvailable(): boolean {
   }
 }
 const hasPyarrow = pyarrowAvailable();
-if (!hasPyarrow) console.log("skipping the pyarrow read-back of VERL parquet: python3 has no pyarrow/pandas");
+skipping(
+  "the pyarrow read-back of VERL parquet",
+  hasPyarrow
+    ? null
+    : "python3 has no pyarrow/pandas (Debian has no python3-pyarrow: pip install pyarrow pandas)",
+);
 
 Deno.test({
   name: "verl export: pyarrow and pandas (what VERL reads parquet with) accept the files",

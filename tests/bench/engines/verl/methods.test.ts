@@ -4,7 +4,7 @@ import { resolveAlgo } from "../../../../bench/core/mod.ts";
 import type { RunConfig } from "../../../../bench/engines/engine.ts";
 import { verlRunPlan } from "../../../../bench/engines/verl/mod.ts";
 import { assertEquals, ok, throws } from "../../../assert.ts";
-import { VERL_SRC } from "../../../external_inputs.ts";
+import { missing, skipping, VERL_SRC } from "../../../external_inputs.ts";
 
 const SWEEP = { name: "baselines", rl: { steps: 100 }, dir: "/work/sweeps/baselines" };
 const VERL_SOURCE = new URL(`file://${VERL_SRC}verl-0.7.0/verl/trainer/ppo/core_algos.py`);
@@ -59,9 +59,7 @@ Deno.test("verl methods: NSR is ace_verl's w_reinforce at λ = 0; Clip-Cov and K
 });
 
 const hasVerl = exists(VERL_SOURCE);
-if (!hasVerl) {
-  console.log(`skipping the VERL registry check: ${VERL_SOURCE.pathname} not found (set ACEBENCH_VERL_SRC)`);
-}
+skipping("the VERL registry check", hasVerl ? null : missing("verlSrc", `${VERL_SOURCE.pathname} not found`));
 
 Deno.test(
   "verl methods: the built-in estimator names exist in VERL's own registry",

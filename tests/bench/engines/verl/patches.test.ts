@@ -10,6 +10,7 @@ import { assertEquals, ok } from "../../../assert.ts";
 import { exists } from "../../../../common/fs.ts";
 import { tempDir } from "../../../temp.ts";
 import { VENV_PYTHON, VERL_SHARED } from "./verl_venv.ts";
+import { missing, skipping } from "../../../external_inputs.ts";
 
 const aceVerlDir = fileURLToPath(new URL("../../../../bench/engines/verl/", import.meta.url));
 const script = fileURLToPath(new URL("./fixtures/check_patches.py", import.meta.url));
@@ -43,13 +44,14 @@ const EXPECTED: Record<string, Record<string, string[]>> = {
 };
 
 for (const release of Object.keys(EXPECTED)) {
-  Deno.test(`ace_verl on VERL ${release}: each patch lands on the releases it declares, and only there`, async () => {
-    const src = join(VERL_SHARED, `verl-${release}`);
-    if (!exists(join(src, "verl", "trainer", "main_ppo.py")) || !exists(VENV_PYTHON)) {
-      return console.log(
-        `skipped: VERL ${release} sources (${src}; ACEBENCH_VERL_SRC) or the VERL venv (bash .ci/setup_verl_venv.sh) not found`,
-      );
-    }
+  const src = join(VERL_SHARED, `verl-${release}`);
+  const reason = !exists(join(src, "verl", "trainer", "main_ppo.py"))
+    ? missing("verlSrc", `${src} not found`)
+    : !exists(VENV_PYTHON)
+    ? missing("verlVenv", `${VENV_PYTHON} not found`)
+    : null;
+  const name = `ace_verl on VERL ${release}: each patch lands on the releases it declares, and only there`;
+  Deno.test({ name, ignore: skipping(`the patch check on VERL ${release}`, reason) }, async () => {
     const log = join(tempDir(), "steps.jsonl");
     const out = await new Deno.Command(VENV_PYTHON, {
       args: [script],

@@ -14,6 +14,7 @@ import { assertEquals, ok } from "../../../assert.ts";
 import { tempDir } from "../../../temp.ts";
 import { maxRelativeDiff, recomputeAce } from "./trainer_loop_common.ts";
 import { VENV_PYTHON, verl090Missing, VERL_SHARED, verlVenvMissing } from "./verl_venv.ts";
+import { skipping } from "../../../external_inputs.ts";
 
 const aceVerlDir = fileURLToPath(new URL("../../../../bench/engines/verl/", import.meta.url));
 const script = fileURLToPath(new URL("./fixtures/release_equivalence.py", import.meta.url));
@@ -140,12 +141,7 @@ function batches(): Batch[] {
 }
 
 const reason = verlVenvMissing() ?? verl090Missing();
-if (reason) {
-  console.log(
-    `skipping ACE's release equivalence: ${reason} (VERL 0.7.0 and 0.9.0 sources: ACEBENCH_VERL_SRC or ../shared/verl; ` +
-      `the venv: bash .ci/setup_verl_venv.sh)`,
-  );
-}
+skipping("ACE's release equivalence", reason);
 
 /** Runs the fixture under one release; its output. */
 async function runRelease(release: string, input: string, dir: string): Promise<Output> {

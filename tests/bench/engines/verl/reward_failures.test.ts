@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { assertEquals, ok } from "../../../assert.ts";
 import { tempDir } from "../../../temp.ts";
+import { skipping } from "../../../external_inputs.ts";
 
 const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
 const rewardDir = fileURLToPath(new URL("../../../../bench/engines/verl/", import.meta.url));
@@ -15,9 +16,10 @@ const python = (() => {
     return null;
   }
 })();
-if (python === null) {
-  console.log("reward_failures: skipped (no python3 on PATH; reward.py needs only its stdlib)");
-}
+skipping(
+  "reward.py's failure tests",
+  python === null ? "no python3 on PATH; reward.py needs only its stdlib (apt-get install -y python3)" : null,
+);
 
 async function drive(mode: string, requests: number, env: Record<string, string> = {}) {
   const state = join(tempDir("acebench-reward-failures-"), "starts");

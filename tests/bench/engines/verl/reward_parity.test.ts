@@ -12,7 +12,7 @@ import { parquetReadObjects } from "hyparquet";
 import { assert, assertEquals } from "../../../assert.ts";
 import { responseForms } from "./fixtures/response_forms.ts";
 import { graderCommand, TOKENIZER_DIR, VENV_PYTHON, VERL_PYTHONPATH, verlVenvMissing } from "./verl_venv.ts";
-import { DATASET_MIRROR } from "../../../external_inputs.ts";
+import { DATASET_MIRROR, missing, skipping } from "../../../external_inputs.ts";
 
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 const root = here("../../../../");
@@ -108,11 +108,12 @@ function disagreements(
 }
 
 const missingData = !exists(MATH500) || !exists(DAPO)
-  ? `${datasets} (MATH-500, DAPO-Math-17K) not found`
+  ? missing("datasetMirror", `${datasets} (MATH-500, DAPO-Math-17K) not found`)
   : null;
 const venvReason = missingData ?? verlVenvMissing();
-if (missingData) console.log(`skipping reward/grade parity: ${missingData}`);
-else if (venvReason) console.log(`reward/grade parity through VERL's reward managers skipped: ${venvReason}`);
+if (!skipping("reward/grade parity", missingData)) {
+  skipping("reward/grade parity through VERL's reward managers", venvReason);
+}
 
 Deno.test({
   name:

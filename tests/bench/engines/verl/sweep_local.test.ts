@@ -9,7 +9,7 @@ import { readJson } from "../../../../common/fs.ts";
 import { assert, assertEquals, ok } from "../../../assert.ts";
 import { taskPermissions } from "../../../run_cli.ts";
 import { tempDir } from "../../../temp.ts";
-import { DATASET_MIRROR } from "../../../external_inputs.ts";
+import { DATASET_MIRROR, missing, skipping } from "../../../external_inputs.ts";
 import { runCommand } from "./trainer_loop_common.ts";
 import { TOKENIZER_DIR, VENV_PYTHON, verl090Missing, VERL_SHARED, verlVenvMissing } from "./verl_venv.ts";
 
@@ -20,7 +20,7 @@ const mirrorMissing = (() => {
     Deno.statSync(join(DATASET_MIRROR, "aime2025"));
     return null;
   } catch {
-    return `no dataset mirror at ${DATASET_MIRROR} (ACEBENCH_DATASET_MIRROR; bash .ci/make_dataset_mirror.sh)`;
+    return missing("datasetMirror", `${DATASET_MIRROR}aime2025 not found`);
   }
 })();
 
@@ -103,7 +103,7 @@ function task(name: string, args: string[], env: Record<string, string>): string
 }
 
 for (const { version, hook, skip } of releases) {
-  if (skip) console.log(`skipping deno task sweep through VERL ${version}'s real loop: ${skip}`);
+  skipping(`deno task sweep through VERL ${version}'s real loop`, skip);
   Deno.test({
     name:
       `deno task sweep (launch local) → VERL ${version}'s real loop on CPU → deno task report shows Pass@k`,

@@ -23,6 +23,7 @@ import {
 } from "../../../../bench/engines/verl/mod.ts";
 import { assert, assertEquals, ok } from "../../../assert.ts";
 import { graderCommand, TOKENIZER_DIR, VENV_PYTHON, VERL_SHARED, verlVenvMissing } from "./verl_venv.ts";
+import { skipping } from "../../../external_inputs.ts";
 import { type ActorLog, maxRelativeDiff, recomputeAce, runCommand as run } from "./trainer_loop_common.ts";
 
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
@@ -36,7 +37,7 @@ const MAX_RESPONSE = 48;
 const reason = Deno.env.get("CI") === "true" && Deno.env.get("ACEBENCH_VERL_LOOP") !== "1"
   ? "CI=true without ACEBENCH_VERL_LOOP=1 (about 4 minutes on two cores)"
   : verlVenvMissing();
-if (reason) console.log(`skipping VERL's real trainer loop: ${reason}`);
+skipping("VERL's real trainer loop", reason);
 
 /** A two-run sweep (ACE-GRPO, ACE-DAPO) at toy scale on one "GPU", the fixture problems as train and test data. */
 function sweepConfig(modelDir: string, logFile: string): SweepConfig {

