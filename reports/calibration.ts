@@ -157,7 +157,7 @@ export function calibrationSection(points: readonly CalibrationPoint[], dataset:
 }
 
 /** Columns of calibration.csv, in order (Δ and intervals in Pass@k units; NaN bounds: no interval). */
-export const CALIBRATION_COLUMNS = [
+const CALIBRATION_COLUMNS = [
   "dataset",
   "preset",
   "lr",

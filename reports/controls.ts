@@ -380,7 +380,7 @@ export function controlsSection(
 }
 
 /** Columns of controls.csv, in order (differences in Pass@k units). */
-export const CONTROLS_COLUMNS = [
+const CONTROLS_COLUMNS = [
   "dataset",
   "id",
   "claim",

@@ -8,7 +8,7 @@ import { readStatus, readSweepRecord } from "../common/run_folder.ts";
 import type { SweepData } from "./load.ts";
 
 /** The report files a kept folder holds (those a sweep's report wrote), beside plots/ and provenance.json. */
-export const KEPT_FILES = [
+const KEPT_FILES = [
   "summary.json",
   "summary.md",
   "cells.csv",

@@ -426,7 +426,7 @@ const METHOD_COLORS = [
 ];
 
 /** One training-curve point: a method's median and quartiles of one metric over its runs at one step. */
-export interface TrainingPoint {
+interface TrainingPoint {
   method: string;
   /** A key of TRAINING_METRICS. */
   metric: string;
@@ -441,7 +441,7 @@ export interface TrainingPoint {
  * step, the median and quartiles over runs; metrics that are 0 everywhere are dropped. `units`: the most runs
  * behind one point.
  */
-export function trainingSummary(runs: readonly RunData[]): { values: TrainingPoint[]; units: number } {
+function trainingSummary(runs: readonly RunData[]): { values: TrainingPoint[]; units: number } {
   const byKey = new Map<string, number[]>();
   for (const run of runs) {
     const first = Math.min(...run.metrics.map((m) => m.step));

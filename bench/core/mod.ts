@@ -51,9 +51,11 @@ export {
   type AdvantageInput,
   type AdvantageOptions,
   grpoAdvantages,
+  maxMinusSecondAdvantages,
   passkAdvantages,
   psrAdvantages,
   rlooAdvantages,
+  wReinforceAceAdvantages,
   wReinforceAdvantages,
 } from "./estimators.ts";
 export { Registry } from "./registry.ts";

@@ -148,7 +148,7 @@ export function checkSweepConfig(raw: unknown, source: string, spec?: EngineSpec
 }
 
 /** A method's engine settings: the sweep's, with the method's own `rl` fields over the sweep's rl block. */
-export function methodSettings(
+function methodSettings(
   settings: Record<string, unknown>,
   method: MethodSpec,
 ): Record<string, unknown> {

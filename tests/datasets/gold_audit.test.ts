@@ -10,10 +10,9 @@ import { main as datasetsMain } from "../../datasets/cli.ts";
 import { main as fetchMain } from "../../commands/fetch.ts";
 import { UsageError } from "../../common/args.ts";
 import { HAVE_SHARED, SHARED, tempDir } from "./helpers.ts";
+import { missing, skipping } from "../external_inputs.ts";
 
-if (!HAVE_SHARED) {
-  console.log(`gold audit over the mirror skipped: ${SHARED} is absent (set ACEBENCH_DATASET_MIRROR)`);
-}
+skipping("the gold audit over the mirror", HAVE_SHARED ? null : missing("datasetMirror"));
 
 Deno.test("gold fixes: each normaliser repairs its example and leaves a sound gold alone", () => {
   assertEquals(fixGold("minerva", "np.arcsin(10/13)"), {

@@ -6,7 +6,7 @@ import { assertEquals, ok, rejects } from "../assert.ts";
 import { fromCsv } from "../../common/csv.ts";
 import { writeJson } from "../../common/fs.ts";
 import { main as sweepMain } from "../../commands/sweep.ts";
-import { type CalibrationPoint, pickStepSize } from "../../reports/calibration.ts";
+import { CALIBRATION_RULE, type CalibrationPoint, pickStepSize } from "../../reports/calibration.ts";
 import type { DiffCell } from "../../reports/compare.ts";
 import { tempDir } from "../temp.ts";
 
@@ -29,6 +29,8 @@ function point(lr: number, lo1: number, dMax: number): CalibrationPoint {
 }
 
 Deno.test("calibration rule: the largest step that raises Pass@1 and keeps the largest k within 3 points", () => {
+  // The rule as fixed before the calibration data (docs/findings.md quotes it).
+  assertEquals(CALIBRATION_RULE, { preset: "grpo", maxBoundaryLoss: 0.03 });
   const points = [point(1e-4, 0.02, -0.01), point(2.5e-4, 0.05, -0.029), point(5e-4, 0.04, -0.07)];
   const pick = pickStepSize(points, "d");
   assertEquals([pick.lr, pick.inRange], [2.5e-4, true]);
