@@ -1,9 +1,11 @@
 // `deno task bench grader`: grades/s and p50/p99 latency of single `grade` and of `gradeMany`, on MATH-500
 // gold vs \boxed{gold}, MATH-500 gold i vs gold i+1, and the labelled corpus; `--frontend-compare` measures
-// the hand-written LaTeX front end against @cortex-js/compute-engine on the corpus (accuracy and speed);
-// `--labelled FILE` scores a labelled JSON-lines file instead (accuracy, FP, FN in default and strict mode).
+// the hand-written LaTeX front end against @cortex-js/compute-engine on the corpus (accuracy and speed); the
+// once-slow adversarial inputs are timed singly; `--labelled FILE` scores a labelled JSON-lines file instead
+// (accuracy, FP, FN in default and strict mode).
 import { parseFlags, parseNumber } from "../../common/args.ts";
 import { exists, readJsonl } from "../../common/fs.ts";
+import { Rng } from "../../common/prng.ts";
 import { grade } from "../../evaluators/grade.ts";
 import { gradeMany, type GradeManyItem, GraderPool } from "../../evaluators/pool.ts";
 import { clearParseCache, splitTop, useFrontEnd } from "../../evaluators/forms.ts";
@@ -57,6 +59,84 @@ function workloads(): Record<string, Case[]> {
   }
   out["corpus"] = corpus;
   return out;
+}
+
+/**
+ * Inputs that were once slow, by family: quadratic marker regexes on whitespace runs, exponential ± expansion,
+ * huge nesting and lengths, and seeded long runs of marker and math fragments. Each must grade far below the
+ * pool's 2 s timeout; tests check only that each gets a verdict.
+ */
+export function adversarialCases(): Record<string, Case[]> {
+  const sp = " ".repeat(19_000);
+  const pm = (n: number, d: string) => Array(n).fill(d).join("\\pm");
+  const pairs = (ps: [string, string][]) => ps.map(([prediction, gold]) => ({ prediction, gold }));
+  const rng = Rng.seeded(99);
+  const frags = [
+    " ",
+    "\n",
+    "\t",
+    "$",
+    "$$",
+    "\\(",
+    "\\)",
+    "\\[",
+    "\\]",
+    "Answer",
+    "Answer:",
+    "answer",
+    "final answer is",
+    "the answer is",
+    "**",
+    ".",
+    ". ",
+    ",",
+    "I hope it is correct",
+    "A:",
+    "####",
+    "\\boxed",
+    "\\boxed{",
+    "}",
+    "{",
+    "5",
+    "x",
+    "=",
+    "\\pm",
+    "\\begin{pmatrix}",
+    "&",
+    "\\\\",
+    "and",
+    "<|im_end|>",
+    "since",
+    "`",
+  ];
+  const runs = Array.from({ length: 150 }, () => {
+    const [a, b, c] = [rng.pick(frags), rng.pick(frags), rng.pick(frags)];
+    const run = a.repeat(Math.ceil(9000 / a.length));
+    return { prediction: c + run + b + run + c, gold: "5" };
+  });
+  return {
+    "huge inputs": pairs([
+      ["\\boxed{10^{10^{10^{10}}}}", "1"],
+      ["\\boxed{1000000!}", "1"],
+      ["\\boxed{" + "{".repeat(100_000) + "1" + "}".repeat(100_000) + "}", "1"],
+      ["\\boxed{" + "(".repeat(100_000) + "1" + ")".repeat(100_000) + "}", "1"],
+      ["x".repeat(5_000_000), "1"],
+      ["\\boxed{" + "1+".repeat(1_000_000) + "1}", "1"],
+      ["\\boxed{1}".repeat(200_000), "1"],
+      ["\\boxed{2}", "\\boxed{" + "{".repeat(100_000) + "}".repeat(100_000) + "}"],
+      ["\\boxed{(x+1)^{10^{9}}}", "(x+1)^{10^{9}+1}"],
+    ]),
+    "whitespace runs and ±": pairs([
+      ["The final answer is x" + sp + "x\ny", "5"],
+      ["the answer is x" + sp + "x y", "5"],
+      ["The final answer is" + sp, "5"],
+      ["Answer" + sp + "x", "5"],
+      ["So the total is" + sp + " 5 . x", "5"],
+      ["\\boxed{" + pm(249, "1") + "}", pm(249, "2")],
+      ["\\boxed{\\frac{" + pm(100, "1") + "}{2}}", "\\frac{" + pm(100, "1") + "}{2}"],
+    ]),
+    "seeded fragment runs": runs,
+  };
 }
 
 // One cold-cache pass of single grades: per-grade latency in ms.
@@ -131,6 +211,10 @@ export async function main(args: string[]): Promise<number> {
   console.log(row(["workload", "n", "grades/s", "p50 ms", "p99 ms", "max ms"]));
   console.log(row(["---", "---:", "---:", "---:", "---:", "---:"]));
   for (const [name, cases] of Object.entries(loads)) console.log(latencyRow(name, cases, passes));
+  // Once-slow inputs: max ms is what matters (the pool marks an answer `timeout` after 2000 ms).
+  for (const [name, cases] of Object.entries(adversarialCases())) {
+    console.log(latencyRow(`adversarial: ${name}`, cases, passes));
+  }
 
   console.log(
     `\ngradeMany (each workload repeated ×${repeat}, like ${repeat} samples per problem; grades/s):`,

@@ -225,20 +225,25 @@ interface Efficiency {
   sample_peak_gflops: number;
 }
 
-/** `Efficiency` of train and sample tokens/s against their peaks, rounded for the printout and the JSON. */
+/**
+ * `Efficiency` of train and sample tokens/s against their peaks, to 3 significant figures (a tiny config's
+ * 0.04 GFLOP/s stays positive, where rounding to 0.1 printed 0).
+ */
 function efficiency(train: number, sample: number, trainPeak: number, samplePeak: number): Efficiency {
   const trainG = train * trainFlopsPerToken(CFG) / 1e9;
   const sampleG = sample * sampleFlopsPerToken(CFG, PROMPT, NEW) / 1e9;
-  const r1 = (x: number) => Math.round(10 * x) / 10;
   return {
-    train_gflops: r1(trainG),
-    train_pct_peak: r1(100 * trainG / trainPeak),
-    sample_gflops: r1(sampleG),
-    sample_pct_peak: r1(100 * sampleG / samplePeak),
-    train_peak_gflops: r1(trainPeak),
-    sample_peak_gflops: r1(samplePeak),
+    train_gflops: sig3(trainG),
+    train_pct_peak: sig3(100 * trainG / trainPeak),
+    sample_gflops: sig3(sampleG),
+    sample_pct_peak: sig3(100 * sampleG / samplePeak),
+    train_peak_gflops: sig3(trainPeak),
+    sample_peak_gflops: sig3(samplePeak),
   };
 }
+
+/** `x` to 3 significant figures (a positive figure stays positive). */
+const sig3 = (x: number) => Number(x.toPrecision(3));
 
 /** " (G GFLOP/s, P% of peak)" of one figure. */
 function effNote(gflops: number, pct: number): string {
@@ -453,7 +458,7 @@ export async function main(args: string[]): Promise<number> {
       Object.assign(row, {
         tfjs_train: Math.round(t.train),
         tfjs_sample: Math.round(t.sample),
-        tfjs_peak_gflops_per_thread: Math.round(10 * peak) / 10,
+        tfjs_peak_gflops_per_thread: sig3(peak),
         tfjs_train_threads: trainThreads,
         tfjs_sample_threads: sampleThreads,
       });
