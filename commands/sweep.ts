@@ -12,7 +12,6 @@ import {
   engineSpec,
   expandRuns,
   filterRuns,
-  LOCAL_ENGINES,
   measuredSecondsPerStep,
   presetPath,
   readSweepConfig,
@@ -93,7 +92,11 @@ export async function main(args: string[]): Promise<number> {
   if (values.config && values.preset) throw new UsageError("give --config or --preset, not both");
   const path = values.config ?? presetPath(values.preset ?? "default");
   const read = readSweepConfig(path);
-  const sweep = values.smoke ? checkSweepConfig(smokeConfig(read), `${path} (--smoke)`) : read;
+  const spec = engineSpec(read.engine);
+  const sweep = values.smoke ? checkSweepConfig(smokeConfig(read, spec), `${path} (--smoke)`) : read;
+  if (values.smoke && spec.smoke.plansOnly) {
+    console.error(`sweep ${sweep.name}: --smoke on engine ${spec.name} only plans; nothing is launched`);
+  }
   const all = expandRuns(sweep);
   const runs = filterRuns(all, values.only);
   if (runs.length === 0) {
@@ -102,11 +105,10 @@ export async function main(args: string[]): Promise<number> {
   const out = values.out ?? join("runs", sweep.name);
   const workers = parseNumber(values.workers, "workers", cpus().length, 1, 256);
   if (values["dry-run"]) {
-    const spec = engineSpec(sweep.engine);
     const fresh = runs.some((r) => readStatus(runDir(out, r.runId))?.state !== "done") &&
       measuredSecondsPerStep(out, runs) === null;
     let calibration = null;
-    if (fresh && LOCAL_ENGINES.includes(spec.name) && !values["no-calibrate"]) {
+    if (fresh && spec.local && !values["no-calibrate"]) {
       console.error(
         `sweep ${sweep.name}: no finished run in ${out}; calibrating (a few RL steps of one run)…`,
       );

@@ -25,9 +25,6 @@ export interface Calibration {
   wall: number;
 }
 
-/** Engines that train on this machine, so a calibration can time them (VERL plans cluster jobs). */
-export const LOCAL_ENGINES: readonly string[] = ["tabular", "tfjs"];
-
 /** RL steps of the calibration run, and SFT steps of its short base model. */
 const CAL_STEPS = 3, CAL_SFT_STEPS = 20;
 

@@ -23,12 +23,6 @@ export {
 } from "./runner.ts";
 export { describePlan, designLine, measuredSecondsPerStep } from "./plan.ts";
 export { makespan } from "./makespan.ts";
-export {
-  calibrate,
-  type Calibration,
-  estimateFromCalibration,
-  evaluations,
-  LOCAL_ENGINES,
-} from "./calibrate.ts";
+export { calibrate, type Calibration, estimateFromCalibration, evaluations } from "./calibrate.ts";
 export { engines, type EngineSpec, engineSpec, loadEngine } from "../engines/registry.ts";
 export { smokeConfig } from "./smoke.ts";

@@ -26,18 +26,12 @@ function formatSeconds(s: number): string {
 }
 
 /** The design in one line: bases (and how each is trained), seeds per base, and which bases are still to do. */
-export function designLine(sweep: SweepConfig, runs: RunConfig[]): string {
+export function designLine(sweep: SweepConfig, runs: RunConfig[], spec: EngineSpec): string {
   const bases = [...new Set(runs.map((r) => r.base ?? 0))].sort((a, b) => a - b);
   const perBase = sweep.bases === undefined
     ? `one base model (base 0), seeds ${sweep.seeds?.join(", ")}`
     : `${sweep.bases} base model(s), ${sweep.seedsPerBase ?? 1} seed(s) per base`;
-  const where = sweep.engine === "tfjs"
-    ? `; base b is an SFT model trained from seed ${
-      sweep.bases === undefined ? baseSeed(sweep, 0) : "b"
-    } under <out>/base/<b>/`
-    : sweep.engine === "tabular"
-    ? "; base b is tabular world worldSeed + b"
-    : "; the base is the pretrained model";
+  const where = spec.base(sweep.bases === undefined ? String(baseSeed(sweep, 0)) : "b");
   const shown = bases.length === (sweep.bases ?? 1) ? "" : ` (selected runs use bases ${bases.join(", ")})`;
   return `design: ${perBase}${where}${shown}`;
 }
@@ -56,7 +50,7 @@ export async function describePlan(
   verbose = false,
 ): Promise<string> {
   const lines = [`sweep ${sweep.name}: ${runs.length} runs, engine ${sweep.engine}, out ${out}`];
-  lines.push(designLine(sweep, runs), "");
+  lines.push(designLine(sweep, runs, spec), "");
   lines.push(`${"run".padEnd(36)} ${"state".padEnd(8)} ${"preset".padEnd(9)} base  seed  steps  ace`);
   const todo: number[] = [];
   for (const run of runs) {
