@@ -30,6 +30,21 @@ export interface EvalProtocol {
   ks: number[];
 }
 
+/**
+ * How a protocol's grader grades: `strict` for `grade`, and the per-answer timeout (ms; null: none). Mode "none"
+ * grades no text, so asking for it throws, naming `source`.
+ */
+export function graderOptions(
+  protocol: EvalProtocol,
+  source: string,
+): { strict: boolean; timeoutMs: number | null } {
+  const { mode, timeoutMs } = protocol.grader;
+  if (mode === "none") {
+    throw new Error(`${source}: record.protocol.grader.mode is "none": this protocol grades no text`);
+  }
+  return { strict: mode === "strict", timeoutMs };
+}
+
 /** How the runs of a method are spread: seeds on one shared base, or bases × seeds per base. */
 export type Design =
   | { kind: "seeds"; seeds: number[] }

@@ -3,8 +3,8 @@
 // hold functions (`ingest.pending`), so it never crosses a Worker boundary: a job carries an `EngineRef` (strings)
 // and the Worker looks the engine up here by name.
 import { join } from "node:path";
-import { runFile } from "../../common/run_folder.ts";
-import type { EvalProtocol } from "../../common/protocol.ts";
+import { readSweepRecord, runFile, sweepFile } from "../../common/run_folder.ts";
+import { type EvalProtocol, graderOptions, sweepRecordOf } from "../../common/protocol.ts";
 import { GRADE_TIMEOUT_MS, graderVersion } from "../../evaluators/mod.ts";
 import type { Engine, RunConfig } from "./engine.ts";
 
@@ -170,6 +170,22 @@ export const engines: Record<string, EngineSpec> = {
     }),
   },
 };
+
+/**
+ * How a run of `engine` grades: by the protocol its sweep recorded (sweep.json's `record` in `sweepDir`), else (no
+ * record yet, as in a dry run or a test of the engine alone) by the one the engine's entry gives for `settings`.
+ */
+export function gradingOf(
+  engine: string,
+  sweepDir: string | null,
+  settings: Record<string, unknown> = {},
+  evalSpec: { n: number; ks: number[] } = { n: 1, ks: [1] },
+): { strict: boolean; timeoutMs: number | null } {
+  const recorded = sweepDir === null ? null : readSweepRecord(sweepDir);
+  const record = recorded ? sweepRecordOf(recorded, sweepFile(sweepDir!)) : null;
+  const protocol = record?.protocol ?? engineSpec(engine).protocol(settings, evalSpec);
+  return graderOptions(protocol, record ? sweepFile(sweepDir!) : `engine ${engine}`);
+}
 
 /** The spec for an engine name; throws naming the known engines when it is unknown. */
 export function engineSpec(name: string): EngineSpec {

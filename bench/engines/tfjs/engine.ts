@@ -14,6 +14,7 @@ import {
   runStream,
 } from "../engine.ts";
 import { runLoop } from "../loop.ts";
+import { gradingOf } from "../registry.ts";
 import { loadBundle, loadLatestCheckpoint, saveBundle, saveCheckpoint } from "./checkpoint.ts";
 import {
   createModel,
@@ -142,7 +143,8 @@ async function baseEval(
 ): Promise<EvalRecord[]> {
   const path = join(baseDir(sweepDir, index), `eval-n${n}.jsonl`);
   if (exists(path)) return readJsonl<EvalRecord>(path);
-  const records = await evaluate(policyFrom(base), taskSets(s).test, n, 0, baseEvalSeed(index));
+  const grader = tfjsGrading(sweepDir, s, { n, ks: [1] });
+  const records = await evaluate(policyFrom(base), taskSets(s).test, n, 0, baseEvalSeed(index), grader);
   atomicWrite(path, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
   return records;
 }
@@ -157,6 +159,17 @@ export function resolveTfjsRun(run: RunConfig): RunConfig<TfjsSettings> {
   const algo = structuredClone(run.algo);
   algo.overlong.buffer = fitOverlongBuffer(algo.overlong.buffer, settings.rl.maxNewTokens);
   return { ...run, algo, settings };
+}
+
+/** How tfjs grades in this sweep (its recorded protocol); it grades in-process, so a timeout is refused. */
+function tfjsGrading(sweepDir: string, s: TfjsSettings, e: { n: number; ks: number[] }): { strict: boolean } {
+  const { strict, timeoutMs } = gradingOf("tfjs", sweepDir, s as unknown as Record<string, unknown>, e);
+  if (timeoutMs !== null) {
+    throw new Error(
+      `${sweepDir}: protocol grader timeoutMs ${timeoutMs}: tfjs grades in-process, with no timeout`,
+    );
+  }
+  return { strict };
 }
 
 /** The tfjs run backend: the policy of `tfjsPolicy` plus evaluation and bit-for-bit checkpoints. */
@@ -179,6 +192,7 @@ function tfjsRunBackend(
     settings: s,
     algo: run.algo,
     rng: runStream(run).derive("rl"),
+    grader: tfjsGrading(sweepDir, s, run.eval),
   };
   const ckptDir = join(runDir, "checkpoints");
   const backend: RunBackend<TfjsGroup, Tokens> = {
@@ -187,7 +201,7 @@ function tfjsRunBackend(
     evaluate: async (step) => ({
       samples: step === 0
         ? await baseEval(base, s, sweepDir, run.base ?? 0, run.eval.n)
-        : await evaluate(policy, test, run.eval.n, step, evalSeed(run, step)),
+        : await evaluate(policy, test, run.eval.n, step, evalSeed(run, step), ctx.grader),
     }),
     async save(step) {
       const checkpoint: RunCheckpoint = {

@@ -121,8 +121,9 @@ export function methodOf(record: MathRecord, response: string): string {
 }
 
 /**
- * Evaluate `n` samples per test problem at the eval temperature/top-p, graded in strict mode. The random
- * stream is `Rng.seeded(seed)`, so the same policy, seed and settings give the same records.
+ * Evaluate `n` samples per test problem at the eval temperature/top-p, graded as `grader` says (the sweep's
+ * recorded protocol). The random stream is `Rng.seeded(seed)`, so the same policy, seed and settings give the
+ * same records.
  */
 export async function evaluate(
   policy: Policy,
@@ -130,6 +131,7 @@ export async function evaluate(
   n: number,
   step: number,
   seed: number,
+  grader: { strict: boolean },
 ): Promise<EvalRecord[]> {
   const s = policy.settings;
   const completions = await generate(policy, test.map(renderPrompt), {
@@ -142,7 +144,7 @@ export async function evaluate(
   });
   return test.flatMap((record, i) =>
     completions[i].map((c, sample) => {
-      const g = grade(c.text, record.answer, { strict: true });
+      const g = grade(c.text, record.answer, { strict: grader.strict });
       return {
         step,
         dataset: record.dataset,
