@@ -4,19 +4,22 @@ import { join } from "node:path";
 import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
 import { exists } from "../common/fs.ts";
 import { lockFolder } from "../common/lock.ts";
-import { readStatus, removeDuplicates, runDir } from "../common/run_folder.ts";
+import { removeDuplicates } from "../common/run_folder.ts";
 import {
   calibrate,
   checkSweepConfig,
+  costKey,
+  costModelPath,
   describePlan,
   engineSpec,
   expandRuns,
   filterRuns,
-  measuredSecondsPerStep,
   presetPath,
   readSweepConfig,
   runSweep,
   smokeConfig,
+  storeCalibration,
+  storedCalibrations,
   writeSweepJson,
 } from "../bench/sweep/mod.ts";
 import { blockingIssues, issueLines, writeReportChecked } from "../reports/mod.ts";
@@ -24,7 +27,7 @@ import { blockingIssues, issueLines, writeReportChecked } from "../reports/mod.t
 /** Usage text for `deno task sweep`. */
 export const usage =
   `usage: deno task sweep [--config FILE | --preset NAME] [--out DIR] [--only PATTERN] [--workers N]
-                       [--dry-run [--no-calibrate] [--verbose]] [--no-report] [--repair] [--smoke]
+                       [--dry-run [--calibrate] [--verbose]] [--no-report] [--repair] [--smoke]
 
 Runs every method × ACE-grid point × base model × seed of a sweep config in parallel workers (first each
 base model the runs start from: a tfjs SFT per base), then writes the report (passk.csv, summary.md, plots/)
@@ -40,10 +43,10 @@ the exit code is already 1) or --only selected a subset.
 --only PATTERN    run only these runs: a glob over run ids ('ace-*', '*_b3_*'), else one run id or method
 --workers N       parallel runs (default: number of cores)
 --dry-run         print the design (bases, seeds per base), the run matrix, what is done, and a time estimate (VERL: a cost
-                  and memory table); run nothing in the sweep folder
-                  (with no finished run there, a local engine is calibrated first: a few RL steps of one run,
-                  and a short SFT base model for tfjs, in a temp folder; the estimate says so)
---no-calibrate    with --dry-run: skip the calibration (no estimate on a fresh folder)
+                  and memory table); trains and writes nothing. With no finished run in the folder the estimate
+                  comes from the stored cost model (bench/sweep/costs.json, $ACEBENCH_COST_MODEL), with its spread
+--calibrate       with --dry-run: first measure these settings (a few RL steps of one run, and a short SFT base
+                  model for tfjs, in a temp folder) and store the measurement in the cost model
 --verbose         with --dry-run on VERL configs: also each run's Hydra overrides, launch script and ray job
 --no-report       skip writing the report at the end
 --smoke           the config shrunk to seconds (2 bases or seeds, 2 RL steps, n = 4, a tiny tfjs model; VERL:
@@ -66,7 +69,7 @@ export async function main(args: string[]): Promise<number> {
     only: { type: "string" },
     workers: { type: "string" },
     "dry-run": { type: "boolean" },
-    "no-calibrate": { type: "boolean" },
+    calibrate: { type: "boolean" },
     verbose: { type: "boolean" },
     "no-report": { type: "boolean" },
     repair: { type: "boolean" },
@@ -79,7 +82,7 @@ export async function main(args: string[]): Promise<number> {
     only?: string;
     workers?: string;
     "dry-run"?: boolean;
-    "no-calibrate"?: boolean;
+    calibrate?: boolean;
     verbose?: boolean;
     "no-report"?: boolean;
     repair?: boolean;
@@ -104,17 +107,17 @@ export async function main(args: string[]): Promise<number> {
   }
   const out = values.out ?? join("runs", sweep.name);
   const workers = parseNumber(values.workers, "workers", cpus().length, 1, 256);
+  if (values.calibrate && !(values["dry-run"] && spec.local)) {
+    throw new UsageError(`--calibrate goes with --dry-run, on an engine that trains here (not ${spec.name})`);
+  }
   if (values["dry-run"]) {
-    const fresh = runs.some((r) => readStatus(runDir(out, r.runId))?.state !== "done") &&
-      measuredSecondsPerStep(out, runs) === null;
-    let calibration = null;
-    if (fresh && spec.local && !values["no-calibrate"]) {
-      console.error(
-        `sweep ${sweep.name}: no finished run in ${out}; calibrating (a few RL steps of one run)…`,
-      );
-      calibration = await calibrate(sweep, spec);
+    if (values.calibrate) {
+      console.error(`sweep ${sweep.name}: calibrating (a few RL steps of one run in a temp folder)…`);
+      storeCalibration(sweep, await calibrate(sweep, spec));
+      console.error(`sweep ${sweep.name}: calibration stored in ${costModelPath()} (${costKey(sweep)})`);
     }
-    console.log(await describePlan(sweep, runs, out, workers, spec, calibration, values.verbose));
+    const stored = storedCalibrations(sweep);
+    console.log(await describePlan(sweep, runs, out, workers, spec, stored, values.verbose));
     return 0;
   }
   // One writer per folder: a second sweep on `out` exits 2 here instead of retraining finished runs.

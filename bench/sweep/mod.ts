@@ -23,6 +23,15 @@ export {
 } from "./runner.ts";
 export { describePlan, designLine, measuredSecondsPerStep } from "./plan.ts";
 export { makespan } from "./makespan.ts";
-export { calibrate, type Calibration, estimateFromCalibration, evaluations } from "./calibrate.ts";
+export {
+  calibrate,
+  type Calibration,
+  costKey,
+  costModelPath,
+  estimateFromCalibration,
+  evaluations,
+  storeCalibration,
+  storedCalibrations,
+} from "./calibrate.ts";
 export { engines, type EngineSpec, engineSpec, loadEngine } from "../engines/registry.ts";
 export { smokeConfig } from "./smoke.ts";

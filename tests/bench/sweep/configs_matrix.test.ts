@@ -108,7 +108,7 @@ for (const name of configs) {
   const out = join(tempDir("acebench-matrix-"), name);
   Deno.test(`shipped config ${name}: sweep --dry-run under deno.json's permissions`, async () => {
     assertOk(
-      await task("sweep", ["--preset", name, "--dry-run", "--no-calibrate", "--out", out]),
+      await task("sweep", ["--preset", name, "--dry-run", "--out", out]),
       "sweep --dry-run",
     );
   });
