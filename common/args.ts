@@ -83,7 +83,7 @@ export function parseNumber(
 /**
  * One flag of a command's table, declared once for parsing, `--help` and validation: its type (`list`: comma-
  * separated positive integers), help line, placeholder in the usage, default (filled in when absent), a number's
- * range, a string's choices; `multiple` makes a string flag repeatable.
+ * range (and `integer`), a string's choices; `multiple` makes a string flag repeatable.
  */
 export interface Flag {
   type: "boolean" | "string" | "number" | "list";
@@ -92,6 +92,7 @@ export interface Flag {
   default?: string | number | boolean | readonly number[];
   min?: number;
   max?: number;
+  integer?: boolean;
   choices?: readonly string[];
   multiple?: boolean;
 }
@@ -154,8 +155,12 @@ export function parseTable<T extends FlagTable>(
     if (f.type === "boolean") values[name] = v === true;
     else if (f.multiple) values[name] = (v as string[] | undefined) ?? [];
     else if (v === undefined) values[name] = f.default;
-    else if (f.type === "number") values[name] = parseNumber(v as string, name, 0, f.min, f.max);
-    else if (f.type === "list") values[name] = parseIntList(v as string, name);
+    else if (f.type === "number") {
+      values[name] = parseNumber(v as string, name, 0, f.min, f.max);
+      if (f.integer && !Number.isInteger(values[name])) {
+        throw new UsageError(`--${name}: expected an integer, got ${v}`);
+      }
+    } else if (f.type === "list") values[name] = parseIntList(v as string, name);
     else if (f.choices && !f.choices.includes(v as string)) {
       throw new UsageError(`--${name}: expected one of ${f.choices.join(", ")}, got '${v}'`);
     } else values[name] = v;
