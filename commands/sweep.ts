@@ -1,7 +1,7 @@
 // `deno task sweep`: run a training sweep (resumable, parallel), then write its report.
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
+import { flagLines, type FlagTable, parseTable, UsageError } from "../common/args.ts";
 import { exists } from "../common/fs.ts";
 import { lockFolder } from "../common/lock.ts";
 import { removeDuplicates } from "../common/run_folder.ts";
@@ -24,6 +24,59 @@ import {
 } from "../bench/sweep/mod.ts";
 import { blockingIssues, issueLines, writeReportChecked } from "../reports/mod.ts";
 
+/** The flags of `deno task sweep`, declared once for parsing, --help and validation. */
+const FLAGS = {
+  config: {
+    type: "string",
+    value: "FILE",
+    help: "sweep config (JSON, see bench/sweep/sweep.schema.json; a recorded sweep.json works too)",
+  },
+  preset: { type: "string", value: "NAME", help: "a config shipped in bench/configs/ (default: default)" },
+  out: { type: "string", value: "DIR", help: "sweep folder (default: runs/<name>)" },
+  only: {
+    type: "string",
+    value: "PATTERN",
+    help: "run only these runs: a glob over run ids ('ace-*', '*_b3_*'), else one run id or method",
+  },
+  workers: {
+    type: "number",
+    default: cpus().length,
+    min: 1,
+    max: 256,
+    help: "parallel runs (default: cores)",
+  },
+  "dry-run": {
+    type: "boolean",
+    help:
+      "print the design (bases, seeds per base), the run matrix, what is done, and a time estimate (VERL: " +
+      "a cost and memory table); trains and writes nothing. With no finished run in the folder the estimate " +
+      "comes from the stored cost model (bench/sweep/costs.json, $ACEBENCH_COST_MODEL), with its spread",
+  },
+  calibrate: {
+    type: "boolean",
+    help: "with --dry-run: first measure these settings (a few RL steps of one run, and a short SFT base " +
+      "model for tfjs, in a temp folder) and store the measurement in the cost model",
+  },
+  verbose: {
+    type: "boolean",
+    help: "with --dry-run on VERL configs: also each run's Hydra overrides, launch script and ray job",
+  },
+  "no-report": { type: "boolean", help: "skip writing the report at the end" },
+  smoke: {
+    type: "boolean",
+    help:
+      "the config shrunk by its engine's registry entry (2 bases or seeds, 2 RL steps, n = 4, a tiny tfjs " +
+      "model; VERL only plans) under the name <name>-smoke: checks that a config runs end to end; its numbers " +
+      "are no result",
+  },
+  repair: {
+    type: "boolean",
+    help:
+      "first drop duplicate eval samples and metrics lines (left by two sweeps writing one folder before " +
+      "the lock held) from every run, saying how many",
+  },
+} as const satisfies FlagTable;
+
 /** Usage text for `deno task sweep`. */
 export const usage =
   `usage: deno task sweep [--config FILE | --preset NAME] [--out DIR] [--only PATTERN] [--workers N]
@@ -37,23 +90,7 @@ With no flags it runs the embedded default (bench/configs/default.json: tfjs eng
 ace-grpo, dapo, ace-dapo × 1 seed per base on 320 problems, n = 32). The report exits 1 on incomplete data unless runs failed (then
 the exit code is already 1) or --only selected a subset.
 
---config FILE     sweep config (JSON, see bench/sweep/sweep.schema.json; a recorded sweep.json works too)
---preset NAME     a config shipped in bench/configs/ (default: default)
---out DIR         sweep folder (default: runs/<name>)
---only PATTERN    run only these runs: a glob over run ids ('ace-*', '*_b3_*'), else one run id or method
---workers N       parallel runs (default: number of cores)
---dry-run         print the design (bases, seeds per base), the run matrix, what is done, and a time estimate (VERL: a cost
-                  and memory table); trains and writes nothing. With no finished run in the folder the estimate
-                  comes from the stored cost model (bench/sweep/costs.json, $ACEBENCH_COST_MODEL), with its spread
---calibrate       with --dry-run: first measure these settings (a few RL steps of one run, and a short SFT base
-                  model for tfjs, in a temp folder) and store the measurement in the cost model
---verbose         with --dry-run on VERL configs: also each run's Hydra overrides, launch script and ray job
---no-report       skip writing the report at the end
---smoke           the config shrunk to seconds (2 bases or seeds, 2 RL steps, n = 4, a tiny tfjs model; VERL:
-                  the real plan) under the name <name>-smoke: checks that a config runs end to end; its
-                  numbers are no result
---repair          first drop duplicate eval samples and metrics lines (left by two sweeps writing one folder
-                  before the lock held) from every run, saying how many
+${flagLines(FLAGS)}
 
 examples:
   deno task sweep --preset ci-tabular --out runs/ci-tabular
@@ -62,33 +99,8 @@ examples:
 
 /** Entry point for `deno task sweep`. */
 export async function main(args: string[]): Promise<number> {
-  const values = parseFlags(args, {
-    config: { type: "string" },
-    preset: { type: "string" },
-    out: { type: "string" },
-    only: { type: "string" },
-    workers: { type: "string" },
-    "dry-run": { type: "boolean" },
-    calibrate: { type: "boolean" },
-    verbose: { type: "boolean" },
-    "no-report": { type: "boolean" },
-    repair: { type: "boolean" },
-    smoke: { type: "boolean" },
-  }, false).values as {
-    help?: boolean;
-    config?: string;
-    preset?: string;
-    out?: string;
-    only?: string;
-    workers?: string;
-    "dry-run"?: boolean;
-    calibrate?: boolean;
-    verbose?: boolean;
-    "no-report"?: boolean;
-    repair?: boolean;
-    smoke?: boolean;
-  };
-  if (values.help) {
+  const { values, help } = parseTable(args, FLAGS);
+  if (help) {
     console.log(usage);
     return 0;
   }
@@ -106,7 +118,7 @@ export async function main(args: string[]): Promise<number> {
     throw new UsageError(`--only '${values.only}' matches none of: ${all.map((r) => r.runId).join(", ")}`);
   }
   const out = values.out ?? join("runs", sweep.name);
-  const workers = parseNumber(values.workers, "workers", cpus().length, 1, 256);
+  const workers = values.workers;
   if (values.calibrate && !(values["dry-run"] && spec.local)) {
     throw new UsageError(`--calibrate goes with --dry-run, on an engine that trains here (not ${spec.name})`);
   }

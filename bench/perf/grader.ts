@@ -71,44 +71,11 @@ export function adversarialCases(): Record<string, Case[]> {
   const pm = (n: number, d: string) => Array(n).fill(d).join("\\pm");
   const pairs = (ps: [string, string][]) => ps.map(([prediction, gold]) => ({ prediction, gold }));
   const rng = Rng.seeded(99);
-  const frags = [
-    " ",
-    "\n",
-    "\t",
-    "$",
-    "$$",
-    "\\(",
-    "\\)",
-    "\\[",
-    "\\]",
-    "Answer",
-    "Answer:",
-    "answer",
-    "final answer is",
-    "the answer is",
-    "**",
-    ".",
-    ". ",
-    ",",
-    "I hope it is correct",
-    "A:",
-    "####",
-    "\\boxed",
-    "\\boxed{",
-    "}",
-    "{",
-    "5",
-    "x",
-    "=",
-    "\\pm",
-    "\\begin{pmatrix}",
-    "&",
-    "\\\\",
-    "and",
-    "<|im_end|>",
-    "since",
-    "`",
-  ];
+  // Marker and math fragments, "¦"-separated.
+  const frags =
+    (" ¦\n¦\t¦$¦$$¦\\(¦\\)¦\\[¦\\]¦Answer¦Answer:¦answer¦final answer is¦the answer is¦**¦.¦. ¦,¦" +
+      "I hope it is correct¦A:¦####¦\\boxed¦\\boxed{¦}¦{¦5¦x¦=¦\\pm¦\\begin{pmatrix}¦&¦\\\\¦and¦<|im_end|>¦since¦`")
+      .split("¦");
   const runs = Array.from({ length: 150 }, () => {
     const [a, b, c] = [rng.pick(frags), rng.pick(frags), rng.pick(frags)];
     const run = a.repeat(Math.ceil(9000 / a.length));
