@@ -5,6 +5,7 @@ import { baseSeed, type SweepConfig } from "./config.ts";
 import { readStatus, runDir } from "../../common/run_folder.ts";
 import { costKey, costModelPath, estimateFromCalibration, type StoredCalibration } from "./calibrate.ts";
 import { makespan } from "./makespan.ts";
+import { describeDesign, designOf } from "../../common/protocol.ts";
 
 /** Seconds per RL step measured by finished runs in this sweep folder, or null when none has finished. */
 export function measuredSecondsPerStep(out: string, runs: RunConfig[]): number | null {
@@ -28,12 +29,9 @@ function formatSeconds(s: number): string {
 /** The design in one line: bases (and how each is trained), seeds per base, and which bases are still to do. */
 export function designLine(sweep: SweepConfig, runs: RunConfig[], spec: EngineSpec): string {
   const bases = [...new Set(runs.map((r) => r.base ?? 0))].sort((a, b) => a - b);
-  const perBase = sweep.bases === undefined
-    ? `one base model (base 0), seeds ${sweep.seeds?.join(", ")}`
-    : `${sweep.bases} base model(s), ${sweep.seedsPerBase ?? 1} seed(s) per base`;
   const where = spec.base(sweep.bases === undefined ? String(baseSeed(sweep, 0)) : "b");
   const shown = bases.length === (sweep.bases ?? 1) ? "" : ` (selected runs use bases ${bases.join(", ")})`;
-  return `design: ${perBase}${where}${shown}`;
+  return `${describeDesign(designOf(sweep))}${where}${shown}`;
 }
 
 /**

@@ -2,18 +2,11 @@
 // algorithm (never from a preset's or method's name), and the evaluation protocol its engine applies (the
 // engine's registry entry says which).
 import { canonicalJson } from "../../common/hash.ts";
-import type { Design, MethodRecord, SweepRecord } from "../../common/protocol.ts";
+import { designOf, type MethodRecord, type SweepRecord } from "../../common/protocol.ts";
 import type { AlgoConfig } from "../core/mod.ts";
 import type { RunConfig } from "../engines/engine.ts";
 import { engineSpec } from "../engines/registry.ts";
 import type { SweepConfig } from "./config.ts";
-
-/** The design of a sweep config as the record's discriminated union. */
-function designOf(sweep: SweepConfig): Design {
-  return sweep.bases === undefined
-    ? { kind: "seeds", seeds: [...(sweep.seeds ?? [])] }
-    : { kind: "bases", bases: sweep.bases, seedsPerBase: sweep.seedsPerBase ?? 1 };
-}
 
 /** The algorithm minus its ACE options, as canonical JSON: equal for an ACE method and its baseline. */
 function withoutAce(algo: AlgoConfig): string {

@@ -26,13 +26,16 @@ Deno.test("sweep command: --dry-run prints the matrix and runs nothing; --only f
   );
   assertEquals(code, 0);
   for (const id of ["grpo_s0", "grpo_s1", "ace-grpo_s0", "ace-grpo_s7"]) ok(text.includes(id), id);
-  ok(text.includes("design: one base model (base 0), seeds 0, 1, 2, 3, 4, 5, 6, 7"), text);
+  ok(text.includes("design: seeds on one shared base model: seeds 0, 1, 2, 3, 4, 5, 6, 7"), text);
   const bases = await captured(() => main(["--preset", "tabular", "--out", out, "--dry-run"]));
   for (const id of ["grpo_b0_s0", "grpo_b4_s0", "ace-grpo_a1_softplus_sum_b4_s0"]) {
     ok(bases.out.includes(id), id);
   }
   ok(
-    bases.out.includes("design: 5 base model(s), 1 seed(s) per base; base b is tabular world worldSeed + b"),
+    bases.out.includes(
+      "design: bases × seeds per base: 5 base model(s) (bases 0–4) × 1 seed(s) per base (RL seeds 0–0 within " +
+        "each base), 5 run(s) per method; base b is tabular world worldSeed + b",
+    ),
     bases.out,
   );
   ok(text.includes("no timing measured yet") && text.includes("nor a calibration of these settings"), text);
