@@ -2,6 +2,7 @@
 import { join } from "node:path";
 import { exists } from "../common/fs.ts";
 import {
+  type BackendDecisionRecord,
   type EvalSample,
   readEvalSamples,
   readMetrics,
@@ -158,12 +159,8 @@ export function loadSweep(dir: string): SweepData {
 }
 
 /** The backend the runs recorded in config.json (`backendDecision`), with the BLAS it used on blas; null if unknown. */
-function resolvedBackend(decision: unknown) {
-  const base = decision as {
-    backend?: unknown;
-    blas?: Record<string, unknown>;
-    blasThreads?: { threads: number; split: boolean };
-  };
+function resolvedBackend(decision: BackendDecisionRecord) {
+  const base = decision;
   if (typeof base.backend !== "string") return null;
   const blas = base.blas, t = base.blasThreads;
   const cut = t?.split ? `; products of 2 MFLOP or more cut in two, on ${t.threads} thread(s)` : "";
