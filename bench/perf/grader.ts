@@ -3,7 +3,7 @@
 // the hand-written LaTeX front end against @cortex-js/compute-engine on the corpus (accuracy and speed); the
 // once-slow adversarial inputs are timed singly; `--labelled FILE` scores a labelled JSON-lines file instead
 // (accuracy, FP, FN in default and strict mode).
-import { parseFlags, parseNumber } from "../../common/args.ts";
+import { flagLines, type FlagTable, parseTable } from "../../common/args.ts";
 import { exists, readJsonl } from "../../common/fs.ts";
 import { Rng } from "../../common/prng.ts";
 import { grade } from "../../evaluators/grade.ts";
@@ -15,17 +15,48 @@ import { normalizeAnswer } from "../../evaluators/normalize.ts";
 import { computeEngineToMathjs } from "../../evaluators/frontend_ce.ts";
 import { median, percentileSorted as percentile } from "../../evaluators/stats.ts";
 
-/** Usage text for `deno task bench grader`. */
-export const usage =
-  `usage: deno task bench grader [--frontend-compare] [--workers N] [--repeat R] [--passes P] [--labelled FILE]
+/** The flags of `deno task bench grader`, declared once for parsing, --help and validation. */
+const FLAGS = {
+  "frontend-compare": {
+    type: "boolean",
+    help: "also grade the corpus and MATH-500 workloads with compute-engine as the LaTeX front end",
+  },
+  workers: {
+    type: "number",
+    default: navigator.hardwareConcurrency || 1,
+    min: 1,
+    max: 256,
+    help: "gradeMany workers",
+  },
+  repeat: {
+    type: "number",
+    default: 16,
+    min: 1,
+    max: 1000,
+    help: "gradeMany workload = each workload repeated N times, like N samples per problem",
+  },
+  passes: {
+    type: "number",
+    default: 5,
+    min: 1,
+    max: 100,
+    help: "cold single-grade passes per workload; figures are medians over passes",
+  },
+  labelled: {
+    type: "string",
+    value: "FILE",
+    multiple: true,
+    help:
+      "only score FILE, JSON lines {prediction, gold, label: boolean}: accuracy, false positives (label " +
+      "false, graded correct) and false negatives per mode, and every disagreeing line (repeatable; no speed " +
+      "figures)",
+  },
+} as const satisfies FlagTable;
 
-  --frontend-compare  also grade the corpus and MATH-500 workloads with compute-engine as the LaTeX front end
-  --workers N         gradeMany workers (default: cores)
-  --repeat R          gradeMany workload = each workload repeated R times, like R samples per problem (default 16)
-  --passes P          cold single-grade passes per workload; figures are medians over passes (default 5)
-  --labelled FILE     only score FILE, JSON lines {prediction, gold, label: boolean}: accuracy, false
-                      positives (label false, graded correct) and false negatives per mode, and every
-                      disagreeing line (repeatable; no speed figures)
+/** Usage text for `deno task bench grader`. */
+export const usage = `usage: deno task bench grader [flags]
+
+${flagLines(FLAGS)}
 
 Reads math500/test.jsonl from the dataset mirror $ACEBENCH_DATASET_MIRROR (one made by
 bash .ci/make_dataset_mirror.sh DIR) when present, else only the corpus is measured.`;
@@ -144,31 +175,16 @@ function latencyRow(name: string, cases: Case[], passes: number): string {
 
 /** Entry point for `deno task bench grader`. */
 export async function main(args: string[]): Promise<number> {
-  const values = parseFlags(args, {
-    "frontend-compare": { type: "boolean" },
-    workers: { type: "string" },
-    repeat: { type: "string" },
-    passes: { type: "string" },
-    labelled: { type: "string", multiple: true },
-  }, false).values as {
-    help?: boolean;
-    "frontend-compare"?: boolean;
-    workers?: string;
-    repeat?: string;
-    passes?: string;
-    labelled?: string[];
-  };
-  if (values.help) {
+  const { values, help } = parseTable(args, FLAGS);
+  if (help) {
     console.log(usage);
     return 0;
   }
-  if (values.labelled?.length) {
+  if (values.labelled.length) {
     for (const file of values.labelled) printLabelled(file, readLabelled(file));
     return 0;
   }
-  const workers = parseNumber(values.workers, "workers", navigator.hardwareConcurrency || 1, 1, 256);
-  const repeat = parseNumber(values.repeat, "repeat", 16, 1, 1000);
-  const passes = parseNumber(values.passes, "passes", 5, 1, 100);
+  const { workers, repeat, passes } = values;
   const loads = workloads();
   console.log(`grader benchmark: ${navigator.hardwareConcurrency} cores, Deno ${Deno.version.deno}`);
   // Warm the JIT once so the first workload is not charged for compilation.
