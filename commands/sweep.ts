@@ -1,31 +1,86 @@
 // `deno task sweep`: run a training sweep (resumable, parallel), then write its report.
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
+import { flagLines, type FlagTable, parseTable, UsageError } from "../common/args.ts";
 import { exists } from "../common/fs.ts";
 import { lockFolder } from "../common/lock.ts";
-import { readStatus, removeDuplicates, runDir } from "../common/run_folder.ts";
+import { removeDuplicates } from "../common/run_folder.ts";
 import {
   calibrate,
   checkSweepConfig,
+  costKey,
+  costModelPath,
   describePlan,
   engineSpec,
   expandRuns,
   filterRuns,
-  LOCAL_ENGINES,
-  measuredSecondsPerStep,
   presetPath,
   readSweepConfig,
   runSweep,
   smokeConfig,
+  storeCalibration,
+  storedCalibrations,
   writeSweepJson,
 } from "../bench/sweep/mod.ts";
 import { blockingIssues, issueLines, writeReportChecked } from "../reports/mod.ts";
 
+/** The flags of `deno task sweep`, declared once for parsing, --help and validation. */
+const FLAGS = {
+  config: {
+    type: "string",
+    value: "FILE",
+    help: "sweep config (JSON, see bench/sweep/sweep.schema.json; a recorded sweep.json works too)",
+  },
+  preset: { type: "string", value: "NAME", help: "a config shipped in bench/configs/ (default: default)" },
+  out: { type: "string", value: "DIR", help: "sweep folder (default: runs/<name>)" },
+  only: {
+    type: "string",
+    value: "PATTERN",
+    help: "run only these runs: a glob over run ids ('ace-*', '*_b3_*'), else one run id or method",
+  },
+  workers: {
+    type: "number",
+    default: cpus().length,
+    min: 1,
+    max: 256,
+    help: "parallel runs (default: cores)",
+  },
+  "dry-run": {
+    type: "boolean",
+    help:
+      "print the design (bases, seeds per base), the run matrix, what is done, and a time estimate (VERL: " +
+      "a cost and memory table); trains and writes nothing. With no finished run in the folder the estimate " +
+      "comes from the stored cost model (bench/sweep/costs.json, $ACEBENCH_COST_MODEL), with its spread",
+  },
+  calibrate: {
+    type: "boolean",
+    help: "with --dry-run: first measure these settings (a few RL steps of one run, and a short SFT base " +
+      "model for tfjs, in a temp folder) and store the measurement in the cost model",
+  },
+  verbose: {
+    type: "boolean",
+    help: "with --dry-run on VERL configs: also each run's Hydra overrides, launch script and ray job",
+  },
+  "no-report": { type: "boolean", help: "skip writing the report at the end" },
+  smoke: {
+    type: "boolean",
+    help:
+      "the config shrunk by its engine's registry entry (2 bases or seeds, 2 RL steps, n = 4, a tiny tfjs " +
+      "model; VERL only plans) under the name <name>-smoke: checks that a config runs end to end; its numbers " +
+      "are no result",
+  },
+  repair: {
+    type: "boolean",
+    help:
+      "first drop duplicate eval samples and metrics lines (left by two sweeps writing one folder before " +
+      "the lock held) from every run, saying how many",
+  },
+} as const satisfies FlagTable;
+
 /** Usage text for `deno task sweep`. */
 export const usage =
   `usage: deno task sweep [--config FILE | --preset NAME] [--out DIR] [--only PATTERN] [--workers N]
-                       [--dry-run [--no-calibrate] [--verbose]] [--no-report] [--repair] [--smoke]
+                       [--dry-run [--calibrate] [--verbose]] [--no-report] [--repair] [--smoke]
 
 Runs every method × ACE-grid point × base model × seed of a sweep config in parallel workers (first each
 base model the runs start from: a tfjs SFT per base), then writes the report (passk.csv, summary.md, plots/)
@@ -35,23 +90,7 @@ With no flags it runs the embedded default (bench/configs/default.json: tfjs eng
 ace-grpo, dapo, ace-dapo × 1 seed per base on 320 problems, n = 32). The report exits 1 on incomplete data unless runs failed (then
 the exit code is already 1) or --only selected a subset.
 
---config FILE     sweep config (JSON, see bench/sweep/sweep.schema.json; a recorded sweep.json works too)
---preset NAME     a config shipped in bench/configs/ (default: default)
---out DIR         sweep folder (default: runs/<name>)
---only PATTERN    run only these runs: a glob over run ids ('ace-*', '*_b3_*'), else one run id or method
---workers N       parallel runs (default: number of cores)
---dry-run         print the design (bases, seeds per base), the run matrix, what is done, and a time estimate (VERL: a cost
-                  and memory table); run nothing in the sweep folder
-                  (with no finished run there, a local engine is calibrated first: a few RL steps of one run,
-                  and a short SFT base model for tfjs, in a temp folder; the estimate says so)
---no-calibrate    with --dry-run: skip the calibration (no estimate on a fresh folder)
---verbose         with --dry-run on VERL configs: also each run's Hydra overrides, launch script and ray job
---no-report       skip writing the report at the end
---smoke           the config shrunk to seconds (2 bases or seeds, 2 RL steps, n = 4, a tiny tfjs model; VERL:
-                  the real plan) under the name <name>-smoke: checks that a config runs end to end; its
-                  numbers are no result
---repair          first drop duplicate eval samples and metrics lines (left by two sweeps writing one folder
-                  before the lock held) from every run, saying how many
+${flagLines(FLAGS)}
 
 examples:
   deno task sweep --preset ci-tabular --out runs/ci-tabular
@@ -60,59 +99,37 @@ examples:
 
 /** Entry point for `deno task sweep`. */
 export async function main(args: string[]): Promise<number> {
-  const values = parseFlags(args, {
-    config: { type: "string" },
-    preset: { type: "string" },
-    out: { type: "string" },
-    only: { type: "string" },
-    workers: { type: "string" },
-    "dry-run": { type: "boolean" },
-    "no-calibrate": { type: "boolean" },
-    verbose: { type: "boolean" },
-    "no-report": { type: "boolean" },
-    repair: { type: "boolean" },
-    smoke: { type: "boolean" },
-  }, false).values as {
-    help?: boolean;
-    config?: string;
-    preset?: string;
-    out?: string;
-    only?: string;
-    workers?: string;
-    "dry-run"?: boolean;
-    "no-calibrate"?: boolean;
-    verbose?: boolean;
-    "no-report"?: boolean;
-    repair?: boolean;
-    smoke?: boolean;
-  };
-  if (values.help) {
+  const { values, help } = parseTable(args, FLAGS);
+  if (help) {
     console.log(usage);
     return 0;
   }
   if (values.config && values.preset) throw new UsageError("give --config or --preset, not both");
   const path = values.config ?? presetPath(values.preset ?? "default");
   const read = readSweepConfig(path);
-  const sweep = values.smoke ? checkSweepConfig(smokeConfig(read), `${path} (--smoke)`) : read;
+  const spec = engineSpec(read.engine);
+  const sweep = values.smoke ? checkSweepConfig(smokeConfig(read, spec), `${path} (--smoke)`) : read;
+  if (values.smoke && spec.smoke.plansOnly) {
+    console.error(`sweep ${sweep.name}: --smoke on engine ${spec.name} only plans; nothing is launched`);
+  }
   const all = expandRuns(sweep);
   const runs = filterRuns(all, values.only);
   if (runs.length === 0) {
     throw new UsageError(`--only '${values.only}' matches none of: ${all.map((r) => r.runId).join(", ")}`);
   }
   const out = values.out ?? join("runs", sweep.name);
-  const workers = parseNumber(values.workers, "workers", cpus().length, 1, 256);
+  const workers = values.workers;
+  if (values.calibrate && !(values["dry-run"] && spec.local)) {
+    throw new UsageError(`--calibrate goes with --dry-run, on an engine that trains here (not ${spec.name})`);
+  }
   if (values["dry-run"]) {
-    const spec = engineSpec(sweep.engine);
-    const fresh = runs.some((r) => readStatus(runDir(out, r.runId))?.state !== "done") &&
-      measuredSecondsPerStep(out, runs) === null;
-    let calibration = null;
-    if (fresh && LOCAL_ENGINES.includes(spec.name) && !values["no-calibrate"]) {
-      console.error(
-        `sweep ${sweep.name}: no finished run in ${out}; calibrating (a few RL steps of one run)…`,
-      );
-      calibration = await calibrate(sweep, spec);
+    if (values.calibrate) {
+      console.error(`sweep ${sweep.name}: calibrating (a few RL steps of one run in a temp folder)…`);
+      storeCalibration(sweep, await calibrate(sweep, spec));
+      console.error(`sweep ${sweep.name}: calibration stored in ${costModelPath()} (${costKey(sweep)})`);
     }
-    console.log(await describePlan(sweep, runs, out, workers, spec, calibration, values.verbose));
+    const stored = storedCalibrations(sweep);
+    console.log(await describePlan(sweep, runs, out, workers, spec, stored, values.verbose));
     return 0;
   }
   // One writer per folder: a second sweep on `out` exits 2 here instead of retraining finished runs.

@@ -79,3 +79,91 @@ export function parseNumber(
   }
   return n;
 }
+
+/**
+ * One flag of a command's table, declared once for parsing, `--help` and validation: its type (`list`: comma-
+ * separated positive integers), help line, placeholder in the usage, default (filled in when absent), a number's
+ * range (and `integer`), a string's choices; `multiple` makes a string flag repeatable.
+ */
+export interface Flag {
+  type: "boolean" | "string" | "number" | "list";
+  help: string;
+  value?: string;
+  default?: string | number | boolean | readonly number[];
+  min?: number;
+  max?: number;
+  integer?: boolean;
+  choices?: readonly string[];
+  multiple?: boolean;
+}
+
+/** A command's flags by name (without the leading "--"). */
+export type FlagTable = Record<string, Flag>;
+
+type ValueOf<F extends Flag> = F["type"] extends "boolean" ? boolean
+  : F["type"] extends "number" ? number
+  : F["type"] extends "list" ? number[]
+  : F extends { multiple: true } ? string[]
+  : string;
+
+/** Parsed values: a flag with a default (booleans and repeatable flags always) is never undefined. */
+export type FlagValues<T extends FlagTable> = {
+  [K in keyof T]: T[K] extends { default: unknown } | { type: "boolean" } | { multiple: true } ? ValueOf<T[K]>
+    : ValueOf<T[K]> | undefined;
+};
+
+/** The flag lines of a usage text: "  --name VALUE  help (default: d)", long help wrapped under itself. */
+export function flagLines(table: FlagTable, width = 110): string {
+  const heads = Object.entries(table).map(([name, f]) =>
+    `  --${name}${f.type === "boolean" ? "" : ` ${f.value ?? (f.type === "string" ? "VALUE" : "N")}`}`
+  );
+  const pad = Math.min(24, Math.max(...heads.map((h) => h.length)) + 2);
+  return Object.values(table).map((f, i) => {
+    const shown = f.default === undefined || f.type === "boolean" ? "" : ` (default ${f.default})`;
+    const words = `${f.help}${f.choices ? `: ${f.choices.join(" | ")}` : ""}${shown}`.split(" ");
+    const lines = [heads[i].length >= pad ? `${heads[i]} ` : heads[i].padEnd(pad)];
+    for (const w of words) {
+      if (lines.at(-1)!.length + w.length > width && lines.at(-1)!.trim() !== "") lines.push(" ".repeat(pad));
+      lines[lines.length - 1] += (/\S$/.test(lines.at(-1)!) ? " " : "") + w;
+    }
+    return lines.join("\n");
+  }).join("\n");
+}
+
+/**
+ * Parse `args` by `table` (node:util parseArgs underneath, as `parseFlags`): numbers checked against their range,
+ * lists and choices checked, defaults filled in; every error a UsageError naming the flag.
+ */
+export function parseTable<T extends FlagTable>(
+  args: string[],
+  table: T,
+  allowPositionals = false,
+): { values: FlagValues<T>; positionals: string[]; help: boolean } {
+  const spec: FlagSpec = Object.fromEntries(
+    Object.entries(table).map(([name, f]) => [
+      name,
+      f.type === "boolean"
+        ? { type: "boolean" }
+        : { type: "string", ...(f.multiple ? { multiple: true } : {}) },
+    ]),
+  );
+  const parsed = parseFlags(args, spec, allowPositionals);
+  const raw = parsed.values as Record<string, string | string[] | boolean | undefined>;
+  const values: Record<string, unknown> = {};
+  for (const [name, f] of Object.entries(table)) {
+    const v = raw[name];
+    if (f.type === "boolean") values[name] = v === true;
+    else if (f.multiple) values[name] = (v as string[] | undefined) ?? [];
+    else if (v === undefined) values[name] = f.default;
+    else if (f.type === "number") {
+      values[name] = parseNumber(v as string, name, 0, f.min, f.max);
+      if (f.integer && !Number.isInteger(values[name])) {
+        throw new UsageError(`--${name}: expected an integer, got ${v}`);
+      }
+    } else if (f.type === "list") values[name] = parseIntList(v as string, name);
+    else if (f.choices && !f.choices.includes(v as string)) {
+      throw new UsageError(`--${name}: expected one of ${f.choices.join(", ")}, got '${v}'`);
+    } else values[name] = v;
+  }
+  return { values: values as FlagValues<T>, positionals: parsed.positionals, help: raw.help === true };
+}

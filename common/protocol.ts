@@ -30,10 +30,49 @@ export interface EvalProtocol {
   ks: number[];
 }
 
+/**
+ * How a protocol's grader grades: `strict` for `grade`, and the per-answer timeout (ms; null: none). Mode "none"
+ * grades no text, so asking for it throws, naming `source`.
+ */
+export function graderOptions(
+  protocol: EvalProtocol,
+  source: string,
+): { strict: boolean; timeoutMs: number | null } {
+  const { mode, timeoutMs } = protocol.grader;
+  if (mode === "none") {
+    throw new Error(`${source}: record.protocol.grader.mode is "none": this protocol grades no text`);
+  }
+  return { strict: mode === "strict", timeoutMs };
+}
+
 /** How the runs of a method are spread: seeds on one shared base, or bases × seeds per base. */
 export type Design =
   | { kind: "seeds"; seeds: number[] }
   | { kind: "bases"; bases: number; seedsPerBase: number };
+
+/**
+ * The design of a sweep config or of a sweep.json written before records (its top-level `seeds`, `bases`,
+ * `seedsPerBase`): `bases` when given, else the `seeds` list (empty when neither was recorded).
+ */
+export function designOf(s: { seeds?: unknown; bases?: unknown; seedsPerBase?: unknown }): Design {
+  return typeof s.bases === "number"
+    ? { kind: "bases", bases: s.bases, seedsPerBase: typeof s.seedsPerBase === "number" ? s.seedsPerBase : 1 }
+    : { kind: "seeds", seeds: Array.isArray(s.seeds) ? s.seeds.filter((x) => typeof x === "number") : [] };
+}
+
+/** The design in words, as the dry run and the report's provenance print it ("design: …"). */
+export function describeDesign(d: Design): string {
+  if (d.kind === "seeds") {
+    return `design: seeds on one shared base model: seeds ${d.seeds.join(", ") || "none recorded"}`;
+  }
+  return `design: bases × seeds per base: ${d.bases} base model(s) (bases 0–${
+    d.bases - 1
+  }) × ${d.seedsPerBase} ` +
+    `seed(s) per base (RL seeds 0–${d.seedsPerBase - 1} within each base), ${
+      d.bases * d.seedsPerBase
+    } run(s) ` +
+    "per method";
+}
 
 /** A method as resolved: its family (from its algorithm config, never from its name) and its baseline method. */
 export interface MethodRecord {

@@ -111,6 +111,8 @@ export interface BackendDecisionRecord {
   measured?: Record<string, number>;
   /** On the blas backend: the library, its kernels and threads per product. */
   blas?: { library: string; core: string; threads: number };
+  /** Threads of the process that ran its products (1 off blas), and whether large products were cut in two. */
+  blasThreads?: { threads: number; split: boolean };
 }
 
 /** A run's config.json, or null when the run has none yet. */

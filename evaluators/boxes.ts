@@ -1,7 +1,6 @@
 // Boxed answers: the last \boxed{…} / \fbox{…} of a response, and (default mode) every box
 // with the final group of boxes joined by "and"/"or"/commas, for the union and hedge rules of grade.ts.
-import { EXTRACT_LIMITS, type Extraction } from "./extract.ts";
-import { lastMatch } from "./markers.ts";
+import { EXTRACT_LIMITS, type Extraction, lastMatch } from "./markers.ts";
 import { matchBrace } from "../common/latex.ts";
 
 interface Box {

@@ -12,22 +12,18 @@ import {
   statesNothing,
 } from "./prose.ts";
 import { boxedRule, goldBoxGroup, lastBoxed } from "./boxes.ts";
-import { answerIs, answerLine, cleanValue, finalAnswerIs, lastMatch, otherMarkers } from "./markers.ts";
+import {
+  answerIs,
+  answerLine,
+  cleanValue,
+  EXTRACT_LIMITS,
+  type Extraction,
+  finalAnswerIs,
+  lastMatch,
+  otherMarkers,
+} from "./markers.ts";
 
-/** Caps on what extraction looks at: long responses are cut to their tail (answers come last). */
-export const EXTRACT_LIMITS = { tailChars: 20_000, answerChars: 2_000, bareChars: 120 };
-
-/**
- * The extracted answer (null when none) and the rule that fired, e.g. "boxed", "answer_line", "no_answer".
- * `boxes` (two or more boxes, both modes): every box's content in order; `finalBoxes`: the last box and the
- * boxes joined to it by "and", "or", commas or spacing only (a hedge such as `\boxed{3} or \boxed{4}`).
- */
-export interface Extraction {
-  answer: string | null;
-  rule: string;
-  boxes?: string[];
-  finalBoxes?: string[];
-}
+export type { Extraction } from "./markers.ts";
 
 /** Drop reasoning: text after the last `</think>`; an unclosed `<think>` means the answer never came. */
 function stripThink(text: string): string {

@@ -1,9 +1,23 @@
 // Answer markers: DAPO's "Answer: …" line, Minerva's "final answer is …", "the answer is …" (strict mode too,
 // exactly as the original regexes read them, but in linear time), and the other conventions of default mode
 // ("**Answer:**", "Final answer:", "Answer \( 7/2 \)", GSM8K's "A: 18" and "#### 18").
-import type { Extraction } from "./extract.ts";
 import { isProse, mathSpans, sentenceAnswer } from "./prose.ts";
 import { parseUnit } from "./units.ts";
+
+/** Caps on what extraction looks at: long responses are cut to their tail (answers come last). */
+export const EXTRACT_LIMITS = { tailChars: 20_000, answerChars: 2_000, bareChars: 120 };
+
+/**
+ * The extracted answer (null when none) and the rule that fired, e.g. "boxed", "answer_line", "no_answer".
+ * `boxes` (two or more boxes, both modes): every box's content in order; `finalBoxes`: the last box and the
+ * boxes joined to it by "and", "or", commas or spacing only (a hedge such as `\boxed{3} or \boxed{4}`).
+ */
+export interface Extraction {
+  answer: string | null;
+  rule: string;
+  boxes?: string[];
+  finalBoxes?: string[];
+}
 
 // Trailing periods and spaces removed in one pass (removing one ". " per round made ". . . …" quadratic).
 function trimPeriods(v: string): string {

@@ -1,16 +1,9 @@
 // gradeMany: a pool of Deno Workers (one per core) grading batches, with a hard per-answer timeout. A stuck
 // worker is terminated and replaced; its current answer is marked `timeout`, the rest of its batch re-queued.
 import { grade, type GradeResult } from "./grade.ts";
-import { type BatchMessage, itemOptions } from "./worker_serve.ts";
+import { type BatchMessage, type GradeManyItem, itemOptions } from "./worker_serve.ts";
 
-/** One answer to grade, with the per-item options of `grade`. */
-export interface GradeManyItem {
-  prediction: string;
-  gold: string;
-  strict?: boolean;
-  decimalComma?: boolean;
-  explain?: boolean;
-}
+export type { GradeManyItem } from "./worker_serve.ts";
 
 /** Default per-answer grading timeout in ms (a stuck answer is marked `timeout` after it). */
 export const GRADE_TIMEOUT_MS = 2000;

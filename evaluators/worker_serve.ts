@@ -1,7 +1,15 @@
 // Worker side of the grading pool, independent of the grader: grades batches with a given function and
 // publishes the position of the answer in progress through shared memory, so the pool can tell which is stuck.
 import type { GradeOptions, GradeResult } from "./grade.ts";
-import type { GradeManyItem } from "./pool.ts";
+
+/** One answer to grade, with the per-item options of `grade`. */
+export interface GradeManyItem {
+  prediction: string;
+  gold: string;
+  strict?: boolean;
+  decimalComma?: boolean;
+  explain?: boolean;
+}
 
 /** A batch message from the pool; `progress[0]` receives 1 + the position being graded (0 when idle). */
 export interface BatchMessage {

@@ -1,6 +1,6 @@
 // `deno task report DIR` and `deno task report --compare A B`.
 import { atomicWrite, exists } from "../common/fs.ts";
-import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
+import { flagLines, type FlagTable, parseTable, UsageError } from "../common/args.ts";
 import { compareSweeps, writeReportChecked } from "./report.ts";
 import { blockingIssues, issueLines, MAX_UNGRADED } from "./completeness.ts";
 import { lockFolder } from "../common/lock.ts";
@@ -8,6 +8,73 @@ import { ingestPending } from "./ingest.ts";
 import { readReferences, sameDataset } from "./references.ts";
 import { keepResults } from "./keep.ts";
 import { loadSweep } from "./load.ts";
+
+/** The flags of `deno task report`, declared once for parsing, --help and validation. */
+const FLAGS = {
+  partial: {
+    type: "boolean",
+    help: "accept incomplete data (a sweep still running): exit 0, cells still marked; with --ingest, also " +
+      "ingest VERL dumps that lack samples (else refused), their cells marked †",
+  },
+  "max-ungraded": {
+    type: "number",
+    value: "F",
+    default: MAX_UNGRADED,
+    min: 0,
+    max: 1,
+    help:
+      "answers the grader could not grade (timeout after a retry, internal error) are named per run and " +
+      "step and their cells marked †, counted as not correct; above this share of all answers the report " +
+      "exits 1 unless --partial",
+  },
+  ingest: {
+    type: "boolean",
+    help: "first turn engine outputs not yet ingested (VERL validation dumps of jobs run by hand) into the " +
+      "runs' eval.jsonl, metrics.jsonl and status.json, holding DIR's lock; without it a report never writes " +
+      "into run folders and refuses a folder with such outputs",
+  },
+  compare: {
+    type: "boolean",
+    help: "A B: compare two sweeps method by method (B − A paired by base, seed and problem), or two evals " +
+      "problem by problem (interval over problems); Markdown or " +
+      "--out; their evaluation protocols (grader mode, version and timeout, datasets, template, sampling, n, " +
+      "ks) are printed side by side, and a difference is refused (exit 2, naming the field)",
+  },
+  out: { type: "string", value: "FILE", help: "with --compare: write the comparison to FILE" },
+  "allow-protocol-change": {
+    type: "boolean",
+    help: "with --compare: compare anyway when the protocols differ (a warning line)",
+  },
+  iters: {
+    type: "number",
+    default: 2000,
+    min: 100,
+    max: 1e6,
+    help: "bootstrap resamples of the per-run intervals in passk.csv",
+  },
+  keep: {
+    type: "string",
+    value: "OUT",
+    help: "also copy the machine-readable files and plots into OUT with provenance.json (command, commit, " +
+      "backend, machine, dates), so the results can be re-read and re-rendered (docs/results/, deno task findings)",
+  },
+  command: { type: "string", value: "TEXT", help: "with --keep: the command that ran the sweep, as typed" },
+  note: {
+    type: "string",
+    value: "TEXT",
+    help: "with --keep: what was measured alongside, e.g. the load average",
+  },
+  reference: {
+    type: "string",
+    value: "FILE",
+    multiple: true,
+    help:
+      "overlay published pass@k points (CSV: model, dataset, method, k, value, source, protocol; shipped: " +
+      "reports/references/*.csv) on the Pass@k plots of matching datasets, and list them in summary.md beside " +
+      "this report's values with the protocol differences (temperature, top_p, max_tokens, n, grader); " +
+      "repeatable",
+  },
+} as const satisfies FlagTable;
 
 /** Usage text for `deno task report`. */
 export const usage = `usage: deno task report DIR [--partial] [--iters N] [--ingest] [--reference FILE]
@@ -23,70 +90,24 @@ DIR/cells.csv (one row per cell over runs) and DIR/differences.csv (one row per 
 DIR is a sweep folder (runs/<runId>/eval.jsonl), or a folder written by \`deno task eval\`.
 Exits 1 when data are incomplete (a run failed or unfinished, eval.jsonl missing or cut, fewer samples than
 configured, a missing final step); the report is still written, with the affected cells marked.
---partial       accept incomplete data (a sweep still running): exit 0, cells still marked; with --ingest,
-                also ingest VERL dumps that lack samples (else refused), their cells marked †
---max-ungraded F  answers the grader could not grade (timeout after a retry, internal error) are named per
-                run and step and their cells marked †, counted as not correct; above this share of all answers
-                (default 0.001) the report exits 1 unless --partial
---ingest        first turn engine outputs not yet ingested (VERL validation dumps of jobs run by hand) into
-                the runs' eval.jsonl, metrics.jsonl and status.json, holding DIR's lock; without it a report
-                never writes into run folders and refuses a folder with such outputs
---compare A B   compare two sweeps method by method (B − A paired by base, seed and problem), or two evals
-                problem by problem (interval over problems); Markdown or --out; their evaluation protocols (grader mode, version and timeout, datasets, template, sampling, n,
-                ks) are printed side by side, and a difference is refused (exit 2, naming the field)
---allow-protocol-change  with --compare: compare anyway when the protocols differ (a warning line)
---iters N       bootstrap resamples of the per-run intervals in passk.csv (default 2000)
---keep OUT      also copy the machine-readable files and plots into OUT with provenance.json (command, commit,
-                backend, machine, dates; --command and --note add the command typed and e.g. the load average),
-                so the results can be re-read and re-rendered (docs/results/, deno task findings)
---reference FILE  overlay published pass@k points (CSV: model, dataset, method, k, value, source, protocol;
-                shipped: reports/references/*.csv) on the Pass@k plots of matching datasets, and list them in
-                summary.md beside this report's values with the protocol differences (temperature, top_p,
-                max_tokens, n, grader); may be given more than once
+
+${flagLines(FLAGS)}
 
 example: deno task report runs/default`;
 
 /** Entry point for `deno task report`. */
 export async function main(args: string[]): Promise<number> {
-  const parsed = parseFlags(args, {
-    compare: { type: "boolean" },
-    partial: { type: "boolean" },
-    out: { type: "string" },
-    iters: { type: "string" },
-    ingest: { type: "boolean" },
-    reference: { type: "string", multiple: true },
-    "allow-protocol-change": { type: "boolean" },
-    "max-ungraded": { type: "string" },
-    keep: { type: "string" },
-    command: { type: "string" },
-    note: { type: "string" },
-  });
-  const values = parsed.values as {
-    help?: boolean;
-    compare?: boolean;
-    partial?: boolean;
-    out?: string;
-    iters?: string;
-    ingest?: boolean;
-    reference?: string[];
-    "allow-protocol-change"?: boolean;
-    "max-ungraded"?: string;
-    keep?: string;
-    command?: string;
-    note?: string;
-  };
-  const positionals = parsed.positionals;
-  if (values.help) {
+  const { values, positionals, help } = parseTable(args, FLAGS, true);
+  if (help) {
     console.log(usage);
     return 0;
   }
-  const iters = parseNumber(values.iters, "iters", 2000, 100, 1e6);
-  const maxUngraded = parseNumber(values["max-ungraded"], "max-ungraded", MAX_UNGRADED, 0, 1);
-  if (values.compare && values.reference) throw new UsageError("--reference is not for --compare");
+  const { iters } = values, maxUngraded = values["max-ungraded"];
+  if (values.compare && values.reference.length) throw new UsageError("--reference is not for --compare");
   if (values.compare) {
     if (values.ingest) throw new UsageError("--ingest is for one sweep folder, not --compare");
     if (positionals.length !== 2) throw new UsageError("--compare needs two sweep folders: A B");
-    const allowProtocolChange = values["allow-protocol-change"] ?? false;
+    const allowProtocolChange = values["allow-protocol-change"];
     const text = await compareSweeps(positionals[0], positionals[1], { iters, allowProtocolChange });
     if (values.out) {
       atomicWrite(values.out, text);
@@ -97,14 +118,14 @@ export async function main(args: string[]): Promise<number> {
   if (values.out) throw new UsageError("--out is only for --compare (a report is written into DIR)");
   if (values["allow-protocol-change"]) throw new UsageError("--allow-protocol-change is only for --compare");
   if (positionals.length !== 1) throw new UsageError("expected one sweep folder DIR");
-  if (values.ingest) await ingest(positionals[0], values.partial ?? false);
+  if (values.ingest) await ingest(positionals[0], values.partial);
 
-  const references = (values.reference ?? []).flatMap((path) => readReferences(path));
+  const references = values.reference.flatMap((path) => readReferences(path));
   const { written, issues, datasets, answers } = await writeReportChecked(positionals[0], {
     iters,
     references,
   });
-  for (const path of values.reference ?? []) {
+  for (const path of values.reference) {
     const unmatched = [...new Set(readReferences(path).map((r) => r.dataset))].filter((d) =>
       !datasets.some((x) => sameDataset(d, x))
     );

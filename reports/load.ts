@@ -2,6 +2,7 @@
 import { join } from "node:path";
 import { exists } from "../common/fs.ts";
 import {
+  type BackendDecisionRecord,
   type EvalSample,
   readEvalSamples,
   readMetrics,
@@ -12,7 +13,7 @@ import {
   runFile,
   type RunStatus,
 } from "../common/run_folder.ts";
-import { runRecordOf, type SweepRecord, sweepRecordOf } from "../common/protocol.ts";
+import { type RunRecord, runRecordOf, type SweepRecord, sweepRecordOf } from "../common/protocol.ts";
 import { checkIngested } from "./ingest.ts";
 export type { EvalSample };
 
@@ -46,10 +47,12 @@ export interface RunData {
   lostSamples?: RunStatus["lostSamples"];
   /** eval.jsonl: "missing", "torn" (its last line was cut mid-write and is ignored) or "ok". */
   evalFile: "missing" | "torn" | "ok";
-  /** The run's ACE options (config.json `ace`, else `algo.ace`; absent: not recorded, e.g. `deno task eval`). */
+  /** The run's ACE options (config.json `algo.ace`, or `ace` in folders from before 2026-12-05; absent: not recorded, e.g. `deno task eval`). */
   ace?: RunAce;
   /** The RL step size the run trained with (config.json `settings.rl.lr`; absent: not recorded). */
   lr?: number;
+  /** config.json's validated `record` (method family and baseline, evaluation protocol); absent before records. */
+  record?: RunRecord;
 }
 
 /** The ACE options a run recorded (bench/core AceConfig, as the report reads it). */
@@ -62,9 +65,9 @@ export interface RunAce {
   allWrong?: boolean;
 }
 
-/** config.json's `ace` (or `algo.ace`) when it has the fields a report reads; else undefined. */
+/** config.json's `algo.ace` (older folders: `ace`) when it has the fields a report reads; else undefined. */
 function aceOf(config: Record<string, unknown>): RunAce | undefined {
-  const ace = (config.ace ?? (config.algo as { ace?: unknown } | undefined)?.ace) as RunAce | undefined;
+  const ace = ((config.algo as { ace?: unknown } | undefined)?.ace ?? config.ace) as RunAce | undefined;
   return ace && typeof ace.enabled === "boolean" && typeof ace.alpha === "number" ? ace : undefined;
 }
 
@@ -98,7 +101,7 @@ function baseOf(config: Record<string, unknown>, dir: string): number {
 function loadRun(dir: string, fallbackId: string): RunData {
   const config = readRunConfig(dir) ?? {};
   // Validated on read: a record that does not match is refused naming the file and the field.
-  runRecordOf(config, runFile(dir, "config"));
+  const record = runRecordOf(config, runFile(dir, "config")) ?? undefined;
   const status = readStatus(dir) ?? { state: "unknown" as const, reason: undefined, lostSamples: undefined };
   const samples = readEvalSamples(dir);
   const runId = String(config.runId ?? fallbackId);
@@ -117,18 +120,18 @@ function loadRun(dir: string, fallbackId: string): RunData {
   };
   return {
     runId,
-    method: String(config.method ?? config.model ?? runId),
-    preset: String(config.preset ?? ""),
+    method: record?.method.name ?? String(config.method ?? config.model ?? runId),
+    preset: record?.method.preset ?? String(config.preset ?? ""),
     seed: Number(config.seed ?? 0),
     base: baseOf(config, dir),
     engine: String(config.engine ?? "external"),
     state: status.state,
     reason: status.reason,
-    ks: ((config.eval as { ks?: number[] } | undefined)?.ks ?? []).slice(),
+    ks: (record?.protocol.ks ?? (config.eval as { ks?: number[] } | undefined)?.ks ?? []).slice(),
     metrics: readMetrics<MetricRow>(dir),
     samples,
     expected: {
-      n: Number.isInteger(evalConfig.n) ? evalConfig.n as number : undefined,
+      n: record?.protocol.n ?? (Number.isInteger(evalConfig.n) ? evalConfig.n as number : undefined),
       steps: Number.isInteger(rl.steps) ? rl.steps as number : undefined,
       ...(Object.keys(protocolN).length ? { protocolN } : {}),
     },
@@ -136,6 +139,7 @@ function loadRun(dir: string, fallbackId: string): RunData {
     evalFile: evalFileState(runFile(dir, "eval")),
     ace: aceOf(config),
     ...(typeof rl.lr === "number" ? { lr: rl.lr } : {}),
+    ...(record ? { record } : {}),
   };
 }
 
@@ -171,12 +175,8 @@ export function loadSweep(dir: string): SweepData {
 }
 
 /** The backend the runs recorded in config.json (`backendDecision`), with the BLAS it used on blas; null if unknown. */
-function resolvedBackend(decision: unknown) {
-  const base = decision as {
-    backend?: unknown;
-    blas?: Record<string, unknown>;
-    blasThreads?: { threads: number; split: boolean };
-  };
+function resolvedBackend(decision: BackendDecisionRecord) {
+  const base = decision;
   if (typeof base.backend !== "string") return null;
   const blas = base.blas, t = base.blasThreads;
   const cut = t?.split ? `; products of 2 MFLOP or more cut in two, on ${t.threads} thread(s)` : "";

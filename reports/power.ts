@@ -2,7 +2,7 @@
 // (between bases, between seeds of a base, between problems, base × problem, the residual and its within-problem
 // sampling part), the minimum detectable difference (MDD, 80% power, 5% two-sided) of the sweep's own design, and
 // its projection to another design (--bases/--seeds-per-base/--problems/--n) or the design a target MDD needs.
-import { parseFlags, parseIntList, parseNumber, UsageError } from "../common/args.ts";
+import { flagLines, type FlagTable, type FlagValues, parseTable, UsageError } from "../common/args.ts";
 import { loadSchema, validate } from "../common/config.ts";
 import {
   minDetectable,
@@ -323,6 +323,45 @@ function powerJson(model: PowerModel): string {
   return text;
 }
 
+/** The flags of `deno task power`, declared once for parsing, --help and validation. */
+const FLAGS = {
+  bases: {
+    type: "number",
+    value: "B",
+    min: 1,
+    max: 1e6,
+    integer: true,
+    help: "base models of the design to project",
+  },
+  "seeds-per-base": {
+    type: "number",
+    value: "S",
+    min: 1,
+    max: 1e6,
+    integer: true,
+    help: "seeds per base of it",
+  },
+  problems: { type: "number", value: "P", min: 2, max: 1e9, integer: true, help: "problems of it" },
+  n: { type: "number", min: 1, max: 1e6, integer: true, help: "samples per problem of it" },
+  target: {
+    type: "number",
+    value: "MDD",
+    min: 1e-6,
+    max: 2,
+    help: "instead: for each base count, the problems needed to reach MDD at every k ≤ n",
+  },
+  "try-bases": {
+    type: "list",
+    value: "LIST",
+    default: [2, 4, 8, 12, 16, 24, 32],
+    help: "base counts tried with --target",
+  },
+  json: {
+    type: "boolean",
+    help: "print the same figures as JSON (schema: reports/schemas/power.schema.json)",
+  },
+} as const satisfies FlagTable;
+
 /** Usage text for `deno task power`. */
 export const usage =
   `usage: deno task power SWEEP_DIR [--bases B --seeds-per-base S --problems P --n N] [--target MDD [--try-bases LIST]]
@@ -330,42 +369,28 @@ export const usage =
 Estimates, for every ACE-minus-baseline comparison and k of a finished sweep, the variance components of the
 paired difference (between base models, between seeds of a base, between problems, base × problem, and the
 residual with its within-problem sampling part) and prints the minimum detectable difference (MDD: 80% power,
-5% two-sided) of the sweep's own design (the figure in summary.md) and of another design.
---bases B, --seeds-per-base S,    the design to project (each defaults to the sweep's own); with one base in
---problems P, --n N               the sweep, runs are counted as seeds of that base (a lower bound)
---target MDD                      instead: for each base count, the problems needed to reach MDD at every k ≤ n
---try-bases LIST                  base counts tried with --target (default 2,4,8,12,16,24,32)
---json                            print the same figures as JSON (schema: reports/schemas/power.schema.json)
+5% two-sided) of the sweep's own design (the figure in summary.md) and of another design: each of --bases,
+--seeds-per-base, --problems and --n defaults to the sweep's own; with one base in the sweep, runs are counted
+as seeds of that base (a lower bound).
+
+${flagLines(FLAGS)}
 
 example: deno task power runs/default --bases 16 --problems 512
          deno task power runs/default --target 0.02`;
 
 /** Entry point for `deno task power`. */
 export async function main(args: string[]): Promise<number> {
-  const parsed = parseFlags(args, {
-    bases: { type: "string" },
-    "seeds-per-base": { type: "string" },
-    seeds: { type: "string" },
-    problems: { type: "string" },
-    n: { type: "string" },
-    target: { type: "string" },
-    "try-bases": { type: "string" },
-    json: { type: "boolean" },
-  });
-  const values = parsed.values as Record<string, string | boolean | undefined>;
-  if (values.help) {
+  if (args.some((a) => a === "--seeds" || a.startsWith("--seeds="))) {
+    throw new UsageError("--seeds: give --bases B and --seeds-per-base S (runs are nested in base models)");
+  }
+  const { values, positionals, help } = parseTable(args, FLAGS, true);
+  if (help) {
     console.log(usage);
     return 0;
   }
-  if (values.seeds !== undefined) {
-    throw new UsageError("--seeds: give --bases B and --seeds-per-base S (runs are nested in base models)");
-  }
-  if (parsed.positionals.length !== 1) throw new UsageError("expected one sweep folder SWEEP_DIR");
-  const dir = parsed.positionals[0];
-  const target = values.target === undefined
-    ? null
-    : parseNumber(values.target as string, "target", 0, 1e-6, 2);
-  if (target !== null && (values.bases || values.problems)) {
+  if (positionals.length !== 1) throw new UsageError("expected one sweep folder SWEEP_DIR");
+  const dir = positionals[0];
+  if (values.target !== undefined && (values.bases || values.problems)) {
     throw new UsageError("give --target or a design (--bases/--problems), not both");
   }
   const report = await buildReport(dir);
@@ -384,116 +409,109 @@ export async function main(args: string[]): Promise<number> {
   const model: PowerModel = { version: 1, sweep: dir, incomplete: report.issues.length > 0, comparisons: [] };
   for (const c of report.comparisons) {
     if (c.cells.length === 0) continue;
-    const own = ownDesign(c.cells[0]);
-    const design: Design = {
-      bases: parseNumber(values.bases as string | undefined, "bases", own.bases, 1, 1e6),
-      seedsPerBase: parseNumber(
-        values["seeds-per-base"] as string | undefined,
-        "seeds-per-base",
-        own.seedsPerBase,
-        1,
-        1e6,
-      ),
-      problems: parseNumber(values.problems as string | undefined, "problems", own.problems, 2, 1e9),
-      n: parseNumber(values.n as string | undefined, "n", own.n, 1, 1e6),
-    };
-    for (const [flag, v] of Object.entries(design)) {
-      const given = values[flag === "seedsPerBase" ? "seeds-per-base" : flag] !== undefined;
-      if (given && !Number.isInteger(v)) throw new UsageError(`--${flag}: expected an integer, got ${v}`);
-    }
-    const units = c.cells[0].nested.basesKnown ? design.bases : design.bases * design.seedsPerBase;
-    if (units < 2) {
-      throw new UsageError(
-        c.cells[0].nested.basesKnown
-          ? "--bases: a projection needs ≥ 2 bases"
-          : "--bases × --seeds-per-base: a projection needs ≥ 2 runs",
-      );
-    }
-    const table = componentsTable(c);
-    const rho = pairedSampleCorrelation(report.runs, c.a, c.b, c.dataset);
-    const entry: PowerComparison = {
-      dataset: c.dataset,
-      a: c.a,
-      b: c.b,
-      ownDesign: ownDesign(c.cells[0]),
-      design,
-      basesKnown: c.cells[0].nested.basesKnown,
-      seedsKnown: c.cells[0].nested.seedsKnown,
-      pairedSampleCorrelation: rho,
-      cells: c.cells.map((d) => ({
-        k: d.k,
-        mean: d.mean,
-        components: {
-          base: d.nested.base,
-          seed: d.nested.seed,
-          problem: d.nested.problem,
-          baseProblem: d.nested.baseProblem,
-          residual: d.nested.residual,
-        },
-        within: withinEstimate(d, d.n),
-        mdd: d.mdd,
-        mddRange: { ...d.mddRange },
-        projected: target === null
-          ? { mdd: projectMdd(d, design), truncated: projectionTruncated(d, design) }
-          : null,
-      })),
-      target: null,
-    };
+    const { entry, text } = powerOf(c, report.runs, values);
     model.comparisons.push(entry);
-    lines.push(
-      `## ${c.b} − ${c.a} (${c.dataset})`,
-      "",
-      "Variance components of the paired difference (per value; method of moments):",
-      "",
-      ...table.lines,
-      "",
-      ...notes(
-        c.cells[0],
-        table.negative,
-        table.plugIn,
-        design,
-        rho,
-      ),
-    );
-    if (target === null) {
-      const cut = entry.cells.map((d) => d.projected!.truncated);
-      lines.push(
-        `Projected MDD for ${designText(design)}:`,
-        "",
-        `| ${c.cells.map((d) => `MDD@${d.k}`).join(" | ")} |`,
-        `|${c.cells.map(() => "---:").join("|")}|`,
-        `| ${entry.cells.map((d, i) => mddText(d.projected!.mdd) + (cut[i] ? "*" : "")).join(" | ")} |`,
-        "",
-      );
-      if (cut.some((x) => x)) {
-        lines.push(
-          "\\* a projected component came out negative (e.g. the measured residual is smaller than its own " +
-            "within-problem part) and is counted as 0: that MDD is a lower bound.",
-          "",
-        );
-      }
-      continue;
-    }
-    const tryBases = values["try-bases"]
-      ? parseIntList(values["try-bases"] as string, "try-bases")
-      : [2, 4, 8, 12, 16, 24, 32];
-    const ks = c.cells.filter((d) => d.k <= design.n);
-    lines.push(
-      `Problems needed for MDD ≤ ${target} (${design.seedsPerBase} seed(s) per base, n ${design.n}; "–": not ` +
-        "reachable with that many bases):",
-      "",
-      `| bases | ${ks.map((d) => `k=${d.k}`).join(" | ")} | all k |`,
-      `|---:|${ks.map(() => "---:").join("|")}|---:|`,
-    );
-    entry.target = { mdd: target, ks: ks.map((d) => d.k), rows: [] };
-    for (const bases of tryBases.filter((b) => b * (units / design.bases) >= 2)) {
-      const need = ks.map((d) => problemsNeeded(d, target, { ...design, bases }));
-      const all = need.some((p) => p === null) ? null : Math.max(...need.map((p) => p!));
-      entry.target.rows.push({ bases, problems: need, all });
-      lines.push(`| ${bases} | ${need.map((p) => p ?? "–").join(" | ")} | ${all ?? "–"} |`);
-    }
-    lines.push("");
+    lines.push(...text);
   }
   console.log(values.json ? powerJson(model) : lines.join("\n"));
   return 0;
+}
+
+/** One comparison's power entry and its Markdown: components, then the projection or the --target table. */
+function powerOf(
+  c: Comparison,
+  runs: readonly RunData[],
+  values: FlagValues<typeof FLAGS>,
+): { entry: PowerComparison; text: string[] } {
+  const own = ownDesign(c.cells[0]);
+  const design: Design = {
+    bases: values.bases ?? own.bases,
+    seedsPerBase: values["seeds-per-base"] ?? own.seedsPerBase,
+    problems: values.problems ?? own.problems,
+    n: values.n ?? own.n,
+  };
+  const units = c.cells[0].nested.basesKnown ? design.bases : design.bases * design.seedsPerBase;
+  if (units < 2) {
+    throw new UsageError(
+      c.cells[0].nested.basesKnown
+        ? "--bases: a projection needs ≥ 2 bases"
+        : "--bases × --seeds-per-base: a projection needs ≥ 2 runs",
+    );
+  }
+  const target = values.target ?? null;
+  const table = componentsTable(c);
+  const rho = pairedSampleCorrelation(runs, c.a, c.b, c.dataset);
+  const entry: PowerComparison = {
+    dataset: c.dataset,
+    a: c.a,
+    b: c.b,
+    ownDesign: own,
+    design,
+    basesKnown: c.cells[0].nested.basesKnown,
+    seedsKnown: c.cells[0].nested.seedsKnown,
+    pairedSampleCorrelation: rho,
+    cells: c.cells.map((d) => ({
+      k: d.k,
+      mean: d.mean,
+      components: {
+        base: d.nested.base,
+        seed: d.nested.seed,
+        problem: d.nested.problem,
+        baseProblem: d.nested.baseProblem,
+        residual: d.nested.residual,
+      },
+      within: withinEstimate(d, d.n),
+      mdd: d.mdd,
+      mddRange: { ...d.mddRange },
+      projected: target === null
+        ? { mdd: projectMdd(d, design), truncated: projectionTruncated(d, design) }
+        : null,
+    })),
+    target: null,
+  };
+  const text = [
+    `## ${c.b} − ${c.a} (${c.dataset})`,
+    "",
+    "Variance components of the paired difference (per value; method of moments):",
+    "",
+    ...table.lines,
+    "",
+    ...notes(c.cells[0], table.negative, table.plugIn, design, rho),
+  ];
+  if (target === null) {
+    const cut = entry.cells.map((d) => d.projected!.truncated);
+    text.push(
+      `Projected MDD for ${designText(design)}:`,
+      "",
+      `| ${c.cells.map((d) => `MDD@${d.k}`).join(" | ")} |`,
+      `|${c.cells.map(() => "---:").join("|")}|`,
+      `| ${entry.cells.map((d, i) => mddText(d.projected!.mdd) + (cut[i] ? "*" : "")).join(" | ")} |`,
+      "",
+    );
+    if (cut.some((x) => x)) {
+      text.push(
+        "\\* a projected component came out negative (e.g. the measured residual is smaller than its own " +
+          "within-problem part) and is counted as 0: that MDD is a lower bound.",
+        "",
+      );
+    }
+    return { entry, text };
+  }
+  const ks = c.cells.filter((d) => d.k <= design.n);
+  text.push(
+    `Problems needed for MDD ≤ ${target} (${design.seedsPerBase} seed(s) per base, n ${design.n}; "–": not ` +
+      "reachable with that many bases):",
+    "",
+    `| bases | ${ks.map((d) => `k=${d.k}`).join(" | ")} | all k |`,
+    `|---:|${ks.map(() => "---:").join("|")}|---:|`,
+  );
+  entry.target = { mdd: target, ks: ks.map((d) => d.k), rows: [] };
+  for (const bases of values["try-bases"].filter((b) => b * (units / design.bases) >= 2)) {
+    const need = ks.map((d) => problemsNeeded(d, target, { ...design, bases }));
+    const all = need.some((p) => p === null) ? null : Math.max(...need.map((p) => p!));
+    entry.target.rows.push({ bases, problems: need, all });
+    text.push(`| ${bases} | ${need.map((p) => p ?? "–").join(" | ")} | ${all ?? "–"} |`);
+  }
+  text.push("");
+  return { entry, text };
 }

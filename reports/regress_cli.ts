@@ -1,6 +1,6 @@
 // `deno task regress --baseline FILE --current DIR [--update]`.
 import { exists } from "../common/fs.ts";
-import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
+import { flagLines, type FlagTable, parseTable, UsageError } from "../common/args.ts";
 import { checkSameProtocol } from "../common/protocol.ts";
 import {
   baselineOf,
@@ -9,6 +9,33 @@ import {
   readBaseline,
   writeBaseline,
 } from "./regress.ts";
+
+/** The flags of `deno task regress`, declared once for parsing, --help and validation. */
+const FLAGS = {
+  baseline: { type: "string", value: "FILE", help: "the committed baseline (required)" },
+  current: { type: "string", value: "DIR", help: "the sweep folder to check (required)" },
+  update: {
+    type: "boolean",
+    help: "write DIR's cells as the new baseline FILE instead of checking (an explicit, reviewed change)",
+  },
+  iters: {
+    type: "number",
+    default: 2000,
+    min: 100,
+    max: 1e6,
+    help: "bootstrap resamples of the per-run intervals",
+  },
+  "allow-config-change": {
+    type: "boolean",
+    help: "compare even though DIR's config hash differs from the baseline's (otherwise exit 2)",
+  },
+  "allow-protocol-change": {
+    type: "boolean",
+    help: "compare even though DIR's evaluation protocol (grader mode and version, datasets, template, " +
+      "sampling, n, ks) differs from the baseline's (otherwise exit 2, naming the field); a baseline written " +
+      "before protocols were recorded gets a note, not a refusal",
+  },
+} as const satisfies FlagTable;
 
 /** Usage text for `deno task regress`. */
 export const usage = `usage: deno task regress --baseline FILE --current DIR [--update] [--iters N]
@@ -19,41 +46,22 @@ committed baseline and exits 1 when a cell's drop is significant: a one-sided t 
 re-run on the same problems has (both sweeps' base and residual terms; Satterthwaite degrees of freedom),
 Holm-adjusted over all cells so that two re-runs differing only in seeds fail at most 5% of the time. Each
 regressed cell is named. Incomplete current data also fail.
---update   write DIR's cells as the new baseline FILE instead of checking (an explicit, reviewed change)
---allow-config-change   compare even though DIR's config hash differs from the baseline's (otherwise exit 2)
---allow-protocol-change compare even though DIR's evaluation protocol (grader mode and version, datasets,
-                        template, sampling, n, ks) differs from the baseline's (otherwise exit 2, naming the
-                        field); a baseline written before protocols were recorded gets a note, not a refusal
+
+${flagLines(FLAGS)}
 
 example: deno task regress --baseline reports/baselines/ci-tabular.json --current runs/ci-tabular`;
 
 /** Entry point for `deno task regress`. */
 export async function main(args: string[]): Promise<number> {
-  const values = parseFlags(args, {
-    baseline: { type: "string" },
-    current: { type: "string" },
-    update: { type: "boolean" },
-    iters: { type: "string" },
-    "allow-config-change": { type: "boolean" },
-    "allow-protocol-change": { type: "boolean" },
-  }, false).values as {
-    help?: boolean;
-    baseline?: string;
-    current?: string;
-    update?: boolean;
-    iters?: string;
-    "allow-config-change"?: boolean;
-    "allow-protocol-change"?: boolean;
-  };
-  if (values.help) {
+  const { values, help } = parseTable(args, FLAGS);
+  if (help) {
     console.log(usage);
     return 0;
   }
   if (!values.baseline || !values.current) {
     throw new UsageError("--baseline FILE and --current DIR are required");
   }
-  const iters = parseNumber(values.iters, "iters", 2000, 100, 1e6);
-  const current = await baselineOf(values.current, { iters });
+  const current = await baselineOf(values.current, { iters: values.iters });
   if (current.issues.length) {
     console.error(`regress: ${values.current} has incomplete data:`);
     for (const i of current.issues) console.error(`  ${i.runId}: ${i.message}`);
@@ -71,7 +79,7 @@ export async function main(args: string[]): Promise<number> {
   const notes = checkSameProtocol(
     { label: values.baseline, protocol: baseline.protocol ?? null },
     { label: values.current, protocol: current.protocol ?? null },
-    values["allow-protocol-change"] ?? false,
+    values["allow-protocol-change"],
   );
   for (const note of notes) console.error(`regress: ${note}`);
   if (baseline.configHash && current.configHash && baseline.configHash !== current.configHash) {

@@ -4,7 +4,7 @@
 // the design and its variance components, incomplete data named and marked, per-subject/level breakdowns, and a
 // reproducibility block.
 import { sweepFile } from "../common/run_folder.ts";
-import { describeProtocol, MIGRATE_HINT } from "../common/protocol.ts";
+import { describeDesign, describeProtocol, designOf, MIGRATE_HINT } from "../common/protocol.ts";
 import { CEILING_MARK, ceilingNote, chanceLine, fewBasesWarning, mddCell, mddRangeNote } from "./caveats.ts";
 import { comparisonSentence } from "./compare.ts";
 import { type DataIssue, issueLines } from "./completeness.ts";
@@ -258,22 +258,6 @@ function sliceTable(cells: readonly CellModel[], methods: readonly string[]): st
   return table(["slice", ...shown.map((m) => `${m} (Pass@1 / Pass@${kMax})`)], rows);
 }
 
-/**
- * The sweep's design as recorded: `bases` × seeds per base (each run starts from its own base model), or one
- * shared base with a `seeds` list.
- */
-function sweepDesignText(s: Record<string, unknown>): string {
-  if (typeof s.bases === "number") {
-    const per = (s.seedsPerBase as number | undefined) ?? 1;
-    return `design: bases × seeds per base: ${s.bases} base model(s) (bases 0–${
-      s.bases - 1
-    }) × ${per} seed(s) ` +
-      `per base (RL seeds 0–${per - 1} within each base), ${s.bases * per} run(s) per method`;
-  }
-  const seeds = (s.seeds as number[] | undefined) ?? [];
-  return `design: seeds on one shared base model: seeds ${seeds.join(", ") || "none recorded"}`;
-}
-
 /** The evaluation protocol the folder recorded (grader mode first), or why it is unknown. */
 function protocolLines(model: SummaryModel): string[] {
   if (model.protocol) return describeProtocol(model.protocol);
@@ -305,9 +289,9 @@ function reproducibility(data: SweepData): string[] {
   return [
     `- sweep: \`${s.name}\`, engine \`${s.engine}\`, config hash \`${s.configHash}\``,
     `- methods: ${methods}`,
-    `- ${sweepDesignText(s)}; RL steps: ${(s.rl as { steps?: number } | undefined)?.steps}; eval n = ${
-      (s.eval as { n?: number } | undefined)?.n
-    }`,
+    `- ${describeDesign(data.record?.design ?? designOf(s))}; RL steps: ${
+      (s.rl as { steps?: number } | undefined)?.steps
+    }; eval n = ${(s.eval as { n?: number } | undefined)?.n}`,
     `- grid: ${s.grid ? `\`${JSON.stringify(s.grid)}\`` : "none"}`,
     `- backend: ${s.backend ?? "n/a"}${data.resolvedBackend ? ` (resolved: ${data.resolvedBackend})` : ""}`,
     `- versions: ${kv(versions)}`,

@@ -135,6 +135,32 @@ function unusedExports(modules: ModuleInfo[]): string[] {
   );
 }
 
+/** Import cycles, one per back edge of a depth-first walk (none iff the graph is acyclic), as "a → b → a". */
+function importCycles(modules: ModuleInfo[]): string[] {
+  const next = new Map(modules.map((m) => [m.path, [...new Set(m.imports.map((i) => i.target))].sort()]));
+  const state = new Map<string, "open" | "done">();
+  const stack: string[] = [];
+  const found = new Set<string>();
+  const visit = (path: string) => {
+    state.set(path, "open");
+    stack.push(path);
+    for (const t of next.get(path) ?? []) {
+      if (state.get(t) === "open") {
+        const cycle = stack.slice(stack.indexOf(t));
+        const start = cycle.indexOf([...cycle].sort()[0]);
+        const turned = [...cycle.slice(start), ...cycle.slice(0, start)];
+        found.add([...turned, turned[0]].join(" → "));
+      } else if (!state.has(t)) visit(t);
+    }
+    stack.pop();
+    state.set(path, "done");
+  };
+  for (const m of [...modules].sort((a, b) => a.path < b.path ? -1 : 1)) {
+    if (!state.has(m.path)) visit(m.path);
+  }
+  return [...found].sort();
+}
+
 // deno-lint-ignore no-explicit-any
 type Node = any;
 
@@ -217,6 +243,27 @@ Deno.test("architecture: every relative import points down the pipeline", () => 
 
 Deno.test("architecture: every export is imported somewhere or part of a mod.ts public API", () => {
   assertEquals(unusedExports(tree()), []);
+});
+
+Deno.test("architecture: no import cycles (type-only imports included)", () => {
+  assertEquals(importCycles(tree()), []);
+});
+
+Deno.test("architecture checker: finds a two-module and a three-module cycle, not a diamond", () => {
+  const modules = [
+    parseModule("evaluators/a.ts", `import { b } from "./b.ts";\nexport const a = 1;`),
+    parseModule("evaluators/b.ts", `import type { A } from "./a.ts";\nexport const b = 1;`),
+    parseModule("evaluators/x.ts", `import { y } from "./y.ts";\nimport { z } from "./z.ts";`),
+    parseModule("evaluators/y.ts", `import { z } from "./z.ts";`),
+    parseModule("evaluators/z.ts", `export const z = 1;`),
+    parseModule("common/p.ts", `import { q } from "./q.ts";`),
+    parseModule("common/q.ts", `import { r } from "./r.ts";`),
+    parseModule("common/r.ts", `export { p } from "./p.ts";`),
+  ];
+  assertEquals(importCycles(modules), [
+    "common/p.ts → common/q.ts → common/r.ts → common/p.ts",
+    "evaluators/a.ts → evaluators/b.ts → evaluators/a.ts",
+  ]);
 });
 
 Deno.test("architecture checker: flags an upward, a sideways and an outside import, not a downward one", () => {

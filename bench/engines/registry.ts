@@ -3,7 +3,9 @@
 // hold functions (`ingest.pending`), so it never crosses a Worker boundary: a job carries an `EngineRef` (strings)
 // and the Worker looks the engine up here by name.
 import { join } from "node:path";
-import { runFile } from "../../common/run_folder.ts";
+import { readSweepRecord, runFile, sweepFile } from "../../common/run_folder.ts";
+import { type EvalProtocol, graderOptions, sweepRecordOf } from "../../common/protocol.ts";
+import { GRADE_TIMEOUT_MS, graderVersion } from "../../evaluators/mod.ts";
 import type { Engine, RunConfig } from "./engine.ts";
 
 /** Where an engine's implementation lives: a module URL, the export holding the `Engine`, its settings schema. */
@@ -25,10 +27,20 @@ export interface EngineSpec {
   /** Export planning one external job for `--dry-run` (VERL: `planRun`: Hydra overrides, script, command). */
   planner?: string;
   /**
-   * Settings `deno task sweep --smoke` merges (deeply) over a config's: fewer problems, smaller batches and
-   * models, no launch, so every shipped config runs its real code path in seconds.
+   * `deno task sweep --smoke`: `settings` merged (deeply) over a config's and `rl` over its rl block (fewer
+   * problems, smaller batches and models), so every shipped config runs its real code path in seconds;
+   * `plansOnly`: the engine launches nothing (VERL: `launch: "none"`) and keeps its methods and evaluation, so
+   * the plan is the real one.
    */
-  smoke: Record<string, unknown>;
+  smoke: { settings: Record<string, unknown>; rl?: Record<string, unknown>; plansOnly?: boolean };
+  /** What base model b is, for `--dry-run`'s design line; `seed` is the seed base 0 trains from, or "b". */
+  base(seed: string): string;
+  /** Trains on this machine (a dry run may time it); false for engines that plan cluster jobs (VERL). */
+  local: boolean;
+  /** The most base models a sweep of this engine may have (VERL: 1, the pretrained model); absent: no limit. */
+  maxBases?: number;
+  /** The evaluation protocol the engine applies with these (validated) settings: sweep.json's `record.protocol`. */
+  protocol(settings: Record<string, unknown>, evalSpec: { n: number; ks: number[] }): EvalProtocol;
 }
 
 /** An engine as a Worker job names it: plain strings only (the registry name, its module and export). */
@@ -65,6 +77,25 @@ function newerThanEval(dumps: string): (runDir: string) => boolean {
   };
 }
 
+/** Split sampling settings into those sent (non-null) and those left to the sampler's defaults (null). */
+function sampling(values: Record<string, unknown>): EvalProtocol["sampling"] {
+  const entries = Object.entries(values);
+  return {
+    sent: Object.fromEntries(entries.filter(([, v]) => v !== null && v !== undefined)),
+    serverDefaults: entries.filter(([, v]) => v === null || v === undefined).map(([k]) => k),
+  };
+}
+
+/** The protocol fields every engine shares: the test split, samples per problem, k values. */
+const evalCommon = (e: { n: number; ks: number[] }) => ({ split: "test", n: e.n, ks: [...e.ks] });
+
+/** Strict grading (explicit answer markers only, the training reward) at this grader version. */
+const strict = (timeoutMs: number | null) => ({
+  mode: "strict" as const,
+  version: graderVersion(),
+  timeoutMs,
+});
+
 /** The engines a sweep config may name. */
 export const engines: Record<string, EngineSpec> = {
   tabular: {
@@ -72,7 +103,17 @@ export const engines: Record<string, EngineSpec> = {
     module: here("./tabular/engine.ts"),
     exportName: "tabularEngine",
     settingsSchema: here("./tabular/settings.schema.json"),
-    smoke: { prompts: 16, checkpointEvery: 1, rl: { promptsPerStep: 4, groupSize: 4 } },
+    smoke: { settings: { prompts: 16, checkpointEvery: 1 } },
+    base: () => "; base b is tabular world worldSeed + b",
+    local: true,
+    // The world knows which answers are right: no text is graded.
+    protocol: (_s, e) => ({
+      ...evalCommon(e),
+      datasets: ["tabular"],
+      template: "none",
+      sampling: { sent: {}, serverDefaults: [] },
+      grader: { mode: "none", version: null, timeoutMs: null },
+    }),
   },
   tfjs: {
     name: "tfjs",
@@ -80,11 +121,32 @@ export const engines: Record<string, EngineSpec> = {
     exportName: "tfjsEngine",
     settingsSchema: here("./tfjs/settings.schema.json"),
     smoke: {
-      model: { dModel: 16, heads: 2, layers: 1 },
-      tasks: { trainSize: 32, testSize: 8 },
-      sft: { steps: 4, batchSize: 8, warmupSteps: 1 },
-      rl: { promptsPerStep: 2, groupSize: 2, miniBatches: 1, maxNewTokens: 16, checkpointEvery: 1 },
-      eval: { batchSize: 64 },
+      settings: {
+        model: { dModel: 16, heads: 2, layers: 1 },
+        tasks: { trainSize: 32, testSize: 6 },
+        sft: { steps: 8, batchSize: 8, workers: 1 },
+      },
+      rl: { promptsPerStep: 2, groupSize: 2 },
+    },
+    base: (seed) => `; base b is an SFT model trained from seed ${seed} under <out>/base/<b>/`,
+    local: true,
+    // Its own generated test tasks (which ones is part of the protocol) and compact prompts, graded strictly
+    // in-process with no timeout.
+    protocol: (s, e) => {
+      const ev = (s.eval ?? {}) as { temperature?: number; topP?: number };
+      const t = (s.tasks ?? {}) as { families?: string[]; testSize?: number; seed?: number };
+      return {
+        ...evalCommon(e),
+        split: `test: ${t.testSize} generated (families ${(t.families ?? []).join(", ")}; seed ${t.seed})`,
+        datasets: ["synthetic"],
+        template: "compact",
+        sampling: sampling({
+          temperature: ev.temperature ?? 1,
+          top_p: ev.topP ?? 1,
+          max_tokens: (s.rl as { maxNewTokens?: number } | undefined)?.maxNewTokens ?? null,
+        }),
+        grader: strict(null),
+      };
     },
   },
   verl: {
@@ -94,9 +156,36 @@ export const engines: Record<string, EngineSpec> = {
     settingsSchema: here("./verl/settings.schema.json"),
     ingest: { exportName: "ingestVerlDumps", pending: newerThanEval("val_generations") },
     planner: "planRun",
-    smoke: { launch: "none" },
+    smoke: { settings: { launch: "none" }, plansOnly: true },
+    base: () => "; the base is the pretrained model",
+    local: false,
+    maxBases: 1,
+    // Validation dumps graded strictly by the worker pool, with its per-answer timeout.
+    protocol: (s, e) => ({
+      ...evalCommon(e),
+      datasets: [...((s.valDatasets as string[] | undefined) ?? [])].sort(),
+      template: String(s.template ?? "boxed"),
+      sampling: sampling({ temperature: s.valTemperature ?? null, top_p: s.valTopP ?? null }),
+      grader: strict(GRADE_TIMEOUT_MS),
+    }),
   },
 };
+
+/**
+ * How a run of `engine` grades: by the protocol its sweep recorded (sweep.json's `record` in `sweepDir`), else (no
+ * record yet, as in a dry run or a test of the engine alone) by the one the engine's entry gives for `settings`.
+ */
+export function gradingOf(
+  engine: string,
+  sweepDir: string | null,
+  settings: Record<string, unknown> = {},
+  evalSpec: { n: number; ks: number[] } = { n: 1, ks: [1] },
+): { strict: boolean; timeoutMs: number | null } {
+  const recorded = sweepDir === null ? null : readSweepRecord(sweepDir);
+  const record = recorded ? sweepRecordOf(recorded, sweepFile(sweepDir!)) : null;
+  const protocol = record?.protocol ?? engineSpec(engine).protocol(settings, evalSpec);
+  return graderOptions(protocol, record ? sweepFile(sweepDir!) : `engine ${engine}`);
+}
 
 /** The spec for an engine name; throws naming the known engines when it is unknown. */
 export function engineSpec(name: string): EngineSpec {

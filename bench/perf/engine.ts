@@ -1,8 +1,9 @@
 // `deno task bench engine`: the tfjs engine itself (SFT steps, RL rollouts and updates) on each backend asked
 // for, in one invocation, on the default sweep's model and batch sizes.
-import { parseFlags, parseNumber, UsageError } from "../../common/args.ts";
+import { flagLines, type FlagTable, parseTable, UsageError } from "../../common/args.ts";
 import { Rng } from "../../common/prng.ts";
 import { resolveAlgo } from "../core/mod.ts";
+import { gradingOf } from "../engines/registry.ts";
 import { BACKENDS, trainsDataParallel } from "../engines/tfjs/backend.ts";
 import {
   createModel,
@@ -24,10 +25,36 @@ import { parallelSampling } from "../engines/tfjs/parallel.ts";
 import { initEngineBackend } from "../engines/tfjs/auto.ts";
 import { sftWorkers, trainSft } from "../engines/tfjs/sft.ts";
 
+/** The flags of `deno task bench engine`, declared once for parsing, --help and validation. */
+const FLAGS = {
+  settings: {
+    type: "string",
+    value: "NAME",
+    default: "default",
+    choices: SETTINGS_PRESETS,
+    help: "settings preset",
+  },
+  backends: {
+    type: "string",
+    value: "LIST",
+    default: "blas,wasm,webgpu",
+    help:
+      `comma-separated, from ${BACKENDS.join(", ")}; auto reports its decision (calibrated against webgpu ` +
+      "where a WebGPU adapter exists)",
+  },
+  "sample-workers": {
+    type: "number",
+    min: 0,
+    max: 64,
+    help: "data-parallel sampling workers on wasm and cpu (default: the settings' sampleWorkers)",
+  },
+  "sft-steps": { type: "number", default: 10, min: 1, max: 10_000, help: "timed SFT steps" },
+  "rl-steps": { type: "number", default: 3, min: 1, max: 1000, help: "timed RL steps" },
+  tiny: { type: "boolean", help: "the same as --settings tiny" },
+} as const satisfies FlagTable;
+
 /** Usage text for `deno task bench engine`. */
-export const usage =
-  `usage: deno task bench engine [--settings NAME] [--backends LIST] [--sft-steps N] [--rl-steps N]
-                               [--sample-workers N] [--tiny]
+export const usage = `usage: deno task bench engine [flags]
 
 Runs the tfjs engine on a settings preset (default: the default sweep's settings, width 64, 2 layers; SFT
 batch 32; RL 8 prompts x 8 rollouts, 2 mini-batches, GRPO; gpu: width 512, 8 layers, context 256, SFT batch
@@ -37,13 +64,7 @@ batch 32; RL 8 prompts x 8 rollouts, 2 mini-batches, GRPO; gpu: width 512, 8 lay
        update (reference log-probs plus the policy-loss passes; response tokens/s)
 A backend that cannot start, or fails while measured, is reported and skipped.
 
-  --settings NAME  ${SETTINGS_PRESETS.join(" | ")} (default: default)
-  --backends LIST  comma-separated, from ${BACKENDS.join(", ")} (default blas,wasm,webgpu); auto reports its
-                   decision (calibrated against webgpu where a WebGPU adapter exists)
-  --sample-workers N  data-parallel sampling workers on wasm and cpu (default: the settings' sampleWorkers)
-  --sft-steps N    timed SFT steps (default 10)
-  --rl-steps N     timed RL steps (default 3)
-  --tiny           the same as --settings tiny`;
+${flagLines(FLAGS)}`;
 
 /** One backend's figures. */
 interface EngineRate {
@@ -75,7 +96,18 @@ async function measure(
   const ref = createModel(modelConfig(s, tok), rng.derive("ref"));
   setWeights(ref, await getWeightsAsync(model));
   const opt = createOptimizer(model, { lr: s.rl.lr, clipNorm: s.rl.clipNorm });
-  const ctx = { model, ref, opt, tok, train, settings: s, algo: resolveAlgo("grpo"), rng: rng.derive("rl") };
+  const grader = gradingOf("tfjs", null, s as unknown as Record<string, unknown>); // as a sweep grades
+  const ctx = {
+    model,
+    ref,
+    opt,
+    tok,
+    train,
+    settings: s,
+    algo: resolveAlgo("grpo"),
+    rng: rng.derive("rl"),
+    grader,
+  };
   await rlStep(ctx, 0);
   let sampleS = 0, updateS = 0, generated = 0;
   t0 = performance.now();
@@ -101,44 +133,23 @@ async function measure(
 
 /** Entry point for `deno task bench engine`. */
 export async function main(args: string[]): Promise<number> {
-  const values = parseFlags(args, {
-    backends: { type: "string" },
-    settings: { type: "string" },
-    "sample-workers": { type: "string" },
-    "sft-steps": { type: "string" },
-    "rl-steps": { type: "string" },
-    tiny: { type: "boolean" },
-  }, false).values as {
-    help?: boolean;
-    backends?: string;
-    settings?: string;
-    "sample-workers"?: string;
-    "sft-steps"?: string;
-    "rl-steps"?: string;
-    tiny?: boolean;
-  };
-  if (values.help) {
+  const { values, help } = parseTable(args, FLAGS);
+  if (help) {
     console.log(usage);
     return 0;
   }
-  const backends = (values.backends ?? "blas,wasm,webgpu").split(",").map((b) => b.trim());
+  const backends = values.backends.split(",").map((b) => b.trim());
   for (const b of backends) {
     if (!(BACKENDS as readonly string[]).includes(b)) {
       throw new UsageError(`--backends: '${b}' is not one of ${BACKENDS.join(", ")}`);
     }
   }
-  const sftSteps = parseNumber(values["sft-steps"], "sft-steps", 10, 1, 10_000);
-  const rlSteps = parseNumber(values["rl-steps"], "rl-steps", 3, 1, 1000);
-  const preset = values.tiny ? "tiny" : values.settings ?? "default";
-  if (!(SETTINGS_PRESETS as readonly string[]).includes(preset)) {
-    throw new UsageError(`--settings: expected one of ${SETTINGS_PRESETS.join(", ")}, got '${preset}'`);
-  }
+  const sftSteps = values["sft-steps"], rlSteps = values["rl-steps"];
+  const preset = values.tiny ? "tiny" : values.settings;
   const results: (EngineRate | { backend: string; unavailable: string })[] = [];
   for (const backend of backends) {
     const s = { ...presetSettings(preset), backend: backend as TfjsSettings["backend"] };
-    if (values["sample-workers"] !== undefined) {
-      s.sampleWorkers = parseNumber(values["sample-workers"], "sample-workers", 1, 0, 64);
-    }
+    if (values["sample-workers"] !== undefined) s.sampleWorkers = values["sample-workers"];
     let decision;
     try {
       decision = await initEngineBackend(backend, modelConfig(s, settingsTokenizer(s)));

@@ -1,9 +1,11 @@
 // `deno task bench grader`: grades/s and p50/p99 latency of single `grade` and of `gradeMany`, on MATH-500
 // gold vs \boxed{gold}, MATH-500 gold i vs gold i+1, and the labelled corpus; `--frontend-compare` measures
-// the hand-written LaTeX front end against @cortex-js/compute-engine on the corpus (accuracy and speed);
-// `--labelled FILE` scores a labelled JSON-lines file instead (accuracy, FP, FN in default and strict mode).
-import { parseFlags, parseNumber } from "../../common/args.ts";
+// the hand-written LaTeX front end against @cortex-js/compute-engine on the corpus (accuracy and speed); the
+// once-slow adversarial inputs are timed singly; `--labelled FILE` scores a labelled JSON-lines file instead
+// (accuracy, FP, FN in default and strict mode).
+import { flagLines, type FlagTable, parseTable } from "../../common/args.ts";
 import { exists, readJsonl } from "../../common/fs.ts";
+import { Rng } from "../../common/prng.ts";
 import { grade } from "../../evaluators/grade.ts";
 import { gradeMany, type GradeManyItem, GraderPool } from "../../evaluators/pool.ts";
 import { clearParseCache, splitTop, useFrontEnd } from "../../evaluators/forms.ts";
@@ -13,19 +15,49 @@ import { normalizeAnswer } from "../../evaluators/normalize.ts";
 import { computeEngineToMathjs } from "../../evaluators/frontend_ce.ts";
 import { median, percentileSorted as percentile } from "../../evaluators/stats.ts";
 
-/** Usage text for `deno task bench grader`. */
-export const usage =
-  `usage: deno task bench grader [--frontend-compare] [--workers N] [--repeat R] [--passes P] [--labelled FILE]
+/** The flags of `deno task bench grader`, declared once for parsing, --help and validation. */
+const FLAGS = {
+  "frontend-compare": {
+    type: "boolean",
+    help: "also grade the corpus and MATH-500 workloads with compute-engine as the LaTeX front end",
+  },
+  workers: {
+    type: "number",
+    default: navigator.hardwareConcurrency || 1,
+    min: 1,
+    max: 256,
+    help: "gradeMany workers",
+  },
+  repeat: {
+    type: "number",
+    default: 16,
+    min: 1,
+    max: 1000,
+    help: "gradeMany workload = each workload repeated N times, like N samples per problem",
+  },
+  passes: {
+    type: "number",
+    default: 5,
+    min: 1,
+    max: 100,
+    help: "cold single-grade passes per workload; figures are medians over passes",
+  },
+  labelled: {
+    type: "string",
+    value: "FILE",
+    multiple: true,
+    help:
+      'only score FILE, JSON lines {prediction, gold, label: boolean} ("expected" also names the label; ' +
+      '"labelStrict"/"expectedStrict" the one for strict mode; "strict": true/false scores the line in ' +
+      "that mode only): accuracy, false positives (label false, graded correct) and false negatives per mode, " +
+      'per family when lines carry a "family" field, and every disagreeing line (repeatable; no speed figures)',
+  },
+} as const satisfies FlagTable;
 
-  --frontend-compare  also grade the corpus and MATH-500 workloads with compute-engine as the LaTeX front end
-  --workers N         gradeMany workers (default: cores)
-  --repeat R          gradeMany workload = each workload repeated R times, like R samples per problem (default 16)
-  --passes P          cold single-grade passes per workload; figures are medians over passes (default 5)
-  --labelled FILE     only score FILE, JSON lines {prediction, gold, label: boolean} ("expected" also
-                      names the label; "labelStrict"/"expectedStrict" the one for strict mode; "strict":
-                      true/false scores the line in that mode only): accuracy, false positives (label false,
-                      graded correct) and false negatives per mode, per family when lines carry a "family"
-                      field, and every disagreeing line (repeatable; no speed figures)
+/** Usage text for `deno task bench grader`. */
+export const usage = `usage: deno task bench grader [flags]
+
+${flagLines(FLAGS)}
 
 Reads math500/test.jsonl from the dataset mirror $ACEBENCH_DATASET_MIRROR (one made by
 bash .ci/make_dataset_mirror.sh DIR) when present, else only the corpus is measured.`;
@@ -59,6 +91,51 @@ function workloads(): Record<string, Case[]> {
   }
   out["corpus"] = corpus;
   return out;
+}
+
+/**
+ * Inputs that were once slow, by family: quadratic marker regexes on whitespace runs, exponential ± expansion,
+ * huge nesting and lengths, and seeded long runs of marker and math fragments. Each must grade far below the
+ * pool's 2 s timeout; tests check only that each gets a verdict.
+ */
+export function adversarialCases(): Record<string, Case[]> {
+  const sp = " ".repeat(19_000);
+  const pm = (n: number, d: string) => Array(n).fill(d).join("\\pm");
+  const pairs = (ps: [string, string][]) => ps.map(([prediction, gold]) => ({ prediction, gold }));
+  const rng = Rng.seeded(99);
+  // Marker and math fragments, "¦"-separated.
+  const frags =
+    (" ¦\n¦\t¦$¦$$¦\\(¦\\)¦\\[¦\\]¦Answer¦Answer:¦answer¦final answer is¦the answer is¦**¦.¦. ¦,¦" +
+      "I hope it is correct¦A:¦####¦\\boxed¦\\boxed{¦}¦{¦5¦x¦=¦\\pm¦\\begin{pmatrix}¦&¦\\\\¦and¦<|im_end|>¦since¦`")
+      .split("¦");
+  const runs = Array.from({ length: 150 }, () => {
+    const [a, b, c] = [rng.pick(frags), rng.pick(frags), rng.pick(frags)];
+    const run = a.repeat(Math.ceil(9000 / a.length));
+    return { prediction: c + run + b + run + c, gold: "5" };
+  });
+  return {
+    "huge inputs": pairs([
+      ["\\boxed{10^{10^{10^{10}}}}", "1"],
+      ["\\boxed{1000000!}", "1"],
+      ["\\boxed{" + "{".repeat(100_000) + "1" + "}".repeat(100_000) + "}", "1"],
+      ["\\boxed{" + "(".repeat(100_000) + "1" + ")".repeat(100_000) + "}", "1"],
+      ["x".repeat(5_000_000), "1"],
+      ["\\boxed{" + "1+".repeat(1_000_000) + "1}", "1"],
+      ["\\boxed{1}".repeat(200_000), "1"],
+      ["\\boxed{2}", "\\boxed{" + "{".repeat(100_000) + "}".repeat(100_000) + "}"],
+      ["\\boxed{(x+1)^{10^{9}}}", "(x+1)^{10^{9}+1}"],
+    ]),
+    "whitespace runs and ±": pairs([
+      ["The final answer is x" + sp + "x\ny", "5"],
+      ["the answer is x" + sp + "x y", "5"],
+      ["The final answer is" + sp, "5"],
+      ["Answer" + sp + "x", "5"],
+      ["So the total is" + sp + " 5 . x", "5"],
+      ["\\boxed{" + pm(249, "1") + "}", pm(249, "2")],
+      ["\\boxed{\\frac{" + pm(100, "1") + "}{2}}", "\\frac{" + pm(100, "1") + "}{2}"],
+    ]),
+    "seeded fragment runs": runs,
+  };
 }
 
 // One cold-cache pass of single grades: per-grade latency in ms.
@@ -99,31 +176,16 @@ function latencyRow(name: string, cases: Case[], passes: number): string {
 
 /** Entry point for `deno task bench grader`. */
 export async function main(args: string[]): Promise<number> {
-  const values = parseFlags(args, {
-    "frontend-compare": { type: "boolean" },
-    workers: { type: "string" },
-    repeat: { type: "string" },
-    passes: { type: "string" },
-    labelled: { type: "string", multiple: true },
-  }, false).values as {
-    help?: boolean;
-    "frontend-compare"?: boolean;
-    workers?: string;
-    repeat?: string;
-    passes?: string;
-    labelled?: string[];
-  };
-  if (values.help) {
+  const { values, help } = parseTable(args, FLAGS);
+  if (help) {
     console.log(usage);
     return 0;
   }
-  if (values.labelled?.length) {
+  if (values.labelled.length) {
     for (const file of values.labelled) printLabelled(file, readLabelled(file));
     return 0;
   }
-  const workers = parseNumber(values.workers, "workers", navigator.hardwareConcurrency || 1, 1, 256);
-  const repeat = parseNumber(values.repeat, "repeat", 16, 1, 1000);
-  const passes = parseNumber(values.passes, "passes", 5, 1, 100);
+  const { workers, repeat, passes } = values;
   const loads = workloads();
   console.log(`grader benchmark: ${navigator.hardwareConcurrency} cores, Deno ${Deno.version.deno}`);
   // Warm the JIT once so the first workload is not charged for compilation.
@@ -133,6 +195,10 @@ export async function main(args: string[]): Promise<number> {
   console.log(row(["workload", "n", "grades/s", "p50 ms", "p99 ms", "max ms"]));
   console.log(row(["---", "---:", "---:", "---:", "---:", "---:"]));
   for (const [name, cases] of Object.entries(loads)) console.log(latencyRow(name, cases, passes));
+  // Once-slow inputs: max ms is what matters (the pool marks an answer `timeout` after 2000 ms).
+  for (const [name, cases] of Object.entries(adversarialCases())) {
+    console.log(latencyRow(`adversarial: ${name}`, cases, passes));
+  }
 
   console.log(
     `\ngradeMany (each workload repeated ×${repeat}, like ${repeat} samples per problem; grades/s):`,

@@ -5,7 +5,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { fileURLToPath } from "node:url";
-import { parseFlags, parseNumber, UsageError } from "../../common/args.ts";
+import { flagLines, type FlagTable, type FlagValues, parseTable, UsageError } from "../../common/args.ts";
 import { Rng } from "../../common/prng.ts";
 import { BACKENDS, readsSync, rowInvariant, trainsDataParallel } from "../engines/tfjs/backend.ts";
 import {
@@ -57,12 +57,76 @@ export function torchPythons(list: string | undefined, home = homedir()): string
   return existsSync(venv) ? [SYSTEM_PYTHON, venv] : [SYSTEM_PYTHON];
 }
 
+/** The flags of `deno task bench model`, declared once for parsing, --help and validation. */
+const FLAGS = {
+  runs: { type: "number", default: 3, min: 1, max: 100, help: "alternating tfjs/PyTorch runs" },
+  config: {
+    type: "string",
+    value: "NAME",
+    default: "reference",
+    choices: ["reference", "gpu", "tiny"],
+    help:
+      "gpu: width 512, 8 heads, 8 layers, context 256, 240 new tokens; tiny: width 32, 1 layer, batches 4 " +
+      "and 8, 8 new tokens (a smoke test, not a benchmark)",
+  },
+  backend: { type: "string", value: "NAME", default: "auto", choices: BACKENDS, help: "the tfjs backend" },
+  steps: { type: "number", default: 5, min: 1, max: 1000, help: "timed train steps per run" },
+  reps: { type: "number", default: 3, min: 1, max: 100, help: "timed sampling runs per run" },
+  "no-torch": { type: "boolean", help: "skip the PyTorch reference" },
+  "peak-n": {
+    type: "number",
+    default: 1024,
+    min: 16,
+    max: 8192,
+    help: "side of the square matrix product that measures each engine's peak",
+  },
+  python: {
+    type: "string",
+    value: "LIST",
+    help:
+      `comma-separated Python interpreters with torch (default: ${SYSTEM_PYTHON}, Debian's torch 1.13, then ` +
+      `${DEFAULT_VENV_PYTHON} where present: a current torch, "python3 -m venv ~/.cache/acebench/torch-venv && ` +
+      `~/.cache/acebench/torch-venv/bin/pip install torch")`,
+  },
+  "no-kernels": {
+    type: "boolean",
+    help: "attention through plain tfjs ops instead of the wasm SIMD kernels (to measure them)",
+  },
+  profile: {
+    type: "boolean",
+    help: "instead of the runs: ms per op class for one train step and one sampling run, tfjs and PyTorch " +
+      "(torch.profiler)",
+  },
+  "train-workers": {
+    type: "number",
+    min: 1,
+    max: 64,
+    help:
+      `data-parallel train step over N Deno Workers (default: cores, ${coreCount()} here; at least 8 for ` +
+      "--config gpu, whose activations outgrow one worker's 4 GB wasm heap otherwise); 1 = one process",
+  },
+  "sample-workers": {
+    type: "number",
+    default: 1,
+    min: 1,
+    max: 64,
+    help:
+      "data-parallel sampling over N Deno Workers (1 = one process; measured slower than one process on a " +
+      "loaded machine, docs/tfjs-model.md)",
+  },
+  "blas-threads": {
+    type: "number",
+    min: 1,
+    max: 64,
+    help:
+      `threads of this process that run its BLAS products (blas backend; default: cores, ${coreCount()} ` +
+      "here): sampling, and training when --train-workers is 1, use them; the bits are the same for every N " +
+      "above 1 (ops/blas_threads.ts)",
+  },
+} as const satisfies FlagTable;
+
 /** Usage text for `deno task bench model`. */
-export const usage =
-  `usage: deno task bench model [--runs N] [--backend NAME] [--steps N] [--reps N] [--no-torch] [--no-kernels]
-                              [--profile] [--train-workers N] [--sample-workers N] [--blas-threads N]
-                              [--config reference|gpu]
-                              [--python LIST] [--peak-n N]
+export const usage = `usage: deno task bench model [flags]
 
 Times the reference transformer (vocab 64, width 128, 4 heads, 4 layers, context 64) on tfjs:
   train   tokens/s: batch ${TRAIN_B}x64, next-token cross-entropy, Adam(lr 1e-3); median of --steps steps after 2 warm-ups
@@ -74,28 +138,7 @@ from the model's shapes, attention included: bench/perf/flops.ts) and their shar
 best of a few --peak-n square float32 products (tf.matMul on the backend in use, one thread per product, times
 the threads the engine trains or samples on; torch.mm in the torch process at the thread count of its figure).
 
-  --runs N        alternating tfjs/PyTorch runs (default 3)
-  --config NAME   reference (default) or gpu: width 512, 8 heads, 8 layers, context 256, 240 new tokens; or
-                  tiny (width 32, 1 layer, batches 4 and 8, 8 new tokens: a smoke test, not a benchmark)
-  --backend NAME  ${BACKENDS.join(" | ")} (default auto)
-  --steps N       timed train steps per run (default 5)
-  --reps N        timed sampling runs per run (default 3)
-  --no-torch      skip the PyTorch reference
-  --peak-n N      side of the square matrix product that measures each engine's peak (default 1024)
-  --python LIST   comma-separated Python interpreters with torch (default: /usr/bin/python3, Debian's torch
-                  1.13, then ${DEFAULT_VENV_PYTHON}
-                  where present: a current torch, "python3 -m venv ~/.cache/acebench/torch-venv &&
-                  ~/.cache/acebench/torch-venv/bin/pip install torch")
-  --no-kernels    attention through plain tfjs ops instead of the wasm SIMD kernels (to measure them)
-  --profile       instead of the runs: ms per op class for one train step and one sampling run, tfjs and
-                  PyTorch (torch.profiler)
-  --train-workers N   data-parallel train step over N Deno Workers (default: cores, ${coreCount()} here; at least 8
-                  for --config gpu, whose activations outgrow one worker's 4 GB wasm heap otherwise); 1 = one process
-  --sample-workers N  data-parallel sampling over N Deno Workers (default 1 = one process; measured slower
-                  than one process on a loaded machine, docs/tfjs-model.md)
-  --blas-threads N    threads of this process that run its BLAS products (blas backend; default: cores, ${coreCount()}
-                  here): sampling, and training when --train-workers is 1, use them; the bits are the same
-                  for every N above 1 (ops/blas_threads.ts)
+${flagLines(FLAGS)}
 GPU backends and --no-kernels always use one process.`;
 
 function randomTokens(rng: Rng, n: number, vocab: number): Int32Array {
@@ -225,20 +268,25 @@ interface Efficiency {
   sample_peak_gflops: number;
 }
 
-/** `Efficiency` of train and sample tokens/s against their peaks, rounded for the printout and the JSON. */
+/**
+ * `Efficiency` of train and sample tokens/s against their peaks, to 3 significant figures (a tiny config's
+ * 0.04 GFLOP/s stays positive, where rounding to 0.1 printed 0).
+ */
 function efficiency(train: number, sample: number, trainPeak: number, samplePeak: number): Efficiency {
   const trainG = train * trainFlopsPerToken(CFG) / 1e9;
   const sampleG = sample * sampleFlopsPerToken(CFG, PROMPT, NEW) / 1e9;
-  const r1 = (x: number) => Math.round(10 * x) / 10;
   return {
-    train_gflops: r1(trainG),
-    train_pct_peak: r1(100 * trainG / trainPeak),
-    sample_gflops: r1(sampleG),
-    sample_pct_peak: r1(100 * sampleG / samplePeak),
-    train_peak_gflops: r1(trainPeak),
-    sample_peak_gflops: r1(samplePeak),
+    train_gflops: sig3(trainG),
+    train_pct_peak: sig3(100 * trainG / trainPeak),
+    sample_gflops: sig3(sampleG),
+    sample_pct_peak: sig3(100 * sampleG / samplePeak),
+    train_peak_gflops: sig3(trainPeak),
+    sample_peak_gflops: sig3(samplePeak),
   };
 }
+
+/** `x` to 3 significant figures (a positive figure stays positive). */
+const sig3 = (x: number) => Number(x.toPrecision(3));
 
 /** " (G GFLOP/s, P% of peak)" of one figure. */
 function effNote(gflops: number, pct: number): string {
@@ -344,261 +392,273 @@ async function profile(rig: Rig, pythons: string[], torchArgs: string[]): Promis
   return out;
 }
 
+/** One tfjs run's figures beside each torch's, with the load before and after. */
+type RunRow = {
+  run: number;
+  load_before: number;
+  load_after?: number;
+  tfjs_train?: number;
+  tfjs_sample?: number;
+  tfjs_peak_gflops_per_thread?: number;
+  tfjs_train_threads?: number;
+  tfjs_sample_threads?: number;
+  torch: TorchRow[];
+} & Partial<{ [K in keyof Efficiency as `tfjs_${K}`]: number }>;
+
+/** What every run of one invocation shares: the rig, the flags, the thread counts, the Pythons still working. */
+interface Bench {
+  rig: Rig;
+  steps: number;
+  reps: number;
+  peakN: number;
+  trainThreads: number;
+  sampleThreads: number;
+  torchArgs: string[];
+  pythons: string[];
+  result: Record<string, unknown>;
+}
+
 /** Entry point for `deno task bench model`. */
 export async function main(args: string[]): Promise<number> {
-  const values = parseFlags(args, {
-    backend: { type: "string" },
-    runs: { type: "string" },
-    steps: { type: "string" },
-    reps: { type: "string" },
-    "no-torch": { type: "boolean" },
-    profile: { type: "boolean" },
-    "no-kernels": { type: "boolean" },
-    "train-workers": { type: "string" },
-    "sample-workers": { type: "string" },
-    "blas-threads": { type: "string" },
-    config: { type: "string" },
-    python: { type: "string" },
-    "peak-n": { type: "string" },
-  }, false).values as Record<string, string | boolean | undefined>;
-  if (values.help) {
+  const { values, help } = parseTable(args, FLAGS);
+  if (help) {
     console.log(usage);
     return 0;
   }
-  const backendName = (values.backend as string | undefined) ?? "auto";
-  if (!(BACKENDS as readonly string[]).includes(backendName)) {
-    throw new UsageError(`--backend: expected one of ${BACKENDS.join(", ")}, got '${backendName}'`);
-  }
-  const num = (k: string, def: number, lo: number, hi: number) =>
-    parseNumber(values[k] as string | undefined, k, def, lo, hi);
-  const runs = num("runs", 3, 1, 100), steps = num("steps", 5, 1, 1000), reps = num("reps", 3, 1, 100);
-  const peakN = num("peak-n", 1024, 16, 8192);
-  const config = (values.config as string | undefined) ?? "reference";
-  if (config !== "reference" && config !== "gpu" && config !== "tiny") {
-    throw new UsageError(`--config: expected reference, gpu or tiny, got '${config}'`);
-  }
-  // The gpu configuration's saved activations for 32 rows x 256 tokens outgrow the 4 GB wasm heap of a worker
-  // holding more than 4 rows (measured: 2 workers abort), so CPU backends spread it over at least 8 workers.
-  let trainWorkers = num("train-workers", config === "gpu" ? Math.max(8, coreCount()) : coreCount(), 1, 64);
-  let sampleWorkers = num("sample-workers", 1, 1, 64);
-  if (config === "gpu") [CFG, NEW] = [GPU, 240];
-  if (config === "tiny") [CFG, NEW, TRAIN_B, SAMPLE_B] = [TINY, 8, 4, 8];
-  const torchArgs = ["--config", config, "--peak-n", String(peakN)];
-  let pythons = values["no-torch"] ? [] : torchPythons(values.python as string | undefined);
-  const backend = await initBackend(backendName);
-  if (values["no-kernels"]) useKernels(false);
-  // Data-parallel workers are for the CPU backends with the kernels on: GPU backends and --no-kernels use one.
-  if (!trainsDataParallel() || values["no-kernels"]) trainWorkers = sampleWorkers = 1;
-  if (!rowInvariant()) sampleWorkers = 1; // the pool's samples equal one process's only where rows are invariant
-  const blasThreads = backend === "blas" ? num("blas-threads", coreCount(), 1, 64) : 1;
-  if (values["blas-threads"] !== undefined && backend !== "blas") {
-    throw new UsageError(`--blas-threads: only the blas backend has BLAS threads (backend is ${backend})`);
-  }
-  if (backend === "blas") await setThreads(blasThreads);
-  const rng = Rng.seeded(0);
-  const model = createModel(CFG, rng.split());
+  const { config, runs, steps, reps } = values, peakN = values["peak-n"];
+  const { backend, trainWorkers, sampleWorkers, blasThreads } = await configure(values);
+  const rig = makeRig();
   const blas = backend === "blas" ? blasInfo() : null;
   const blasNote = blas
     ? `, BLAS ${blas.library} (${blas.core} kernels, one thread per call, ${blasThreads} thread(s))`
     : "";
   console.log(
     `tfjs ${tf.version_core} backend ${backend}${blasNote} (attention: ${kernelInfo()}); ${
-      parameterCount(model)
+      parameterCount(rig.model)
     } parameters; train workers ${trainWorkers}, sample workers ${sampleWorkers}`,
   );
-  const opt = createOptimizer(model, { lr: 1e-3, clipNorm: 0 });
-  const batch = tf.tensor2d(randomTokens(rng, TRAIN_B * (CFG.context + 1), CFG.vocab), [
-    TRAIN_B,
-    CFG.context + 1,
-  ], "int32");
-  const rig: Rig = { model, opt, batch, trainer: null, sampler: null, rng };
   const result: Record<string, unknown> = {
     backend,
     ...(blas ? { blas } : {}),
     attention: kernelInfo(),
     config,
+  };
+  Object.assign(result, {
     train_workers: trainWorkers,
     sample_workers: sampleWorkers,
     blas_threads: blasThreads,
-  };
+  });
+  const torchArgs = ["--config", config, "--peak-n", String(peakN)];
+  const pythons = values["no-torch"] ? [] : torchPythons(values.python);
   try {
-    if (trainWorkers > 1) rig.trainer = await DataParallelTrainer.create(model, opt, trainWorkers);
-    if (sampleWorkers > 1) rig.sampler = await SamplerPool.start(model, sampleWorkers);
-    if (values.profile) {
-      Object.assign(result, await profile(rig, pythons, torchArgs));
-      console.log(JSON.stringify(result));
-      return 0;
-    }
-    // Each BLAS call runs on one thread (wasm is single-threaded), so the engine's peak on N threads (train
-    // workers, sample workers or BLAS threads) is N times the peak of one, an upper bound (threads can only contend).
-    const threads = (workers: number) => Math.min(workers > 1 ? workers : blasThreads, coreCount());
-    const trainThreads = threads(trainWorkers), sampleThreads = threads(sampleWorkers);
-    const rows: ({
-      run: number;
-      load_before: number;
-      load_after?: number;
-      tfjs_train?: number;
-      tfjs_sample?: number;
-      tfjs_peak_gflops_per_thread?: number;
-      tfjs_train_threads?: number;
-      tfjs_sample_threads?: number;
-      torch: TorchRow[];
-    } & Partial<{ [K in keyof Efficiency as `tfjs_${K}`]: number }>)[] = [];
-    for (let run = 1; run <= runs; run++) {
-      const row: (typeof rows)[number] = { run, load_before: load1(), torch: [] };
-      const t = await tfjsRun(rig, steps, reps);
-      // Measured each run, beside its figures, so both see the same load.
-      const peak = await matmulPeak(peakN);
-      const eff = efficiency(t.train, t.sample, peak * trainThreads, peak * sampleThreads);
-      Object.assign(row, {
-        tfjs_train: Math.round(t.train),
-        tfjs_sample: Math.round(t.sample),
-        tfjs_peak_gflops_per_thread: Math.round(10 * peak) / 10,
-        tfjs_train_threads: trainThreads,
-        tfjs_sample_threads: sampleThreads,
-      });
-      for (const [k, v] of Object.entries(eff)) (row as Record<string, unknown>)[`tfjs_${k}`] = v;
-      const torch: TorchRow[] = [];
-      for (const python of pythons) {
-        const r = await runTorch(python, torchArgs);
-        if (!r.result) {
-          console.log(`torch:       not run: ${r.missing}`);
-          result.torch_missing = [...(result.torch_missing as string[] | undefined ?? []), r.missing];
-          pythons = pythons.filter((p) => p !== python);
-          continue;
-        }
-        const train = Number(r.result.train_tokens_per_s), sample = Number(r.result.sample_tokens_per_s);
-        const peaks = (r.result.peak_gflops ?? {}) as Record<string, number>;
-        const trainT = Number(r.result.train_threads), sampleT = Number(r.result.sample_threads);
-        torch.push({
-          engine: String(r.result.engine),
-          python,
-          train,
-          sample,
-          ratio_train: +(t.train / train).toFixed(3),
-          ratio_sample: +(t.sample / sample).toFixed(3),
-          train_threads: trainT,
-          sample_threads: sampleT,
-          peak_gflops: peaks,
-          ...efficiency(train, sample, peaks[String(trainT)] ?? NaN, peaks[String(sampleT)] ?? NaN),
-        });
-      }
-      row.load_after = load1();
-      console.log(
-        `run ${run}: load ${Number(row.load_before).toFixed(2)} → ${Number(row.load_after).toFixed(2)}; ` +
-          `tfjs train ${row.tfjs_train}${effNote(eff.train_gflops, eff.train_pct_peak)}, sample ` +
-          `${row.tfjs_sample}${effNote(eff.sample_gflops, eff.sample_pct_peak)} tokens/s; peak ` +
-          `${peak.toFixed(1)} GFLOP/s per thread (${peakN}² tf.matMul) × ${trainThreads} train, ` +
-          `${sampleThreads} sample thread(s)`,
-      );
-      for (const r of torch) {
-        console.log(
-          `       ${r.engine} (${r.python}): train ${r.train}${
-            effNote(r.train_gflops, r.train_pct_peak)
-          }, sample ${r.sample}${effNote(r.sample_gflops, r.sample_pct_peak)}; ratio tfjs/torch train ` +
-            `${r.ratio_train}, sample ${r.ratio_sample}; peak ${
-              Object.entries(r.peak_gflops).map(([th, g]) => `${g} GFLOP/s at ${th} thread(s)`).join(", ")
-            } (${peakN}² torch.mm)`,
-        );
-      }
-      row.torch = torch;
-      rows.push(row);
-    }
-    const col = (k: "load_before" | "tfjs_train" | "tfjs_sample" | `tfjs_${keyof Efficiency}`) =>
-      rows.map((r) => r[k] as number);
-    console.log(`\nmedian (range) over ${runs} run(s); 1-min load ${spread(col("load_before"), 2)}:`);
-    console.log(`  tfjs  train ${spread(col("tfjs_train"))}  sample ${spread(col("tfjs_sample"))} tokens/s`);
-    result.runs = rows;
-    result.median_tfjs_train = median(col("tfjs_train"));
-    result.median_tfjs_sample = median(col("tfjs_sample"));
-    result.flops_per_train_token = trainFlopsPerToken(CFG);
-    result.flops_per_sample_token = Math.round(sampleFlopsPerToken(CFG, PROMPT, NEW));
-    result.peak_n = peakN;
-    const medianEff = (of: (k: keyof Efficiency) => number[]) =>
-      Object.fromEntries(
-        (["train_gflops", "train_pct_peak", "sample_gflops", "sample_pct_peak"] as const).map((k) => [
-          `median_${k}`,
-          median(of(k)),
-        ]),
-      ) as Record<
-        `median_${"train_gflops" | "train_pct_peak" | "sample_gflops" | "sample_pct_peak"}`,
-        number
-      >;
-    const tfjsEff = medianEff((k) => col(`tfjs_${k}`));
-    for (const [k, v] of Object.entries(tfjsEff)) result[k.replace("median_", "median_tfjs_")] = v;
-    // The limit table: one line per engine, each against its own peak (medians over the runs).
-    const table: string[][] = [[
-      "engine",
-      "train tok/s",
-      "GFLOP/s",
-      "% peak",
-      "sample tok/s",
-      "GFLOP/s",
-      "% peak",
-      "peak GFLOP/s train, sample",
-    ], [
-      `tfjs ${backend}`,
-      String(result.median_tfjs_train),
-      tfjsEff.median_train_gflops.toFixed(1),
-      tfjsEff.median_train_pct_peak.toFixed(1),
-      String(result.median_tfjs_sample),
-      tfjsEff.median_sample_gflops.toFixed(1),
-      tfjsEff.median_sample_pct_peak.toFixed(1),
-      peakNote(col("tfjs_train_peak_gflops"), col("tfjs_sample_peak_gflops")),
-    ]];
-    const engines = [...new Set(rows.flatMap((r) => r.torch.map((t) => t.engine)))];
-    result.torch = engines.map((engine) => {
-      const of = rows.flatMap((r) => r.torch.filter((t) => t.engine === engine));
-      const tcol = (k: "train" | "sample" | "ratio_train" | "ratio_sample" | keyof Efficiency) =>
-        of.map((t) => t[k]);
-      console.log(
-        `  ${engine} (${of[0].python}): train ${spread(tcol("train"))}  sample ${
-          spread(tcol("sample"))
-        } tokens/s`,
-      );
-      console.log(
-        `    ratio tfjs/torch (per run): train ${spread(tcol("ratio_train"), 2)}  sample ${
-          spread(tcol("ratio_sample"), 2)
-        }  (targets against a current torch: train >= 1.5, sample >= 2.0)`,
-      );
-      const eff = medianEff(tcol);
-      table.push([
-        engine,
-        String(median(tcol("train"))),
-        eff.median_train_gflops.toFixed(1),
-        eff.median_train_pct_peak.toFixed(1),
-        String(median(tcol("sample"))),
-        eff.median_sample_gflops.toFixed(1),
-        eff.median_sample_pct_peak.toFixed(1),
-        peakNote(tcol("train_peak_gflops"), tcol("sample_peak_gflops")),
-      ]);
-      return {
-        engine,
-        python: of[0].python,
-        median_train: median(tcol("train")),
-        median_sample: median(tcol("sample")),
-        median_ratio_train: median(tcol("ratio_train")),
-        median_ratio_sample: median(tcol("ratio_sample")),
-        ...eff,
+    if (trainWorkers > 1) rig.trainer = await DataParallelTrainer.create(rig.model, rig.opt, trainWorkers);
+    if (sampleWorkers > 1) rig.sampler = await SamplerPool.start(rig.model, sampleWorkers);
+    if (values.profile) Object.assign(result, await profile(rig, pythons, torchArgs));
+    else {
+      // Each BLAS call runs on one thread (wasm is single-threaded), so the engine's peak on N threads (train
+      // workers, sample workers or BLAS threads) is N times the peak of one, an upper bound (threads can only contend).
+      const threads = (workers: number) => Math.min(workers > 1 ? workers : blasThreads, coreCount());
+      const [trainThreads, sampleThreads] = [threads(trainWorkers), threads(sampleWorkers)];
+      const bench: Bench = {
+        rig,
+        steps,
+        reps,
+        peakN,
+        trainThreads,
+        sampleThreads,
+        torchArgs,
+        pythons,
+        result,
       };
-    });
-    console.log(
-      `\nachieved model FLOPs (medians; ${
-        (trainFlopsPerToken(CFG) / 1e6).toFixed(2)
-      } MFLOP per trained token, ${
-        (sampleFlopsPerToken(CFG, PROMPT, NEW) / 1e6).toFixed(2)
-      } per sampled token: flops.ts) and % of each engine's own measured ${peakN}² matmul peak:`,
-    );
-    const widths = table[0].map((_, i) => Math.max(...table.map((r) => r[i].length)));
-    for (const r of table) {
-      console.log(`  ${r.map((c, i) => i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i])).join("  ")}`);
+      const rows: RunRow[] = [];
+      for (let run = 1; run <= runs; run++) rows.push(await measureRun(bench, run));
+      summarise(rows, bench, backend);
     }
     console.log(JSON.stringify(result));
     return 0;
   } finally {
     rig.trainer?.close();
     rig.sampler?.close();
-    batch.dispose();
-    disposeModel(model);
+    rig.batch.dispose();
+    disposeModel(rig.model);
+  }
+}
+
+/** Configuration, backend, kernels, workers and BLAS threads as the flags ask and the backend allows. */
+async function configure(values: FlagValues<typeof FLAGS>) {
+  const config = values.config;
+  // The gpu configuration's saved activations for 32 rows x 256 tokens outgrow the 4 GB wasm heap of a worker
+  // holding more than 4 rows (measured: 2 workers abort), so CPU backends spread it over at least 8 workers.
+  let trainWorkers = values["train-workers"] ?? (config === "gpu" ? Math.max(8, coreCount()) : coreCount());
+  let sampleWorkers = values["sample-workers"];
+  if (config === "gpu") [CFG, NEW] = [GPU, 240];
+  if (config === "tiny") [CFG, NEW, TRAIN_B, SAMPLE_B] = [TINY, 8, 4, 8];
+  const backend = await initBackend(values.backend);
+  if (values["no-kernels"]) useKernels(false);
+  // Data-parallel workers are for the CPU backends with the kernels on: GPU backends and --no-kernels use one.
+  if (!trainsDataParallel() || values["no-kernels"]) trainWorkers = sampleWorkers = 1;
+  if (!rowInvariant()) sampleWorkers = 1; // the pool's samples equal one process's only where rows are invariant
+  if (values["blas-threads"] !== undefined && backend !== "blas") {
+    throw new UsageError(`--blas-threads: only the blas backend has BLAS threads (backend is ${backend})`);
+  }
+  const blasThreads = backend === "blas" ? values["blas-threads"] ?? coreCount() : 1;
+  if (backend === "blas") await setThreads(blasThreads);
+  return { backend, trainWorkers, sampleWorkers, blasThreads };
+}
+
+/** The model of the configuration in use (seeded), its optimizer and one random training batch; no pools yet. */
+function makeRig(): Rig {
+  const rng = Rng.seeded(0);
+  const model = createModel(CFG, rng.split());
+  const opt = createOptimizer(model, { lr: 1e-3, clipNorm: 0 });
+  const shape: [number, number] = [TRAIN_B, CFG.context + 1];
+  const batch = tf.tensor2d(randomTokens(rng, shape[0] * shape[1], CFG.vocab), shape, "int32");
+  return { model, opt, batch, trainer: null, sampler: null, rng };
+}
+
+/** One run: tfjs train and sample tokens/s, its matmul peak, then each working torch; printed as it goes. */
+async function measureRun(b: Bench, run: number): Promise<RunRow> {
+  const row: RunRow = { run, load_before: load1(), torch: [] };
+  const t = await tfjsRun(b.rig, b.steps, b.reps);
+  // Measured each run, beside its figures, so both see the same load.
+  const peak = await matmulPeak(b.peakN);
+  const eff = efficiency(t.train, t.sample, peak * b.trainThreads, peak * b.sampleThreads);
+  Object.assign(row, {
+    tfjs_train: Math.round(t.train),
+    tfjs_sample: Math.round(t.sample),
+    tfjs_peak_gflops_per_thread: sig3(peak),
+    tfjs_train_threads: b.trainThreads,
+    tfjs_sample_threads: b.sampleThreads,
+  });
+  for (const [k, v] of Object.entries(eff)) (row as Record<string, unknown>)[`tfjs_${k}`] = v;
+  for (const python of [...b.pythons]) {
+    const r = await runTorch(python, b.torchArgs);
+    if (!r.result) {
+      console.log(`torch:       not run: ${r.missing}`);
+      b.result.torch_missing = [...(b.result.torch_missing as string[] | undefined ?? []), r.missing];
+      b.pythons.splice(b.pythons.indexOf(python), 1);
+      continue;
+    }
+    const train = Number(r.result.train_tokens_per_s), sample = Number(r.result.sample_tokens_per_s);
+    const peaks = (r.result.peak_gflops ?? {}) as Record<string, number>;
+    const trainT = Number(r.result.train_threads), sampleT = Number(r.result.sample_threads);
+    row.torch.push({
+      engine: String(r.result.engine),
+      python,
+      train,
+      sample,
+      ratio_train: +(t.train / train).toFixed(3),
+      ratio_sample: +(t.sample / sample).toFixed(3),
+      train_threads: trainT,
+      sample_threads: sampleT,
+      peak_gflops: peaks,
+      ...efficiency(train, sample, peaks[String(trainT)] ?? NaN, peaks[String(sampleT)] ?? NaN),
+    });
+  }
+  row.load_after = load1();
+  console.log(
+    `run ${run}: load ${Number(row.load_before).toFixed(2)} → ${Number(row.load_after).toFixed(2)}; ` +
+      `tfjs train ${row.tfjs_train}${effNote(eff.train_gflops, eff.train_pct_peak)}, sample ` +
+      `${row.tfjs_sample}${effNote(eff.sample_gflops, eff.sample_pct_peak)} tokens/s; peak ` +
+      `${peak.toFixed(1)} GFLOP/s per thread (${b.peakN}² tf.matMul) × ${b.trainThreads} train, ` +
+      `${b.sampleThreads} sample thread(s)`,
+  );
+  for (const r of row.torch) {
+    console.log(
+      `       ${r.engine} (${r.python}): train ${r.train}${
+        effNote(r.train_gflops, r.train_pct_peak)
+      }, sample ${r.sample}${effNote(r.sample_gflops, r.sample_pct_peak)}; ratio tfjs/torch train ` +
+        `${r.ratio_train}, sample ${r.ratio_sample}; peak ${
+          Object.entries(r.peak_gflops).map(([th, g]) => `${g} GFLOP/s at ${th} thread(s)`).join(", ")
+        } (${b.peakN}² torch.mm)`,
+    );
+  }
+  return row;
+}
+
+/** Medians of efficiency figures over runs, from a column getter. */
+function medianEff(of: (k: keyof Efficiency) => number[]) {
+  return Object.fromEntries(
+    (["train_gflops", "train_pct_peak", "sample_gflops", "sample_pct_peak"] as const).map((k) => [
+      `median_${k}`,
+      median(of(k)),
+    ]),
+  ) as Record<`median_${"train_gflops" | "train_pct_peak" | "sample_gflops" | "sample_pct_peak"}`, number>;
+}
+
+/** Medians and ranges over the runs into `b.result`, printed with the limit table (each engine vs its peak). */
+function summarise(rows: RunRow[], b: Bench, backend: string): void {
+  const result = b.result;
+  const col = (k: "load_before" | "tfjs_train" | "tfjs_sample" | `tfjs_${keyof Efficiency}`) =>
+    rows.map((r) => r[k] as number);
+  console.log(`\nmedian (range) over ${rows.length} run(s); 1-min load ${spread(col("load_before"), 2)}:`);
+  console.log(`  tfjs  train ${spread(col("tfjs_train"))}  sample ${spread(col("tfjs_sample"))} tokens/s`);
+  result.runs = rows;
+  result.median_tfjs_train = median(col("tfjs_train"));
+  result.median_tfjs_sample = median(col("tfjs_sample"));
+  result.flops_per_train_token = trainFlopsPerToken(CFG);
+  result.flops_per_sample_token = Math.round(sampleFlopsPerToken(CFG, PROMPT, NEW));
+  result.peak_n = b.peakN;
+  const tfjsEff = medianEff((k) => col(`tfjs_${k}`));
+  for (const [k, v] of Object.entries(tfjsEff)) result[k.replace("median_", "median_tfjs_")] = v;
+  const line = (name: string, train: number, sample: number, eff: typeof tfjsEff, peaks: string) => [
+    name,
+    String(train),
+    eff.median_train_gflops.toFixed(1),
+    eff.median_train_pct_peak.toFixed(1),
+    String(sample),
+    eff.median_sample_gflops.toFixed(1),
+    eff.median_sample_pct_peak.toFixed(1),
+    peaks,
+  ];
+  const header = ["engine", "train tok/s", "GFLOP/s", "% peak", "sample tok/s", "GFLOP/s", "% peak"];
+  const table: string[][] = [
+    [...header, "peak GFLOP/s train, sample"],
+    line(
+      `tfjs ${backend}`,
+      result.median_tfjs_train as number,
+      result.median_tfjs_sample as number,
+      tfjsEff,
+      peakNote(col("tfjs_train_peak_gflops"), col("tfjs_sample_peak_gflops")),
+    ),
+  ];
+  const engines = [...new Set(rows.flatMap((r) => r.torch.map((t) => t.engine)))];
+  result.torch = engines.map((engine) => {
+    const of = rows.flatMap((r) => r.torch.filter((t) => t.engine === engine));
+    const tcol = (k: "train" | "sample" | "ratio_train" | "ratio_sample" | keyof Efficiency) =>
+      of.map((t) => t[k]);
+    console.log(
+      `  ${engine} (${of[0].python}): train ${spread(tcol("train"))}  sample ${
+        spread(tcol("sample"))
+      } tokens/s`,
+    );
+    console.log(
+      `    ratio tfjs/torch (per run): train ${spread(tcol("ratio_train"), 2)}  sample ${
+        spread(tcol("ratio_sample"), 2)
+      }  (targets against a current torch: train >= 1.5, sample >= 2.0)`,
+    );
+    const eff = medianEff(tcol);
+    const peaks = peakNote(tcol("train_peak_gflops"), tcol("sample_peak_gflops"));
+    table.push(line(engine, median(tcol("train")), median(tcol("sample")), eff, peaks));
+    return {
+      engine,
+      python: of[0].python,
+      median_train: median(tcol("train")),
+      median_sample: median(tcol("sample")),
+      median_ratio_train: median(tcol("ratio_train")),
+      median_ratio_sample: median(tcol("ratio_sample")),
+      ...eff,
+    };
+  });
+  console.log(
+    `\nachieved model FLOPs (medians; ${
+      (trainFlopsPerToken(CFG) / 1e6).toFixed(2)
+    } MFLOP per trained token, ${
+      (sampleFlopsPerToken(CFG, PROMPT, NEW) / 1e6).toFixed(2)
+    } per sampled token: flops.ts) and % of each engine's own measured ${b.peakN}² matmul peak:`,
+  );
+  const widths = table[0].map((_, i) => Math.max(...table.map((r) => r[i].length)));
+  for (const r of table) {
+    console.log(`  ${r.map((c, i) => i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i])).join("  ")}`);
   }
 }

@@ -1,8 +1,13 @@
-// A time estimate for a local sweep (tabular, tfjs) on a fresh folder, before any of its runs has finished: a
-// short calibration trains a few RL steps of one run in a temp folder (with a short SFT base model where the
-// engine has one, measured twice to split fixed costs from per-step ones) and scales each part to the config.
+// A time estimate for a local sweep (tabular, tfjs) on a fresh folder, before any of its runs has finished, from
+// the stored cost model (costs.json: calibrations by engine, backend and settings, with when and where each ran).
+// A calibration (`deno task sweep --dry-run --calibrate`, which stores it) trains a few RL steps of one run in a
+// temp folder (with a short SFT base model where the engine has one, measured twice to split fixed costs from
+// per-step ones); the estimate scales each part to the config.
+import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
-import { readMetrics, readStatus, runDir } from "../../common/run_folder.ts";
+import { atomicWrite, exists, readJson } from "../../common/fs.ts";
+import { configHash } from "../../common/hash.ts";
+import { readMetrics, readRunConfig, readStatus, runDir } from "../../common/run_folder.ts";
 import type { RunConfig } from "../engines/engine.ts";
 import type { EngineSpec } from "../engines/registry.ts";
 import { expandRuns, type SweepConfig } from "./config.ts";
@@ -23,10 +28,57 @@ export interface Calibration {
   sftSteps: number | null;
   /** Wall time of the whole calibration. */
   wall: number;
+  /** The backend it ran on, where the engine records one (tfjs: what `auto` chose). */
+  backend?: string;
 }
 
-/** Engines that train on this machine, so a calibration can time them (VERL plans cluster jobs). */
-export const LOCAL_ENGINES: readonly string[] = ["tabular", "tfjs"];
+/** A calibration as the cost model stores it: what it measured, and when and where (cores, 1-min load average). */
+export interface StoredCalibration extends Calibration {
+  measuredAt: string;
+  cores: number;
+  load: number;
+}
+
+/** Calibrations kept per cost key (the newest): their spread is the estimate's uncertainty. */
+const KEEP = 5;
+
+/** The stored cost model: $ACEBENCH_COST_MODEL, else bench/sweep/costs.json (the measurements shipped). */
+export function costModelPath(): string {
+  return Deno.env.get("ACEBENCH_COST_MODEL") || new URL("./costs.json", import.meta.url).pathname;
+}
+
+/**
+ * What a calibration's figures depend on: engine, backend, and a hash of the settings without their step counts
+ * (a calibration times steps, so their number does not matter), eval.n and the first method (the one timed).
+ */
+export function costKey(sweep: SweepConfig): string {
+  const settings = structuredClone(sweep.settings) as { rl?: { steps?: number }; sft?: { steps?: number } };
+  delete settings.rl?.steps;
+  delete settings.sft?.steps;
+  const { preset, overrides } = sweep.methods[0];
+  const hash = configHash({ settings, n: sweep.eval.n, method: { preset, overrides } });
+  return `${sweep.engine}/${String(sweep.settings.backend ?? "-")}/${hash}`;
+}
+
+/** The stored calibrations of a sweep's cost key, oldest first ([] when none or no cost model file). */
+export function storedCalibrations(sweep: SweepConfig, path = costModelPath()): StoredCalibration[] {
+  return exists(path) ? readJson<Record<string, StoredCalibration[]>>(path)[costKey(sweep)] ?? [] : [];
+}
+
+/** Add a calibration of `sweep` to the cost model (the newest KEEP per key stay); the stored entry. */
+export function storeCalibration(
+  sweep: SweepConfig,
+  cal: Calibration,
+  path = costModelPath(),
+): StoredCalibration {
+  const model = exists(path) ? readJson<Record<string, StoredCalibration[]>>(path) : {};
+  const entry = { ...cal, measuredAt: new Date().toISOString(), cores: cpus().length, load: loadavg()[0] };
+  const key = costKey(sweep);
+  model[key] = [...(model[key] ?? []), entry].slice(-KEEP);
+  const sorted = Object.fromEntries(Object.entries(model).sort(([a], [b]) => a < b ? -1 : 1));
+  atomicWrite(path, JSON.stringify(sorted, null, 2) + "\n");
+  return entry;
+}
 
 /** RL steps of the calibration run, and SFT steps of its short base model. */
 const CAL_STEPS = 3, CAL_SFT_STEPS = 20;
@@ -75,7 +127,8 @@ async function timeOnce(sweep: SweepConfig, dir: string, spec: EngineSpec) {
   const metrics = readMetrics<{ sample_s?: number; update_s?: number }>(folder);
   const steps = metrics.map((m) => (m.sample_s ?? 0) + (m.update_s ?? 0));
   const stepSeconds = steps.reduce((a, b) => a + b, 0) / Math.max(1, steps.length);
-  return { wall, runSeconds: readStatus(folder)?.seconds ?? wall, stepSeconds, steps: steps.length };
+  const backend = (readRunConfig(folder)?.backendDecision as { backend?: string } | undefined)?.backend;
+  return { wall, runSeconds: readStatus(folder)?.seconds ?? wall, stepSeconds, steps: steps.length, backend };
 }
 
 /**
@@ -107,6 +160,7 @@ export async function calibrate(sweep: SweepConfig, spec: EngineSpec): Promise<C
       sftStepSeconds,
       sftSteps: calSft,
       wall: (performance.now() - t0) / 1000,
+      ...(main.backend ? { backend: main.backend } : {}),
     };
   } finally {
     Deno.removeSync(dir, { recursive: true });

@@ -5,7 +5,7 @@ import { exists } from "../../common/fs.ts";
 import { loadSchema, validate, ValidationError } from "../../common/config.ts";
 import { configHash } from "../../common/hash.ts";
 import type { RunConfig } from "../engines/engine.ts";
-import { type EngineSpec, engineSpec } from "../engines/registry.ts";
+import { engines, type EngineSpec } from "../engines/registry.ts";
 import { type AlgoConfig, PRESETS, resolveAlgo as coreResolveAlgo } from "../core/mod.ts";
 
 /** One method of a sweep: an RL-core preset plus overrides, shown in reports under `name`. */
@@ -24,7 +24,8 @@ const SWEEP_ONLY_RL = ["steps", "maxNewTokens", "checkpointEvery"];
 export interface SweepConfig {
   name: string;
   description?: string;
-  engine: "tfjs" | "tabular" | "verl";
+  /** A name in the engine registry (bench/engines/registry.ts). */
+  engine: string;
   /** RL seeds of a one-base sweep (every run starts from base 0); absent when `bases` is given. */
   seeds?: number[];
   /** Independently trained base models; each run starts from one of them (absent: one base, see `seeds`). */
@@ -88,7 +89,9 @@ export const RECORDED_FIELDS = [
  */
 export function checkSweepConfig(raw: unknown, source: string, spec?: EngineSpec): SweepConfig {
   const sweep = validate<SweepConfig>(loadSchema(schemaUrl), structuredClone(raw), source);
+  const engine = spec ?? registered(sweep.engine, source);
   checkDesign(sweep, source);
+  checkEngineDesign(sweep, source, engine);
   for (const k of sweep.eval.ks) {
     if (k > sweep.eval.n) {
       throw new ValidationError(
@@ -129,7 +132,6 @@ export function checkSweepConfig(raw: unknown, source: string, spec?: EngineSpec
   });
   // The sweep's rl block wins over settings.rl; the engine's schema then checks (and defaults) the merge.
   sweep.settings = { ...sweep.settings, rl: { ...(sweep.settings.rl as object | undefined), ...sweep.rl } };
-  const engine = spec ?? engineSpec(sweep.engine);
   const schemaPath = new URL(engine.settingsSchema).pathname;
   if (exists(schemaPath)) {
     const schema = loadSchema(new URL(engine.settingsSchema));
@@ -154,6 +156,16 @@ function methodSettings(
 ): Record<string, unknown> {
   const rl = { ...(settings.rl as object | undefined), ...method.rl };
   return structuredClone({ ...settings, rl });
+}
+
+/** The registry entry of a config's engine; an unknown name is refused naming the file, field and known names. */
+function registered(name: string, source: string): EngineSpec {
+  if (!Object.hasOwn(engines, name)) {
+    throw new ValidationError(
+      `${source}: engine: unknown engine '${name}' (known: ${Object.keys(engines).join(", ")})`,
+    );
+  }
+  return engines[name];
 }
 
 /**
@@ -212,7 +224,7 @@ function checkOverrides(method: MethodSpec, grid: SweepConfig["grid"], at: strin
   }
 }
 
-/** The design fields: exactly one of `seeds` (one base) and `bases` (+ `seedsPerBase`); VERL has one base. */
+/** The design fields: exactly one of `seeds` (one base) and `bases` (+ `seedsPerBase`). */
 function checkDesign(sweep: SweepConfig, source: string): void {
   if (sweep.seeds !== undefined && sweep.bases !== undefined) {
     throw new ValidationError(
@@ -225,9 +237,14 @@ function checkDesign(sweep: SweepConfig, source: string): void {
   if (sweep.seedsPerBase !== undefined && sweep.bases === undefined) {
     throw new ValidationError(`${source}: seedsPerBase: only with 'bases' (a 'seeds' list has one base)`);
   }
-  if (sweep.engine === "verl" && (sweep.bases ?? 1) > 1) {
+}
+
+/** The engine's own limits on the design (VERL: one base, the pretrained model). */
+function checkEngineDesign(sweep: SweepConfig, source: string, spec: EngineSpec): void {
+  if (spec.maxBases !== undefined && (sweep.bases ?? 1) > spec.maxBases) {
     throw new ValidationError(
-      `${source}: bases: ${sweep.bases}, but a VERL sweep has one base (the pretrained model); use bases: 1`,
+      `${source}: bases: ${sweep.bases}, but a ${spec.name} sweep has at most ${spec.maxBases} base model(s); ` +
+        `use bases: ${spec.maxBases}`,
     );
   }
 }

@@ -26,9 +26,12 @@ export { makespan } from "./makespan.ts";
 export {
   calibrate,
   type Calibration,
+  costKey,
+  costModelPath,
   estimateFromCalibration,
   evaluations,
-  LOCAL_ENGINES,
+  storeCalibration,
+  storedCalibrations,
 } from "./calibrate.ts";
 export { engines, type EngineSpec, engineSpec, loadEngine } from "../engines/registry.ts";
 export { smokeConfig } from "./smoke.ts";

@@ -3,8 +3,9 @@ import type { RunConfig } from "../engines/engine.ts";
 import { type EngineSpec, loadCostTable, loadPlanner } from "../engines/registry.ts";
 import { baseSeed, type SweepConfig } from "./config.ts";
 import { readStatus, runDir } from "../../common/run_folder.ts";
-import { type Calibration, estimateFromCalibration } from "./calibrate.ts";
+import { costKey, costModelPath, estimateFromCalibration, type StoredCalibration } from "./calibrate.ts";
 import { makespan } from "./makespan.ts";
+import { describeDesign, designOf } from "../../common/protocol.ts";
 
 /** Seconds per RL step measured by finished runs in this sweep folder, or null when none has finished. */
 export function measuredSecondsPerStep(out: string, runs: RunConfig[]): number | null {
@@ -26,20 +27,11 @@ function formatSeconds(s: number): string {
 }
 
 /** The design in one line: bases (and how each is trained), seeds per base, and which bases are still to do. */
-export function designLine(sweep: SweepConfig, runs: RunConfig[]): string {
+export function designLine(sweep: SweepConfig, runs: RunConfig[], spec: EngineSpec): string {
   const bases = [...new Set(runs.map((r) => r.base ?? 0))].sort((a, b) => a - b);
-  const perBase = sweep.bases === undefined
-    ? `one base model (base 0), seeds ${sweep.seeds?.join(", ")}`
-    : `${sweep.bases} base model(s), ${sweep.seedsPerBase ?? 1} seed(s) per base`;
-  const where = sweep.engine === "tfjs"
-    ? `; base b is an SFT model trained from seed ${
-      sweep.bases === undefined ? baseSeed(sweep, 0) : "b"
-    } under <out>/base/<b>/`
-    : sweep.engine === "tabular"
-    ? "; base b is tabular world worldSeed + b"
-    : "; the base is the pretrained model";
+  const where = spec.base(sweep.bases === undefined ? String(baseSeed(sweep, 0)) : "b");
   const shown = bases.length === (sweep.bases ?? 1) ? "" : ` (selected runs use bases ${bases.join(", ")})`;
-  return `design: ${perBase}${where}${shown}`;
+  return `${describeDesign(designOf(sweep))}${where}${shown}`;
 }
 
 /**
@@ -52,11 +44,11 @@ export async function describePlan(
   out: string,
   workers: number,
   spec: EngineSpec,
-  calibration: Calibration | null = null,
+  calibrations: StoredCalibration[] = [],
   verbose = false,
 ): Promise<string> {
   const lines = [`sweep ${sweep.name}: ${runs.length} runs, engine ${sweep.engine}, out ${out}`];
-  lines.push(designLine(sweep, runs), "");
+  lines.push(designLine(sweep, runs, spec), "");
   lines.push(`${"run".padEnd(36)} ${"state".padEnd(8)} ${"preset".padEnd(9)} base  seed  steps  ace`);
   const todo: number[] = [];
   for (const run of runs) {
@@ -74,28 +66,33 @@ export async function describePlan(
   const perStep = measuredSecondsPerStep(out, runs);
   lines.push("");
   if (todo.length === 0) lines.push("estimate: nothing to do (every run is done)");
-  else if (perStep === null && calibration) {
+  else if (perStep === null && calibrations.length) {
     const todoRuns = runs.filter((r) => readStatus(runDir(out, r.runId))?.state !== "done");
-    const wall = estimateFromCalibration(calibration, todoRuns, workers);
-    const c = calibration;
-    const sft = c.sftSteps === null
-      ? ""
-      : `, a base model of ${c.sftSteps} SFT steps (${c.sftStepSeconds.toFixed(2)} s/step)`;
+    const walls = calibrations.map((c) => estimateFromCalibration(c, todoRuns, workers)).sort((a, b) =>
+      a - b
+    );
+    const c = calibrations.at(-1)!;
+    const spread = walls.length > 1
+      ? `range ${formatSeconds(walls[0])}–${formatSeconds(walls.at(-1)!)} over ${walls.length} calibrations`
+      : "one calibration, so no spread known";
     lines.push(
       `estimate: ${todo.length} runs to do on ${workers} workers ≈ ${
-        formatSeconds(wall)
-      } (calibrated, not measured on ` +
-        `this sweep: ${c.steps} RL steps of one run in a temp folder${sft} took ${formatSeconds(c.wall)}; ` +
-        `${c.stepSeconds.toFixed(2)} s/RL step, ${c.evalSeconds.toFixed(1)} s/evaluation, ` +
-        `${
-          c.prepareSeconds.toFixed(1)
-        } s engine start; rough: response lengths change as training goes on, ` +
-        "and parallel workers share the cores)",
+        formatSeconds(walls[walls.length >> 1])
+      } ` +
+        `(${spread}; from the stored cost model ${costModelPath()}, newest ${c.measuredAt.slice(0, 10)} on ` +
+        `${c.cores} cores at load ${c.load.toFixed(1)}${c.backend ? `, backend ${c.backend}` : ""}: ` +
+        `${c.stepSeconds.toFixed(2)} s/RL step, ` +
+        `${c.evalSeconds.toFixed(1)} s/evaluation, ${c.prepareSeconds.toFixed(1)} s engine start` +
+        (c.sftSteps === null ? "" : `, ${c.sftStepSeconds.toFixed(2)} s/SFT step`) +
+        "; not measured on this sweep, so rough: response lengths change as training goes on, and parallel " +
+        "workers share the cores; --calibrate measures again)",
     );
   } else if (perStep === null) {
     lines.push(
       `estimate: ${todo.length} runs to do on ${workers} workers; no timing measured yet in ${out} ` +
-        `(run one first, e.g. --only '${runs[0].runId}', then --dry-run again)`,
+        (spec.local ? `nor a calibration of these settings (${costKey(sweep)}) in ${costModelPath()} ` : "") +
+        `(run one first, e.g. --only '${runs[0].runId}', then --dry-run again` +
+        (spec.local ? "; or --dry-run --calibrate: a few RL steps in a temp folder, stored)" : ")"),
     );
   } else if (perStep !== null) {
     const wall = makespan(todo.map((steps) => steps * perStep), workers);

@@ -56,7 +56,7 @@ type Active = Map<Worker, (reason: string | null) => void>;
  */
 function recordedConfig(run: RunConfig<unknown>, sweep: SweepRecord | null): Record<string, unknown> {
   const record = sweep ? runRecordFrom(sweep, run.method) : null;
-  return { ...run, ace: run.algo.ace, ...(record ? { record } : {}) };
+  return { ...run, ...(record ? { record } : {}) };
 }
 
 /**

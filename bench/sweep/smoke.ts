@@ -1,37 +1,38 @@
 // `sweep --smoke`: any sweep config shrunk to seconds (two bases or seeds, two RL steps, a handful of problems,
 // a tiny tfjs model) while keeping its engine, methods, grid and Worker lanes, so a shipped config can be run
-// end to end under its shipped command. The name gains "-smoke" and the description says so: the numbers a
+// end to end under its shipped command. What shrinks is the engine's registry entry's `smoke`; an engine that
+// only plans there (VERL) launches nothing. The name gains "-smoke" and the description says so: the numbers a
 // smoke sweep reports are no result.
+import type { EngineSpec } from "../engines/registry.ts";
 import type { SweepConfig } from "./config.ts";
 
 const SMOKE_STEPS = 2;
 const SMOKE_N = 4;
 
-/** Engine settings shrunk per engine; VERL only plans (its settings stay, so the plan is the real one). */
-const SHRINK: Record<SweepConfig["engine"], (s: Record<string, unknown>) => Record<string, unknown>> = {
-  tabular: (s) => ({ ...s, prompts: 16, checkpointEvery: 1 }),
-  tfjs: (s) => ({
-    ...s,
-    model: { ...(s.model as object), dModel: 16, heads: 2, layers: 1 },
-    tasks: { ...(s.tasks as object), trainSize: 32, testSize: 6 },
-    sft: { ...(s.sft as object), steps: 8, batchSize: 8, workers: 1 },
-  }),
-  verl: (s) => s,
-};
+/** `over` merged into `base`, objects key by key, anything else replaced. */
+function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    const b = out[k];
+    const isObj = (x: unknown) => x !== null && typeof x === "object" && !Array.isArray(x);
+    out[k] = isObj(v) && isObj(b) ? deepMerge(b as Record<string, unknown>, v as Record<string, unknown>) : v;
+  }
+  return out;
+}
 
-/** The smoke version of a validated sweep (the caller validates the result again); pure. */
-export function smokeConfig(sweep: SweepConfig): SweepConfig {
+/** The smoke version of a validated sweep for its engine's `spec` (the caller validates the result again); pure. */
+export function smokeConfig(sweep: SweepConfig, spec: EngineSpec): SweepConfig {
+  const { plansOnly = false } = spec.smoke;
   const design = sweep.bases !== undefined
     ? { bases: Math.min(sweep.bases, 2), seedsPerBase: 1 }
     : { seeds: (sweep.seeds ?? [0]).slice(0, 2) };
   const ks = [...new Set(sweep.eval.ks.filter((k) => k <= SMOKE_N).concat(1))].sort((a, b) => a - b);
-  const rl: SweepConfig["rl"] = { ...sweep.rl, steps: SMOKE_STEPS };
-  if (sweep.engine === "tfjs") Object.assign(rl, { promptsPerStep: 2, groupSize: 2 });
-  if (sweep.engine !== "verl" && "checkpointEvery" in rl) rl.checkpointEvery = 1;
+  const rl: SweepConfig["rl"] = { ...sweep.rl, ...spec.smoke.rl, steps: SMOKE_STEPS };
+  if (!plansOnly && "checkpointEvery" in rl) rl.checkpointEvery = 1;
   const { bases: _b, seeds: _s, seedsPerBase: _p, ...rest } = sweep;
   // A barely trained smoke model gets uniform groups, so DAPO's filter would exhaust its rounds: smoke runs
-  // train on what the rounds found ("partial"), two rounds at most. VERL keeps its methods: it only plans.
-  const methods = sweep.engine === "verl" ? sweep.methods : sweep.methods.map((m) => ({
+  // train on what the rounds found ("partial"), two rounds at most. An engine that only plans keeps its methods.
+  const methods = plansOnly ? sweep.methods : sweep.methods.map((m) => ({
     ...m,
     overrides: {
       ...m.overrides,
@@ -42,16 +43,17 @@ export function smokeConfig(sweep: SweepConfig): SweepConfig {
       },
     },
   }));
+  const what = plansOnly
+    ? `only plans: ${JSON.stringify(spec.smoke.settings)}, nothing launched`
+    : `${SMOKE_STEPS} RL steps, n = ${SMOKE_N}, tiny settings, DAPO's filter partial after 2 rounds`;
   return {
     ...rest,
     ...design,
     methods,
     name: `${sweep.name}-smoke`,
-    description:
-      `SMOKE RUN (--smoke: ${SMOKE_STEPS} RL steps, n = ${SMOKE_N}, tiny settings, DAPO's filter partial after 2 rounds); its numbers are ` +
-      `no result. ${sweep.description ?? ""}`.trim(),
-    settings: SHRINK[sweep.engine](sweep.settings),
+    description: `SMOKE RUN (--smoke: ${what}); its numbers are no result. ${sweep.description ?? ""}`.trim(),
+    settings: deepMerge(sweep.settings, spec.smoke.settings),
     rl,
-    eval: sweep.engine === "verl" ? sweep.eval : { n: SMOKE_N, ks, every: SMOKE_STEPS },
+    eval: plansOnly ? sweep.eval : { n: SMOKE_N, ks, every: SMOKE_STEPS },
   };
 }

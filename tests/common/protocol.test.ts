@@ -2,7 +2,9 @@ import { assertEquals, ok, throws } from "../assert.ts";
 import { ValidationError } from "../../common/config.ts";
 import {
   checkSameProtocol,
+  describeDesign,
   describeProtocol,
+  designOf,
   type EvalProtocol,
   protocolTable,
   runRecordFrom,
@@ -110,5 +112,21 @@ Deno.test("protocol: a run's record is its method's entry and the protocol, vali
   refuses(
     () => runRecordOf({ record: { ...run, method: { ...run.method, family: "dapo" } } }, "r/config.json"),
     "r/config.json: record: method.family: must be equal to one of the allowed values (ace, standard)",
+  );
+});
+
+Deno.test("protocol: one design text, from a record or from a sweep.json written before records", () => {
+  const bases = { kind: "bases", bases: 3, seedsPerBase: 2 } as const;
+  assertEquals(designOf({ bases: 3, seedsPerBase: 2, seeds: undefined }), bases);
+  assertEquals(designOf({ seeds: [1, 2] }), { kind: "seeds", seeds: [1, 2] });
+  assertEquals(designOf({}), { kind: "seeds", seeds: [] });
+  assertEquals(
+    describeDesign(bases),
+    "design: bases × seeds per base: 3 base model(s) (bases 0–2) × 2 seed(s) per base (RL seeds 0–1 within each " +
+      "base), 6 run(s) per method",
+  );
+  assertEquals(
+    describeDesign(designOf({ seeds: [] })),
+    "design: seeds on one shared base model: seeds none recorded",
   );
 });

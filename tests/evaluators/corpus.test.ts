@@ -21,19 +21,16 @@ Deno.test("corpus: at least 300 labelled cases, both labels well represented", (
   ok(positives > 100 && corpus.length - positives > 100, `${positives} positives of ${corpus.length}`);
 });
 
-Deno.test("corpus: every case grades as labelled, never throws, and each stays far below the 2 s pool timeout", () => {
+// Latency (far below the 2 s pool timeout) is measured by `deno task bench grader`, never timed here.
+Deno.test("corpus: every case grades as labelled and never throws", () => {
   const failures: string[] = [];
   for (const [i, c] of corpus.entries()) {
-    const t0 = performance.now();
     const r = grade(c.prediction, c.gold, { strict: c.strict });
-    const ms = performance.now() - t0;
     if (r.correct !== c.expected) {
       failures.push(
         `line ${i + 1} [${c.note}] expected ${c.expected}, got ${r.status} (${r.rule}; ${r.extracted})`,
       );
     }
-    // Cold (first-call JIT and caches) and on a loaded machine; the pool's per-answer timeout is 2000 ms.
-    if (ms > 1000) failures.push(`line ${i + 1} [${c.note}] took ${ms.toFixed(1)} ms`);
     assertEquals(r.correct, r.status === "correct");
   }
   assertEquals(failures, []);

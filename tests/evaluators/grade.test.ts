@@ -1,6 +1,7 @@
 import { assertEquals, ok } from "../assert.ts";
 import { extractAnswer, grade, isEquivalent } from "../../evaluators/mod.ts";
 import { Rng } from "../../common/prng.ts";
+import { adversarialCases } from "../../bench/perf/grader.ts";
 
 Deno.test("extract: each rule reports itself", () => {
   const rule = (text: string, strict = false) => extractAnswer(text, { strict }).rule;
@@ -37,109 +38,24 @@ Deno.test("grade: result shape and status classes", () => {
   ok(!isEquivalent("\\frac12", "0.51"));
 });
 
-Deno.test("grade: pathological inputs return quickly with a verdict", () => {
-  const cases: [string, string][] = [
-    ["\\boxed{10^{10^{10^{10}}}}", "1"],
-    ["\\boxed{1000000!}", "1"],
-    ["\\boxed{" + "{".repeat(100_000) + "1" + "}".repeat(100_000) + "}", "1"],
-    ["\\boxed{" + "(".repeat(100_000) + "1" + ")".repeat(100_000) + "}", "1"],
-    ["x".repeat(5_000_000), "1"],
-    ["\\boxed{" + "1+".repeat(1_000_000) + "1}", "1"],
-    ["\\boxed{1}".repeat(200_000), "1"],
-    ["\\boxed{2}", "\\boxed{" + "{".repeat(100_000) + "}".repeat(100_000) + "}"],
-    ["\\boxed{(x+1)^{10^{9}}}", "(x+1)^{10^{9}+1}"],
-  ];
-  for (const [p, g] of cases) {
-    const t0 = performance.now();
-    const r = grade(p, g);
-    const ms = performance.now() - t0;
-    ok(ms < 1000, `${p.slice(0, 30)}… took ${ms.toFixed(0)} ms`);
-    ok(["correct", "wrong", "no_answer", "parse_error"].includes(r.status));
-  }
-  assertEquals(grade("\\boxed{1}".repeat(200_000), "1").correct, true);
-});
+// The inputs that were once slow (bench/perf/grader.ts ADVERSARIAL; their latency is measured by `deno task bench
+// grader`, never timed here): each gets a verdict and never throws.
+for (const [family, cases] of Object.entries(adversarialCases())) {
+  Deno.test(`grade: adversarial inputs (${family}) get a verdict`, () => {
+    for (const c of cases) {
+      const r = grade(c.prediction, c.gold);
+      ok(["correct", "wrong", "no_answer", "parse_error"].includes(r.status), c.prediction.slice(0, 30));
+    }
+  });
+}
 
-// Inputs that were quadratic in the length of a whitespace run (a backtracking marker regex) or exponential in
-// the number of ± (each one doubles the set): a linear scan takes a few milliseconds even on a loaded machine.
-Deno.test("grade: long whitespace runs after a marker and hundreds of \\pm stay fast", () => {
-  const sp = " ".repeat(19_000);
+Deno.test("grade: a repeated box and hundreds of \\pm grade right", () => {
+  assertEquals(grade("\\boxed{1}".repeat(200_000), "1").correct, true);
   const pm = (n: number, d: string) => Array(n).fill(d).join("\\pm");
-  const cases: [string, string][] = [
-    ["The final answer is x" + sp + "x\ny", "5"],
-    ["the answer is x" + sp + "x y", "5"],
-    ["The final answer is" + sp, "5"],
-    ["Answer" + sp + "x", "5"],
-    ["So the total is" + sp + " 5 . x", "5"],
-    ["\\boxed{" + pm(249, "1") + "}", pm(249, "2")],
-    ["\\boxed{\\frac{" + pm(100, "1") + "}{2}}", "\\frac{" + pm(100, "1") + "}{2}"],
-  ];
-  for (const [p, g] of cases) {
-    const t0 = performance.now();
-    const r = grade(p, g);
-    const ms = performance.now() - t0;
-    ok(ms < 250, `${JSON.stringify(p.slice(0, 30))}… took ${ms.toFixed(0)} ms`);
-    ok(["correct", "wrong", "no_answer", "parse_error"].includes(r.status));
-  }
   // Up to four ± expand to every sign choice; more are compared as written.
   ok(grade("\\boxed{1 \\pm 2 \\pm 4}", "-5, -1, 3, 7").correct);
   ok(grade("\\boxed{" + pm(8, "1") + "}", pm(8, "1")).correct);
   ok(!grade("\\boxed{" + pm(8, "1") + "}", pm(8, "2")).correct);
-});
-
-// Long runs of one fragment around another (where backtracking regexes and one-step-per-round loops blow up):
-// every grade stays far below the 2 s pool timeout; the faster of two runs is taken, to skip JIT and GC pauses.
-Deno.test("grade: seeded long runs of marker and math fragments stay fast", () => {
-  const rng = Rng.seeded(99);
-  const frags = [
-    " ",
-    "\n",
-    "\t",
-    "$",
-    "$$",
-    "\\(",
-    "\\)",
-    "\\[",
-    "\\]",
-    "Answer",
-    "Answer:",
-    "answer",
-    "final answer is",
-    "the answer is",
-    "**",
-    ".",
-    ". ",
-    ",",
-    "I hope it is correct",
-    "A:",
-    "####",
-    "\\boxed",
-    "\\boxed{",
-    "}",
-    "{",
-    "5",
-    "x",
-    "=",
-    "\\pm",
-    "\\begin{pmatrix}",
-    "&",
-    "\\\\",
-    "and",
-    "<|im_end|>",
-    "since",
-    "`",
-  ];
-  for (let t = 0; t < 150; t++) {
-    const [a, b, c] = [rng.pick(frags), rng.pick(frags), rng.pick(frags)];
-    const run = a.repeat(Math.ceil(9000 / a.length));
-    const s = c + run + b + run + c;
-    let ms = Infinity;
-    for (let k = 0; k < 2; k++) {
-      const t0 = performance.now();
-      grade(s, "5");
-      ms = Math.min(ms, performance.now() - t0);
-    }
-    ok(ms < 250, `${JSON.stringify([c, a, b])} took ${ms.toFixed(0)} ms`);
-  }
 });
 
 Deno.test("grade: never throws on seeded random junk built from LaTeX fragments", () => {

@@ -3,8 +3,9 @@
 // cached per shape and recorded by the engine.
 import * as tf from "@tensorflow/tfjs-core";
 import { Rng } from "../../../common/prng.ts";
+import type { BackendDecisionRecord } from "../../../common/run_folder.ts";
 import { blasAvailable, hasWebgpuAdapter, initBackend } from "./backend.ts";
-import { blasError, type BlasInfo, blasInfo } from "./ops/blas.ts";
+import { blasError, blasInfo } from "./ops/blas.ts";
 import {
   createModel,
   createOptimizer,
@@ -15,17 +16,11 @@ import {
   trainStepAsync,
 } from "./model.ts";
 
-/** What `auto` chose and why; `measured` holds the calibration (ms of one train step + one short sampling). */
-export interface BackendDecision {
-  requested: string;
-  backend: string;
-  reason: string;
-  measured?: Record<string, number>;
-  /** On the blas backend: the library, its kernels and threads per product (they fix the last bits). */
-  blas?: BlasInfo;
-  /** On blas: the threads a run's products ran on and whether large ones were cut in two (ops/blas.ts). */
-  blasThreads?: { threads: number; split: boolean };
-}
+/**
+ * What `auto` chose and why, as config.json records it (one shape, common/run_folder.ts): `measured` holds the
+ * calibration (ms of one train step + one short sampling); on blas the library, kernels and threads.
+ */
+export type BackendDecision = BackendDecisionRecord;
 
 /** The decision with the BLAS it runs on (blas), or why there is none (auto on wasm: said once on stderr too). */
 function withBlas(d: BackendDecision): BackendDecision {

@@ -14,6 +14,7 @@ import {
   runStream,
 } from "../engine.ts";
 import { runLoop } from "../loop.ts";
+import { gradingOf } from "../registry.ts";
 import { loadBundle, loadLatestCheckpoint, saveBundle, saveCheckpoint } from "./checkpoint.ts";
 import {
   createModel,
@@ -151,7 +152,8 @@ async function baseEval(
   const path = join(baseDir(sweepDir, index), name);
   if (exists(path)) return readJsonl<EvalRecord>(path);
   const seed = protocolSeed(baseEvalSeed(index), protocol);
-  const records = await evaluate(policyFrom(base), taskSets(s).test, n, 0, seed, protocol);
+  const grader = tfjsGrading(sweepDir, s, { n, ks: [1] });
+  const records = await evaluate(policyFrom(base), taskSets(s).test, n, 0, seed, grader, protocol);
   atomicWrite(path, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
   return records;
 }
@@ -188,6 +190,17 @@ export function resolveTfjsRun(run: RunConfig): RunConfig<TfjsSettings> {
   return { ...run, algo, settings };
 }
 
+/** How tfjs grades in this sweep (its recorded protocol); it grades in-process, so a timeout is refused. */
+function tfjsGrading(sweepDir: string, s: TfjsSettings, e: { n: number; ks: number[] }): { strict: boolean } {
+  const { strict, timeoutMs } = gradingOf("tfjs", sweepDir, s as unknown as Record<string, unknown>, e);
+  if (timeoutMs !== null) {
+    throw new Error(
+      `${sweepDir}: protocol grader timeoutMs ${timeoutMs}: tfjs grades in-process, with no timeout`,
+    );
+  }
+  return { strict };
+}
+
 /** The tfjs run backend: the policy of `tfjsPolicy` plus evaluation and bit-for-bit checkpoints. */
 function tfjsRunBackend(
   run: RunConfig<TfjsSettings>,
@@ -208,6 +221,7 @@ function tfjsRunBackend(
     settings: s,
     algo: run.algo,
     rng: runStream(run).derive("rl"),
+    grader: tfjsGrading(sweepDir, s, run.eval),
   };
   const ckptDir = join(runDir, "checkpoints");
   const backend: RunBackend<TfjsGroup, Tokens> = {
@@ -217,9 +231,15 @@ function tfjsRunBackend(
       samples: await evaluateAll(
         run,
         (protocol) =>
-          step === 0
-            ? baseEval(base, s, sweepDir, run.base ?? 0, run.eval.n, protocol)
-            : evaluate(policy, test, run.eval.n, step, protocolSeed(evalSeed(run, step), protocol), protocol),
+          step === 0 ? baseEval(base, s, sweepDir, run.base ?? 0, run.eval.n, protocol) : evaluate(
+            policy,
+            test,
+            run.eval.n,
+            step,
+            protocolSeed(evalSeed(run, step), protocol),
+            ctx.grader,
+            protocol,
+          ),
         step,
       ),
     }),

@@ -153,8 +153,9 @@ export function methodOf(record: MathRecord, response: string): string {
 
 /**
  * Evaluate `n` samples per test problem at the eval temperature/top-p (or an extra `protocol`'s, on its first
- * `problems` problems, whose records' dataset is `<dataset>@<name>`), graded in strict mode. The random stream is `Rng.seeded(seed)`, so the same
- * policy, seed and settings give the same records.
+ * `problems` problems, whose records' dataset is `<dataset>@<name>`), graded as `grader` says (the sweep's
+ * recorded protocol). The random stream is `Rng.seeded(seed)`, so the same policy, seed and settings give the
+ * same records.
  */
 export async function evaluate(
   policy: Policy,
@@ -162,6 +163,7 @@ export async function evaluate(
   n: number,
   step: number,
   seed: number,
+  grader: { strict: boolean },
   protocol?: EvalProtocolSetting,
 ): Promise<EvalRecord[]> {
   const s = policy.settings;
@@ -176,7 +178,7 @@ export async function evaluate(
   });
   return test.flatMap((record, i) =>
     completions[i].map((c, sample) => {
-      const g = grade(c.text, record.answer, { strict: true });
+      const g = grade(c.text, record.answer, { strict: grader.strict });
       return {
         step,
         dataset: protocol ? `${record.dataset}@${protocol.name}` : record.dataset,

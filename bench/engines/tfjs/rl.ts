@@ -51,8 +51,10 @@ export interface RlContext {
   readonly rng: Rng;
   /** Update in two passes (forward, read, backward) instead of one; default: when the backend lacks sync reads. */
   twoPassUpdate?: boolean;
-  /** The reward's grader (default: evaluators' `grade`, strict); tests inject one that fails. */
+  /** The reward's grader (default: evaluators' `grade`); tests inject one that fails. */
   grade?: typeof grade;
+  /** How the reward grades: the sweep's recorded protocol (`gradingOf`, bench/engines/registry.ts). */
+  grader: { strict: boolean };
 }
 
 /**
@@ -87,7 +89,7 @@ async function rolloutGroups(ctx: RlContext, step: number, round: number): Promi
       oldLogp.fill(0, i * N + len, (i + 1) * N);
       const row = out.tokens.subarray((rows.start + i) * T + P, (rows.start + i + 1) * T);
       const text = tok.decode(cutAtEos(tok, row).ids);
-      const verdict = (ctx.grade ?? grade)(text, record.answer, { strict: true });
+      const verdict = (ctx.grade ?? grade)(text, record.answer, { strict: ctx.grader.strict });
       correct[i] = verdict.correct ? 1 : 0;
       // Rewarded as not correct (the loop needs a number), but counted: unknown is not wrong.
       if (verdictOf(verdict.status) === "ungraded") ungraded++;

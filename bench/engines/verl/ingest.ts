@@ -6,6 +6,7 @@ import { basename, join } from "node:path";
 import { exists, readJsonl } from "../../../common/fs.ts";
 import { sha256 } from "../../../common/hash.ts";
 import { gradeMany } from "../../../evaluators/mod.ts";
+import { gradingOf } from "../registry.ts";
 import { readVerlParquet } from "./export.ts";
 import { ACE_METRICS_FILE } from "./overrides.ts";
 import {
@@ -220,22 +221,23 @@ interface Match {
 /**
  * Grade a run's VERL validation dumps (`<runDir>/val_generations/*.jsonl`) with acebench's grader and write
  * `<runDir>/eval.jsonl` atomically (replacing any previous ingest). Problems are identified through the sweep's
- * exported validation parquet (`<runDir>/../../data/verl/`); `strict` (default true) accepts only explicit answer
- * markers, as the "Answer:" template asks. A step whose dump lacks samples of the plan (eval.n of every exported
+ * exported validation parquet (`<runDir>/../../data/verl/`); graded as the sweep's recorded protocol says
+ * (`gradingOf`: strict, explicit answer markers only, as the "Answer:" template asks, and the pool's timeout). A step whose dump lacks samples of the plan (eval.n of every exported
  * problem) throws, unless `partial`: then what exists is kept and status.json's `lostSamples` marks its cells †.
  */
 export async function ingestVerlDumps(
   runDir: string,
-  options: { strict?: boolean; dumpDir?: string; sweepDir?: string; partial?: boolean } = {},
+  options: { dumpDir?: string; sweepDir?: string; partial?: boolean } = {},
 ): Promise<IngestSummary> {
   const { samples, files } = await readVerlDumps(options.dumpDir ?? join(runDir, DUMP_DIR));
   const sweepDir = options.sweepDir ?? join(runDir, "..", "..");
   const index = await validationIndex(sweepDir);
   const find = matcher(index);
   const identified = samples.map((s) => identify(s, find));
-  const strict = options.strict ?? true;
+  const { strict, timeoutMs } = gradingOf("verl", sweepDir);
   const grades = await gradeMany(
     identified.map((s) => ({ prediction: s.sample.output, gold: s.gold, strict })),
+    timeoutMs === null ? {} : { timeoutMs },
   );
   const counters = new Map<string, number>();
   const lines: EvalLine[] = identified.map(({ sample, dataset, problemId, matchedBy }, i) => {

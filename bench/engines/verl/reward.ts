@@ -27,7 +27,9 @@ set -euo pipefail
 `;
   if (settings.acebenchRoot !== null) {
     const root = settings.acebenchRoot;
-    return `${header}deno=\${ACEBENCH_DENO:-${q(settings.deno)}}
+    return `${header}here="$(cd "$(dirname "\${BASH_SOURCE[0]}")" && pwd)"
+export ACEBENCH_SWEEP_DIR="$here/../../.." # its sweep.json record says how to grade
+deno=\${ACEBENCH_DENO:-${q(settings.deno)}}
 exec "$deno" run --quiet --no-prompt --config ${
       q(`${root}/deno.json`)
     } --allow-read --allow-env --allow-sys \\
@@ -44,6 +46,7 @@ grader="$here/../../../${GRADER_BUNDLE_DIR}"
 (cd "$grader" && sha256sum --check --quiet SHA256SUMS >&2) || {
   echo "grader.sh: $grader does not match its SHA256SUMS (an incomplete copy?); copy the sweep folder again" >&2; exit 1; }
 export ACEBENCH_GRADE_WORKER="file://$grader/grade_worker.js"
+export ACEBENCH_SWEEP_DIR="$here/../../.." # its sweep.json record says how to grade
 exec "$grader/deno" run --quiet --no-prompt --no-config --no-lock --allow-read --allow-env --allow-sys \\
   "$grader/reward_serve.js"
 `;

@@ -1,14 +1,15 @@
 // acebench's grader as a long-lived JSON-lines process, for VERL's reward function (reward.py): each stdin line is
 // a JSON array of {prediction, gold}; each stdout line is the matching array of {correct, status, extracted}.
-// Every item is graded in strict mode by the same worker pool and per-answer timeout as `deno task grade --strict`
-// and the report's ingest, so the reward that trains is the verdict the report counts (one implementation).
+// Every item is graded by the same worker pool, mode and per-answer timeout as the report's ingest (the sweep's
+// recorded protocol, `gradingOf`), so the reward that trains is the verdict the report counts (one implementation).
 import { GraderPool } from "../../../evaluators/pool.ts";
 import type { GradeResult } from "../../../evaluators/grade.ts";
+import { gradingOf } from "../registry.ts";
 
 /** One verdict as reward.py reads it. */
 export type RewardVerdict = Pick<GradeResult, "correct" | "status" | "extracted">;
 
-/** Parse one request line into strict grading items; throws naming the line and the field. */
+/** Parse one request line into grading items; throws naming the line and the field. */
 export function parseRequest(line: string, lineNo: number): { prediction: string; gold: string }[] {
   let value: unknown;
   try {
@@ -29,23 +30,27 @@ export function parseRequest(line: string, lineNo: number): { prediction: string
 }
 
 /**
- * Answer request lines from `lines` until it ends, one response line per request, in order. `timeoutMs` is the
- * hard per-answer limit (2000, as `grade`'s default); `workers` the pool size (at least 1: the timeout needs one);
- * `workerUrl` the grading worker's module (default the checkout's; the bundled grader names its own).
+ * Answer request lines from `lines` until it ends, one response line per request, in order. `grader`: the mode and
+ * hard per-answer limit (default: the sweep's recorded protocol in $ACEBENCH_SWEEP_DIR, else VERL's, strict with
+ * the pool's timeout); `workers` the pool size (at least 1: the timeout needs one); `workerUrl` the grading
+ * worker's module (default the checkout's; the bundled grader names its own).
  */
 export async function serveRewards(
   lines: AsyncIterable<string>,
   write: (line: string) => Promise<void>,
-  options: { workers?: number; timeoutMs?: number; workerUrl?: string } = {},
+  options: { workers?: number; grader?: { strict: boolean; timeoutMs: number | null }; workerUrl?: string } =
+    {},
 ): Promise<number> {
+  const { strict, timeoutMs } = options.grader ??
+    gradingOf("verl", Deno.env.get("ACEBENCH_SWEEP_DIR") || null);
   const pool = new GraderPool(Math.max(1, options.workers ?? 1), options.workerUrl);
   let lineNo = 0;
   try {
     for await (const line of lines) {
       lineNo++;
       if (line.trim() === "") continue;
-      const items = parseRequest(line, lineNo).map((it) => ({ ...it, strict: true }));
-      const results = items.length ? await pool.grade(items, { timeoutMs: options.timeoutMs ?? 2000 }) : [];
+      const items = parseRequest(line, lineNo).map((it) => ({ ...it, strict }));
+      const results = items.length ? await pool.grade(items, timeoutMs === null ? {} : { timeoutMs }) : [];
       const verdicts: RewardVerdict[] = results.map(({ correct, status, extracted }) => ({
         correct,
         status,

@@ -19,40 +19,57 @@ async function captured(fn: () => Promise<number>): Promise<{ code: number; out:
 
 Deno.test("sweep command: --dry-run prints the matrix and runs nothing; --only filters", async () => {
   const out = join(tempDir(), "sweep");
-  const { code, out: text } = await captured(() =>
-    main(["--preset", "ci-tabular", "--out", out, "--dry-run", "--no-calibrate"])
-  );
-  assertEquals(code, 0);
-  for (const id of ["grpo_s0", "grpo_s1", "ace-grpo_s0", "ace-grpo_s7"]) ok(text.includes(id), id);
-  ok(text.includes("design: one base model (base 0), seeds 0, 1, 2, 3, 4, 5, 6, 7"), text);
-  const bases = await captured(() =>
-    main(["--preset", "tabular", "--out", out, "--dry-run", "--no-calibrate"])
-  );
-  for (const id of ["grpo_b0_s0", "grpo_b4_s0", "ace-grpo_a1_softplus_sum_b4_s0"]) {
-    ok(bases.out.includes(id), id);
+  const costs = join(tempDir(), "costs.json");
+  Deno.env.set("ACEBENCH_COST_MODEL", costs); // --calibrate stores here, not in the shipped cost model
+  try {
+    const { code, out: text } = await captured(() =>
+      main(["--preset", "ci-tabular", "--out", out, "--dry-run"])
+    );
+    assertEquals(code, 0);
+    for (const id of ["grpo_s0", "grpo_s1", "ace-grpo_s0", "ace-grpo_s7"]) ok(text.includes(id), id);
+    ok(text.includes("design: seeds on one shared base model: seeds 0, 1, 2, 3, 4, 5, 6, 7"), text);
+    const bases = await captured(() => main(["--preset", "tabular", "--out", out, "--dry-run"]));
+    for (const id of ["grpo_b0_s0", "grpo_b4_s0", "ace-grpo_a1_softplus_sum_b4_s0"]) {
+      ok(bases.out.includes(id), id);
+    }
+    ok(
+      bases.out.includes(
+        "design: bases × seeds per base: 5 base model(s) (bases 0–4) × 1 seed(s) per base (RL seeds 0–0 within " +
+          "each base), 5 run(s) per method; base b is tabular world worldSeed + b",
+      ),
+      bases.out,
+    );
+    ok(text.includes("no timing measured yet") && text.includes("nor a calibration of these settings"), text);
+    ok(!exists(out) && !exists(costs), "a dry run trains and writes nothing");
+    const only = await captured(() =>
+      main(["--preset", "ci-tabular", "--out", out, "--dry-run", "--only", "ace-*", "--calibrate"])
+    );
+    ok(
+      only.out.includes(`(one calibration, so no spread known; from the stored cost model ${costs}`),
+      only.out,
+    );
+    ok(!exists(out), "a calibrated dry run writes nothing in the sweep folder");
+    ok(only.out.includes("8 runs") && !/^grpo_s0 /m.test(only.out), only.out);
+    // The next dry run reads the stored calibration without training.
+    const again = await captured(() => main(["--preset", "ci-tabular", "--out", out, "--dry-run"]));
+    ok(again.out.includes("one calibration, so no spread known"), again.out);
+    await rejects(
+      () => main(["--preset", "ci-tabular", "--calibrate"]),
+      /--calibrate goes with --dry-run/,
+    );
+    await rejects(
+      () => main(["--preset", "ci-tabular", "--only", "nothing-matches", "--dry-run"]),
+      /matches none of/,
+    );
+  } finally {
+    Deno.env.delete("ACEBENCH_COST_MODEL");
   }
-  ok(
-    bases.out.includes("design: 5 base model(s), 1 seed(s) per base; base b is tabular world worldSeed + b"),
-    bases.out,
-  );
-  ok(text.includes("no timing measured yet"), text);
-  ok(!exists(out), "a dry run writes nothing");
-  const only = await captured(() =>
-    main(["--preset", "ci-tabular", "--out", out, "--dry-run", "--only", "ace-*"])
-  );
-  ok(only.out.includes("(calibrated, not measured on this sweep"), only.out);
-  ok(!exists(out), "a calibrated dry run writes nothing in the sweep folder");
-  ok(only.out.includes("8 runs") && !/^grpo_s0 /m.test(only.out), only.out);
-  await rejects(
-    () => main(["--preset", "ci-tabular", "--only", "nothing-matches", "--dry-run"]),
-    /matches none of/,
-  );
 });
 
 Deno.test("sweep command: --dry-run of a VERL sweep shows the cost table; --verbose the overrides and `ray job submit`", async () => {
   const presets = [...Deno.readDirSync(new URL("../../../bench/configs/", import.meta.url))]
     .map((e) => e.name).filter((n) => n.startsWith("verl-"));
-  if (presets.length === 0) return console.log("no verl-* preset in bench/configs; skipped");
+  ok(presets.length > 0, "no verl-* preset in bench/configs");
   const name = presets.sort()[0].replace(/\.json$/, "");
   const short = await captured(() => main(["--preset", name, "--dry-run", "--only", "grpo_s0"]));
   assertEquals(short.code, 0);

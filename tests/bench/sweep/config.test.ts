@@ -9,6 +9,7 @@ import {
   readSweepConfig,
 } from "../../../bench/sweep/mod.ts";
 import { fakeSpec } from "./fixtures/fake_spec.ts";
+import { engines, type EngineSpec } from "../../../bench/engines/registry.ts";
 import { UsageError } from "../../../common/args.ts";
 import { PRESETS } from "../../../bench/core/mod.ts";
 import { BASE_SIDE, CLAIMS } from "../../../reports/controls.ts";
@@ -23,8 +24,9 @@ const base = {
   eval: { n: 8, ks: [1, 2, 8] },
 };
 
-function rejectsWith(value: unknown, pattern: RegExp) {
-  throws(() => checkSweepConfig(value, "sweep.json", fakeSpec), (e: Error) => {
+/** `spec` null: the engine is looked up in the registry. */
+function rejectsWith(value: unknown, pattern: RegExp, spec: EngineSpec | null = fakeSpec) {
+  throws(() => checkSweepConfig(value, "sweep.json", spec ?? undefined), (e: Error) => {
     ok(pattern.test(e.message), `message '${e.message}' does not match ${pattern}`);
     ok(!e.message.includes("\n"), "one-line error");
     return true;
@@ -34,7 +36,8 @@ function rejectsWith(value: unknown, pattern: RegExp) {
 Deno.test("sweep config: schema failures name the file and the field", () => {
   rejectsWith(
     { ...base, engine: "torch" },
-    /^sweep\.json: engine: must be equal to one of the allowed values \(tfjs, tabular, verl\)/,
+    /^sweep\.json: engine: unknown engine 'torch' \(known: tabular, tfjs, verl\)/,
+    null,
   );
   rejectsWith({ ...base, seeds: [] }, /^sweep\.json: seeds: must NOT have fewer than 1 items/);
   rejectsWith(
@@ -219,11 +222,14 @@ Deno.test("sweep config: seeds and bases are exclusive, seedsPerBase needs bases
   rejectsWith({ ...base, seedsPerBase: 2 }, /seedsPerBase: only with 'bases'/);
   rejectsWith({ ...design, bases: 0 }, /bases: must be >= 1/);
   rejectsWith({ ...design, bases: 2, seedsPerBase: 0 }, /seedsPerBase: must be >= 1/);
+  // VERL's registry entry allows one base (the pretrained model); its settings schema is not under test here.
+  const verl = { ...fakeSpec, name: "verl", maxBases: engines.verl.maxBases };
   rejectsWith(
     { ...design, engine: "verl", bases: 4 },
-    /bases: 4, but a VERL sweep has one base \(the pretrained model\)/,
+    /bases: 4, but a verl sweep has at most 1 base model/,
+    verl,
   );
-  checkSweepConfig({ ...design, engine: "verl", bases: 1 }, "s.json", fakeSpec);
+  checkSweepConfig({ ...design, engine: "verl", bases: 1 }, "s.json", verl);
 });
 
 Deno.test("sweep config: baselines-tfjs runs every registered method from ≥ 8 bases; ace-dose from the same bases", () => {

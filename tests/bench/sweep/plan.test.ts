@@ -11,8 +11,11 @@ import {
   makespan,
   measuredSecondsPerStep,
   presetPath,
+  storeCalibration,
+  storedCalibrations,
 } from "../../../bench/sweep/mod.ts";
-import { readJson, writeJson } from "../../../common/fs.ts";
+import { exists, readJson, writeJson } from "../../../common/fs.ts";
+import { tempDir } from "../../temp.ts";
 import { fakeSpec } from "./fixtures/fake_spec.ts";
 
 Deno.test("plan: makespan packs runs longest-first onto the workers", () => {
@@ -76,24 +79,24 @@ Deno.test("plan: the calibrated estimate is prepare + SFT steps + the runs' step
   assertEquals(estimateFromCalibration(cal, runs, 2), 4 + Math.ceil(runs.length / 2) * perRun);
 });
 
-Deno.test("plan: --dry-run on a fresh folder calibrates a local engine and says so", async () => {
+Deno.test("plan: a calibration is stored by cost key, and the estimate gives the spread of the stored ones", async () => {
   const spec = engineSpec("tabular");
-  const raw = readJson(presetPath("ci-tabular"));
-  const sweep = checkSweepConfig(raw, "ci-tabular.json", spec);
+  const sweep = checkSweepConfig(readJson(presetPath("ci-tabular")), "ci-tabular.json", spec);
   const runs = expandRuns(sweep);
-  const out = Deno.makeTempDirSync({ prefix: "acebench-dry-" });
-  try {
-    const cal = await calibrate(sweep, spec);
-    ok(cal.steps === 3 && cal.stepSeconds > 0 && cal.sftSteps === null, JSON.stringify(cal));
-    const text = await describePlan(sweep, runs, out, 2, spec, cal);
-    ok(
-      /estimate: \d+ runs to do on 2 workers ≈ .+ \(calibrated, not measured on this sweep: 3 RL steps/.test(
-        text,
-      ),
-      text,
-    );
-    assertEquals([...Deno.readDirSync(out)].length, 0, "the sweep folder stays empty");
-  } finally {
-    Deno.removeSync(out, { recursive: true });
-  }
+  const dir = tempDir(), costs = join(dir, "costs.json"), out = join(dir, "sweep");
+  const cal = await calibrate(sweep, spec);
+  ok(cal.steps === 3 && cal.stepSeconds > 0 && cal.sftSteps === null, JSON.stringify(cal));
+  storeCalibration(sweep, cal, costs);
+  storeCalibration(sweep, { ...cal, stepSeconds: 3 * cal.stepSeconds }, costs);
+  // More steps or another name is the same cost key; another first method is not.
+  assertEquals(storedCalibrations({ ...sweep, name: "x", rl: { steps: 99 } }, costs).length, 2);
+  const other = { ...sweep, methods: [{ name: "d", preset: "dapo", overrides: {} }] };
+  assertEquals(storedCalibrations(other, costs), []);
+  const text = await describePlan(sweep, runs, out, 2, spec, storedCalibrations(sweep, costs));
+  ok(
+    /estimate: \d+ runs to do on 2 workers ≈ .+ \(range .+–.+ over 2 calibrations; from the stored cost model/
+      .test(text),
+    text,
+  );
+  ok(!exists(out), "the sweep folder is not made");
 });

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { assertClose, assertEquals, ok, rejects, throws } from "../../../assert.ts";
+import { tempDir } from "../../../temp.ts";
 import { exists, readJson, readJsonl } from "../../../../common/fs.ts";
 import { resolveAlgo } from "../../../../bench/core/mod.ts";
 import type { RunConfig } from "../../../../bench/engines/engine.ts";
@@ -38,12 +39,6 @@ const runConfig = (preset: string, seed: number, settings?: Record<string, unkno
   tabularEngine.resolve(spec(preset, seed, settings));
 
 const noHooks = { onProgress() {} };
-const made: string[] = [];
-/** A fresh temporary folder, removed by the last test of this file. */
-function tempDir(): string {
-  made.push(Deno.makeTempDirSync({ prefix: "acebench-tabular-test-" }));
-  return made[made.length - 1];
-}
 /** A file's text; for metrics.jsonl without the wall-clock fields, which legitimately differ between runs. */
 const read = (dir: string, file: string) =>
   file === "metrics.jsonl"
@@ -180,8 +175,4 @@ Deno.test("tabular engine: bad configs fail with a clear message", () => {
   throws(() => runConfig("grpo", 0, { prompts: -1 }), /grpo_b0_s0: settings: prompts/);
   const badEval = { ...spec("grpo", 0), eval: { n: 0, ks: [1], every: 1 } };
   throws(() => tabularEngine.resolve(badEval), /eval.n is 0/);
-});
-
-Deno.test("tabular engine tests: remove temporary folders", () => {
-  for (const dir of made) Deno.removeSync(dir, { recursive: true });
 });

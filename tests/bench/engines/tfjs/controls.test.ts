@@ -58,11 +58,11 @@ Deno.test("an extra evaluation protocol: its own sampling, n and problems, under
   const policy = { model: ctx.model, tokenizer: ctx.tok, settings: ctx.settings };
   const test = taskSets(ctx.settings).test;
   const protocol = { name: "T0.6", temperature: 0.6, topP: 0.95, n: 3, problems: 2 };
-  const records = await evaluate(policy, test, 5, 7, 11, protocol);
+  const records = await evaluate(policy, test, 5, 7, 11, { strict: true }, protocol);
   assertEquals(records.length, 2 * 3);
   ok(records.every((r) => r.dataset === `${test[0].dataset}@T0.6` && r.step === 7));
   assertEquals([...new Set(records.map((r) => r.problemId))], test.slice(0, 2).map((r) => r.id));
-  const main = await evaluate(policy, test, 5, 7, 11);
+  const main = await evaluate(policy, test, 5, 7, 11, { strict: true });
   assertEquals(main.length, test.length * 5);
   ok(main.every((r) => r.dataset === test[0].dataset));
 });

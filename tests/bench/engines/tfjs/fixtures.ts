@@ -1,5 +1,6 @@
 // Shared by the tfjs engine tests: a tiny RL context, a batch of sampled rollouts with non-trivial advantages,
 // run configs and their metrics, seeded random tensors.
+import { gradingOf } from "../../../../bench/engines/registry.ts";
 import * as tf from "@tensorflow/tfjs-core";
 import { join } from "node:path";
 import { readJsonl } from "../../../../common/fs.ts";
@@ -29,7 +30,8 @@ export function rlContext(twoPassUpdate?: boolean): RlContext {
   const opt = createOptimizer(model, { lr: settings.rl.lr, clipNorm: settings.rl.clipNorm });
   const algo = resolveAlgo("ace-grpo", { entropyCoef: 0.01 });
   const train = taskSets(settings).train;
-  return { model, ref, opt, tok, train, settings, algo, rng: Rng.seeded(3), twoPassUpdate };
+  const grader = gradingOf("tfjs", null, settings as unknown as Record<string, unknown>);
+  return { model, ref, opt, tok, train, settings, algo, rng: Rng.seeded(3), twoPassUpdate, grader };
 }
 
 /**

@@ -9,6 +9,9 @@ import { rlStep, tfjsPolicy, updatePolicy } from "../../../../bench/engines/tfjs
 import { PRESETS, resolveAlgo } from "../../../../bench/core/mod.ts";
 import { rlContext, rolloutBatch } from "./fixtures.ts";
 import { grade } from "../../../../evaluators/mod.ts";
+import { engines, gradingOf } from "../../../../bench/engines/registry.ts";
+import { writeSweepRecord } from "../../../../common/run_folder.ts";
+import { tempDir } from "../../../temp.ts";
 
 await initBackend("wasm");
 
@@ -44,9 +47,19 @@ Deno.test("the baselines and ACE-DAPO run an RL step of the tfjs policy through 
     ctx.settings.rl.promptsPerStep = 4;
     ctx.algo = resolveAlgo(preset, { dynamicSampling: { maxRounds: 2, onExhausted: "partial" } });
     ctx.algo.overlong.buffer = 8; // fitted to the 32-token budget, as the engine's resolve records
+    // An untrained policy answers every prompt wrong, which dynamic sampling would skip: every other answer is
+    // graded correct, so every group is informative and every preset takes its step.
+    let calls = 0;
+    ctx.grade = () =>
+      calls++ % 2 === 0
+        ? { correct: true, status: "correct", extracted: "1", rule: "forced" }
+        : { correct: false, status: "wrong", extracted: "2", rule: "forced" };
     const m = await rlStep(ctx, 1);
-    ok(m.skipped !== undefined || Number.isFinite(m.loss as number), `${preset}: ${JSON.stringify(m)}`);
-    ok(m.skipped !== undefined || Number.isFinite(m.grad_norm as number), `${preset}: grad_norm`);
+    assertEquals(m.skipped, undefined, `${preset}: the step was skipped: ${JSON.stringify(m)}`);
+    ok(
+      Number.isFinite(m.loss as number) && Number.isFinite(m.grad_norm as number),
+      `${preset}: ${JSON.stringify(m)}`,
+    );
   }
 });
 
@@ -80,4 +93,32 @@ Deno.test("a rollout the grader cannot grade is rewarded as not correct and coun
   assertEquals(m.ungraded, Math.ceil(rollouts / 3));
   delete ctx.grade;
   assertEquals((await rlStep(ctx, 2)).ungraded, 0);
+});
+
+Deno.test("the reward grades as the sweep's recorded protocol says: changing the record's mode changes the grading", async () => {
+  const settings = rlContext().settings as unknown as Record<string, unknown>;
+  for (const mode of ["strict", "default"] as const) {
+    const dir = tempDir();
+    const protocol = engines.tfjs.protocol(settings, { n: 1, ks: [1] });
+    protocol.grader.mode = mode;
+    writeSweepRecord(dir, {
+      name: "x",
+      record: { version: 1, design: { kind: "seeds", seeds: [0] }, methods: [], protocol },
+    });
+    const ctx = rlContext();
+    ctx.grader = gradingOf("tfjs", dir, settings);
+    assertEquals(ctx.grader, { strict: mode === "strict", timeoutMs: null });
+    const asked: (boolean | undefined)[] = [];
+    ctx.grade = (prediction, gold, options) => {
+      asked.push(options?.strict);
+      return grade(prediction, gold, options);
+    };
+    await rlStep(ctx, 1);
+    ok(asked.length > 0 && asked.every((s) => s === (mode === "strict")), `${mode}: ${asked}`);
+  }
+  // ...and the mode decides verdicts: a bare final number is an answer only outside strict mode.
+  assertEquals([grade("so it is 7", "7", { strict: true }).correct, grade("so it is 7", "7").correct], [
+    false,
+    true,
+  ]);
 });

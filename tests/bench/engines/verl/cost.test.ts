@@ -103,7 +103,7 @@ Deno.test("verl cost: --dry-run prints the table; each run's overrides only with
   const runs = expandRuns(sweep);
   const out = join("/tmp", "acebench-cost-dry-run-never-written");
   const short = await describePlan(sweep, runs, out, 2, engineSpec("verl"));
-  const long = await describePlan(sweep, runs, out, 2, engineSpec("verl"), null, true);
+  const long = await describePlan(sweep, runs, out, 2, engineSpec("verl"), [], true);
   ok(short.includes("VERL cost and memory plan") && short.includes("GPU-hours"), short);
   ok(!short.includes("Hydra overrides:"));
   ok(long.includes("Hydra overrides:") && long.includes("launch script:"));
