@@ -44,7 +44,7 @@ export {
   filterGroups,
 } from "./dynamic_sampling.ts";
 export { overlongPenalty } from "./overlong.ts";
-export { type AlgoConfig, PRESETS, resolveAlgo } from "./presets.ts";
+export { type AlgoConfig, PRESETS, resolveAlgo, type TrainOn } from "./presets.ts";
 export {
   ADV_ESTIMATORS,
   type AdvantageEstimator,

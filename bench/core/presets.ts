@@ -4,9 +4,11 @@ import { loadSchema, validate, ValidationError } from "../../common/config.ts";
 import type { AceConfig } from "./ace.ts";
 import type { CovConfig } from "./cov_losses.ts";
 import { ADV_ESTIMATORS } from "./estimators.ts";
-import type { TrainOn } from "./step.ts";
 import type { KlType } from "./kl.ts";
 import { type LossAggMode, POLICY_LOSSES, type PolicyLossConfig } from "./policy_loss.ts";
+
+/** Which rollouts a step's loss trains on (AlgoConfig.trainOn). */
+export type TrainOn = "all" | "correct" | "incorrect";
 
 /** Every algorithm choice of a run; engines read only this, so all engines train the same algorithm. */
 export interface AlgoConfig extends PolicyLossConfig {

@@ -6,7 +6,7 @@ import { assertLength, type Num } from "./check.ts";
 import { ADV_ESTIMATORS } from "./estimators.ts";
 import { overlongPenalty } from "./overlong.ts";
 import type { PolicyLossMetrics } from "./policy_loss.ts";
-import type { AlgoConfig } from "./presets.ts";
+import type { AlgoConfig, TrainOn } from "./presets.ts";
 
 /**
  * Rewards of B rollouts: 1/0 (`binary`) or +1/−1 (`pm1`) by correctness, plus DAPO's overlong penalty when
@@ -85,9 +85,6 @@ export function batchAdvantages(rollouts: StepRollouts, algo: AlgoConfig): StepA
   );
   return { advantages, c, finalAdvantages };
 }
-
-/** Which rollouts a step's loss trains on (AlgoConfig.trainOn). */
-export type TrainOn = "all" | "correct" | "incorrect";
 
 /**
  * The rows the loss trains on, in order: null for `all`; else the correct (PSR) or incorrect (NSR) rollouts

@@ -1,3 +1,4 @@
+import { skipping } from "../external_inputs.ts";
 import { assertEquals, ok, throws } from "../assert.ts";
 import { appendJsonl, atomicWrite, readJsonl } from "../../common/fs.ts";
 import { compileSchema, validate, ValidationError } from "../../common/config.ts";
@@ -33,9 +34,11 @@ Deno.test("atomicWrite: an I/O error names the target file, not the temp file, a
 
 // Root writes into a read-only folder anyway, so the case is checked only for other users.
 Deno.test({
-  name: "atomicWrite: a read-only folder is named with EACCES" +
-    (Deno.uid() === 0 ? " (ignored: running as root, which may write there)" : ""),
-  ignore: Deno.uid() === 0,
+  name: "atomicWrite: a read-only folder is named with EACCES",
+  ignore: skipping(
+    "the read-only folder check",
+    Deno.uid() === 0 ? "running as root, which may write there" : null,
+  ),
 }, () => {
   const dir = tempDir();
   Deno.mkdirSync(`${dir}/ro`);
