@@ -70,7 +70,6 @@ export {
   type StepAdvantages,
   type StepRollouts,
   trainingRows,
-  type TrainOn,
   type UpdateResult,
 } from "./step.ts";
 export {
