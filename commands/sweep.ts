@@ -18,6 +18,7 @@ import {
   readSweepConfig,
   runSweep,
   smokeConfig,
+  smokeNote,
   writeSweepJson,
 } from "../bench/sweep/mod.ts";
 import { blockingIssues, issueLines, writeReportChecked } from "../reports/mod.ts";
@@ -48,8 +49,8 @@ the exit code is already 1) or --only selected a subset.
 --verbose         with --dry-run on VERL configs: also each run's Hydra overrides, launch script and ray job
 --no-report       skip writing the report at the end
 --smoke           the config shrunk to seconds (2 bases or seeds, 2 RL steps, n = 4, a tiny tfjs model; VERL:
-                  the real plan) under the name <name>-smoke: checks that a config runs end to end; its
-                  numbers are no result
+                  the real plan, never launched) under the name <name>-smoke: checks that a config runs end to
+                  end; its numbers are no result
 --repair          first drop duplicate eval samples and metrics lines (left by two sweeps writing one folder
                   before the lock held) from every run, saying how many
 
@@ -94,6 +95,8 @@ export async function main(args: string[]): Promise<number> {
   const path = values.config ?? presetPath(values.preset ?? "default");
   const read = readSweepConfig(path);
   const sweep = values.smoke ? checkSweepConfig(smokeConfig(read), `${path} (--smoke)`) : read;
+  const note = values.smoke ? smokeNote(read) : null;
+  if (note) console.error(note);
   const all = expandRuns(sweep);
   const runs = filterRuns(all, values.only);
   if (runs.length === 0) {

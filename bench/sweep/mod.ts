@@ -31,4 +31,4 @@ export {
   LOCAL_ENGINES,
 } from "./calibrate.ts";
 export { engines, type EngineSpec, engineSpec, loadEngine } from "../engines/registry.ts";
-export { smokeConfig } from "./smoke.ts";
+export { smokeConfig, smokeNote } from "./smoke.ts";

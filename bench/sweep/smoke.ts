@@ -7,7 +7,10 @@ import type { SweepConfig } from "./config.ts";
 const SMOKE_STEPS = 2;
 const SMOKE_N = 4;
 
-/** Engine settings shrunk per engine; VERL only plans (its settings stay, so the plan is the real one). */
+/**
+ * Engine settings shrunk per engine. VERL only plans: its settings stay (the plan is the real one) except
+ * `launch`, which becomes "none", so a smoke sweep never starts a real job (`smokeNote` says so).
+ */
 const SHRINK: Record<SweepConfig["engine"], (s: Record<string, unknown>) => Record<string, unknown>> = {
   tabular: (s) => ({ ...s, prompts: 16, checkpointEvery: 1 }),
   tfjs: (s) => ({
@@ -16,8 +19,15 @@ const SHRINK: Record<SweepConfig["engine"], (s: Record<string, unknown>) => Reco
     tasks: { ...(s.tasks as object), trainSize: 32, testSize: 6 },
     sft: { ...(s.sft as object), steps: 8, batchSize: 8, workers: 1 },
   }),
-  verl: (s) => s,
+  verl: (s) => ({ ...s, launch: "none" }),
 };
+
+/** The line `sweep --smoke` prints for a VERL config that asks to launch (null: nothing to say). */
+export function smokeNote(sweep: SweepConfig): string | null {
+  const launch = sweep.settings.launch;
+  if (sweep.engine !== "verl" || launch === undefined || launch === "none") return null;
+  return `--smoke: VERL runs are only planned, never launched (settings.launch "${launch}" ignored)`;
+}
 
 /** The smoke version of a validated sweep (the caller validates the result again); pure. */
 export function smokeConfig(sweep: SweepConfig): SweepConfig {
