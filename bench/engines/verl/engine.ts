@@ -7,6 +7,7 @@ import type { Engine, RunConfig, RunHooks } from "../engine.ts";
 import { toVerlRows, writeVerlParquet } from "./export.ts";
 import { bundleGrader } from "./grader_bundle.ts";
 import { ingestVerlDumps } from "./ingest.ts";
+import { countPromptTokens, writeValFilter } from "./prompt_filter.ts";
 import { VERL_DIR, verlDataPath, verlRunPlan, writeRunPlan } from "./launch.ts";
 import { validateVerlSettings, type VerlDataset, type VerlSettings } from "./recipes.ts";
 
@@ -66,6 +67,12 @@ export const verlEngine: Engine = {
     };
     const files = await exportVerlData(sweepDir, settings, (name) => loadDataset(name, options));
     for (const f of files) console.log(`verl: wrote ${f.rows} rows to ${f.path}`);
+    const counted = await countPromptTokens(sweepDir, settings);
+    console.log(
+      counted.method === "tokenizer"
+        ? `verl: counted validation prompt tokens with ${counted.why}'s chat template`
+        : `verl: validation prompt tokens bounded (UTF-8 bytes + template), no tokenizer: ${counted.why}`,
+    );
     if (settings.acebenchRoot === null) {
       const grader = await bundleGrader(sweepDir);
       console.log(
@@ -78,6 +85,7 @@ export const verlEngine: Engine = {
     if (!steps) throw new Error(`${runFile(runDir, "config")}: settings.rl.steps is missing`);
     const plan = verlRunPlan(run, { name: basename(sweepDir), rl: { steps }, dir: sweepDir });
     writeRunPlan(plan, runDir);
+    writeValFilter(sweepDir, runDir, plan.maxPromptLength);
     const settings = validateVerlSettings(run.settings);
     if (settings.launch === "none") {
       console.log(

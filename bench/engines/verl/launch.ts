@@ -45,6 +45,8 @@ export interface VerlRunPlan {
   target: string;
   /** Settings the target release cannot express (also in launch.sh's header). */
   notes: string[];
+  /** data.max_prompt_length: VERL drops validation prompts longer than this (prompt_filter.ts). */
+  maxPromptLength: number;
 }
 
 /** Folder of a run's VERL files, relative to the run folder; it is also the Ray job's working_dir. */
@@ -135,6 +137,7 @@ export function verlRunPlan(
     notes: dropped.map((d) => `not expressible in verl v${release.version}, so not passed: ${d}`),
     verlRoot,
     cost,
+    maxPromptLength: recipe.maxPromptLength,
     files: {
       [`${VERL_DIR}/launch.sh`]: script,
       [`${VERL_DIR}/overrides.txt`]: overrides.join("\n") + "\n",
