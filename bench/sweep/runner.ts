@@ -162,7 +162,9 @@ function settleRun(dir: string, status: RunStatus, result: JobResult, started: n
     if (bad !== null) reason = `diverged: non-finite loss at step ${bad}`;
     else if (!exists(runFile(dir, "eval"))) reason = "engine finished without writing eval.jsonl";
   }
+  // what the engine added to status.json while it ran (a VERL job's submission, its grader) is kept
   const next: RunStatus = {
+    ...readStatus(dir),
     ...status,
     state: reason !== null ? "failed" : result.outcome === "planned" ? "planned" : "done",
     finishedAt: new Date().toISOString(),

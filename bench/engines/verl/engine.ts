@@ -1,11 +1,11 @@
 // The VERL engine as a sweep sees it: `prepare` exports the datasets as parquet and bundles the grader once per sweep; `run` writes the
 // run's launch plan and, when settings.launch asks for it, runs it and ingests the validation dumps.
 import { basename, join } from "node:path";
-import { runFile } from "../../../common/run_folder.ts";
+import { readStatus, runFile, writeStatus } from "../../../common/run_folder.ts";
 import { loadDataset, type MathRecord } from "../../../datasets/mod.ts";
 import type { Engine, RunConfig, RunHooks } from "../engine.ts";
 import { toVerlRows, writeVerlParquet } from "./export.ts";
-import { bundleGrader } from "./grader_bundle.ts";
+import { bundleDigest, bundleGrader, GRADER_BUNDLE_DIR } from "./grader_bundle.ts";
 import { ingestVerlDumps } from "./ingest.ts";
 import { countPromptTokens, writeValFilter } from "./prompt_filter.ts";
 import { VERL_DIR, verlDataPath, verlRunPlan, writeRunPlan } from "./launch.ts";
@@ -87,6 +87,10 @@ export const verlEngine: Engine = {
     writeRunPlan(plan, runDir);
     writeValFilter(sweepDir, runDir, plan.maxPromptLength);
     const settings = validateVerlSettings(run.settings);
+    // the bundle this run scores with: a later plan may not replace it while the run is planned or running
+    const digest = settings.acebenchRoot === null ? bundleDigest(join(sweepDir, GRADER_BUNDLE_DIR)) : null;
+    const status = readStatus(runDir);
+    if (digest !== null && status !== null) writeStatus(runDir, { ...status, graderBundleSha256: digest });
     if (settings.launch === "none") {
       console.log(
         `verl: ${run.runId} planned, not launched (settings.launch is "none"): run ${

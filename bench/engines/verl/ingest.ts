@@ -18,6 +18,8 @@ import {
   writeStatus,
 } from "../../../common/run_folder.ts";
 import { readVerlMetrics } from "./verl_metrics.ts";
+import { RESTARTS_FILE } from "./reward.ts";
+import { VERL_DIR } from "./launch.ts";
 import { readValFilter, TEMPLATE_TOKENS, type ValFilter } from "./prompt_filter.ts";
 
 /** One generation from a dump, with where it came from. */
@@ -56,6 +58,8 @@ export interface IngestSummary {
   finished: boolean;
   /** "dataset/id" of the problems VERL's prompt-length filter left out (over the plan's limit and absent). */
   filtered: string[];
+  /** Reward grader restarts during the run (reward.py's verl/grader_restarts.jsonl), also in status.json. */
+  graderRestarts: number;
 }
 
 /** Where VERL writes the dumps of a run (`trainer.validation_data_dir` in the generated overrides). */
@@ -300,7 +304,20 @@ export async function ingestVerlDumps(
     metricsSteps: ingestVerlMetrics(runDir),
     finished: markFinished(runDir, Math.max(-1, ...lines.map((l) => l.step))),
     filtered,
+    graderRestarts: recordGraderRestarts(runDir),
   };
+}
+
+/** Count reward.py's restart lines into status.json `graderRestarts` (absent file: 0, nothing written). */
+function recordGraderRestarts(runDir: string): number {
+  const restarts = readJsonl(join(runDir, VERL_DIR, RESTARTS_FILE)).length;
+  const status = readStatus(runDir);
+  if (status === null || restarts === (status.graderRestarts ?? 0)) return restarts;
+  writeStatus(runDir, { ...status, graderRestarts: restarts });
+  if (restarts > 0) {
+    console.error(`${runDir}: the reward grader was restarted ${restarts} time(s) (${RESTARTS_FILE})`);
+  }
+  return restarts;
 }
 
 /**

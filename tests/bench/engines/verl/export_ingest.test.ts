@@ -316,12 +316,16 @@ async function plannedRun(
 }
 
 Deno.test(
-  "verl ingest: complete dumps (n samples of every exported problem) pass, and record no lost samples",
+  "verl ingest: complete dumps (n samples of every exported problem) pass, record no lost samples, count restarts",
   withTmp(async (dir) => {
     const { runDir } = await plannedRun(dir);
+    // two grader restarts reward.py logged in the run folder: counted into status.json
+    const restart = JSON.stringify({ time: "t", host: "h", pid: 1, error: "exited" }) + "\n";
+    atomicWrite(join(runDir, "verl", "grader_restarts.jsonl"), restart + restart);
     const summary = await ingestVerlDumps(runDir);
     assertEquals([summary.samples, summary.problems, summary.finished], [18, 3, true]);
     assertEquals(readStatus(runDir)?.lostSamples, undefined);
+    assertEquals([summary.graderRestarts, readStatus(runDir)?.graderRestarts], [2, 2]);
   }),
 );
 
