@@ -18,7 +18,8 @@ import {
   writeSweepRecord,
 } from "../../common/run_folder.ts";
 import type { RunConfig, RunOutcome } from "../engines/engine.ts";
-import { engineRef, type EngineSpec, engineSpec } from "../engines/registry.ts";
+import { engineRef, type EngineSpec, engineSpec, loadCluster } from "../engines/registry.ts";
+import { interruptJobs, laneWidth } from "./cluster.ts";
 import { baseSeed, type SweepConfig, sweepHash } from "./config.ts";
 import { checkJob, checkReport, type WorkerJob } from "./job.ts";
 import { sweepRecord } from "./record.ts";
@@ -198,6 +199,7 @@ export async function runSweep(
   if (pending.length === 0) return outcome;
 
   const active: Active = new Map();
+  const cluster = await loadCluster(spec);
   const onSigint = () => {
     outcome.interrupted = true;
     for (const stop of [...active.values()]) stop("interrupted");
@@ -211,7 +213,7 @@ export async function runSweep(
     const overall = bars.add(`sweep ${sweep.name}`, runs.length, "runs", outcome.skipped.length);
     // Runs in base order, so the lanes start on the first bases while the last ones are still being trained.
     const queue = [...pending].sort((a, b) => (a.base ?? 0) - (b.base ?? 0));
-    const width = Math.max(1, Math.min(options.workers ?? cpus().length, queue.length));
+    const width = await laneWidth(cluster, sweep, options.workers ?? cpus().length, queue.length);
     const lane = async () => {
       for (let job = prepared.queue.shift(); job && !outcome.interrupted; job = prepared.queue.shift()) {
         await job();
@@ -224,6 +226,7 @@ export async function runSweep(
       }
     };
     await Promise.all(Array.from({ length: width }, lane));
+    if (outcome.interrupted && cluster) await interruptJobs(cluster, out, pending);
     if (prepared.failure.length) {
       outcome.interrupted = false;
       throw new Error(`${spec.name} prepare failed: ${prepared.failure[0]}`);

@@ -1,13 +1,15 @@
 // The VERL engine as a sweep sees it: `prepare` exports the datasets as parquet and bundles the grader once per sweep; `run` writes the
 // run's launch plan and, when settings.launch asks for it, runs it and ingests the validation dumps.
-import { basename, join } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { readStatus, runFile, writeStatus } from "../../../common/run_folder.ts";
+import { exists } from "../../../common/fs.ts";
 import { loadDataset, type MathRecord } from "../../../datasets/mod.ts";
 import type { Engine, RunConfig, RunHooks } from "../engine.ts";
 import { toVerlRows, writeVerlParquet } from "./export.ts";
 import { bundleDigest, bundleGrader, GRADER_BUNDLE_DIR } from "./grader_bundle.ts";
-import { ingestVerlDumps } from "./ingest.ts";
+import { DUMP_DIR, ingestVerlDumps } from "./ingest.ts";
 import { countPromptTokens, writeValFilter } from "./prompt_filter.ts";
+import { checkClusterAssumptions, interruptRayJob, rayJobConcurrency, runRayJob } from "./ray_jobs.ts";
 import { VERL_DIR, verlDataPath, verlRunPlan, writeRunPlan } from "./launch.ts";
 import { validateVerlSettings, type VerlDataset, type VerlSettings } from "./recipes.ts";
 
@@ -56,6 +58,19 @@ async function runScript(runDir: string, script: string): Promise<void> {
   if (!status.success) throw new Error(`${join(runDir, VERL_DIR, script)} exited with code ${status.code}`);
 }
 
+/**
+ * A failed job's dumps are ingested as they are (partial), so the sweep's report reads the folder (it refuses
+ * outputs not ingested) and marks the run's cells; an ingest that fails too is said, not thrown over the job's error.
+ */
+async function ingestFailed(runDir: string, sweepDir: string): Promise<void> {
+  if (!exists(join(runDir, DUMP_DIR))) return;
+  try {
+    await ingestVerlDumps(runDir, { sweepDir, partial: true });
+  } catch (e) {
+    console.error(`${runDir}: the failed run's dumps were not ingested: ${(e as Error).message.split("\n")[0]}`);
+  }
+}
+
 /** The VERL engine: plans (and optionally launches) one VERL job per run; results come back through the dumps. */
 export const verlEngine: Engine = {
   name: "verl",
@@ -73,6 +88,12 @@ export const verlEngine: Engine = {
         ? `verl: counted validation prompt tokens with ${counted.why}'s chat template`
         : `verl: validation prompt tokens bounded (UTF-8 bytes + template), no tokenizer: ${counted.why}`,
     );
+    if (settings.launch === "ray-job") {
+      const clusterSweep = settings.clusterSweepDir ?? resolve(sweepDir);
+      const verlRoot = settings.verlRoot ?? Deno.env.get("VERL_ROOT") ?? null;
+      const host = await checkClusterAssumptions(sweepDir, clusterSweep, settings, verlRoot);
+      console.log(`verl: a probe job in the Ray cluster (on ${host}) read and wrote ${clusterSweep}`);
+    }
     if (settings.acebenchRoot === null) {
       const grader = await bundleGrader(sweepDir);
       console.log(
@@ -101,9 +122,34 @@ export const verlEngine: Engine = {
       return "planned";
     }
     hooks.onProgress(0, steps);
-    await runScript(runDir, settings.launch === "local" ? "launch.sh" : "ray_job.sh");
+    try {
+      if (settings.launch === "local") await runScript(runDir, "launch.sh");
+      else {
+        const { clusterRunDir, verlRoot } = plan;
+        await runRayJob({ runId: run.runId, runDir, clusterRunDir, verlRoot, settings, log: console.error });
+      }
+    } catch (e) {
+      await ingestFailed(runDir, sweepDir);
+      throw e;
+    }
     await ingestVerlDumps(runDir, { sweepDir });
     hooks.onProgress(steps, steps);
     return "done";
+  },
+};
+
+/**
+ * What the sweep runner asks a cluster-scheduling engine (registry `cluster`): how many runs may be in flight
+ * (launch ray-job: settings.maxConcurrentJobs, else what the cluster's alive nodes hold; otherwise null, the
+ * runner's own lanes), and what to do with a run's job after Ctrl-C (settings.onInterrupt).
+ */
+export const verlCluster = {
+  async concurrency(raw: Record<string, unknown>): Promise<number | null> {
+    const settings = validateVerlSettings(raw);
+    return settings.launch === "ray-job" ? await rayJobConcurrency(settings) : null;
+  },
+  async interrupt(runDir: string, raw: Record<string, unknown>): Promise<void> {
+    const settings = validateVerlSettings(raw);
+    if (settings.launch === "ray-job") await interruptRayJob(runDir, settings);
   },
 };

@@ -47,11 +47,14 @@ export interface VerlRunPlan {
   notes: string[];
   /** data.max_prompt_length: VERL drops validation prompts longer than this (prompt_filter.ts). */
   maxPromptLength: number;
+  /** The run folder as the cluster sees it (settings.clusterSweepDir, else the local absolute path). */
+  clusterRunDir: string;
 }
 
 /** Folder of a run's VERL files, relative to the run folder; it is also the Ray job's working_dir. */
 export const VERL_DIR = "verl";
-const DEFAULT_RAY_ADDRESS = "http://127.0.0.1:8265";
+/** Ray's dashboard address when neither settings.rayAddress nor $RAY_ADDRESS names one. */
+export const DEFAULT_RAY_ADDRESS = "http://127.0.0.1:8265";
 
 /** Where a dataset's exported parquet lives under a sweep folder. */
 export function verlDataPath(sweepDir: string, split: "train" | "test", dataset: VerlDataset): string {
@@ -138,6 +141,7 @@ export function verlRunPlan(
     verlRoot,
     cost,
     maxPromptLength: recipe.maxPromptLength,
+    clusterRunDir,
     files: {
       [`${VERL_DIR}/launch.sh`]: script,
       [`${VERL_DIR}/overrides.txt`]: overrides.join("\n") + "\n",

@@ -88,7 +88,11 @@ async function tokenizerCounts(
     const last = new TextDecoder().decode(result.stderr).trim().split("\n").pop();
     return `${settings.python} could not count with ${settings.model}'s tokenizer (${last})`;
   }
-  return JSON.parse(new TextDecoder().decode(result.stdout)) as number[];
+  const counts: unknown = JSON.parse(new TextDecoder().decode(result.stdout).trim().split("\n").pop() ?? "null");
+  if (!Array.isArray(counts) || !counts.every((c) => Number.isInteger(c))) {
+    return `${settings.python} printed no token counts`;
+  }
+  return counts as number[];
 }
 
 /**
@@ -108,6 +112,9 @@ export async function countPromptTokens(
     id: row.extra_info.id,
     tokens: typeof exact === "string" ? tokenBound(row.prompt[row.prompt.length - 1].content) : exact[i],
   }));
+  if (typeof exact !== "string" && exact.length !== rows.length) {
+    throw new Error(`verl: ${settings.python} counted ${exact.length} prompts of ${rows.length} in ${files.join(", ")}`);
+  }
   const counted: PromptTokens = typeof exact === "string"
     ? { method: "estimate", why: exact, problems }
     : { method: "tokenizer", why: settings.model, problems };
