@@ -271,8 +271,10 @@ async function submitAttempt(job: RayJobRun, address: string, attempt: number): 
   mirror(job.runDir, record, "SUBMITTING");
   if (job.verlRoot === null) throw new Error("ray-job: no VERL checkout (settings.verlRoot or VERL_ROOT)");
   const upload = job.settings.verlInstall === "upload" ? job.verlRoot : null;
+  // the job's own id reaches its driver and workers (Ray passes no submission id to them)
   await submitJob(address, record.submissionId, ["bash", join(job.clusterRunDir, VERL_DIR, "launch.sh")], upload, {
     VERL_ROOT: job.verlRoot,
+    ACEBENCH_RAY_SUBMISSION_ID: record.submissionId,
   });
   job.log(`run ${job.runId}: submitted Ray job ${record.submissionId} to ${address}`);
   return record;
@@ -310,7 +312,7 @@ export async function runRayJob(job: RayJobRun): Promise<void> {
     const tail = end === null ? [] : await jobLogTail(current.address, current.submissionId);
     const reason = end === null
       ? `Ray job ${current.submissionId} is unknown to the cluster at ${current.address} (restarted?)`
-      : `Ray job ${current.submissionId} ${end.status}: ${end.message}${
+      : `Ray job ${current.submissionId} ${end.status}: ${end.message.split("\n")[0]}${
         tail.length ? `; last log lines: ${tail.join(" | ")}` : ""
       }`;
     if (end?.status !== "FAILED" || retries >= job.settings.jobRetries) throw new Error(reason);

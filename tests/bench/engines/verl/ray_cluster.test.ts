@@ -148,7 +148,7 @@ Deno.test({
       const verlRoot = join(dir, "verl-checkout");
       mkdirSync(join(verlRoot, "verl"), { recursive: true });
       writeFileSync(join(verlRoot, "verl", "__init__.py"), '__version__ = "0.9.0"\n');
-      const python = standinPython(dir, 4);
+      const python = standinPython(dir, 1);
       const configFile = join(dir, "config.json");
       const config = sweepConfig(cluster.dashboard, verlRoot, python, join(dir, "cache"));
       writeFileSync(configFile, JSON.stringify(config));
@@ -170,6 +170,10 @@ Deno.test({
 
       // 1. the sweep submits two jobs at once, then is killed (Ctrl-C with onInterrupt "detach")
       const out = join(dir, "sweep");
+      // the first two jobs wait after their first step until the worker node is killed (the stand-in's hold)
+      const hold = join(out, "standin_hold");
+      mkdirSync(out, { recursive: true });
+      writeFileSync(hold, "");
       const first = spawnSweep(["--config", configFile, "--out", out]);
       await until("two Ray jobs running", 600, () => {
         const running = acebenchJobs(cluster).filter((j) => j.status === "RUNNING");
@@ -190,26 +194,34 @@ Deno.test({
         cluster,
         "/api/v0/nodes",
       ).data.result.result.find((n) => n.is_head_node)!.node_id;
-      const actors = dashboardJson<
-        { data: { result: { result: { class_name: string; state: string; node_id: string; name: string }[] } } }
-      >(cluster, "/api/v0/actors?limit=1000").data.result.result.filter((a) =>
-        a.class_name === "Worker" && a.state === "ALIVE"
-      );
-      assertEquals(actors.length, 4, "2 runs x 2 GPU workers");
+      type Actor = { class_name: string; state: string; node_id: string; name: string };
+      const workers = () =>
+        dashboardJson<{ data: { result: { result: Actor[] } } }>(cluster, "/api/v0/actors?limit=1000").data.result
+          .result.filter((a) => a.class_name.endsWith("Worker") && a.state === "ALIVE");
+      // the stand-in writes placement.json once its workers are up
+      await until("both running runs' workers placed", 300, () =>
+        [...runStates(out)].filter(([run, st]) =>
+          st?.rayJob?.state === "RUNNING" && exists(join(out, "runs", run, "placement.json"))
+        ).length === 2);
+      const actors = workers();
+      assertEquals(actors.length, 4, `2 runs x 2 GPU workers: ${JSON.stringify(actors)}`);
       assertEquals(new Set(actors.map((a) => a.node_id)).size, 2, "workers on both nodes");
       for (const job of detached) {
         const mine = actors.filter((a) => a.name.startsWith(`${job.submission_id}:`));
-        assertEquals(mine.length, 2, `${job.submission_id}: one worker per GPU`);
+        assertEquals(mine.length, 2, `${job.submission_id}: one worker per GPU: ${JSON.stringify(actors)}`);
         assertEquals(new Set(mine.map((a) => a.node_id)).size, 1, "one node per run (nodes: 1)");
       }
       const onWorker = detached.find((j) =>
         actors.some((a) => a.name.startsWith(`${j.submission_id}:`) && a.node_id !== headId)
       )!.submission_id!;
+      const runOf = (id: string) => id.replace(/^acebench-/, "").replace(/-[0-9a-f]{8}-a\d+$/, "");
 
       // 2. the same command again reattaches (no second submission); the worker node dies mid-job
       const second = spawnSweep(["--config", configFile, "--out", out]);
       await until("both runs reattached", 300, () => (second.log().match(/reattaching to Ray job/g) ?? []).length === 2);
       cluster.killNode(1);
+      await until("the run on the lost node failed", 300, () => readStatus(join(out, "runs", runOf(onWorker)))?.rayJob?.state === "FAILED");
+      Deno.removeSync(hold);
       const code = (await second.child.status).code;
       assertEquals(code, 1, second.log().slice(-3000));
 
