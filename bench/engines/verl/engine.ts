@@ -67,7 +67,9 @@ async function ingestFailed(runDir: string, sweepDir: string): Promise<void> {
   try {
     await ingestVerlDumps(runDir, { sweepDir, partial: true });
   } catch (e) {
-    console.error(`${runDir}: the failed run's dumps were not ingested: ${(e as Error).message.split("\n")[0]}`);
+    console.error(
+      `${runDir}: the failed run's dumps were not ingested: ${(e as Error).message.split("\n")[0]}`,
+    );
   }
 }
 

@@ -21,17 +21,17 @@ export const TEMPLATE_TOKENS = 128;
 /** The sweep's prompt token counts, relative to the sweep folder. */
 export const PROMPT_TOKENS_FILE = join("data", "verl", "prompt_tokens.json");
 /** A run's planned validation filter, relative to the run folder. */
-export const VAL_FILTER_FILE = join(VERL_DIR, "val_filter.json");
+const VAL_FILTER_FILE = join(VERL_DIR, "val_filter.json");
 
 /** One validation problem's prompt length: exact tokens, or the conservative upper bound. */
-export interface PromptLength {
+interface PromptLength {
   dataset: string;
   id: string;
   tokens: number;
 }
 
 /** prompt_tokens.json: how the counts were made (and why not exactly), then one entry per problem. */
-export interface PromptTokens {
+interface PromptTokens {
   method: "tokenizer" | "estimate";
   /** For "estimate": why no tokenizer was used; for "tokenizer": the tokenizer's folder. */
   why: string;
@@ -88,7 +88,9 @@ async function tokenizerCounts(
     const last = new TextDecoder().decode(result.stderr).trim().split("\n").pop();
     return `${settings.python} could not count with ${settings.model}'s tokenizer (${last})`;
   }
-  const counts: unknown = JSON.parse(new TextDecoder().decode(result.stdout).trim().split("\n").pop() ?? "null");
+  const counts: unknown = JSON.parse(
+    new TextDecoder().decode(result.stdout).trim().split("\n").pop() ?? "null",
+  );
   if (!Array.isArray(counts) || !counts.every((c) => Number.isInteger(c))) {
     return `${settings.python} printed no token counts`;
   }
@@ -113,7 +115,9 @@ export async function countPromptTokens(
     tokens: typeof exact === "string" ? tokenBound(row.prompt[row.prompt.length - 1].content) : exact[i],
   }));
   if (typeof exact !== "string" && exact.length !== rows.length) {
-    throw new Error(`verl: ${settings.python} counted ${exact.length} prompts of ${rows.length} in ${files.join(", ")}`);
+    throw new Error(
+      `verl: ${settings.python} counted ${exact.length} prompts of ${rows.length} in ${files.join(", ")}`,
+    );
   }
   const counted: PromptTokens = typeof exact === "string"
     ? { method: "estimate", why: exact, problems }

@@ -12,9 +12,9 @@ import { DEFAULT_RAY_ADDRESS, shellQuote, VERL_DIR } from "./launch.ts";
 import type { VerlSettings } from "./recipes.ts";
 
 /** A Ray job's state (Ray's JobStatus). */
-export type JobState = "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "STOPPED";
+type JobState = "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "STOPPED";
 /** What the dashboard says about one job. */
-export interface JobInfo {
+interface JobInfo {
   status: JobState;
   message: string;
 }
@@ -30,7 +30,7 @@ const JOB_FILE = join(VERL_DIR, "ray_job.json");
 const LOG_LINES = 20;
 
 /** The dashboard jobs go to: settings.rayAddress, else $RAY_ADDRESS, else Ray's default. */
-export function rayDashboard(settings: Pick<VerlSettings, "rayAddress">): string {
+function rayDashboard(settings: Pick<VerlSettings, "rayAddress">): string {
   return (settings.rayAddress ?? Deno.env.get("RAY_ADDRESS") ?? DEFAULT_RAY_ADDRESS).replace(/\/+$/, "");
 }
 
@@ -51,9 +51,20 @@ async function command(cmd: string, args: string[]): Promise<{ code: number; out
 
 /** One request to the dashboard's REST API: the HTTP code and body; an unreachable dashboard throws one line. */
 async function rest(address: string, method: "GET" | "POST", path: string) {
-  const r = await command("curl", ["-sS", "--max-time", "30", "-X", method, "-w", "\n%{http_code}", address + path]);
+  const r = await command("curl", [
+    "-sS",
+    "--max-time",
+    "30",
+    "-X",
+    method,
+    "-w",
+    "\n%{http_code}",
+    address + path,
+  ]);
   if (r.code !== 0) {
-    throw new Error(`ray-job: cannot reach the Ray dashboard at ${address} (curl: ${r.err.trim().split("\n")[0]})`);
+    throw new Error(
+      `ray-job: cannot reach the Ray dashboard at ${address} (curl: ${r.err.trim().split("\n")[0]})`,
+    );
   }
   const cut = r.out.lastIndexOf("\n");
   return { code: Number(r.out.slice(cut + 1)), body: r.out.slice(0, cut) };
@@ -63,13 +74,15 @@ async function rest(address: string, method: "GET" | "POST", path: string) {
 export async function jobStatus(address: string, id: string): Promise<JobInfo | null> {
   const r = await rest(address, "GET", `/api/jobs/${encodeURIComponent(id)}`);
   if (r.code === 404) return null;
-  if (r.code !== 200) throw new Error(`ray-job: ${address}/api/jobs/${id} answered HTTP ${r.code}: ${r.body}`);
+  if (r.code !== 200) {
+    throw new Error(`ray-job: ${address}/api/jobs/${id} answered HTTP ${r.code}: ${r.body}`);
+  }
   const info = JSON.parse(r.body) as { status: JobState; message?: string | null };
   return { status: info.status, message: info.message ?? "" };
 }
 
 /** The last `n` lines of a job's driver log ([] when there is none). */
-export async function jobLogTail(address: string, id: string, n = LOG_LINES): Promise<string[]> {
+async function jobLogTail(address: string, id: string, n = LOG_LINES): Promise<string[]> {
   const r = await rest(address, "GET", `/api/jobs/${encodeURIComponent(id)}/logs`);
   if (r.code !== 200) return [];
   const logs = (JSON.parse(r.body) as { logs?: string }).logs ?? "";
@@ -77,16 +90,18 @@ export async function jobLogTail(address: string, id: string, n = LOG_LINES): Pr
 }
 
 /** Ask the cluster to stop a job (a finished or unknown one is left as it is). */
-export async function stopJob(address: string, id: string): Promise<void> {
+async function stopJob(address: string, id: string): Promise<void> {
   await rest(address, "POST", `/api/jobs/${encodeURIComponent(id)}/stop`);
 }
 
 /** The cluster's alive nodes and the GPUs each declares (Ray's state API). */
-export async function aliveNodes(address: string): Promise<{ nodeId: string; gpus: number }[]> {
+async function aliveNodes(address: string): Promise<{ nodeId: string; gpus: number }[]> {
   const r = await rest(address, "GET", "/api/v0/nodes?limit=10000");
   if (r.code !== 200) throw new Error(`ray-job: ${address}/api/v0/nodes answered HTTP ${r.code}`);
   const rows = (JSON.parse(r.body) as {
-    data: { result: { result: { node_id: string; state: string; resources_total: Record<string, number> }[] } };
+    data: {
+      result: { result: { node_id: string; state: string; resources_total: Record<string, number> }[] };
+    };
   }).data.result.result;
   return rows.filter((n) => n.state === "ALIVE").map((n) => ({
     nodeId: n.node_id,
@@ -98,7 +113,10 @@ export async function aliveNodes(address: string): Promise<{ nodeId: string; gpu
  * Runs that fit at once: each takes `nodes` nodes with `gpusPerNode` GPUs (VERL's resource pool asks for that
  * many per node), so a node holds ⌊its GPUs / gpusPerNode⌋ run-nodes and the cluster ⌊their sum / nodes⌋ runs.
  */
-export function clusterSlots(cluster: { gpus: number }[], plan: { nodes: number; gpusPerNode: number }): number {
+export function clusterSlots(
+  cluster: { gpus: number }[],
+  plan: { nodes: number; gpusPerNode: number },
+): number {
   const perNode = cluster.reduce((t, n) => t + Math.floor(n.gpus / plan.gpusPerNode), 0);
   return Math.floor(perNode / plan.nodes);
 }
@@ -148,7 +166,9 @@ export async function checkClusterAssumptions(
   verlRoot: string | null,
 ): Promise<string> {
   if (verlRoot === null) {
-    throw new Error("ray-job: no VERL checkout to run from: set settings.verlRoot (or VERL_ROOT when planning)");
+    throw new Error(
+      "ray-job: no VERL checkout to run from: set settings.verlRoot (or VERL_ROOT when planning)",
+    );
   }
   if (settings.verlInstall === "upload") {
     if (!exists(verlRoot)) {
@@ -250,11 +270,14 @@ function readRecord(runDir: string): JobRecord | null {
 /** Mirror the job's id, attempt and state into status.json (the runner keeps them when it settles the run). */
 function mirror(runDir: string, record: JobRecord, state: string): void {
   const status: RunStatus = readStatus(runDir) ?? { state: "running", startedAt: new Date().toISOString() };
-  writeStatus(runDir, { ...status, rayJob: { submissionId: record.submissionId, attempt: record.attempt, state } });
+  writeStatus(runDir, {
+    ...status,
+    rayJob: { submissionId: record.submissionId, attempt: record.attempt, state },
+  });
 }
 
 /** What a run's ray job needs from its plan. */
-export interface RayJobRun {
+interface RayJobRun {
   runId: string;
   runDir: string;
   /** The run folder as the cluster sees it (the submission id hashes it; launch.sh lives under it). */
@@ -272,10 +295,16 @@ async function submitAttempt(job: RayJobRun, address: string, attempt: number): 
   if (job.verlRoot === null) throw new Error("ray-job: no VERL checkout (settings.verlRoot or VERL_ROOT)");
   const upload = job.settings.verlInstall === "upload" ? job.verlRoot : null;
   // the job's own id reaches its driver and workers (Ray passes no submission id to them)
-  await submitJob(address, record.submissionId, ["bash", join(job.clusterRunDir, VERL_DIR, "launch.sh")], upload, {
-    VERL_ROOT: job.verlRoot,
-    ACEBENCH_RAY_SUBMISSION_ID: record.submissionId,
-  });
+  await submitJob(
+    address,
+    record.submissionId,
+    ["bash", join(job.clusterRunDir, VERL_DIR, "launch.sh")],
+    upload,
+    {
+      VERL_ROOT: job.verlRoot,
+      ACEBENCH_RAY_SUBMISSION_ID: record.submissionId,
+    },
+  );
   job.log(`run ${job.runId}: submitted Ray job ${record.submissionId} to ${address}`);
   return record;
 }
@@ -316,7 +345,11 @@ export async function runRayJob(job: RayJobRun): Promise<void> {
         tail.length ? `; last log lines: ${tail.join(" | ")}` : ""
       }`;
     if (end?.status !== "FAILED" || retries >= job.settings.jobRetries) throw new Error(reason);
-    job.log(`run ${job.runId}: ${reason.split("; last log lines")[0]}; resubmitting (jobRetries ${job.settings.jobRetries})`);
+    job.log(
+      `run ${job.runId}: ${
+        reason.split("; last log lines")[0]
+      }; resubmitting (jobRetries ${job.settings.jobRetries})`,
+    );
     record = await submitAttempt(job, address, current.attempt + 1);
   }
 }
@@ -339,5 +372,7 @@ export async function interruptRayJob(runDir: string, settings: VerlSettings): P
   await stopJob(record.address, record.submissionId);
   const end = await waitForEnd(record.address, record.submissionId, 1, 60);
   mirror(runDir, record, end?.status ?? "STOPPING");
-  console.error(`ray-job: stopped ${record.submissionId} (onInterrupt "stop"): ${end?.status ?? "stop requested"}`);
+  console.error(
+    `ray-job: stopped ${record.submissionId} (onInterrupt "stop"): ${end?.status ?? "stop requested"}`,
+  );
 }

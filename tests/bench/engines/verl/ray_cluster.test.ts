@@ -24,7 +24,7 @@ import { assert, assertEquals, ok, rejects } from "../../../assert.ts";
 import { taskPermissions } from "../../../run_cli.ts";
 import { tempDir } from "../../../temp.ts";
 import { DATASET_MIRROR } from "../../../external_inputs.ts";
-import { clusterEnv, dashboardJson, type LocalCluster, startCluster, VENV_BIN } from "./ray_cluster.ts";
+import { clusterEnv, dashboardJson, type LocalCluster, startCluster } from "./ray_cluster.ts";
 import { VENV_PYTHON, verlVenvMissing } from "./verl_venv.ts";
 
 const root = fileURLToPath(new URL("../../../../", import.meta.url));
@@ -52,7 +52,9 @@ function standinPython(dir: string, stepS: number): string {
   const path = join(dir, "python");
   writeFileSync(
     path,
-    `#!/bin/sh\nSTANDIN_STEP_S=${stepS} exec ${VENV_PYTHON} ${join(fixtures, "ray_standin_trainer.py")} "$@"\n`,
+    `#!/bin/sh\nSTANDIN_STEP_S=${stepS} exec ${VENV_PYTHON} ${
+      join(fixtures, "ray_standin_trainer.py")
+    } "$@"\n`,
     { mode: 0o755 },
   );
   return path;
@@ -113,7 +115,11 @@ function spawnSweep(args: string[]): { child: Deno.ChildProcess; log: () => stri
   return { child, log: () => text };
 }
 
-async function until<T>(what: string, seconds: number, probe: () => T | null | undefined | false): Promise<T> {
+async function until<T>(
+  what: string,
+  seconds: number,
+  probe: () => T | null | undefined | false,
+): Promise<T> {
   const end = Date.now() + seconds * 1000;
   for (;;) {
     const value = probe();
@@ -128,8 +134,10 @@ interface JobRow {
   status: string;
 }
 const acebenchJobs = (cluster: LocalCluster) =>
-  dashboardJson<JobRow[]>(cluster, "/api/jobs/").filter((j) => j.submission_id?.startsWith("acebench-") &&
-    !j.submission_id.startsWith("acebench-probe-"));
+  dashboardJson<JobRow[]>(cluster, "/api/jobs/").filter((j) =>
+    j.submission_id?.startsWith("acebench-") &&
+    !j.submission_id.startsWith("acebench-probe-")
+  );
 
 function runStates(out: string): Map<string, RunStatus | null> {
   const runs = join(out, "runs");
@@ -137,13 +145,14 @@ function runStates(out: string): Map<string, RunStatus | null> {
 }
 
 Deno.test({
-  name: "ray-job on a real 2-node Ray cluster: probe, jobs in flight, reattach, a lost node, stop, retry, report",
+  name:
+    "ray-job on a real 2-node Ray cluster: probe, jobs in flight, reattach, a lost node, stop, retry, report",
   ignore: skip !== null,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
     const dir = tempDir("acebench-rayjob-");
-    const cluster = startCluster(Deno.makeTempDirSync({ prefix: "rc-", dir: "/tmp" }), 1, 2);
+    const cluster = startCluster(tempDir("rc-"), 1, 2);
     try {
       const verlRoot = join(dir, "verl-checkout");
       mkdirSync(join(verlRoot, "verl"), { recursive: true });
@@ -164,7 +173,13 @@ Deno.test({
         /exceeds settings.maxUploadMB = 0.000001 MB; raise it, or set verlInstall "image"/,
       );
       await rejects(
-        () => checkClusterAssumptions(probeDir, "/nonexistent/sweep", { ...settings, verlInstall: "image" }, verlRoot),
+        () =>
+          checkClusterAssumptions(
+            probeDir,
+            "/nonexistent/sweep",
+            { ...settings, verlInstall: "image" },
+            verlRoot,
+          ),
         /the cluster does not see the sweep folder: a probe job \(acebench-probe-.*\) .* could not read \/nonexistent\/sweep\/verl\/probe\/.*set settings.clusterSweepDir/,
       );
 
@@ -177,7 +192,8 @@ Deno.test({
       const first = spawnSweep(["--config", configFile, "--out", out]);
       await until("two Ray jobs running", 600, () => {
         const running = acebenchJobs(cluster).filter((j) => j.status === "RUNNING");
-        return running.length >= 2 && [...runStates(out).values()].filter((s) => s?.rayJob?.state === "RUNNING")
+        return running.length >= 2 &&
+          [...runStates(out).values()].filter((s) => s?.rayJob?.state === "RUNNING")
               .length === 2;
       });
       assertEquals(acebenchJobs(cluster).length, 2, "two in flight, the other runs wait for a lane");
@@ -185,24 +201,33 @@ Deno.test({
       ok(/a probe job in the Ray cluster \(on .*\) read and wrote/.test(first.log()), first.log());
       first.child.kill("SIGINT");
       assertEquals((await first.child.status).code, 130, first.log().slice(-2000));
-      ok(first.log().includes('(onInterrupt "detach"); run the sweep again to reattach'), first.log().slice(-2000));
+      ok(
+        first.log().includes('(onInterrupt "detach"); run the sweep again to reattach'),
+        first.log().slice(-2000),
+      );
       const detached = acebenchJobs(cluster);
       assertEquals(detached.map((j) => j.status), ["RUNNING", "RUNNING"], "detached jobs keep running");
 
       // both nodes hold a running run's workers (Ray's state API), as the plan's nodes x gpusPerNode say
-      const headId = dashboardJson<{ data: { result: { result: { node_id: string; is_head_node: boolean }[] } } }>(
-        cluster,
-        "/api/v0/nodes",
-      ).data.result.result.find((n) => n.is_head_node)!.node_id;
+      const headId =
+        dashboardJson<{ data: { result: { result: { node_id: string; is_head_node: boolean }[] } } }>(
+          cluster,
+          "/api/v0/nodes",
+        ).data.result.result.find((n) => n.is_head_node)!.node_id;
       type Actor = { class_name: string; state: string; node_id: string; name: string };
       const workers = () =>
-        dashboardJson<{ data: { result: { result: Actor[] } } }>(cluster, "/api/v0/actors?limit=1000").data.result
+        dashboardJson<{ data: { result: { result: Actor[] } } }>(cluster, "/api/v0/actors?limit=1000").data
+          .result
           .result.filter((a) => a.class_name.endsWith("Worker") && a.state === "ALIVE");
       // the stand-in writes placement.json once its workers are up
-      await until("both running runs' workers placed", 300, () =>
-        [...runStates(out)].filter(([run, st]) =>
-          st?.rayJob?.state === "RUNNING" && exists(join(out, "runs", run, "placement.json"))
-        ).length === 2);
+      await until(
+        "both running runs' workers placed",
+        300,
+        () =>
+          [...runStates(out)].filter(([run, st]) =>
+            st?.rayJob?.state === "RUNNING" && exists(join(out, "runs", run, "placement.json"))
+          ).length === 2,
+      );
       const actors = workers();
       assertEquals(actors.length, 4, `2 runs x 2 GPU workers: ${JSON.stringify(actors)}`);
       assertEquals(new Set(actors.map((a) => a.node_id)).size, 2, "workers on both nodes");
@@ -218,9 +243,17 @@ Deno.test({
 
       // 2. the same command again reattaches (no second submission); the worker node dies mid-job
       const second = spawnSweep(["--config", configFile, "--out", out]);
-      await until("both runs reattached", 300, () => (second.log().match(/reattaching to Ray job/g) ?? []).length === 2);
+      await until(
+        "both runs reattached",
+        300,
+        () => (second.log().match(/reattaching to Ray job/g) ?? []).length === 2,
+      );
       cluster.killNode(1);
-      await until("the run on the lost node failed", 300, () => readStatus(join(out, "runs", runOf(onWorker)))?.rayJob?.state === "FAILED");
+      await until(
+        "the run on the lost node failed",
+        300,
+        () => readStatus(join(out, "runs", runOf(onWorker)))?.rayJob?.state === "FAILED",
+      );
       Deno.removeSync(hold);
       const code = (await second.child.status).code;
       assertEquals(code, 1, second.log().slice(-3000));

@@ -10,7 +10,7 @@ import { VENV_PYTHON } from "./verl_venv.ts";
 
 const standins = fileURLToPath(new URL("./fixtures/ray_dashboard/", import.meta.url));
 /** The venv's bin folder (ray, python). */
-export const VENV_BIN = dirname(VENV_PYTHON);
+const VENV_BIN = dirname(VENV_PYTHON);
 
 /** One started node: its temp dir (which every process of it carries in its arguments). */
 interface Node {
@@ -160,7 +160,8 @@ export function startCluster(dir: string, workers = 1, gpus = 2): LocalCluster {
 
 /** GET a dashboard path as JSON (through curl, as the engine does). */
 export function dashboardJson<T>(cluster: LocalCluster, path: string): T {
-  const out = new Deno.Command("curl", { args: ["-sS", "--max-time", "30", cluster.dashboard + path] }).outputSync();
+  const out = new Deno.Command("curl", { args: ["-sS", "--max-time", "30", cluster.dashboard + path] })
+    .outputSync();
   if (!out.success) throw new Error(`curl ${path}: ${new TextDecoder().decode(out.stderr)}`);
   return JSON.parse(new TextDecoder().decode(out.stdout)) as T;
 }
