@@ -200,7 +200,9 @@ export async function runSweep(
 
   const active: Active = new Map();
   const cluster = await loadCluster(spec);
+  let sigint = false; // Ctrl-C, not a failed prepare, hands running cluster jobs to the engine
   const onSigint = () => {
+    sigint = true;
     outcome.interrupted = true;
     for (const stop of [...active.values()]) stop("interrupted");
   };
@@ -226,7 +228,7 @@ export async function runSweep(
       }
     };
     await Promise.all(Array.from({ length: width }, lane));
-    if (outcome.interrupted && cluster) await interruptJobs(cluster, out, pending);
+    if (sigint && cluster) await interruptJobs(cluster, out, pending);
     if (prepared.failure.length) {
       outcome.interrupted = false;
       throw new Error(`${spec.name} prepare failed: ${prepared.failure[0]}`);

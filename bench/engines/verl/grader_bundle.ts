@@ -53,7 +53,7 @@ export function bundleDigest(bundleDir: string): string | null {
  * that is planned or running with the current one (status.json graderBundleSha256): its rewards so far came
  * from the current bundle.
  */
-export function checkBundleReplace(sweepDir: string, next: string): void {
+function checkBundleReplace(sweepDir: string, next: string): void {
   const current = bundleDigest(join(sweepDir, GRADER_BUNDLE_DIR));
   if (current === null || current === next) return;
   const runs = join(sweepDir, "runs");

@@ -28,6 +28,7 @@ interface JobRecord {
 const TERMINAL: ReadonlySet<string> = new Set(["SUCCEEDED", "FAILED", "STOPPED"]);
 const JOB_FILE = join(VERL_DIR, "ray_job.json");
 const LOG_LINES = 20;
+const UNANSWERED_POLLS = 5;
 
 /** The dashboard jobs go to: settings.rayAddress, else $RAY_ADDRESS, else Ray's default. */
 function rayDashboard(settings: Pick<VerlSettings, "rayAddress">): string {
@@ -251,8 +252,17 @@ async function waitForEnd(
 ): Promise<JobInfo | null> {
   const start = performance.now();
   let last = "";
-  for (;;) {
-    const info = await jobStatus(address, id);
+  for (let misses = 0;;) {
+    let info: JobInfo | null;
+    try {
+      info = await jobStatus(address, id);
+      misses = 0;
+    } catch (e) {
+      // a dashboard that does not answer a few polls in a row (a restart, a busy head) fails the wait
+      if (++misses >= UNANSWERED_POLLS) throw e;
+      await new Promise((r) => setTimeout(r, pollS * 1000));
+      continue;
+    }
     if (info === null) return null;
     if (info.status !== last) onState(info);
     last = info.status;
