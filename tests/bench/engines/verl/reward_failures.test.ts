@@ -64,7 +64,7 @@ Deno.test({
   const r = await drive("die-first", 3, {}, dir, "piped");
   assertEquals([r.ok, r.starts], [6, 2]);
   const said = r.stderr!.split("\n").filter((l) => l.startsWith("reward: restarting the grader"));
-  assertEquals(said.length, 1, r.stderr);
+  assertEquals(said.length, 1, r.stderr!);
   ok(said[0].includes("exited") && said[0].includes("dying as asked (start 1)"), said[0]);
   const logged = Deno.readTextFileSync(join(dir, "grader_restarts.jsonl")).trim().split("\n").map((l) =>
     JSON.parse(l)
@@ -73,7 +73,7 @@ Deno.test({
   ok(logged[0].error.includes("dying as asked (start 1)") && Number.isInteger(logged[0].pid), logged[0]);
   // the source tree's reward.py (no grader.sh beside it) says it on stderr only
   const plain = await drive("die-first", 1, {}, rewardDir, "piped");
-  ok(plain.stderr!.includes("reward: restarting the grader"), plain.stderr);
+  ok(plain.stderr!.includes("reward: restarting the grader"), plain.stderr!);
   ok(!existsSync(join(rewardDir, "grader_restarts.jsonl")), "nothing written into the source tree");
 });
 
