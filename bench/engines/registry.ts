@@ -26,6 +26,8 @@ export interface EngineSpec {
   ingest?: { exportName: string; pending(runDir: string): boolean };
   /** Export planning one external job for `--dry-run` (VERL: `planRun`: Hydra overrides, script, command). */
   planner?: string;
+  /** Export of an engine whose runs are cluster jobs (`EngineCluster`; VERL: `verlCluster`), loaded by the runner. */
+  cluster?: string;
   /**
    * `deno task sweep --smoke`: `settings` merged (deeply) over a config's and `rl` over its rl block (fewer
    * problems, smaller batches and models), so every shipped config runs its real code path in seconds;
@@ -156,6 +158,7 @@ export const engines: Record<string, EngineSpec> = {
     settingsSchema: here("./verl/settings.schema.json"),
     ingest: { exportName: "ingestVerlDumps", pending: newerThanEval("val_generations") },
     planner: "planRun",
+    cluster: "verlCluster",
     smoke: { settings: { launch: "none" }, plansOnly: true },
     base: () => "; the base is the pretrained model",
     local: false,
@@ -266,6 +269,25 @@ export async function runIngest(
   const ingest = mod[spec.ingest.exportName];
   if (typeof ingest !== "function") throw new Error(`${spec.module}: no ingest '${spec.ingest.exportName}'`);
   return await ingest(runDir, { sweepDir, partial: options.partial });
+}
+
+/** What the sweep runner asks an engine whose runs are cluster jobs (the runs themselves still go through `run`). */
+export interface EngineCluster {
+  /** Runs in flight at once for these sweep settings (the cluster's capacity); null: the runner's own lanes. */
+  concurrency(settings: Record<string, unknown>): Promise<number | null>;
+  /** After Ctrl-C, for each run left running: stop or detach its job (the engine's setting says which). */
+  interrupt(runDir: string, settings: Record<string, unknown>): Promise<void>;
+}
+
+/** Import the engine's declared cluster scheduler, in the runner's thread; null when it declares none. */
+export async function loadCluster(spec: EngineSpec): Promise<EngineCluster | null> {
+  if (!spec.cluster) return null;
+  const mod = await import(spec.module);
+  const cluster = mod[spec.cluster] as EngineCluster | undefined;
+  if (typeof cluster?.concurrency !== "function" || typeof cluster.interrupt !== "function") {
+    throw new Error(`${spec.module}: no cluster scheduler '${spec.cluster}'`);
+  }
+  return cluster;
 }
 
 /** Import an engine module's optional `costTable(costs)` (VERL: generations, GPU-hours, storage, memory), if any. */

@@ -18,7 +18,8 @@ import {
   writeSweepRecord,
 } from "../../common/run_folder.ts";
 import type { RunConfig, RunOutcome } from "../engines/engine.ts";
-import { engineRef, type EngineSpec, engineSpec } from "../engines/registry.ts";
+import { engineRef, type EngineSpec, engineSpec, loadCluster } from "../engines/registry.ts";
+import { interruptJobs, laneWidth } from "./cluster.ts";
 import { baseSeed, type SweepConfig, sweepHash } from "./config.ts";
 import { checkJob, checkReport, type WorkerJob } from "./job.ts";
 import { sweepRecord } from "./record.ts";
@@ -162,7 +163,9 @@ function settleRun(dir: string, status: RunStatus, result: JobResult, started: n
     if (bad !== null) reason = `diverged: non-finite loss at step ${bad}`;
     else if (!exists(runFile(dir, "eval"))) reason = "engine finished without writing eval.jsonl";
   }
+  // what the engine added to status.json while it ran (a VERL job's submission, its grader) is kept
   const next: RunStatus = {
+    ...readStatus(dir),
     ...status,
     state: reason !== null ? "failed" : result.outcome === "planned" ? "planned" : "done",
     finishedAt: new Date().toISOString(),
@@ -196,7 +199,10 @@ export async function runSweep(
   if (pending.length === 0) return outcome;
 
   const active: Active = new Map();
+  const cluster = await loadCluster(spec);
+  let sigint = false; // Ctrl-C, not a failed prepare, hands running cluster jobs to the engine
   const onSigint = () => {
+    sigint = true;
     outcome.interrupted = true;
     for (const stop of [...active.values()]) stop("interrupted");
   };
@@ -209,7 +215,7 @@ export async function runSweep(
     const overall = bars.add(`sweep ${sweep.name}`, runs.length, "runs", outcome.skipped.length);
     // Runs in base order, so the lanes start on the first bases while the last ones are still being trained.
     const queue = [...pending].sort((a, b) => (a.base ?? 0) - (b.base ?? 0));
-    const width = Math.max(1, Math.min(options.workers ?? cpus().length, queue.length));
+    const width = await laneWidth(cluster, sweep, options.workers ?? cpus().length, queue.length);
     const lane = async () => {
       for (let job = prepared.queue.shift(); job && !outcome.interrupted; job = prepared.queue.shift()) {
         await job();
@@ -222,6 +228,7 @@ export async function runSweep(
       }
     };
     await Promise.all(Array.from({ length: width }, lane));
+    if (sigint && cluster) await interruptJobs(cluster, out, pending);
     if (prepared.failure.length) {
       outcome.interrupted = false;
       throw new Error(`${spec.name} prepare failed: ${prepared.failure[0]}`);

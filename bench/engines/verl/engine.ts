@@ -1,12 +1,15 @@
 // The VERL engine as a sweep sees it: `prepare` exports the datasets as parquet and bundles the grader once per sweep; `run` writes the
 // run's launch plan and, when settings.launch asks for it, runs it and ingests the validation dumps.
-import { basename, join } from "node:path";
-import { runFile } from "../../../common/run_folder.ts";
+import { basename, join, resolve } from "node:path";
+import { readStatus, runFile, writeStatus } from "../../../common/run_folder.ts";
+import { exists } from "../../../common/fs.ts";
 import { loadDataset, type MathRecord } from "../../../datasets/mod.ts";
 import type { Engine, RunConfig, RunHooks } from "../engine.ts";
 import { toVerlRows, writeVerlParquet } from "./export.ts";
-import { bundleGrader } from "./grader_bundle.ts";
-import { ingestVerlDumps } from "./ingest.ts";
+import { bundleDigest, bundleGrader, GRADER_BUNDLE_DIR } from "./grader_bundle.ts";
+import { DUMP_DIR, ingestVerlDumps } from "./ingest.ts";
+import { countPromptTokens, writeValFilter } from "./prompt_filter.ts";
+import { checkClusterAssumptions, interruptRayJob, rayJobConcurrency, runRayJob } from "./ray_jobs.ts";
 import { VERL_DIR, verlDataPath, verlRunPlan, writeRunPlan } from "./launch.ts";
 import { validateVerlSettings, type VerlDataset, type VerlSettings } from "./recipes.ts";
 
@@ -55,6 +58,21 @@ async function runScript(runDir: string, script: string): Promise<void> {
   if (!status.success) throw new Error(`${join(runDir, VERL_DIR, script)} exited with code ${status.code}`);
 }
 
+/**
+ * A failed job's dumps are ingested as they are (partial), so the sweep's report reads the folder (it refuses
+ * outputs not ingested) and marks the run's cells; an ingest that fails too is said, not thrown over the job's error.
+ */
+async function ingestFailed(runDir: string, sweepDir: string): Promise<void> {
+  if (!exists(join(runDir, DUMP_DIR))) return;
+  try {
+    await ingestVerlDumps(runDir, { sweepDir, partial: true });
+  } catch (e) {
+    console.error(
+      `${runDir}: the failed run's dumps were not ingested: ${(e as Error).message.split("\n")[0]}`,
+    );
+  }
+}
+
 /** The VERL engine: plans (and optionally launches) one VERL job per run; results come back through the dumps. */
 export const verlEngine: Engine = {
   name: "verl",
@@ -66,6 +84,18 @@ export const verlEngine: Engine = {
     };
     const files = await exportVerlData(sweepDir, settings, (name) => loadDataset(name, options));
     for (const f of files) console.log(`verl: wrote ${f.rows} rows to ${f.path}`);
+    const counted = await countPromptTokens(sweepDir, settings);
+    console.log(
+      counted.method === "tokenizer"
+        ? `verl: counted validation prompt tokens with ${counted.why}'s chat template`
+        : `verl: validation prompt tokens bounded (UTF-8 bytes + template), no tokenizer: ${counted.why}`,
+    );
+    if (settings.launch === "ray-job") {
+      const clusterSweep = settings.clusterSweepDir ?? resolve(sweepDir);
+      const verlRoot = settings.verlRoot ?? Deno.env.get("VERL_ROOT") ?? null;
+      const host = await checkClusterAssumptions(sweepDir, clusterSweep, settings, verlRoot);
+      console.log(`verl: a probe job in the Ray cluster (on ${host}) read and wrote ${clusterSweep}`);
+    }
     if (settings.acebenchRoot === null) {
       const grader = await bundleGrader(sweepDir);
       console.log(
@@ -78,7 +108,12 @@ export const verlEngine: Engine = {
     if (!steps) throw new Error(`${runFile(runDir, "config")}: settings.rl.steps is missing`);
     const plan = verlRunPlan(run, { name: basename(sweepDir), rl: { steps }, dir: sweepDir });
     writeRunPlan(plan, runDir);
+    writeValFilter(sweepDir, runDir, plan.maxPromptLength);
     const settings = validateVerlSettings(run.settings);
+    // the bundle this run scores with: a later plan may not replace it while the run is planned or running
+    const digest = settings.acebenchRoot === null ? bundleDigest(join(sweepDir, GRADER_BUNDLE_DIR)) : null;
+    const status = readStatus(runDir);
+    if (digest !== null && status !== null) writeStatus(runDir, { ...status, graderBundleSha256: digest });
     if (settings.launch === "none") {
       console.log(
         `verl: ${run.runId} planned, not launched (settings.launch is "none"): run ${
@@ -89,9 +124,34 @@ export const verlEngine: Engine = {
       return "planned";
     }
     hooks.onProgress(0, steps);
-    await runScript(runDir, settings.launch === "local" ? "launch.sh" : "ray_job.sh");
+    try {
+      if (settings.launch === "local") await runScript(runDir, "launch.sh");
+      else {
+        const { clusterRunDir, verlRoot } = plan;
+        await runRayJob({ runId: run.runId, runDir, clusterRunDir, verlRoot, settings, log: console.error });
+      }
+    } catch (e) {
+      await ingestFailed(runDir, sweepDir);
+      throw e;
+    }
     await ingestVerlDumps(runDir, { sweepDir });
     hooks.onProgress(steps, steps);
     return "done";
+  },
+};
+
+/**
+ * What the sweep runner asks a cluster-scheduling engine (registry `cluster`): how many runs may be in flight
+ * (launch ray-job: settings.maxConcurrentJobs, else what the cluster's alive nodes hold; otherwise null, the
+ * runner's own lanes), and what to do with a run's job after Ctrl-C (settings.onInterrupt).
+ */
+export const verlCluster = {
+  async concurrency(raw: Record<string, unknown>): Promise<number | null> {
+    const settings = validateVerlSettings(raw);
+    return settings.launch === "ray-job" ? await rayJobConcurrency(settings) : null;
+  },
+  async interrupt(runDir: string, raw: Record<string, unknown>): Promise<void> {
+    const settings = validateVerlSettings(raw);
+    if (settings.launch === "ray-job") await interruptRayJob(runDir, settings);
   },
 };

@@ -2,11 +2,12 @@
 // JavaScript files (`deno bundle`, npm packages inlined) beside a copy of the Deno executable that bundled them,
 // with their sha256 in SHA256SUMS. A scoring node then needs neither Deno on PATH nor the acebench checkout: only
 // the sweep folder (grader.sh finds the bundle relative to itself and checks the sums before it starts).
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { atomicWrite } from "../../../common/fs.ts";
+import { atomicWrite, exists } from "../../../common/fs.ts";
 import { sha256 as sha256Of } from "../../../common/hash.ts";
+import { readStatus } from "../../../common/run_folder.ts";
 
 /** The bundled grader's folder, relative to the sweep folder. */
 export const GRADER_BUNDLE_DIR = "verl/grader";
@@ -41,13 +42,45 @@ async function bundle(entry: string, out: string): Promise<void> {
   }
 }
 
+/** The bundle's identity: sha256 of its SHA256SUMS (which lists every file's), or null when there is none. */
+export function bundleDigest(bundleDir: string): string | null {
+  const sums = join(bundleDir, "SHA256SUMS");
+  return exists(sums) ? sha256Of(readFileSync(sums)) : null;
+}
+
+/**
+ * Throw (one line) when replacing the sweep's bundle by one with digest `next` would change the grader of a run
+ * that is planned or running with the current one (status.json graderBundleSha256): its rewards so far came
+ * from the current bundle.
+ */
+function checkBundleReplace(sweepDir: string, next: string): void {
+  const current = bundleDigest(join(sweepDir, GRADER_BUNDLE_DIR));
+  if (current === null || current === next) return;
+  const runs = join(sweepDir, "runs");
+  const users = (exists(runs) ? readdirSync(runs) : []).filter((run) => {
+    const status = readStatus(join(runs, run));
+    return (status?.state === "planned" || status?.state === "running") &&
+      status.graderBundleSha256 === current;
+  }).sort();
+  if (users.length === 0) return;
+  throw new Error(
+    `${join(sweepDir, GRADER_BUNDLE_DIR)}: planning would replace the grader bundle (sha256 ${
+      current.slice(0, 12)
+    } → ` +
+      `${next.slice(0, 12)}) that planned or running runs score with (${users.join(", ")}); ` +
+      "finish them, or plan into another --out",
+  );
+}
+
 /**
  * Build the grader into `<sweepDir>/verl/grader/` (built beside it, then renamed into place: a crash leaves the
- * previous one whole). Returns the folder and each file's sha256. Needs --allow-run (it runs `deno bundle`).
+ * previous one whole). A different bundle than the one planned or running runs use is refused
+ * (`checkBundleReplace`) and the current one kept. Returns the folder, each file's sha256 and the bundle's
+ * digest. Needs --allow-run (it runs `deno bundle`).
  */
 export async function bundleGrader(
   sweepDir: string,
-): Promise<{ dir: string; sha256: Record<string, string> }> {
+): Promise<{ dir: string; sha256: Record<string, string>; digest: string }> {
   const dir = join(sweepDir, GRADER_BUNDLE_DIR);
   const tmp = `${dir}.${Deno.pid}.tmp`;
   rmSync(tmp, { recursive: true, force: true });
@@ -62,9 +95,11 @@ export async function bundleGrader(
     );
     // sha256sum --check's format: "<hex>  <name>"
     atomicWrite(join(tmp, "SHA256SUMS"), GRADER_BUNDLE_FILES.map((f) => `${sha256[f]}  ${f}\n`).join(""));
+    const digest = bundleDigest(tmp)!;
+    checkBundleReplace(sweepDir, digest);
     rmSync(dir, { recursive: true, force: true });
     renameSync(tmp, dir);
-    return { dir, sha256 };
+    return { dir, sha256, digest };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }

@@ -19,6 +19,9 @@ import {
   writeStatus,
 } from "../../../common/run_folder.ts";
 import { readVerlMetrics } from "./verl_metrics.ts";
+import { RESTARTS_FILE } from "./reward.ts";
+import { VERL_DIR } from "./launch.ts";
+import { readValFilter, TEMPLATE_TOKENS, type ValFilter } from "./prompt_filter.ts";
 
 /** One generation from a dump, with where it came from. */
 export interface DumpSample {
@@ -54,6 +57,10 @@ export interface IngestSummary {
   metricsSteps: number;
   /** True when the dumps reach the run's last RL step, so status.json now says "done". */
   finished: boolean;
+  /** "dataset/id" of the problems VERL's prompt-length filter left out (over the plan's limit and absent). */
+  filtered: string[];
+  /** Reward grader restarts during the run (reward.py's verl/grader_restarts.jsonl), also in status.json. */
+  graderRestarts: number;
 }
 
 /** Where VERL writes the dumps of a run (`trainer.validation_data_dir` in the generated overrides). */
@@ -263,7 +270,8 @@ export async function ingestVerlDumps(
       `${runDir}: no config.json eval.n, so the dumps' completeness (n samples per problem) is not checked`,
     );
   }
-  const gaps = dumpGaps(lines, index, n);
+  const filter = readValFilter(runDir);
+  const gaps = dumpGaps(lines, index, n, filter);
   const where = `${runDir}: VERL dump ${
     gaps.map((g) => `step ${g.step} (${g.dataset}): ${g.text}`).join("; ")
   }`;
@@ -279,6 +287,7 @@ export async function ingestVerlDumps(
     );
   }
   writeEvalSamples(runDir, lines);
+  const filtered = recordFiltered(runDir, filter, lines);
   recordLost(
     runDir,
     gaps.map((g) => ({
@@ -296,7 +305,53 @@ export async function ingestVerlDumps(
     correct: lines.filter((l) => l.correct).length,
     metricsSteps: ingestVerlMetrics(runDir),
     finished: markFinished(runDir, Math.max(-1, ...lines.map((l) => l.step))),
+    filtered,
+    graderRestarts: recordGraderRestarts(runDir),
   };
+}
+
+/** Count reward.py's restart lines into status.json `graderRestarts` (absent file: 0, nothing written). */
+function recordGraderRestarts(runDir: string): number {
+  const restarts = readJsonl(join(runDir, VERL_DIR, RESTARTS_FILE)).length;
+  const status = readStatus(runDir);
+  if (status === null || restarts === (status.graderRestarts ?? 0)) return restarts;
+  writeStatus(runDir, { ...status, graderRestarts: restarts });
+  if (restarts > 0) {
+    console.error(`${runDir}: the reward grader was restarted ${restarts} time(s) (${RESTARTS_FILE})`);
+  }
+  return restarts;
+}
+
+/**
+ * The problems over the plan's prompt limit that no dump holds (VERL filtered them), named on stderr and in
+ * status.json `filteredProblems` (an empty list removes it).
+ */
+function recordFiltered(runDir: string, filter: ValFilter | null, lines: readonly EvalLine[]): string[] {
+  if (filter === null) return [];
+  const seen = new Set(lines.map((l) => `${l.dataset}/${l.problemId}`));
+  const over = filter.overLimit.filter((p) => !seen.has(`${p.dataset}/${p.id}`));
+  const names = over.map((p) => `${p.dataset}/${p.id}`);
+  const how = filter.method === "tokenizer"
+    ? `exact counts with ${filter.why}'s chat template`
+    : `a bound of UTF-8 bytes + ${TEMPLATE_TOKENS} template tokens, no tokenizer: ${filter.why}`;
+  if (names.length) {
+    console.error(
+      `${runDir}: ${names.length} problem(s) over data.max_prompt_length ${filter.maxPromptLength} not validated ` +
+        `by VERL (${how}): ${names.join(", ")}`,
+    );
+  }
+  const status = readStatus(runDir);
+  if (status === null || (names.length === 0 && !status.filteredProblems)) return names;
+  const next: RunStatus = { ...status };
+  if (names.length) {
+    next.filteredProblems = {
+      maxPromptLength: filter.maxPromptLength,
+      method: filter.method,
+      problems: over.map((p) => ({ dataset: p.dataset, problemId: p.id, tokens: p.tokens })),
+    };
+  } else delete next.filteredProblems;
+  writeStatus(runDir, next);
+  return names;
 }
 
 /** A (step, dataset) whose dump differs from the plan, described for a reader. */
@@ -311,12 +366,14 @@ interface Gap {
 
 /**
  * Compare each dumped step with the plan, n samples of every exported validation problem: VERL writes whatever
- * survived validation, so a failed reward group shows up only as missing samples. No gaps without a recorded n.
+ * survived validation, so a failed reward group shows up only as missing samples. A problem over the plan's prompt
+ * limit (`filter`) may be absent, never partly present. No gaps without a recorded n.
  */
 function dumpGaps(
   lines: readonly EvalLine[],
   planned: readonly IndexedProblem[],
   n: number | undefined,
+  filter: ValFilter | null,
 ): Gap[] {
   if (n === undefined || !Number.isInteger(n)) return [];
   const cells = new Map<string, Map<string, number>>(); // "step\0dataset" → problemId → samples
@@ -326,8 +383,10 @@ function dumpGaps(
     byProblem.set(id, (byProblem.get(id) ?? 0) + add);
     cells.set(key, byProblem);
   };
+  const over = new Set(filter?.overLimit.map((p) => `${p.dataset}\u0000${p.id}`));
+  const asked = planned.filter((p) => !over.has(`${p.dataset}\u0000${p.id}`));
   for (const step of new Set(lines.map((l) => l.step))) {
-    for (const p of planned) count(step, p.dataset, p.id, 0);
+    for (const p of asked) count(step, p.dataset, p.id, 0);
   }
   for (const l of lines) count(l.step, l.dataset, l.problemId, 1);
   const gaps: Gap[] = [];

@@ -45,11 +45,16 @@ export interface VerlRunPlan {
   target: string;
   /** Settings the target release cannot express (also in launch.sh's header). */
   notes: string[];
+  /** data.max_prompt_length: VERL drops validation prompts longer than this (prompt_filter.ts). */
+  maxPromptLength: number;
+  /** The run folder as the cluster sees it (settings.clusterSweepDir, else the local absolute path). */
+  clusterRunDir: string;
 }
 
 /** Folder of a run's VERL files, relative to the run folder; it is also the Ray job's working_dir. */
 export const VERL_DIR = "verl";
-const DEFAULT_RAY_ADDRESS = "http://127.0.0.1:8265";
+/** Ray's dashboard address when neither settings.rayAddress nor $RAY_ADDRESS names one. */
+export const DEFAULT_RAY_ADDRESS = "http://127.0.0.1:8265";
 
 /** Where a dataset's exported parquet lives under a sweep folder. */
 export function verlDataPath(sweepDir: string, split: "train" | "test", dataset: VerlDataset): string {
@@ -135,6 +140,8 @@ export function verlRunPlan(
     notes: dropped.map((d) => `not expressible in verl v${release.version}, so not passed: ${d}`),
     verlRoot,
     cost,
+    maxPromptLength: recipe.maxPromptLength,
+    clusterRunDir,
     files: {
       [`${VERL_DIR}/launch.sh`]: script,
       [`${VERL_DIR}/overrides.txt`]: overrides.join("\n") + "\n",

@@ -13,7 +13,7 @@
  * - `verlEngine` (Engine, name "verl"): prepare = export parquet under `<sweep>/data/verl/`; run = write the plan,
  *   then launch it if settings.launch is "local" or "ray-job".
  */
-export { type ExportedFile, exportVerlData, type RecordLoader, verlEngine } from "./engine.ts";
+export { type ExportedFile, exportVerlData, type RecordLoader, verlCluster, verlEngine } from "./engine.ts";
 export { readVerlParquet, toVerlRows, verlParquetBytes, type VerlRow, writeVerlParquet } from "./export.ts";
 export {
   DUMP_DIR,

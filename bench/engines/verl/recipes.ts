@@ -45,6 +45,13 @@ export interface VerlSettings extends Partial<Record<keyof Recipe, number | null
   verlRoot: string | null;
   entrypoint: string | null;
   launch: "none" | "local" | "ray-job";
+  /** launch ray-job (ray_jobs.ts): runs in flight (null: what the cluster holds), Ctrl-C, retries, upload, polling. */
+  maxConcurrentJobs: number | null;
+  onInterrupt: "stop" | "detach";
+  jobRetries: number;
+  verlInstall: "upload" | "image";
+  maxUploadMB: number;
+  jobPollSeconds: number;
   trainDatasets: VerlDataset[];
   valDatasets: VerlDataset[];
   template: string;

@@ -15,22 +15,27 @@ is decided here.
 `grade_batch(pairs)` grades many (response, gold) pairs in one round trip (the parity test and batch callers).
 A grader that cannot start, dies or stalls is an error naming the command and its last stderr lines, never a silent
 0 reward. A grader that dies or stalls is restarted once per process and the request retried; a second failure
-raises the first one's error. Each request has a wall-clock bound (ACE_VERL_GRADER_TIMEOUT_S, default 60 s, plus
+raises the first one's error. Each restart is one line on stderr and, in a run folder (grader.sh beside this file),
+one JSON line in grader_restarts.jsonl beside it, which ingest counts into the run's status.json. Each request has a wall-clock bound (ACE_VERL_GRADER_TIMEOUT_S, default 60 s, plus
 2.5 s per response: the grader's own per-answer limit is 2 s, so a batch of timeouts still answers). No verdicts
 are cached: sampled responses almost never repeat, and a cache of them costs memory, not time.
 """
 
 import atexit
 import collections
+import datetime
 import json
 import os
 import queue
+import socket
 import subprocess
+import sys
 import threading
 
 GRADER_ENV = "ACE_VERL_GRADER"
 TIMEOUT_ENV = "ACE_VERL_GRADER_TIMEOUT_S"
 GRADER_SCRIPT = "grader.sh"
+RESTARTS_FILE = "grader_restarts.jsonl"
 _PER_RESPONSE_S = 2.5
 _STDERR_LINES = 20
 
@@ -145,6 +150,23 @@ def _grader(fresh=False):
         return _state["grader"]
 
 
+def _log_restart(error):
+    """Say on stderr that this process restarts its grader, and append it to the run's grader_restarts.jsonl."""
+    print(f"reward: restarting the grader (pid {os.getpid()}) after: {error}", file=sys.stderr, flush=True)
+    here = os.path.dirname(os.path.abspath(__file__))
+    if not os.path.exists(os.path.join(here, GRADER_SCRIPT)):
+        return  # not a run folder's copy (tests import the source tree's)
+    record = {
+        "time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "error": str(error)[:2000],
+    }
+    # one short write in append mode: lines of concurrent processes do not interleave
+    with open(os.path.join(here, RESTARTS_FILE), "a", encoding="utf-8") as f:
+        f.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
 def grade_batch(pairs):
     """Strict verdicts {correct, status, extracted} for (response, gold) pairs, in order.
 
@@ -160,6 +182,7 @@ def grade_batch(pairs):
             if _state["restarted"]:
                 raise
             _state["restarted"] = True
+            _log_restart(first)
             try:
                 return _grader(fresh=True).grade(pairs, _timeout_s(len(pairs)))
             except GraderError as second:

@@ -7,6 +7,8 @@ import type { VerlSettings } from "./recipes.ts";
 
 /** The shell script reward.py starts (beside it in the run's verl/ folder). */
 export const GRADER_SCRIPT = "grader.sh";
+/** reward.py appends one JSON line per grader restart here (beside it in the run's verl/ folder). */
+export const RESTARTS_FILE = "grader_restarts.jsonl";
 
 /** reward.py's source, copied into each run folder so VERL loads it from there. */
 export function rewardModuleSource(): string {

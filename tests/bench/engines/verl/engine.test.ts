@@ -16,6 +16,8 @@ import {
   verlEngine,
 } from "../../../../bench/engines/verl/mod.ts";
 import { assertEquals, ok } from "../../../assert.ts";
+import { readStatus } from "../../../../common/run_folder.ts";
+import { sha256 } from "../../../../common/hash.ts";
 
 const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
 const records: MathRecord[] = JSON.parse(readFileSync(join(fixtures, "records.json"), "utf8"));
@@ -80,11 +82,20 @@ Deno.test("verl engine: launch none writes the plan and ends the run as planned"
   const sweepDir = mkdtempSync(join(tmpdir(), "verl-engine-"));
   try {
     const runDir = join(sweepDir, "runs", "ace-grpo_s0");
+    // the sweep's bundled grader (its SHA256SUMS is its identity) and the runner's status of the run
+    writeJson(join(runDir, "status.json"), { state: "running", startedAt: "2026-01-01T00:00:00.000Z" });
+    Deno.mkdirSync(join(sweepDir, "verl", "grader"), { recursive: true });
+    Deno.writeTextFileSync(join(sweepDir, "verl", "grader", "SHA256SUMS"), `${"1".repeat(64)}  deno\n`);
     assertEquals(await verlEngine.run(run({}), runDir, sweepDir, { onProgress: () => {} }), "planned");
     for (const f of ["launch.sh", "ray_job.sh", "overrides.txt", "ace_verl.py"]) {
       ok(exists(join(runDir, "verl", f)), f);
     }
     ok(!exists(join(runDir, "eval.jsonl")));
+    assertEquals(
+      readStatus(runDir)?.graderBundleSha256,
+      sha256(`${"1".repeat(64)}  deno\n`),
+      "the run records the bundle it scores with",
+    );
   } finally {
     rmSync(sweepDir, { recursive: true, force: true });
   }

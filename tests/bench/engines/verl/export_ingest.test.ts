@@ -20,8 +20,15 @@ import {
   validateVerlSettings,
   writeVerlParquet,
 } from "../../../../bench/engines/verl/mod.ts";
+import {
+  countPromptTokens,
+  TEMPLATE_TOKENS,
+  tokenBound,
+  writeValFilter,
+} from "../../../../bench/engines/verl/prompt_filter.ts";
 import { assertEquals, ok, rejects, throws } from "../../../assert.ts";
 import { skipping } from "../../../external_inputs.ts";
+import { TOKENIZER_DIR, VENV_PYTHON, verlVenvMissing } from "./verl_venv.ts";
 
 const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
 const records: MathRecord[] = JSON.parse(readFileSync(join(fixtures, "records.json"), "utf8"));
@@ -315,12 +322,16 @@ async function plannedRun(
 }
 
 Deno.test(
-  "verl ingest: complete dumps (n samples of every exported problem) pass, and record no lost samples",
+  "verl ingest: complete dumps (n samples of every exported problem) pass, record no lost samples, count restarts",
   withTmp(async (dir) => {
     const { runDir } = await plannedRun(dir);
+    // two grader restarts reward.py logged in the run folder: counted into status.json
+    const restart = JSON.stringify({ time: "t", host: "h", pid: 1, error: "exited" }) + "\n";
+    atomicWrite(join(runDir, "verl", "grader_restarts.jsonl"), restart + restart);
     const summary = await ingestVerlDumps(runDir);
     assertEquals([summary.samples, summary.problems, summary.finished], [18, 3, true]);
     assertEquals(readStatus(runDir)?.lostSamples, undefined);
+    assertEquals([summary.graderRestarts, readStatus(runDir)?.graderRestarts], [2, 2]);
   }),
 );
 
@@ -388,3 +399,74 @@ Deno.test(
     assertEquals(readStatus(runDir)?.lostSamples, undefined);
   }),
 );
+
+Deno.test("verl prompt filter: the bound without a tokenizer is UTF-8 bytes plus the template's tokens", () => {
+  assertEquals(tokenBound("héllo"), 6 + TEMPLATE_TOKENS);
+  assertEquals(tokenBound(""), TEMPLATE_TOKENS);
+});
+
+Deno.test(
+  "verl ingest: problems VERL's prompt filter drops may be absent (named, recorded), never partly present",
+  withTmp(async (dir) => {
+    const settings = validateVerlSettings({ valDatasets: ["math500", "aime2025"], template: "dapo-answer" });
+    // every step lost the area problem (gts 9): what VERL does when its prompt is over the limit
+    const { sweepDir, runDir } = await plannedRun(join(dir, "filtered"), (_, gts) => gts !== "9");
+    const counted = await countPromptTokens(sweepDir, settings);
+    // settings.model is a Hugging Face id, not a folder: the documented bound, saying why
+    assertEquals(counted.method, "estimate");
+    ok(counted.why.includes("not a local folder"), counted.why);
+    const tokens = (id: string) => counted.problems.find((p) => p.id === id)!.tokens;
+    const area = "math500/test/geometry/7.json", half = "math500/test/algebra/1.json";
+    ok(tokens(half) < tokens(area), "the fixture's area prompt is the longer math500 one");
+    const filter = writeValFilter(sweepDir, runDir, tokens(area) - 1)!;
+    ok(filter.overLimit.some((p) => p.id === area) && !filter.overLimit.some((p) => p.id === half));
+    const summary = await ingestVerlDumps(runDir);
+    assertEquals(summary.filtered, [`math500/${area}`]);
+    assertEquals(readStatus(runDir)?.filteredProblems, {
+      maxPromptLength: tokens(area) - 1,
+      method: "estimate",
+      problems: [{ dataset: "math500", problemId: area, tokens: tokens(area) }],
+    });
+    assertEquals(readStatus(runDir)?.state, "done");
+    // without the plan's filter the same dumps are refused (the check it replaces)
+    rmSync(join(runDir, "verl", "val_filter.json"));
+    await rejects(() => ingestVerlDumps(runDir), /step 0 \(math500\): 1 of 2 problems absent/);
+    // a problem under the limit absent is still refused; one over it that lost a sample too
+    const absent = await plannedRun(join(dir, "absent"), (_, gts) => gts !== "\\frac{1}{2}");
+    writeValFilter(sweepDir, absent.runDir, tokens(area) - 1);
+    await rejects(() => ingestVerlDumps(absent.runDir), /step 0 \(math500\): 1 of 2 problems absent/);
+    const cut = new Set<number>(); // steps whose first area sample was dropped
+    const short = await plannedRun(join(dir, "short"), (step, gts) => {
+      if (gts !== "9" || cut.has(step)) return true;
+      cut.add(step);
+      return false;
+    });
+    writeValFilter(sweepDir, short.runDir, tokens(area) - 1);
+    await rejects(() => ingestVerlDumps(short.runDir), /step 0 \(math500\): 1 problem with 2 of 3 samples/);
+  }),
+);
+
+const noTokenizer = verlVenvMissing();
+Deno.test({
+  name: "verl prompt filter: with the model's tokenizer at hand, counts are VERL's (chat template, exact)",
+  ignore: noTokenizer !== null,
+  fn: withTmp(async (dir) => {
+    const settings = {
+      ...validateVerlSettings({ valDatasets: ["math500", "aime2025"], template: "dapo-answer" }),
+      model: TOKENIZER_DIR,
+      python: VENV_PYTHON,
+    };
+    await exportVerlData(dir, settings, loader);
+    const counted = await countPromptTokens(dir, settings);
+    assertEquals([counted.method, counted.why], ["tokenizer", TOKENIZER_DIR]);
+    assertEquals(
+      counted.problems.map((p) => p.id),
+      records.filter((r) => r.dataset !== "dapo-math-17k").map((r) => r.id),
+    );
+    for (const p of counted.problems) {
+      // the chat template adds tokens; a BPE token covers at least one byte
+      const prompt = renderPrompt(records.find((r) => r.id === p.id)!, "dapo-answer");
+      ok(p.tokens > 10 && p.tokens <= tokenBound(prompt), `${p.id}: ${p.tokens} tokens`);
+    }
+  }),
+});

@@ -1,11 +1,13 @@
 // The grader travels with the sweep folder: bundled (reward_serve.js, grade_worker.js and a Deno), checked against
 // its SHA256SUMS, it grades from a copy of the sweep folder on a PATH without Deno, as grade --strict does; a
-// tampered or partial copy refuses to start.
-import { cpSync, mkdirSync, writeFileSync } from "node:fs";
+// tampered or partial copy refuses to start; planning again never swaps the bundle of a planned or running run.
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gradeMany } from "../../../../evaluators/mod.ts";
 import { bundleGrader, GRADER_BUNDLE_FILES, graderScript } from "../../../../bench/engines/verl/mod.ts";
-import { assertEquals, ok } from "../../../assert.ts";
+import { bundleDigest } from "../../../../bench/engines/verl/grader_bundle.ts";
+import { writeStatus } from "../../../../common/run_folder.ts";
+import { assertEquals, ok, rejects } from "../../../assert.ts";
 import { tempDir } from "../../../temp.ts";
 
 /** Run a sweep copy's grader.sh with `request` on stdin and only /usr/bin:/bin on PATH. */
@@ -51,6 +53,27 @@ Deno.test("verl grader bundle: grades from a copy of the sweep folder without De
     JSON.parse(r.stdout),
     want.map(({ correct, status, extracted }) => ({ correct, status, extracted })),
   );
+
+  // planning again with the same code leaves a planned run's bundle as it was; a different bundle is refused
+  const digest = bundleDigest(dir)!;
+  writeStatus(join(sweep, "runs/r0"), { state: "planned", startedAt: "t", graderBundleSha256: digest });
+  assertEquals((await bundleGrader(sweep)).digest, digest, "deno bundle is deterministic");
+  const older = "0".repeat(64) + "  deno\n";
+  writeFileSync(join(dir, "SHA256SUMS"), older);
+  writeStatus(join(sweep, "runs/r0"), {
+    state: "running",
+    startedAt: "t",
+    graderBundleSha256: bundleDigest(dir)!,
+  });
+  await rejects(
+    () => bundleGrader(sweep),
+    new RegExp(
+      `${dir}: planning would replace the grader bundle \\(sha256 [0-9a-f]{12} → ${
+        digest.slice(0, 12)
+      }\\) that planned or running runs score with \\(r0\\); finish them, or plan into another --out$`,
+    ),
+  );
+  assertEquals(readFileSync(join(dir, "SHA256SUMS"), "utf8"), older, "the current bundle is kept");
 
   writeFileSync(join(copy, "verl/grader/reward_serve.js"), "// tampered\n", { flag: "a" });
   const bad = await grade(join(copy, "runs/r0/verl/grader.sh"), JSON.stringify(items));

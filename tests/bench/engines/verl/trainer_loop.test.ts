@@ -24,7 +24,13 @@ import {
 import { assert, assertEquals, ok } from "../../../assert.ts";
 import { graderCommand, TOKENIZER_DIR, VENV_PYTHON, VERL_SHARED, verlVenvMissing } from "./verl_venv.ts";
 import { skipping } from "../../../external_inputs.ts";
-import { type ActorLog, maxRelativeDiff, recomputeAce, runCommand as run } from "./trainer_loop_common.ts";
+import {
+  type ActorLog,
+  maxRelativeDiff,
+  recomputeAce,
+  recordPlan,
+  runCommand as run,
+} from "./trainer_loop_common.ts";
 
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 const fixtures = here("./fixtures/");
@@ -110,6 +116,8 @@ Deno.test({
         });
         const runDir = join(sweepDir, "runs", runConfig.runId);
         writeRunPlan(plan, runDir);
+        // config.json and the validation filter, as a sweep writes them: ingest checks the dumps' completeness
+        await recordPlan(sweepDir, runDir, runConfig, plan.maxPromptLength);
         const logFile = join(dir, "standin.jsonl");
         rmSync(logFile, { force: true });
         const env = {

@@ -1,5 +1,34 @@
 // What VERL's real-loop tests (trainer_loop.test.ts for 0.7.0, trainer_loop_v090.test.ts for 0.9.0) share: the
-// stand-in actor's log of each update_actor batch, ACE recomputed from it, and running a launch script.
+// stand-in actor's log of each update_actor batch, ACE recomputed from it, running a launch script, and what a
+// sweep records with a plan.
+import { join } from "node:path";
+import { exists } from "../../../../common/fs.ts";
+import { writeRunConfig } from "../../../../common/run_folder.ts";
+import type { RunConfig } from "../../../../bench/engines/engine.ts";
+import { validateVerlSettings } from "../../../../bench/engines/verl/mod.ts";
+import {
+  countPromptTokens,
+  PROMPT_TOKENS_FILE,
+  writeValFilter,
+} from "../../../../bench/engines/verl/prompt_filter.ts";
+
+/**
+ * What the sweep runner and the engine record beside a plan, so ingest checks the dumps' completeness as in a
+ * sweep: the validation prompts' token counts (once per sweep; exact with the run's model folder and python),
+ * the run's config.json (eval.n, rl.steps) and its validation filter at the plan's prompt limit.
+ */
+export async function recordPlan(
+  sweepDir: string,
+  runDir: string,
+  run: RunConfig,
+  maxPromptLength: number,
+): Promise<void> {
+  if (!exists(join(sweepDir, PROMPT_TOKENS_FILE))) {
+    await countPromptTokens(sweepDir, validateVerlSettings(run.settings));
+  }
+  writeRunConfig(runDir, { ...run });
+  writeValFilter(sweepDir, runDir, maxPromptLength);
+}
 
 /** One update_actor batch as the stand-in workers log it (per rollout, in the batch's order). */
 export interface ActorLog {

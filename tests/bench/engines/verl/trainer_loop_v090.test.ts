@@ -32,6 +32,7 @@ import {
   type ActorLog,
   maxRelativeDiff,
   recomputeAce,
+  recordPlan,
   runAllowingFailure,
   runCommand,
 } from "./trainer_loop_common.ts";
@@ -114,14 +115,18 @@ async function planSweep(sweepDir: string, sweep: SweepConfig): Promise<{ run: R
     { trainDatasets: ["math500"], valDatasets: ["aime2025"], template: "boxed", dataSources: {} },
     (name) => Promise.resolve(records.filter((r) => r.dataset === name)),
   );
-  return expandRuns(sweep).map((run) => {
+  const planned = [];
+  for (const run of expandRuns(sweep)) {
     const plan = verlRunPlan(run, { name: sweep.name, rl: sweep.rl, dir: sweepDir }, {
       VERL_ROOT: join(VERL_SHARED, "verl-0.9.0"),
     });
     const dir = join(sweepDir, "runs", run.runId);
     writeRunPlan(plan, dir);
-    return { run, dir };
-  });
+    // config.json and the validation filter, as a sweep writes them: ingest checks the dumps' completeness
+    await recordPlan(sweepDir, dir, run, plan.maxPromptLength);
+    planned.push({ run, dir });
+  }
+  return planned;
 }
 
 /** launch.sh's environment: the caller's PYTHONPATH entries (the stand-ins, Hydra), which the workers keep. */
