@@ -23,14 +23,14 @@ import {
 import { assert, assertEquals, ok, rejects } from "../../../assert.ts";
 import { taskPermissions } from "../../../run_cli.ts";
 import { tempDir } from "../../../temp.ts";
-import { DATASET_MIRROR } from "../../../external_inputs.ts";
+import { DATASET_MIRROR, missing, skipping } from "../../../external_inputs.ts";
 import { clusterEnv, dashboardJson, type LocalCluster, startCluster } from "./ray_cluster.ts";
 import { VENV_PYTHON, verlVenvMissing } from "./verl_venv.ts";
 
 const root = fileURLToPath(new URL("../../../../", import.meta.url));
 const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
 
-function missing(): string | null {
+function clusterMissing(): string | null {
   if (Deno.env.get("ACEBENCH_RAY_CLUSTER") !== "1") {
     return "set ACEBENCH_RAY_CLUSTER=1 to run it (a two-node Ray cluster; minutes of CPU)";
   }
@@ -41,11 +41,11 @@ function missing(): string | null {
     env: { PYTHONPATH: join(fixtures, "ray_dashboard") },
   }).outputSync();
   if (!probe.success) return `${VENV_PYTHON} lacks Ray's dashboard packages (bash .ci/setup_verl_venv.sh)`;
-  if (!exists(join(DATASET_MIRROR, "aime2025"))) return `no dataset mirror at ${DATASET_MIRROR}`;
+  if (!exists(join(DATASET_MIRROR, "aime2025"))) return missing("datasetMirror");
   return null;
 }
-const skip = missing();
-if (skip) console.log(`skipping the Ray-cluster tests: ${skip}`);
+const skip = clusterMissing();
+skipping("the Ray-cluster tests", skip);
 
 /** `settings.python` for the stand-in trainer: the venv's python on the fixture, with a step time. */
 function standinPython(dir: string, stepS: number): string {
