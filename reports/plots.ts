@@ -395,6 +395,7 @@ export const TRAINING_METRICS: Record<string, string> = {
   response_length: "response length (tokens)",
   ace_overconf_frac: "overconfident errors: fraction of incorrect rollouts with c > 0",
   ace_overconf_mean_c: "overconfident errors: mean c (nats)",
+  ace_multiplier: "ACE's mean multiplier A'/A on penalised errors (1: no ACE)",
   err_shortcut_c: "errors reproducing a tempting shortcut: mean c (nats)",
   err_other_c: "other errors: mean c (nats)",
 };
