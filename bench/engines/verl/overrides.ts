@@ -181,6 +181,9 @@ function policyLossOverrides(algo: AlgoConfig): string[] {
 }
 
 function checkExpressible(algo: AlgoConfig, recipe: Recipe): void {
+  if (algo.oracle) {
+    throw new RangeError("algo.oracle (the oracle control) needs the tfjs engine's known methods");
+  }
   advEstimator(algo);
   if (!VERL_POLICY_LOSSES.includes(algo.policyLoss)) {
     throw new RangeError(
@@ -194,9 +197,6 @@ function checkExpressible(algo: AlgoConfig, recipe: Recipe): void {
   }
   if (algo.ace.enabled && algo.ace.phi === "batch-mean") {
     throw new RangeError("algo.ace.phi 'batch-mean' (the ace-uniform control) is not mapped to VERL");
-  }
-  if (algo.oracle) {
-    throw new RangeError("algo.oracle (the oracle control) needs the tfjs engine's known methods");
   }
   if (algo.trainOn !== "all") {
     throw new RangeError(

@@ -30,7 +30,7 @@ Deno.test("verl methods: Dr. GRPO, RLOO, pass@k and W-REINFORCE plan with VERL's
   assertEquals([dr("algorithm.adv_estimator"), dr("algorithm.norm_adv_by_std_in_grpo")], ["grpo", "False"]);
   assertEquals(dr("actor_rollout_ref.actor.loss_agg_mode"), "seq-mean-token-sum-norm");
   assertEquals(plan("rloo")("algorithm.adv_estimator"), "rloo");
-  assertEquals(plan("passk")("algorithm.adv_estimator"), "grpo_passk");
+  assertEquals(plan("grpo-passk")("algorithm.adv_estimator"), "grpo_passk");
   const w = plan("w-reinforce", { wReinforceLambda: 0.2 });
   assertEquals(w("algorithm.adv_estimator"), "w_reinforce");
   assertEquals(w("ray_kwargs.ray_init.runtime_env.worker_process_setup_hook"), "ace_verl.install");
@@ -40,12 +40,17 @@ Deno.test("verl methods: Dr. GRPO, RLOO, pass@k and W-REINFORCE plan with VERL's
 
 Deno.test("verl methods: what VERL cannot run is refused at plan time, naming the method", () => {
   throws(() => plan("ace-grpo", { advEstimator: "rloo" }), /ACE over rloo is not mapped to VERL/);
-  throws(() => plan("psr"), /psr/);
+  throws(() => plan("psr"), /'psr' has no VERL estimator mapped/);
+  throws(() => plan("nsr"), /trainOn is 'incorrect' \(nsr, psr\); VERL's trainer updates on the whole batch/);
+  throws(() => plan("passk"), /advEstimator 'passk' has no VERL estimator mapped/); // Chen et al.'s analytical one
+  throws(() => plan("ace-uniform"), /batch-mean/);
+  throws(() => plan("w-reinforce-ace"), /w_reinforce_ace/);
+  throws(() => plan("oracle"), /oracle/);
   throws(() => plan("ace-allwrong"), /ace-allwrong/);
 });
 
-Deno.test("verl methods: NSR is ace_verl's w_reinforce at λ = 0; Clip-Cov and KL-Cov are VERL's loss modes", () => {
-  const nsr = plan("nsr");
+Deno.test("verl methods: W-REINFORCE at λ = 0 is ace_verl's w_reinforce; Clip-Cov and KL-Cov are VERL's loss modes", () => {
+  const nsr = plan("w-reinforce", { wReinforceLambda: 0 });
   assertEquals(nsr("algorithm.adv_estimator"), "w_reinforce");
   assertEquals(nsr("ray_kwargs.ray_init.runtime_env.env_vars.ACE_VERL_W_REINFORCE_LAMBDA"), '"0"');
   const clip = plan("clip-cov", { cov: { clipRatio: 0.001 } });
@@ -54,7 +59,8 @@ Deno.test("verl methods: NSR is ace_verl's w_reinforce at λ = 0; Clip-Cov and K
   assertEquals(clip("actor_rollout_ref.actor.policy_loss.clip_cov_ub"), "5");
   const kl = plan("kl-cov");
   assertEquals(kl("actor_rollout_ref.actor.policy_loss.loss_mode"), "kl_cov");
-  assertEquals(kl("actor_rollout_ref.actor.policy_loss.ppo_kl_coef"), "0.1");
+  assertEquals(kl("actor_rollout_ref.actor.policy_loss.ppo_kl_coef"), "1");
+  assertEquals(kl("actor_rollout_ref.actor.policy_loss.kl_cov_ratio"), "0.002");
   assertEquals(plan("grpo")("actor_rollout_ref.actor.policy_loss.loss_mode"), undefined);
 });
 
