@@ -128,7 +128,8 @@ export const engines: Record<string, EngineSpec> = {
         tasks: { trainSize: 32, testSize: 6 },
         sft: { steps: 8, batchSize: 8, workers: 1 },
       },
-      rl: { promptsPerStep: 2, groupSize: 2 },
+      // Groups of 4: the smallest that Pass@k training's k = 4 (the passk preset) accepts.
+      rl: { promptsPerStep: 2, groupSize: 4 },
     },
     base: (seed) => `; base b is an SFT model trained from seed ${seed} under <out>/base/<b>/`,
     local: true,
