@@ -6,6 +6,7 @@
 // the baseline's own runs when the sweep has no α = 0 point: ACE with α = 0 multiplies every advantage by
 // 1 + 0·φ(c) = 1, so it is the baseline exactly.
 import type { MethodRecord } from "../common/protocol.ts";
+import { toCsv } from "../common/csv.ts";
 import { mddInterval, nestedInterval } from "../evaluators/mod.ts";
 import { baselineOf, type DiffCell, pairedDiff } from "./compare.ts";
 import { mddText } from "./caveats.ts";
@@ -222,4 +223,36 @@ export function doseSection(results: readonly DoseResult[], dataset: string): st
     ),
     "",
   ];
+}
+
+/** dose.csv: per variant, dataset and k, ΔPass@k against the baseline at each α and the slope (Pass@k units). */
+export function doseCsv(results: readonly DoseResult[]): string {
+  const r6 = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : "");
+  const rows = results.flatMap((r) => [
+    ...r.deltas.map((d) => ({
+      variant: r.variant.label,
+      baseline: r.variant.baseline,
+      dataset: r.dataset,
+      k: r.k,
+      alpha: d.alpha,
+      kind: "delta",
+      value: r6(d.cell.mean),
+      lo: r6(d.cell.lo),
+      hi: r6(d.cell.hi),
+      mdd: r6(d.cell.mdd),
+    })),
+    {
+      variant: r.variant.label,
+      baseline: r.variant.baseline,
+      dataset: r.dataset,
+      k: r.k,
+      alpha: "",
+      kind: "slope",
+      value: r6(r.slope.mean),
+      lo: r6(r.slope.lo),
+      hi: r6(r.slope.hi),
+      mdd: r6(r.slope.mdd),
+    },
+  ]);
+  return toCsv(rows, ["variant", "baseline", "dataset", "k", "alpha", "kind", "value", "lo", "hi", "mdd"]);
 }

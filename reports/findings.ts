@@ -97,6 +97,32 @@ function differencesTable(folder: string, dataset: string, method: string, ks: n
   ];
 }
 
+/** ACE's dose-response of one dataset: per variant and k, Δ against the baseline at each α and the slope. */
+function doseTable(folder: string, dataset: string): string[] {
+  const rows = csv(folder, "dose.csv").filter((r) => r.dataset === dataset);
+  const alphas = [...new Set(rows.filter((r) => r.kind === "delta").map((r) => r.alpha))].sort((a, b) =>
+    num(a) - num(b)
+  );
+  const keys = [...new Set(rows.map((r) => `${r.variant}\u0000${r.k}`))];
+  const at = (key: string, kind: string, alpha = "") => {
+    const [variant, k] = key.split("\u0000");
+    const r = rows.find((x) => x.variant === variant && x.k === k && x.kind === kind && x.alpha === alpha);
+    return r ? `${pts(r.value)} ${interval(r.lo, r.hi)}` : "–";
+  };
+  return [
+    `| variant | k | ${
+      alphas.map((a) => `Δ at α = ${a} (points)`).join(" | ")
+    } | slope per unit α (points) |`,
+    `|---|---:|${alphas.map(() => "---").join("|")}|---|`,
+    ...keys.map((key) => {
+      const [variant, k] = key.split("\u0000");
+      return `| ${variant} | ${k} | ${alphas.map((a) => at(key, "delta", a)).join(" | ")} | ${
+        at(key, "slope")
+      } |`;
+    }),
+  ];
+}
+
 /** Per method, the mean c of errors of each class over its last 10 logged steps (medians over runs). */
 function errorsTable(folder: string): string[] {
   const rows = csv(folder, "training.csv");
@@ -140,6 +166,7 @@ function table(resultsDir: string, spec: string): string[] {
     return differencesTable(dir, args[0] ?? "synthetic", args[1] ?? "*", ks(args[2]));
   }
   if (kind === "errors") return errorsTable(dir);
+  if (kind === "dose") return doseTable(dir, args[0] ?? "synthetic");
   if (kind === "provenance") return provenanceLine(dir);
   throw new Error(`results marker '${spec}': unknown table '${kind}'`);
 }

@@ -16,6 +16,7 @@ const KEPT_FILES = [
   "boundary.csv",
   "passk.csv",
   "calibration.csv",
+  "dose.csv",
   "controls.csv",
   "training.csv",
 ] as const;

@@ -25,7 +25,7 @@ import {
   calibrationSection,
 } from "./calibration.ts";
 import { checkClaims, controlsCsv, controlsSection } from "./controls.ts";
-import { type DoseResult, doseResults, doseSection, doseVariants } from "./dose.ts";
+import { doseCsv, type DoseResult, doseResults, doseSection, doseVariants } from "./dose.ts";
 import { loadSweep, type RunData, type SweepData, usableRuns } from "./load.ts";
 import {
   type AggregateCell,
@@ -214,6 +214,7 @@ export async function writeReportChecked(
   put("summary.json", json);
   put("cells.csv", cellsCsv(report.model));
   if (report.calibration.length) put("calibration.csv", calibrationCsv(report.calibration));
+  if (report.dose.length) put("dose.csv", doseCsv(report.dose));
   if (report.controls.results.length) put("controls.csv", controlsCsv(report.controls.results));
   if (report.runs.some((r) => r.metrics.length > 0)) put("training.csv", trainingCsv(report.runs));
   put("differences.csv", differencesCsv(report.model));

@@ -34,6 +34,12 @@ function keptFixture(): string {
     "training.csv",
     "method,metric,step,median,q25,q75\ngrpo,err_shortcut_c,79,1,0,2\ngrpo,err_shortcut_c,80,2,1,3\ngrpo,err_other_c,80,-1,-2,0\n",
   );
+  write(
+    "dose.csv",
+    "variant,baseline,dataset,k,alpha,kind,value,lo,hi,mdd\n" +
+      "ace-grpo (softplus; sum),grpo,synthetic,1,1,delta,-0.01,-0.02,0,0.01\n" +
+      "ace-grpo (softplus; sum),grpo,synthetic,1,,slope,-0.002,-0.004,0,0.001\n",
+  );
   writeJson(join(dir, "provenance.json"), {
     sweep: "cal",
     configHash: null,
@@ -64,6 +70,8 @@ const DOC = [
   "<!-- /results -->",
   "<!-- results:cal:errors -->",
   "<!-- /results -->",
+  "<!-- results:cal:dose:synthetic -->",
+  "<!-- /results -->",
   "<!-- results:cal:provenance -->",
   "<!-- /results -->",
   "text after",
@@ -90,6 +98,7 @@ Deno.test("findings: render fills every marked table from the kept files, in poi
   ok(out.includes("| ace-grpo − grpo | −1.0 [−2.0, +0.0] (MDD 1.5) |"), out);
   ok(out.includes("| grpo | −1.00 | 1.50 |"), out); // other, shortcut (mean of the last steps' medians)
   ok(out.includes("`deno task sweep --preset cal` at commit 0123456 ("), out);
+  ok(out.includes("| ace-grpo (softplus; sum) | 1 | −1.0 [−2.0, +0.0] | −0.2 [−0.4, +0.0] |"), out);
   assertEquals(drift(out, root), []);
 });
 
