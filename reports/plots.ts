@@ -306,20 +306,25 @@ export function doseSpec(results: readonly DoseResult[], dataset: string): vl.To
       width: 240,
       height: 170,
       encoding: { x: { field: "alpha", type: "quantitative", title: "α" }, color },
-      layer: [
-        {
-          mark: { type: "area", opacity: 0.12 },
-          encoding: { y: { field: "lo", type: "quantitative", scale: { domain } }, y2: { field: "hi" } },
-        },
-        { mark: { type: "line", strokeWidth: 2, point: { size: 30 } }, encoding: { y } },
-        {
-          mark: { type: "rule", color: "black", strokeDash: [4, 3] },
-          encoding: { y: { datum: 0, type: "quantitative" } },
-        },
-      ],
+      layer: deltaLayers(y, domain),
     },
     resolve: { axis: { x: "independent", y: "independent" } },
   } as vl.TopLevelSpec;
+}
+
+/** The layers of a Δ-over-x panel: the interval as a band (lo–hi), the line with points, and the zero rule. */
+function deltaLayers(y: Record<string, unknown>, domain: [number, number]) {
+  return [
+    {
+      mark: { type: "area", opacity: 0.12 },
+      encoding: { y: { field: "lo", type: "quantitative", scale: { domain } }, y2: { field: "hi" } },
+    },
+    { mark: { type: "line", strokeWidth: 2, point: { size: 30 } }, encoding: { y } },
+    {
+      mark: { type: "rule", color: "black", strokeDash: [4, 3] },
+      encoding: { y: { datum: 0, type: "quantitative" } },
+    },
+  ];
 }
 
 /**
@@ -365,17 +370,7 @@ export function calibrationSpec(points: readonly CalibrationPoint[], dataset: st
           legend: { orient: "bottom", direction: "horizontal", symbolType: "stroke", symbolStrokeWidth: 3 },
         },
       },
-      layer: [
-        {
-          mark: { type: "area", opacity: 0.12 },
-          encoding: { y: { field: "lo", type: "quantitative", scale: { domain } }, y2: { field: "hi" } },
-        },
-        { mark: { type: "line", strokeWidth: 2, point: { size: 30 } }, encoding: { y } },
-        {
-          mark: { type: "rule", color: "black", strokeDash: [4, 3] },
-          encoding: { y: { datum: 0, type: "quantitative" } },
-        },
-      ],
+      layer: deltaLayers(y, domain),
     },
     resolve: { axis: { x: "independent", y: "independent" } },
   } as vl.TopLevelSpec;
