@@ -25,7 +25,7 @@ import { taskPermissions } from "../../../run_cli.ts";
 import { tempDir } from "../../../temp.ts";
 import { DATASET_MIRROR, missing, skipping } from "../../../external_inputs.ts";
 import { clusterEnv, dashboardJson, type LocalCluster, startCluster } from "./ray_cluster.ts";
-import { VENV_PYTHON, verlVenvMissing } from "./verl_venv.ts";
+import { TINY_VERL_BATCH, VENV_PYTHON, verlVenvMissing } from "./verl_venv.ts";
 
 const root = fileURLToPath(new URL("../../../../", import.meta.url));
 const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
@@ -83,14 +83,7 @@ function sweepConfig(dashboard: string, verlRoot: string, python: string, cache:
       gpusPerNode: 2,
       maxPromptLength: 1024,
       maxResponseLength: 48,
-      trainBatchSize: 2,
-      genBatchSize: 2,
-      ppoMiniBatchSize: 2,
-      rolloutN: 4,
-      tensorParallel: 1,
-      trainDatasets: ["math500"],
-      valDatasets: ["aime2025"],
-      saveFreq: 1,
+      ...TINY_VERL_BATCH,
     },
     rl: { steps: 3 },
     eval: { n: 2, ks: [1, 2], every: 1 },

@@ -11,7 +11,14 @@ import { taskPermissions } from "../../../run_cli.ts";
 import { tempDir } from "../../../temp.ts";
 import { DATASET_MIRROR, missing, skipping } from "../../../external_inputs.ts";
 import { runCommand } from "./trainer_loop_common.ts";
-import { TOKENIZER_DIR, VENV_PYTHON, verl090Missing, VERL_SHARED, verlVenvMissing } from "./verl_venv.ts";
+import {
+  TINY_VERL_BATCH,
+  TOKENIZER_DIR,
+  VENV_PYTHON,
+  verl090Missing,
+  VERL_SHARED,
+  verlVenvMissing,
+} from "./verl_venv.ts";
 
 const root = fileURLToPath(new URL("../../../../", import.meta.url));
 const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
@@ -62,14 +69,7 @@ function config(version: string, hook: string, modelDir: string, cacheDir: strin
       gpusPerNode: 1,
       maxPromptLength: 1024,
       maxResponseLength: 48,
-      trainBatchSize: 2,
-      genBatchSize: 2,
-      ppoMiniBatchSize: 2,
-      rolloutN: 4,
-      tensorParallel: 1,
-      trainDatasets: ["math500"],
-      valDatasets: ["aime2025"],
-      saveFreq: 1,
+      ...TINY_VERL_BATCH,
       projectName: `acebench-local-${version}`,
       extraOverrides: [
         `++ray_kwargs.ray_init.runtime_env.worker_process_setup_hook=${hook}`,

@@ -22,7 +22,14 @@ import {
   writeRunPlan,
 } from "../../../../bench/engines/verl/mod.ts";
 import { assert, assertEquals, ok } from "../../../assert.ts";
-import { graderCommand, TOKENIZER_DIR, VENV_PYTHON, VERL_SHARED, verlVenvMissing } from "./verl_venv.ts";
+import {
+  graderCommand,
+  TINY_VERL_BATCH,
+  TOKENIZER_DIR,
+  VENV_PYTHON,
+  VERL_SHARED,
+  verlVenvMissing,
+} from "./verl_venv.ts";
 import { skipping } from "../../../external_inputs.ts";
 import {
   type ActorLog,
@@ -67,14 +74,7 @@ function sweepConfig(modelDir: string, logFile: string): SweepConfig {
       gpusPerNode: 1,
       maxPromptLength: 512,
       maxResponseLength: MAX_RESPONSE,
-      trainBatchSize: 2,
-      genBatchSize: 2,
-      ppoMiniBatchSize: 2,
-      rolloutN: 4,
-      tensorParallel: 1,
-      trainDatasets: ["math500"],
-      valDatasets: ["aime2025"],
-      saveFreq: 1,
+      ...TINY_VERL_BATCH,
       projectName: "acebench-trainer-loop",
       extraOverrides: [
         // the stand-ins load acebench's own hook (ace_verl.install) first, then replace the GPU parts

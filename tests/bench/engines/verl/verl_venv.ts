@@ -75,3 +75,15 @@ export function graderCommand(): string {
     join(root, "bench", "engines", "verl", "reward_serve.ts"),
   ]);
 }
+
+/** The batch and data settings of the CPU loop tests: 2 prompts × 4 rollouts, MATH-500 to train, AIME 2025 to validate. */
+export const TINY_VERL_BATCH = {
+  trainBatchSize: 2,
+  genBatchSize: 2,
+  ppoMiniBatchSize: 2,
+  rolloutN: 4,
+  tensorParallel: 1,
+  trainDatasets: ["math500"],
+  valDatasets: ["aime2025"],
+  saveFreq: 1,
+};
