@@ -113,6 +113,8 @@ export interface BackendDecisionRecord {
   blas?: { library: string; core: string; threads: number };
   /** Threads of the process that ran its products (1 off blas), and whether large products were cut in two. */
   blasThreads?: { threads: number; split: boolean };
+  /** On the blas backend: the native kernels' library (bench/engines/tfjs/ops/native.ts), or why they are off. */
+  native?: string;
 }
 
 /** A run's config.json, or null when the run has none yet. */

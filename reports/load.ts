@@ -180,8 +180,9 @@ function resolvedBackend(decision: BackendDecisionRecord) {
   if (typeof base.backend !== "string") return null;
   const blas = base.blas, t = base.blasThreads;
   const cut = t?.split ? `; products of 2 MFLOP or more cut in two, on ${t.threads} thread(s)` : "";
+  const native = base.native ? `; native kernels: ${base.native}` : "";
   return blas
-    ? `${base.backend}: ${blas.library}, ${blas.core} kernels, ${blas.threads} thread per product${cut}`
+    ? `${base.backend}: ${blas.library}, ${blas.core} kernels, ${blas.threads} thread per product${cut}${native}`
     : base.backend;
 }
 

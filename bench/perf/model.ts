@@ -25,6 +25,7 @@ import {
 } from "../engines/tfjs/model.ts";
 import { kernelInfo, useKernels } from "../engines/tfjs/ops/attention.ts";
 import { blasInfo, setThreads, threadsInUse } from "../engines/tfjs/ops/blas.ts";
+import { nativeInfo, useNative } from "../engines/tfjs/ops/native.ts";
 import { coreCount, DataParallelTrainer, fullBatch, SamplerPool } from "../engines/tfjs/parallel.ts";
 import { kernelClasses, type OpClassTable, printProfileTable, splitStep } from "./profile.ts";
 import { gemmFlops, sampleFlopsPerToken, trainFlopsPerToken } from "./flops.ts";
@@ -91,6 +92,10 @@ const FLAGS = {
   "no-kernels": {
     type: "boolean",
     help: "attention through plain tfjs ops instead of the wasm SIMD kernels (to measure them)",
+  },
+  "no-native": {
+    type: "boolean",
+    help: "blas backend: tfjs-wasm's kernels instead of the native ones (ops/kernels.c), to measure them",
   },
   profile: {
     type: "boolean",
@@ -439,7 +444,7 @@ export async function main(args: string[]): Promise<number> {
   );
   const result: Record<string, unknown> = {
     backend,
-    ...(blas ? { blas } : {}),
+    ...(blas ? { blas, native: nativeInfo()?.library ?? "off" } : {}),
     attention: kernelInfo(),
     config,
   };
@@ -495,6 +500,7 @@ async function configure(values: FlagValues<typeof FLAGS>) {
   if (config === "tiny") [CFG, NEW, TRAIN_B, SAMPLE_B] = [TINY, 8, 4, 8];
   const backend = await initBackend(values.backend);
   if (values["no-kernels"]) useKernels(false);
+  if (values["no-native"]) useNative(false);
   // Data-parallel workers are for the CPU backends with the kernels on: GPU backends and --no-kernels use one.
   if (!trainsDataParallel() || values["no-kernels"]) trainWorkers = sampleWorkers = 1;
   if (!rowInvariant()) sampleWorkers = 1; // the pool's samples equal one process's only where rows are invariant

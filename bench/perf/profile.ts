@@ -11,7 +11,7 @@ export interface OpClassTable {
 /** Op class of a tfjs kernel name (the classes PyTorch's profile is sorted into too, torch_reference.py). */
 const CLASS_OF: [string, string[]][] = [
   ["matmul", ["BatchMatMul", "_FusedMatMul"]],
-  ["attention", ["AceBmm", "AceBmmNT", "AceSplitHeads", "AceMergeHeads", "Softmax"]],
+  ["attention", ["AceBmm", "AceBmmNT", "AceSplitHeads", "AceMergeHeads", "AceDecodeAttention", "Softmax"]],
   ["layer norm", ["AceLayerNorm", "AceLayerNormGrad"]],
   ["softmax/cross-entropy", ["LogSoftmax", "Max", "Exp", "Log", "Sub"]],
   ["Adam", ["AceAdam", "Square", "Sqrt"]],

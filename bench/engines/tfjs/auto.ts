@@ -6,6 +6,7 @@ import { Rng } from "../../../common/prng.ts";
 import type { BackendDecisionRecord } from "../../../common/run_folder.ts";
 import { blasAvailable, hasWebgpuAdapter, initBackend } from "./backend.ts";
 import { blasError, blasInfo } from "./ops/blas.ts";
+import { nativeError, nativeInfo } from "./ops/native.ts";
 import {
   createModel,
   createOptimizer,
@@ -18,14 +19,15 @@ import {
 
 /**
  * What `auto` chose and why, as config.json records it (one shape, common/run_folder.ts): `measured` holds the
- * calibration (ms of one train step + one short sampling); on blas the library, kernels and threads.
+ * calibration (ms of one train step + one short sampling); on blas the library, kernels and threads, and the
+ * native kernels' library.
  */
 export type BackendDecision = BackendDecisionRecord;
 
 /** The decision with the BLAS it runs on (blas), or why there is none (auto on wasm: said once on stderr too). */
 function withBlas(d: BackendDecision): BackendDecision {
   const blas = d.backend === "blas" ? blasInfo() : null;
-  if (blas) return { ...d, blas };
+  if (blas) return { ...d, blas, native: nativeInfo()?.library ?? `off: ${nativeError()}` };
   if (d.requested !== "auto" || d.backend !== "wasm" || !blasError()) return d;
   console.error(`backend auto: wasm, not blas: ${blasError()}`);
   return { ...d, reason: `${d.reason}; not blas: ${blasError()}` };

@@ -12,6 +12,7 @@ import { loadAdamKernel } from "./model/adam.ts";
 import { loadLayerNormKernels } from "./model/ops.ts";
 import { blasActive, blasInfo, registerBlasKernels, useBlas } from "./ops/blas.ts";
 import { shareIdentityData } from "./ops/wasm.ts";
+import { loadNative, useNative } from "./ops/native.ts";
 
 /** Backend names accepted by `initBackend` and by `--backend`. */
 export const BACKENDS = ["auto", "blas", "wasm", "cpu", "webgpu", "tensorflow"] as const;
@@ -50,12 +51,19 @@ async function startWasm(): Promise<void> {
   shareIdentityData();
   registerBlasKernels();
   useBlas(false);
+  useNative(false);
 }
 
-/** tfjs-wasm with its dense products on the system BLAS (ops/blas.ts); throws a one-line reason if unavailable. */
+/**
+ * tfjs-wasm with its dense products on the system BLAS (ops/blas.ts) and, where a C compiler builds them, the
+ * native kernels (ops/native.ts; else one line says so and tfjs-wasm's run); throws a one-line reason if the
+ * BLAS is unavailable. The wasm backend never uses native code, so its numbers do not depend on the machine's tools.
+ */
 async function startBlas(): Promise<void> {
   await startWasm();
   useBlas(true);
+  await loadNative();
+  useNative(true);
 }
 
 /** The backend in use, in `BACKENDS` terms: "blas" when tfjs-wasm runs its products on the BLAS, else tfjs's name. */

@@ -5,10 +5,12 @@ import {
   attr,
   compileWat,
   type Fn,
+  heapAddress,
   type KernelArgs,
   registerWasmKernel,
   type WasmBackend,
 } from "../ops/wasm.ts";
+import { nativeKernels, nativeThreads } from "../ops/native.ts";
 
 /** A named tensor as plain data (what checkpoints store). */
 export interface TensorData {
@@ -172,11 +174,20 @@ function adamUpdate(p: tf.Tensor, m: tf.Tensor, v: tf.Tensor, g: tf.Tensor, h: A
   return [tf.sub(p, tf.div(tf.mul(mn, h.lrc), tf.add(tf.sqrt(tf.div(vn, h.bc2)), h.eps))), mn, vn];
 }
 
+type Consts = [number, number, number, number, number, number, number, number];
+
 /** The fused update as a tfjs-wasm kernel: inputs p, m, v, g; outputs new p, m, v. */
 function adamKernelFunc({ inputs: { p, m, v, g }, backend, attrs }: KernelArgs): tf.TensorInfo[] {
   const be = backend as WasmBackend, outs = [p, m, v].map((t) => be.makeOutput([...t.shape], "float32"));
   const consts = ["scale", "b1", "c1", "b2", "c2", "lrc", "bc2", "eps"].map((k) => attr(attrs, k));
-  const size = p.shape.reduce((a, b) => a * b, 1);
+  const size = p.shape.reduce((a, b) => a * b, 1), native = nativeKernels();
+  if (native) {
+    // The same operations in the same order (ops/kernels.c), on the native threads: the same bits.
+    const base = heapAddress(be), at = (t: tf.TensorInfo) => (base + addr(be, t)) as unknown as bigint;
+    const [po, mo, vo] = outs.map(at);
+    native.ace_adam(at(p), at(m), at(v), at(g), po, mo, vo, size, ...consts as Consts, nativeThreads());
+    return outs;
+  }
   adamKernel!(
     addr(be, p),
     addr(be, m),

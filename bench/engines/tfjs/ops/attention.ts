@@ -10,11 +10,13 @@ import {
   attr,
   compileWat,
   type Fn,
+  heapAddress,
   type KernelArgs,
   registerWasmKernel,
   type WasmBackend,
 } from "./wasm.ts";
 import { blasActive, gemmBatch } from "./blas.ts";
+import { nativeKernels, nativeThreads } from "./native.ts";
 
 let wasmKernels: { bmm: Fn; bmmNT: Fn; heads: Fn; transpose: Fn } | null = null;
 let enabled = true;
@@ -97,6 +99,31 @@ function keepRowsKernel({ inputs: { x }, backend, attrs }: KernelArgs): tf.Tenso
   return out;
 }
 
+/**
+ * One decode step of a layer on the native kernels (ops/kernels.c): new keys/values of qkv [b, 3D] written
+ * into the cache buffers k, v [b*h, cap, hd] at position `length`, attention over positions 0..length, heads
+ * merged → [b, D]. One call instead of six kernels, on the native threads.
+ */
+function decodeKernel({ inputs: { qkv, k, v }, backend, attrs }: KernelArgs): tf.TensorInfo {
+  const be = backend as WasmBackend, [heads, length] = ["heads", "length"].map((n) => attr(attrs, n));
+  const [b, width] = qkv.shape, [, cap, hd] = k.shape, out = be.makeOutput([b, width / 3], "float32");
+  const base = heapAddress(be), p = (t: tf.TensorInfo) => (base + addr(be, t)) as unknown as bigint;
+  nativeKernels()!.ace_decode_attention(
+    p(qkv),
+    p(k),
+    p(v),
+    p(out),
+    b,
+    heads,
+    hd,
+    cap,
+    length,
+    1 / Math.sqrt(hd),
+    nativeThreads(),
+  );
+  return out;
+}
+
 /** Swap the last two axes of x [..., r, c] (r, c multiples of 4) → [..., c, r]. */
 function transposeKernel({ inputs: { x }, backend }: KernelArgs): tf.TensorInfo {
   const be = backend as WasmBackend, shape = x.shape, n = shape.length;
@@ -117,6 +144,7 @@ export async function loadKernels(): Promise<boolean> {
   registerWasmKernel("AceMergeHeads", mergeKernel);
   registerWasmKernel("AceTranspose", transposeKernel);
   registerWasmKernel("AceKeepRows", keepRowsKernel);
+  registerWasmKernel("AceDecodeAttention", decodeKernel);
   // Used inside differentiated code too (the tied output head), so it needs a gradient: transpose back.
   tf.registerGradient({
     kernelName: "AceTranspose",
@@ -134,8 +162,11 @@ export async function loadKernels(): Promise<boolean> {
 /** Which path attention takes on the current backend (for benchmark output). */
 export function kernelInfo(): string {
   if (!own()) return "tfjs ops";
+  const decode = nativeKernels()
+    ? `native decode step (kernels.c, ${nativeThreads()} thread(s))`
+    : "wasm SIMD kernels (attention.wat)";
   return blasActive()
-    ? `BLAS products (decode rows < ${BLAS_MIN_ROWS}: wasm SIMD kernels, attention.wat)`
+    ? `BLAS products; decode rows < ${BLAS_MIN_ROWS}: ${decode}`
     : "wasm SIMD attention kernels (attention.wat)";
 }
 
@@ -375,6 +406,12 @@ function writeInPlace(cache: KvCache, buffer: tf.Tensor3D, qkv: tf.Tensor2D, whi
  */
 export function cachedAttention(cache: KvCache, l: number, qkv: tf.Tensor2D): tf.Tensor2D {
   const { b, heads } = cache, hd = qkv.shape[1] / 3 / heads, t = qkv.shape[0] / b, keys = cache.length + t;
+  if (cache.inPlace && t === 1 && nativeKernels()) {
+    const cap = cache.k[l].shape[1];
+    if (keys > cap) throw new Error(`kv cache: ${keys} positions exceed capacity ${cap}`);
+    const inputs = { qkv, k: cache.k[l], v: cache.v[l] };
+    return run("AceDecodeAttention", inputs, { heads, length: cache.length }) as tf.Tensor2D;
+  }
   const q = split(qkv, b, heads, hd, 0);
   if (cache.inPlace) {
     writeInPlace(cache, cache.k[l], qkv, 1);

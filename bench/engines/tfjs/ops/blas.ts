@@ -11,8 +11,9 @@
 // runs, and a config and seed give the same numbers on a machine for any number of workers or sweep lanes.
 import * as tf from "@tensorflow/tfjs-core";
 import { existsSync } from "node:fs";
-import { addr, type KernelArgs, type WasmBackend } from "./wasm.ts";
+import { addr, heapAddress, type KernelArgs, type WasmBackend } from "./wasm.ts";
 import { type BlasLib, type GemmCall, openBlas } from "./blas_ffi.ts";
+import { setNativeThreads } from "./native.ts";
 import { runCalls, setBlasThreads, stopBlasThreads, threadCount } from "./blas_threads.ts";
 
 /** Library names tried in order when ACEBENCH_BLAS does not name one. */
@@ -36,8 +37,6 @@ let lib: BlasLib | null = null;
 let info: BlasInfo | null = null;
 let loadError = "";
 let active = false;
-let heapBuffer: ArrayBufferLike | null = null;
-let heapBase = 0;
 
 /** dlopen the first library that loads; null with `loadError` set when none does or FFI is not permitted. */
 function open(): BlasLib | null {
@@ -94,19 +93,6 @@ export function useBlas(on: boolean): void {
 /** Whether dense products on the wasm backend currently go to the BLAS. */
 export function blasActive(): boolean {
   return active && lib !== null && tf.getBackend() === "wasm";
-}
-
-/**
- * Native address of byte `offset` of the wasm heap (re-read when the heap grows and its buffer is replaced).
- * A plain number (addresses stay below 2^53): Deno's FFI takes one for a `usize` although its types say bigint.
- */
-function native(be: WasmBackend, offset: number): bigint {
-  const heap = be.wasm.HEAPF32;
-  if (heap.buffer !== heapBuffer) {
-    heapBuffer = heap.buffer;
-    heapBase = Number(Deno.UnsafePointer.value(Deno.UnsafePointer.of(heap)));
-  }
-  return (heapBase + offset) as unknown as bigint;
 }
 
 /** One product shape: C[m, n] = alpha · op(A)[m, k] · op(B)[k, n], row-major, with leading dimensions. */
@@ -188,7 +174,7 @@ export function gemmBatch(
     be.wasm.HEAPF32.fill(0, c / 4, c / 4 + batch * strides[2]);
     return;
   }
-  const base = Number(native(be, 0));
+  const base = heapAddress(be);
   runCalls(lib!, planGemm(g, batch, base + a, base + b, base + c, strides, splitting));
 }
 
@@ -202,7 +188,9 @@ export async function setThreads(threads: number, cores = navigator.hardwareConc
   if (!Number.isInteger(threads) || threads < 1) {
     throw new Error(`blas threads must be a positive integer, got ${threads}`);
   }
-  await setBlasThreads(Math.max(1, Math.min(threads, cores)), info!.library);
+  const started = Math.max(1, Math.min(threads, cores));
+  await setBlasThreads(started, info!.library);
+  setNativeThreads(started);
   splitting = threads > 1;
 }
 
@@ -215,6 +203,7 @@ export function threadsInUse(): { threads: number; split: boolean } {
 export function stopThreads(): void {
   splitting = false;
   stopBlasThreads();
+  setNativeThreads(1);
 }
 
 /** Cut large products as a process with `setThreads(n > 1)` does, on this thread alone (data-parallel workers). */

@@ -22,6 +22,22 @@ export function addr(be: WasmBackend, t: tf.TensorInfo): number {
   return be.dataIdMap.get(t.dataId).memoryOffset;
 }
 
+let heapBuffer: ArrayBufferLike | null = null;
+let heapBase = 0;
+
+/**
+ * Native address of the wasm heap's first byte, for native code called through FFI (the BLAS, ops/native.ts);
+ * re-read when the heap grows and its buffer is replaced. Addresses stay below 2^53, so a number holds them.
+ */
+export function heapAddress(be: WasmBackend): number {
+  const heap = be.wasm.HEAPF32;
+  if (heap.buffer !== heapBuffer) {
+    heapBuffer = heap.buffer;
+    heapBase = Number(Deno.UnsafePointer.value(Deno.UnsafePointer.of(heap)));
+  }
+  return heapBase;
+}
+
 /** A numeric kernel attribute. */
 export function attr(a: tf.NamedAttrMap | undefined, k: string): number {
   return (a as Record<string, number>)[k];

@@ -1,0 +1,151 @@
+// acebench's native kernels: compiled at first use by ops/native.ts (the system C compiler, cached outside the
+// repository by this file's hash) and called through Deno's FFI on tensors where tfjs-wasm keeps them (native
+// addresses of its heap), like the BLAS products of ops/blas.ts.
+//
+// Bits never depend on the thread count: work is cut into items whose results are computed whole by one thread
+// with the same code (a thread's share decides who computes an item, never how), and no result sums over items.
+// Built with -ffp-contract=off and without -ffast-math, so a*b+c is two roundings and sums keep source order.
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/** Bumped when an exported signature changes (ops/native.ts checks it). */
+int ace_version(void) { return 1; }
+
+typedef void (*range_fn)(const void *args, int lo, int hi);
+
+struct share {
+  range_fn fn;
+  const void *args;
+  int lo, hi;
+};
+
+static void *run_share(void *p) {
+  struct share *s = p;
+  s->fn(s->args, s->lo, s->hi);
+  return NULL;
+}
+
+// Items [0, n) in `threads` contiguous shares [n·i/threads, n·(i+1)/threads); the caller takes share 0. A share
+// whose thread cannot start runs on the caller, after its own: the same items, the same results.
+static void parallel_for(range_fn fn, const void *args, int n, int threads) {
+  if (threads > n) threads = n;
+  if (threads <= 1) {
+    if (n > 0) fn(args, 0, n);
+    return;
+  }
+  struct share s[64];
+  pthread_t tid[64];
+  int started[64] = {0};
+  if (threads > 64) threads = 64;
+  for (int i = 0; i < threads; i++) {
+    s[i] = (struct share){fn, args, (int)((int64_t)n * i / threads), (int)((int64_t)n * (i + 1) / threads)};
+  }
+  for (int i = 1; i < threads; i++) started[i] = pthread_create(&tid[i], NULL, run_share, &s[i]) == 0;
+  run_share(&s[0]);
+  for (int i = 1; i < threads; i++) {
+    if (started[i]) pthread_join(tid[i], NULL);
+    else run_share(&s[i]);
+  }
+}
+
+// Dot product in 8 fixed lanes, then the lanes pairwise: one order whatever the vector width the compiler picks.
+static float dot(const float *a, const float *b, int n) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    for (int l = 0; l < 8; l++) acc[l] += a[j + l] * b[j + l];
+  }
+  float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  for (; j < n; j++) s += a[j] * b[j];
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Decode attention: one new position per row, against the key/value cache, fused (head split, cache write,
+// scores, softmax, weighted sum of values, head merge) so a layer-step is one call instead of six tfjs kernels.
+
+struct decode_args {
+  const float *qkv;     // [b, 3·D]: the new position's q, k, v column blocks
+  float *k, *v;         // cache buffers [b·heads, cap, hd], written at position `pos`
+  float *out;           // [b, D]: heads merged back into rows
+  int b, heads, hd, cap, pos;
+  float scale;          // 1/√hd
+};
+
+static void decode_range(const void *p, int lo, int hi) {
+  const struct decode_args *a = p;
+  const int hd = a->hd, d = a->heads * hd, keys = a->pos + 1;
+  float *s = malloc(sizeof(float) * (size_t)keys);
+  if (!s) abort();
+  for (int i = lo; i < hi; i++) {
+    const int r = i / a->heads, h = i % a->heads;
+    const float *q = a->qkv + (size_t)r * 3 * d + (size_t)h * hd;
+    float *kc = a->k + (size_t)i * a->cap * hd, *vc = a->v + (size_t)i * a->cap * hd;
+    memcpy(kc + (size_t)a->pos * hd, q + d, sizeof(float) * hd);
+    memcpy(vc + (size_t)a->pos * hd, q + 2 * d, sizeof(float) * hd);
+    // softmax(q·kⱼ · scale) over the positions 0..pos, as tfjs's softmax: max, exp(x − max), sum in order, divide.
+    float mx = -INFINITY;
+    for (int j = 0; j < keys; j++) {
+      s[j] = dot(q, kc + (size_t)j * hd, hd) * a->scale;
+      if (s[j] > mx) mx = s[j];
+    }
+    float sum = 0;
+    for (int j = 0; j < keys; j++) sum += (s[j] = expf(s[j] - mx));
+    float *o = a->out + (size_t)r * d + (size_t)h * hd;
+    for (int c = 0; c < hd; c++) o[c] = 0;
+    for (int j = 0; j < keys; j++) {
+      const float w = s[j] / sum, *vj = vc + (size_t)j * hd;
+      for (int c = 0; c < hd; c++) o[c] += w * vj[c];
+    }
+  }
+  free(s);
+}
+
+/** Decode attention of b rows × heads heads (see decode_args), on `threads` threads. */
+void ace_decode_attention(const float *qkv, float *k, float *v, float *out, int b, int heads, int hd, int cap,
+                          int pos, float scale, int threads) {
+  struct decode_args a = {qkv, k, v, out, b, heads, hd, cap, pos, scale};
+  parallel_for(decode_range, &a, b * heads, threads);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Adam: the operations of model/adam.wat (and of the tf-ops update in model/adam.ts) in the same order, in
+// float32, so the results are those bits: gs = g·scale; m' = m·b1 + gs·c1; v' = v·b2 + gs·gs·c2;
+// p' = p − (m'·lrc) / (√(v'/bc2) + eps).
+
+struct adam_args {
+  const float *p, *m, *v, *g;
+  float *po, *mo, *vo;
+  float scale, b1, c1, b2, c2, lrc, bc2, eps;
+};
+
+/** Elements per work item: items, not threads, are the unit, so a thread count never changes a result. */
+#define ADAM_BLOCK 4096
+
+static void adam_span(const struct adam_args *a, size_t from, size_t to) {
+  for (size_t i = from; i < to; i++) {
+    const float gs = a->g[i] * a->scale;
+    const float mn = a->m[i] * a->b1 + gs * a->c1;
+    const float vn = a->v[i] * a->b2 + (gs * gs) * a->c2;
+    a->mo[i] = mn;
+    a->vo[i] = vn;
+    a->po[i] = a->p[i] - (mn * a->lrc) / (sqrtf(vn / a->bc2) + a->eps);
+  }
+}
+
+static void adam_range(const void *a, int lo, int hi) {
+  adam_span(a, (size_t)lo * ADAM_BLOCK, (size_t)hi * ADAM_BLOCK);
+}
+
+/** One Adam update of n floats (see adam_args), on `threads` threads; the last partial block on the caller. */
+void ace_adam(const float *p, const float *m, const float *v, const float *g, float *po, float *mo, float *vo,
+              int n, float scale, float b1, float c1, float b2, float c2, float lrc, float bc2, float eps,
+              int threads) {
+  struct adam_args a = {p, m, v, g, po, mo, vo, scale, b1, c1, b2, c2, lrc, bc2, eps};
+  const int whole = n / ADAM_BLOCK;
+  parallel_for(adam_range, &a, whole, threads);
+  adam_span(&a, (size_t)whole * ADAM_BLOCK, (size_t)n);
+}

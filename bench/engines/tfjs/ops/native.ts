@@ -1,0 +1,139 @@
+// The native kernels (ops/kernels.c): compiled at first use with the system C compiler into a shared library
+// cached outside the repository, keyed by the source's and flags' hash, and called through Deno's FFI on the
+// native addresses of tfjs-wasm's heap (as ops/blas.ts calls the BLAS). tfjs-wasm runs every kernel on the
+// calling thread and its heap is not shared with other wasm instances; C threads can work on it in place while
+// the caller waits. A machine without a compiler keeps tfjs-wasm's kernels (one line on stderr says so).
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { cacheRoot } from "../../../../datasets/cache.ts";
+
+const SOURCE = fileURLToPath(new URL("./kernels.c", import.meta.url));
+/**
+ * Portable code for any x86-64/arm64 CPU of the kind (no -march=native: a shared cache folder may serve several
+ * machines); no contraction of a*b+c into one rounding and no -ffast-math, so every sum keeps the source's order.
+ */
+const FLAGS = ["-O3", "-std=c11", "-fPIC", "-shared", "-pthread", "-ffp-contract=off", "-fno-fast-math"];
+/** What kernels.c's ace_version returns; a library answering otherwise is stale. */
+const VERSION = 1;
+const LIB_NAME = Deno.build.os === "darwin" ? "libacekernels.dylib" : "libacekernels.so";
+
+const SYMBOLS = {
+  ace_version: { parameters: [], result: "i32" },
+  ace_decode_attention: {
+    parameters: ["usize", "usize", "usize", "usize", "i32", "i32", "i32", "i32", "i32", "f32", "i32"],
+    result: "void",
+  },
+  ace_adam: {
+    parameters: [
+      ...["usize", "usize", "usize", "usize", "usize", "usize", "usize", "i32"] as const,
+      ...["f32", "f32", "f32", "f32", "f32", "f32", "f32", "f32", "i32"] as const,
+    ],
+    result: "void",
+  },
+} as const;
+
+/** The library's functions. */
+export type NativeLib = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
+
+/** The loaded library: its path, and the compiler that built it ("cached" when found built). */
+export interface NativeInfo {
+  library: string;
+  built: string;
+}
+
+let lib: NativeLib | null = null;
+let info: NativeInfo | null = null;
+let loadError = "";
+let active = false;
+let threads = 1;
+
+/** The cached library's path for this source and these flags: <cache>/kernels/<sha256>/libacekernels.so. */
+function libraryPath(compiler: string): string {
+  const hash = createHash("sha256").update(readFileSync(SOURCE)).update(FLAGS.join(" ")).update(compiler)
+    .digest("hex");
+  return join(cacheRoot(), "kernels", hash, LIB_NAME);
+}
+
+/** The compiler: ACEBENCH_CC, else `cc`. */
+function compilerName(): string {
+  return Deno.env.get("ACEBENCH_CC") || "cc";
+}
+
+/** Compile kernels.c to `path` through a temporary file renamed into place (concurrent builders race harmlessly). */
+async function build(compiler: string, path: string): Promise<void> {
+  const dir = join(path, "..");
+  mkdirSync(dir, { recursive: true });
+  const tmp = join(dir, `${LIB_NAME}.${Deno.pid}-${crypto.randomUUID()}.tmp`);
+  let out: Deno.CommandOutput;
+  try {
+    out = await new Deno.Command(compiler, { args: [...FLAGS, "-o", tmp, SOURCE, "-lm"], stderr: "piped" })
+      .output();
+  } catch (e) {
+    throw new Error(`${compiler} did not start (${(e as Error).message.split("\n")[0]})`);
+  }
+  if (!out.success) {
+    rmSync(tmp, { force: true });
+    const first = new TextDecoder().decode(out.stderr).split("\n").find((l) => l.trim()) ?? "";
+    throw new Error(`${compiler} failed on ${SOURCE} (exit ${out.code}: ${first.trim()})`);
+  }
+  renameSync(tmp, path);
+}
+
+/** Build (first use) and load the library; null with one stderr line where it cannot be (then tfjs-wasm's path). */
+export async function loadNative(): Promise<NativeInfo | null> {
+  if (lib || loadError) return info;
+  const compiler = compilerName();
+  try {
+    if (typeof Deno === "undefined" || Deno.permissions.querySync({ name: "ffi" }).state !== "granted") {
+      throw new Error("FFI not permitted (run deno with --allow-ffi)");
+    }
+    const path = libraryPath(compiler);
+    const cached = existsSync(path);
+    if (!cached) await build(compiler, path);
+    const symbols = Deno.dlopen(path, SYMBOLS).symbols;
+    if (symbols.ace_version() !== VERSION) {
+      throw new Error(`${path} is stale (version ${symbols.ace_version()})`);
+    }
+    lib = symbols;
+    info = { library: path, built: cached ? "cached" : compiler };
+  } catch (e) {
+    loadError = (e as Error).message.split("\n")[0];
+    console.error(`native kernels: off (${loadError}); attention and Adam stay on tfjs-wasm's thread`);
+  }
+  return info;
+}
+
+/** Why the library did not load ("" when it did, or was not tried). */
+export function nativeError(): string {
+  return loadError;
+}
+
+/** Route the kernels that have a native version to it (true, once loaded) or back to tfjs-wasm's (false). */
+export function useNative(on: boolean): void {
+  active = on && lib !== null;
+}
+
+/** The library's functions while the native kernels are in use, else null. */
+export function nativeKernels(): NativeLib | null {
+  return active ? lib : null;
+}
+
+/** The loaded library while in use (for run records), else null. */
+export function nativeInfo(): NativeInfo | null {
+  return active && info ? { ...info } : null;
+}
+
+/** Run native kernels on `n` threads (1 = the caller only); results are the same bits for every n. */
+export function setNativeThreads(n: number): void {
+  if (!Number.isInteger(n) || n < 1) {
+    throw new Error(`native kernel threads must be a positive integer, got ${n}`);
+  }
+  threads = n;
+}
+
+/** Threads the native kernels run on. */
+export function nativeThreads(): number {
+  return threads;
+}

@@ -1,0 +1,185 @@
+// The native kernels (ops/kernels.c through ops/native.ts): each equals tfjs-wasm's path within float tolerance
+// (the Adam update bit for bit), gives the same bits on 1, 2 and 7 threads, and a machine without the compiler
+// falls back to tfjs-wasm's path with one line.
+import * as tf from "@tensorflow/tfjs-core";
+import { assert, assertEquals, ok } from "../../../assert.ts";
+import { Rng } from "../../../../common/prng.ts";
+import { randomTensor as rand } from "./fixtures.ts";
+import {
+  createModel,
+  createOptimizer,
+  disposeModel,
+  getWeightsAsync,
+  initBackend,
+  sample,
+  tokenLogProbs,
+  trainStep,
+} from "../../../../bench/engines/tfjs/model.ts";
+import {
+  advance,
+  cachedAttention,
+  createKvCache,
+  disposeKvCache,
+} from "../../../../bench/engines/tfjs/ops/attention.ts";
+import { blasError, blasInfo } from "../../../../bench/engines/tfjs/ops/blas.ts";
+import {
+  nativeError,
+  nativeInfo,
+  nativeKernels,
+  setNativeThreads,
+  useNative,
+} from "../../../../bench/engines/tfjs/ops/native.ts";
+import { skipping } from "../../../external_inputs.ts";
+import { tempDir } from "../../../temp.ts";
+
+await initBackend("blas").catch(() => initBackend("wasm"));
+const why = blasInfo() === null ? blasError() : nativeInfo() === null ? nativeError() : null;
+const available = !skipping("the native kernel tests", why);
+const test = (name: string, fn: () => void | Promise<void>) => Deno.test({ name, ignore: !available, fn });
+
+/** `f` with the native kernels on (`threads` threads) or off; back to on, one thread, after. */
+function withNative<T>(on: boolean, threads: number, f: () => T): T {
+  useNative(on);
+  setNativeThreads(threads);
+  try {
+    return f();
+  } finally {
+    useNative(true);
+    setNativeThreads(1);
+  }
+}
+
+function assertClose(a: Float32Array, b: Float32Array, tol: number, what: string): void {
+  assertEquals(a.length, b.length, what);
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
+  ok(worst <= tol, `${what}: largest difference ${worst} > ${tol}`);
+}
+
+/**
+ * A prompt chunk of 5 positions (tfjs path either way), then 6 decode steps of 9 rows × 4 heads of width 32
+ * into a 16-position cache: every step's attention output, and the cache contents, concatenated.
+ */
+function decodeRun(): Float32Array {
+  const b = 9, heads = 4, hd = 32, d = heads * hd, layers = 2;
+  const cache = createKvCache(layers, b, heads, hd, 16);
+  const outs: Float32Array[] = [];
+  try {
+    const step = (t: number, seed: number) => {
+      for (let l = 0; l < layers; l++) {
+        outs.push(tf.tidy(() =>
+          cachedAttention(cache, l, rand([b * t, 3 * d], seed + l) as tf.Tensor2D)
+            .dataSync() as Float32Array
+        ));
+      }
+      advance(cache, t);
+    };
+    step(5, 100);
+    for (let s = 0; s < 6; s++) step(1, 200 + 10 * s);
+    for (const x of [...cache.k, ...cache.v]) outs.push(x.dataSync() as Float32Array);
+  } finally {
+    disposeKvCache(cache);
+  }
+  return Float32Array.from(outs.flatMap((x) => Array.from(x)));
+}
+
+test("native decode attention: equals tfjs-wasm's kernels within 1e-5; the same bits on 1, 2 and 7 threads", async () => {
+  assert(nativeKernels() !== null);
+  const tfjs = withNative(false, 1, decodeRun), one = withNative(true, 1, decodeRun);
+  assertClose(one, tfjs, 1e-5, "native against tfjs-wasm");
+  const ran = async (on: boolean) => (await withNative(on, 1, () => tf.profile(decodeRun))).kernelNames;
+  ok((await ran(true)).includes("AceDecodeAttention"), "the decode steps ran natively");
+  ok(!(await ran(false)).includes("AceDecodeAttention"), "off: tfjs-wasm's kernels");
+  for (const threads of [2, 7]) assertEquals(withNative(true, threads, decodeRun), one, `${threads} threads`);
+});
+
+/** Adam moments after a few updates of a parameter whose size leaves a partial block (3·4096 + 5 floats). */
+function adamRun(): Float32Array[] {
+  const rng = Rng.seeded(3), n = 3 * 4096 + 5;
+  const w = tf.variable(tf.tensor1d(Float32Array.from({ length: n }, () => rng.normal())));
+  const x = tf.tensor1d(Float32Array.from({ length: n }, () => rng.normal()));
+  const model = { params: new Map([["w", w]]) };
+  const opt = createOptimizer(model as never, { lr: 1e-2, clipNorm: 0.5 });
+  try {
+    for (let s = 0; s < 3; s++) {
+      trainStep(model as never, opt, () => tf.sum(tf.square(tf.sub(w, x))) as tf.Scalar);
+    }
+    return [w, ...opt.m.values(), ...opt.v.values()].map((t) => t.dataSync() as Float32Array);
+  } finally {
+    tf.dispose([w, x, ...opt.m.values(), ...opt.v.values()]);
+  }
+}
+
+test("native Adam: the bits of tfjs-wasm's fused kernel, on 1, 2 and 7 threads", () => {
+  const wasm = withNative(false, 1, adamRun);
+  for (const threads of [1, 2, 7]) {
+    assertEquals(withNative(true, threads, adamRun), wasm, `${threads} threads`);
+  }
+});
+
+test("native kernels in a model: sampling and a training step repeat bit for bit on 1, 2 and 7 threads", async () => {
+  const cfg = { vocab: 64, dModel: 64, heads: 4, layers: 2, context: 24 };
+  const prompts = Int32Array.from({ length: 24 * 8 }, (_, i) => (i * 7) % 64);
+  const tokens = Int32Array.from({ length: 8 * 24 }, (_, i) => (i * 13) % 64);
+  const run = async (on: boolean, threads: number) => {
+    useNative(on);
+    setNativeThreads(threads);
+    const model = createModel(cfg, Rng.seeded(1));
+    const opt = createOptimizer(model, { lr: 1e-3, clipNorm: 1 });
+    const batch = tf.tensor2d(tokens, [8, 24], "int32");
+    try {
+      const s = sample(model, prompts, 24, { maxNew: 12, temperature: 1, topP: 1, rng: Rng.seeded(2) });
+      const step = trainStep(
+        model,
+        opt,
+        () => tf.neg(tf.mean(tokenLogProbs(model, batch).logp)) as tf.Scalar,
+      );
+      return { s, step, weights: await getWeightsAsync(model) };
+    } finally {
+      useNative(true);
+      setNativeThreads(1);
+      batch.dispose();
+      disposeModel(model);
+      opt.m.forEach((v) => v.dispose());
+      opt.v.forEach((v) => v.dispose());
+    }
+  };
+  const one = await run(true, 1), off = await run(false, 1);
+  assertClose(one.s.logp, off.s.logp, 1e-4, "sampled log-probs against tfjs-wasm's kernels");
+  for (const threads of [2, 7]) {
+    const other = await run(true, threads);
+    assertEquals(other.s, one.s, `samples on ${threads} threads`);
+    assertEquals(other.step, one.step, `train step on ${threads} threads`);
+    assertEquals(other.weights, one.weights, `weights on ${threads} threads`);
+  }
+});
+
+/** initBackend("blas") in a fresh process with `env`: its stdout line and its stderr. */
+async function probe(env: Record<string, string>): Promise<{ out: string; err: string }> {
+  const script = new URL("./native_probe.ts", import.meta.url).pathname;
+  const flags = ["--allow-read", "--allow-write", "--allow-env", "--allow-sys", "--allow-ffi", "--allow-run"];
+  const r = await new Deno.Command(Deno.execPath(), { args: ["run", ...flags, script], env }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b).trim();
+  return { out: text(r.stdout), err: text(r.stderr) };
+}
+
+test("native kernels: built into an empty cache on first use, found there next time; no compiler: one line, old path", async () => {
+  const cache = tempDir("acebench-native-");
+  const first = await probe({ ACEBENCH_CACHE: cache });
+  assertEquals(first.out, "backend blas native built by cc");
+  const again = await probe({ ACEBENCH_CACHE: cache });
+  assertEquals(again.out, "backend blas native cached");
+  const files = [...Deno.readDirSync(`${cache}/kernels`)].flatMap((d) =>
+    [...Deno.readDirSync(`${cache}/kernels/${d.name}`)].map((f) => f.name)
+  );
+  assertEquals(files, ["libacekernels.so"], "one library, no temporary files left");
+  const none = await probe({ ACEBENCH_CACHE: tempDir("acebench-native-"), ACEBENCH_CC: "/nonexistent/cc" });
+  assertEquals(none.out, "backend blas native off");
+  const lines = none.err.split("\n").filter((l) => l.startsWith("native kernels:"));
+  assertEquals(lines.length, 1, none.err);
+  ok(
+    /^native kernels: off \(\/nonexistent\/cc did not start \(.*\)\); attention and Adam stay on tfjs-wasm's thread$/
+      .test(lines[0]),
+    lines[0],
+  );
+});
