@@ -11,7 +11,16 @@ export interface OpClassTable {
 /** Op class of a tfjs kernel name (the classes PyTorch's profile is sorted into too, torch_reference.py). */
 const CLASS_OF: [string, string[]][] = [
   ["matmul", ["BatchMatMul", "_FusedMatMul"]],
-  ["attention", ["AceBmm", "AceBmmNT", "AceSplitHeads", "AceMergeHeads", "AceDecodeAttention", "Softmax"]],
+  ["attention", [
+    "AceBmm",
+    "AceBmmNT",
+    "AceSplitHeads",
+    "AceMergeHeads",
+    "AceDecodeAttention",
+    "AceCausalSoftmax",
+    "AceCausalSoftmaxGrad",
+    "Softmax",
+  ]],
   ["layer norm", ["AceLayerNorm", "AceLayerNormGrad"]],
   ["softmax/cross-entropy", ["LogSoftmax", "Max", "Exp", "Log", "Sub"]],
   ["Adam", ["AceAdam", "Square", "Sqrt"]],

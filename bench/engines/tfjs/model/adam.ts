@@ -5,8 +5,8 @@ import {
   attr,
   compileWat,
   type Fn,
-  heapAddress,
   type KernelArgs,
+  nativeAddr,
   registerWasmKernel,
   type WasmBackend,
 } from "../ops/wasm.ts";
@@ -183,8 +183,7 @@ function adamKernelFunc({ inputs: { p, m, v, g }, backend, attrs }: KernelArgs):
   const size = p.shape.reduce((a, b) => a * b, 1), native = nativeKernels();
   if (native) {
     // The same operations in the same order (ops/kernels.c), on the native threads: the same bits.
-    const base = heapAddress(be), at = (t: tf.TensorInfo) => (base + addr(be, t)) as unknown as bigint;
-    const [po, mo, vo] = outs.map(at);
+    const at = (t: tf.TensorInfo) => nativeAddr(be, t), [po, mo, vo] = outs.map(at);
     native.ace_adam(at(p), at(m), at(v), at(g), po, mo, vo, size, ...consts as Consts, nativeThreads());
     return outs;
   }

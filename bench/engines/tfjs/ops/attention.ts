@@ -10,8 +10,8 @@ import {
   attr,
   compileWat,
   type Fn,
-  heapAddress,
   type KernelArgs,
+  nativeAddr,
   registerWasmKernel,
   type WasmBackend,
 } from "./wasm.ts";
@@ -107,7 +107,7 @@ function keepRowsKernel({ inputs: { x }, backend, attrs }: KernelArgs): tf.Tenso
 function decodeKernel({ inputs: { qkv, k, v }, backend, attrs }: KernelArgs): tf.TensorInfo {
   const be = backend as WasmBackend, [heads, length] = ["heads", "length"].map((n) => attr(attrs, n));
   const [b, width] = qkv.shape, [, cap, hd] = k.shape, out = be.makeOutput([b, width / 3], "float32");
-  const base = heapAddress(be), p = (t: tf.TensorInfo) => (base + addr(be, t)) as unknown as bigint;
+  const p = (t: tf.TensorInfo) => nativeAddr(be, t);
   nativeKernels()!.ace_decode_attention(
     p(qkv),
     p(k),
@@ -120,6 +120,28 @@ function decodeKernel({ inputs: { qkv, k, v }, backend, attrs }: KernelArgs): tf
     length,
     1 / Math.sqrt(hd),
     nativeThreads(),
+  );
+  return out;
+}
+
+/** Causal softmax of scaled scores x [n, t, t] on the native kernels (keys after a row's own position: 0). */
+function causalSoftmaxKernel({ inputs: { x }, backend }: KernelArgs): tf.TensorInfo {
+  const be = backend as WasmBackend, [n, t] = x.shape, out = be.makeOutput([...x.shape], "float32");
+  nativeKernels()!.ace_causal_softmax(nativeAddr(be, x), nativeAddr(be, out), n, t, nativeThreads());
+  return out;
+}
+
+/** Gradient of the causal softmax from its output p and the gradient dp at it, on the native kernels. */
+function causalSoftmaxGradKernel({ inputs: { p, dp }, backend }: KernelArgs): tf.TensorInfo {
+  const be = backend as WasmBackend, [n, t] = p.shape, out = be.makeOutput([...p.shape], "float32");
+  const threads = nativeThreads();
+  nativeKernels()!.ace_causal_softmax_grad(
+    nativeAddr(be, p),
+    nativeAddr(be, dp),
+    nativeAddr(be, out),
+    n,
+    t,
+    threads,
   );
   return out;
 }
@@ -145,6 +167,8 @@ export async function loadKernels(): Promise<boolean> {
   registerWasmKernel("AceTranspose", transposeKernel);
   registerWasmKernel("AceKeepRows", keepRowsKernel);
   registerWasmKernel("AceDecodeAttention", decodeKernel);
+  registerWasmKernel("AceCausalSoftmax", causalSoftmaxKernel);
+  registerWasmKernel("AceCausalSoftmaxGrad", causalSoftmaxGradKernel);
   // Used inside differentiated code too (the tied output head), so it needs a gradient: transpose back.
   tf.registerGradient({
     kernelName: "AceTranspose",
@@ -268,6 +292,16 @@ function scaledScores(a: tf.Tensor3D, b: tf.Tensor3D, alpha: number): tf.Tensor3
   )(a, b);
 }
 
+/** Differentiable causal softmax of scaled scores [n, t, t] (t > 1) on the native kernels: one call each way. */
+const causalSoftmax = grad<(x: tf.Tensor3D) => tf.Tensor3D>((x: tf.Tensor3D, save: tf.GradSaveFunc) => {
+  const p = run("AceCausalSoftmax", { x }) as tf.Tensor3D;
+  save([p]);
+  return {
+    value: p,
+    gradFunc: (dp: tf.Tensor, [ps]: tf.Tensor[]) => [run("AceCausalSoftmaxGrad", { p: ps, dp })],
+  };
+});
+
 /** Differentiable head split of qkv [b*t, 3D] part `which` (0 q, 1 k, 2 v) → [b*h, t, hd]. */
 function splitHeads(qkv: tf.Tensor2D, b: number, heads: number, which: number): tf.Tensor3D {
   const width = qkv.shape[1], d = width / 3, hd = d / heads;
@@ -312,7 +346,9 @@ export function selfAttention(qkv: tf.Tensor2D, b: number, heads: number): tf.Te
   const q = splitHeads(qkv, b, heads, 0), k = splitHeads(qkv, b, heads, 1), v = splitHeads(qkv, b, heads, 2);
   const t = q.shape[1], scale = 1 / Math.sqrt(q.shape[2]);
   // On the BLAS the 1/√hd scale rides in the products (no separate multiply forward or backward).
-  const p = own(q.shape[2]) && blasActive()
+  const p = own(q.shape[2]) && blasActive() && nativeKernels() && t > 1
+    ? causalSoftmax(scaledScores(q, k, scale))
+    : own(q.shape[2]) && blasActive()
     ? tf.softmax(
       t > 1 ? tf.add(scaledScores(q, k, scale), causalMask(t, t)) : scaledScores(q, k, scale),
     ) as tf.Tensor3D

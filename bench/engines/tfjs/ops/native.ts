@@ -25,6 +25,8 @@ const SYMBOLS = {
     parameters: ["usize", "usize", "usize", "usize", "i32", "i32", "i32", "i32", "i32", "f32", "i32"],
     result: "void",
   },
+  ace_causal_softmax: { parameters: ["usize", "usize", "i32", "i32", "i32"], result: "void" },
+  ace_causal_softmax_grad: { parameters: ["usize", "usize", "usize", "i32", "i32", "i32"], result: "void" },
   ace_adam: {
     parameters: [
       ...["usize", "usize", "usize", "usize", "usize", "usize", "usize", "i32"] as const,

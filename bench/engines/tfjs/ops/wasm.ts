@@ -38,6 +38,11 @@ export function heapAddress(be: WasmBackend): number {
   return heapBase;
 }
 
+/** Native address of a tensor's data, as Deno's FFI takes a `usize` (a plain number, although its types say bigint). */
+export function nativeAddr(be: WasmBackend, t: tf.TensorInfo): bigint {
+  return (heapAddress(be) + addr(be, t)) as unknown as bigint;
+}
+
 /** A numeric kernel attribute. */
 export function attr(a: tf.NamedAttrMap | undefined, k: string): number {
   return (a as Record<string, number>)[k];

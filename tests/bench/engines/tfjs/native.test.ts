@@ -20,6 +20,7 @@ import {
   cachedAttention,
   createKvCache,
   disposeKvCache,
+  selfAttention,
 } from "../../../../bench/engines/tfjs/ops/attention.ts";
 import { blasError, blasInfo } from "../../../../bench/engines/tfjs/ops/blas.ts";
 import {
@@ -49,10 +50,13 @@ function withNative<T>(on: boolean, threads: number, f: () => T): T {
   }
 }
 
+/** |a − b| ≤ tol · max(1, |b|) elementwise (a relative tolerance for sums such as a loss). */
 function assertClose(a: Float32Array, b: Float32Array, tol: number, what: string): void {
   assertEquals(a.length, b.length, what);
   let worst = 0;
-  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
+  for (let i = 0; i < a.length; i++) {
+    worst = Math.max(worst, Math.abs(a[i] - b[i]) / Math.max(1, Math.abs(b[i])));
+  }
   ok(worst <= tol, `${what}: largest difference ${worst} > ${tol}`);
 }
 
@@ -91,6 +95,32 @@ test("native decode attention: equals tfjs-wasm's kernels within 1e-5; the same 
   ok((await ran(true)).includes("AceDecodeAttention"), "the decode steps ran natively");
   ok(!(await ran(false)).includes("AceDecodeAttention"), "off: tfjs-wasm's kernels");
   for (const threads of [2, 7]) assertEquals(withNative(true, threads, decodeRun), one, `${threads} threads`);
+});
+
+/** Training attention of 3 rows × 20 positions × 4 heads of width 32: its output and gradient, concatenated. */
+function attentionRun(): Float32Array {
+  const qkv = rand([3 * 20, 3 * 128], 7) as tf.Tensor2D, w = rand([3 * 20, 128], 8);
+  try {
+    const f = (x: tf.Tensor2D) => tf.sum(tf.mul(selfAttention(x, 3, 4), w)) as tf.Scalar;
+    const { value, grad } = tf.valueAndGrad(f)(qkv);
+    const y = tf.tidy(() => selfAttention(qkv, 3, 4));
+    const out = Float32Array.from([...y.dataSync(), ...grad.dataSync(), ...value.dataSync()]);
+    tf.dispose([value, grad, y]);
+    return out;
+  } finally {
+    tf.dispose([qkv, w]);
+  }
+}
+
+test("native causal softmax (training attention): values and gradient within 1e-5 of tfjs's; same bits on 1, 2, 7 threads", async () => {
+  const tfjs = withNative(false, 1, attentionRun), one = withNative(true, 1, attentionRun);
+  assertClose(one, tfjs, 1e-5, "native against tfjs-wasm");
+  const ran = async (on: boolean) => (await withNative(on, 1, () => tf.profile(attentionRun))).kernelNames;
+  ok((await ran(true)).includes("AceCausalSoftmaxGrad"), "the gradient ran natively");
+  ok(!(await ran(false)).includes("AceCausalSoftmax"), "off: tfjs-wasm's kernels");
+  for (const threads of [2, 7]) {
+    assertEquals(withNative(true, threads, attentionRun), one, `${threads} threads`);
+  }
 });
 
 /** Adam moments after a few updates of a parameter whose size leaves a partial block (3·4096 + 5 floats). */
