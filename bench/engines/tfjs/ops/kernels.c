@@ -5,50 +5,92 @@
 // Bits never depend on the thread count: work is cut into items whose results are computed whole by one thread
 // with the same code (a thread's share decides who computes an item, never how), and no result sums over items.
 // Built with -ffp-contract=off and without -ffast-math, so a*b+c is two roundings and sums keep source order.
+#define _GNU_SOURCE
 #include <math.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 /** Bumped when an exported signature changes (ops/native.ts checks it). */
-int ace_version(void) { return 1; }
+int ace_version(void) { return 2; }
 
 typedef void (*range_fn)(const void *args, int lo, int hi);
 
-struct share {
+// A process-wide pool of helper threads, started on demand and kept. A job is cut into chunks of items that the
+// caller and the helpers claim one at a time (a compare-and-swap on generation·2³² + next chunk), so a helper
+// that the OS has not scheduled yet (a loaded machine) costs nothing: the caller claims the rest itself and waits
+// only for chunks already claimed. Who computes an item never changes how, so the bits are the same for any
+// thread count. One job at a time: a second caller (another Deno Worker of the process) runs its job alone.
+#define MAX_HELPERS 63
+
+static struct {
   range_fn fn;
   const void *args;
-  int lo, hi;
-};
+  int n, chunk, chunks;
+} job;
+static _Atomic uint64_t claim;  // generation << 32 | next chunk
+static _Atomic int done;        // chunks finished in the current generation
+static _Atomic uint32_t generation;
+static int helpers;             // helper threads started
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER, wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 
-static void *run_share(void *p) {
-  struct share *s = p;
-  s->fn(s->args, s->lo, s->hi);
+// Claim and run chunks of generation g until none is left.
+static void work(uint32_t g) {
+  uint64_t c = claim;
+  while ((uint32_t)(c >> 32) == g && (int)(c & 0xffffffffu) < job.chunks) {
+    if (!__atomic_compare_exchange_n(&claim, &c, c + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
+    const int lo = (int)(c & 0xffffffffu) * job.chunk, hi = lo + job.chunk < job.n ? lo + job.chunk : job.n;
+    job.fn(job.args, lo, hi);
+    __atomic_fetch_add(&done, 1, __ATOMIC_RELEASE);
+    c = claim;
+  }
+}
+
+static void *helper(void *unused) {
+  (void)unused;
+  uint32_t seen = 0;
+  for (;;) {
+    pthread_mutex_lock(&wake_lock);
+    while (generation == seen) pthread_cond_wait(&wake, &wake_lock);
+    seen = generation;
+    pthread_mutex_unlock(&wake_lock);
+    work(seen);
+  }
   return NULL;
 }
 
-// Items [0, n) in `threads` contiguous shares [n·i/threads, n·(i+1)/threads); the caller takes share 0. A share
-// whose thread cannot start runs on the caller, after its own: the same items, the same results.
+// Items [0, n) on up to `threads` threads (the caller one of them).
 static void parallel_for(range_fn fn, const void *args, int n, int threads) {
-  if (threads > n) threads = n;
-  if (threads <= 1) {
-    if (n > 0) fn(args, 0, n);
+  if (n <= 0) return;
+  if (threads <= 1 || n == 1 || pthread_mutex_trylock(&pool_lock) != 0) {
+    fn(args, 0, n);
     return;
   }
-  struct share s[64];
-  pthread_t tid[64];
-  int started[64] = {0};
-  if (threads > 64) threads = 64;
-  for (int i = 0; i < threads; i++) {
-    s[i] = (struct share){fn, args, (int)((int64_t)n * i / threads), (int)((int64_t)n * (i + 1) / threads)};
+  if (threads > MAX_HELPERS + 1) threads = MAX_HELPERS + 1;
+  while (helpers < threads - 1) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, helper, NULL) != 0) break;  // fewer helpers: the caller does more
+    pthread_detach(t);
+    helpers++;
   }
-  for (int i = 1; i < threads; i++) started[i] = pthread_create(&tid[i], NULL, run_share, &s[i]) == 0;
-  run_share(&s[0]);
-  for (int i = 1; i < threads; i++) {
-    if (started[i]) pthread_join(tid[i], NULL);
-    else run_share(&s[i]);
-  }
+  const int chunk = n / (threads * 8) > 0 ? n / (threads * 8) : 1;
+  job.fn = fn;
+  job.args = args;
+  job.n = n;
+  job.chunk = chunk;
+  job.chunks = (n + chunk - 1) / chunk;
+  done = 0;
+  pthread_mutex_lock(&wake_lock);
+  const uint32_t g = ++generation;
+  claim = (uint64_t)g << 32;
+  pthread_cond_broadcast(&wake);
+  pthread_mutex_unlock(&wake_lock);
+  work(g);
+  while (__atomic_load_n(&done, __ATOMIC_ACQUIRE) < job.chunks) sched_yield();
+  pthread_mutex_unlock(&pool_lock);
 }
 
 // Dot product in 8 fixed lanes, then the lanes pairwise: one order whatever the vector width the compiler picks.

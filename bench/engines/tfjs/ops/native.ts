@@ -14,9 +14,13 @@ const SOURCE = fileURLToPath(new URL("./kernels.c", import.meta.url));
  * Portable code for any x86-64/arm64 CPU of the kind (no -march=native: a shared cache folder may serve several
  * machines); no contraction of a*b+c into one rounding and no -ffast-math, so every sum keeps the source's order.
  */
-const FLAGS = ["-O3", "-std=c11", "-fPIC", "-shared", "-pthread", "-ffp-contract=off", "-fno-fast-math"];
+const FLAGS = [
+  ...["-O3", "-std=c11", "-fPIC", "-shared", "-pthread", "-ffp-contract=off", "-fno-fast-math"],
+  // Never unloaded (a Deno Worker's end closes its handle): the helper threads sleep in the library's code.
+  ...(Deno.build.os === "linux" ? ["-Wl,-z,nodelete"] : []),
+];
 /** What kernels.c's ace_version returns; a library answering otherwise is stale. */
-const VERSION = 1;
+const VERSION = 2;
 const LIB_NAME = Deno.build.os === "darwin" ? "libacekernels.dylib" : "libacekernels.so";
 
 const SYMBOLS = {
