@@ -123,9 +123,9 @@ test("native causal softmax (training attention): values and gradient within 1e-
   }
 });
 
-/** Adam moments after a few updates of a parameter whose size leaves a partial block (3·4096 + 5 floats). */
+/** Adam moments after a few updates of a parameter shared among threads (≥ 2^18 floats) with a partial block. */
 function adamRun(): Float32Array[] {
-  const rng = Rng.seeded(3), n = 3 * 4096 + 5;
+  const rng = Rng.seeded(3), n = 64 * 4096 + 5;
   const w = tf.variable(tf.tensor1d(Float32Array.from({ length: n }, () => rng.normal())));
   const x = tf.tensor1d(Float32Array.from({ length: n }, () => rng.normal()));
   const model = { params: new Map([["w", w]]) };
