@@ -2,7 +2,7 @@
 # Throughput on a GPU machine, in one go, for the reference and the gpu configurations: the model benchmark on
 # tfjs-webgpu (Deno's WebGPU over the NVIDIA Vulkan driver), tfjs-wasm and tfjs-blas (where OpenBLAS is
 # installed) on the same machine's CPU, PyTorch on the CPU and, when /usr/bin/python3 has a CUDA torch, on the
-# GPU; then the engine (SFT sequences/s, RL step time) on webgpu, wasm, blas and auto (which records its
+# GPU, and blas without its native kernels; then the engine (SFT sequences/s, RL step time) on webgpu, wasm, blas and auto (which records its
 # calibration) for the default and gpu settings presets.
 # Usage (from the repo root, after `npx --yes deno@2.9.6 install`): bash bench/perf/gpu_bench.sh [OUT_DIR]
 # Every command's output is also written to OUT_DIR (default: gpu-bench-<UTC time>/), one file per command.
@@ -29,6 +29,9 @@ for config in reference gpu; do
   # wasm on the CPU, then the PyTorch CPU reference in the same invocation
   step "model-$config-wasm-torch-cpu" "${deno[@]}" task bench model --config "$config" --backend wasm "${steps[@]}"
   step "model-$config-blas-torch-cpu" "${deno[@]}" task bench model --config "$config" --backend blas "${steps[@]}"
+  # The native kernels (ops/kernels.c: decode attention, causal softmax, Adam) have no webgpu counterpart; on the
+  # host's many cores, blas with them off is their side-by-side (threads: one per core, the default).
+  step "model-$config-blas-no-native" "${deno[@]}" task bench model --config "$config" --backend blas --no-native --no-torch "${steps[@]}"
   if [ "$cuda" = 1 ]; then
     step "model-$config-torch-cuda" /usr/bin/python3 bench/perf/torch_reference.py --config "$config" --device cuda
   else
