@@ -108,9 +108,21 @@ export async function loadNative(): Promise<NativeInfo | null> {
     info = { library: path, built: cached ? "cached" : compiler };
   } catch (e) {
     loadError = (e as Error).message.split("\n")[0];
-    console.error(`native kernels: off (${loadError}); attention and Adam stay on tfjs-wasm's thread`);
+    sayOnce(`native kernels: off (${loadError}); attention and Adam stay on tfjs-wasm's thread`);
   }
   return info;
+}
+
+/** Print `line` on stderr once per process: a sweep's Workers each load the library, and share the environment. */
+function sayOnce(line: string): void {
+  const mark = "ACEBENCH_NATIVE_OFF_SAID";
+  try {
+    if (Deno.env.get(mark)) return;
+    Deno.env.set(mark, "1");
+  } catch {
+    // Without env permission every Worker says it; still one line each.
+  }
+  console.error(line);
 }
 
 /** Why the library did not load ("" when it did, or was not tried). */

@@ -32,6 +32,8 @@ import {
 } from "../../../../bench/engines/tfjs/ops/native.ts";
 import { skipping } from "../../../external_inputs.ts";
 import { tempDir } from "../../../temp.ts";
+import { runCli } from "../../../run_cli.ts";
+import { join } from "node:path";
 
 await initBackend("blas").catch(() => initBackend("wasm"));
 const why = blasInfo() === null ? blasError() : nativeInfo() === null ? nativeError() : null;
@@ -212,4 +214,35 @@ test("native kernels: built into an empty cache on first use, found there next t
       .test(lines[0]),
     lines[0],
   );
+});
+
+test("deno task sweep on blas without a compiler: one line for the whole sweep, the old path, recorded", async () => {
+  const dir = tempDir("acebench-native-sweep-");
+  const config = JSON.parse(
+    Deno.readTextFileSync(new URL("../../../../bench/configs/ci-tfjs.json", import.meta.url)),
+  );
+  config.name = "native-off";
+  config.seeds = [0, 1];
+  config.settings = { ...config.settings, backend: "blas" };
+  Deno.writeTextFileSync(join(dir, "config.json"), JSON.stringify(config));
+  const out = join(dir, "sweep"),
+    env = { ACEBENCH_CC: "/nonexistent/cc", ACEBENCH_CACHE: join(dir, "cache") };
+  const before = Object.fromEntries(Object.keys(env).map((k) => [k, Deno.env.get(k)]));
+  Object.entries(env).forEach(([k, v]) => Deno.env.set(k, v)); // runCli's process inherits them
+  let r;
+  try {
+    r = await runCli(["sweep", "--config", join(dir, "config.json"), "--smoke", "--out", out, "--no-report"]);
+  } finally {
+    Object.entries(before).forEach(([k, v]) => v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v));
+  }
+  assertEquals(r.code, 0, `sweep exited ${r.code}:\n${(r.stdout + r.stderr).slice(-3000)}`);
+  const said = (r.stdout + r.stderr).split("\n").filter((l) => l.includes("native kernels: off"));
+  assertEquals(said.length, 1, said.join("\n"));
+  const runs = [...Deno.readDirSync(join(out, "runs"))].map((e) => e.name);
+  assert(runs.length > 1, "several runs (each in its own Worker)");
+  for (const run of runs) {
+    const decision = JSON.parse(Deno.readTextFileSync(join(out, "runs", run, "config.json"))).backendDecision;
+    assertEquals(decision.backend, "blas", run);
+    ok(decision.native.startsWith("off: /nonexistent/cc did not start"), `${run}: ${decision.native}`);
+  }
 });
