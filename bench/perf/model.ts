@@ -25,7 +25,7 @@ import {
 } from "../engines/tfjs/model.ts";
 import { kernelInfo, useKernels } from "../engines/tfjs/ops/attention.ts";
 import { blasInfo, setThreads, threadsInUse } from "../engines/tfjs/ops/blas.ts";
-import { nativeInfo, useNative } from "../engines/tfjs/ops/native.ts";
+import { nativeError, nativeInfo, useNative } from "../engines/tfjs/ops/native.ts";
 import { coreCount, DataParallelTrainer, fullBatch, SamplerPool } from "../engines/tfjs/parallel.ts";
 import { kernelClasses, type OpClassTable, printProfileTable, splitStep } from "./profile.ts";
 import { gemmFlops, sampleFlopsPerToken, trainFlopsPerToken } from "./flops.ts";
@@ -96,6 +96,11 @@ const FLAGS = {
   "no-native": {
     type: "boolean",
     help: "blas backend: tfjs-wasm's kernels instead of the native ones (ops/kernels.c), to measure them",
+  },
+  "native-ab": {
+    type: "boolean",
+    help: "blas backend: in each run also time sampling with the native kernels off, in the same process " +
+      "(their side-by-side; training runs in workers, so use --no-native in another invocation for it)",
   },
   profile: {
     type: "boolean",
@@ -404,6 +409,8 @@ type RunRow = {
   load_after?: number;
   tfjs_train?: number;
   tfjs_sample?: number;
+  /** With --native-ab: sampling tokens/s with the native kernels off, in the same run. */
+  tfjs_sample_no_native?: number;
   tfjs_peak_gflops_per_thread?: number;
   tfjs_train_threads?: number;
   tfjs_sample_threads?: number;
@@ -421,6 +428,7 @@ interface Bench {
   torchArgs: string[];
   pythons: string[];
   result: Record<string, unknown>;
+  nativeAb: boolean;
 }
 
 /** Entry point for `deno task bench model`. */
@@ -474,6 +482,7 @@ export async function main(args: string[]): Promise<number> {
         torchArgs,
         pythons,
         result,
+        nativeAb: values["native-ab"] === true,
       };
       const rows: RunRow[] = [];
       for (let run = 1; run <= runs; run++) rows.push(await measureRun(bench, run));
@@ -501,6 +510,13 @@ async function configure(values: FlagValues<typeof FLAGS>) {
   const backend = await initBackend(values.backend);
   if (values["no-kernels"]) useKernels(false);
   if (values["no-native"]) useNative(false);
+  if (values["native-ab"] && (values["no-native"] || !nativeInfo())) {
+    throw new UsageError(
+      `--native-ab: the native kernels are not in use (backend ${backend}${
+        values["no-native"] ? ", --no-native" : ""
+      }${nativeError() ? `: ${nativeError()}` : ""})`,
+    );
+  }
   // Data-parallel workers are for the CPU backends with the kernels on: GPU backends and --no-kernels use one.
   if (!trainsDataParallel() || values["no-kernels"]) trainWorkers = sampleWorkers = 1;
   if (!rowInvariant()) sampleWorkers = 1; // the pool's samples equal one process's only where rows are invariant
@@ -522,10 +538,22 @@ function makeRig(): Rig {
   return { model, opt, batch, trainer: null, sampler: null, rng };
 }
 
+/** Sampling tokens/s with the native kernels off (a warm-up, then the median of --reps), back on after. */
+async function sampleWithoutNative(b: Bench): Promise<number> {
+  useNative(false);
+  try {
+    await timeSample(b.rig);
+    return (SAMPLE_B * NEW) / median(await repeat(b.reps, () => timeSample(b.rig)));
+  } finally {
+    useNative(true);
+  }
+}
+
 /** One run: tfjs train and sample tokens/s, its matmul peak, then each working torch; printed as it goes. */
 async function measureRun(b: Bench, run: number): Promise<RunRow> {
   const row: RunRow = { run, load_before: load1(), torch: [] };
   const t = await tfjsRun(b.rig, b.steps, b.reps);
+  if (b.nativeAb) row.tfjs_sample_no_native = Math.round(await sampleWithoutNative(b));
   // Measured each run, beside its figures, so both see the same load.
   const peak = await matmulPeak(b.peakN);
   const eff = efficiency(t.train, t.sample, peak * b.trainThreads, peak * b.sampleThreads);
@@ -565,7 +593,9 @@ async function measureRun(b: Bench, run: number): Promise<RunRow> {
   console.log(
     `run ${run}: load ${Number(row.load_before).toFixed(2)} → ${Number(row.load_after).toFixed(2)}; ` +
       `tfjs train ${row.tfjs_train}${effNote(eff.train_gflops, eff.train_pct_peak)}, sample ` +
-      `${row.tfjs_sample}${effNote(eff.sample_gflops, eff.sample_pct_peak)} tokens/s; peak ` +
+      `${row.tfjs_sample}${effNote(eff.sample_gflops, eff.sample_pct_peak)}${
+        row.tfjs_sample_no_native ? ` (native kernels off: ${row.tfjs_sample_no_native})` : ""
+      } tokens/s; peak ` +
       `${peak.toFixed(1)} GFLOP/s per thread (${b.peakN}² tf.matMul) × ${b.trainThreads} train, ` +
       `${b.sampleThreads} sample thread(s)`,
   );
@@ -599,6 +629,11 @@ function summarise(rows: RunRow[], b: Bench, backend: string): void {
     rows.map((r) => r[k] as number);
   console.log(`\nmedian (range) over ${rows.length} run(s); 1-min load ${spread(col("load_before"), 2)}:`);
   console.log(`  tfjs  train ${spread(col("tfjs_train"))}  sample ${spread(col("tfjs_sample"))} tokens/s`);
+  const off = rows.map((r) => r.tfjs_sample_no_native).filter((x): x is number => x !== undefined);
+  if (off.length > 0) {
+    console.log(`  tfjs  sample with the native kernels off (same runs): ${spread(off)} tokens/s`);
+    result.median_tfjs_sample_no_native = median(off);
+  }
   result.runs = rows;
   result.median_tfjs_train = median(col("tfjs_train"));
   result.median_tfjs_sample = median(col("tfjs_sample"));
