@@ -28,7 +28,7 @@ typedef void (*range_fn)(const void *args, int lo, int hi);
 static struct {
   range_fn fn;
   const void *args;
-  int n, chunk, chunks;
+  int n, chunk, chunks, helpers;  // helpers: how many of the pool take part (the job's threads − 1)
 } job;
 static _Atomic uint64_t claim;  // generation << 32 | next chunk
 static _Atomic int done;        // chunks finished in the current generation
@@ -49,15 +49,16 @@ static void work(uint32_t g) {
   }
 }
 
-static void *helper(void *unused) {
-  (void)unused;
+static void *helper(void *arg) {
+  const int id = (int)(intptr_t)arg;
   uint32_t seen = 0;
   for (;;) {
     pthread_mutex_lock(&wake_lock);
     while (generation == seen) pthread_cond_wait(&wake, &wake_lock);
     seen = generation;
+    const int takes_part = id < job.helpers;  // a job asking fewer threads than the pool has leaves the rest idle
     pthread_mutex_unlock(&wake_lock);
-    work(seen);
+    if (takes_part) work(seen);
   }
   return NULL;
 }
@@ -72,7 +73,7 @@ static void parallel_for(range_fn fn, const void *args, int n, int threads) {
   if (threads > MAX_HELPERS + 1) threads = MAX_HELPERS + 1;
   while (helpers < threads - 1) {
     pthread_t t;
-    if (pthread_create(&t, NULL, helper, NULL) != 0) break;  // fewer helpers: the caller does more
+    if (pthread_create(&t, NULL, helper, (void *)(intptr_t)helpers) != 0) break;  // fewer: the caller does more
     pthread_detach(t);
     helpers++;
   }
@@ -84,6 +85,7 @@ static void parallel_for(range_fn fn, const void *args, int n, int threads) {
   job.chunks = (n + chunk - 1) / chunk;
   done = 0;
   pthread_mutex_lock(&wake_lock);
+  job.helpers = threads - 1;
   const uint32_t g = ++generation;
   claim = (uint64_t)g << 32;
   pthread_cond_broadcast(&wake);
