@@ -19,7 +19,9 @@ int ace_version(void) { return 2; }
 typedef void (*range_fn)(const void *args, int lo, int hi);
 
 // A process-wide pool of helper threads, started on demand and kept. A job is cut into chunks of items that the
-// caller and the helpers claim one at a time (a compare-and-swap on generation·2³² + next chunk), so a helper
+// caller and the helpers claim one at a time (a compare-and-swap on one word: generation, chunk count, next
+// chunk; a stale helper's claim fails on the generation, and a claim never reads the job's fields before it
+// succeeds, so it never runs a job half written), so a helper
 // that the OS has not scheduled yet (a loaded machine) costs nothing: the caller claims the rest itself and waits
 // only for chunks already claimed. Who computes an item never changes how, so the bits are the same for any
 // thread count. One job at a time: a second caller (another Deno Worker of the process) runs its job alone.
@@ -30,7 +32,7 @@ static struct {
   const void *args;
   int n, chunk, chunks, helpers;  // helpers: how many of the pool take part (the job's threads − 1)
 } job;
-static _Atomic uint64_t claim;  // generation << 32 | next chunk
+static _Atomic uint64_t claim;  // generation << 32 | chunks << 16 | next chunk (chunks < 16 · 64 + 1)
 static _Atomic int done;        // chunks finished in the current generation
 static _Atomic uint32_t generation;
 static int helpers;             // helper threads started
@@ -40,9 +42,10 @@ static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 // Claim and run chunks of generation g until none is left.
 static void work(uint32_t g) {
   uint64_t c = claim;
-  while ((uint32_t)(c >> 32) == g && (int)(c & 0xffffffffu) < job.chunks) {
+  while ((uint32_t)(c >> 32) == g && (c & 0xffff) < ((c >> 16) & 0xffff)) {
     if (!__atomic_compare_exchange_n(&claim, &c, c + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
-    const int lo = (int)(c & 0xffffffffu) * job.chunk, hi = lo + job.chunk < job.n ? lo + job.chunk : job.n;
+    // Claimed: generation g is live until this chunk is done, so the job's fields are g's.
+    const int lo = (int)(c & 0xffff) * job.chunk, hi = lo + job.chunk < job.n ? lo + job.chunk : job.n;
     job.fn(job.args, lo, hi);
     __atomic_fetch_add(&done, 1, __ATOMIC_RELEASE);
     c = claim;
@@ -51,7 +54,9 @@ static void work(uint32_t g) {
 
 static void *helper(void *arg) {
   const int id = (int)(intptr_t)arg;
-  uint32_t seen = 0;
+  pthread_mutex_lock(&wake_lock);
+  uint32_t seen = generation;  // jobs before this thread existed are not its business
+  pthread_mutex_unlock(&wake_lock);
   for (;;) {
     pthread_mutex_lock(&wake_lock);
     while (generation == seen) pthread_cond_wait(&wake, &wake_lock);
@@ -87,7 +92,7 @@ static void parallel_for(range_fn fn, const void *args, int n, int threads) {
   pthread_mutex_lock(&wake_lock);
   job.helpers = threads - 1;
   const uint32_t g = ++generation;
-  claim = (uint64_t)g << 32;
+  claim = (uint64_t)g << 32 | (uint64_t)job.chunks << 16;
   pthread_cond_broadcast(&wake);
   pthread_mutex_unlock(&wake_lock);
   work(g);
