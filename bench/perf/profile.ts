@@ -22,6 +22,9 @@ const CLASS_OF: [string, string[]][] = [
     "Softmax",
   ]],
   ["layer norm", ["AceLayerNorm", "AceLayerNormGrad"]],
+  // A whole decoder layer of a decode step in one native call (ops/kernels.c): its products, attention and
+  // element-wise work cannot be told apart there.
+  ["decode layer (native: products, attention, layer norm, MLP)", ["AceDecodeLayer"]],
   ["softmax/cross-entropy", ["LogSoftmax", "Max", "Exp", "Log", "Sub"]],
   ["Adam", ["AceAdam", "Square", "Sqrt"]],
   ["gather/one-hot", ["OneHot", "Cast", "GatherV2"]],

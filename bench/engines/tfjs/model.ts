@@ -9,10 +9,12 @@ import { layerNorm, linear, oneHotF } from "./model/ops.ts";
 import {
   advance,
   cachedAttention,
+  cachedLayer,
   compactKvCache,
   createKvCache,
   disposeKvCache,
   type KvCache,
+  type LayerWeights,
   selfAttention,
   swapLast,
 } from "./ops/attention.ts";
@@ -107,6 +109,21 @@ export function disposeModel(model: Model): void {
   for (const v of model.params.values()) v.dispose();
 }
 
+/** Layer l's weights by role, for a fused decode layer. */
+function layerWeights(p: (name: string) => tf.Tensor, l: number): LayerWeights {
+  const w = (name: string) => p(`h${l}.${name}`);
+  return {
+    ln1g: w("ln1.g"),
+    ln1b: w("ln1.b"),
+    qkv: w("qkv"),
+    proj: w("proj"),
+    ln2g: w("ln2.g"),
+    ln2b: w("ln2.b"),
+    up: w("up"),
+    down: w("down"),
+  };
+}
+
 /** Logits [B*T, V] for int32 tokens [B, T] at positions start..start+T-1 (start = cache length). */
 function forward(model: Model, tokens: tf.Tensor2D, cache?: KvCache): tf.Tensor2D {
   const { vocab, dModel: d, layers, context } = model.config;
@@ -120,6 +137,11 @@ function forward(model: Model, tokens: tf.Tensor2D, cache?: KvCache): tf.Tensor2
   const pos = tf.slice(p("wpe"), [start, 0], [t, d]);
   let x = tf.reshape(tf.add(tf.reshape(tok, [b, t, d]), pos), [n, d]) as tf.Tensor2D;
   for (let l = 0; l < layers; l++) {
+    const fused = cache && t === 1 ? cachedLayer(cache, l, x, layerWeights(p, l)) : null;
+    if (fused) {
+      x = fused;
+      continue;
+    }
     const h1 = layerNorm(x, p(`h${l}.ln1.g`) as tf.Tensor1D, p(`h${l}.ln1.b`) as tf.Tensor1D);
     const qkv = linear(h1, p(`h${l}.qkv`) as tf.Tensor2D);
     const y = cache ? cachedAttention(cache, l, qkv) : selfAttention(qkv, b, model.config.heads);

@@ -16,7 +16,7 @@ import {
   type WasmBackend,
 } from "./wasm.ts";
 import { blasActive, gemmBatch } from "./blas.ts";
-import { nativeKernels, nativeThreads } from "./native.ts";
+import { nativeKernels, nativeLayers, nativeThreads } from "./native.ts";
 
 let wasmKernels: { bmm: Fn; bmmNT: Fn; heads: Fn; transpose: Fn } | null = null;
 let enabled = true;
@@ -124,6 +124,32 @@ function decodeKernel({ inputs: { qkv, k, v }, backend, attrs }: KernelArgs): tf
   return out;
 }
 
+/** A decoder layer's weights (model.ts names them h{l}.ln1.g, …): LayerNorm gains and biases, products [in, out]. */
+export interface LayerWeights {
+  ln1g: tf.Tensor;
+  ln1b: tf.Tensor;
+  qkv: tf.Tensor;
+  proj: tf.Tensor;
+  ln2g: tf.Tensor;
+  ln2b: tf.Tensor;
+  up: tf.Tensor;
+  down: tf.Tensor;
+}
+
+/** A whole decoder layer of a decode step on the native kernels: x [b, d] → the layer's output (see kernels.c). */
+function decodeLayerKernel({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo {
+  const be = backend as WasmBackend, [heads, length] = ["heads", "length"].map((n) => attr(attrs, n));
+  const { x, k } = inputs, [b, d] = x.shape, out = be.makeOutput([b, d], "float32");
+  const heap = be.wasm.HEAPF32, from = addr(be, x) / 4;
+  heap.copyWithin(addr(be, out) / 4, from, from + b * d); // updated in place by the layer's residual adds
+  const p = (name: string) => nativeAddr(be, inputs[name]);
+  const at = [out, ...["ln1g", "ln1b", "qkv", "proj", "ln2g", "ln2b", "up", "down", "k", "v"]].map((t) =>
+    typeof t === "string" ? p(t) : nativeAddr(be, t)
+  ) as [bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint];
+  nativeKernels()!.ace_decode_layer(...at, b, d, heads, k.shape[1], length, nativeThreads());
+  return out;
+}
+
 /** Causal softmax of scaled scores x [n, t, t] on the native kernels (keys after a row's own position: 0). */
 function causalSoftmaxKernel({ inputs: { x }, backend }: KernelArgs): tf.TensorInfo {
   const be = backend as WasmBackend, [n, t] = x.shape, out = be.makeOutput([...x.shape], "float32");
@@ -167,6 +193,7 @@ export async function loadKernels(): Promise<boolean> {
   registerWasmKernel("AceTranspose", transposeKernel);
   registerWasmKernel("AceKeepRows", keepRowsKernel);
   registerWasmKernel("AceDecodeAttention", decodeKernel);
+  registerWasmKernel("AceDecodeLayer", decodeLayerKernel);
   registerWasmKernel("AceCausalSoftmax", causalSoftmaxKernel);
   registerWasmKernel("AceCausalSoftmaxGrad", causalSoftmaxGradKernel);
   // Used inside differentiated code too (the tied output head), so it needs a gradient: transpose back.
@@ -462,6 +489,21 @@ export function cachedAttention(cache: KvCache, l: number, qkv: tf.Tensor2D): tf
   }
   const p = attend(q, bmmNT(q, cache.k[l], keys), keys);
   return merge(bmm(p, cache.v[l]), b, heads * hd, 0);
+}
+
+/**
+ * Layer `l` of a decode step (one new position per row of x [b, d]) as one native call: LayerNorms, products,
+ * cached attention (writing the position's keys and values), ReLU MLP and residual adds; null where it does not
+ * apply (not one position, not the in-place cache, native layers off), and the caller runs the tfjs ops.
+ */
+export function cachedLayer(cache: KvCache, l: number, x: tf.Tensor2D, w: LayerWeights): tf.Tensor2D | null {
+  if (!cache.inPlace || x.shape[0] !== cache.b || !nativeLayers() || !blasActive()) return null;
+  const cap = cache.k[l].shape[1];
+  if (cache.length + 1 > cap) {
+    throw new Error(`kv cache: ${cache.length + 1} positions exceed capacity ${cap}`);
+  }
+  const inputs = { x, ...w, k: cache.k[l], v: cache.v[l] } as tf.NamedTensorMap;
+  return run("AceDecodeLayer", inputs, { heads: cache.heads, length: cache.length }) as tf.Tensor2D;
 }
 
 /** Record that a chunk of t positions went through every layer. */

@@ -262,3 +262,98 @@ void ace_causal_softmax_grad(const float *p, const float *dp, float *dx, int n, 
   struct softmax_args a = {p, dp, dx, t};
   parallel_for(causal_softmax_grad_range, &a, n * t, threads);
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// One whole transformer layer of a decode step (one new position per row), the model of model.ts:
+//   x += proj(attention(qkv(LN1(x)))); x += down(relu(up(LN2(x))))
+// Rows are independent in decode, so the rows are cut into blocks of DECODE_ROWS (fixed: the products' bits
+// depend on the rows in a BLAS call) and each block runs the whole layer on one thread, its products through the
+// BLAS (one thread per call), its attention as ace_decode_attention's. One call per layer-step instead of ~10
+// tfjs kernels, each with its bookkeeping.
+#include <dlfcn.h>
+
+#define DECODE_ROWS 64
+typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *, int, float,
+                         float *, int);
+static sgemm_fn sgemm;
+
+/** Find cblas_sgemm in the BLAS library at `path` (the one ops/blas.ts loaded); 0 on success, -1 if absent. */
+int ace_use_blas(const char *path) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  sgemm = h ? (sgemm_fn)dlsym(h, "cblas_sgemm") : NULL;
+  return sgemm ? 0 : -1;
+}
+
+struct layer_args {
+  float *x;  // [b, d] residual stream, updated in place (a fresh output tensor the caller filled with x)
+  const float *ln1g, *ln1b, *wqkv, *wproj, *ln2g, *ln2b, *wup, *wdown;
+  float *k, *v;  // cache buffers [b·heads, cap, hd]
+  int b, d, heads, cap, pos;
+};
+
+// LayerNorm of rows x [n, d] into y, as layernorm.wat computes it (eps 1e-5): mean and variance summed in 4 lanes
+// then (l0 + l1) + (l2 + l3), rstd = 1/√(var + eps), y = ((x − mean)·rstd)·g + b.
+static void layer_norm(const float *x, const float *g, const float *b, float *y, int n, int d) {
+  for (int r = 0; r < n; r++) {
+    const float *xr = x + (size_t)r * d;
+    float acc[4] = {0, 0, 0, 0};
+    for (int c = 0; c < d; c += 4) {
+      for (int l = 0; l < 4; l++) acc[l] += xr[c + l];
+    }
+    const float mean = ((acc[0] + acc[1]) + (acc[2] + acc[3])) / (float)d;
+    for (int l = 0; l < 4; l++) acc[l] = 0;
+    for (int c = 0; c < d; c += 4) {
+      for (int l = 0; l < 4; l++) acc[l] += (xr[c + l] - mean) * (xr[c + l] - mean);
+    }
+    const float rstd = 1.0f / sqrtf(((acc[0] + acc[1]) + (acc[2] + acc[3])) / (float)d + 1e-5f);
+    for (int c = 0; c < d; c++) y[(size_t)r * d + c] = ((xr[c] - mean) * rstd) * g[c] + b[c];
+  }
+}
+
+// C[m, n] = A[m, k] · B[k, n] (+ C when accumulate), row-major, on the BLAS.
+static void gemm(const float *a, const float *b, float *c, int m, int n, int k, int accumulate) {
+  sgemm(101, 111, 111, m, n, k, 1.0f, a, k, b, n, accumulate ? 1.0f : 0.0f, c, n);
+}
+
+// Per-thread working memory, grown as needed and kept (the pool's threads live as long as the process).
+static float *scratch(size_t floats) {
+  static __thread float *buf;
+  static __thread size_t have;
+  if (floats > have) {
+    free(buf);
+    buf = malloc(sizeof(float) * floats);
+    if (!buf) abort();
+    have = floats;
+  }
+  return buf;
+}
+
+static void layer_range(const void *p, int lo, int hi) {
+  const struct layer_args *a = p;
+  const int d = a->d, hd = d / a->heads;
+  for (int blk = lo; blk < hi; blk++) {
+    const int r0 = blk * DECODE_ROWS, m = a->b - r0 < DECODE_ROWS ? a->b - r0 : DECODE_ROWS;
+    float *x = a->x + (size_t)r0 * d;
+    float *h = scratch((size_t)m * 8 * d);  // LN out [m, d], qkv [m, 3d], up [m, 4d] (= y [m, d] earlier)
+    float *qkv = h + (size_t)m * d, *up = qkv + (size_t)m * 3 * d, *y = up;  // y and up are never live together
+    layer_norm(x, a->ln1g, a->ln1b, h, m, d);
+    gemm(h, a->wqkv, qkv, m, 3 * d, d, 0);
+    struct decode_args att = {qkv, a->k + (size_t)r0 * a->heads * a->cap * hd,
+                              a->v + (size_t)r0 * a->heads * a->cap * hd, y, m, a->heads, hd, a->cap, a->pos,
+                              1.0f / sqrtf((float)hd)};
+    decode_range(&att, 0, m * a->heads);
+    gemm(y, a->wproj, x, m, d, d, 1);  // x += y·proj (beta 1: the residual add inside the product)
+    layer_norm(x, a->ln2g, a->ln2b, h, m, d);
+    gemm(h, a->wup, up, m, 4 * d, d, 0);
+    for (size_t i = 0; i < (size_t)m * 4 * d; i++) up[i] = up[i] > 0 ? up[i] : 0;
+    gemm(up, a->wdown, x, m, d, 4 * d, 1);
+  }
+}
+
+/** One decode layer for b rows (see layer_args) on `threads` threads; ace_use_blas must have succeeded. */
+void ace_decode_layer(float *x, const float *ln1g, const float *ln1b, const float *wqkv, const float *wproj,
+                      const float *ln2g, const float *ln2b, const float *wup, const float *wdown, float *k,
+                      float *v, int b, int d, int heads, int cap, int pos, int threads) {
+  struct layer_args a = {x, ln1g, ln1b, wqkv, wproj, ln2g, ln2b, wup, wdown, k, v, b, d, heads, cap, pos};
+  parallel_for(layer_range, &a, (b + DECODE_ROWS - 1) / DECODE_ROWS, threads);
+}

@@ -33,6 +33,26 @@ const SYMBOLS = {
   },
   ace_causal_softmax: { parameters: ["usize", "usize", "i32", "i32", "i32"], result: "void" },
   ace_causal_softmax_grad: { parameters: ["usize", "usize", "usize", "i32", "i32", "i32"], result: "void" },
+  ace_use_blas: { parameters: ["buffer"], result: "i32" },
+  ace_decode_layer: {
+    parameters: [
+      ...[
+        "usize",
+        "usize",
+        "usize",
+        "usize",
+        "usize",
+        "usize",
+        "usize",
+        "usize",
+        "usize",
+        "usize",
+        "usize",
+      ] as const,
+      ...["i32", "i32", "i32", "i32", "i32", "i32"] as const,
+    ],
+    result: "void",
+  },
   ace_adam: {
     parameters: [
       ...["usize", "usize", "usize", "usize", "usize", "usize", "usize", "i32"] as const,
@@ -123,6 +143,22 @@ function sayOnce(line: string): void {
     // Without env permission every Worker says it; still one line each.
   }
   console.error(line);
+}
+
+let layers = false;
+
+/**
+ * Let the native kernels call the BLAS at `path` (the library ops/blas.ts loaded) for whole decode layers
+ * (`ace_decode_layer`); false when the library lacks cblas_sgemm or the native kernels are off.
+ */
+export function useNativeBlas(path: string): boolean {
+  layers = lib !== null && lib.ace_use_blas(new TextEncoder().encode(`${path}\0`)) === 0;
+  return layers;
+}
+
+/** Whether whole decode layers run natively (native kernels in use, and the BLAS reachable from them). */
+export function nativeLayers(): boolean {
+  return active && layers;
 }
 
 /** Why the library did not load ("" when it did, or was not tried). */

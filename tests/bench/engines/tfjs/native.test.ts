@@ -149,9 +149,10 @@ test("native Adam: the bits of tfjs-wasm's fused kernel, on 1, 2 and 7 threads",
   }
 });
 
-test("native kernels in a model: sampling and a training step repeat bit for bit on 1, 2 and 7 threads", async () => {
+test("native kernels in a model (whole decode layers): sampling and a training step, same bits on 1, 2, 7 threads", async () => {
   const cfg = { vocab: 64, dModel: 64, heads: 4, layers: 2, context: 24 };
-  const prompts = Int32Array.from({ length: 24 * 8 }, (_, i) => (i * 7) % 64);
+  // 150 rows: decode layers run natively in row blocks of 64, 64 and 22 (kernels.c DECODE_ROWS).
+  const rows = 150, prompts = Int32Array.from({ length: rows * 8 }, (_, i) => (i * 7) % 64);
   const tokens = Int32Array.from({ length: 8 * 24 }, (_, i) => (i * 13) % 64);
   const run = async (on: boolean, threads: number) => {
     useNative(on);
@@ -160,7 +161,7 @@ test("native kernels in a model: sampling and a training step repeat bit for bit
     const opt = createOptimizer(model, { lr: 1e-3, clipNorm: 1 });
     const batch = tf.tensor2d(tokens, [8, 24], "int32");
     try {
-      const s = sample(model, prompts, 24, { maxNew: 12, temperature: 1, topP: 1, rng: Rng.seeded(2) });
+      const s = sample(model, prompts, rows, { maxNew: 12, temperature: 1, topP: 1, rng: Rng.seeded(2) });
       const step = trainStep(
         model,
         opt,
@@ -178,6 +179,8 @@ test("native kernels in a model: sampling and a training step repeat bit for bit
   };
   const one = await run(true, 1), off = await run(false, 1);
   assertClose(one.s.logp, off.s.logp, 1e-4, "sampled log-probs against tfjs-wasm's kernels");
+  const kernels = await tf.profile(async () => (await run(true, 1), []));
+  ok(kernels.kernelNames.includes("AceDecodeLayer"), "decode steps ran as whole native layers");
   for (const threads of [2, 7]) {
     const other = await run(true, threads);
     assertEquals(other.s, one.s, `samples on ${threads} threads`);
