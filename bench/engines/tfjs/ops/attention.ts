@@ -213,8 +213,10 @@ export async function loadKernels(): Promise<boolean> {
 /** Which path attention takes on the current backend (for benchmark output). */
 export function kernelInfo(): string {
   if (!own()) return "tfjs ops";
-  const decode = nativeKernels()
-    ? `native decode step (kernels.c, ${nativeThreads()} thread(s))`
+  const decode = nativeLayers()
+    ? `whole native decode layers (kernels.c, ${nativeThreads()} thread(s))`
+    : nativeKernels()
+    ? `native decode attention (kernels.c, ${nativeThreads()} thread(s))`
     : "wasm SIMD kernels (attention.wat)";
   return blasActive()
     ? `BLAS products; decode rows < ${BLAS_MIN_ROWS}: ${decode}`
