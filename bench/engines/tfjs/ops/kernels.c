@@ -6,6 +6,7 @@
 // with the same code (a thread's share decides who computes an item, never how), and no result sums over items.
 // Built with -ffp-contract=off and without -ffast-math, so a*b+c is two roundings and sums keep source order.
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <math.h>
 #include <sched.h>
 #include <pthread.h>
@@ -14,17 +15,17 @@
 #include <string.h>
 
 /** Bumped when an exported signature changes (ops/native.ts checks it). */
-int ace_version(void) { return 2; }
+int ace_version(void) { return 3; }
 
 typedef void (*range_fn)(const void *args, int lo, int hi);
 
 // A process-wide pool of helper threads, started on demand and kept. A job is cut into chunks of items that the
-// caller and the helpers claim one at a time (a compare-and-swap on one word: generation, chunk count, next
-// chunk; a stale helper's claim fails on the generation, and a claim never reads the job's fields before it
-// succeeds, so it never runs a job half written), so a helper
-// that the OS has not scheduled yet (a loaded machine) costs nothing: the caller claims the rest itself and waits
-// only for chunks already claimed. Who computes an item never changes how, so the bits are the same for any
-// thread count. One job at a time: a second caller (another Deno Worker of the process) runs its job alone.
+// caller and the helpers claim one at a time, by a compare-and-swap on one word (generation, chunk count, next
+// chunk): a stale helper's claim fails on the generation, and no claim reads the job's fields before it succeeds,
+// so none runs a job half written. A helper the OS has not scheduled yet (a loaded machine) costs nothing: the
+// caller claims the rest itself and waits only for chunks already claimed. Who computes an item never changes
+// how, so the bits are the same for any thread count. One job at a time: a second caller (another Deno Worker of
+// the process) runs its job alone.
 #define MAX_HELPERS 63
 
 static struct {
@@ -270,7 +271,6 @@ void ace_causal_softmax_grad(const float *p, const float *dp, float *dx, int n, 
 // depend on the rows in a BLAS call) and each block runs the whole layer on one thread, its products through the
 // BLAS (one thread per call), its attention as ace_decode_attention's. One call per layer-step instead of ~10
 // tfjs kernels, each with its bookkeeping.
-#include <dlfcn.h>
 
 #define DECODE_ROWS 64
 typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *, int, float,

@@ -22,7 +22,7 @@ const FLAGS = [
   ...(Deno.build.os === "linux" ? ["-Wl,-z,nodelete"] : []),
 ];
 /** What kernels.c's ace_version returns; a library answering otherwise is stale. */
-const VERSION = 2;
+const VERSION = 3;
 const LIB_NAME = Deno.build.os === "darwin" ? "libacekernels.dylib" : "libacekernels.so";
 
 const SYMBOLS = {

@@ -36,9 +36,29 @@ import { runCli } from "../../../run_cli.ts";
 import { join } from "node:path";
 
 await initBackend("blas").catch(() => initBackend("wasm"));
-const why = blasInfo() === null ? blasError() : nativeInfo() === null ? nativeError() : null;
+/** Whether the compiler the library is built with runs here (`ACEBENCH_CC`, else `cc`). */
+async function compilerRuns(): Promise<boolean> {
+  try {
+    return (await new Deno.Command(Deno.env.get("ACEBENCH_CC") || "cc", { args: ["--version"] }).output())
+      .success;
+  } catch {
+    return false;
+  }
+}
+// Skipped only where the native kernels cannot exist (no BLAS, no compiler); a compiler that fails on
+// kernels.c, or a library that does not load, fails the first test instead.
+const why = blasInfo() === null
+  ? blasError()
+  : nativeInfo() === null && !(await compilerRuns())
+  ? `${nativeError()} (install a C compiler, e.g. apt-get install gcc, or set ACEBENCH_CC)`
+  : null;
 const available = !skipping("the native kernel tests", why);
 const test = (name: string, fn: () => void | Promise<void>) => Deno.test({ name, ignore: !available, fn });
+
+test("native kernels: built and loaded where a compiler runs", () => {
+  assertEquals(nativeError(), "", "the library did not build or load");
+  assert(nativeInfo() !== null);
+});
 
 /** `f` with the native kernels on (`threads` threads) or off; back to on, one thread, after. */
 function withNative<T>(on: boolean, threads: number, f: () => T): T {
