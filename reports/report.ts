@@ -127,7 +127,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
   const presets = new Map(runs.map((r) => [r.method, r.preset]));
   const all = final.filter((r) => r.slice === "all");
   const aceVsBaseline = aceComparisons(all, presets, data.record?.methods);
-  const requested = (data.sweep?.compare ?? []) as { method: string; against: string[] }[];
+  const requested = data.folder?.kind === "sweep" ? data.folder.config.compare ?? [] : [];
   const comparisons = [...aceVsBaseline, ...requestedComparisons(all, requested, aceVsBaseline)];
   const methods = methodOrder(runs);
   const cells = [...beforeRl(rows, final, methods[0]), ...aggregateSeeds(final)];
@@ -156,7 +156,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
       ...controlsSection(controls, dataset),
       ...doseSection(dose, dataset),
       ...calibrationSection(calibration, dataset),
-      ...referenceSection(options.references ?? [], cells, dataset, runProtocol(data.sweep, data.record)),
+      ...referenceSection(options.references ?? [], cells, dataset, runProtocol(data.folder)),
     ],
   }) + (options.sections ?? []).map((section) => "\n" + section.trimEnd() + "\n").join("");
   const extra = options.columns ?? [];
@@ -269,7 +269,7 @@ export async function compareSweeps(
   const [a, b] = await Promise.all([buildReport(dirA, options), buildReport(dirB, options)]);
   // Two evals: one run each (its model, its --seed), paired with each other problem by problem whatever their
   // model names and seeds.
-  const evals = a.data.sweep?.kind === "eval" && b.data.sweep?.kind === "eval";
+  const evals = a.data.folder?.kind === "eval" && b.data.folder?.kind === "eval";
   const model = evals ? evalPairLabel(a.methods[0], b.methods[0]) : "";
   const asPair = (rows: PassKRow[]) =>
     evals ? rows.map((r) => ({ ...r, method: model, base: 0, seed: 0 })) : rows;
@@ -282,7 +282,7 @@ export async function compareSweeps(
   ] as const;
   const notes = checkSameProtocol(sides[0], sides[1], options.allowProtocolChange ?? false);
   const lines = [`# Compare: A = ${dirA}, B = ${dirB}`, ""];
-  const hashes = [a.data.sweep?.configHash, b.data.sweep?.configHash];
+  const hashes = [a.data.folder?.configHash, b.data.folder?.configHash];
   lines.push(
     evals
       ? `Config hashes (what changes the samples: model, dataset, template, sampling and seed; the grader mode is ` +

@@ -1,7 +1,7 @@
-// An external-model evaluation as a run folder: eval.json (kind "eval"; older folders: sweep.json), runs/<model-slug>/{config.json,
+// An external-model evaluation as a run folder: eval.json (older folders: sweep.json of kind "eval"), runs/<model-slug>/{config.json,
 // samples.jsonl, eval.jsonl, status.json}, so `deno task report DIR` reads it like a sweep.
 import { join } from "node:path";
-import { exists, readJson } from "../../common/fs.ts";
+import { exists } from "../../common/fs.ts";
 import { configHash } from "../../common/hash.ts";
 import { Rng } from "../../common/prng.ts";
 import { machineInfo, versionInfo } from "../../common/provenance.ts";
@@ -9,13 +9,14 @@ import { readSamples, type SampleRecord } from "./samples.ts";
 import type { PromptTemplate } from "./templates.ts";
 import {
   type EvalSample,
+  readFolderFile,
   recordFile,
   runFile,
-  writeEvalRecord,
   writeEvalSamples,
+  writeFolderFile,
   writeRunConfig,
 } from "../../common/run_folder.ts";
-import { describeSampling, serverDefaults, type ServerValue } from "./sampling.ts";
+import { serverDefaults, type ServerValue } from "./sampling.ts";
 import { RECORD_VERSION, runRecordFrom, type SweepRecord } from "../../common/protocol.ts";
 import { GRADE_TIMEOUT_MS, graderVersion } from "../../evaluators/mod.ts";
 
@@ -150,22 +151,18 @@ export function samplesIdentity(s: EvalSettings): string {
   });
 }
 
-/**
- * The sampling record of eval.json and config.json: what eval sends from its flags, the `--sampling`
- * parameters (`server`), the defaulted ones it leaves to the server (`serverDefaults`), and those as text.
- */
-export function samplingRecord(s: EvalSettings) {
-  const record = {
-    n: s.n,
-    temperature: s.temperature,
-    top_p: s.topP,
-    max_tokens: s.maxTokens,
-    seed: s.seed,
-    stop: [] as string[],
-    server: s.server,
-    serverDefaults: serverDefaults(s.server),
-  };
-  return { ...record, described: describeSampling(record) };
+/** eval.json's `config`: the invocation, the endpoint and what picks the problems; the protocol is the record's. */
+export interface EvalFileConfig {
+  /** The invocation to re-run (null when not known). */
+  command: string | null;
+  endpoint: string;
+  model: string;
+  mode: EvalSettings["mode"];
+  dataset: string;
+  taskSet?: EvalSettings["taskSet"];
+  limit: number | null;
+  subsetSeed: number | null;
+  template: { name: string; text: string };
 }
 
 /**
@@ -174,7 +171,7 @@ export function samplingRecord(s: EvalSettings) {
  * the grader mode and version with the pool's per-answer timeout, n and ks.
  */
 function evalRecord(s: EvalSettings): SweepRecord {
-  const { n: _n, server, serverDefaults: defaulted, described: _d, ...sent } = samplingRecord(s);
+  const sent = { temperature: s.temperature, top_p: s.topP, max_tokens: s.maxTokens, seed: s.seed, stop: [] };
   const f = s.datasetFile;
   const all = f
     ? `file ${f.path} (sha256 ${
@@ -203,7 +200,7 @@ function evalRecord(s: EvalSettings): SweepRecord {
       template: /^[a-z-]+$/.test(s.template.name)
         ? s.template.name
         : `file ${s.template.name} (${configHash(s.template.text)})`,
-      sampling: { sent: { ...sent, ...server }, serverDefaults: defaulted },
+      sampling: { sent: { ...sent, ...s.server }, serverDefaults: serverDefaults(s.server) },
       grader: { mode: s.grader ?? "default", version: graderVersion(), timeoutMs: GRADE_TIMEOUT_MS },
       n: s.n,
       ks: [...s.ks],
@@ -268,11 +265,11 @@ export function checkEvalDir(out: string, s: EvalSettings): void {
     }
     return;
   }
-  const old = readJson<{ kind?: string; configHash?: string; runIds?: string[] }>(recordPath);
+  const old = readFolderFile(out)!;
   if (old.kind !== "eval") {
     throw new Error(`${out} holds a training sweep, not an eval; choose another --out`);
   }
-  if (old.configHash !== samplesIdentity(s) || old.runIds?.[0] !== modelSlug(s.model)) {
+  if (old.configHash !== samplesIdentity(s) || old.runIds[0] !== modelSlug(s.model)) {
     throw new Error(
       `${out} holds samples made with different settings (model, dataset or its file, template, sampling or seed); ` +
         `choose another --out or delete it`,
@@ -289,15 +286,8 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
   const paths = evalPaths(out, s);
   const { runId, runDir } = paths;
   const identity = samplesIdentity(s);
-  const sampling = samplingRecord(s);
   const record = evalRecord(s);
-  writeEvalRecord(out, {
-    kind: "eval",
-    name: `${s.model} on ${s.dataset}`,
-    engine: "external",
-    // The same shape sweeps use, so the report's provenance section lists the model and seed.
-    methods: [{ name: s.model, preset: "external" }],
-    seeds: [s.seed],
+  const config: EvalFileConfig = {
     command: command ?? null,
     endpoint: s.endpoint,
     model: s.model,
@@ -307,8 +297,10 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
     limit: s.limit,
     subsetSeed: s.subsetSeed,
     template: { name: s.template.name, text: s.template.text },
-    sampling,
-    eval: { n: s.n, ks: s.ks },
+  };
+  writeFolderFile(out, {
+    kind: "eval",
+    config,
     record,
     configHash: identity,
     runIds: [runId],
@@ -322,6 +314,7 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
     method: s.model,
     preset: "external",
     seed: s.seed,
+    base: 0,
     algo: {},
     settings: {
       endpoint: s.endpoint,
@@ -329,10 +322,9 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
       mode: s.mode,
       dataset: s.dataset,
       template: s.template.name,
-      ...sampling,
     },
     eval: { n: s.n, ks: s.ks, every: 0 },
-    record: runRecordFrom(record, s.model) ?? undefined,
+    record: runRecordFrom(record, s.model),
   });
   return paths;
 }

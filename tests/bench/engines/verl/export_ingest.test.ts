@@ -307,9 +307,11 @@ async function plannedRun(
     method: "ace-grpo",
     preset: "ace-grpo",
     seed: 0,
+    base: 0,
     algo: { ...resolveAlgo("ace-grpo") },
     settings: { rl: { steps: 20 } },
     eval: { n: 3, ks: [1, 2, 3], every: 20 },
+    record: null,
   });
   writeStatus(runDir, { state: "planned", startedAt: "2026-01-01T00:00:00.000Z" });
   for (const step of [0, 20]) {
@@ -357,7 +359,7 @@ Deno.test(
     );
     // more samples than n: the dumps are not this run's, refused even with partial
     const over = await plannedRun(join(dir, "over"), (step, _, i) => !(step === 0 && i === 0));
-    writeRunConfig(over.runDir, { ...readRunConfig(over.runDir), eval: { n: 2, ks: [1, 2], every: 20 } });
+    writeRunConfig(over.runDir, { ...readRunConfig(over.runDir)!, eval: { n: 2, ks: [1, 2], every: 20 } });
     await rejects(
       () => ingestVerlDumps(over.runDir, { partial: true }),
       /step 0 \(aime2025\): 1 problem with 3 of 2 samples; .*more samples than the plan's n = 2/,
