@@ -96,12 +96,14 @@ export function migrateFolderFile(raw: Record<string, unknown>, file: string): F
       !["record", "backend", ...PROVENANCE].includes(k) && !(kind === "eval" && V1_EVAL_ONLY.includes(k))
     ),
   );
-  const record = raw.record ? { ...raw.record as object, version: RECORD_VERSION } : null;
-  return { ...provenanceOf(raw), kind, config, record } as FolderFile;
+  const provenance = Object.fromEntries(PROVENANCE.map((k) => [k, raw[k]]));
+  return { ...provenance, kind, config, record: upgraded(raw.record) } as FolderFile;
 }
 
-function provenanceOf(raw: Record<string, unknown>) {
-  return Object.fromEntries(PROVENANCE.map((k) => [k, raw[k]]));
+/** A record of version 1 as version 2 (the same fields); another version as it is (refused on validation). */
+function upgraded(record: unknown): unknown {
+  const r = record as { version?: unknown } | undefined;
+  return r?.version === 1 ? { ...r, version: RECORD_VERSION } : r ?? null;
 }
 
 /** A folder's sweep.json or eval.json, migrated (`migrateFolderFile`) and its record validated; null: none. */
@@ -174,7 +176,7 @@ export function migrateRunConfig(raw: Record<string, unknown>): RecordedConfig {
     base: raw.base ?? 0,
     algo: ace && !algo.ace ? { ...algo, ace } : algo,
     settings: { ...(rl ? { rl } : {}), ...raw.settings as object },
-    record: record ? { ...record as object, version: RECORD_VERSION } : null,
+    record: upgraded(record),
   } as RecordedConfig;
 }
 

@@ -148,7 +148,7 @@ export function dataIssues(data: SweepData): DataIssue[] {
 
 /** The method of a planned run id that has no folder: the longest method name the id starts with. */
 function methodOf(runId: string, data: SweepData): string {
-  const names = (data.record?.methods ?? []).map((m) => m.name);
+  const names = (data.folder?.record?.methods ?? []).map((m) => m.name);
   const known = [...new Set([...names, ...data.runs.map((r) => r.method)])];
   return known.filter((m) => runId.startsWith(`${m}_`)).sort((a, b) => b.length - a.length)[0] ?? runId;
 }

@@ -13,7 +13,6 @@ import {
   runFile,
   type RunStatus,
 } from "../common/run_folder.ts";
-import type { RunRecord, SweepRecord } from "../common/protocol.ts";
 import type { SweepConfig } from "../bench/sweep/mod.ts";
 import type { EvalFileConfig } from "../bench/external/mod.ts";
 import { checkIngested } from "./ingest.ts";
@@ -53,8 +52,6 @@ export interface RunData {
   ace?: RunAce;
   /** The RL step size the run trained with (config.json `settings.rl.lr`; absent: not recorded). */
   lr?: number;
-  /** config.json's validated `record` (method family and baseline, evaluation protocol); absent before records. */
-  record?: RunRecord;
 }
 
 /** The ACE options a run recorded (bench/core AceConfig, as the report reads it). */
@@ -76,8 +73,6 @@ export type Folder =
 export interface SweepData {
   dir: string;
   folder: Folder | null;
-  /** The folder's validated record (design, methods, evaluation protocol); null when written before records. */
-  record: SweepRecord | null;
   /** The backend the engine actually used, when its runs recorded one in config.json (tfjs "auto" → "wasm"). */
   resolvedBackend: string | null;
   runs: RunData[];
@@ -129,7 +124,6 @@ function loadRun(dir: string, fallbackId: string): RunData {
     evalFile: evalFileState(runFile(dir, "eval")),
     ...(ace && typeof ace.enabled === "boolean" ? { ace } : {}),
     ...(typeof rl.lr === "number" ? { lr: rl.lr } : {}),
-    ...(record ? { record } : {}),
   };
 }
 
@@ -160,8 +154,7 @@ export function loadSweep(dir: string): SweepData {
   const runs: RunData[] = [];
   for (const runDir of runDirs) runs.push(loadRun(runDir, runDir.split("/").pop()!));
   const decision = runDirs.map((r) => readRunConfig(r)?.backendDecision).find((d) => d !== undefined);
-  const record = folder?.record ?? null;
-  return { dir, folder, record, resolvedBackend: decision ? resolvedBackend(decision) : null, runs };
+  return { dir, folder, resolvedBackend: decision ? resolvedBackend(decision) : null, runs };
 }
 
 /** The backend the runs recorded in config.json (`backendDecision`), with the BLAS it used on blas; null if unknown. */

@@ -92,7 +92,7 @@ export async function baselineOf(
     version: 2,
     sweep: report.data.folder ? folderName(report.data) : null,
     configHash: report.data.folder?.configHash ?? null,
-    protocol: report.data.record?.protocol ?? null,
+    protocol: report.data.folder?.record?.protocol ?? null,
     cells,
     issues: report.issues,
   };

@@ -126,7 +126,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
   const final = finalRows(rows);
   const presets = new Map(runs.map((r) => [r.method, r.preset]));
   const all = final.filter((r) => r.slice === "all");
-  const aceVsBaseline = aceComparisons(all, presets, data.record?.methods);
+  const aceVsBaseline = aceComparisons(all, presets, data.folder?.record?.methods);
   const requested = data.folder?.kind === "sweep" ? data.folder.config.compare ?? [] : [];
   const comparisons = [...aceVsBaseline, ...requestedComparisons(all, requested, aceVsBaseline)];
   const methods = methodOrder(runs);
@@ -137,7 +137,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
   const calibration = calibrationPoints(runs, rows);
   // A calibration runs each preset at several step sizes: a claim's sides would pair methods of different steps.
   const controls = calibration.length ? { results: [], skipped: [] } : checkClaims(rows, presets);
-  const dose = doseResults(rows, doseVariants(runs, data.record?.methods));
+  const dose = doseResults(rows, doseVariants(runs, data.folder?.record?.methods));
   const model = summaryModel({
     data,
     methods: [BEFORE_RL, ...methods],
@@ -277,8 +277,8 @@ export async function compareSweeps(
   const finalB = asPair(finalRows(b.rows).filter((r) => r.slice === "all"));
   const [methodsA, methodsB] = evals ? [[model], [model]] : [a.methods, b.methods];
   const sides = [
-    { label: dirA, protocol: a.data.record?.protocol ?? null },
-    { label: dirB, protocol: b.data.record?.protocol ?? null },
+    { label: dirA, protocol: a.data.folder?.record?.protocol ?? null },
+    { label: dirB, protocol: b.data.folder?.record?.protocol ?? null },
   ] as const;
   const notes = checkSameProtocol(sides[0], sides[1], options.allowProtocolChange ?? false);
   const lines = [`# Compare: A = ${dirA}, B = ${dirB}`, ""];

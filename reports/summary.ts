@@ -314,7 +314,7 @@ export function renderSummary(input: SummaryInput): string {
   const { data, model } = input;
   const { methods, cells, issues } = model;
   const lines = [`# Pass@k summary: ${model.name}`, ""];
-  const header = data.folder?.kind === "eval" ? evalHeader(data.folder.config, data.record) : [];
+  const header = data.folder?.kind === "eval" ? evalHeader(data.folder.config, data.folder.record) : [];
   if (header.length) lines.push(...header, "");
   const scope = scopeText(model.designs);
   if (scope) lines.push(scope, "");

@@ -268,7 +268,7 @@ export function summaryModel(input: ModelInput): SummaryModel {
     version: SUMMARY_VERSION,
     kind: data.folder?.kind ?? "sweep",
     name: folderName(data),
-    protocol: data.record?.protocol ?? null,
+    protocol: data.folder?.record?.protocol ?? null,
     methods: input.methods.filter((m) => cells.some((c) => c.method === m)),
     designs,
     cells: cells.map((c) => cellModel(c, issues, firstMethod, designs.find((d) => d.dataset === c.dataset))),

@@ -151,19 +151,13 @@ export function samplesIdentity(s: EvalSettings): string {
   });
 }
 
-/** eval.json's `config`: the invocation, the endpoint and what picks the problems; the protocol is the record's. */
-export interface EvalFileConfig {
-  /** The invocation to re-run (null when not known). */
-  command: string | null;
-  endpoint: string;
-  model: string;
-  mode: EvalSettings["mode"];
-  dataset: string;
-  taskSet?: EvalSettings["taskSet"];
-  limit: number | null;
-  subsetSeed: number | null;
-  template: { name: string; text: string };
-}
+/** eval.json's `config`: the invocation to re-run (null: not known) and the settings the record does not hold. */
+export type EvalFileConfig =
+  & Pick<
+    EvalSettings,
+    "endpoint" | "model" | "mode" | "dataset" | "taskSet" | "limit" | "subsetSeed" | "template"
+  >
+  & { command: string | null };
 
 /**
  * eval.json's `record` of an evaluation (common/protocol.ts): one seed on one model, and the protocol — the
@@ -287,20 +281,20 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
   const { runId, runDir } = paths;
   const identity = samplesIdentity(s);
   const record = evalRecord(s);
-  const config: EvalFileConfig = {
-    command: command ?? null,
-    endpoint: s.endpoint,
-    model: s.model,
-    mode: s.mode,
-    dataset: s.dataset,
-    ...(s.taskSet ? { taskSet: s.taskSet } : {}),
-    limit: s.limit,
-    subsetSeed: s.subsetSeed,
-    template: { name: s.template.name, text: s.template.text },
-  };
+  const { endpoint, model, mode, dataset, taskSet, limit, subsetSeed, template } = s;
   writeFolderFile(out, {
     kind: "eval",
-    config,
+    config: {
+      command: command ?? null,
+      endpoint,
+      model,
+      mode,
+      dataset,
+      taskSet,
+      limit,
+      subsetSeed,
+      template,
+    },
     record,
     configHash: identity,
     runIds: [runId],

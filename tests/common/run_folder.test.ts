@@ -2,8 +2,8 @@
 // v1 (fixtures/v1_sweep: its config's fields beside `record`), and the report of that folder after it.
 import { join } from "node:path";
 import { cpSync } from "node:fs";
-import { assertEquals, ok } from "../assert.ts";
-import { readJson } from "../../common/fs.ts";
+import { assertEquals, ok, throws } from "../assert.ts";
+import { readJson, writeJson } from "../../common/fs.ts";
 import { RECORD_VERSION } from "../../common/protocol.ts";
 import {
   migrateFolderFile,
@@ -99,4 +99,13 @@ Deno.test("run folder: `deno task report` renders the v1 folder as the acebench 
   assertEquals(code, 0, stderr);
   const summary = Deno.readTextFileSync(join(dir, "summary.md")).replaceAll(dir, "FIXTURE");
   assertEquals(summary, Deno.readTextFileSync(join(fixture, "summary.md")));
+});
+
+Deno.test("run folder: a record of another version is refused on read, naming the file, not migrated", () => {
+  const dir = tempDir();
+  writeJson(join(dir, "sweep.json"), { ...v1(), record: { ...v1().record as object, version: 3 } });
+  throws(() => readFolderFile(dir), (e: Error) => {
+    ok(e.message.includes(`${dir}/sweep.json: record.version: 3 is not the version`), e.message);
+    return true;
+  });
 });
