@@ -132,7 +132,7 @@ export function writeFolderFile(dir: string, file: FolderFile): void {
  * `deno task eval` run: `method` is the model, `settings` the eval's), its record (null: written before
  * records), and the backend the engine resolved while running (tfjs "auto" → "blas", `recordInConfig`).
  */
-export interface RecordedConfig<S = Record<string, unknown>, A = Record<string, unknown>> {
+export interface RecordedConfig<S = unknown, A = unknown> {
   runId: string;
   engine: string;
   method: string;
@@ -165,14 +165,15 @@ export interface BackendDecisionRecord {
 
 /**
  * The one migration step of config.json, pure: a version-1 record becomes version 2, an absent one null, a
- * missing `base` 0, and what older folders kept at the top level moves where the run has it: ACE's options
+ * missing `base` 0, `model` (older evaluations) is the method, and what older folders kept at the top level moves where the run has it: ACE's options
  * (`ace`, before 2026-12-05) into `algo.ace`, the RL settings (`rl`) into `settings.rl`.
  */
 export function migrateRunConfig(raw: Record<string, unknown>): RecordedConfig {
   const { ace, rl, record, ...rest } = raw;
-  const algo = (raw.algo ?? {}) as Record<string, unknown>;
+  const algo = (raw.algo ?? {}) as { ace?: unknown };
   return {
     ...rest,
+    method: raw.method ?? raw.model,
     base: raw.base ?? 0,
     algo: ace && !algo.ace ? { ...algo, ace } : algo,
     settings: { ...(rl ? { rl } : {}), ...raw.settings as object },
@@ -181,9 +182,7 @@ export function migrateRunConfig(raw: Record<string, unknown>): RecordedConfig {
 }
 
 /** A run's config.json, migrated and its record validated (naming the file and field); null when absent. */
-export function readRunConfig<S = Record<string, unknown>, A = Record<string, unknown>>(
-  dir: string,
-): RecordedConfig<S, A> | null {
+export function readRunConfig<S = unknown, A = unknown>(dir: string): RecordedConfig<S, A> | null {
   const path = runFile(dir, "config");
   if (!exists(path)) return null;
   const config = migrateRunConfig(readJson<Record<string, unknown>>(path));
@@ -191,7 +190,7 @@ export function readRunConfig<S = Record<string, unknown>, A = Record<string, un
 }
 
 /** Write a run's config.json (atomically). */
-export function writeRunConfig(dir: string, config: RecordedConfig<unknown, unknown>): void {
+export function writeRunConfig(dir: string, config: RecordedConfig): void {
   writeJson(runFile(dir, "config"), config);
 }
 

@@ -157,15 +157,12 @@ export function loadSweep(dir: string): SweepData {
   return { dir, folder, resolvedBackend: decision ? resolvedBackend(decision) : null, runs };
 }
 
-/** The backend the runs recorded in config.json (`backendDecision`), with the BLAS it used on blas; null if unknown. */
-function resolvedBackend(decision: BackendDecisionRecord) {
-  const base = decision;
-  if (typeof base.backend !== "string") return null;
-  const blas = base.blas, t = base.blasThreads;
+/** The backend the runs recorded in config.json (`backendDecision`), with the BLAS it used on blas. */
+function resolvedBackend({ backend, blas, blasThreads: t }: BackendDecisionRecord): string {
   const cut = t?.split ? `; products of 2 MFLOP or more cut in two, on ${t.threads} thread(s)` : "";
   return blas
-    ? `${base.backend}: ${blas.library}, ${blas.core} kernels, ${blas.threads} thread per product${cut}`
-    : base.backend;
+    ? `${backend}: ${blas.library}, ${blas.core} kernels, ${blas.threads} thread per product${cut}`
+    : backend;
 }
 
 /** The folder's name: a sweep's config name, "<model> on <dataset>" for an evaluation, else the folder's. */

@@ -8,8 +8,8 @@ import { describeDesign, describeProtocol, designOf, MIGRATE_HINT } from "../com
 import { CEILING_MARK, ceilingNote, chanceLine, fewBasesWarning, mddCell, mddRangeNote } from "./caveats.ts";
 import { comparisonSentence } from "./compare.ts";
 import { type DataIssue, issueLines } from "./completeness.ts";
-import { evalHeader } from "./eval_header.ts";
-import type { SweepData } from "./load.ts";
+import { describeSampling } from "../bench/external/mod.ts";
+import type { Folder, SweepData } from "./load.ts";
 import { sliceOrder } from "./passk.ts";
 import {
   BEFORE_RL,
@@ -297,6 +297,13 @@ function reproducibility(data: SweepData): string[] {
   ];
 }
 
+/** Under an evaluation's title: the model and dataset, then its sampling by kind ([] without a record). */
+function evalHeader({ config, record }: Folder & { kind: "eval" }): string[] {
+  if (!record) return [];
+  const lines = describeSampling(record.protocol.sampling.sent, record.protocol.n).map((line) => `- ${line}`);
+  return [`Sampled from \`${config.model}\` (${config.mode}) on \`${config.dataset}\`:`, "", ...lines];
+}
+
 function issueList(issues: readonly DataIssue[]): string[] {
   return issueLines(issues, (i) => {
     const where = [i.dataset, i.step !== undefined ? `step ${i.step}` : undefined].filter((x) => x).join(
@@ -314,7 +321,7 @@ export function renderSummary(input: SummaryInput): string {
   const { data, model } = input;
   const { methods, cells, issues } = model;
   const lines = [`# Pass@k summary: ${model.name}`, ""];
-  const header = data.folder?.kind === "eval" ? evalHeader(data.folder.config, data.folder.record) : [];
+  const header = data.folder?.kind === "eval" ? evalHeader(data.folder) : [];
   if (header.length) lines.push(...header, "");
   const scope = scopeText(model.designs);
   if (scope) lines.push(scope, "");
