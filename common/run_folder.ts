@@ -55,7 +55,7 @@ export function evalFile(dir: string): string {
  * The file holding a folder's record: eval.json (an evaluation), else sweep.json (a sweep, or an evaluation
  * written before eval.json), or null when it has neither (e.g. a bare run folder).
  */
-export function recordFile(dir: string): string | null {
+function recordFile(dir: string): string | null {
   return exists(evalFile(dir)) ? evalFile(dir) : exists(sweepFile(dir)) ? sweepFile(dir) : null;
 }
 

@@ -10,7 +10,6 @@ import type { PromptTemplate } from "./templates.ts";
 import {
   type EvalSample,
   readFolderFile,
-  recordFile,
   runFile,
   writeEvalSamples,
   writeFolderFile,
@@ -246,8 +245,8 @@ function anySamples(out: string): string | null {
  * made are refused with a one-line error, so resume never mixes samples.
  */
 export function checkEvalDir(out: string, s: EvalSettings): void {
-  const recordPath = recordFile(out);
-  if (recordPath === null) {
+  const old = readFolderFile(out);
+  if (old === null) {
     const orphan = anySamples(out);
     if (orphan) {
       throw new Error(
@@ -259,7 +258,6 @@ export function checkEvalDir(out: string, s: EvalSettings): void {
     }
     return;
   }
-  const old = readFolderFile(out)!;
   if (old.kind !== "eval") {
     throw new Error(`${out} holds a training sweep, not an eval; choose another --out`);
   }
