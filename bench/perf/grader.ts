@@ -325,6 +325,8 @@ export interface LabelledCase {
   lineNo: number;
   source?: string;
   family?: string;
+  /** The question's text, when the file has it (the grader reads whether a list is asked for in order). */
+  problem?: string;
   /** Scored in this mode only (the corpus's `strict` field: true = strict only, false = default only). */
   only?: "strict" | "default";
 }
@@ -363,6 +365,9 @@ export function readLabelled(file: string): LabelledCase[] {
     if (r.family !== undefined && typeof r.family !== "string") {
       throw new Error(`${file}:${i + 1}: field "family" must be a string`);
     }
+    if (r.problem !== undefined && typeof r.problem !== "string") {
+      throw new Error(`${file}:${i + 1}: field "problem" must be a string`);
+    }
     if (r.strict !== undefined && typeof r.strict !== "boolean") {
       throw new Error(`${file}:${i + 1}: field "strict" must be a boolean`);
     }
@@ -374,6 +379,7 @@ export function readLabelled(file: string): LabelledCase[] {
       lineNo: i + 1,
       source: typeof r.source === "string" ? r.source : undefined,
       family: r.family as string | undefined,
+      problem: r.problem as string | undefined,
       only: r.strict === undefined ? undefined : r.strict ? "strict" : "default",
     });
   });
@@ -389,7 +395,7 @@ export function scoreLabelled(
   const want = (c: LabelledCase) => strict ? c.labelStrict : c.label;
   cases = cases.filter((c) => c.only === undefined || c.only === (strict ? "strict" : "default"));
   for (const c of cases) {
-    const r = grade(c.prediction, c.gold, { strict });
+    const r = grade(c.prediction, c.gold, { strict, problem: c.problem });
     if (r.correct !== want(c)) misses.push({ c, rule: r.rule });
   }
   const fp = misses.filter((m) => !want(m.c)).length;
