@@ -104,6 +104,7 @@ type ValueOf<F extends Flag> = F["type"] extends "boolean" ? boolean
   : F["type"] extends "number" ? number
   : F["type"] extends "list" ? number[]
   : F extends { multiple: true } ? string[]
+  : F extends { choices: readonly (infer C)[] } ? C
   : string;
 
 /** Parsed values: a flag with a default (booleans and repeatable flags always) is never undefined. */
