@@ -25,7 +25,7 @@ import {
 import { blockingIssues, issueLines, writeReportChecked } from "../reports/mod.ts";
 
 /** The flags of `deno task sweep`, declared once for parsing, --help and validation. */
-const FLAGS = {
+export const FLAGS = {
   config: {
     type: "string",
     value: "FILE",

@@ -10,14 +10,14 @@ export class UsageError extends Error {
 }
 
 /** Options as accepted by node:util parseArgs. */
-export type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
+type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
 
 /**
  * Parse flags strictly; `--help` is always accepted; unknown flags, missing or empty values raise UsageError
  * naming the flag. A negative number after a string flag (`--seed -1`) is taken as its value, so the flag's own
  * range check rejects it with its message (parseArgs alone calls it "ambiguous").
  */
-export function parseFlags(args: string[], options: FlagSpec, allowPositionals = true) {
+function parseFlags(args: string[], options: FlagSpec, allowPositionals = true) {
   const joined = joinNegativeValues(args, options);
   let parsed;
   try {
@@ -56,7 +56,7 @@ function joinNegativeValues(args: readonly string[], options: FlagSpec): string[
 }
 
 /** Parse a comma-separated list of positive integers, e.g. "1,2,4"; the error names the flag. */
-export function parseIntList(text: string, flag: string): number[] {
+function parseIntList(text: string, flag: string): number[] {
   const out = text.split(",").map((s) => Number(s.trim()));
   if (out.length === 0 || out.some((n) => !Number.isInteger(n) || n < 1)) {
     throw new UsageError(`--${flag}: expected comma-separated positive integers, got '${text}'`);
@@ -65,7 +65,7 @@ export function parseIntList(text: string, flag: string): number[] {
 }
 
 /** Parse a number flag within [min, max]; the error names the flag. */
-export function parseNumber(
+function parseNumber(
   text: string | undefined,
   flag: string,
   fallback: number,

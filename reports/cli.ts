@@ -10,7 +10,7 @@ import { keepResults } from "./keep.ts";
 import { loadSweep } from "./load.ts";
 
 /** The flags of `deno task report`, declared once for parsing, --help and validation. */
-const FLAGS = {
+export const FLAGS = {
   partial: {
     type: "boolean",
     help: "accept incomplete data (a sweep still running): exit 0, cells still marked; with --ingest, also " +

@@ -324,7 +324,7 @@ function powerJson(model: PowerModel): string {
 }
 
 /** The flags of `deno task power`, declared once for parsing, --help and validation. */
-const FLAGS = {
+export const FLAGS = {
   bases: {
     type: "number",
     value: "B",

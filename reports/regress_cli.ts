@@ -11,7 +11,7 @@ import {
 } from "./regress.ts";
 
 /** The flags of `deno task regress`, declared once for parsing, --help and validation. */
-const FLAGS = {
+export const FLAGS = {
   baseline: { type: "string", value: "FILE", help: "the committed baseline (required)" },
   current: { type: "string", value: "DIR", help: "the sweep folder to check (required)" },
   update: {

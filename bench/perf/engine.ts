@@ -26,7 +26,7 @@ import { initEngineBackend } from "../engines/tfjs/auto.ts";
 import { sftWorkers, trainSft } from "../engines/tfjs/sft.ts";
 
 /** The flags of `deno task bench engine`, declared once for parsing, --help and validation. */
-const FLAGS = {
+export const FLAGS = {
   settings: {
     type: "string",
     value: "NAME",

@@ -16,7 +16,7 @@ import { computeEngineToMathjs } from "../../evaluators/frontend_ce.ts";
 import { median, percentileSorted as percentile } from "../../evaluators/stats.ts";
 
 /** The flags of `deno task bench grader`, declared once for parsing, --help and validation. */
-const FLAGS = {
+export const FLAGS = {
   "frontend-compare": {
     type: "boolean",
     help: "also grade the corpus and MATH-500 workloads with compute-engine as the LaTeX front end",

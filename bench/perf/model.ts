@@ -58,7 +58,7 @@ export function torchPythons(list: string | undefined, home = homedir()): string
 }
 
 /** The flags of `deno task bench model`, declared once for parsing, --help and validation. */
-const FLAGS = {
+export const FLAGS = {
   runs: { type: "number", default: 3, min: 1, max: 100, help: "alternating tfjs/PyTorch runs" },
   config: {
     type: "string",

@@ -1,6 +1,6 @@
 // `deno task bench tabular`: time the 5-seed grpo vs ace-grpo tabular sweep and print its pass@k table.
 import { join } from "node:path";
-import { parseFlags, parseNumber, UsageError } from "../../common/args.ts";
+import { flagLines, type FlagTable, parseTable, UsageError } from "../../common/args.ts";
 import { readJsonl } from "../../common/fs.ts";
 import { readEvalSamples } from "../../common/run_folder.ts";
 import { passAtK } from "../../evaluators/passk.ts";
@@ -9,13 +9,26 @@ import { designUnits, expandRuns, presetPath, readSweepConfig, runSweep } from "
 import { exactKs } from "../engines/tabular/backend.ts";
 import { tabularEngine } from "../engines/tabular/engine.ts";
 
-/** Usage text for `deno task bench tabular`. */
-export const usage = `usage: deno task bench tabular [--config FILE] [--out DIR] [--workers N] [--keep]
+/** The flags of `deno task bench tabular`, declared once for parsing, --help and validation. */
+export const FLAGS = {
+  config: {
+    type: "string",
+    value: "FILE",
+    help: "a tabular sweep config (default bench/configs/tabular.json)",
+  },
+  out: { type: "string", value: "DIR", help: "keep the run folders here (default: a temporary folder)" },
+  workers: { type: "number", min: 1, max: 64, help: "parallel runs (default: the sweep runner's)" },
+  keep: { type: "boolean", help: "keep the temporary run folders" },
+} as const satisfies FlagTable;
 
-Times one tabular run in-process (steps/s), then the whole sweep (default bench/configs/tabular.json: grpo vs
-ace-grpo, 5 seeds) through the sweep runner, and prints pass@k (exact, and unbiased from the sampled evals) at
-step 0 and the final step: mean [95% t-interval over seeds] per method and the paired difference to the first
-method. Runs go to a temporary folder unless --out is given.`;
+/** Usage text for `deno task bench tabular`. */
+export const usage = `usage: deno task bench tabular [flags]
+
+Times one tabular run in-process (steps/s), then the whole sweep (default: grpo vs ace-grpo, 5 seeds) through
+the sweep runner, and prints pass@k (exact, and unbiased from the sampled evals) at step 0 and the final step:
+mean [95% t-interval over seeds] per method and the paired difference to the first method.
+
+${flagLines(FLAGS)}`;
 
 type PassTable = { first: Map<number, number>; last: Map<number, number> };
 
@@ -85,18 +98,12 @@ const fmt = (a: { mean: number; lo: number; hi: number }) =>
 
 /** Entry point for `deno task bench tabular`. */
 export async function main(args: string[]): Promise<number> {
-  const { values: flags } = parseFlags(args, {
-    config: { type: "string" },
-    out: { type: "string" },
-    workers: { type: "string" },
-    keep: { type: "boolean" },
-  }, false);
-  const values = flags as { help?: boolean; config?: string; out?: string; workers?: string; keep?: boolean };
-  if (values.help) {
+  const { values, help } = parseTable(args, FLAGS);
+  if (help) {
     console.log(usage);
     return 0;
   }
-  const workers = values.workers === undefined ? undefined : parseNumber(values.workers, "workers", 1, 1, 64);
+  const workers = values.workers;
   const sweep = readSweepConfig(values.config ?? presetPath("tabular"));
   if (sweep.engine !== "tabular") {
     throw new UsageError(`--config: engine is '${sweep.engine}'; expected tabular`);
