@@ -482,11 +482,7 @@ function shellQuote(arg: string): string {
 
 /** Entry point for `deno task eval`. */
 export async function main(args: string[]): Promise<number> {
-  const { values: v, help } = parseTable(args, FLAGS);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values: v } = parseTable(args, FLAGS);
   if (v.suite !== undefined) {
     if (v.dataset !== undefined) throw new UsageError("--suite and --dataset exclude each other");
     const out = required(v, "out");

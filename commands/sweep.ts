@@ -99,11 +99,7 @@ examples:
 
 /** Entry point for `deno task sweep`. */
 export async function main(args: string[]): Promise<number> {
-  const { values, help } = parseTable(args, FLAGS);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values } = parseTable(args, FLAGS);
   if (values.config && values.preset) throw new UsageError("give --config or --preset, not both");
   const path = values.config ?? presetPath(values.preset ?? "default");
   const read = readSweepConfig(path);

@@ -9,6 +9,14 @@ export class UsageError extends Error {
   }
 }
 
+/** `--help` was given: whoever dispatched the command (cli.ts, bench/perf/cli.ts) prints its usage, exit 0. */
+export class HelpRequested extends Error {
+  constructor() {
+    super("--help");
+    this.name = "HelpRequested";
+  }
+}
+
 /** Options as accepted by node:util parseArgs. */
 type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
 
@@ -133,13 +141,14 @@ export function flagLines(table: FlagTable, width = 110): string {
 
 /**
  * Parse `args` by `table` (node:util parseArgs underneath, as `parseFlags`): numbers checked against their range,
- * lists and choices checked, defaults filled in; every error a UsageError naming the flag.
+ * lists and choices checked, defaults filled in; every error a UsageError naming the flag; `--help` throws
+ * HelpRequested.
  */
 export function parseTable<T extends FlagTable>(
   args: string[],
   table: T,
   allowPositionals = false,
-): { values: FlagValues<T>; positionals: string[]; help: boolean } {
+): { values: FlagValues<T>; positionals: string[] } {
   const spec: FlagSpec = Object.fromEntries(
     Object.entries(table).map(([name, f]) => [
       name,
@@ -150,6 +159,7 @@ export function parseTable<T extends FlagTable>(
   );
   const parsed = parseFlags(args, spec, allowPositionals);
   const raw = parsed.values as Record<string, string | string[] | boolean | undefined>;
+  if (raw.help === true) throw new HelpRequested();
   const values: Record<string, unknown> = {};
   for (const [name, f] of Object.entries(table)) {
     const v = raw[name];
@@ -166,5 +176,5 @@ export function parseTable<T extends FlagTable>(
       throw new UsageError(`--${name}: expected one of ${f.choices.join(", ")}, got '${v}'`);
     } else values[name] = v;
   }
-  return { values: values as FlagValues<T>, positionals: parsed.positionals, help: raw.help === true };
+  return { values: values as FlagValues<T>, positionals: parsed.positionals };
 }

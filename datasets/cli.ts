@@ -66,11 +66,7 @@ examples:
  * golds are not audited and --check is refused.
  */
 export async function main(args: string[], auditGolds?: AuditGolds): Promise<number> {
-  const { values, positionals, help } = parseTable(args, FLAGS, true);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values, positionals } = parseTable(args, FLAGS, true);
   for (const d of positionals) {
     if (!FETCHABLE.includes(d as Source["dataset"])) {
       throw new UsageError(`unknown dataset '${d}' (known: ${FETCHABLE.join(", ")})`);

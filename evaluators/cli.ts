@@ -100,11 +100,7 @@ export function parseInput(text: string, file: string): { lines: Line[]; errors:
 
 /** Entry point for `deno task grade`. */
 export async function main(args: string[]): Promise<number> {
-  const { values, help } = parseTable(args, FLAGS);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values } = parseTable(args, FLAGS);
   if (!values.input) throw new UsageError("--input FILE.jsonl is required");
   if (values.output && sameFile(values.input, values.output)) {
     throw new UsageError(`--output ${values.output} is the --input file; write the graded lines elsewhere`);

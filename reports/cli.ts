@@ -97,11 +97,7 @@ example: deno task report runs/default`;
 
 /** Entry point for `deno task report`. */
 export async function main(args: string[]): Promise<number> {
-  const { values, positionals, help } = parseTable(args, FLAGS, true);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values, positionals } = parseTable(args, FLAGS, true);
   const { iters } = values, maxUngraded = values["max-ungraded"];
   if (values.compare && values.reference.length) throw new UsageError("--reference is not for --compare");
   if (values.compare) {

@@ -23,11 +23,7 @@ ${flagLines(FLAGS)}`;
 
 /** Entry point for `deno task findings`. */
 export function main(args: string[]): Promise<number> {
-  const { values: v, help } = parseTable(args, FLAGS);
-  if (help) {
-    console.log(usage);
-    return Promise.resolve(0);
-  }
+  const { values: v } = parseTable(args, FLAGS);
   const { doc, results } = v;
   const text = Deno.readTextFileSync(doc);
   if (v.check) {

@@ -383,11 +383,7 @@ export async function main(args: string[]): Promise<number> {
   if (args.some((a) => a === "--seeds" || a.startsWith("--seeds="))) {
     throw new UsageError("--seeds: give --bases B and --seeds-per-base S (runs are nested in base models)");
   }
-  const { values, positionals, help } = parseTable(args, FLAGS, true);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values, positionals } = parseTable(args, FLAGS, true);
   if (positionals.length !== 1) throw new UsageError("expected one sweep folder SWEEP_DIR");
   const dir = positionals[0];
   if (values.target !== undefined && (values.bases || values.problems)) {

@@ -53,11 +53,7 @@ example: deno task regress --baseline reports/baselines/ci-tabular.json --curren
 
 /** Entry point for `deno task regress`. */
 export async function main(args: string[]): Promise<number> {
-  const { values, help } = parseTable(args, FLAGS);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values } = parseTable(args, FLAGS);
   if (!values.baseline || !values.current) {
     throw new UsageError("--baseline FILE and --current DIR are required");
   }

@@ -37,11 +37,7 @@ ${flagLines(FLAGS)}`;
 
 /** Entry point: prints a small table of timings; returns 1 if loading them all took 1 s or more. */
 export async function main(args: string[]): Promise<number> {
-  const { values: v, help } = parseTable(args, FLAGS);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values: v } = parseTable(args, FLAGS);
   const temporary = !v["cache-dir"];
   const root = temporary ? Deno.makeTempDirSync({ prefix: "acebench-bench-" }) : cacheRoot(v["cache-dir"]);
   try {

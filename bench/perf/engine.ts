@@ -133,11 +133,7 @@ async function measure(
 
 /** Entry point for `deno task bench engine`. */
 export async function main(args: string[]): Promise<number> {
-  const { values, help } = parseTable(args, FLAGS);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values } = parseTable(args, FLAGS);
   const backends = values.backends.split(",").map((b) => b.trim());
   for (const b of backends) {
     if (!(BACKENDS as readonly string[]).includes(b)) {

@@ -176,11 +176,7 @@ function latencyRow(name: string, cases: Case[], passes: number): string {
 
 /** Entry point for `deno task bench grader`. */
 export async function main(args: string[]): Promise<number> {
-  const { values, help } = parseTable(args, FLAGS);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values } = parseTable(args, FLAGS);
   if (values.labelled.length) {
     for (const file of values.labelled) printLabelled(file, readLabelled(file));
     return 0;

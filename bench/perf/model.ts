@@ -420,11 +420,7 @@ interface Bench {
 
 /** Entry point for `deno task bench model`. */
 export async function main(args: string[]): Promise<number> {
-  const { values, help } = parseTable(args, FLAGS);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values } = parseTable(args, FLAGS);
   const { config, runs, steps, reps } = values, peakN = values["peak-n"];
   const { backend, trainWorkers, sampleWorkers, blasThreads } = await configure(values);
   const rig = makeRig();

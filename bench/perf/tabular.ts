@@ -98,11 +98,7 @@ const fmt = (a: { mean: number; lo: number; hi: number }) =>
 
 /** Entry point for `deno task bench tabular`. */
 export async function main(args: string[]): Promise<number> {
-  const { values, help } = parseTable(args, FLAGS);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values } = parseTable(args, FLAGS);
   const workers = values.workers;
   const sweep = readSweepConfig(values.config ?? presetPath("tabular"));
   if (sweep.engine !== "tabular") {

@@ -1,5 +1,5 @@
 import { assertEquals, ok, throws } from "../assert.ts";
-import { flagLines, type FlagTable, parseTable, UsageError } from "../../common/args.ts";
+import { flagLines, type FlagTable, HelpRequested, parseTable, UsageError } from "../../common/args.ts";
 
 const FLAGS = {
   runs: { type: "number", default: 3, min: 1, max: 10, help: "how many runs" },
@@ -12,7 +12,6 @@ const FLAGS = {
 Deno.test("flag table: defaults filled, values typed and checked; each bad value names its flag", () => {
   const none = parseTable([], FLAGS);
   assertEquals(none.values, { runs: 3, mode: undefined, ks: undefined, quiet: false, tag: [] });
-  assertEquals(none.help, false);
   const some = parseTable([
     "--runs",
     "5",
@@ -27,7 +26,7 @@ Deno.test("flag table: defaults filled, values typed and checked; each bad value
     "y",
   ], FLAGS);
   assertEquals(some.values, { runs: 5, mode: "b", ks: [1, 4], quiet: true, tag: ["x", "y"] });
-  assertEquals(parseTable(["--help"], FLAGS).help, true);
+  throws(() => parseTable(["--runs", "5", "--help"], FLAGS), (e: Error) => e instanceof HelpRequested);
   const refused = (args: string[], pattern: RegExp) =>
     throws(() => parseTable(args, FLAGS), (e: Error) => e instanceof UsageError && pattern.test(e.message));
   refused(["--runs", "11"], /^--runs: expected a number in \[1, 10\], got '11'$/);

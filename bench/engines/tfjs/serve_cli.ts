@@ -94,11 +94,7 @@ function templateOf(nameOrFile: string): PromptTemplate {
 
 /** Entry point for \`deno task serve\`; runs until SIGINT/SIGTERM. */
 export async function main(args: string[]): Promise<number> {
-  const { values, help } = parseTable(args, FLAGS);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values } = parseTable(args, FLAGS);
   if (!values.checkpoint) throw new UsageError("--checkpoint DIR is required");
   const dir = resolve(values.checkpoint);
   if (!exists(dir)) {
