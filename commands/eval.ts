@@ -1,7 +1,18 @@
 // `deno task eval`: sample an OpenAI-compatible server on a dataset, grade with gradeMany, write the Pass@k
 // report. Lives in commands/ because it composes datasets → bench/external → reports.
 import { resolve } from "node:path";
-import { flagLines, type FlagTable, type FlagValues, parseTable, UsageError } from "../common/args.ts";
+import {
+  bool,
+  flagLines,
+  type FlagTable,
+  type FlagValues,
+  int,
+  list,
+  num,
+  parseTable,
+  str,
+  UsageError,
+} from "../common/args.ts";
 import { exists } from "../common/fs.ts";
 import { lockFolder } from "../common/lock.ts";
 import { progressBar, progressEnabled } from "../common/progress.ts";
@@ -45,184 +56,73 @@ import {
 
 /** The flags of `deno task eval`, declared once for parsing, --help and validation. */
 export const FLAGS = {
-  endpoint: {
-    type: "string",
-    value: "URL",
-    help: "server base URL, e.g. http://127.0.0.1:8000/v1 (a bare host gets /v1)",
-  },
-  model: { type: "string", value: "NAME", help: "model name as the server lists it (GET /v1/models)" },
-  dataset: {
-    type: "string",
-    value: "NAME|FILE",
-    help:
-      `${
-        DATASET_NAMES.join(" | ")
-      } (fetched first with deno task fetch), or a .jsonl or .parquet file with ` +
-      "one problem per row (reported as file-<its stem>), or synthetic:DIR: the held-out tasks of the tfjs sweep, " +
-      "base or checkpoint in DIR (its families, problem count and task seed), with its evaluation's temperature, " +
-      "top-p, max tokens, strict grader and compact prompts as defaults; a flag that differs is noted",
-  },
-  suite: {
-    type: "string",
-    value: "NAME",
-    help:
-      `rlvr: the standard table: ${SUITES.rlvr.join(", ")}, one after another with the same flags, each a ` +
-      "resumable eval in DIR/<dataset>/ with its own report, then DIR/suite.md and DIR/suite.csv with a column " +
-      "per dataset (all must be fetched first)",
-  },
-  "problem-key": {
-    type: "string",
-    value: "KEY",
-    help:
-      "with --dataset FILE: the field holding the problem (default: problem, else question; a dotted path " +
-      "reaches a nested field)",
-  },
-  "answer-key": {
-    type: "string",
-    value: "KEY",
-    help: "with --dataset FILE: the field holding the answer (default: answer, else the last \\boxed{} of " +
-      'solution); KEY:boxed takes the last \\boxed{} of KEY, KEY:gsm8k what follows its "####". Every row must ' +
-      "have both; the error names file, line and field",
-  },
-  "id-key": {
-    type: "string",
-    value: "KEY",
-    help:
-      "with --dataset FILE: the field holding each problem's id, which results then name (default: id, idx " +
-      "or unique_id where the rows have one, else the line number)",
-  },
-  duplicates: {
-    type: "string",
-    value: "MODE",
-    choices: ["refuse", "keep-first"],
-    help:
-      "with --dataset FILE: a problem repeated (same text or id) is refused naming both lines (the default), " +
-      "or kept once with a warning",
-  },
-  out: { type: "string", value: "DIR", help: "the eval's folder (required)" },
-  limit: {
-    type: "number",
-    integer: true,
-    min: 1,
-    help: "only the first N problems (with --subset-seed: a seeded random N)",
-  },
-  "subset-seed": {
-    type: "number",
-    integer: true,
-    min: 0,
-    value: "S",
-    help: "with --limit: the seed of the random N",
-  },
-  n: {
-    type: "number",
-    integer: true,
-    min: 1,
-    default: 1,
-    help: "samples per problem; sent as n in one request where supported",
-  },
-  k: {
-    type: "list",
-    value: "LIST",
-    help: "k values for Pass@k (default: powers of two up to n); each k <= n",
-  },
-  temperature: { type: "number", min: 0, max: 100, value: "T", help: "sampling temperature (default 0.6)" },
-  "top-p": {
-    type: "number",
-    min: Number.MIN_VALUE,
-    max: 1,
-    value: "P",
-    help: "nucleus sampling (default 0.95)",
-  },
-  "max-tokens": {
-    type: "number",
-    integer: true,
-    min: 1,
-    help:
-      "default 4096; a sample cut off there is graded but flagged truncated; prompt tokens + N must fit " +
-      "the model's context (docs/external-eval.md)",
-  },
-  seed: {
-    type: "number",
-    integer: true,
-    min: 0,
-    default: 0,
-    value: "S",
-    help: "base seed; each request gets a seed derived from it",
-  },
-  sampling: {
-    type: "string",
-    value: "LIST",
-    help:
-      "server-specific sampling parameters sent with every request, as NAME=VALUE,... or a JSON object, e.g. " +
-      "top_k=-1,min_p=0 (vLLM, SGLang) or top_k=0,min_p=0 (llama.cpp, whose defaults are top_k 40, min_p " +
-      "0.05); repetition_penalty (vLLM, SGLang), repeat_penalty (llama.cpp), presence_penalty, " +
-      "frequency_penalty, ... Recorded in config.json and the report; those not given are listed there as " +
-      '"server default (not sent)". temperature, top_p, max_tokens, n and seed (and stop [], always sent) have ' +
-      "their own flags",
-  },
-  chat: { type: "boolean", help: "chat/completions with one user message (the default)" },
-  completions: { type: "boolean", help: "raw completions instead of chat" },
-  "prompt-template": {
-    type: "string",
-    value: "X",
-    help:
-      "dapo-answer | boxed | raw, or a file containing {problem}; compact: the tfjs engine's own prompts " +
-      '("3+4*5="), for --dataset synthetic against `deno task serve` (default: dapo-answer for dapo-math-17k, ' +
-      "boxed otherwise)",
-  },
-  "api-key-env": {
-    type: "string",
-    value: "VAR",
-    help: "send the key held in environment variable VAR as a bearer token",
-  },
-  concurrency: { type: "number", integer: true, min: 1, default: 16, help: "requests in flight" },
-  "max-n-per-request": {
-    type: "number",
-    integer: true,
-    min: 1,
-    help: "cap n per request (default: n; lowered, and said once, if the server refuses or ignores n, e.g. " +
-      "llama.cpp's 400 for n above its --parallel slots)",
-  },
-  timeout: { type: "number", min: 0.001, default: 600, value: "S", help: "seconds per request attempt" },
-  retries: {
-    type: "number",
-    integer: true,
+  endpoint: str("URL", "server base URL, e.g. http://127.0.0.1:8000/v1 (a bare host gets /v1)"),
+  model: str("NAME", "model name as the server lists it (GET /v1/models)"),
+  dataset: str(
+    "NAME|FILE",
+    `${
+      DATASET_NAMES.join(" | ")
+    } (deno task fetch first); a .jsonl/.parquet file (reported as file-<stem>); ` +
+      "or synthetic:DIR, the held-out tasks of a tfjs sweep or checkpoint (its evaluation's settings the " +
+      "defaults)",
+  ),
+  suite: str(
+    "NAME",
+    `rlvr: ${SUITES.rlvr.join(", ")} in turn, each in DIR/<dataset>/, then DIR/suite.md and suite.csv`,
+  ),
+  "problem-key": str("KEY", "with --dataset FILE: the problem's field (default problem, else question)"),
+  "answer-key": str(
+    "KEY",
+    "with --dataset FILE: the answer's field (default answer, else solution's last \\boxed{}); KEY:boxed, " +
+      "KEY:gsm8k extract from KEY",
+  ),
+  "id-key": str("KEY", "with --dataset FILE: the id's field (default id, idx or unique_id, else the line)"),
+  duplicates: str(
+    "MODE",
+    "with --dataset FILE: a repeated problem is refused naming both lines (the default) or kept once",
+    { choices: ["refuse", "keep-first"] },
+  ),
+  out: str("DIR", "the eval's folder (required)"),
+  limit: int("only the first N problems (with --subset-seed: a seeded random N)", { min: 1 }),
+  "subset-seed": int("with --limit: the seed of the random N", { min: 0, value: "S" }),
+  n: int("samples per problem (one request where supported)", { min: 1, default: 1 }),
+  k: list("k values for Pass@k, each <= n (default: powers of two up to n)"),
+  temperature: num("sampling temperature (default 0.6)", { min: 0, max: 100, value: "T" }),
+  "top-p": num("nucleus sampling (default 0.95)", { min: Number.MIN_VALUE, max: 1, value: "P" }),
+  "max-tokens": int("default 4096; a sample cut off there is flagged truncated", { min: 1 }),
+  seed: int("base seed of the requests' seeds", { min: 0, default: 0, value: "S" }),
+  sampling: str(
+    "LIST",
+    "server-specific sampling parameters, NAME=VALUE,... or JSON, e.g. top_k=-1,min_p=0 (recorded; see " +
+      "docs/external-eval.md)",
+  ),
+  chat: bool("chat/completions with one user message (the default)"),
+  completions: bool("raw completions instead of chat"),
+  "prompt-template": str(
+    "X",
+    "dapo-answer | boxed | raw | compact (the tfjs engine's prompts) | a FILE with {problem} (default: " +
+      "dapo-answer for dapo-math-17k, boxed otherwise)",
+  ),
+  "api-key-env": str("VAR", "send the key held in variable VAR as a bearer token"),
+  concurrency: int("requests in flight", { min: 1, default: 16 }),
+  "max-n-per-request": int(
+    "cap n per request (default: n; lowered, and said once, if the server refuses or ignores n)",
+    { min: 1 },
+  ),
+  timeout: num("seconds per request attempt", { min: 0.001, default: 600, value: "S" }),
+  retries: int("retries per request on 429/5xx/network errors", {
     min: 0,
     default: DEFAULT_RETRY.maxRetries,
-    help: "retries per request on 429/5xx/network errors (Retry-After honoured; also the preflight's)",
-  },
-  grader: {
-    type: "string",
-    value: "MODE",
-    choices: ["default", "strict"],
-    help: '(default: default) default reads the answer wherever a reader would (boxed, "Answer:", then ' +
-      "last-number and prose fallbacks): a model's score on a benchmark. strict reads only explicit answer " +
-      "markers, as sweeps' training reward and their evaluations do: use it to compare with a sweep of the same " +
-      "checkpoint. The mode is recorded (eval.json `record`), printed in summary.md, and `report --compare` / " +
-      "`regress` refuse to compare numbers graded in different modes",
-  },
-  "exclude-truncated": {
-    type: "boolean",
-    help: "leave samples cut off at --max-tokens out of Pass@k (they stay in samples.jsonl)",
-  },
-  repair: {
-    type: "boolean",
-    help:
-      "drop bad lines and duplicate samples of samples.jsonl (after a backup), say how many, and request " +
-      "the dropped bad samples again",
-  },
-  "cache-dir": {
-    type: "string",
-    value: "DIR",
-    help: "dataset cache (default $ACEBENCH_CACHE or ~/.cache/acebench)",
-  },
-  mirror: {
-    type: "string",
-    value: "DIR",
-    help:
-      "fetch a missing dataset from an offline folder laid out as <dataset>/<file> (deno task fetch --list " +
-      "names each dataset's files)",
-  },
+  }),
+  grader: str(
+    "MODE",
+    "default (a benchmark score) or strict (explicit answer markers only, as sweeps grade); recorded",
+    { choices: ["default", "strict"] },
+  ),
+  "exclude-truncated": bool("leave samples cut off at --max-tokens out of Pass@k"),
+  repair: bool("drop bad and duplicate lines of samples.jsonl (after a backup) and redo them"),
+  "cache-dir": str("DIR", "dataset cache (default $ACEBENCH_CACHE or ~/.cache/acebench)"),
+  mirror: str("DIR", "fetch a missing dataset from this offline folder (deno task fetch --list)"),
 } as const satisfies FlagTable;
 
 /** Usage text for `deno task eval`. */

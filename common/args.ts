@@ -105,6 +105,28 @@ export interface Flag {
   multiple?: boolean;
 }
 
+/** What a flag may add to its type and help (see Flag). */
+type Extra = Omit<Flag, "type" | "help">;
+
+/** A boolean flag (false when absent). */
+export const bool = (help: string) => ({ type: "boolean", help }) as const;
+
+/** A string flag shown as `value` in the usage. */
+export const str = <const O extends Extra = Record<never, never>>(value: string, help: string, o?: O) =>
+  ({ type: "string", value, help, ...o }) as { type: "string"; value: string; help: string } & O;
+
+/** A number flag (`integer`, `min`, `max`, `default` in `o`). */
+export const num = <const O extends Extra = Record<never, never>>(help: string, o?: O) =>
+  ({ type: "number", help, ...o }) as { type: "number"; help: string } & O;
+
+/** An integer flag (`min`, `max`, `default` in `o`). */
+export const int = <const O extends Extra = Record<never, never>>(help: string, o?: O) =>
+  ({ type: "number", integer: true, help, ...o }) as { type: "number"; integer: true; help: string } & O;
+
+/** A comma-separated list of positive integers. */
+export const list = <const O extends Extra = Record<never, never>>(help: string, o?: O) =>
+  ({ type: "list", value: "LIST", help, ...o }) as { type: "list"; help: string } & O;
+
 /** A command's flags by name (without the leading "--"). */
 export type FlagTable = Record<string, Flag>;
 

@@ -1,5 +1,5 @@
 // `deno task fetch`: download (or copy from a mirror), verify, cache and normalise the datasets.
-import { flagLines, type FlagTable, parseTable, UsageError } from "../common/args.ts";
+import { bool, flagLines, type FlagTable, int, parseTable, str, UsageError } from "../common/args.ts";
 import { cacheRoot, type Manifest, readManifest } from "./cache.ts";
 import { auditLine, fetchDataset } from "./fetch.ts";
 import { type AuditGolds, auditRecords } from "./gold_fixes.ts";
@@ -8,40 +8,30 @@ import { FETCHABLE, hubEndpoint, hubUrl, pickSource, type Source, SOURCES, sourc
 
 /** The flags of `deno task fetch`, declared once for parsing, --help and validation. */
 export const FLAGS = {
-  list: {
-    type: "boolean",
-    help: "show each dataset's source, licence, cache state, row counts and gold audit",
-  },
-  check: {
-    type: "boolean",
-    help:
-      "audit the cached datasets' golds again and name every gold no correct answer can match (exit 1 if " +
+  list: bool("show each dataset's source, licence, cache state, row counts and gold audit"),
+  check: bool(
+    "audit the cached datasets' golds again and name every gold no correct answer can match (exit 1 if " +
       "one is not a known-unmatchable gold of datasets/gold_fixes.ts)",
-  },
-  mirror: {
-    type: "string",
-    value: "DIR",
-    help: "read the source files from a local folder laid out as <dataset>/<file> (--list names them)",
-  },
-  "cache-dir": {
-    type: "string",
-    value: "DIR",
-    help: "cache folder (default: $ACEBENCH_CACHE, else $XDG_CACHE_HOME/acebench, else ~/.cache/acebench)",
-  },
-  source: {
-    type: "string",
-    value: "DATASET=ID",
-    multiple: true,
-    help: "use another source of a dataset (ids in --list), e.g. aime2025=yentinglin-jsonl",
-  },
-  "on-bad-row": {
-    type: "string",
-    value: "MODE",
-    choices: ["fail", "skip"],
-    default: "fail",
-    help: "a row that fails to parse or validate stops the fetch (fail) or is dropped (skip)",
-  },
-  force: { type: "boolean", help: "re-read and re-verify the source files even if the dataset is cached" },
+  ),
+  mirror: str(
+    "DIR",
+    "read the source files from a local folder laid out as <dataset>/<file> (--list names them)",
+  ),
+  "cache-dir": str(
+    "DIR",
+    "cache folder (default: $ACEBENCH_CACHE, else $XDG_CACHE_HOME/acebench, else ~/.cache/acebench)",
+  ),
+  source: str(
+    "DATASET=ID",
+    "use another source of a dataset (ids in --list), e.g. aime2025=yentinglin-jsonl",
+    { multiple: true },
+  ),
+  "on-bad-row": str(
+    "MODE",
+    "a row that fails to parse or validate stops the fetch (fail) or is dropped (skip)",
+    { choices: ["fail", "skip"], default: "fail" },
+  ),
+  force: bool("re-read and re-verify the source files even if the dataset is cached"),
 } as const satisfies FlagTable;
 
 /** Usage text for `deno task fetch`. */

@@ -1,47 +1,32 @@
 // `deno task grade`: grade a JSON-lines file of {prediction, gold, ...} and report agreement with `expected`.
-import { flagLines, type FlagTable, parseTable, UsageError } from "../common/args.ts";
+import { bool, flagLines, type FlagTable, int, num, parseTable, str, UsageError } from "../common/args.ts";
 import { atomicWrite } from "../common/fs.ts";
 import { gradeMany } from "./pool.ts";
 import type { GradeExplanation, GradeResult } from "./grade.ts";
 
 /** The flags of `deno task grade`, declared once for parsing, --help and validation. */
 export const FLAGS = {
-  input: { type: "string", value: "FILE", help: "JSON-lines input (required)" },
-  output: {
-    type: "string",
-    value: "FILE",
-    help: "write graded JSON lines here (atomically; not the --input file)",
-  },
-  strict: {
-    type: "boolean",
-    help: 'accept only explicit answer markers (\\boxed, "Answer:", "final answer is"), as for rewards (a ' +
+  input: str("FILE", "JSON-lines input (required)"),
+  output: str("FILE", "write graded JSON lines here (atomically; not the --input file)"),
+  strict: bool(
+    'accept only explicit answer markers (\\boxed, "Answer:", "final answer is"), as for rewards (a ' +
       'line\'s own boolean "strict": true does the same for that line)',
-  },
-  explain: {
-    type: "boolean",
-    help:
-      'add "explain" to each output line (extraction rule, normalised prediction and gold with their forms ' +
+  ),
+  explain: bool(
+    'add "explain" to each output line (extraction rule, normalised prediction and gold with their forms ' +
       "and the normalisation rules that fired, the comparison that decided) and print one explanation line per " +
       "input line (stderr)",
-  },
-  "decimal-comma": {
-    type: "boolean",
-    help: 'read a lone "1,5" as the decimal 1.5 (by default it is the list 1, 5)',
-  },
-  workers: {
-    type: "number",
-    integer: true,
+  ),
+  "decimal-comma": bool('read a lone "1,5" as the decimal 1.5 (by default it is the list 1, 5)'),
+  workers: int("grading workers (default: cores; 0 grades inline, without the hard timeout)", {
     min: 0,
     max: 256,
-    help: "grading workers (default: cores; 0 grades inline, without the hard timeout)",
-  },
-  "timeout-ms": {
-    type: "number",
+  }),
+  "timeout-ms": num("hard per-answer timeout in the worker pool (default 2000)", {
     min: 1,
     max: 600_000,
     value: "MS",
-    help: "hard per-answer timeout in the worker pool (default 2000)",
-  },
+  }),
 } as const satisfies FlagTable;
 
 /** Usage text for `deno task grade`. */

@@ -1,16 +1,13 @@
 // `deno task findings`: re-render the results tables of docs/findings.md from docs/results/ (or --check them).
 import { atomicWrite } from "../common/fs.ts";
-import { flagLines, type FlagTable, parseTable } from "../common/args.ts";
+import { bool, flagLines, type FlagTable, parseTable, str } from "../common/args.ts";
 import { drift, render } from "./findings.ts";
 
 /** The flags of `deno task findings`, declared once for parsing, --help and validation. */
 export const FLAGS = {
-  check: {
-    type: "boolean",
-    help: "change nothing; exit 1 naming every table whose numbers differ from its files",
-  },
-  doc: { type: "string", value: "FILE", default: "docs/findings.md", help: "the document to re-render" },
-  results: { type: "string", value: "DIR", default: "docs/results", help: "the kept results" },
+  check: bool("change nothing; exit 1 naming every table whose numbers differ from its files"),
+  doc: str("FILE", "the document to re-render", { default: "docs/findings.md" }),
+  results: str("DIR", "the kept results", { default: "docs/results" }),
 } as const satisfies FlagTable;
 
 /** Usage text for `deno task findings`. */

@@ -1,6 +1,6 @@
 // `deno task bench datasets`: time loading the cached datasets (target: all of them in under 1 s).
 import { join } from "node:path";
-import { flagLines, type FlagTable, parseTable } from "../../common/args.ts";
+import { flagLines, type FlagTable, num, parseTable, str } from "../../common/args.ts";
 import { exists } from "../../common/fs.ts";
 import { cacheRoot, readManifest } from "../../datasets/cache.ts";
 import { fetchDataset } from "../../datasets/fetch.ts";
@@ -11,19 +11,13 @@ import { median } from "../../evaluators/stats.ts";
 
 /** The flags of `deno task bench datasets`, declared once for parsing, --help and validation. */
 export const FLAGS = {
-  "cache-dir": {
-    type: "string",
-    value: "DIR",
-    help: "the cache to load from (default: a fresh temporary one)",
-  },
-  mirror: {
-    type: "string",
-    value: "DIR",
-    help:
-      "fill missing datasets from this folder (default: $ACEBENCH_DATASET_MIRROR, a folder made by bash " +
+  "cache-dir": str("DIR", "the cache to load from (default: a fresh temporary one)"),
+  mirror: str(
+    "DIR",
+    "fill missing datasets from this folder (default: $ACEBENCH_DATASET_MIRROR, a folder made by bash " +
       ".ci/make_dataset_mirror.sh DIR)",
-  },
-  repeat: { type: "number", min: 1, max: 1000, default: 5, help: "timed loads of all the datasets" },
+  ),
+  repeat: num("timed loads of all the datasets", { min: 1, max: 1000, default: 5 }),
 } as const satisfies FlagTable;
 
 /** Usage text for `deno task bench datasets`. */

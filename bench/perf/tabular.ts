@@ -1,6 +1,6 @@
 // `deno task bench tabular`: time the 5-seed grpo vs ace-grpo tabular sweep and print its pass@k table.
 import { join } from "node:path";
-import { flagLines, type FlagTable, parseTable, UsageError } from "../../common/args.ts";
+import { bool, flagLines, type FlagTable, num, parseTable, str, UsageError } from "../../common/args.ts";
 import { readJsonl } from "../../common/fs.ts";
 import { readEvalSamples } from "../../common/run_folder.ts";
 import { passAtK } from "../../evaluators/passk.ts";
@@ -11,14 +11,10 @@ import { tabularEngine } from "../engines/tabular/engine.ts";
 
 /** The flags of `deno task bench tabular`, declared once for parsing, --help and validation. */
 export const FLAGS = {
-  config: {
-    type: "string",
-    value: "FILE",
-    help: "a tabular sweep config (default bench/configs/tabular.json)",
-  },
-  out: { type: "string", value: "DIR", help: "keep the run folders here (default: a temporary folder)" },
-  workers: { type: "number", min: 1, max: 64, help: "parallel runs (default: the sweep runner's)" },
-  keep: { type: "boolean", help: "keep the temporary run folders" },
+  config: str("FILE", "a tabular sweep config (default bench/configs/tabular.json)"),
+  out: str("DIR", "keep the run folders here (default: a temporary folder)"),
+  workers: num("parallel runs (default: the sweep runner's)", { min: 1, max: 64 }),
+  keep: bool("keep the temporary run folders"),
 } as const satisfies FlagTable;
 
 /** Usage text for `deno task bench tabular`. */

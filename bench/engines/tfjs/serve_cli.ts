@@ -1,6 +1,6 @@
 // `deno task serve --checkpoint DIR`: a tfjs checkpoint on 127.0.0.1 through the OpenAI-compatible API.
 import { basename, resolve } from "node:path";
-import { flagLines, type FlagTable, parseTable, UsageError } from "../../../common/args.ts";
+import { flagLines, type FlagTable, int, parseTable, str, UsageError } from "../../../common/args.ts";
 import { exists } from "../../../common/fs.ts";
 import { type PromptTemplate, resolveTemplate } from "../../../datasets/mod.ts";
 import { initBackend } from "./backend.ts";
@@ -12,51 +12,29 @@ import { servedPolicy, serveModel, templateMisfit } from "./serve.ts";
 
 /** The flags of `deno task serve`, declared once for parsing, --help and validation. */
 export const FLAGS = {
-  checkpoint: {
-    type: "string",
-    value: "DIR",
-    help:
-      "a run's checkpoints/ (latest step), one step-* folder, or one base of a sweep, base/<b>/ (required)",
-  },
-  port: {
-    type: "number",
-    integer: true,
-    min: 0,
-    max: 65535,
-    default: 8000,
-    help: "TCP port on 127.0.0.1 (0 = any free port)",
-  },
-  model: {
-    type: "string",
-    value: "NAME",
-    help: "model id to serve (default: acebench-<checkpoint folder name>)",
-  },
-  backend: {
-    type: "string",
-    value: "NAME",
-    default: "auto",
-    help:
-      "tfjs backend: auto (blas where the system BLAS loads, else wasm, else cpu) | blas | wasm | cpu | webgpu",
-  },
-  "blas-threads": {
-    type: "number",
-    integer: true,
-    min: 0,
-    max: 256,
-    default: 1,
-    help:
-      "on blas, threads that run the products (0 = one per core): large batches go faster on more; above 1 " +
+  checkpoint: str(
+    "DIR",
+    "a run's checkpoints/ (latest step), one step-* folder, or one base of a sweep, base/<b>/ (required)",
+  ),
+  port: int("TCP port on 127.0.0.1 (0 = any free port)", { min: 0, max: 65535, default: 8000 }),
+  model: str("NAME", "model id to serve (default: acebench-<checkpoint folder name>)"),
+  backend: str(
+    "NAME",
+    "tfjs backend: auto (blas where the system BLAS loads, else wasm, else cpu) | blas | wasm | cpu | webgpu",
+    { default: "auto" },
+  ),
+  "blas-threads": int(
+    "on blas, threads that run the products (0 = one per core): large batches go faster on more; above 1 " +
       "the logits differ from one thread's in the last bits",
-  },
-  "prompt-template": {
-    type: "string",
-    value: "X",
-    default: "compact",
-    help:
-      "the template eval will send (compact | dapo-answer | boxed | raw | FILE; compact: the engine's own " +
+    { min: 0, max: 256, default: 1 },
+  ),
+  "prompt-template": str(
+    "X",
+    "the template eval will send (compact | dapo-answer | boxed | raw | FILE; compact: the engine's own " +
       'prompts such as "3+4*5=", the only ones a model trained from scratch reads): checked against the ' +
       "checkpoint's prompt length at start",
-  },
+    { default: "compact" },
+  ),
 } as const satisfies FlagTable;
 
 /** Usage text for `deno task serve`. */
