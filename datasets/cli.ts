@@ -1,5 +1,5 @@
 // `deno task fetch`: download (or copy from a mirror), verify, cache and normalise the datasets.
-import { bool, flagLines, type FlagTable, int, parseTable, str, UsageError } from "../common/args.ts";
+import { bool, flagLines, type FlagTable, parseTable, str, UsageError } from "../common/args.ts";
 import { cacheRoot, type Manifest, readManifest } from "./cache.ts";
 import { auditLine, fetchDataset } from "./fetch.ts";
 import { type AuditGolds, auditRecords } from "./gold_fixes.ts";

@@ -10,7 +10,6 @@ import {
   flagLines,
   type FlagTable,
   type FlagValues,
-  int,
   num,
   parseTable,
   str,
