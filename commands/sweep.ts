@@ -60,9 +60,7 @@ export const FLAGS = {
 } as const satisfies FlagTable;
 
 /** Usage text for `deno task sweep`. */
-export const usage =
-  `usage: deno task sweep [--config FILE | --preset NAME] [--out DIR] [--only PATTERN] [--workers N]
-                       [--dry-run [--calibrate] [--verbose]] [--no-report] [--repair] [--smoke]
+export const usage = `usage: deno task sweep [--config FILE | --preset NAME] [flags]
 
 Runs every method × ACE-grid point × base model × seed of a sweep config in parallel workers (first each
 base model the runs start from: a tfjs SFT per base), then writes the report (passk.csv, summary.md, plots/)

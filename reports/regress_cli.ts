@@ -29,8 +29,7 @@ export const FLAGS = {
 } as const satisfies FlagTable;
 
 /** Usage text for `deno task regress`. */
-export const usage = `usage: deno task regress --baseline FILE --current DIR [--update] [--iters N]
-                            [--allow-config-change] [--allow-protocol-change]
+export const usage = `usage: deno task regress --baseline FILE --current DIR [flags]
 
 Compares the final Pass@k (mean over runs and problems) of every method/dataset/k in sweep folder DIR with a
 committed baseline and exits 1 when a cell's drop is significant: a one-sided t test per cell over the noise a
