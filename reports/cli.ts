@@ -60,13 +60,9 @@ export const FLAGS = {
 export const usage = `usage: deno task report DIR [--partial] [--iters N] [--ingest] [--reference FILE]
        deno task report --compare A B [--out FILE] [--iters N] [--allow-protocol-change]
 
-Writes DIR/passk.csv (long format), DIR/summary.md (its inference scope, the Pass@k table over runs with 95%
-intervals over base models × problems, seeds nested in bases (one base: seeds × problems, for that base only),
-ACE minus baseline paired by base, seed and problem, the minimum detectable difference and variance components,
-incomplete data, per-subject/level breakdowns, reproducibility) and DIR/plots/*.svg; beside the Markdown,
-the same numbers machine-readable: DIR/summary.json (every cell, difference, MDD, variance component,
-boundary count, the design and the evaluation protocol; schema: reports/schemas/summary.schema.json),
-DIR/cells.csv (one row per cell over runs) and DIR/differences.csv (one row per difference and k).
+Writes DIR/summary.md (Pass@k over runs with 95% intervals, ACE minus baseline paired by base, seed and
+problem, the minimum detectable difference, incomplete data, breakdowns), the same numbers in DIR/summary.json,
+cells.csv, differences.csv and passk.csv, and DIR/plots/*.svg (docs/sweeps-reports.md says what each holds).
 DIR is a sweep folder (runs/<runId>/eval.jsonl), or a folder written by \`deno task eval\`.
 Exits 1 when data are incomplete (a run failed or unfinished, eval.jsonl missing or cut, fewer samples than
 configured, a missing final step); the report is still written, with the affected cells marked.

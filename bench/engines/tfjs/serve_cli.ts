@@ -40,20 +40,15 @@ export const FLAGS = {
 /** Usage text for `deno task serve`. */
 export const usage = `usage: deno task serve --checkpoint DIR [flags]
 
-Serves a tfjs-engine checkpoint on 127.0.0.1 through the OpenAI-compatible API:
-GET /v1/models and /v1/models/{id}, POST /v1/completions and /v1/chat/completions with n,
-temperature, top_p, max_tokens (max_completion_tokens on chat), seed (a missing seed is 0, so
-replies are reproducible), stop, stream (server-sent events; stream_options.include_usage) and
-logprobs (top_logprobs on chat). Any other parameter is refused with a 400 naming it. Chat
-requests use the last user message as the prompt (the tiny models have no chat template).
-It refuses to start when the checkpoint's prompt length cannot hold the template. Stop with Ctrl-C.
+Serves a tfjs-engine checkpoint on 127.0.0.1 through the OpenAI-compatible API (/v1/models, /v1/completions,
+/v1/chat/completions; the parameters it implements are in docs/external-eval.md, any other is refused with a 400
+naming it; a missing seed is 0). It refuses to start when the checkpoint's prompt length cannot hold the
+template. Stop with Ctrl-C.
 
 ${flagLines(FLAGS)}
 
-A checkpoint's prompt window is small (model.promptLength tokens, 12 by default): it is evaluated on the synthetic
-tasks it was trained on (eval --dataset synthetic:DIR reads their families, count and seed from the checkpoint's
-settings); MATH-500 and AIME are beyond a from-scratch toy. A longer prompt gets a 400
-with code context_length_exceeded.
+A checkpoint's prompt window is small (model.promptLength tokens, 12 by default; a longer prompt gets a 400 with
+code context_length_exceeded): evaluate it on the synthetic tasks it was trained on (eval --dataset synthetic:DIR).
 
 example:
   deno task serve --checkpoint out/demo/base/0 --port 8000 &
