@@ -6,7 +6,7 @@
 //   <sweep>/runs/<runId>/{config.json, status.json, metrics.jsonl, eval.jsonl, checkpoints/}
 //   <eval>/runs/<model>/{…, samples.jsonl, health.json}        (`deno task eval`)
 import { join } from "node:path";
-import { appendJsonl, atomicWrite, exists, readJson, readJsonl, writeJson } from "./fs.ts";
+import { atomicWrite, exists, readJson, readJsonl, writeJson } from "./fs.ts";
 import { RECORD_VERSION, type RunRecord, runRecordOf, type SweepRecord, sweepRecordOf } from "./protocol.ts";
 
 /** File names inside one run folder. */
@@ -291,11 +291,6 @@ function checkSample(s: Record<string, unknown>, where: string): EvalSample {
 export function readEvalSamples(dir: string): EvalSample[] {
   const path = runFile(dir, "eval");
   return readJsonl<Record<string, unknown>>(path).map((s, i) => checkSample(s, `${path}:${i + 1}`));
-}
-
-/** Append graded samples to a run's eval.jsonl (one write; engines evaluating during training). */
-export function appendEvalSamples(dir: string, samples: readonly unknown[]): void {
-  appendJsonl(runFile(dir, "eval"), samples);
 }
 
 /** Replace a run's eval.jsonl (atomically): for samples derived whole from another file (eval, VERL dumps). */

@@ -347,14 +347,14 @@ export async function gradeSamples(
   dataset: string,
   paths: EvalPaths,
   n: number,
-  gradeMany: (items: { prediction: string; gold: string }[]) => Promise<Grade[]>,
+  gradeMany: (items: { prediction: string; gold: string; problem: string }[]) => Promise<Grade[]>,
   excludeTruncated = false,
 ): Promise<EvalRow[]> {
   const done = completeSamples(problems, paths.samplesPath, n);
   const flat = done.flatMap(({ problem, samples }) => samples.map((s) => ({ problem, s })))
     .filter(({ s }) => !(excludeTruncated && s.finish_reason === "length"));
   const grades = await gradeMany(
-    flat.map(({ problem, s }) => ({ prediction: s.text, gold: problem.answer })),
+    flat.map(({ problem, s }) => ({ prediction: s.text, gold: problem.answer, problem: problem.problem })),
   );
   const rows: EvalRow[] = flat.map(({ problem, s }, i) => ({
     step: 0,

@@ -183,7 +183,7 @@ Deno.test("eval --dataset FILE: results name the file's ids; repeats refused or 
     );
     await rejects(
       main(args(srv.url, path, out, ["--duplicates", "twice"])),
-      /--duplicates: expected refuse or keep-first/,
+      /--duplicates: expected one of refuse, keep-first, got 'twice'/,
     );
     const lines: string[] = [], original = console.error;
     console.error = (...a: unknown[]) => lines.push(a.join(" "));
