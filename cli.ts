@@ -1,5 +1,5 @@
 // The single command-line entry: `deno task <subcommand>` runs `cli.ts <subcommand> …`.
-import { UsageError } from "./common/args.ts";
+import { HelpRequested, UsageError } from "./common/args.ts";
 import { ValidationError } from "./common/config.ts";
 import { FolderInUseError } from "./common/lock.ts";
 
@@ -76,17 +76,17 @@ async function runCli(argv: string[]): Promise<number> {
   try {
     return await command.main(rest);
   } catch (e) {
+    if (e instanceof HelpRequested) {
+      console.log(command.usage);
+      return 0;
+    }
     // A config the user passed that fails validation is their input to fix, like a bad flag: exit 2.
-    if (e instanceof ValidationError) {
+    if (e instanceof ValidationError || e instanceof FolderInUseError) {
       console.error(`acebench ${name}: ${e.message}`);
       return 2;
     }
     if (e instanceof UsageError) {
       console.error(`acebench ${name}: ${e.message}\nsee \`deno task ${name} --help\``);
-      return 2;
-    }
-    if (e instanceof FolderInUseError) {
-      console.error(`acebench ${name}: ${e.message}`);
       return 2;
     }
     const err = e as Error;

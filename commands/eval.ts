@@ -1,7 +1,18 @@
 // `deno task eval`: sample an OpenAI-compatible server on a dataset, grade with gradeMany, write the Pass@k
 // report. Lives in commands/ because it composes datasets → bench/external → reports.
 import { resolve } from "node:path";
-import { parseFlags, parseIntList, parseNumber, UsageError } from "../common/args.ts";
+import {
+  bool,
+  flagLines,
+  type FlagTable,
+  type FlagValues,
+  int,
+  list,
+  num,
+  parseTable,
+  str,
+  UsageError,
+} from "../common/args.ts";
 import { exists } from "../common/fs.ts";
 import { lockFolder } from "../common/lock.ts";
 import { progressBar, progressEnabled } from "../common/progress.ts";
@@ -43,16 +54,80 @@ import {
   type TfjsSettings,
 } from "../bench/engines/tfjs/mod.ts";
 
+/** The flags of `deno task eval`, declared once for parsing, --help and validation. */
+export const FLAGS = {
+  endpoint: str("URL", "server base URL, e.g. http://127.0.0.1:8000/v1 (a bare host gets /v1)"),
+  model: str("NAME", "model name as the server lists it (GET /v1/models)"),
+  dataset: str(
+    "NAME|FILE",
+    `${
+      DATASET_NAMES.join(" | ")
+    } (deno task fetch first); a .jsonl/.parquet file (reported as file-<stem>); ` +
+      "or synthetic:DIR, the held-out tasks of a tfjs sweep or checkpoint (its evaluation's settings the " +
+      "defaults)",
+  ),
+  suite: str(
+    "NAME",
+    `rlvr: ${SUITES.rlvr.join(", ")} in turn, each in DIR/<dataset>/, then DIR/suite.md and suite.csv`,
+  ),
+  "problem-key": str("KEY", "with --dataset FILE: the problem's field (default problem, else question)"),
+  "answer-key": str(
+    "KEY",
+    "with --dataset FILE: the answer's field (default answer, else solution's last \\boxed{}); KEY:boxed, " +
+      "KEY:gsm8k extract from KEY",
+  ),
+  "id-key": str("KEY", "with --dataset FILE: the id's field (default id, idx or unique_id, else the line)"),
+  duplicates: str(
+    "MODE",
+    "with --dataset FILE: a repeated problem is refused naming both lines (the default) or kept once",
+    { choices: ["refuse", "keep-first"] },
+  ),
+  out: str("DIR", "the eval's folder (required)"),
+  limit: int("only the first N problems (with --subset-seed: a seeded random N)", { min: 1 }),
+  "subset-seed": int("with --limit: the seed of the random N", { min: 0, value: "S" }),
+  n: int("samples per problem (one request where supported)", { min: 1, default: 1 }),
+  k: list("k values for Pass@k, each <= n (default: powers of two up to n)"),
+  temperature: num("sampling temperature (default 0.6)", { min: 0, max: 100, value: "T" }),
+  "top-p": num("nucleus sampling (default 0.95)", { min: Number.MIN_VALUE, max: 1, value: "P" }),
+  "max-tokens": int("default 4096; a sample cut off there is flagged truncated", { min: 1 }),
+  seed: int("base seed of the requests' seeds", { min: 0, default: 0, value: "S" }),
+  sampling: str(
+    "LIST",
+    "server-specific sampling parameters, NAME=VALUE,... or JSON, e.g. top_k=-1,min_p=0 (recorded; see " +
+      "docs/external-eval.md)",
+  ),
+  chat: bool("chat/completions with one user message (the default)"),
+  completions: bool("raw completions instead of chat"),
+  "prompt-template": str(
+    "X",
+    "dapo-answer | boxed | raw | compact (the tfjs engine's prompts) | a FILE with {problem} (default: " +
+      "dapo-answer for dapo-math-17k, boxed otherwise)",
+  ),
+  "api-key-env": str("VAR", "send the key held in variable VAR as a bearer token"),
+  concurrency: int("requests in flight", { min: 1, default: 16 }),
+  "max-n-per-request": int(
+    "cap n per request (default: n; lowered, and said once, if the server refuses or ignores n)",
+    { min: 1 },
+  ),
+  timeout: num("seconds per request attempt", { min: 0.001, default: 600, value: "S" }),
+  retries: int("retries per request on 429/5xx/network errors", {
+    min: 0,
+    default: DEFAULT_RETRY.maxRetries,
+  }),
+  grader: str(
+    "MODE",
+    "default (a benchmark score) or strict (explicit answer markers only, as sweeps grade); recorded",
+    { choices: ["default", "strict"] },
+  ),
+  "exclude-truncated": bool("leave samples cut off at --max-tokens out of Pass@k"),
+  repair: bool("drop bad and duplicate lines of samples.jsonl (after a backup) and redo them"),
+  "cache-dir": str("DIR", "dataset cache (default $ACEBENCH_CACHE or ~/.cache/acebench)"),
+  mirror: str("DIR", "fetch a missing dataset from this offline folder (deno task fetch --list)"),
+} as const satisfies FlagTable;
+
 /** Usage text for `deno task eval`. */
 export const usage =
-  `usage: deno task eval --endpoint URL --model NAME (--dataset NAME|FILE | --suite rlvr) --out DIR
-       [--problem-key KEY] [--answer-key KEY[:boxed|:gsm8k]] [--id-key KEY]
-       [--duplicates refuse|keep-first] [--limit N [--subset-seed S]]
-       [--n 1] [--k LIST] [--temperature 0.6] [--top-p 0.95]
-       [--max-tokens 4096] [--seed 0] [--sampling NAME=VALUE,...] [--chat|--completions]
-       [--prompt-template NAME|FILE]
-       [--api-key-env VAR] [--concurrency 16] [--max-n-per-request N] [--timeout 600] [--retries 8]
-       [--grader default|strict] [--exclude-truncated] [--repair] [--cache-dir DIR] [--mirror DIR]
+  `usage: deno task eval --endpoint URL --model NAME (--dataset NAME|FILE | --suite rlvr) --out DIR [flags]
 
 Samples n answers per problem from any OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama,
 or \`deno task serve\`), appending each to DIR/runs/<model>/samples.jsonl as it arrives, grades them
@@ -63,114 +138,16 @@ model's context) or that runs out of retries is listed and left out of Pass@k; t
 exits 1, and the same command retries only those problems. One eval per --out at a time. Ctrl-C
 (SIGINT/SIGTERM) stops at once with status "interrupted" (exit 130/143); the same command resumes.
 
-  --endpoint URL         server base URL, e.g. http://127.0.0.1:8000/v1 (a bare host gets /v1)
-  --model NAME           model name as the server lists it (GET /v1/models)
-  --dataset NAME|FILE    ${DATASET_NAMES.join(" | ")} (fetched first with deno task fetch), or a
-                         .jsonl or .parquet file with one problem per row (reported as file-<its stem>), or
-                         synthetic:DIR: the held-out tasks of the tfjs sweep, base or checkpoint in DIR (its
-                         families, problem count and task seed), with its evaluation's temperature, top-p,
-                         max tokens, strict grader and compact prompts as defaults; a flag that differs is noted
-  --suite rlvr           the standard table: ${SUITES.rlvr.join(", ")}, one after another with the
-                         same flags, each a resumable eval in DIR/<dataset>/ with its own report, then
-                         DIR/suite.md and DIR/suite.csv with a column per dataset (all must be fetched first)
-  --problem-key KEY      with --dataset FILE: the field holding the problem (default: problem, else question;
-                         a dotted path reaches a nested field)
-  --answer-key KEY       with --dataset FILE: the field holding the answer (default: answer, else the last
-                         \\boxed{} of solution); KEY:boxed takes the last \\boxed{} of KEY, KEY:gsm8k what follows
-                         its "####". Every row must have both; the error names file, line and field
-  --id-key KEY           with --dataset FILE: the field holding each problem's id, which results then name
-                         (default: id, idx or unique_id where the rows have one, else the line number)
-  --duplicates MODE      with --dataset FILE: a problem repeated (same text or id) is refused naming both lines
-                         (refuse, the default), or kept once with a warning (keep-first)
-  --limit N              only the first N problems (with --subset-seed S: a seeded random N)
-  --n N                  samples per problem (default 1); sent as n in one request where supported
-  --k LIST               k values for Pass@k (default: powers of two up to n); each k <= n
-  --temperature T        default 0.6          --top-p P       default 0.95
-  --max-tokens N         default 4096; a sample cut off there is graded but flagged truncated;
-                         prompt tokens + N must fit the model's context (docs/external-eval.md)
-  --seed S               base seed; each request gets a seed derived from it (default 0)
-  --sampling LIST        server-specific sampling parameters sent with every request, as NAME=VALUE,...
-                         or a JSON object, e.g. top_k=-1,min_p=0 (vLLM, SGLang) or top_k=0,min_p=0
-                         (llama.cpp, whose defaults are top_k 40, min_p 0.05); repetition_penalty (vLLM,
-                         SGLang), repeat_penalty (llama.cpp), presence_penalty, frequency_penalty, ...
-                         Recorded in config.json and the report; those not given are listed there as
-                         "server default (not sent)". temperature, top_p, max_tokens, n and seed (and
-                         stop [], always sent) have their own flags
-  --chat | --completions chat/completions with one user message (default) or raw completions
-  --prompt-template X    dapo-answer | boxed | raw, or a file containing {problem}; compact: the tfjs
-                         engine's own prompts ("3+4*5="), for --dataset synthetic against \`deno task serve\`
-                         (default: dapo-answer for dapo-math-17k, boxed otherwise)
-  --api-key-env VAR      send the key held in environment variable VAR as a bearer token
-  --concurrency N        requests in flight (default 16)
-  --max-n-per-request N  cap n per request (default: n; lowered, and said once, if the server refuses
-                         or ignores n, e.g. llama.cpp's 400 for n above its --parallel slots)
-  --timeout S            seconds per request attempt (default 600)
-  --retries N            retries per request on 429/5xx/network errors (default 8; Retry-After honoured;
-                         also the preflight's)
-  --grader MODE          default | strict (default: default). default reads the answer wherever a reader
-                         would (boxed, "Answer:", then last-number and prose fallbacks): a model's score on a
-                         benchmark. strict reads only explicit answer markers, as sweeps' training reward and
-                         their evaluations do: use it to compare with a sweep of the same checkpoint. The mode
-                         is recorded (eval.json \`record\`), printed in summary.md, and \`report --compare\` /
-                         \`regress\` refuse to compare numbers graded in different modes
-  --exclude-truncated    leave samples cut off at --max-tokens out of Pass@k (they stay in samples.jsonl)
-  --repair               drop bad lines and duplicate samples of samples.jsonl (after a backup), say how
-                         many, and request the dropped bad samples again
-  --cache-dir DIR        dataset cache (default $ACEBENCH_CACHE or ~/.cache/acebench)
-  --mirror DIR           fetch a missing dataset from an offline folder laid out as <dataset>/<file>
-                         (deno task fetch --list names each dataset's files)
+${flagLines(FLAGS)}
 
 example:
   deno task eval --endpoint http://127.0.0.1:8000/v1 --model Qwen/Qwen2.5-Math-1.5B --dataset math500 \\
     --n 8 --k 1,2,4,8 --completions --prompt-template boxed --out out/eval-qwen-math500`;
 
-const FLAGS = {
-  endpoint: { type: "string" },
-  model: { type: "string" },
-  dataset: { type: "string" },
-  suite: { type: "string" },
-  "problem-key": { type: "string" },
-  "answer-key": { type: "string" },
-  "id-key": { type: "string" },
-  duplicates: { type: "string" },
-  out: { type: "string" },
-  limit: { type: "string" },
-  "subset-seed": { type: "string" },
-  n: { type: "string" },
-  k: { type: "string" },
-  temperature: { type: "string" },
-  "top-p": { type: "string" },
-  "max-tokens": { type: "string" },
-  seed: { type: "string" },
-  sampling: { type: "string" },
-  chat: { type: "boolean" },
-  completions: { type: "boolean" },
-  "prompt-template": { type: "string" },
-  "api-key-env": { type: "string" },
-  concurrency: { type: "string" },
-  "max-n-per-request": { type: "string" },
-  timeout: { type: "string" },
-  retries: { type: "string" },
-  grader: { type: "string" },
-  "exclude-truncated": { type: "boolean" },
-  repair: { type: "boolean" },
-  "cache-dir": { type: "string" },
-  mirror: { type: "string" },
-} as const;
+/** Parsed eval flags. */
+type Values = FlagValues<typeof FLAGS>;
 
-type Values =
-  & { [K in keyof typeof FLAGS]?: (typeof FLAGS)[K]["type"] extends "boolean" ? boolean : string }
-  & {
-    help?: boolean;
-  };
-
-/** A positive-integer flag (or its fallback); the error names the flag. */
-function intFlag(v: Values, flag: keyof typeof FLAGS, fallback: number, min = 1): number {
-  const n = parseNumber(v[flag] as string | undefined, flag, fallback, min);
-  if (!Number.isInteger(n)) throw new UsageError(`--${flag}: expected an integer, got '${v[flag]}'`);
-  return n;
-}
-
+/** A required flag's value; UsageError naming it when absent. */
 function required(v: Values, flag: "endpoint" | "model" | "dataset" | "out"): string {
   const value = v[flag];
   if (!value) throw new UsageError(`--${flag} is required`);
@@ -196,10 +173,9 @@ export function settingsFromFlags(v: Values): EvalSettings {
     }
   }
   const dataset = file ? fileDatasetName(given) : tasks ? "synthetic" : given;
-  const n = intFlag(v, "n", 1);
-  const ks = v.k
-    ? parseIntList(v.k, "k")
-    : Array.from({ length: Math.floor(Math.log2(n)) + 1 }, (_, i) => 2 ** i);
+  const n = v.n;
+  const ks = v.k ??
+    Array.from({ length: Math.floor(Math.log2(n)) + 1 }, (_, i) => 2 ** i);
   const tooBig = ks.find((k) => k > n);
   if (tooBig) {
     throw new UsageError(`--k: k=${tooBig} > --n ${n}; Pass@k needs at least k samples per problem`);
@@ -232,17 +208,17 @@ export function settingsFromFlags(v: Values): EvalSettings {
     model: required(v, "model"),
     mode: v.completions ? "completions" : "chat",
     dataset,
-    limit: v.limit === undefined ? null : intFlag(v, "limit", 0),
-    subsetSeed: v["subset-seed"] === undefined ? null : intFlag(v, "subset-seed", 0, 0),
+    limit: v.limit ?? null,
+    subsetSeed: v["subset-seed"] ?? null,
     template,
     n,
     ks: [...new Set(ks)].sort((a, b) => a - b),
-    temperature: parseNumber(v.temperature, "temperature", sweepEval?.temperature ?? 0.6, 0, 100),
-    topP: parseNumber(v["top-p"], "top-p", sweepEval?.topP ?? 0.95, Number.MIN_VALUE, 1),
-    maxTokens: intFlag(v, "max-tokens", sweepEval?.maxTokens ?? 4096),
-    seed: intFlag(v, "seed", 0, 0),
+    temperature: v.temperature ?? sweepEval?.temperature ?? 0.6,
+    topP: v["top-p"] ?? sweepEval?.topP ?? 0.95,
+    maxTokens: v["max-tokens"] ?? sweepEval?.maxTokens ?? 4096,
+    seed: v.seed,
     server: serverSamplingFrom(v.sampling),
-    grader: graderFrom(v.grader ?? sweepEval?.grader),
+    grader: v.grader ?? sweepEval?.grader ?? "default",
     ...(tasks && sweepEval ? { taskSet: taskSetOf(tasks.dir, tasks.settings, sweepEval) } : {}),
   };
 }
@@ -307,12 +283,6 @@ export function sweepDifferences(s: EvalSettings): string[] {
   );
 }
 
-/** `--grader`: "default" (absent) or "strict"; anything else is a UsageError naming the flag. */
-function graderFrom(text: string | undefined): "strict" | "default" {
-  if (text === undefined || text === "default" || text === "strict") return text ?? "default";
-  throw new UsageError(`--grader: expected default or strict, got '${text}'`);
-}
-
 /** The `--sampling` parameters ({} without the flag); a malformed value is a UsageError naming the entry. */
 function serverSamplingFrom(text: string | undefined): EvalSettings["server"] {
   if (text === undefined) return {};
@@ -341,9 +311,6 @@ function apiKeyFrom(v: Values): string | undefined {
 async function loadProblems(dataset: string, v: Values, settings: EvalSettings): Promise<MathRecord[]> {
   if (v.dataset && isDatasetFile(v.dataset)) {
     const duplicates = v.duplicates ?? "refuse";
-    if (duplicates !== "refuse" && duplicates !== "keep-first") {
-      throw new UsageError(`--duplicates: expected refuse or keep-first, got '${duplicates}'`);
-    }
     const file = await loadFileDataset(resolve(v.dataset), {
       problemKey: v["problem-key"],
       answerKey: v["answer-key"],
@@ -415,11 +382,7 @@ function shellQuote(arg: string): string {
 
 /** Entry point for `deno task eval`. */
 export async function main(args: string[]): Promise<number> {
-  const v = parseFlags(args, FLAGS, false).values as Values;
-  if (v.help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values: v } = parseTable(args, FLAGS);
   if (v.suite !== undefined) {
     if (v.dataset !== undefined) throw new UsageError("--suite and --dataset exclude each other");
     const out = required(v, "out");
@@ -430,15 +393,15 @@ export async function main(args: string[]): Promise<number> {
 
 /** One eval (one dataset), returning its exit code, its outcome when sampling ran, and its settings. */
 async function evalOnce(args: string[]): Promise<SuiteStep> {
-  const v = parseFlags(args, FLAGS, false).values as Values;
+  const v = parseTable(args, FLAGS).values;
   const settings = settingsFromFlags(v);
   const out = required(v, "out");
   const apiKey = apiKeyFrom(v);
   const transport = {
-    concurrency: intFlag(v, "concurrency", 16),
-    maxPerRequest: v["max-n-per-request"] === undefined ? undefined : intFlag(v, "max-n-per-request", 1),
-    timeoutMs: parseNumber(v.timeout, "timeout", 600, 0.001) * 1000,
-    retry: { ...DEFAULT_RETRY, maxRetries: intFlag(v, "retries", DEFAULT_RETRY.maxRetries, 0) },
+    concurrency: v.concurrency,
+    maxPerRequest: v["max-n-per-request"],
+    timeoutMs: v.timeout * 1000,
+    retry: { ...DEFAULT_RETRY, maxRetries: v.retries },
   };
   const all = settings.taskSet
     ? sweepProblems(settings)
@@ -516,7 +479,7 @@ async function evalLocked(
     outcome = await evaluateEndpoint(problems, settings, out, {
       ...transport,
       apiKeyEnv: v["api-key-env"],
-      excludeTruncated: v["exclude-truncated"] ?? false,
+      excludeTruncated: v["exclude-truncated"],
       repair: v.repair ? (m) => console.error(m) : undefined,
       onProgress: (done) => {
         bar.update(done);

@@ -1,7 +1,7 @@
 // `deno task sweep`: run a training sweep (resumable, parallel), then write its report.
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { flagLines, type FlagTable, parseTable, UsageError } from "../common/args.ts";
+import { bool, flagLines, type FlagTable, num, parseTable, str, UsageError } from "../common/args.ts";
 import { exists } from "../common/fs.ts";
 import { lockFolder } from "../common/lock.ts";
 import { removeDuplicates } from "../common/run_folder.ts";
@@ -25,62 +25,42 @@ import {
 import { blockingIssues, issueLines, writeReportChecked } from "../reports/mod.ts";
 
 /** The flags of `deno task sweep`, declared once for parsing, --help and validation. */
-const FLAGS = {
-  config: {
-    type: "string",
-    value: "FILE",
-    help: "sweep config (JSON, see bench/sweep/sweep.schema.json; a recorded sweep.json works too)",
-  },
-  preset: { type: "string", value: "NAME", help: "a config shipped in bench/configs/ (default: default)" },
-  out: { type: "string", value: "DIR", help: "sweep folder (default: runs/<name>)" },
-  only: {
-    type: "string",
-    value: "PATTERN",
-    help: "run only these runs: a glob over run ids ('ace-*', '*_b3_*'), else one run id or method",
-  },
-  workers: {
-    type: "number",
-    default: cpus().length,
-    min: 1,
-    max: 256,
-    help: "parallel runs (default: cores)",
-  },
-  "dry-run": {
-    type: "boolean",
-    help:
-      "print the design (bases, seeds per base), the run matrix, what is done, and a time estimate (VERL: " +
+export const FLAGS = {
+  config: str(
+    "FILE",
+    "sweep config (JSON, see bench/sweep/sweep.schema.json; a recorded sweep.json works too)",
+  ),
+  preset: str("NAME", "a config shipped in bench/configs/ (default: default)"),
+  out: str("DIR", "sweep folder (default: runs/<name>)"),
+  only: str(
+    "PATTERN",
+    "run only these runs: a glob over run ids ('ace-*', '*_b3_*'), else one run id or method",
+  ),
+  workers: num("parallel runs (default: cores)", { default: cpus().length, min: 1, max: 256 }),
+  "dry-run": bool(
+    "print the design (bases, seeds per base), the run matrix, what is done, and a time estimate (VERL: " +
       "a cost and memory table); trains and writes nothing. With no finished run in the folder the estimate " +
       "comes from the stored cost model (bench/sweep/costs.json, $ACEBENCH_COST_MODEL), with its spread",
-  },
-  calibrate: {
-    type: "boolean",
-    help: "with --dry-run: first measure these settings (a few RL steps of one run, and a short SFT base " +
+  ),
+  calibrate: bool(
+    "with --dry-run: first measure these settings (a few RL steps of one run, and a short SFT base " +
       "model for tfjs, in a temp folder) and store the measurement in the cost model",
-  },
-  verbose: {
-    type: "boolean",
-    help: "with --dry-run on VERL configs: also each run's Hydra overrides, launch script and ray job",
-  },
-  "no-report": { type: "boolean", help: "skip writing the report at the end" },
-  smoke: {
-    type: "boolean",
-    help:
-      "the config shrunk by its engine's registry entry (2 bases or seeds, 2 RL steps, n = 4, a tiny tfjs " +
+  ),
+  verbose: bool("with --dry-run on VERL configs: also each run's Hydra overrides, launch script and ray job"),
+  "no-report": bool("skip writing the report at the end"),
+  smoke: bool(
+    "the config shrunk by its engine's registry entry (2 bases or seeds, 2 RL steps, n = 4, a tiny tfjs " +
       "model; VERL only plans) under the name <name>-smoke: checks that a config runs end to end; its numbers " +
       "are no result",
-  },
-  repair: {
-    type: "boolean",
-    help:
-      "first drop duplicate eval samples and metrics lines (left by two sweeps writing one folder before " +
+  ),
+  repair: bool(
+    "first drop duplicate eval samples and metrics lines (left by two sweeps writing one folder before " +
       "the lock held) from every run, saying how many",
-  },
+  ),
 } as const satisfies FlagTable;
 
 /** Usage text for `deno task sweep`. */
-export const usage =
-  `usage: deno task sweep [--config FILE | --preset NAME] [--out DIR] [--only PATTERN] [--workers N]
-                       [--dry-run [--calibrate] [--verbose]] [--no-report] [--repair] [--smoke]
+export const usage = `usage: deno task sweep [--config FILE | --preset NAME] [flags]
 
 Runs every method × ACE-grid point × base model × seed of a sweep config in parallel workers (first each
 base model the runs start from: a tfjs SFT per base), then writes the report (passk.csv, summary.md, plots/)
@@ -99,11 +79,7 @@ examples:
 
 /** Entry point for `deno task sweep`. */
 export async function main(args: string[]): Promise<number> {
-  const { values, help } = parseTable(args, FLAGS);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values } = parseTable(args, FLAGS);
   if (values.config && values.preset) throw new UsageError("give --config or --preset, not both");
   const path = values.config ?? presetPath(values.preset ?? "default");
   const read = readSweepConfig(path);

@@ -9,15 +9,23 @@ export class UsageError extends Error {
   }
 }
 
+/** `--help` was given: whoever dispatched the command (cli.ts, bench/perf/cli.ts) prints its usage, exit 0. */
+export class HelpRequested extends Error {
+  constructor() {
+    super("--help");
+    this.name = "HelpRequested";
+  }
+}
+
 /** Options as accepted by node:util parseArgs. */
-export type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
+type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
 
 /**
  * Parse flags strictly; `--help` is always accepted; unknown flags, missing or empty values raise UsageError
  * naming the flag. A negative number after a string flag (`--seed -1`) is taken as its value, so the flag's own
  * range check rejects it with its message (parseArgs alone calls it "ambiguous").
  */
-export function parseFlags(args: string[], options: FlagSpec, allowPositionals = true) {
+function parseFlags(args: string[], options: FlagSpec, allowPositionals = true) {
   const joined = joinNegativeValues(args, options);
   let parsed;
   try {
@@ -56,7 +64,7 @@ function joinNegativeValues(args: readonly string[], options: FlagSpec): string[
 }
 
 /** Parse a comma-separated list of positive integers, e.g. "1,2,4"; the error names the flag. */
-export function parseIntList(text: string, flag: string): number[] {
+function parseIntList(text: string, flag: string): number[] {
   const out = text.split(",").map((s) => Number(s.trim()));
   if (out.length === 0 || out.some((n) => !Number.isInteger(n) || n < 1)) {
     throw new UsageError(`--${flag}: expected comma-separated positive integers, got '${text}'`);
@@ -65,7 +73,7 @@ export function parseIntList(text: string, flag: string): number[] {
 }
 
 /** Parse a number flag within [min, max]; the error names the flag. */
-export function parseNumber(
+function parseNumber(
   text: string | undefined,
   flag: string,
   fallback: number,
@@ -97,6 +105,28 @@ export interface Flag {
   multiple?: boolean;
 }
 
+/** What a flag may add to its type and help (see Flag). */
+type Extra = Omit<Flag, "type" | "help">;
+
+/** A boolean flag (false when absent). */
+export const bool = (help: string) => ({ type: "boolean", help }) as const;
+
+/** A string flag shown as `value` in the usage. */
+export const str = <const O extends Extra = Record<never, never>>(value: string, help: string, o?: O) =>
+  ({ type: "string", value, help, ...o }) as { type: "string"; value: string; help: string } & O;
+
+/** A number flag (`integer`, `min`, `max`, `default` in `o`). */
+export const num = <const O extends Extra = Record<never, never>>(help: string, o?: O) =>
+  ({ type: "number", help, ...o }) as { type: "number"; help: string } & O;
+
+/** An integer flag (`min`, `max`, `default` in `o`). */
+export const int = <const O extends Extra = Record<never, never>>(help: string, o?: O) =>
+  ({ type: "number", integer: true, help, ...o }) as { type: "number"; integer: true; help: string } & O;
+
+/** A comma-separated list of positive integers. */
+export const list = <const O extends Extra = Record<never, never>>(help: string, o?: O) =>
+  ({ type: "list", value: "LIST", help, ...o }) as { type: "list"; help: string } & O;
+
 /** A command's flags by name (without the leading "--"). */
 export type FlagTable = Record<string, Flag>;
 
@@ -104,6 +134,7 @@ type ValueOf<F extends Flag> = F["type"] extends "boolean" ? boolean
   : F["type"] extends "number" ? number
   : F["type"] extends "list" ? number[]
   : F extends { multiple: true } ? string[]
+  : F extends { choices: readonly (infer C)[] } ? C
   : string;
 
 /** Parsed values: a flag with a default (booleans and repeatable flags always) is never undefined. */
@@ -132,13 +163,14 @@ export function flagLines(table: FlagTable, width = 110): string {
 
 /**
  * Parse `args` by `table` (node:util parseArgs underneath, as `parseFlags`): numbers checked against their range,
- * lists and choices checked, defaults filled in; every error a UsageError naming the flag.
+ * lists and choices checked, defaults filled in; every error a UsageError naming the flag; `--help` throws
+ * HelpRequested.
  */
 export function parseTable<T extends FlagTable>(
   args: string[],
   table: T,
   allowPositionals = false,
-): { values: FlagValues<T>; positionals: string[]; help: boolean } {
+): { values: FlagValues<T>; positionals: string[] } {
   const spec: FlagSpec = Object.fromEntries(
     Object.entries(table).map(([name, f]) => [
       name,
@@ -149,6 +181,7 @@ export function parseTable<T extends FlagTable>(
   );
   const parsed = parseFlags(args, spec, allowPositionals);
   const raw = parsed.values as Record<string, string | string[] | boolean | undefined>;
+  if (raw.help === true) throw new HelpRequested();
   const values: Record<string, unknown> = {};
   for (const [name, f] of Object.entries(table)) {
     const v = raw[name];
@@ -165,5 +198,5 @@ export function parseTable<T extends FlagTable>(
       throw new UsageError(`--${name}: expected one of ${f.choices.join(", ")}, got '${v}'`);
     } else values[name] = v;
   }
-  return { values: values as FlagValues<T>, positionals: parsed.positionals, help: raw.help === true };
+  return { values: values as FlagValues<T>, positionals: parsed.positionals };
 }

@@ -4,8 +4,11 @@
 // mode and version, per-answer timeout, n, ks). One module owns the schema; readers validate on read.
 import { compileSchema, validate, ValidationError } from "./config.ts";
 
-/** The record version this acebench writes and reads. */
-export const RECORD_VERSION = 1;
+/**
+ * The record version this acebench writes and reads: 2 holds sweep.json/eval.json as `{ config, record, … }`
+ * (version 1 kept the config's fields beside `record`; common/run_folder.ts migrates it on read).
+ */
+export const RECORD_VERSION = 2;
 
 /**
  * How answers were graded: `strict` reads only explicit answer markers (the training reward), `default` also
@@ -50,14 +53,11 @@ export type Design =
   | { kind: "seeds"; seeds: number[] }
   | { kind: "bases"; bases: number; seedsPerBase: number };
 
-/**
- * The design of a sweep config or of a sweep.json written before records (its top-level `seeds`, `bases`,
- * `seedsPerBase`): `bases` when given, else the `seeds` list (empty when neither was recorded).
- */
-export function designOf(s: { seeds?: unknown; bases?: unknown; seedsPerBase?: unknown }): Design {
-  return typeof s.bases === "number"
-    ? { kind: "bases", bases: s.bases, seedsPerBase: typeof s.seedsPerBase === "number" ? s.seedsPerBase : 1 }
-    : { kind: "seeds", seeds: Array.isArray(s.seeds) ? s.seeds.filter((x) => typeof x === "number") : [] };
+/** The design of a sweep config (`seeds`, or `bases` × `seedsPerBase`): `bases` when given, else `seeds`. */
+export function designOf(s: { seeds?: number[]; bases?: number; seedsPerBase?: number }): Design {
+  return s.bases !== undefined
+    ? { kind: "bases", bases: s.bases, seedsPerBase: s.seedsPerBase ?? 1 }
+    : { kind: "seeds", seeds: s.seeds ?? [] };
 }
 
 /** The design in words, as the dry run and the report's provenance print it ("design: …"). */
@@ -86,7 +86,7 @@ export interface MethodRecord {
 
 /** sweep.json's `record`. */
 export interface SweepRecord {
-  version: 1;
+  version: 2;
   design: Design;
   methods: MethodRecord[];
   protocol: EvalProtocol;
@@ -171,7 +171,7 @@ const SWEEP_RECORD_SCHEMA = {
 
 /** A run's config.json `record`: its method (family, baseline) and the protocol it was evaluated under. */
 export interface RunRecord {
-  version: 1;
+  version: 2;
   method: MethodRecord;
   protocol: EvalProtocol;
 }
@@ -197,32 +197,28 @@ export function runRecordFrom(sweep: SweepRecord, method: string): RunRecord | n
 }
 
 /**
- * The `record` field of a file's JSON value, validated with `check` (null when absent: written before records
- * existed); another version or a field that does not match throws a ValidationError naming `source` and field.
+ * A file's `record` value, validated with `check`; a field that does not match throws a ValidationError naming
+ * `source` and the field, e.g. `runs/x/sweep.json: record: protocol.grader.mode: must be equal to one of …`.
  */
-function recordIn<T>(value: Record<string, unknown>, source: string, check: typeof validator): T | null {
-  const record = value.record as { version?: unknown } | undefined;
-  if (record === undefined) return null;
-  if (record && typeof record === "object" && record.version !== RECORD_VERSION) {
+function recordIn<T>(record: unknown, source: string, check: typeof validator): T {
+  const version = (record as { version?: unknown } | null)?.version;
+  if (version !== RECORD_VERSION) {
     throw new ValidationError(
-      `${source}: record.version: ${JSON.stringify(record.version)} is not the version this acebench reads ` +
+      `${source}: record.version: ${JSON.stringify(version)} is not the version this acebench reads ` +
         `(${RECORD_VERSION}); use the acebench that wrote it, or re-run the sweep/eval into a new folder`,
     );
   }
   return validate<T>(check, structuredClone(record), `${source}: record`);
 }
 
-/** The `record` of a run's config.json value, validated; null when absent (see `recordIn`). */
-export function runRecordOf(config: Record<string, unknown>, source: string): RunRecord | null {
-  return recordIn<RunRecord>(config, source, runValidator);
+/** A run's config.json `record`, validated (see `recordIn`). */
+export function runRecordOf(record: unknown, source: string): RunRecord {
+  return recordIn<RunRecord>(record, source, runValidator);
 }
 
-/**
- * The `record` of a sweep.json value, validated; null for a folder written before records existed (its
- * protocol is unknown), e.g. `runs/x/sweep.json: record: protocol.grader.mode: must be equal to one of …`.
- */
-export function sweepRecordOf(sweepJson: Record<string, unknown>, source: string): SweepRecord | null {
-  return recordIn<SweepRecord>(sweepJson, source, validator);
+/** A sweep.json or eval.json `record`, validated (see `recordIn`). */
+export function sweepRecordOf(record: unknown, source: string): SweepRecord {
+  return recordIn<SweepRecord>(record, source, validator);
 }
 
 /** The one-line hint for a folder without a record (written before record v1): how to get one. */

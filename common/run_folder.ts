@@ -6,7 +6,8 @@
 //   <sweep>/runs/<runId>/{config.json, status.json, metrics.jsonl, eval.jsonl, checkpoints/}
 //   <eval>/runs/<model>/{…, samples.jsonl, health.json}        (`deno task eval`)
 import { join } from "node:path";
-import { appendJsonl, atomicWrite, exists, readJson, readJsonl, writeJson } from "./fs.ts";
+import { atomicWrite, exists, readJson, readJsonl, writeJson } from "./fs.ts";
+import { RECORD_VERSION, type RunRecord, runRecordOf, type SweepRecord, sweepRecordOf } from "./protocol.ts";
 
 /** File names inside one run folder. */
 export const RUN_FILES = {
@@ -54,53 +55,100 @@ export function evalFile(dir: string): string {
  * The file holding a folder's record: eval.json (an evaluation), else sweep.json (a sweep, or an evaluation
  * written before eval.json), or null when it has neither (e.g. a bare run folder).
  */
-export function recordFile(dir: string): string | null {
+function recordFile(dir: string): string | null {
   return exists(evalFile(dir)) ? evalFile(dir) : exists(sweepFile(dir)) ? sweepFile(dir) : null;
 }
 
-/** A folder's record (`recordFile`: eval.json or sweep.json), or null when it has none. */
-export function readSweepRecord<T = Record<string, unknown>>(sweepDir: string): T | null {
-  const path = recordFile(sweepDir);
-  return path ? readJson<T>(path) : null;
+/**
+ * sweep.json (a sweep) or eval.json (an evaluation): what made the folder (`config`: a sweep's resolved config,
+ * itself a valid `--config`, or an evaluation's settings), its typed `record` (design, methods, protocol; null
+ * for a folder written before records), and provenance. `kind` is not stored: it is the file's.
+ */
+export interface FolderFile<C = unknown> {
+  kind: "sweep" | "eval";
+  config: C;
+  record: SweepRecord | null;
+  configHash: string;
+  /** The runs planned, in order. */
+  runIds: string[];
+  versions: Record<string, string | null>;
+  machine: Record<string, string | number>;
+  writtenAt: string;
+}
+
+/** The provenance fields of sweep.json and eval.json, beside `config` and `record`. */
+const PROVENANCE = ["configHash", "runIds", "versions", "machine", "writtenAt"] as const;
+
+/** Fields a version-1 eval record kept beside its settings that the v2 record holds (or the file's kind says). */
+const V1_EVAL_ONLY = ["kind", "name", "engine", "methods", "seeds", "eval", "sampling"];
+
+/**
+ * The one migration step of sweep.json/eval.json, pure: a version-2 value is returned as it is; a version-1 one
+ * (the config's fields beside `record` and provenance) or one written before records (no `record`: null) is
+ * split into `config`, `record` (version 2) and provenance. `kind` is "eval" for eval.json or a v1 record of
+ * kind "eval", else "sweep".
+ */
+export function migrateFolderFile(raw: Record<string, unknown>, file: string): FolderFile {
+  const kind = file.endsWith(EVAL_FILE) || raw.kind === "eval" ? "eval" : "sweep";
+  if ("config" in raw) return { ...raw, kind } as unknown as FolderFile;
+  const config = Object.fromEntries(
+    Object.entries(raw).filter(([k]) =>
+      !["record", "backend", ...PROVENANCE].includes(k) && !(kind === "eval" && V1_EVAL_ONLY.includes(k))
+    ),
+  );
+  const provenance = Object.fromEntries(PROVENANCE.map((k) => [k, raw[k]]));
+  return { ...provenance, kind, config, record: upgraded(raw.record) } as FolderFile;
+}
+
+/** A record of version 1 as version 2 (the same fields); another version as it is (refused on validation). */
+function upgraded(record: unknown): unknown {
+  const r = record as { version?: unknown } | undefined;
+  return r?.version === 1 ? { ...r, version: RECORD_VERSION } : r ?? null;
+}
+
+/** A folder's sweep.json or eval.json, migrated (`migrateFolderFile`) and its record validated; null: none. */
+export function readFolderFile<C = unknown>(dir: string): FolderFile<C> | null {
+  const path = recordFile(dir);
+  if (!path) return null;
+  const file = migrateFolderFile(readJson<Record<string, unknown>>(path), path);
+  return { ...file, record: file.record && sweepRecordOf(file.record, path) } as FolderFile<C>;
 }
 
 /**
- * Write an evaluation folder's eval.json (atomically). A folder written before eval.json keeps its record in
- * sweep.json (kind "eval"): that file is removed once eval.json holds the record, so a folder has one record.
+ * Write a folder's sweep.json or eval.json (by `kind`, atomically). An evaluation written before eval.json kept
+ * its record in sweep.json: that file is removed once eval.json holds it, so a folder has one record.
  */
-export function writeEvalRecord(dir: string, record: Record<string, unknown>): void {
-  writeJson(evalFile(dir), record);
+export function writeFolderFile(dir: string, file: FolderFile): void {
+  const { kind, ...stored } = file;
+  writeJson(kind === "eval" ? evalFile(dir) : sweepFile(dir), stored);
   const legacy = sweepFile(dir);
-  if (exists(legacy) && readJson<{ kind?: string }>(legacy).kind === "eval") Deno.removeSync(legacy);
-}
-
-/** Write a sweep folder's sweep.json (atomically). */
-export function writeSweepRecord(sweepDir: string, record: unknown): void {
-  writeJson(sweepFile(sweepDir), record);
+  if (kind === "eval" && exists(legacy) && readJson<{ kind?: string }>(legacy).kind === "eval") {
+    Deno.removeSync(legacy);
+  }
 }
 
 /**
- * config.json of a run as readers use it: the resolved RunConfig plus `ace` (sweeps), or the eval settings
- * (`deno task eval`: `model` instead of `method`). Every field is optional because folder kinds differ.
+ * config.json of a run: the resolved RunConfig (`S`: the engine's settings, `A`: its algorithm config; a
+ * `deno task eval` run: `method` is the model, `settings` the eval's), its record (null: written before
+ * records), and the backend the engine resolved while running (tfjs "auto" → "blas", `recordInConfig`).
  */
-export interface RecordedConfig {
-  runId?: string;
-  engine?: string;
-  method?: string;
-  model?: string;
-  preset?: string;
-  seed?: number;
-  /** 0-based base model the run starts from; absent means 0. */
-  base?: number;
-  eval?: { n?: number; ks?: number[]; every?: number };
-  settings?: { rl?: { steps?: number }; [key: string]: unknown };
-  rl?: { steps?: number };
-  /** The run's typed record (method family and baseline, evaluation protocol): common/protocol.ts `runRecordOf`. */
-  record?: unknown;
-  /** The backend the engine resolved while running (tfjs "auto" → "blas"), recorded through `recordInConfig`. */
+export interface RecordedConfig<S = unknown, A = unknown> {
+  runId: string;
+  engine: string;
+  method: string;
+  preset: string;
+  seed: number;
+  /** 0-based base model the run starts from (0 in folders from before bases). */
+  base: number;
+  algo: A;
+  settings: S;
+  eval: { n: number; ks: number[]; every: number };
+  record: RunRecord | null;
   backendDecision?: BackendDecisionRecord;
-  [key: string]: unknown;
 }
+
+/** What an engine learns while running and adds to its config.json (`RunHooks.onRecord`). */
+export type LearnedFields = Pick<RecordedConfig, "backendDecision">;
 
 /** A backend decision as config.json records it (tfjs `BackendDecision`): what was asked, what ran, and why. */
 export interface BackendDecisionRecord {
@@ -117,9 +165,30 @@ export interface BackendDecisionRecord {
   native?: string;
 }
 
-/** A run's config.json, or null when the run has none yet. */
-export function readRunConfig(dir: string): RecordedConfig | null {
-  return exists(runFile(dir, "config")) ? readJson<RecordedConfig>(runFile(dir, "config")) : null;
+/**
+ * The one migration step of config.json, pure: a version-1 record becomes version 2, an absent one null, a
+ * missing `base` 0, `model` (older evaluations) is the method, and what older folders kept at the top level moves where the run has it: ACE's options
+ * (`ace`, before 2026-12-05) into `algo.ace`, the RL settings (`rl`) into `settings.rl`.
+ */
+export function migrateRunConfig(raw: Record<string, unknown>): RecordedConfig {
+  const { ace, rl, record, ...rest } = raw;
+  const algo = (raw.algo ?? {}) as { ace?: unknown };
+  return {
+    ...rest,
+    method: raw.method ?? raw.model,
+    base: raw.base ?? 0,
+    algo: ace && !algo.ace ? { ...algo, ace } : algo,
+    settings: { ...(rl ? { rl } : {}), ...raw.settings as object },
+    record: upgraded(record),
+  } as RecordedConfig;
+}
+
+/** A run's config.json, migrated and its record validated (naming the file and field); null when absent. */
+export function readRunConfig<S = unknown, A = unknown>(dir: string): RecordedConfig<S, A> | null {
+  const path = runFile(dir, "config");
+  if (!exists(path)) return null;
+  const config = migrateRunConfig(readJson<Record<string, unknown>>(path));
+  return { ...config, record: config.record && runRecordOf(config.record, path) } as RecordedConfig<S, A>;
 }
 
 /** Write a run's config.json (atomically). */
@@ -127,9 +196,9 @@ export function writeRunConfig(dir: string, config: RecordedConfig): void {
   writeJson(runFile(dir, "config"), config);
 }
 
-/** Add fields the engine learned while running (e.g. the resolved backend) to the run's config.json. */
-export function recordInConfig(dir: string, fields: Record<string, unknown>): void {
-  writeRunConfig(dir, { ...readRunConfig(dir), ...fields });
+/** Add what the engine learned while running (e.g. the resolved backend) to the run's config.json. */
+export function recordInConfig(dir: string, fields: LearnedFields): void {
+  writeRunConfig(dir, { ...readRunConfig(dir)!, ...fields });
 }
 
 /** status.json of a run. */
@@ -224,11 +293,6 @@ function checkSample(s: Record<string, unknown>, where: string): EvalSample {
 export function readEvalSamples(dir: string): EvalSample[] {
   const path = runFile(dir, "eval");
   return readJsonl<Record<string, unknown>>(path).map((s, i) => checkSample(s, `${path}:${i + 1}`));
-}
-
-/** Append graded samples to a run's eval.jsonl (one write; engines evaluating during training). */
-export function appendEvalSamples(dir: string, samples: readonly unknown[]): void {
-  appendJsonl(runFile(dir, "eval"), samples);
 }
 
 /** Replace a run's eval.jsonl (atomically): for samples derived whole from another file (eval, VERL dumps). */

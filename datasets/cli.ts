@@ -1,10 +1,38 @@
 // `deno task fetch`: download (or copy from a mirror), verify, cache and normalise the datasets.
-import { parseFlags, UsageError } from "../common/args.ts";
+import { bool, flagLines, type FlagTable, parseTable, str, UsageError } from "../common/args.ts";
 import { cacheRoot, type Manifest, readManifest } from "./cache.ts";
-import { auditLine, fetchDataset, type OnBadRow } from "./fetch.ts";
+import { auditLine, fetchDataset } from "./fetch.ts";
 import { type AuditGolds, auditRecords } from "./gold_fixes.ts";
 import { loadDataset } from "./load.ts";
 import { FETCHABLE, hubEndpoint, hubUrl, pickSource, type Source, SOURCES, sourcesOf } from "./sources.ts";
+
+/** The flags of `deno task fetch`, declared once for parsing, --help and validation. */
+export const FLAGS = {
+  list: bool("show each dataset's source, licence, cache state, row counts and gold audit"),
+  check: bool(
+    "audit the cached datasets' golds again and name every gold no correct answer can match (exit 1 if " +
+      "one is not a known-unmatchable gold of datasets/gold_fixes.ts)",
+  ),
+  mirror: str(
+    "DIR",
+    "read the source files from a local folder laid out as <dataset>/<file> (--list names them)",
+  ),
+  "cache-dir": str(
+    "DIR",
+    "cache folder (default: $ACEBENCH_CACHE, else $XDG_CACHE_HOME/acebench, else ~/.cache/acebench)",
+  ),
+  source: str(
+    "DATASET=ID",
+    "use another source of a dataset (ids in --list), e.g. aime2025=yentinglin-jsonl",
+    { multiple: true },
+  ),
+  "on-bad-row": str(
+    "MODE",
+    "a row that fails to parse or validate stops the fetch (fail) or is dropped (skip)",
+    { choices: ["fail", "skip"], default: "fail" },
+  ),
+  force: bool("re-read and re-verify the source files even if the dataset is cached"),
+} as const satisfies FlagTable;
 
 /** Usage text for `deno task fetch`. */
 export const usage = `usage: deno task fetch [DATASET...] [flags]
@@ -12,16 +40,7 @@ export const usage = `usage: deno task fetch [DATASET...] [flags]
 Download, verify, cache and normalise ${FETCHABLE.join(", ")} (default: all of them).
 A cached dataset is not fetched again (no network I/O) unless --force is given.
 
-flags:
-  --list                  show each dataset's source, licence, cache state, row counts and gold audit
-  --check                 audit the cached datasets' golds again and name every gold no correct answer can
-                          match (exit 1 if one is not a known-unmatchable gold of datasets/gold_fixes.ts)
-  --mirror DIR            read the source files from a local folder laid out as <dataset>/<file> (--list names them)
-  --cache-dir DIR         cache folder (default: $ACEBENCH_CACHE, else $XDG_CACHE_HOME/acebench,
-                          else ~/.cache/acebench)
-  --source DATASET=ID     use another source of a dataset (ids in --list), e.g. aime2025=yentinglin-jsonl
-  --on-bad-row fail|skip  a row that fails to parse or validate stops the fetch (fail, default) or is dropped
-  --force                 re-read and re-verify the source files even if the dataset is cached
+${flagLines(FLAGS)}
 
 environment: HF_ENDPOINT (hub URL, default https://huggingface.co), HF_TOKEN (sent to the hub as a Bearer token),
              ACEBENCH_GITHUB_RAW (GitHub raw-file URL, default https://raw.githubusercontent.com)
@@ -37,40 +56,13 @@ examples:
  * golds are not audited and --check is refused.
  */
 export async function main(args: string[], auditGolds?: AuditGolds): Promise<number> {
-  const parsed = parseFlags(args, {
-    list: { type: "boolean" },
-    check: { type: "boolean" },
-    mirror: { type: "string" },
-    "cache-dir": { type: "string" },
-    source: { type: "string", multiple: true },
-    "on-bad-row": { type: "string" },
-    force: { type: "boolean" },
-  });
-  const positionals = parsed.positionals;
-  const values = parsed.values as {
-    help?: boolean;
-    list?: boolean;
-    check?: boolean;
-    mirror?: string;
-    "cache-dir"?: string;
-    source?: string[];
-    "on-bad-row"?: string;
-    force?: boolean;
-  };
-  if (values.help) {
-    console.log(usage);
-    return 0;
-  }
-  const onBadRow = (values["on-bad-row"] ?? "fail") as OnBadRow;
-  if (onBadRow !== "fail" && onBadRow !== "skip") {
-    throw new UsageError(`--on-bad-row: expected fail or skip, got '${onBadRow}'`);
-  }
+  const { values, positionals } = parseTable(args, FLAGS, true);
   for (const d of positionals) {
     if (!FETCHABLE.includes(d as Source["dataset"])) {
       throw new UsageError(`unknown dataset '${d}' (known: ${FETCHABLE.join(", ")})`);
     }
   }
-  const sourceIds = parseSourceFlags(values.source ?? []);
+  const sourceIds = parseSourceFlags(values.source);
   const root = cacheRoot(values["cache-dir"]);
   if (values.list) {
     console.log(listing(root));
@@ -89,7 +81,7 @@ export async function main(args: string[], auditGolds?: AuditGolds): Promise<num
         cacheDir: root,
         mirror: values.mirror,
         sourceId: sourceIds.get(dataset),
-        onBadRow,
+        onBadRow: values["on-bad-row"],
         force: values.force,
         log: (line) => console.log(line),
         auditGolds,

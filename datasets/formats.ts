@@ -5,7 +5,6 @@ import { basename, dirname, join } from "node:path";
 import { type AsyncBuffer, parquetMetadataAsync, parquetReadObjects } from "hyparquet";
 import { sha256 } from "../common/hash.ts";
 import { fromCsv } from "../common/csv.ts";
-import type { FormatName } from "./sources.ts";
 import { hasCjk, type MathRecord } from "./record.ts";
 import { stripDapoTemplate } from "./templates.ts";
 import {
@@ -179,7 +178,7 @@ function dapoRecord(problem: string, answer: string, index: DapoIndex, dataSourc
 }
 
 /** Every supported format, keyed by the name used in sources.ts and schemas/<name>.schema.json. */
-export const FORMATS: Record<FormatName, Format> = {
+export const FORMATS = {
   "math500-jsonl": {
     rows: jsonlRows,
     toRecord: (
@@ -265,7 +264,10 @@ export const FORMATS: Record<FormatName, Format> = {
   "minerva-jsonl": { rows: jsonlRows, toRecord: minervaRecord },
   "olympiadbench-jsonl": { rows: jsonlRows, toRecord: olympiadBenchRecord },
   "gsm8k-jsonl": { rows: jsonlRows, toRecord: gsm8kRecord },
-};
+} satisfies Record<string, Format>;
+
+/** A source format's name; each has a JSON Schema `datasets/schemas/<format>.schema.json`. */
+export type FormatName = keyof typeof FORMATS;
 
 /** The JSON Schema file of a format. */
 export function schemaUrl(format: FormatName): URL {

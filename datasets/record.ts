@@ -1,17 +1,20 @@
 // The one normalised record type every dataset (real or synthetic) is loaded into.
 
+/** The built-in datasets, in the order `fetch --list` shows them. */
+const BUILT_IN = [
+  "math500",
+  "aime2024",
+  "aime2025",
+  "amc2023",
+  "minerva",
+  "olympiadbench",
+  "gsm8k",
+  "dapo-math-17k",
+  "synthetic",
+] as const;
+
 /** Names accepted by `loadDataset` and carried in `MathRecord.dataset`. */
-export type DatasetName =
-  | "math500"
-  | "aime2024"
-  | "aime2025"
-  | "amc2023"
-  | "minerva"
-  | "olympiadbench"
-  | "gsm8k"
-  | "dapo-math-17k"
-  | "synthetic"
-  | FileDatasetName;
+export type DatasetName = (typeof BUILT_IN)[number] | FileDatasetName;
 
 /** A user's problem file as a dataset (`eval --dataset my.jsonl`): "file-" + the file's stem. */
 export type FileDatasetName = `file-${string}`;
@@ -50,17 +53,7 @@ export interface MathRecord {
 }
 
 /** All dataset names, in the order `fetch --list` shows them. */
-export const DATASET_NAMES: readonly DatasetName[] = [
-  "math500",
-  "aime2024",
-  "aime2025",
-  "amc2023",
-  "minerva",
-  "olympiadbench",
-  "gsm8k",
-  "dapo-math-17k",
-  "synthetic",
-];
+export const DATASET_NAMES: readonly DatasetName[] = BUILT_IN;
 
 // Letters of CJK scripts only: full-width punctuation (＄, ，) also appears in English rows of DAPO.
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;

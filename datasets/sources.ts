@@ -6,21 +6,8 @@
 // fetch and every later fetch must match them. GitHub sources (the evaluation sets RLVR papers report: AIME 2024,
 // AMC 2023, Minerva Math, OlympiadBench, GSM8K) are raw files at a pinned commit with a pinned sha256.
 import { readFileSync } from "node:fs";
+import type { FormatName } from "./formats.ts";
 import { DATASET_NAMES, type DatasetName } from "./record.ts";
-
-/** Source formats; each has a JSON Schema `datasets/schemas/<format>.schema.json` and a reader in formats.ts. */
-export type FormatName =
-  | "math500-jsonl"
-  | "aime-matharena-parquet"
-  | "aime-yentinglin-jsonl"
-  | "aime-matharena-src"
-  | "dapo-verl-parquet"
-  | "dapo-openr1-parquet"
-  | "qwen-aime-jsonl"
-  | "qwen-amc-jsonl"
-  | "minerva-jsonl"
-  | "olympiadbench-jsonl"
-  | "gsm8k-jsonl";
 
 /** One file of a source: where it is on the hub and/or in a mirror folder, and its pinned sha256 if known. */
 export interface SourceFile {

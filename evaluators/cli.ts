@@ -1,13 +1,36 @@
 // `deno task grade`: grade a JSON-lines file of {prediction, gold, ...} and report agreement with `expected`.
-import { parseFlags, parseNumber, UsageError } from "../common/args.ts";
+import { bool, flagLines, type FlagTable, int, num, parseTable, str, UsageError } from "../common/args.ts";
 import { atomicWrite } from "../common/fs.ts";
 import { gradeMany } from "./pool.ts";
 import type { GradeExplanation, GradeResult } from "./grade.ts";
 
+/** The flags of `deno task grade`, declared once for parsing, --help and validation. */
+export const FLAGS = {
+  input: str("FILE", "JSON-lines input (required)"),
+  output: str("FILE", "write graded JSON lines here (atomically; not the --input file)"),
+  strict: bool(
+    'accept only explicit answer markers (\\boxed, "Answer:", "final answer is"), as for rewards (a ' +
+      'line\'s own boolean "strict": true does the same for that line)',
+  ),
+  explain: bool(
+    'add "explain" to each output line (extraction rule, normalised prediction and gold with their forms ' +
+      "and the normalisation rules that fired, the comparison that decided) and print one explanation line per " +
+      "input line (stderr)",
+  ),
+  "decimal-comma": bool('read a lone "1,5" as the decimal 1.5 (by default it is the list 1, 5)'),
+  workers: int("grading workers (default: cores; 0 grades inline, without the hard timeout)", {
+    min: 0,
+    max: 256,
+  }),
+  "timeout-ms": num("hard per-answer timeout in the worker pool (default 2000)", {
+    min: 1,
+    max: 600_000,
+    value: "MS",
+  }),
+} as const satisfies FlagTable;
+
 /** Usage text for `deno task grade`. */
-export const usage =
-  `usage: deno task grade --input FILE.jsonl [--output FILE.jsonl] [--strict] [--explain] [--decimal-comma]
-                       [--workers N] [--timeout-ms MS]
+export const usage = `usage: deno task grade --input FILE.jsonl [--output FILE.jsonl] [flags]
 
 Each input line is a JSON object with string fields "prediction" and "gold"; every other field is passed through.
 Output lines add "correct", "status" (correct | wrong | no_answer | parse_error | timeout), "extracted" and "rule".
@@ -15,16 +38,7 @@ Without --output the graded lines go to stdout. If lines carry a boolean "expect
 disagreeing lines are printed at the end (stderr). Malformed lines are reported with their line number and skipped;
 the exit code is then 1 (0 when every line was graded).
 
-  --input FILE       JSON-lines input (required)
-  --output FILE      write graded JSON lines here (atomically; not the --input file)
-  --strict           accept only explicit answer markers (\\boxed, "Answer:", "final answer is"), as for rewards
-                     (a line's own boolean "strict": true does the same for that line)
-  --explain          add "explain" to each output line (extraction rule, normalised prediction and gold with
-                     their forms and the normalisation rules that fired, the comparison that decided) and
-                     print one explanation line per input line (stderr)
-  --decimal-comma    read a lone "1,5" as the decimal 1.5 (by default it is the list 1, 5)
-  --workers N        grading workers (default: cores; 0 grades inline, without the hard timeout)
-  --timeout-ms MS    hard per-answer timeout in the worker pool (default 2000)
+${flagLines(FLAGS)}
 
 example: deno task grade --input preds.jsonl --output graded.jsonl`;
 
@@ -71,41 +85,12 @@ export function parseInput(text: string, file: string): { lines: Line[]; errors:
 
 /** Entry point for `deno task grade`. */
 export async function main(args: string[]): Promise<number> {
-  const values = parseFlags(args, {
-    input: { type: "string" },
-    output: { type: "string" },
-    strict: { type: "boolean" },
-    explain: { type: "boolean" },
-    "decimal-comma": { type: "boolean" },
-    workers: { type: "string" },
-    "timeout-ms": { type: "string" },
-  }, false).values as {
-    help?: boolean;
-    input?: string;
-    output?: string;
-    strict?: boolean;
-    explain?: boolean;
-    "decimal-comma"?: boolean;
-    workers?: string;
-    "timeout-ms"?: string;
-  };
-  if (values.help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values } = parseTable(args, FLAGS);
   if (!values.input) throw new UsageError("--input FILE.jsonl is required");
   if (values.output && sameFile(values.input, values.output)) {
     throw new UsageError(`--output ${values.output} is the --input file; write the graded lines elsewhere`);
   }
-  const workers = values.workers === undefined
-    ? undefined
-    : parseNumber(values.workers, "workers", 0, 0, 256);
-  if (workers !== undefined && !Number.isInteger(workers)) {
-    throw new UsageError("--workers: expected an integer");
-  }
-  const timeoutMs = values["timeout-ms"] === undefined
-    ? undefined
-    : parseNumber(values["timeout-ms"], "timeout-ms", 2000, 1, 600_000);
+  const { workers, "timeout-ms": timeoutMs } = values;
   let text: string;
   try {
     text = Deno.readTextFileSync(values.input);

@@ -347,9 +347,27 @@ function multisetEqual(pred: Value[], gold: Value[], options: CompareOptions): b
 // A bare-list gold is a set (MATH's "enter all solutions"), but a set and a sequence are written alike ("1, 2,
 // 3, 4"). Strict mode (training reward) does not pay the gold of three or more members written backwards: a
 // reversed sequence is the common order error, while a set is written in another order, not mirrored. Two
-// members stay a set both ways (two roots); default mode reads every bare list as a set.
+// members stay a set both ways (two roots); default mode reads every bare list as a set. What a careful reader
+// knows beside the list settles it: a gold "a = 4, -8, -10" lists the values of one unknown (a set, never a
+// sequence), and so does a list the problem asks for without an order (`unordered`, see `asksForOrder`).
 const readsOrder = (g: Value, o: CompareOptions) =>
-  o.strict === true && g.kind === "set" && g.form === "list" && g.items.length >= 3;
+  o.strict === true && o.unordered !== true && g.kind === "set" && g.form === "list" && g.items.length >= 3 &&
+  !valuesOfOneUnknown(g.items);
+
+// "a = 4, -8, -10": the first member names an unknown, the rest are bare values.
+const valuesOfOneUnknown = (items: Value[]) =>
+  items[0].kind === "rel" && items[0].ops.length === 1 && items[0].ops[0] === "=" &&
+  isLoneSymbol(items[0].sides[0]) && items.slice(1).every((v) => v.kind !== "rel");
+
+/**
+ * Does a problem ask for its answers in an order? True for terms, a sequence, a progression, an order ("in
+ * increasing order", "ordered"), "respectively" or named unknowns ("find $a$, $b$ and $c$"); false when it asks
+ * for values without one ("Enter all possible values, separated by commas", "Determine their ages").
+ */
+export function asksForOrder(problem: string): boolean {
+  return /\b(?:terms?|sequences?|progressions?|order(?:ed)?|respectively)\b/i.test(problem) ||
+    /\$\s*[a-zA-Z]\s*\$\s*,\s*\$\s*[a-zA-Z]\s*\$\s*,?\s*and\s*\$\s*[a-zA-Z]\s*\$/.test(problem);
+}
 
 // A set match that is not the gold reversed (see readsOrder).
 function notReversedEqual(pred: Value[], gold: Value[], options: CompareOptions): boolean {
@@ -409,9 +427,13 @@ function renamedConstant(p: Expr, g: Expr): Expr | null {
   return renamed(p, pOnly[0], gOnly[0]);
 }
 
-/** How to compare: `strict` is the training-reward reading (see `statedValue`). */
+/**
+ * How to compare: `strict` is the training-reward reading (see `statedValue`); `unordered`: the problem asks for
+ * a list without an order (see `readsOrder`).
+ */
 export interface CompareOptions {
   strict?: boolean;
+  unordered?: boolean;
 }
 
 /** One comparison: its name, when it applies to (pred, gold), and the verdict it gives then. */

@@ -2,7 +2,7 @@
 import { extractAnswer, extractGold, type Extraction } from "./extract.ts";
 import { normalizeAnswer, type NormalizeOptions } from "./normalize.ts";
 import { parseValue, type Value } from "./forms.ts";
-import { compareValues, valuesEqual } from "./compare.ts";
+import { asksForOrder, type CompareOptions, compareValues, valuesEqual } from "./compare.ts";
 import { choiceVerdict, percentVerdict, unitVerdict } from "./readings.ts";
 import type { Unit } from "./units.ts";
 
@@ -44,11 +44,13 @@ export interface GradeResult {
 
 /**
  * Options for `grade`: `strict` accepts only explicit answer markers (boxed, Answer:, "final answer is");
- * `decimalComma` reads "1,5" as 1.5; `explain` adds the explanation of the verdict to the result.
+ * `decimalComma` reads "1,5" as 1.5; `explain` adds the explanation of the verdict to the result; `problem`, the
+ * question's text when the caller has it, tells whether a list answer is asked for in an order (`asksForOrder`).
  */
 export interface GradeOptions extends NormalizeOptions {
   strict?: boolean;
   explain?: boolean;
+  problem?: string;
 }
 
 /** Hard input caps applied before any parsing: longer answers are graded `parse_error`. */
@@ -100,9 +102,8 @@ function decimalCommaReading(commaSide: string, decimalSide: string): Value | nu
 function preparedCompare(
   p: NonNullable<Prepared>,
   g: NonNullable<Prepared>,
-  strict: boolean,
+  options: CompareOptions,
 ): { equal: boolean; by: string } {
-  const options = { strict };
   const choice = choiceVerdict(p, g, options);
   if (choice !== null) return choice;
   const unit = unitVerdict(p, g, options);
@@ -128,7 +129,7 @@ function boxesVerdict(
   ex: Extraction,
   g: NonNullable<Prepared>,
   options: NormalizeOptions,
-  strict: boolean,
+  compare: CompareOptions,
 ): string | null {
   if (!ex.boxes) return null;
   const multi = g.value.kind === "set" && g.value.items.length > 1;
@@ -136,9 +137,7 @@ function boxesVerdict(
     const parts = ex.boxes.map((b) => prepare(b, options));
     if (parts.some((x) => x === null)) return null;
     const items = parts.flatMap((x) => x!.value.kind === "set" ? x!.value.items : [x!.value]);
-    return valuesEqual({ kind: "set", items, form: g.value.form }, g.value, { strict })
-      ? "boxed_union"
-      : null;
+    return valuesEqual({ kind: "set", items, form: g.value.form }, g.value, compare) ? "boxed_union" : null;
   }
   // Labelled parts boxed one by one, "(a) \boxed{3} … (b) \boxed{7}", against a tuple gold (3, 7): the boxes
   // in order are its coordinates, one box each.
@@ -146,14 +145,12 @@ function boxesVerdict(
     const parts = ex.boxes.map((b) => prepare(b, options));
     if (parts.some((x) => x === null)) return null;
     const tuple = { ...g.value, items: parts.map((x) => x!.value) };
-    return valuesEqual(tuple, g.value, { strict }) ? "boxed_tuple" : null;
+    return valuesEqual(tuple, g.value, compare) ? "boxed_tuple" : null;
   }
   const group = (ex.finalBoxes ?? []).map((b) => prepare(b, options));
   if (group.length < 2 || group.some((x) => x === null)) return null;
   const first = group[0]!;
-  return group.every((x) =>
-      preparedCompare(x!, first, false).equal && preparedCompare(first, x!, false).equal
-    )
+  return group.every((x) => preparedCompare(x!, first, {}).equal && preparedCompare(first, x!, {}).equal)
     ? null
     : "boxed_hedge";
 }
@@ -222,10 +219,14 @@ export function grade(prediction: string, gold: string, options: GradeOptions = 
         : comparison + decimalRule(p, g, options.strict ?? false),
     });
     // Both modes: several boxes are one answer against a several-value gold, and a hedge is wrong.
-    const boxes = boxesVerdict(ex, g, options, options.strict ?? false);
+    const compare = {
+      strict: options.strict ?? false,
+      unordered: options.problem !== undefined && !asksForOrder(options.problem),
+    };
+    const boxes = boxesVerdict(ex, g, options, compare);
     if (boxes === "boxed_union" || boxes === "boxed_tuple") return result(true, "correct", boxes, why(boxes));
     if (boxes === "boxed_hedge") return result(false, "wrong", "boxed_hedge", why(boxes));
-    const verdict = preparedCompare(p, g, options.strict ?? false);
+    const verdict = preparedCompare(p, g, compare);
     if (verdict.equal) return result(true, "correct", rule, why(verdict.by));
     const unparsed = p.value.kind === "text" && g.value.kind !== "text";
     return result(false, unparsed ? "parse_error" : "wrong", rule, why(verdict.by));
@@ -240,7 +241,7 @@ export function isEquivalent(a: string, b: string): boolean {
   try {
     const p = prepare(a);
     const g = prepare(b);
-    return p !== null && g !== null && preparedCompare(p, g, false).equal;
+    return p !== null && g !== null && preparedCompare(p, g, {}).equal;
   } catch {
     return false;
   }

@@ -7,72 +7,15 @@ import { matchBrace } from "../common/latex.ts";
 import { currencyUnit, parseUnit, type Unit } from "./units.ts";
 
 // Unit and filler words dropped after a number ("5 cm", "12 \text{ inches}^2"); plurals via an optional s.
-const UNIT_WORDS = [
-  "units?",
-  "square",
-  "sq",
-  "cubic",
-  "ways",
-  "integers?",
-  "dollars?",
-  "cents?",
-  "mph",
-  "inch(?:es)?",
-  "hours?",
-  "hrs?",
-  "minutes?",
-  "mins?",
-  "seconds?",
-  "secs?",
-  "days?",
-  "weeks?",
-  "months?",
-  "years?",
-  "km",
-  "cm",
-  "mm",
-  "meters?",
-  "metres?",
-  "kilomet(?:er|re)s?",
-  "centimet(?:er|re)s?",
-  "millilit(?:er|re)s?",
-  "feet",
-  "foot",
-  "millimet(?:er|re)s?",
-  "kilograms?",
-  "milligrams?",
-  "ounces?",
-  "oz",
-  "radians?",
-  "euros?",
-  "ft",
-  "yards?",
-  "miles?",
-  "points?",
-  "digits?",
-  "degrees?",
-  "pounds?",
-  "lbs?",
-  "grams?",
-  "gm",
-  "kg",
-  "liters?",
-  "litres?",
-  "ml",
-  "people",
-  "students?",
-  "times",
-  "sides?",
-  "cups?",
-  "pieces?",
-  "books?",
-  "coins?",
-  "marbles?",
-  "apples?",
-  "percentage points?",
-];
+const UNIT_WORDS =
+  "units?|square|sq|cubic|ways|integers?|dollars?|cents?|mph|inch(?:es)?|hours?|hrs?|minutes?|mins?|" +
+  "seconds?|secs?|days?|weeks?|months?|years?|km|cm|mm|meters?|metres?|kilomet(?:er|re)s?|" +
+  "centimet(?:er|re)s?|millilit(?:er|re)s?|feet|foot|millimet(?:er|re)s?|kilograms?|milligrams?|" +
+  "ounces?|oz|radians?|euros?|ft|yards?|miles?|points?|digits?|degrees?|pounds?|lbs?|grams?|gm|kg|" +
+  "liters?|litres?|ml|people|students?|times|sides?|cups?|pieces?|books?|coins?|marbles?|apples?|" +
+  "percentage points?";
 const UNIT_TAIL = new RegExp(
-  `^(.*?[0-9}a-zA-Z)])\\s*(?:(?:${UNIT_WORDS.join("|")})\\b(?:\\^\\{?[23]\\}?|²|³)?\\s*)+$`,
+  `^(.*?[0-9}a-zA-Z)])\\s*(?:(?:${UNIT_WORDS})\\b(?:\\^\\{?[23]\\}?|²|³)?\\s*)+$`,
 );
 // Cheap prechecks: a rule whose pattern cannot occur returns the answer without running its replaces.
 const RELATION_SPELLING = /\\(?:ne|le|ge|lt|gt)|[<>!]=/;

@@ -9,6 +9,7 @@ export interface GradeManyItem {
   strict?: boolean;
   decimalComma?: boolean;
   explain?: boolean;
+  problem?: string;
 }
 
 /** A batch message from the pool; `progress[0]` receives 1 + the position being graded (0 when idle). */
@@ -23,6 +24,7 @@ export function itemOptions(it: GradeManyItem): GradeOptions {
   const o: GradeOptions = { strict: it.strict };
   if (it.decimalComma) o.decimalComma = true;
   if (it.explain) o.explain = true;
+  if (it.problem !== undefined) o.problem = it.problem;
   return o;
 }
 

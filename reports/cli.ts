@@ -1,6 +1,6 @@
 // `deno task report DIR` and `deno task report --compare A B`.
 import { atomicWrite, exists } from "../common/fs.ts";
-import { flagLines, type FlagTable, parseTable, UsageError } from "../common/args.ts";
+import { bool, flagLines, type FlagTable, num, parseTable, str, UsageError } from "../common/args.ts";
 import { compareSweeps, writeReportChecked } from "./report.ts";
 import { blockingIssues, issueLines, MAX_UNGRADED } from "./completeness.ts";
 import { lockFolder } from "../common/lock.ts";
@@ -10,83 +10,59 @@ import { keepResults } from "./keep.ts";
 import { loadSweep } from "./load.ts";
 
 /** The flags of `deno task report`, declared once for parsing, --help and validation. */
-const FLAGS = {
-  partial: {
-    type: "boolean",
-    help: "accept incomplete data (a sweep still running): exit 0, cells still marked; with --ingest, also " +
+export const FLAGS = {
+  partial: bool(
+    "accept incomplete data (a sweep still running): exit 0, cells still marked; with --ingest, also " +
       "ingest VERL dumps that lack samples (else refused), their cells marked †",
-  },
-  "max-ungraded": {
-    type: "number",
-    value: "F",
-    default: MAX_UNGRADED,
-    min: 0,
-    max: 1,
-    help:
-      "answers the grader could not grade (timeout after a retry, internal error) are named per run and " +
+  ),
+  "max-ungraded": num(
+    "answers the grader could not grade (timeout after a retry, internal error) are named per run and " +
       "step and their cells marked †, counted as not correct; above this share of all answers the report " +
       "exits 1 unless --partial",
-  },
-  ingest: {
-    type: "boolean",
-    help: "first turn engine outputs not yet ingested (VERL validation dumps of jobs run by hand) into the " +
+    { value: "F", default: MAX_UNGRADED, min: 0, max: 1 },
+  ),
+  ingest: bool(
+    "first turn engine outputs not yet ingested (VERL validation dumps of jobs run by hand) into the " +
       "runs' eval.jsonl, metrics.jsonl and status.json, holding DIR's lock; without it a report never writes " +
       "into run folders and refuses a folder with such outputs",
-  },
-  compare: {
-    type: "boolean",
-    help: "A B: compare two sweeps method by method (B − A paired by base, seed and problem), or two evals " +
+  ),
+  compare: bool(
+    "A B: compare two sweeps method by method (B − A paired by base, seed and problem), or two evals " +
       "problem by problem (interval over problems); Markdown or " +
       "--out; their evaluation protocols (grader mode, version and timeout, datasets, template, sampling, n, " +
       "ks) are printed side by side, and a difference is refused (exit 2, naming the field)",
-  },
-  out: { type: "string", value: "FILE", help: "with --compare: write the comparison to FILE" },
-  "allow-protocol-change": {
-    type: "boolean",
-    help: "with --compare: compare anyway when the protocols differ (a warning line)",
-  },
-  iters: {
-    type: "number",
+  ),
+  out: str("FILE", "with --compare: write the comparison to FILE"),
+  "allow-protocol-change": bool("with --compare: compare anyway when the protocols differ (a warning line)"),
+  iters: num("bootstrap resamples of the per-run intervals in passk.csv", {
     default: 2000,
     min: 100,
     max: 1e6,
-    help: "bootstrap resamples of the per-run intervals in passk.csv",
-  },
-  keep: {
-    type: "string",
-    value: "OUT",
-    help: "also copy the machine-readable files and plots into OUT with provenance.json (command, commit, " +
+  }),
+  keep: str(
+    "OUT",
+    "also copy the machine-readable files and plots into OUT with provenance.json (command, commit, " +
       "backend, machine, dates), so the results can be re-read and re-rendered (docs/results/, deno task findings)",
-  },
-  command: { type: "string", value: "TEXT", help: "with --keep: the command that ran the sweep, as typed" },
-  note: {
-    type: "string",
-    value: "TEXT",
-    help: "with --keep: what was measured alongside, e.g. the load average",
-  },
-  reference: {
-    type: "string",
-    value: "FILE",
-    multiple: true,
-    help:
-      "overlay published pass@k points (CSV: model, dataset, method, k, value, source, protocol; shipped: " +
+  ),
+  command: str("TEXT", "with --keep: the command that ran the sweep, as typed"),
+  note: str("TEXT", "with --keep: what was measured alongside, e.g. the load average"),
+  reference: str(
+    "FILE",
+    "overlay published pass@k points (CSV: model, dataset, method, k, value, source, protocol; shipped: " +
       "reports/references/*.csv) on the Pass@k plots of matching datasets, and list them in summary.md beside " +
       "this report's values with the protocol differences (temperature, top_p, max_tokens, n, grader); " +
       "repeatable",
-  },
+    { multiple: true },
+  ),
 } as const satisfies FlagTable;
 
 /** Usage text for `deno task report`. */
 export const usage = `usage: deno task report DIR [--partial] [--iters N] [--ingest] [--reference FILE]
        deno task report --compare A B [--out FILE] [--iters N] [--allow-protocol-change]
 
-Writes DIR/passk.csv (long format), DIR/summary.md (its inference scope, the Pass@k table over runs with 95%
-intervals over base models × problems, seeds nested in bases (one base: seeds × problems, for that base only),
-ACE minus baseline paired by base, seed and problem, the minimum detectable difference and variance components,
-incomplete data, per-subject/level breakdowns, reproducibility) and DIR/plots/*.svg; beside the Markdown,
-the same numbers machine-readable: DIR/summary.json (every cell, difference, MDD, variance component,
-boundary count, the design and the evaluation protocol; schema: reports/schemas/summary.schema.json),
-DIR/cells.csv (one row per cell over runs) and DIR/differences.csv (one row per difference and k).
+Writes DIR/summary.md (Pass@k over runs with 95% intervals, ACE minus baseline paired by base, seed and
+problem, the minimum detectable difference, incomplete data, breakdowns), the same numbers in DIR/summary.json,
+cells.csv, differences.csv and passk.csv, and DIR/plots/*.svg (docs/sweeps-reports.md says what each holds).
 DIR is a sweep folder (runs/<runId>/eval.jsonl), or a folder written by \`deno task eval\`.
 Exits 1 when data are incomplete (a run failed or unfinished, eval.jsonl missing or cut, fewer samples than
 configured, a missing final step); the report is still written, with the affected cells marked.
@@ -97,11 +73,7 @@ example: deno task report runs/default`;
 
 /** Entry point for `deno task report`. */
 export async function main(args: string[]): Promise<number> {
-  const { values, positionals, help } = parseTable(args, FLAGS, true);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values, positionals } = parseTable(args, FLAGS, true);
   const { iters } = values, maxUngraded = values["max-ungraded"];
   if (values.compare && values.reference.length) throw new UsageError("--reference is not for --compare");
   if (values.compare) {

@@ -123,7 +123,7 @@ function sampleIssues(run: RunData, union: Map<string, Set<string>>): DataIssue[
 /** Every defect of a loaded sweep; an empty list means the data are complete. */
 export function dataIssues(data: SweepData): DataIssue[] {
   const issues: DataIssue[] = [];
-  const planned = (data.sweep?.runIds as string[] | undefined) ?? [];
+  const planned = data.folder?.runIds ?? [];
   const present = new Set(data.runs.map((r) => r.runId));
   for (const id of planned.filter((id) => !present.has(id))) {
     issues.push({ runId: id, method: methodOf(id, data), message: NEVER_STARTED });
@@ -148,7 +148,7 @@ export function dataIssues(data: SweepData): DataIssue[] {
 
 /** The method of a planned run id that has no folder: the longest method name the id starts with. */
 function methodOf(runId: string, data: SweepData): string {
-  const names = ((data.sweep?.methods as { name: string }[] | undefined) ?? []).map((m) => m.name);
+  const names = (data.folder?.record?.methods ?? []).map((m) => m.name);
   const known = [...new Set([...names, ...data.runs.map((r) => r.method)])];
   return known.filter((m) => runId.startsWith(`${m}_`)).sort((a, b) => b.length - a.length)[0] ?? runId;
 }

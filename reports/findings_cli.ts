@@ -1,30 +1,27 @@
 // `deno task findings`: re-render the results tables of docs/findings.md from docs/results/ (or --check them).
 import { atomicWrite } from "../common/fs.ts";
-import { parseFlags, UsageError } from "../common/args.ts";
+import { bool, flagLines, type FlagTable, parseTable, str } from "../common/args.ts";
 import { drift, render } from "./findings.ts";
 
-/** Usage text for `deno task findings`. */
-export const usage = `usage: deno task findings [--check] [--doc FILE] [--results DIR]
+/** The flags of `deno task findings`, declared once for parsing, --help and validation. */
+export const FLAGS = {
+  check: bool("change nothing; exit 1 naming every table whose numbers differ from its files"),
+  doc: str("FILE", "the document to re-render", { default: "docs/findings.md" }),
+  results: str("DIR", "the kept results", { default: "docs/results" }),
+} as const satisfies FlagTable;
 
-Re-renders every table of FILE (default docs/findings.md) marked <!-- results:<folder>:<table>[:args] --> …
-<!-- /results --> from the kept results in DIR/<folder>/ (default docs/results/; written by
-deno task report SWEEP --keep DIR/<folder>). --check changes nothing and exits 1 naming every table whose
-numbers differ from its files.`;
+/** Usage text for `deno task findings`. */
+export const usage = `usage: deno task findings [flags]
+
+Re-renders every table of FILE marked <!-- results:<folder>:<table>[:args] --> … <!-- /results --> from the kept
+results in DIR/<folder>/ (written by deno task report SWEEP --keep DIR/<folder>).
+
+${flagLines(FLAGS)}`;
 
 /** Entry point for `deno task findings`. */
 export function main(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, {
-    check: { type: "boolean" },
-    doc: { type: "string" },
-    results: { type: "string" },
-  });
-  const v = values as { help?: boolean; check?: boolean; doc?: string; results?: string };
-  if (v.help) {
-    console.log(usage);
-    return Promise.resolve(0);
-  }
-  if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-  const doc = v.doc ?? "docs/findings.md", results = v.results ?? "docs/results";
+  const { values: v } = parseTable(args, FLAGS);
+  const { doc, results } = v;
   const text = Deno.readTextFileSync(doc);
   if (v.check) {
     const stale = drift(text, results);

@@ -4,8 +4,8 @@
 import { copyFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { exists, readJson, writeJson } from "../common/fs.ts";
-import { readStatus, readSweepRecord } from "../common/run_folder.ts";
-import type { SweepData } from "./load.ts";
+import { readStatus } from "../common/run_folder.ts";
+import { folderName, type SweepData } from "./load.ts";
 
 /** The report files a kept folder holds (those a sweep's report wrote), beside plots/ and provenance.json. */
 const KEPT_FILES = [
@@ -83,19 +83,18 @@ export function keepResults(
     copyFileSync(join(dir, "plots", plot), join(out, "plots", plot));
     written.push(join(out, "plots", plot));
   }
-  const sweep = readSweepRecord(dir) as Record<string, unknown> | null;
   const times = data.runs.map((r) => readStatus(join(dir, "runs", r.runId))).filter((s) => s !== null);
   const starts = times.map((s) => s!.startedAt).filter((t): t is string => typeof t === "string").sort();
   const ends = times.map((s) => s!.finishedAt).filter((t): t is string => typeof t === "string").sort();
-  const name = String(sweep?.name ?? dir.split("/").pop());
+  const name = folderName(data);
   const provenance: Provenance = {
     sweep: name,
-    configHash: typeof sweep?.configHash === "string" ? sweep.configHash : null,
+    configHash: data.folder?.configHash ?? null,
     command: options.command ?? `deno task sweep --preset ${name}`,
     commit: gitCommit(dir),
     backend: options.backend ?? null,
-    machine: sweep?.machine ?? null,
-    versions: sweep?.versions ?? null,
+    machine: data.folder?.machine ?? null,
+    versions: data.folder?.versions ?? null,
     startedAt: starts[0] ?? null,
     finishedAt: ends.at(-1) ?? null,
     wallSeconds: starts.length && ends.length

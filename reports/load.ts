@@ -4,16 +4,17 @@ import { exists } from "../common/fs.ts";
 import {
   type BackendDecisionRecord,
   type EvalSample,
+  type FolderFile,
   readEvalSamples,
+  readFolderFile,
   readMetrics,
   readRunConfig,
   readStatus,
-  readSweepRecord,
-  recordFile,
   runFile,
   type RunStatus,
 } from "../common/run_folder.ts";
-import { type RunRecord, runRecordOf, type SweepRecord, sweepRecordOf } from "../common/protocol.ts";
+import type { SweepConfig } from "../bench/sweep/mod.ts";
+import type { EvalFileConfig } from "../bench/external/mod.ts";
 import { checkIngested } from "./ingest.ts";
 export type { EvalSample };
 
@@ -47,12 +48,10 @@ export interface RunData {
   lostSamples?: RunStatus["lostSamples"];
   /** eval.jsonl: "missing", "torn" (its last line was cut mid-write and is ignored) or "ok". */
   evalFile: "missing" | "torn" | "ok";
-  /** The run's ACE options (config.json `algo.ace`, or `ace` in folders from before 2026-12-05; absent: not recorded, e.g. `deno task eval`). */
+  /** The run's ACE options (config.json `algo.ace`; absent: not recorded, e.g. `deno task eval`). */
   ace?: RunAce;
   /** The RL step size the run trained with (config.json `settings.rl.lr`; absent: not recorded). */
   lr?: number;
-  /** config.json's validated `record` (method family and baseline, evaluation protocol); absent before records. */
-  record?: RunRecord;
 }
 
 /** The ACE options a run recorded (bench/core AceConfig, as the report reads it). */
@@ -65,21 +64,24 @@ export interface RunAce {
   allWrong?: boolean;
 }
 
-/** config.json's `algo.ace` (older folders: `ace`) when it has the fields a report reads; else undefined. */
-function aceOf(config: Record<string, unknown>): RunAce | undefined {
-  const ace = ((config.algo as { ace?: unknown } | undefined)?.ace ?? config.ace) as RunAce | undefined;
-  return ace && typeof ace.enabled === "boolean" && typeof ace.alpha === "number" ? ace : undefined;
-}
+/** A sweep's or an evaluation's record file, migrated and typed by its kind (common/run_folder.ts). */
+export type Folder =
+  | (FolderFile<SweepConfig> & { kind: "sweep" })
+  | (FolderFile<EvalFileConfig> & { kind: "eval" });
 
-/** A loaded sweep: its record (sweep.json, or an evaluation's eval.json; null without one) and its runs in order. */
+/** A loaded sweep: its sweep.json (or an evaluation's eval.json; null without one) and its runs in order. */
 export interface SweepData {
   dir: string;
-  sweep: Record<string, unknown> | null;
-  /** sweep.json's validated `record` (design, methods, evaluation protocol); null when written before v1. */
-  record: SweepRecord | null;
+  folder: Folder | null;
   /** The backend the engine actually used, when its runs recorded one in config.json (tfjs "auto" → "wasm"). */
   resolvedBackend: string | null;
   runs: RunData[];
+}
+
+/** The settings of config.json a report reads (RL steps and step size, tfjs' extra evaluation protocols). */
+interface ReadSettings {
+  rl?: { steps?: number; lr?: number };
+  eval?: { protocols?: { name: string; n: number }[] };
 }
 
 /** "missing", "torn" (non-empty and not ending in a newline: the last line was cut mid-write) or "ok". */
@@ -89,57 +91,39 @@ function evalFileState(path: string): RunData["evalFile"] {
   return text.length > 0 && !text.endsWith("\n") ? "torn" : "ok";
 }
 
-/** config.json's `base`: a non-negative integer, 0 when absent (sweeps before bases shared one base). */
-function baseOf(config: Record<string, unknown>, dir: string): number {
-  const base = config.base ?? 0;
-  if (!Number.isInteger(base) || (base as number) < 0) {
-    throw new Error(`${runFile(dir, "config")}: base: expected a non-negative integer, got ${base}`);
-  }
-  return base as number;
-}
-
 function loadRun(dir: string, fallbackId: string): RunData {
-  const config = readRunConfig(dir) ?? {};
-  // Validated on read: a record that does not match is refused naming the file and the field.
-  const record = runRecordOf(config, runFile(dir, "config")) ?? undefined;
+  // Migrated and validated on read: a record that does not match is refused naming the file and the field.
+  const config = readRunConfig<ReadSettings, { ace?: RunAce }>(dir);
+  const record = config?.record ?? undefined;
   const status = readStatus(dir) ?? { state: "unknown" as const, reason: undefined, lostSamples: undefined };
-  const samples = readEvalSamples(dir);
-  const runId = String(config.runId ?? fallbackId);
-  const evalConfig = (config.eval ?? {}) as { n?: unknown };
-  const protocols = ((config.settings as { eval?: { protocols?: unknown } } | undefined)?.eval?.protocols ??
-    []) as { name?: unknown; n?: unknown }[];
-  const protocolN = Object.fromEntries(
-    (Array.isArray(protocols) ? protocols : []).filter((p) =>
-      typeof p.name === "string" && Number.isInteger(p.n)
-    )
-      .map((p) => [p.name as string, p.n as number]),
-  );
-  const rl = ((config.settings as { rl?: { steps?: unknown } } | undefined)?.rl ?? config.rl ?? {}) as {
-    steps?: unknown;
-    lr?: unknown;
-  };
+  const runId = config?.runId ?? fallbackId;
+  if (config && !(Number.isInteger(config.base) && config.base >= 0)) {
+    throw new Error(`${runFile(dir, "config")}: base: expected a non-negative integer, got ${config.base}`);
+  }
+  const protocols = config?.settings.eval?.protocols ?? [];
+  const rl = config?.settings.rl ?? {};
+  const ace = config?.algo.ace;
   return {
     runId,
-    method: record?.method.name ?? String(config.method ?? config.model ?? runId),
-    preset: record?.method.preset ?? String(config.preset ?? ""),
-    seed: Number(config.seed ?? 0),
-    base: baseOf(config, dir),
-    engine: String(config.engine ?? "external"),
+    method: record?.method.name ?? config?.method ?? runId,
+    preset: record?.method.preset ?? config?.preset ?? "",
+    seed: config?.seed ?? 0,
+    base: config?.base ?? 0,
+    engine: config?.engine ?? "external",
     state: status.state,
     reason: status.reason,
-    ks: (record?.protocol.ks ?? (config.eval as { ks?: number[] } | undefined)?.ks ?? []).slice(),
+    ks: (record?.protocol.ks ?? config?.eval?.ks ?? []).slice(),
     metrics: readMetrics<MetricRow>(dir),
-    samples,
+    samples: readEvalSamples(dir),
     expected: {
-      n: record?.protocol.n ?? (Number.isInteger(evalConfig.n) ? evalConfig.n as number : undefined),
-      steps: Number.isInteger(rl.steps) ? rl.steps as number : undefined,
-      ...(Object.keys(protocolN).length ? { protocolN } : {}),
+      n: record?.protocol.n ?? config?.eval?.n,
+      steps: rl.steps,
+      ...(protocols.length ? { protocolN: Object.fromEntries(protocols.map((p) => [p.name, p.n])) } : {}),
     },
     lostSamples: status.lostSamples,
     evalFile: evalFileState(runFile(dir, "eval")),
-    ace: aceOf(config),
+    ...(ace && typeof ace.enabled === "boolean" ? { ace } : {}),
     ...(typeof rl.lr === "number" ? { lr: rl.lr } : {}),
-    ...(record ? { record } : {}),
   };
 }
 
@@ -150,7 +134,7 @@ function loadRun(dir: string, fallbackId: string): RunData {
 export function loadSweep(dir: string): SweepData {
   if (!exists(dir)) throw new Error(`${dir}: no such folder`);
   checkIngested(dir);
-  const sweep = readSweepRecord(dir);
+  const folder = readFolderFile(dir) as Folder | null;
   let runDirs: string[];
   if (exists(join(dir, "runs"))) {
     runDirs = [...Deno.readDirSync(join(dir, "runs"))].filter((e) => e.isDirectory).map((e) =>
@@ -161,7 +145,7 @@ export function loadSweep(dir: string): SweepData {
   } else {
     throw new Error(`${dir}: neither a sweep (no runs/ folder) nor a run folder (no eval.jsonl)`);
   }
-  const order = (sweep?.runIds as string[] | undefined) ?? [];
+  const order = folder?.runIds ?? [];
   const rank = (path: string) => {
     const i = order.indexOf(path.split("/").pop()!);
     return i < 0 ? order.length : i;
@@ -170,20 +154,23 @@ export function loadSweep(dir: string): SweepData {
   const runs: RunData[] = [];
   for (const runDir of runDirs) runs.push(loadRun(runDir, runDir.split("/").pop()!));
   const decision = runDirs.map((r) => readRunConfig(r)?.backendDecision).find((d) => d !== undefined);
-  const record = sweep ? sweepRecordOf(sweep, recordFile(dir)!) : null;
-  return { dir, sweep, record, resolvedBackend: decision ? resolvedBackend(decision) : null, runs };
+  return { dir, folder, resolvedBackend: decision ? resolvedBackend(decision) : null, runs };
 }
 
-/** The backend the runs recorded in config.json (`backendDecision`), with the BLAS it used on blas; null if unknown. */
-function resolvedBackend(decision: BackendDecisionRecord) {
-  const base = decision;
-  if (typeof base.backend !== "string") return null;
-  const blas = base.blas, t = base.blasThreads;
+/** The backend the runs recorded in config.json (`backendDecision`), with the BLAS it used on blas. */
+function resolvedBackend({ backend, blas, blasThreads: t, native: n }: BackendDecisionRecord): string {
   const cut = t?.split ? `; products of 2 MFLOP or more cut in two, on ${t.threads} thread(s)` : "";
-  const native = base.native ? `; native kernels: ${base.native}` : "";
+  const native = n ? `; native kernels: ${n}` : "";
   return blas
-    ? `${base.backend}: ${blas.library}, ${blas.core} kernels, ${blas.threads} thread per product${cut}${native}`
-    : base.backend;
+    ? `${backend}: ${blas.library}, ${blas.core} kernels, ${blas.threads} thread per product${cut}${native}`
+    : backend;
+}
+
+/** The folder's name: a sweep's config name, "<model> on <dataset>" for an evaluation, else the folder's. */
+export function folderName(data: SweepData): string {
+  const f = data.folder;
+  if (!f) return data.dir.split("/").pop()!;
+  return f.kind === "eval" ? `${f.config.model} on ${f.config.dataset}` : f.config.name;
 }
 
 /** The runs a report counts: finished ones (or folders without a status, e.g. from `deno task eval`). */

@@ -2,7 +2,17 @@
 // (between bases, between seeds of a base, between problems, base × problem, the residual and its within-problem
 // sampling part), the minimum detectable difference (MDD, 80% power, 5% two-sided) of the sweep's own design, and
 // its projection to another design (--bases/--seeds-per-base/--problems/--n) or the design a target MDD needs.
-import { flagLines, type FlagTable, type FlagValues, parseTable, UsageError } from "../common/args.ts";
+import {
+  bool,
+  flagLines,
+  type FlagTable,
+  type FlagValues,
+  int,
+  list,
+  num,
+  parseTable,
+  UsageError,
+} from "../common/args.ts";
 import { loadSchema, validate } from "../common/config.ts";
 import {
   minDetectable,
@@ -324,42 +334,18 @@ function powerJson(model: PowerModel): string {
 }
 
 /** The flags of `deno task power`, declared once for parsing, --help and validation. */
-const FLAGS = {
-  bases: {
-    type: "number",
-    value: "B",
-    min: 1,
-    max: 1e6,
-    integer: true,
-    help: "base models of the design to project",
-  },
-  "seeds-per-base": {
-    type: "number",
-    value: "S",
-    min: 1,
-    max: 1e6,
-    integer: true,
-    help: "seeds per base of it",
-  },
-  problems: { type: "number", value: "P", min: 2, max: 1e9, integer: true, help: "problems of it" },
-  n: { type: "number", min: 1, max: 1e6, integer: true, help: "samples per problem of it" },
-  target: {
-    type: "number",
+export const FLAGS = {
+  bases: int("base models of the design to project", { value: "B", min: 1, max: 1e6 }),
+  "seeds-per-base": int("seeds per base of it", { value: "S", min: 1, max: 1e6 }),
+  problems: int("problems of it", { value: "P", min: 2, max: 1e9 }),
+  n: int("samples per problem of it", { min: 1, max: 1e6 }),
+  target: num("instead: for each base count, the problems needed to reach MDD at every k ≤ n", {
     value: "MDD",
     min: 1e-6,
     max: 2,
-    help: "instead: for each base count, the problems needed to reach MDD at every k ≤ n",
-  },
-  "try-bases": {
-    type: "list",
-    value: "LIST",
-    default: [2, 4, 8, 12, 16, 24, 32],
-    help: "base counts tried with --target",
-  },
-  json: {
-    type: "boolean",
-    help: "print the same figures as JSON (schema: reports/schemas/power.schema.json)",
-  },
+  }),
+  "try-bases": list("base counts tried with --target", { default: [2, 4, 8, 12, 16, 24, 32] }),
+  json: bool("print the same figures as JSON (schema: reports/schemas/power.schema.json)"),
 } as const satisfies FlagTable;
 
 /** Usage text for `deno task power`. */
@@ -383,11 +369,7 @@ export async function main(args: string[]): Promise<number> {
   if (args.some((a) => a === "--seeds" || a.startsWith("--seeds="))) {
     throw new UsageError("--seeds: give --bases B and --seeds-per-base S (runs are nested in base models)");
   }
-  const { values, positionals, help } = parseTable(args, FLAGS, true);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values, positionals } = parseTable(args, FLAGS, true);
   if (positionals.length !== 1) throw new UsageError("expected one sweep folder SWEEP_DIR");
   const dir = positionals[0];
   if (values.target !== undefined && (values.bases || values.problems)) {

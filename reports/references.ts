@@ -1,7 +1,8 @@
 // Published pass@k reference points (reports/references/*.csv): read and validated, matched to a report's
 // datasets, overlaid on its Pass@k plot, and compared with the report's own numbers and sampling protocol.
 import { fromCsv } from "../common/csv.ts";
-import type { SweepRecord } from "../common/protocol.ts";
+import type { EvalFileConfig } from "../bench/external/mod.ts";
+import type { Folder } from "./load.ts";
 import type { ReferenceCurve } from "./plots.ts";
 import type { AggregateCell } from "./passk.ts";
 
@@ -167,30 +168,26 @@ export function referenceSection(
 }
 
 /**
- * The run settings a reference is compared with: an eval folder's sampling and n, and acebench's grader with its
- * mode when the folder recorded one ("acebench strict", "acebench default").
+ * The run settings a reference is compared with: the sampling and n of the folder's recorded protocol, and
+ * acebench's grader with its mode ("acebench strict", "acebench default"); the grader alone when not recorded.
  */
-export function runProtocol(
-  sweep: Record<string, unknown> | null,
-  record: SweepRecord | null = null,
-): Record<string, string | number | undefined> {
-  const sampling = (sweep?.sampling ?? {}) as Record<string, number | undefined>;
-  const n = sampling.n ?? (sweep?.eval as { n?: number } | undefined)?.n;
+export function runProtocol(folder: Folder | null): Record<string, string | number | undefined> {
+  const protocol = folder?.record?.protocol;
+  const sent = (protocol?.sampling.sent ?? {}) as Record<string, number | undefined>;
   return {
-    temperature: sampling.temperature,
-    top_p: sampling.top_p,
-    max_tokens: sampling.max_tokens,
-    n,
-    grader: record ? `${ACEBENCH_GRADER} ${record.protocol.grader.mode}` : ACEBENCH_GRADER,
-    subset: subsetOf(sweep),
+    temperature: sent.temperature,
+    top_p: sent.top_p,
+    max_tokens: sent.max_tokens,
+    n: protocol?.n ?? (folder?.kind === "sweep" ? folder.config.eval.n : undefined),
+    grader: protocol ? `${ACEBENCH_GRADER} ${protocol.grader.mode}` : ACEBENCH_GRADER,
+    subset: folder?.kind === "eval" ? subsetOf(folder.config) : undefined,
   };
 }
 
 /** "first 200 problems (--limit)" or "200 problems drawn with --subset-seed 3"; undefined for the full set. */
-function subsetOf(sweep: Record<string, unknown> | null): string | undefined {
-  const limit = sweep?.limit, seed = sweep?.subsetSeed;
-  if (typeof limit !== "number") return undefined;
-  return typeof seed === "number"
-    ? `${limit} problems drawn with --subset-seed ${seed}`
+function subsetOf({ limit, subsetSeed }: EvalFileConfig): string | undefined {
+  if (limit === null) return undefined;
+  return subsetSeed !== null
+    ? `${limit} problems drawn with --subset-seed ${subsetSeed}`
     : `first ${limit} problems, --limit ${limit}`;
 }

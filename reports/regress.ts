@@ -10,6 +10,7 @@ import { type DataIssue } from "./completeness.ts";
 import type { ReportOptions } from "./report.ts";
 import { buildReport } from "./report.ts";
 import { type AggregateCell, aggregateSeeds, finalRows, type PassKRow } from "./passk.ts";
+import { folderName } from "./load.ts";
 
 /** One baseline cell: a method's final Pass@k on a dataset, mean over seeds, with its noise for a re-run. */
 export interface BaselineCell {
@@ -87,12 +88,11 @@ export async function baselineOf(
 ): Promise<Baseline & { issues: DataIssue[] }> {
   const report = await buildReport(dir, options);
   const cells = baselineCells(report.rows);
-  const sweep = report.data.sweep;
   return {
     version: 2,
-    sweep: (sweep?.name as string | undefined) ?? null,
-    configHash: (sweep?.configHash as string | undefined) ?? null,
-    protocol: report.data.record?.protocol ?? null,
+    sweep: report.data.folder ? folderName(report.data) : null,
+    configHash: report.data.folder?.configHash ?? null,
+    protocol: report.data.folder?.record?.protocol ?? null,
     cells,
     issues: report.issues,
   };

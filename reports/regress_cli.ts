@@ -1,6 +1,6 @@
 // `deno task regress --baseline FILE --current DIR [--update]`.
 import { exists } from "../common/fs.ts";
-import { flagLines, type FlagTable, parseTable, UsageError } from "../common/args.ts";
+import { bool, flagLines, type FlagTable, num, parseTable, str, UsageError } from "../common/args.ts";
 import { checkSameProtocol } from "../common/protocol.ts";
 import {
   baselineOf,
@@ -11,35 +11,25 @@ import {
 } from "./regress.ts";
 
 /** The flags of `deno task regress`, declared once for parsing, --help and validation. */
-const FLAGS = {
-  baseline: { type: "string", value: "FILE", help: "the committed baseline (required)" },
-  current: { type: "string", value: "DIR", help: "the sweep folder to check (required)" },
-  update: {
-    type: "boolean",
-    help: "write DIR's cells as the new baseline FILE instead of checking (an explicit, reviewed change)",
-  },
-  iters: {
-    type: "number",
-    default: 2000,
-    min: 100,
-    max: 1e6,
-    help: "bootstrap resamples of the per-run intervals",
-  },
-  "allow-config-change": {
-    type: "boolean",
-    help: "compare even though DIR's config hash differs from the baseline's (otherwise exit 2)",
-  },
-  "allow-protocol-change": {
-    type: "boolean",
-    help: "compare even though DIR's evaluation protocol (grader mode and version, datasets, template, " +
+export const FLAGS = {
+  baseline: str("FILE", "the committed baseline (required)"),
+  current: str("DIR", "the sweep folder to check (required)"),
+  update: bool(
+    "write DIR's cells as the new baseline FILE instead of checking (an explicit, reviewed change)",
+  ),
+  iters: num("bootstrap resamples of the per-run intervals", { default: 2000, min: 100, max: 1e6 }),
+  "allow-config-change": bool(
+    "compare even though DIR's config hash differs from the baseline's (otherwise exit 2)",
+  ),
+  "allow-protocol-change": bool(
+    "compare even though DIR's evaluation protocol (grader mode and version, datasets, template, " +
       "sampling, n, ks) differs from the baseline's (otherwise exit 2, naming the field); a baseline written " +
       "before protocols were recorded gets a note, not a refusal",
-  },
+  ),
 } as const satisfies FlagTable;
 
 /** Usage text for `deno task regress`. */
-export const usage = `usage: deno task regress --baseline FILE --current DIR [--update] [--iters N]
-                            [--allow-config-change] [--allow-protocol-change]
+export const usage = `usage: deno task regress --baseline FILE --current DIR [flags]
 
 Compares the final Pass@k (mean over runs and problems) of every method/dataset/k in sweep folder DIR with a
 committed baseline and exits 1 when a cell's drop is significant: a one-sided t test per cell over the noise a
@@ -53,11 +43,7 @@ example: deno task regress --baseline reports/baselines/ci-tabular.json --curren
 
 /** Entry point for `deno task regress`. */
 export async function main(args: string[]): Promise<number> {
-  const { values, help } = parseTable(args, FLAGS);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values } = parseTable(args, FLAGS);
   if (!values.baseline || !values.current) {
     throw new UsageError("--baseline FILE and --current DIR are required");
   }

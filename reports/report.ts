@@ -126,8 +126,8 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
   const final = finalRows(rows);
   const presets = new Map(runs.map((r) => [r.method, r.preset]));
   const all = final.filter((r) => r.slice === "all");
-  const aceVsBaseline = aceComparisons(all, presets, data.record?.methods);
-  const requested = (data.sweep?.compare ?? []) as { method: string; against: string[] }[];
+  const aceVsBaseline = aceComparisons(all, presets, data.folder?.record?.methods);
+  const requested = data.folder?.kind === "sweep" ? data.folder.config.compare ?? [] : [];
   const comparisons = [...aceVsBaseline, ...requestedComparisons(all, requested, aceVsBaseline)];
   const methods = methodOrder(runs);
   const cells = [...beforeRl(rows, final, methods[0]), ...aggregateSeeds(final)];
@@ -137,7 +137,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
   const calibration = calibrationPoints(runs, rows);
   // A calibration runs each preset at several step sizes: a claim's sides would pair methods of different steps.
   const controls = calibration.length ? { results: [], skipped: [] } : checkClaims(rows, presets);
-  const dose = doseResults(rows, doseVariants(runs, data.record?.methods));
+  const dose = doseResults(rows, doseVariants(runs, data.folder?.record?.methods));
   const model = summaryModel({
     data,
     methods: [BEFORE_RL, ...methods],
@@ -156,7 +156,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
       ...controlsSection(controls, dataset),
       ...doseSection(dose, dataset),
       ...calibrationSection(calibration, dataset),
-      ...referenceSection(options.references ?? [], cells, dataset, runProtocol(data.sweep, data.record)),
+      ...referenceSection(options.references ?? [], cells, dataset, runProtocol(data.folder)),
     ],
   }) + (options.sections ?? []).map((section) => "\n" + section.trimEnd() + "\n").join("");
   const extra = options.columns ?? [];
@@ -269,7 +269,7 @@ export async function compareSweeps(
   const [a, b] = await Promise.all([buildReport(dirA, options), buildReport(dirB, options)]);
   // Two evals: one run each (its model, its --seed), paired with each other problem by problem whatever their
   // model names and seeds.
-  const evals = a.data.sweep?.kind === "eval" && b.data.sweep?.kind === "eval";
+  const evals = a.data.folder?.kind === "eval" && b.data.folder?.kind === "eval";
   const model = evals ? evalPairLabel(a.methods[0], b.methods[0]) : "";
   const asPair = (rows: PassKRow[]) =>
     evals ? rows.map((r) => ({ ...r, method: model, base: 0, seed: 0 })) : rows;
@@ -277,12 +277,12 @@ export async function compareSweeps(
   const finalB = asPair(finalRows(b.rows).filter((r) => r.slice === "all"));
   const [methodsA, methodsB] = evals ? [[model], [model]] : [a.methods, b.methods];
   const sides = [
-    { label: dirA, protocol: a.data.record?.protocol ?? null },
-    { label: dirB, protocol: b.data.record?.protocol ?? null },
+    { label: dirA, protocol: a.data.folder?.record?.protocol ?? null },
+    { label: dirB, protocol: b.data.folder?.record?.protocol ?? null },
   ] as const;
   const notes = checkSameProtocol(sides[0], sides[1], options.allowProtocolChange ?? false);
   const lines = [`# Compare: A = ${dirA}, B = ${dirB}`, ""];
-  const hashes = [a.data.sweep?.configHash, b.data.sweep?.configHash];
+  const hashes = [a.data.folder?.configHash, b.data.folder?.configHash];
   lines.push(
     evals
       ? `Config hashes (what changes the samples: model, dataset, template, sampling and seed; the grader mode is ` +

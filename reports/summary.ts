@@ -8,8 +8,8 @@ import { describeDesign, describeProtocol, designOf, MIGRATE_HINT } from "../com
 import { CEILING_MARK, ceilingNote, chanceLine, fewBasesWarning, mddCell, mddRangeNote } from "./caveats.ts";
 import { comparisonSentence } from "./compare.ts";
 import { type DataIssue, issueLines } from "./completeness.ts";
-import { evalHeader } from "./eval_header.ts";
-import type { SweepData } from "./load.ts";
+import { describeSampling } from "../bench/external/mod.ts";
+import type { Folder, SweepData } from "./load.ts";
 import { sliceOrder } from "./passk.ts";
 import {
   BEFORE_RL,
@@ -268,37 +268,40 @@ function protocolLines(model: SummaryModel): string[] {
 }
 
 function reproducibility(data: SweepData): string[] {
-  const s = data.sweep;
-  if (!s) return ["No sweep.json or eval.json in this folder: these runs come from another tool."];
-  const versions = (s.versions ?? {}) as Record<string, unknown>;
-  const machine = (s.machine ?? {}) as Record<string, unknown>;
-  const methods = (s.methods as { name: string; preset: string }[] | undefined ?? [])
-    .map((m) => `${m.name} (${m.preset})`).join(", ");
+  const f = data.folder;
+  if (!f) return ["No sweep.json or eval.json in this folder: these runs come from another tool."];
   const kv = (o: Record<string, unknown>) => Object.entries(o).map(([k, v]) => `${k} ${v}`).join(", ");
-  if (s.kind === "eval") {
+  const provenance = [`- versions: ${kv(f.versions)}`, `- machine: ${kv(f.machine)}`];
+  if (f.kind === "eval") {
+    const c = f.config;
     return [
-      `- evaluation of \`${s.model}\` on \`${s.dataset}\` at ${s.endpoint}, config hash \`${s.configHash}\``,
-      `- sampling: \`${JSON.stringify(s.sampling)}\`; template \`${
-        (s.template as { name?: string })?.name
-      }\``,
-      `- versions: ${kv(versions)}`,
-      `- machine: ${kv(machine)}`,
-      `- reproduce: \`${s.command ?? "deno task eval …"}\``,
+      `- evaluation of \`${c.model}\` on \`${c.dataset}\` at ${c.endpoint}, config hash \`${f.configHash}\``,
+      `- template \`${c.template.name}\``,
+      ...provenance,
+      `- reproduce: \`${c.command ?? "deno task eval …"}\``,
     ];
   }
+  const c = f.config;
+  const methods = (f.record?.methods ?? c.methods).map((m) => `${m.name} (${m.preset})`).join(", ");
   return [
-    `- sweep: \`${s.name}\`, engine \`${s.engine}\`, config hash \`${s.configHash}\``,
+    `- sweep: \`${c.name}\`, engine \`${c.engine}\`, config hash \`${f.configHash}\``,
     `- methods: ${methods}`,
-    `- ${describeDesign(data.record?.design ?? designOf(s))}; RL steps: ${
-      (s.rl as { steps?: number } | undefined)?.steps
-    }; eval n = ${(s.eval as { n?: number } | undefined)?.n}`,
-    `- grid: ${s.grid ? `\`${JSON.stringify(s.grid)}\`` : "none"}`,
-    `- backend: ${s.backend ?? "n/a"}${data.resolvedBackend ? ` (resolved: ${data.resolvedBackend})` : ""}`,
-    `- versions: ${kv(versions)}`,
-    `- machine: ${kv(machine)}`,
+    `- ${describeDesign(f.record?.design ?? designOf(c))}; RL steps: ${c.rl.steps}; eval n = ${c.eval.n}`,
+    `- grid: ${c.grid ? `\`${JSON.stringify(c.grid)}\`` : "none"}`,
+    `- backend: ${c.settings.backend ?? "n/a"}${
+      data.resolvedBackend ? ` (resolved: ${data.resolvedBackend})` : ""
+    }`,
+    ...provenance,
     `- reproduce: \`deno task sweep --config ${sweepFile(data.dir)} --out NEW_DIR\` (the recorded fields are`,
     `  ignored; the config hash must match), then \`deno task report NEW_DIR\`.`,
   ];
+}
+
+/** Under an evaluation's title: the model and dataset, then its sampling by kind ([] without a record). */
+function evalHeader({ config, record }: Folder & { kind: "eval" }): string[] {
+  if (!record) return [];
+  const lines = describeSampling(record.protocol.sampling.sent, record.protocol.n).map((line) => `- ${line}`);
+  return [`Sampled from \`${config.model}\` (${config.mode}) on \`${config.dataset}\`:`, "", ...lines];
 }
 
 function issueList(issues: readonly DataIssue[]): string[] {
@@ -318,7 +321,7 @@ export function renderSummary(input: SummaryInput): string {
   const { data, model } = input;
   const { methods, cells, issues } = model;
   const lines = [`# Pass@k summary: ${model.name}`, ""];
-  const header = data.sweep?.kind === "eval" ? evalHeader(data.sweep) : [];
+  const header = data.folder?.kind === "eval" ? evalHeader(data.folder) : [];
   if (header.length) lines.push(...header, "");
   const scope = scopeText(model.designs);
   if (scope) lines.push(scope, "");

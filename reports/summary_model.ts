@@ -11,7 +11,7 @@ import type { BoundaryRow } from "./boundary.ts";
 import { nearCeiling } from "./caveats.ts";
 import type { Comparison, DroppedK } from "./compare.ts";
 import { type DataIssue, touches } from "./completeness.ts";
-import type { SweepData } from "./load.ts";
+import { folderName, type SweepData } from "./load.ts";
 import type { AggregateCell, IntervalKind } from "./passk.ts";
 
 /** The version of the summary model (summary.json `version`); a change of meaning bumps it. */
@@ -266,9 +266,9 @@ export function summaryModel(input: ModelInput): SummaryModel {
   );
   return {
     version: SUMMARY_VERSION,
-    kind: data.sweep?.kind === "eval" ? "eval" : "sweep",
-    name: String(data.sweep?.name ?? data.dir.split("/").pop()),
-    protocol: data.record?.protocol ?? null,
+    kind: data.folder?.kind ?? "sweep",
+    name: folderName(data),
+    protocol: data.folder?.record?.protocol ?? null,
     methods: input.methods.filter((m) => cells.some((c) => c.method === m)),
     designs,
     cells: cells.map((c) => cellModel(c, issues, firstMethod, designs.find((d) => d.dataset === c.dataset))),

@@ -2,23 +2,9 @@
 // with their gradients wrt logp.
 import { assertFinite, assertLength, type Num } from "./check.ts";
 
-/** Estimator names as VERL spells them; a trailing "+" is straight-through (value of the estimator, gradient of k2). */
-export type KlType =
-  | "k1"
-  | "kl"
-  | "abs"
-  | "k2"
-  | "mse"
-  | "k3"
-  | "low_var_kl"
-  | "k1+"
-  | "kl+"
-  | "abs+"
-  | "k3+"
-  | "low_var_kl+";
-
-/** All accepted estimator names. */
-export const KL_TYPES: readonly KlType[] = [
+/** All accepted estimator names, as VERL spells them; a trailing "+" is straight-through (value of the
+ * estimator, gradient of k2). */
+export const KL_TYPES = [
   "k1",
   "kl",
   "abs",
@@ -31,7 +17,10 @@ export const KL_TYPES: readonly KlType[] = [
   "abs+",
   "k3+",
   "low_var_kl+",
-];
+] as const;
+
+/** One estimator name of KL_TYPES. */
+export type KlType = (typeof KL_TYPES)[number];
 
 /**
  * Per-token KL penalty values and d(value)/d(logp). k1 = logp − ref; abs = |logp − ref|; k2 = ½(logp − ref)²;

@@ -5,20 +5,17 @@ import { klPenalty, type KlType } from "./kl.ts";
 import { clipCovTokens, type CovConfig, covRng, klCovTokens, tokenCovariance } from "./cov_losses.ts";
 import { Registry } from "./registry.ts";
 
-/** Loss aggregation modes as VERL's `loss_agg_mode` names them (seq-mean-token-sum-norm: Dr. GRPO, 2503.20783). */
-export type LossAggMode =
-  | "token-mean"
-  | "seq-mean-token-mean"
-  | "seq-mean-token-sum"
-  | "seq-mean-token-sum-norm";
-
-/** All accepted aggregation modes. */
-export const LOSS_AGG_MODES: readonly LossAggMode[] = [
+/** All accepted loss aggregation modes, as VERL's `loss_agg_mode` names them (seq-mean-token-sum-norm: Dr. GRPO,
+ * 2503.20783). */
+export const LOSS_AGG_MODES = [
   "token-mean",
   "seq-mean-token-mean",
   "seq-mean-token-sum",
   "seq-mean-token-sum-norm",
-];
+] as const;
+
+/** One aggregation mode of LOSS_AGG_MODES. */
+export type LossAggMode = (typeof LOSS_AGG_MODES)[number];
 
 /**
  * Per-token weights w so that an aggregated loss is Σ_t w_t·ℓ_t over the [B, T] layout. token-mean: mask/Σmask;

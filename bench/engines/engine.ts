@@ -1,7 +1,7 @@
 // The contract every training engine implements (sweeps drive engines only through it), and the policy-backend
 // interface the one RL loop (loop.ts) drives.
 
-import type { EvalSample } from "../../common/run_folder.ts";
+import type { EvalSample, LearnedFields } from "../../common/run_folder.ts";
 import { Rng } from "../../common/prng.ts";
 import type { AlgoConfig, Num, PolicyLossFn } from "../core/mod.ts";
 
@@ -53,7 +53,7 @@ export function runStream(run: { seed: number; base?: number }): Rng {
 export interface RunHooks {
   onProgress(step: number, total: number): void;
   /** Fields the engine learns while running (e.g. the backend `auto` chose), added to the run's config.json. */
-  onRecord?(fields: Record<string, unknown>): void;
+  onRecord?(fields: LearnedFields): void;
 }
 
 /** How a run ended when it did not throw: trained to the end, or only planned (VERL without a launcher). */

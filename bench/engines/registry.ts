@@ -3,8 +3,8 @@
 // hold functions (`ingest.pending`), so it never crosses a Worker boundary: a job carries an `EngineRef` (strings)
 // and the Worker looks the engine up here by name.
 import { join } from "node:path";
-import { readSweepRecord, runFile, sweepFile } from "../../common/run_folder.ts";
-import { type EvalProtocol, graderOptions, sweepRecordOf } from "../../common/protocol.ts";
+import { readFolderFile, runFile, sweepFile } from "../../common/run_folder.ts";
+import { type EvalProtocol, graderOptions } from "../../common/protocol.ts";
 import { GRADE_TIMEOUT_MS, graderVersion } from "../../evaluators/mod.ts";
 import type { Engine, RunConfig } from "./engine.ts";
 
@@ -185,8 +185,7 @@ export function gradingOf(
   settings: Record<string, unknown> = {},
   evalSpec: { n: number; ks: number[] } = { n: 1, ks: [1] },
 ): { strict: boolean; timeoutMs: number | null } {
-  const recorded = sweepDir === null ? null : readSweepRecord(sweepDir);
-  const record = recorded ? sweepRecordOf(recorded, sweepFile(sweepDir!)) : null;
+  const record = sweepDir === null ? null : readFolderFile(sweepDir)?.record;
   const protocol = record?.protocol ?? engineSpec(engine).protocol(settings, evalSpec);
   return graderOptions(protocol, record ? sweepFile(sweepDir!) : `engine ${engine}`);
 }

@@ -1,7 +1,7 @@
-// An external-model evaluation as a run folder: eval.json (kind "eval"; older folders: sweep.json), runs/<model-slug>/{config.json,
+// An external-model evaluation as a run folder: eval.json (older folders: sweep.json of kind "eval"), runs/<model-slug>/{config.json,
 // samples.jsonl, eval.jsonl, status.json}, so `deno task report DIR` reads it like a sweep.
 import { join } from "node:path";
-import { exists, readJson } from "../../common/fs.ts";
+import { exists } from "../../common/fs.ts";
 import { configHash } from "../../common/hash.ts";
 import { Rng } from "../../common/prng.ts";
 import { machineInfo, versionInfo } from "../../common/provenance.ts";
@@ -9,13 +9,13 @@ import { readSamples, type SampleRecord } from "./samples.ts";
 import type { PromptTemplate } from "./templates.ts";
 import {
   type EvalSample,
-  recordFile,
+  readFolderFile,
   runFile,
-  writeEvalRecord,
   writeEvalSamples,
+  writeFolderFile,
   writeRunConfig,
 } from "../../common/run_folder.ts";
-import { describeSampling, serverDefaults, type ServerValue } from "./sampling.ts";
+import { serverDefaults, type ServerValue } from "./sampling.ts";
 import { RECORD_VERSION, runRecordFrom, type SweepRecord } from "../../common/protocol.ts";
 import { GRADE_TIMEOUT_MS, graderVersion } from "../../evaluators/mod.ts";
 
@@ -150,23 +150,13 @@ export function samplesIdentity(s: EvalSettings): string {
   });
 }
 
-/**
- * The sampling record of eval.json and config.json: what eval sends from its flags, the `--sampling`
- * parameters (`server`), the defaulted ones it leaves to the server (`serverDefaults`), and those as text.
- */
-export function samplingRecord(s: EvalSettings) {
-  const record = {
-    n: s.n,
-    temperature: s.temperature,
-    top_p: s.topP,
-    max_tokens: s.maxTokens,
-    seed: s.seed,
-    stop: [] as string[],
-    server: s.server,
-    serverDefaults: serverDefaults(s.server),
-  };
-  return { ...record, described: describeSampling(record) };
-}
+/** eval.json's `config`: the invocation to re-run (null: not known) and the settings the record does not hold. */
+export type EvalFileConfig =
+  & Pick<
+    EvalSettings,
+    "endpoint" | "model" | "mode" | "dataset" | "taskSet" | "limit" | "subsetSeed" | "template"
+  >
+  & { command: string | null };
 
 /**
  * eval.json's `record` of an evaluation (common/protocol.ts): one seed on one model, and the protocol — the
@@ -174,7 +164,7 @@ export function samplingRecord(s: EvalSettings) {
  * the grader mode and version with the pool's per-answer timeout, n and ks.
  */
 function evalRecord(s: EvalSettings): SweepRecord {
-  const { n: _n, server, serverDefaults: defaulted, described: _d, ...sent } = samplingRecord(s);
+  const sent = { temperature: s.temperature, top_p: s.topP, max_tokens: s.maxTokens, seed: s.seed, stop: [] };
   const f = s.datasetFile;
   const all = f
     ? `file ${f.path} (sha256 ${
@@ -203,7 +193,7 @@ function evalRecord(s: EvalSettings): SweepRecord {
       template: /^[a-z-]+$/.test(s.template.name)
         ? s.template.name
         : `file ${s.template.name} (${configHash(s.template.text)})`,
-      sampling: { sent: { ...sent, ...server }, serverDefaults: defaulted },
+      sampling: { sent: { ...sent, ...s.server }, serverDefaults: serverDefaults(s.server) },
       grader: { mode: s.grader ?? "default", version: graderVersion(), timeoutMs: GRADE_TIMEOUT_MS },
       n: s.n,
       ks: [...s.ks],
@@ -255,8 +245,8 @@ function anySamples(out: string): string | null {
  * made are refused with a one-line error, so resume never mixes samples.
  */
 export function checkEvalDir(out: string, s: EvalSettings): void {
-  const recordPath = recordFile(out);
-  if (recordPath === null) {
+  const old = readFolderFile(out);
+  if (old === null) {
     const orphan = anySamples(out);
     if (orphan) {
       throw new Error(
@@ -268,11 +258,10 @@ export function checkEvalDir(out: string, s: EvalSettings): void {
     }
     return;
   }
-  const old = readJson<{ kind?: string; configHash?: string; runIds?: string[] }>(recordPath);
   if (old.kind !== "eval") {
     throw new Error(`${out} holds a training sweep, not an eval; choose another --out`);
   }
-  if (old.configHash !== samplesIdentity(s) || old.runIds?.[0] !== modelSlug(s.model)) {
+  if (old.configHash !== samplesIdentity(s) || old.runIds[0] !== modelSlug(s.model)) {
     throw new Error(
       `${out} holds samples made with different settings (model, dataset or its file, template, sampling or seed); ` +
         `choose another --out or delete it`,
@@ -289,26 +278,21 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
   const paths = evalPaths(out, s);
   const { runId, runDir } = paths;
   const identity = samplesIdentity(s);
-  const sampling = samplingRecord(s);
   const record = evalRecord(s);
-  writeEvalRecord(out, {
+  const { endpoint, model, mode, dataset, taskSet, limit, subsetSeed, template } = s;
+  writeFolderFile(out, {
     kind: "eval",
-    name: `${s.model} on ${s.dataset}`,
-    engine: "external",
-    // The same shape sweeps use, so the report's provenance section lists the model and seed.
-    methods: [{ name: s.model, preset: "external" }],
-    seeds: [s.seed],
-    command: command ?? null,
-    endpoint: s.endpoint,
-    model: s.model,
-    mode: s.mode,
-    dataset: s.dataset,
-    ...(s.taskSet ? { taskSet: s.taskSet } : {}),
-    limit: s.limit,
-    subsetSeed: s.subsetSeed,
-    template: { name: s.template.name, text: s.template.text },
-    sampling,
-    eval: { n: s.n, ks: s.ks },
+    config: {
+      command: command ?? null,
+      endpoint,
+      model,
+      mode,
+      dataset,
+      taskSet,
+      limit,
+      subsetSeed,
+      template,
+    },
     record,
     configHash: identity,
     runIds: [runId],
@@ -322,6 +306,7 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
     method: s.model,
     preset: "external",
     seed: s.seed,
+    base: 0,
     algo: {},
     settings: {
       endpoint: s.endpoint,
@@ -329,10 +314,9 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
       mode: s.mode,
       dataset: s.dataset,
       template: s.template.name,
-      ...sampling,
     },
     eval: { n: s.n, ks: s.ks, every: 0 },
-    record: runRecordFrom(record, s.model) ?? undefined,
+    record: runRecordFrom(record, s.model),
   });
   return paths;
 }
@@ -363,14 +347,14 @@ export async function gradeSamples(
   dataset: string,
   paths: EvalPaths,
   n: number,
-  gradeMany: (items: { prediction: string; gold: string }[]) => Promise<Grade[]>,
+  gradeMany: (items: { prediction: string; gold: string; problem: string }[]) => Promise<Grade[]>,
   excludeTruncated = false,
 ): Promise<EvalRow[]> {
   const done = completeSamples(problems, paths.samplesPath, n);
   const flat = done.flatMap(({ problem, samples }) => samples.map((s) => ({ problem, s })))
     .filter(({ s }) => !(excludeTruncated && s.finish_reason === "length"));
   const grades = await gradeMany(
-    flat.map(({ problem, s }) => ({ prediction: s.text, gold: problem.answer })),
+    flat.map(({ problem, s }) => ({ prediction: s.text, gold: problem.answer, problem: problem.problem })),
   );
   const rows: EvalRow[] = flat.map(({ problem, s }, i) => ({
     step: 0,

@@ -43,6 +43,7 @@ export { applyTemplate, defaultTemplateFor, type PromptTemplate, resolveTemplate
 export {
   checkEvalDir,
   completeSamples,
+  type EvalFileConfig,
   type EvalPaths,
   evalPaths,
   type EvalProblem,
@@ -51,7 +52,6 @@ export {
   gradeSamples,
   modelSlug,
   openEvalDir,
-  samplingRecord,
   selectProblems,
 } from "./evaluate.ts";
 export { type EvalOutcome, evaluateEndpoint, type TransportOptions } from "./run.ts";

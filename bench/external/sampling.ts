@@ -88,23 +88,16 @@ export function serverDefaults(server: Readonly<Record<string, ServerValue>>): s
 }
 
 /**
- * One line per kind of parameter, for config.json readers and the report header: what eval sent from its own
- * flags, what `--sampling` sent, and what was left to the server, e.g.
- * "top_k, min_p, …: server default (not sent)".
+ * One line per kind of parameter of an evaluation's recorded protocol (`sent`: every parameter sent; n samples
+ * per problem), for the report header: what eval sent from its own flags, what `--sampling` sent, and what was
+ * left to the server, e.g. "top_k, min_p, …: server default (not sent)".
  */
-export function describeSampling(s: {
-  temperature: number;
-  top_p: number;
-  max_tokens: number;
-  n: number;
-  seed: number;
-  server?: Record<string, ServerValue>;
-}): string[] {
-  const server = s.server ?? {};
+export function describeSampling(s: Readonly<Record<string, unknown>>, n: number): string[] {
+  const server = Object.fromEntries(Object.entries(s).filter(([k]) => !(k in OWN_PARAMS)));
   const sent = Object.entries(server).map(([k, v]) => `${k} ${JSON.stringify(v)}`);
-  const left = serverDefaults(server);
+  const left = serverDefaults(server as Record<string, ServerValue>);
   return [
-    `sent by eval: temperature ${s.temperature}, top_p ${s.top_p}, max_tokens ${s.max_tokens}, n ${s.n}, ` +
+    `sent by eval: temperature ${s.temperature}, top_p ${s.top_p}, max_tokens ${s.max_tokens}, n ${n}, ` +
     `seed ${s.seed} (each request: a seed derived from it), stop []`,
     sent.length ? `sent with --sampling: ${sent.join(", ")}` : "sent with --sampling: nothing",
     left.length ? `${left.join(", ")}: server default (not sent)` : "every defaulted parameter was sent",

@@ -1,9 +1,9 @@
 // `deno task bench <name>`: speed benchmarks, each owned by the area it measures.
-import { UsageError } from "../../common/args.ts";
+import { HelpRequested, UsageError } from "../../common/args.ts";
 
 const benches: Record<
   string,
-  { about: string; load: () => Promise<{ main(args: string[]): Promise<number> }> }
+  { about: string; load: () => Promise<{ usage: string; main(args: string[]): Promise<number> }> }
 > = {
   grader: {
     about: "grades/s and latency of the grader (single and gradeMany)",
@@ -39,5 +39,12 @@ export async function main(args: string[]): Promise<number> {
   if (name.startsWith("-")) throw new UsageError(`unknown flag '${name}' (the benchmark name comes first)`);
   const bench = benches[name];
   if (!bench) throw new UsageError(`unknown benchmark '${name}'`);
-  return await (await bench.load()).main(rest);
+  const module = await bench.load();
+  try {
+    return await module.main(rest);
+  } catch (e) {
+    if (!(e instanceof HelpRequested)) throw e;
+    console.log(module.usage);
+    return 0;
+  }
 }

@@ -1,6 +1,6 @@
 // `deno task bench datasets`: time loading the cached datasets (target: all of them in under 1 s).
 import { join } from "node:path";
-import { parseFlags, parseNumber } from "../../common/args.ts";
+import { flagLines, type FlagTable, num, parseTable, str } from "../../common/args.ts";
 import { exists } from "../../common/fs.ts";
 import { cacheRoot, readManifest } from "../../datasets/cache.ts";
 import { fetchDataset } from "../../datasets/fetch.ts";
@@ -9,31 +9,33 @@ import { FETCHABLE, pickSource } from "../../datasets/sources.ts";
 import { generateTasks } from "../../datasets/synthetic.ts";
 import { median } from "../../evaluators/stats.ts";
 
+/** The flags of `deno task bench datasets`, declared once for parsing, --help and validation. */
+export const FLAGS = {
+  "cache-dir": str("DIR", "the cache to load from (default: a fresh temporary one)"),
+  mirror: str(
+    "DIR",
+    "fill missing datasets from this folder (default: $ACEBENCH_DATASET_MIRROR, a folder made by bash " +
+      ".ci/make_dataset_mirror.sh DIR)",
+  ),
+  repeat: num("timed loads of all the datasets", { min: 1, max: 1000, default: 5 }),
+} as const satisfies FlagTable;
+
 /** Usage text for `deno task bench datasets`. */
-export const usage = `usage: deno task bench datasets [--cache-dir DIR] [--mirror DIR] [--repeat N]
+export const usage = `usage: deno task bench datasets [flags]
 
 Times loadDataset() over every registered dataset in the cache (${FETCHABLE.join(", ")}; target < 1000 ms for
 all of them), and generateTasks() for 10,000 synthetic records. Datasets missing from the cache are first fetched
-from --mirror (default: $ACEBENCH_DATASET_MIRROR, a folder made by bash .ci/make_dataset_mirror.sh DIR) into it,
-and skipped with a line where the mirror lacks them; with no --cache-dir a fresh temporary cache is used.`;
+from --mirror into it, and skipped with a line where the mirror lacks them.
+
+${flagLines(FLAGS)}`;
 
 /** Entry point: prints a small table of timings; returns 1 if loading them all took 1 s or more. */
 export async function main(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, {
-    "cache-dir": { type: "string" },
-    mirror: { type: "string" },
-    repeat: { type: "string" },
-  }, false);
-  const v = values as { help?: boolean; "cache-dir"?: string; mirror?: string; repeat?: string };
-  if (v.help) {
-    console.log(usage);
-    return 0;
-  }
-  const repeat = parseNumber(v.repeat, "repeat", 5, 1, 1000);
+  const { values: v } = parseTable(args, FLAGS);
   const temporary = !v["cache-dir"];
   const root = temporary ? Deno.makeTempDirSync({ prefix: "acebench-bench-" }) : cacheRoot(v["cache-dir"]);
   try {
-    return await run(root, v.mirror, repeat);
+    return await run(root, v.mirror, v.repeat);
   } finally {
     if (temporary) Deno.removeSync(root, { recursive: true });
   }

@@ -1,6 +1,6 @@
 // `deno task bench engine`: the tfjs engine itself (SFT steps, RL rollouts and updates) on each backend asked
 // for, in one invocation, on the default sweep's model and batch sizes.
-import { flagLines, type FlagTable, parseTable, UsageError } from "../../common/args.ts";
+import { bool, flagLines, type FlagTable, num, parseTable, str, UsageError } from "../../common/args.ts";
 import { Rng } from "../../common/prng.ts";
 import { resolveAlgo } from "../core/mod.ts";
 import { gradingOf } from "../engines/registry.ts";
@@ -26,31 +26,21 @@ import { initEngineBackend } from "../engines/tfjs/auto.ts";
 import { sftWorkers, trainSft } from "../engines/tfjs/sft.ts";
 
 /** The flags of `deno task bench engine`, declared once for parsing, --help and validation. */
-const FLAGS = {
-  settings: {
-    type: "string",
-    value: "NAME",
-    default: "default",
-    choices: SETTINGS_PRESETS,
-    help: "settings preset",
-  },
-  backends: {
-    type: "string",
-    value: "LIST",
-    default: "blas,wasm,webgpu",
-    help:
-      `comma-separated, from ${BACKENDS.join(", ")}; auto reports its decision (calibrated against webgpu ` +
+export const FLAGS = {
+  settings: str("NAME", "settings preset", { default: "default", choices: SETTINGS_PRESETS }),
+  backends: str(
+    "LIST",
+    `comma-separated, from ${BACKENDS.join(", ")}; auto reports its decision (calibrated against webgpu ` +
       "where a WebGPU adapter exists)",
-  },
-  "sample-workers": {
-    type: "number",
-    min: 0,
-    max: 64,
-    help: "data-parallel sampling workers on wasm and cpu (default: the settings' sampleWorkers)",
-  },
-  "sft-steps": { type: "number", default: 10, min: 1, max: 10_000, help: "timed SFT steps" },
-  "rl-steps": { type: "number", default: 3, min: 1, max: 1000, help: "timed RL steps" },
-  tiny: { type: "boolean", help: "the same as --settings tiny" },
+    { default: "blas,wasm,webgpu" },
+  ),
+  "sample-workers": num(
+    "data-parallel sampling workers on wasm and cpu (default: the settings' sampleWorkers)",
+    { min: 0, max: 64 },
+  ),
+  "sft-steps": num("timed SFT steps", { default: 10, min: 1, max: 10_000 }),
+  "rl-steps": num("timed RL steps", { default: 3, min: 1, max: 1000 }),
+  tiny: bool("the same as --settings tiny"),
 } as const satisfies FlagTable;
 
 /** Usage text for `deno task bench engine`. */
@@ -133,11 +123,7 @@ async function measure(
 
 /** Entry point for `deno task bench engine`. */
 export async function main(args: string[]): Promise<number> {
-  const { values, help } = parseTable(args, FLAGS);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values } = parseTable(args, FLAGS);
   const backends = values.backends.split(",").map((b) => b.trim());
   for (const b of backends) {
     if (!(BACKENDS as readonly string[]).includes(b)) {

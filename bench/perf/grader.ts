@@ -3,7 +3,7 @@
 // the hand-written LaTeX front end against @cortex-js/compute-engine on the corpus (accuracy and speed); the
 // once-slow adversarial inputs are timed singly; `--labelled FILE` scores a labelled JSON-lines file instead
 // (accuracy, FP, FN in default and strict mode).
-import { flagLines, type FlagTable, parseTable } from "../../common/args.ts";
+import { bool, flagLines, type FlagTable, num, parseTable, str } from "../../common/args.ts";
 import { exists, readJsonl } from "../../common/fs.ts";
 import { Rng } from "../../common/prng.ts";
 import { grade } from "../../evaluators/grade.ts";
@@ -16,42 +16,29 @@ import { computeEngineToMathjs } from "../../evaluators/frontend_ce.ts";
 import { median, percentileSorted as percentile } from "../../evaluators/stats.ts";
 
 /** The flags of `deno task bench grader`, declared once for parsing, --help and validation. */
-const FLAGS = {
-  "frontend-compare": {
-    type: "boolean",
-    help: "also grade the corpus and MATH-500 workloads with compute-engine as the LaTeX front end",
-  },
-  workers: {
-    type: "number",
-    default: navigator.hardwareConcurrency || 1,
-    min: 1,
-    max: 256,
-    help: "gradeMany workers",
-  },
-  repeat: {
-    type: "number",
+export const FLAGS = {
+  "frontend-compare": bool(
+    "also grade the corpus and MATH-500 workloads with compute-engine as the LaTeX front end",
+  ),
+  workers: num("gradeMany workers", { default: navigator.hardwareConcurrency || 1, min: 1, max: 256 }),
+  repeat: num("gradeMany workload = each workload repeated N times, like N samples per problem", {
     default: 16,
     min: 1,
     max: 1000,
-    help: "gradeMany workload = each workload repeated N times, like N samples per problem",
-  },
-  passes: {
-    type: "number",
+  }),
+  passes: num("cold single-grade passes per workload; figures are medians over passes", {
     default: 5,
     min: 1,
     max: 100,
-    help: "cold single-grade passes per workload; figures are medians over passes",
-  },
-  labelled: {
-    type: "string",
-    value: "FILE",
-    multiple: true,
-    help:
-      'only score FILE, JSON lines {prediction, gold, label: boolean} ("expected" also names the label; ' +
+  }),
+  labelled: str(
+    "FILE",
+    'only score FILE, JSON lines {prediction, gold, label: boolean} ("expected" also names the label; ' +
       '"labelStrict"/"expectedStrict" the one for strict mode; "strict": true/false scores the line in ' +
       "that mode only): accuracy, false positives (label false, graded correct) and false negatives per mode, " +
       'per family when lines carry a "family" field, and every disagreeing line (repeatable; no speed figures)',
-  },
+    { multiple: true },
+  ),
 } as const satisfies FlagTable;
 
 /** Usage text for `deno task bench grader`. */
@@ -176,11 +163,7 @@ function latencyRow(name: string, cases: Case[], passes: number): string {
 
 /** Entry point for `deno task bench grader`. */
 export async function main(args: string[]): Promise<number> {
-  const { values, help } = parseTable(args, FLAGS);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values } = parseTable(args, FLAGS);
   if (values.labelled.length) {
     for (const file of values.labelled) printLabelled(file, readLabelled(file));
     return 0;
@@ -325,6 +308,8 @@ export interface LabelledCase {
   lineNo: number;
   source?: string;
   family?: string;
+  /** The question's text, when the file has it (the grader reads whether a list is asked for in order). */
+  problem?: string;
   /** Scored in this mode only (the corpus's `strict` field: true = strict only, false = default only). */
   only?: "strict" | "default";
 }
@@ -363,6 +348,9 @@ export function readLabelled(file: string): LabelledCase[] {
     if (r.family !== undefined && typeof r.family !== "string") {
       throw new Error(`${file}:${i + 1}: field "family" must be a string`);
     }
+    if (r.problem !== undefined && typeof r.problem !== "string") {
+      throw new Error(`${file}:${i + 1}: field "problem" must be a string`);
+    }
     if (r.strict !== undefined && typeof r.strict !== "boolean") {
       throw new Error(`${file}:${i + 1}: field "strict" must be a boolean`);
     }
@@ -374,6 +362,7 @@ export function readLabelled(file: string): LabelledCase[] {
       lineNo: i + 1,
       source: typeof r.source === "string" ? r.source : undefined,
       family: r.family as string | undefined,
+      problem: r.problem as string | undefined,
       only: r.strict === undefined ? undefined : r.strict ? "strict" : "default",
     });
   });
@@ -389,7 +378,7 @@ export function scoreLabelled(
   const want = (c: LabelledCase) => strict ? c.labelStrict : c.label;
   cases = cases.filter((c) => c.only === undefined || c.only === (strict ? "strict" : "default"));
   for (const c of cases) {
-    const r = grade(c.prediction, c.gold, { strict });
+    const r = grade(c.prediction, c.gold, { strict, problem: c.problem });
     if (r.correct !== want(c)) misses.push({ c, rule: r.rule });
   }
   const fp = misses.filter((m) => !want(m.c)).length;

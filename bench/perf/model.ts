@@ -5,7 +5,16 @@ import * as tf from "@tensorflow/tfjs-core";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { fileURLToPath } from "node:url";
-import { flagLines, type FlagTable, type FlagValues, parseTable, UsageError } from "../../common/args.ts";
+import {
+  bool,
+  flagLines,
+  type FlagTable,
+  type FlagValues,
+  num,
+  parseTable,
+  str,
+  UsageError,
+} from "../../common/args.ts";
 import { Rng } from "../../common/prng.ts";
 import { BACKENDS, readsSync, rowInvariant, trainsDataParallel } from "../engines/tfjs/backend.ts";
 import {
@@ -59,80 +68,57 @@ export function torchPythons(list: string | undefined, home = homedir()): string
 }
 
 /** The flags of `deno task bench model`, declared once for parsing, --help and validation. */
-const FLAGS = {
-  runs: { type: "number", default: 3, min: 1, max: 100, help: "alternating tfjs/PyTorch runs" },
-  config: {
-    type: "string",
-    value: "NAME",
-    default: "reference",
-    choices: ["reference", "gpu", "tiny"],
-    help:
-      "gpu: width 512, 8 heads, 8 layers, context 256, 240 new tokens; tiny: width 32, 1 layer, batches 4 " +
+export const FLAGS = {
+  runs: num("alternating tfjs/PyTorch runs", { default: 3, min: 1, max: 100 }),
+  config: str(
+    "NAME",
+    "gpu: width 512, 8 heads, 8 layers, context 256, 240 new tokens; tiny: width 32, 1 layer, batches 4 " +
       "and 8, 8 new tokens (a smoke test, not a benchmark)",
-  },
-  backend: { type: "string", value: "NAME", default: "auto", choices: BACKENDS, help: "the tfjs backend" },
-  steps: { type: "number", default: 5, min: 1, max: 1000, help: "timed train steps per run" },
-  reps: { type: "number", default: 3, min: 1, max: 100, help: "timed sampling runs per run" },
-  "no-torch": { type: "boolean", help: "skip the PyTorch reference" },
-  "peak-n": {
-    type: "number",
+    { default: "reference", choices: ["reference", "gpu", "tiny"] },
+  ),
+  backend: str("NAME", "the tfjs backend", { default: "auto", choices: BACKENDS }),
+  steps: num("timed train steps per run", { default: 5, min: 1, max: 1000 }),
+  reps: num("timed sampling runs per run", { default: 3, min: 1, max: 100 }),
+  "no-torch": bool("skip the PyTorch reference"),
+  "peak-n": num("side of the square matrix product that measures each engine's peak", {
     default: 1024,
     min: 16,
     max: 8192,
-    help: "side of the square matrix product that measures each engine's peak",
-  },
-  python: {
-    type: "string",
-    value: "LIST",
-    help:
-      `comma-separated Python interpreters with torch (default: ${SYSTEM_PYTHON}, Debian's torch 1.13, then ` +
+  }),
+  python: str(
+    "LIST",
+    `comma-separated Python interpreters with torch (default: ${SYSTEM_PYTHON}, Debian's torch 1.13, then ` +
       `${DEFAULT_VENV_PYTHON} where present: a current torch, "python3 -m venv ~/.cache/acebench/torch-venv && ` +
       `~/.cache/acebench/torch-venv/bin/pip install torch")`,
-  },
-  "no-kernels": {
-    type: "boolean",
-    help: "attention through plain tfjs ops instead of the wasm SIMD kernels (to measure them)",
-  },
-  "no-native": {
-    type: "boolean",
-    help: "blas backend: tfjs-wasm's kernels instead of the native ones (ops/kernels.c), to measure them",
-  },
-  "native-ab": {
-    type: "boolean",
-    help: "blas backend: in each run also time sampling with the native kernels off, in the same process " +
+  ),
+  "no-kernels": bool("attention through plain tfjs ops instead of the wasm SIMD kernels (to measure them)"),
+  "no-native": bool(
+    "blas backend: tfjs-wasm's kernels instead of the native ones (ops/kernels.c), to measure them",
+  ),
+  "native-ab": bool(
+    "blas backend: in each run also time sampling with the native kernels off, in the same process " +
       "(their side-by-side; training runs in workers, so use --no-native in another invocation for it)",
-  },
-  profile: {
-    type: "boolean",
-    help: "instead of the runs: ms per op class for one train step and one sampling run, tfjs and PyTorch " +
+  ),
+  profile: bool(
+    "instead of the runs: ms per op class for one train step and one sampling run, tfjs and PyTorch " +
       "(torch.profiler)",
-  },
-  "train-workers": {
-    type: "number",
-    min: 1,
-    max: 64,
-    help:
-      `data-parallel train step over N Deno Workers (default: cores, ${coreCount()} here; at least 8 for ` +
+  ),
+  "train-workers": num(
+    `data-parallel train step over N Deno Workers (default: cores, ${coreCount()} here; at least 8 for ` +
       "--config gpu, whose activations outgrow one worker's 4 GB wasm heap otherwise); 1 = one process",
-  },
-  "sample-workers": {
-    type: "number",
-    default: 1,
-    min: 1,
-    max: 64,
-    help:
-      "data-parallel sampling over N Deno Workers (1 = one process; measured slower than one process on a " +
+    { min: 1, max: 64 },
+  ),
+  "sample-workers": num(
+    "data-parallel sampling over N Deno Workers (1 = one process; measured slower than one process on a " +
       "loaded machine, docs/tfjs-model.md)",
-  },
-  "blas-threads": {
-    type: "number",
-    min: 1,
-    max: 64,
-    help:
-      `threads of this process that run its BLAS products (blas backend; default: cores, ${coreCount()} ` +
+    { default: 1, min: 1, max: 64 },
+  ),
+  "blas-threads": num(
+    `threads of this process that run its BLAS products (blas backend; default: cores, ${coreCount()} ` +
       "here): sampling, and training when --train-workers is 1, use them; the bits are the same for every N " +
       "above 1 (ops/blas_threads.ts)",
-  },
+    { min: 1, max: 64 },
+  ),
 } as const satisfies FlagTable;
 
 /** Usage text for `deno task bench model`. */
@@ -433,11 +419,7 @@ interface Bench {
 
 /** Entry point for `deno task bench model`. */
 export async function main(args: string[]): Promise<number> {
-  const { values, help } = parseTable(args, FLAGS);
-  if (help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values } = parseTable(args, FLAGS);
   const { config, runs, steps, reps } = values, peakN = values["peak-n"];
   const { backend, trainWorkers, sampleWorkers, blasThreads } = await configure(values);
   const rig = makeRig();

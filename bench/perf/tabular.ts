@@ -1,6 +1,6 @@
 // `deno task bench tabular`: time the 5-seed grpo vs ace-grpo tabular sweep and print its pass@k table.
 import { join } from "node:path";
-import { parseFlags, parseNumber, UsageError } from "../../common/args.ts";
+import { bool, flagLines, type FlagTable, num, parseTable, str, UsageError } from "../../common/args.ts";
 import { readJsonl } from "../../common/fs.ts";
 import { readEvalSamples } from "../../common/run_folder.ts";
 import { passAtK } from "../../evaluators/passk.ts";
@@ -9,13 +9,22 @@ import { designUnits, expandRuns, presetPath, readSweepConfig, runSweep } from "
 import { exactKs } from "../engines/tabular/backend.ts";
 import { tabularEngine } from "../engines/tabular/engine.ts";
 
-/** Usage text for `deno task bench tabular`. */
-export const usage = `usage: deno task bench tabular [--config FILE] [--out DIR] [--workers N] [--keep]
+/** The flags of `deno task bench tabular`, declared once for parsing, --help and validation. */
+export const FLAGS = {
+  config: str("FILE", "a tabular sweep config (default bench/configs/tabular.json)"),
+  out: str("DIR", "keep the run folders here (default: a temporary folder)"),
+  workers: num("parallel runs (default: the sweep runner's)", { min: 1, max: 64 }),
+  keep: bool("keep the temporary run folders"),
+} as const satisfies FlagTable;
 
-Times one tabular run in-process (steps/s), then the whole sweep (default bench/configs/tabular.json: grpo vs
-ace-grpo, 5 seeds) through the sweep runner, and prints pass@k (exact, and unbiased from the sampled evals) at
-step 0 and the final step: mean [95% t-interval over seeds] per method and the paired difference to the first
-method. Runs go to a temporary folder unless --out is given.`;
+/** Usage text for `deno task bench tabular`. */
+export const usage = `usage: deno task bench tabular [flags]
+
+Times one tabular run in-process (steps/s), then the whole sweep (default: grpo vs ace-grpo, 5 seeds) through
+the sweep runner, and prints pass@k (exact, and unbiased from the sampled evals) at step 0 and the final step:
+mean [95% t-interval over seeds] per method and the paired difference to the first method.
+
+${flagLines(FLAGS)}`;
 
 type PassTable = { first: Map<number, number>; last: Map<number, number> };
 
@@ -85,18 +94,8 @@ const fmt = (a: { mean: number; lo: number; hi: number }) =>
 
 /** Entry point for `deno task bench tabular`. */
 export async function main(args: string[]): Promise<number> {
-  const { values: flags } = parseFlags(args, {
-    config: { type: "string" },
-    out: { type: "string" },
-    workers: { type: "string" },
-    keep: { type: "boolean" },
-  }, false);
-  const values = flags as { help?: boolean; config?: string; out?: string; workers?: string; keep?: boolean };
-  if (values.help) {
-    console.log(usage);
-    return 0;
-  }
-  const workers = values.workers === undefined ? undefined : parseNumber(values.workers, "workers", 1, 1, 64);
+  const { values } = parseTable(args, FLAGS);
+  const workers = values.workers;
   const sweep = readSweepConfig(values.config ?? presetPath("tabular"));
   if (sweep.engine !== "tabular") {
     throw new UsageError(`--config: engine is '${sweep.engine}'; expected tabular`);

@@ -127,7 +127,7 @@ async function timeOnce(sweep: SweepConfig, dir: string, spec: EngineSpec) {
   const metrics = readMetrics<{ sample_s?: number; update_s?: number }>(folder);
   const steps = metrics.map((m) => (m.sample_s ?? 0) + (m.update_s ?? 0));
   const stepSeconds = steps.reduce((a, b) => a + b, 0) / Math.max(1, steps.length);
-  const backend = (readRunConfig(folder)?.backendDecision as { backend?: string } | undefined)?.backend;
+  const backend = readRunConfig(folder)?.backendDecision?.backend;
   return { wall, runSeconds: readStatus(folder)?.seconds ?? wall, stepSeconds, steps: steps.length, backend };
 }
 

@@ -4,6 +4,7 @@ import { UsageError } from "../../common/args.ts";
 import { exists } from "../../common/fs.ts";
 import { loadSchema, validate, ValidationError } from "../../common/config.ts";
 import { configHash } from "../../common/hash.ts";
+import { migrateFolderFile } from "../../common/run_folder.ts";
 import type { RunConfig } from "../engines/engine.ts";
 import { engines, type EngineSpec } from "../engines/registry.ts";
 import { type AlgoConfig, PRESETS, resolveAlgo as coreResolveAlgo } from "../core/mod.ts";
@@ -66,22 +67,14 @@ export function readSweepConfig(path: string, spec?: EngineSpec): SweepConfig {
   } catch (e) {
     throw new ValidationError(`${path}: ${(e as Error).message.split("\n")[0]}`);
   }
-  if (raw && typeof raw === "object") {
-    for (const key of RECORDED_FIELDS) delete (raw as Record<string, unknown>)[key];
-  }
-  return checkSweepConfig(raw, path, spec);
+  // A recorded sweep.json (any version, through its one migration step) holds the config under `config`.
+  const recorded = raw && typeof raw === "object" && "configHash" in raw;
+  return checkSweepConfig(
+    recorded ? migrateFolderFile(raw as Record<string, unknown>, path).config : raw,
+    path,
+    spec,
+  );
 }
-
-/** Fields `sweep.json` adds to the config; dropped on read, so a recorded sweep.json is a valid `--config`. */
-export const RECORDED_FIELDS = [
-  "configHash",
-  "runIds",
-  "versions",
-  "machine",
-  "backend",
-  "record",
-  "writtenAt",
-] as const;
 
 /**
  * Validate a sweep value against the schema, the engine's settings schema (filling its defaults), and the

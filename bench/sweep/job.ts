@@ -4,6 +4,7 @@
 // postMessage (so a function fails with a named field instead of a DataCloneError) and on each reply, the
 // Worker on each job it receives.
 import { compileSchema, describeErrors } from "../../common/config.ts";
+import type { LearnedFields } from "../../common/run_folder.ts";
 import type { EvalSpec, RunConfig, RunOutcome } from "../engines/engine.ts";
 import type { EngineRef } from "../engines/registry.ts";
 
@@ -24,7 +25,7 @@ export type WorkerJob =
 export type WorkerReport =
   | { kind: "progress"; step: number; total: number }
   | { kind: "config"; config: RunConfig<unknown> }
-  | { kind: "record"; fields: Record<string, unknown> }
+  | { kind: "record"; fields: LearnedFields }
   | { kind: "done"; outcome: RunOutcome }
   | { kind: "error"; message: string; stack?: string };
 

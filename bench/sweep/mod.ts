@@ -9,7 +9,6 @@ export {
   type MethodSpec,
   presetPath,
   readSweepConfig,
-  RECORDED_FIELDS,
   type ResolveAlgo,
   type SweepConfig,
   sweepHash,

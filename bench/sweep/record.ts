@@ -2,7 +2,7 @@
 // algorithm (never from a preset's or method's name), and the evaluation protocol its engine applies (the
 // engine's registry entry says which).
 import { canonicalJson } from "../../common/hash.ts";
-import { designOf, type MethodRecord, type SweepRecord } from "../../common/protocol.ts";
+import { designOf, type MethodRecord, RECORD_VERSION, type SweepRecord } from "../../common/protocol.ts";
 import type { AlgoConfig } from "../core/mod.ts";
 import type { RunConfig } from "../engines/engine.ts";
 import { engineSpec } from "../engines/registry.ts";
@@ -40,7 +40,7 @@ function methodRecords(runs: readonly RunConfig[]): MethodRecord[] {
 /** sweep.json's `record` for a sweep and all its expanded runs. */
 export function sweepRecord(sweep: SweepConfig, runs: readonly RunConfig[]): SweepRecord {
   return {
-    version: 1,
+    version: RECORD_VERSION,
     design: designOf(sweep),
     methods: methodRecords(runs),
     protocol: engineSpec(sweep.engine).protocol(sweep.settings, sweep.eval),

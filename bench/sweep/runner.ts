@@ -5,17 +5,17 @@ import { exists } from "../../common/fs.ts";
 import { multiProgress, type Progress, progressEnabled } from "../../common/progress.ts";
 import { machineInfo, versionInfo } from "../../common/provenance.ts";
 import {
+  type LearnedFields,
+  readFolderFile,
   readMetrics,
   readStatus,
-  readSweepRecord,
   recordInConfig,
   runDir,
   runFile,
   type RunStatus,
-  sweepFile,
+  writeFolderFile,
   writeRunConfig,
   writeStatus,
-  writeSweepRecord,
 } from "../../common/run_folder.ts";
 import type { RunConfig, RunOutcome } from "../engines/engine.ts";
 import { engineRef, type EngineSpec, engineSpec, loadCluster } from "../engines/registry.ts";
@@ -23,7 +23,7 @@ import { interruptJobs, laneWidth } from "./cluster.ts";
 import { baseSeed, type SweepConfig, sweepHash } from "./config.ts";
 import { checkJob, checkReport, type WorkerJob } from "./job.ts";
 import { sweepRecord } from "./record.ts";
-import { runRecordFrom, type SweepRecord, sweepRecordOf } from "../../common/protocol.ts";
+import { runRecordFrom } from "../../common/protocol.ts";
 
 /** How to run a sweep. */
 export interface SweepOptions {
@@ -52,35 +52,26 @@ const workerUrl = new URL("./worker.ts", import.meta.url);
 type Active = Map<Worker, (reason: string | null) => void>;
 
 /**
- * config.json of a run: the resolved run, with its ACE options also at the top level (see ARCHITECTURE.md), and
- * its `record` (method family and baseline, protocol) taken from the sweep's when sweep.json has one.
- */
-function recordedConfig(run: RunConfig<unknown>, sweep: SweepRecord | null): Record<string, unknown> {
-  const record = sweep ? runRecordFrom(sweep, run.method) : null;
-  return { ...run, ...(record ? { record } : {}) };
-}
-
-/**
  * Write `<out>/sweep.json` (resolved config, configHash, versions, machine, and the `record`: design, methods'
  * families and baselines, evaluation protocol). A folder that already holds a
  * different sweep (another hash) is refused, so resuming can never mix the results of two configs.
  */
 export function writeSweepJson(out: string, sweep: SweepConfig, runs: RunConfig[]): string {
   const hash = sweepHash(sweep);
-  const old = readSweepRecord<{ configHash?: string }>(out);
+  const old = readFolderFile(out);
   if (old && old.configHash !== hash) {
     throw new Error(
       `${out} holds a different sweep (configHash ${old.configHash} ≠ ${hash}); choose another --out or delete it`,
     );
   }
-  writeSweepRecord(out, {
-    ...sweep,
+  writeFolderFile(out, {
+    kind: "sweep",
+    config: sweep,
+    record: sweepRecord(sweep, runs),
     configHash: hash,
     runIds: runs.map((r) => r.runId),
     versions: versionInfo(),
     machine: machineInfo(),
-    backend: sweep.settings.backend ?? null,
-    record: sweepRecord(sweep, runs),
     writtenAt: new Date().toISOString(),
   });
   return hash;
@@ -101,7 +92,7 @@ type JobResult = { outcome: RunOutcome; failure: null } | { outcome: null; failu
 interface JobHooks {
   onProgress(step: number, total: number): void;
   onConfig?(config: RunConfig<unknown>): void;
-  onRecord?(fields: Record<string, unknown>): void;
+  onRecord?(fields: LearnedFields): void;
 }
 
 /**
@@ -301,8 +292,7 @@ async function executeRun(
   log: (line: string) => void,
 ): Promise<void> {
   const dir = runDir(out, run.runId);
-  const recorded = readSweepRecord(out);
-  const sweepRec = recorded ? sweepRecordOf(recorded, sweepFile(out)) : null;
+  const sweepRecord = readFolderFile(out)?.record ?? null;
   const previous = readStatus(dir);
   const status: RunStatus = {
     state: "running",
@@ -320,7 +310,8 @@ async function executeRun(
         bar.update(step);
       },
       // The run as the engine resolved it (settings with defaults, algorithm fitted to the engine).
-      onConfig: (config) => writeRunConfig(dir, recordedConfig(config, sweepRec)),
+      onConfig: (config) =>
+        writeRunConfig(dir, { ...config, record: sweepRecord && runRecordFrom(sweepRecord, config.method) }),
       // What the engine learned while running (e.g. the backend `auto` chose), added to config.json.
       onRecord: (fields) => recordInConfig(dir, fields),
     },

@@ -1,18 +1,37 @@
 import { assertEquals, ok, throws } from "../assert.ts";
-import { flagLines, type FlagTable, parseTable, UsageError } from "../../common/args.ts";
+import {
+  bool,
+  flagLines,
+  type FlagTable,
+  HelpRequested,
+  list,
+  num,
+  parseTable,
+  str,
+  UsageError,
+} from "../../common/args.ts";
 
 const FLAGS = {
-  runs: { type: "number", default: 3, min: 1, max: 10, help: "how many runs" },
-  mode: { type: "string", value: "M", choices: ["a", "b"], help: "the mode" },
-  ks: { type: "list", value: "LIST", help: "k values" },
-  quiet: { type: "boolean", help: "say less" },
-  tag: { type: "string", multiple: true, help: "a tag (repeatable)" },
+  runs: num("how many runs", { default: 3, min: 1, max: 10 }),
+  mode: str("M", "the mode", { choices: ["a", "b"] }),
+  ks: list("k values"),
+  quiet: bool("say less"),
+  tag: str("VALUE", "a tag (repeatable)", { multiple: true }),
 } as const satisfies FlagTable;
+
+// The values' types follow the table: a default or a boolean is never undefined; choices narrow a string.
+const typed: {
+  runs: number;
+  mode: "a" | "b" | undefined;
+  ks: number[] | undefined;
+  quiet: boolean;
+  tag: string[];
+} = parseTable([], FLAGS).values;
 
 Deno.test("flag table: defaults filled, values typed and checked; each bad value names its flag", () => {
   const none = parseTable([], FLAGS);
+  assertEquals(typed.runs, 3);
   assertEquals(none.values, { runs: 3, mode: undefined, ks: undefined, quiet: false, tag: [] });
-  assertEquals(none.help, false);
   const some = parseTable([
     "--runs",
     "5",
@@ -27,7 +46,7 @@ Deno.test("flag table: defaults filled, values typed and checked; each bad value
     "y",
   ], FLAGS);
   assertEquals(some.values, { runs: 5, mode: "b", ks: [1, 4], quiet: true, tag: ["x", "y"] });
-  assertEquals(parseTable(["--help"], FLAGS).help, true);
+  throws(() => parseTable(["--runs", "5", "--help"], FLAGS), (e: Error) => e instanceof HelpRequested);
   const refused = (args: string[], pattern: RegExp) =>
     throws(() => parseTable(args, FLAGS), (e: Error) => e instanceof UsageError && pattern.test(e.message));
   refused(["--runs", "11"], /^--runs: expected a number in \[1, 10\], got '11'$/);

@@ -31,7 +31,7 @@ const protocol: EvalProtocol = {
   ks: [1, 8],
 };
 const record: SweepRecord = {
-  version: 1,
+  version: 2,
   design: { kind: "bases", bases: 4, seedsPerBase: 2 },
   methods: [
     { name: "grpo", preset: "grpo", family: "standard", baseline: null },
@@ -40,23 +40,22 @@ const record: SweepRecord = {
   protocol,
 };
 
-Deno.test("protocol: a folder without a record loads as unknown; a valid record is returned as is", () => {
-  assertEquals(sweepRecordOf({ name: "old" }, "x/sweep.json"), null);
-  assertEquals(sweepRecordOf({ record }, "x/sweep.json"), record);
+Deno.test("protocol: a valid record is returned as is", () => {
+  assertEquals(sweepRecordOf(record, "x/sweep.json"), record);
 });
 
 Deno.test("protocol: a record that does not match is refused, naming the file and the field", () => {
   const bad = structuredClone(record) as unknown as { protocol: { grader: { mode: string } } };
   bad.protocol.grader.mode = "lenient";
   refuses(
-    () => sweepRecordOf({ record: bad }, "x/sweep.json"),
+    () => sweepRecordOf(bad, "x/sweep.json"),
     "x/sweep.json: record: protocol.grader.mode: must be equal to one of the allowed values (strict, default, none)",
   );
   const noDesign = { ...record, design: { kind: "bases", bases: 2 } };
-  refuses(() => sweepRecordOf({ record: noDesign }, "x/sweep.json"), "record: design");
+  refuses(() => sweepRecordOf(noDesign, "x/sweep.json"), "record: design");
   refuses(
-    () => sweepRecordOf({ record: { ...record, version: 2 } }, "x/sweep.json"),
-    "x/sweep.json: record.version: 2 is not the version this acebench reads (1)",
+    () => sweepRecordOf({ ...record, version: 3 }, "x/sweep.json"),
+    "x/sweep.json: record.version: 3 is not the version this acebench reads (2)",
   );
 });
 
@@ -105,17 +104,16 @@ Deno.test("protocol: stated grader mode first, and two protocols side by side wi
 
 Deno.test("protocol: a run's record is its method's entry and the protocol, validated on read", () => {
   const run = runRecordFrom(record, "renamed")!;
-  assertEquals(run, { version: 1, method: record.methods[1], protocol });
+  assertEquals(run, { version: 2, method: record.methods[1], protocol });
   assertEquals(runRecordFrom(record, "absent"), null);
-  assertEquals(runRecordOf({ record: run }, "r/config.json"), run);
-  assertEquals(runRecordOf({}, "r/config.json"), null);
+  assertEquals(runRecordOf(run, "r/config.json"), run);
   refuses(
-    () => runRecordOf({ record: { ...run, method: { ...run.method, family: "dapo" } } }, "r/config.json"),
+    () => runRecordOf({ ...run, method: { ...run.method, family: "dapo" } }, "r/config.json"),
     "r/config.json: record: method.family: must be equal to one of the allowed values (ace, standard)",
   );
 });
 
-Deno.test("protocol: one design text, from a record or from a sweep.json written before records", () => {
+Deno.test("protocol: one design text, from a record or from a sweep config", () => {
   const bases = { kind: "bases", bases: 3, seedsPerBase: 2 } as const;
   assertEquals(designOf({ bases: 3, seedsPerBase: 2, seeds: undefined }), bases);
   assertEquals(designOf({ seeds: [1, 2] }), { kind: "seeds", seeds: [1, 2] });

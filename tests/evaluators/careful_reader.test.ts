@@ -1,4 +1,4 @@
-// Forms a careful reader grades right (fixtures/careful_reader.jsonl, one `family` per class of issue #47): the
+// Forms a careful reader grades right (fixtures/careful_reader.jsonl, one `family` per class of near-miss): the
 // hedges, rejected candidates, 100× percent readings, reversed sequences and malformed fractions strict mode must
 // never pay, and the equivalent forms (complex parts, hex digits, dot-accent repetends, ℝ minus points, boxed
 // parts, named coordinates, renamed variables, a clause after the marker) both modes must accept.
@@ -23,7 +23,7 @@ Deno.test("careful reader: every case grades as labelled in default and strict m
   for (const c of cases) {
     for (const strict of [false, true]) {
       const want = strict ? c.labelStrict : c.label;
-      const r = grade(c.prediction, c.gold, { strict });
+      const r = grade(c.prediction, c.gold, { strict, problem: c.problem });
       if (r.correct !== want) {
         failures.push(
           `line ${c.lineNo} [${c.family}] ${strict ? "strict" : "default"}: want ${want}, ${r.rule}`,
@@ -35,6 +35,8 @@ Deno.test("careful reader: every case grades as labelled in default and strict m
 });
 
 Deno.test("careful reader: strict mode pays no wrong answer of any family", () => {
-  const paid = cases.filter((c) => !c.labelStrict && grade(c.prediction, c.gold, { strict: true }).correct);
+  const paid = cases.filter((c) =>
+    !c.labelStrict && grade(c.prediction, c.gold, { strict: true, problem: c.problem }).correct
+  );
   assertEquals(paid.map((c) => `line ${c.lineNo} [${c.family}]`), []);
 });

@@ -42,9 +42,11 @@ Deno.test("report: un-ingested VERL dumps are refused; report --ingest ingests u
       method: "ace-grpo",
       preset: "ace-grpo",
       seed: 0,
+      base: 0,
       algo: { ...resolveAlgo("ace-grpo") },
       settings: { rl: { steps: 20 } },
       eval: { n: 3, ks: [1, 2, 3], every: 20 },
+      record: null,
     });
     writeStatus(dir, { state: "planned", startedAt: "2026-01-01T00:00:00.000Z" });
     // The job ran by hand (settings.launch "none"): its dumps land in the run folder.

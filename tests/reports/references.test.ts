@@ -15,6 +15,9 @@ import {
 } from "../../reports/mod.ts";
 import { assertEquals, ok, throws } from "../assert.ts";
 import { runCli } from "../run_cli.ts";
+import type { SweepRecord } from "../../common/protocol.ts";
+import { writeFolderFile } from "../../common/run_folder.ts";
+import type { Folder } from "../../reports/load.ts";
 
 const refDir = new URL("../../reports/references/", import.meta.url).pathname;
 
@@ -63,20 +66,55 @@ Deno.test("references: protocol differences name each setting, and what is not s
   ]);
 });
 
-/** A `deno task eval` folder: Qwen2.5-Math-7B on aime2025, n = 4, temperature 1.0, 3 problems. */
+/** An evaluation's record: aime2025, n = 4, temperature 1.0, graded in `mode`. */
+function evalRecord(mode: "strict" | "default"): SweepRecord {
+  return {
+    version: 2,
+    design: { kind: "seeds", seeds: [0] },
+    methods: [{ name: "Qwen2.5-Math-7B", preset: "external", family: "standard", baseline: null }],
+    protocol: {
+      datasets: ["aime2025"],
+      split: "test",
+      template: "boxed",
+      sampling: {
+        sent: { temperature: 1, top_p: 1, max_tokens: 2048, seed: 0, stop: [] },
+        serverDefaults: [],
+      },
+      grader: { mode, version: "abc", timeoutMs: 2000 },
+      n: 4,
+      ks: [1, 4],
+    },
+  };
+}
+
+/** eval.json of an evaluation of the first `limit` problems (or `limit` drawn with `subsetSeed`). */
+function evalFile(limit: number | null, record: SweepRecord, subsetSeed: number | null = null): Folder {
+  const config = {
+    command: null,
+    endpoint: "http://127.0.0.1:8080/v1",
+    model: "Qwen2.5-Math-7B",
+    mode: "chat" as const,
+    dataset: "aime2025",
+    limit,
+    subsetSeed,
+    template: { name: "boxed", text: "{problem}" },
+  };
+  return {
+    kind: "eval",
+    config,
+    record,
+    configHash: "h",
+    runIds: ["qwen"],
+    versions: {},
+    machine: {},
+    writtenAt: "2026-12-04T00:00:00Z",
+  };
+}
+
+/** A `deno task eval` folder as eval.json v2 holds it: Qwen2.5-Math-7B on aime2025, 3 problems. */
 function evalFolder(): string {
   const dir = Deno.makeTempDirSync({ prefix: "acebench-eval-" });
-  const sampling = { n: 4, temperature: 1, top_p: 1, max_tokens: 2048, seed: 0 };
-  writeJson(join(dir, "sweep.json"), {
-    kind: "eval",
-    name: "Qwen2.5-Math-7B on aime2025",
-    engine: "external",
-    model: "Qwen2.5-Math-7B",
-    dataset: "aime2025",
-    sampling,
-    eval: { n: 4, ks: [1, 4] },
-    runIds: ["qwen"],
-  });
+  writeFolderFile(dir, evalFile(null, evalRecord("default")));
   const run = join(dir, "runs", "qwen");
   Deno.mkdirSync(run, { recursive: true });
   writeJson(join(run, "config.json"), {
@@ -120,30 +158,14 @@ Deno.test("report --reference: an eval folder beside Zhu et al.'s AIME 2025 poin
     ok(s.includes("| 256 | 0.500 | – |"), s);
     ok(s.includes("temperature 0.6 vs 1; top_p 0.95 vs 1; max_tokens 4096 vs 2048; n 256 vs 4"), s);
     ok(!s.includes("math: published"), "MATH points are not matched to another dataset");
+    // The grader's mode is stated (and compared with the reference's).
     ok(
-      s.includes("This report's protocol: temperature 1, top_p 1, max_tokens 2048, n 4, grader acebench ("),
+      s.includes(
+        "This report's protocol: temperature 1, top_p 1, max_tokens 2048, n 4, grader acebench default (",
+      ),
       s,
     );
-    // With a record, the grader's mode is stated (and compared with the reference's).
-    const sweepPath = join(dir, "sweep.json");
-    const record = {
-      version: 1,
-      design: { kind: "seeds", seeds: [0] },
-      methods: [],
-      protocol: {
-        datasets: ["aime2025"],
-        split: "test",
-        template: "boxed",
-        sampling: { sent: { temperature: 1 }, serverDefaults: [] },
-        grader: { mode: "strict", version: "abc", timeoutMs: 2000 },
-        n: 4,
-        ks: [1],
-      },
-    };
-    Deno.writeTextFileSync(
-      sweepPath,
-      JSON.stringify({ ...JSON.parse(Deno.readTextFileSync(sweepPath)), record }),
-    );
+    writeFolderFile(dir, evalFile(null, evalRecord("strict")));
     const strict = (await buildReport(dir, { iters: 200, references })).summary;
     ok(strict.includes("n 4, grader acebench strict ("), strict);
     const curves = referenceCurves(references, "aime2025");
@@ -167,11 +189,14 @@ Deno.test("report --reference: an eval folder beside Zhu et al.'s AIME 2025 poin
 });
 
 Deno.test("references: a --limit eval is named a subset beside every published number", () => {
-  const full = runProtocol({ limit: null, sampling: { n: 4, temperature: 1, top_p: 1, max_tokens: 64 } });
+  const full = runProtocol(evalFile(null, evalRecord("default")));
   assertEquals(full.subset, undefined);
-  const run = runProtocol({ limit: 200, sampling: { n: 4, temperature: 1, top_p: 1, max_tokens: 64 } });
+  const run = runProtocol(evalFile(200, evalRecord("default")));
   assertEquals(run.subset, "first 200 problems, --limit 200");
-  assertEquals(runProtocol({ limit: 50, subsetSeed: 3 }).subset, "50 problems drawn with --subset-seed 3");
+  assertEquals(
+    runProtocol(evalFile(50, evalRecord("default"), 3)).subset,
+    "50 problems drawn with --subset-seed 3",
+  );
   const refs = [{
     model: "m",
     dataset: "math500",

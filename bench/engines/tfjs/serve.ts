@@ -153,39 +153,14 @@ function numberField(
   return v;
 }
 
-/** Parameters each route implements; anything else (best_of, echo, penalties, tools, …) is refused by name. */
+/** Parameters both routes implement; anything else (best_of, echo, penalties, tools, …) is refused by name. */
+const SHARED = "model n temperature top_p max_tokens seed stop stream stream_options".split(" ");
+
+/** Parameters each route implements. */
 const SUPPORTED = {
-  completions: [
-    "model",
-    "prompt",
-    "n",
-    "temperature",
-    "top_p",
-    "max_tokens",
-    "seed",
-    "stop",
-    "stream",
-    "stream_options",
-    "logprobs",
-    "user",
-  ],
-  chat: [
-    "model",
-    "messages",
-    "n",
-    "temperature",
-    "top_p",
-    "max_tokens",
-    "max_completion_tokens",
-    "seed",
-    "stop",
-    "stream",
-    "stream_options",
-    "logprobs",
-    "top_logprobs",
-    "user",
-  ],
-} as const;
+  completions: ["prompt", ...SHARED, "logprobs", "user"],
+  chat: ["messages", ...SHARED, "max_completion_tokens", "logprobs", "top_logprobs", "user"],
+};
 
 /**
  * Values of unimplemented parameters that ask for nothing (the API's own defaults), which many clients send on

@@ -1,6 +1,6 @@
 // `deno task serve --checkpoint DIR`: a tfjs checkpoint on 127.0.0.1 through the OpenAI-compatible API.
 import { basename, resolve } from "node:path";
-import { parseFlags, parseNumber, UsageError } from "../../../common/args.ts";
+import { flagLines, type FlagTable, int, parseTable, str, UsageError } from "../../../common/args.ts";
 import { exists } from "../../../common/fs.ts";
 import { type PromptTemplate, resolveTemplate } from "../../../datasets/mod.ts";
 import { initBackend } from "./backend.ts";
@@ -10,33 +10,45 @@ import { loadPolicy } from "./policy.ts";
 import { COMPACT_TEMPLATE } from "./traces.ts";
 import { servedPolicy, serveModel, templateMisfit } from "./serve.ts";
 
+/** The flags of `deno task serve`, declared once for parsing, --help and validation. */
+export const FLAGS = {
+  checkpoint: str(
+    "DIR",
+    "a run's checkpoints/ (latest step), one step-* folder, or one base of a sweep, base/<b>/ (required)",
+  ),
+  port: int("TCP port on 127.0.0.1 (0 = any free port)", { min: 0, max: 65535, default: 8000 }),
+  model: str("NAME", "model id to serve (default: acebench-<checkpoint folder name>)"),
+  backend: str(
+    "NAME",
+    "tfjs backend: auto (blas where the system BLAS loads, else wasm, else cpu) | blas | wasm | cpu | webgpu",
+    { default: "auto" },
+  ),
+  "blas-threads": int(
+    "on blas, threads that run the products (0 = one per core): large batches go faster on more; above 1 " +
+      "the logits differ from one thread's in the last bits",
+    { min: 0, max: 256, default: 1 },
+  ),
+  "prompt-template": str(
+    "X",
+    "the template eval will send (compact | dapo-answer | boxed | raw | FILE; compact: the engine's own " +
+      'prompts such as "3+4*5=", the only ones a model trained from scratch reads): checked against the ' +
+      "checkpoint's prompt length at start",
+    { default: "compact" },
+  ),
+} as const satisfies FlagTable;
+
 /** Usage text for `deno task serve`. */
-export const usage =
-  `usage: deno task serve --checkpoint DIR [--port 8000] [--model NAME] [--backend auto|blas|wasm|cpu|webgpu]
-                       [--blas-threads N] [--prompt-template NAME|FILE]
+export const usage = `usage: deno task serve --checkpoint DIR [flags]
 
-Serves a tfjs-engine checkpoint on 127.0.0.1 through the OpenAI-compatible API:
-GET /v1/models and /v1/models/{id}, POST /v1/completions and /v1/chat/completions with n,
-temperature, top_p, max_tokens (max_completion_tokens on chat), seed (a missing seed is 0, so
-replies are reproducible), stop, stream (server-sent events; stream_options.include_usage) and
-logprobs (top_logprobs on chat). Any other parameter is refused with a 400 naming it. Chat
-requests use the last user message as the prompt (the tiny models have no chat template).
-It refuses to start when the checkpoint's prompt length cannot hold the template. Stop with Ctrl-C.
+Serves a tfjs-engine checkpoint on 127.0.0.1 through the OpenAI-compatible API (/v1/models, /v1/completions,
+/v1/chat/completions; the parameters it implements are in docs/external-eval.md, any other is refused with a 400
+naming it; a missing seed is 0). It refuses to start when the checkpoint's prompt length cannot hold the
+template. Stop with Ctrl-C.
 
-  --checkpoint DIR  a run's checkpoints/ (latest step), one step-* folder, or one base of a sweep, base/<b>/
-  --port N          TCP port on 127.0.0.1 (0 = any free port; default 8000)
-  --model NAME      model id to serve (default: acebench-<checkpoint folder name>)
-  --backend NAME    tfjs backend (default auto: blas where the system BLAS loads, else wasm, else cpu)
-  --blas-threads N  on blas, threads that run the products (default 1; 0 = one per core): large batches go
-                    faster on more; above 1 the logits differ from one thread's in the last bits
-  --prompt-template X  the template eval will send (compact | dapo-answer | boxed | raw | FILE; default
-                    compact: the engine's own prompts such as "3+4*5=", the only ones a model trained
-                    from scratch reads): checked against the checkpoint's prompt length at start
+${flagLines(FLAGS)}
 
-A checkpoint's prompt window is small (model.promptLength tokens, 12 by default): it is evaluated on the synthetic
-tasks it was trained on (eval --dataset synthetic:DIR reads their families, count and seed from the checkpoint's
-settings); MATH-500 and AIME are beyond a from-scratch toy. A longer prompt gets a 400
-with code context_length_exceeded.
+A checkpoint's prompt window is small (model.promptLength tokens, 12 by default; a longer prompt gets a 400 with
+code context_length_exceeded): evaluate it on the synthetic tasks it was trained on (eval --dataset synthetic:DIR).
 
 example:
   deno task serve --checkpoint out/demo/base/0 --port 8000 &
@@ -55,47 +67,21 @@ function templateOf(nameOrFile: string): PromptTemplate {
 
 /** Entry point for \`deno task serve\`; runs until SIGINT/SIGTERM. */
 export async function main(args: string[]): Promise<number> {
-  const values = parseFlags(args, {
-    checkpoint: { type: "string" },
-    port: { type: "string" },
-    model: { type: "string" },
-    backend: { type: "string" },
-    "blas-threads": { type: "string" },
-    "prompt-template": { type: "string" },
-  }, false).values as {
-    help?: boolean;
-    checkpoint?: string;
-    port?: string;
-    model?: string;
-    backend?: string;
-    "blas-threads"?: string;
-    "prompt-template"?: string;
-  };
-  if (values.help) {
-    console.log(usage);
-    return 0;
-  }
+  const { values } = parseTable(args, FLAGS);
   if (!values.checkpoint) throw new UsageError("--checkpoint DIR is required");
-  const port = parseNumber(values.port, "port", 8000, 0, 65535);
-  if (!Number.isInteger(port)) throw new UsageError(`--port: expected an integer, got '${values.port}'`);
   const dir = resolve(values.checkpoint);
   if (!exists(dir)) {
     throw new Error(
       `--checkpoint ${values.checkpoint}: no such folder; pass a run's checkpoints/ or a sweep's base/<b>/`,
     );
   }
-  const template = templateOf(values["prompt-template"] ?? "compact");
-  const threads = parseNumber(values["blas-threads"], "blas-threads", 1, 0, 256);
-  if (!Number.isInteger(threads)) {
-    throw new UsageError(`--blas-threads: expected an integer, got '${values["blas-threads"]}'`);
-  }
-  const backend = await initBackend(values.backend ?? "auto");
+  const template = templateOf(values["prompt-template"]);
+  const threads = values["blas-threads"];
+  const backend = await initBackend(values.backend);
   if (threads !== 1 && backend !== "blas") {
     throw new UsageError(`--blas-threads: only the blas backend has BLAS threads (backend is ${backend})`);
   }
-  if (backend === "blas") {
-    await setThreads(threadsAsked(threads));
-  }
+  if (backend === "blas") await setThreads(threadsAsked(threads));
   const id = values.model ?? `acebench-${basename(dir)}`;
   const policy = loadPolicy(dir);
   const misfit = templateMisfit(policy, template);
@@ -103,7 +89,7 @@ export async function main(args: string[]): Promise<number> {
     throw new Error(`--checkpoint ${values.checkpoint}: ${misfit}`);
   }
   const model = servedPolicy(policy, id);
-  const { server, url } = serveModel(model, port);
+  const { server, url } = serveModel(model, values.port);
   console.log(
     `serving '${id}' from ${dir} at ${url} (backend ${backend}${
       backend === "blas" ? `, ${threadsInUse().threads} BLAS thread(s)` : ""

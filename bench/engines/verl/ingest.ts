@@ -431,7 +431,7 @@ function recordLost(runDir: string, lost: NonNullable<RunStatus["lostSamples"]>)
  * reach the configured last step (config.json settings.rl.steps), record the run as done in status.json.
  */
 function markFinished(runDir: string, lastStep: number): boolean {
-  const steps = readRunConfig(runDir)?.settings?.rl?.steps;
+  const steps = readRunConfig<{ rl?: { steps?: number } }>(runDir)?.settings.rl?.steps;
   if (typeof steps !== "number" || lastStep < steps) return false;
   const status: Partial<RunStatus> = readStatus(runDir) ?? {};
   if (status.state === "done") return true;

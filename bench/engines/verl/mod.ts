@@ -41,7 +41,6 @@ export {
   ACE_SETUP_HOOK,
   advEstimator,
   entrypointFor,
-  hydraOverrides,
   REWARD_FUNCTIONS,
   REWARD_MODULE,
   verlEnv,

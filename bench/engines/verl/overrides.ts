@@ -142,11 +142,6 @@ export function versionedOverrides(
   return { overrides: [...overrides, ...input.settings.extraOverrides], dropped };
 }
 
-/** The Hydra overrides alone (see `versionedOverrides`). */
-export function hydraOverrides(algo: AlgoConfig, input: OverrideInput): string[] {
-  return versionedOverrides(algo, input).overrides;
-}
-
 /**
  * The Ray runtime-env override that puts ace_verl.py and the VERL checkout on every worker's path (`path` as
  * colon-separated folders; quoted for Hydra, so it may hold spaces but no single quote).

@@ -5,8 +5,7 @@ import { assertEquals, ok } from "../../assert.ts";
 import { engines } from "../../../bench/engines/registry.ts";
 import { presetPath, readSweepConfig, smokeConfig } from "../../../bench/sweep/mod.ts";
 import { main } from "../../../commands/sweep.ts";
-import { readJson } from "../../../common/fs.ts";
-import { readStatus } from "../../../common/run_folder.ts";
+import { readFolderFile, readStatus } from "../../../common/run_folder.ts";
 import { fakeSpec } from "../sweep/fixtures/fake_spec.ts";
 import { tempDir } from "../../temp.ts";
 
@@ -50,14 +49,10 @@ Deno.test("registry: a toy engine with only its registry entry runs --dry-run, -
     ok(dry.out.includes("engine toy") && dry.out.includes("; base b is toy world b"), dry.out);
     const out = join(dir, "out");
     assertEquals(await main(["--config", config, "--out", out, "--smoke", "--no-report"]), 0);
-    const written = readJson<
-      { name: string; settings: { problems: number }; record: { protocol: { datasets: string[] } } }
-    >(
-      join(out, "sweep.json"),
-    );
-    assertEquals(written.name, "toy-smoke");
-    assertEquals(written.settings.problems, 1, "the entry's smoke settings were applied");
-    assertEquals(written.record.protocol.datasets, ["toy"], "the entry's protocol is the record's");
+    const written = readFolderFile<{ name: string; settings: { problems: number } }>(out)!;
+    assertEquals(written.config.name, "toy-smoke");
+    assertEquals(written.config.settings.problems, 1, "the entry's smoke settings were applied");
+    assertEquals(written.record!.protocol.datasets, ["toy"], "the entry's protocol is the record's");
     for (const id of ["grpo_b0_s0", "ace-grpo_b1_s0"]) {
       assertEquals(readStatus(join(out, "runs", id))?.state, "done");
     }

@@ -12,7 +12,8 @@ import { writeTinyCheckpoint } from "./tiny_checkpoint.ts";
 import { signalEval, spawnTaskEval } from "./task_eval.ts";
 import { usage } from "../../../commands/eval.ts";
 import { runCli, taskPermissions } from "../../run_cli.ts";
-import { sweepRecordOf } from "../../../common/protocol.ts";
+import { readFolderFile, readRunConfig } from "../../../common/run_folder.ts";
+import type { EvalFileConfig } from "../../../bench/external/mod.ts";
 import { DATASET_MIRROR, missing, skipping } from "../../external_inputs.ts";
 
 Deno.env.set("CI", "true"); // no progress bars in test output
@@ -75,10 +76,10 @@ Deno.test("eval: faults, grading and the Pass@k report match the scripted answer
     ok(rows.every((r) => r.correct === (r.sample % 2 === 0)), "even samples right, odd wrong");
     ok(rows.every((r) => r.step === 0 && r.dataset === "synthetic" && typeof r.rule === "string"));
     assertEquals(rows.filter((r) => r.meta.truncated).length, 6, "finish_reason length is flagged");
-    const sweep = readJson<Record<string, unknown>>(`${out}/eval.json`);
-    assertEquals(sweep.kind, "eval");
-    assertEquals((sweep.template as { text: string }).text, Deno.readTextFileSync(template));
-    assertEquals((sweep.sampling as { n: number }).n, 4);
+    const file = readFolderFile<EvalFileConfig>(out)!;
+    assertEquals(file.kind, "eval");
+    assertEquals(file.config.template.text, Deno.readTextFileSync(template));
+    assertEquals(file.record!.protocol.n, 4);
     assertEquals(readJson<{ state: string }>(`${run}/status.json`).state, "done");
     const csv = fromCsv(Deno.readTextFileSync(`${out}/passk.csv`)) as Record<string, string>[];
     const all = csv.filter((r) => r.slice === "all");
@@ -617,9 +618,10 @@ Deno.test("eval: --sampling parameters are sent, recorded in config.json and the
     await rejects(main(evalArgs(srv.url, out, ["--sampling", "temperature=1"])), /set by --temperature/);
     assertEquals(await main(evalArgs(srv.url, out, ["--sampling", "top_k=5,repetition_penalty=1.1"])), 0);
     ok(srv.log.bodies.every((b) => b.top_k === 5 && b.repetition_penalty === 1.1 && !("min_p" in b)));
-    const config = readJson<{ settings: Record<string, unknown> }>(`${out}/runs/test-model/config.json`);
-    assertEquals(config.settings.server, { top_k: 5, repetition_penalty: 1.1 });
-    assertEquals(config.settings.serverDefaults, [
+    const sampling = readRunConfig(`${out}/runs/test-model`)!.record!.protocol.sampling;
+    const { top_k, repetition_penalty } = sampling.sent;
+    assertEquals({ top_k, repetition_penalty }, { top_k: 5, repetition_penalty: 1.1 });
+    assertEquals(sampling.serverDefaults, [
       "min_p",
       "repeat_penalty",
       "presence_penalty",
@@ -637,7 +639,7 @@ Deno.test("eval: --sampling parameters are sent, recorded in config.json and the
       main(evalArgs(srv.url, out, ["--sampling", "top_k=6,repetition_penalty=1.1"])),
       /different settings/,
     );
-    ok(usage.includes("[--n 1]") && !usage.includes("--n 32"), "--help shows the true default of --n");
+    ok(/--n N +samples per problem.*\(default 1\)/.test(usage), "--help shows the true default of --n");
   } finally {
     await srv.close();
     Deno.removeSync(out, { recursive: true });
@@ -661,7 +663,7 @@ Deno.test("eval: --grader strict|default is recorded and printed; report --compa
       readJsonl<EvalRow>(`${dir}/runs/test-model/eval.jsonl`).filter((r) => r.correct).length;
     assertEquals(correct(strict), 12, "strict reads only the boxed answers");
     ok(correct(lenient) > 12, `the default grader also reads prose answers: ${correct(lenient)}`);
-    const mode = (dir: string) => sweepRecordOf(readJson(`${dir}/eval.json`), dir)!.protocol.grader.mode;
+    const mode = (dir: string) => readFolderFile(dir)!.record!.protocol.grader.mode;
     assertEquals([mode(lenient), mode(strict)], ["default", "strict"]);
     ok(
       Deno.readTextFileSync(`${strict}/summary.md`).includes(
@@ -701,7 +703,7 @@ Deno.test("eval: --grader strict|default is recorded and printed; report --compa
     ok(seeds.stdout.includes("| test-model | synthetic | "), seeds.stdout);
     await rejects(
       main(evalArgs(srv.url, `${root}/x`, ["--grader", "lenient"])),
-      /--grader: expected default or strict/,
+      /--grader: expected one of default, strict, got 'lenient'/,
     );
   } finally {
     await srv.close();

@@ -3,11 +3,11 @@
 import { assertEquals, ok, rejects } from "../../assert.ts";
 import { join } from "node:path";
 import { parquetWriteBuffer } from "hyparquet-writer";
-import { readJson, readJsonl } from "../../../common/fs.ts";
+import { readJsonl } from "../../../common/fs.ts";
 import { sha256 } from "../../../common/hash.ts";
 import { main } from "../../../commands/eval.ts";
 import type { EvalRow } from "../../../bench/external/mod.ts";
-import { sweepRecordOf } from "../../../common/protocol.ts";
+import { readFolderFile } from "../../../common/run_folder.ts";
 import { startFaultServer } from "./fault_server.ts";
 import { tempDir } from "../../temp.ts";
 
@@ -64,7 +64,7 @@ Deno.test("eval --dataset FILE.jsonl: question + solution layout, gold from the 
       ["file-my_set/1=5", "file-my_set/2=\\frac{3}{4}", "file-my_set/3=42"],
     );
     assertEquals(evalRows.filter((r) => r.correct).map((r) => r.sample), [0, 0, 0]);
-    const record = sweepRecordOf(readJson(join(out, "eval.json")), "eval.json")!;
+    const record = readFolderFile(out)!.record!;
     assertEquals(record.protocol.datasets, ["file-my_set"]);
     const sum = sha256(Deno.readFileSync(path)).slice(0, 12);
     assertEquals(
@@ -183,7 +183,7 @@ Deno.test("eval --dataset FILE: results name the file's ids; repeats refused or 
     );
     await rejects(
       main(args(srv.url, path, out, ["--duplicates", "twice"])),
-      /--duplicates: expected refuse or keep-first/,
+      /--duplicates: expected one of refuse, keep-first, got 'twice'/,
     );
     const lines: string[] = [], original = console.error;
     console.error = (...a: unknown[]) => lines.push(a.join(" "));
@@ -198,7 +198,7 @@ Deno.test("eval --dataset FILE: results name the file's ids; repeats refused or 
     );
     const evalRows = readJsonl<EvalRow>(join(out, "runs/test-model/eval.jsonl"));
     assertEquals([...new Set(evalRows.map((r) => r.problemId))], ["file-ids/alg/1", "file-ids/alg/2"]);
-    const split = sweepRecordOf(readJson(join(out, "eval.json")), out)!.protocol.split;
+    const split = readFolderFile(out)!.record!.protocol.split;
     ok(split.includes("id from unique_id; repeats left out"), split);
     // An --out that is a file is one line saying so, for eval and sweep alike, and the file is untouched.
     const file = join(dir, "README.md");

@@ -1,5 +1,13 @@
 import { assertEquals, ok, throws } from "../../assert.ts";
-import { modelSlug, samplesIdentity, selectProblems } from "../../../bench/external/evaluate.ts";
+import { join } from "node:path";
+import {
+  gradeSamples,
+  modelSlug,
+  samplesIdentity,
+  selectProblems,
+} from "../../../bench/external/evaluate.ts";
+import { gradeMany, type GradeManyItem } from "../../../evaluators/pool.ts";
+import { tempDir } from "../../temp.ts";
 import { applyTemplate, defaultTemplateFor, resolveTemplate } from "../../../bench/external/templates.ts";
 import type { EvalSettings } from "../../../bench/external/evaluate.ts";
 import { configHash } from "../../../common/hash.ts";
@@ -93,4 +101,49 @@ Deno.test("templates: shipped names, files with {problem}, and one-line errors",
   Deno.writeTextFileSync(noSlot, "no placeholder");
   throws(() => resolveTemplate(noSlot), /has no \{problem\} placeholder/);
   Deno.removeSync(noSlot);
+});
+
+Deno.test("evaluate: grading reads each problem's text (a set asked for without an order is a set in strict mode)", async () => {
+  const dir = tempDir();
+  try {
+    const problem = {
+      id: "p0",
+      problem: "Find all possible values. Enter all possible values, separated by commas.",
+      answer: "-2, -1, 1, 2",
+      meta: {},
+    };
+    const paths = {
+      runId: "r",
+      runDir: dir,
+      samplesPath: join(dir, "samples.jsonl"),
+      evalPath: join(dir, "eval.jsonl"),
+      statusPath: join(dir, "status.json"),
+    };
+    const sample = {
+      problemId: "p0",
+      sample: 0,
+      text: "\\boxed{2, 1, -1, -2}",
+      finish_reason: "stop",
+      usage: null,
+      latency_ms: 1,
+      request: "p0#0",
+      request_n: 1,
+      attempts: 1,
+    };
+    Deno.writeTextFileSync(paths.samplesPath, JSON.stringify(sample) + "\n");
+    const strict = (items: GradeManyItem[]) =>
+      gradeMany(items.map((i) => ({ ...i, strict: true })), { workers: 0 });
+    const [withText] = await gradeSamples([problem], "d", paths, 1, strict);
+    assertEquals(withText.correct, true);
+    const [without] = await gradeSamples(
+      [problem],
+      "d",
+      paths,
+      1,
+      (items) => strict(items.map(({ problem: _, ...i }) => i)),
+    );
+    assertEquals(without.correct, false, "without the problem's text strict mode reads the list's order");
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });

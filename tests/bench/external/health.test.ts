@@ -152,14 +152,7 @@ Deno.test("sampling: --sampling parses pairs and JSON, refuses eval's own parame
     serverDefaults({ top_k: 0, min_p: 0 }),
     ["repetition_penalty", "repeat_penalty", "presence_penalty", "frequency_penalty"],
   );
-  const lines = describeSampling({
-    temperature: 0.6,
-    top_p: 0.95,
-    max_tokens: 64,
-    n: 4,
-    seed: 0,
-    server: {},
-  });
+  const lines = describeSampling({ temperature: 0.6, top_p: 0.95, max_tokens: 64, seed: 0, stop: [] }, 4);
   assertEquals(
     lines[2],
     "top_k, min_p, repetition_penalty, repeat_penalty, presence_penalty, frequency_penalty: server default " +
@@ -167,7 +160,7 @@ Deno.test("sampling: --sampling parses pairs and JSON, refuses eval's own parame
   );
   ok(lines[0].includes("temperature 0.6, top_p 0.95, max_tokens 64, n 4"));
   assertEquals(
-    describeSampling({ temperature: 1, top_p: 1, max_tokens: 1, n: 1, seed: 0, server: { top_k: 40 } })[1],
+    describeSampling({ temperature: 1, top_p: 1, max_tokens: 1, seed: 0, stop: [], top_k: 40 }, 1)[1],
     "sent with --sampling: top_k 40",
   );
 });

@@ -5,6 +5,7 @@
 // pass-through proxy in front of the server shows what eval sent. Skipped with a message without the binary.
 import { assertEquals, ok } from "../../assert.ts";
 import { exists, readJson, readJsonl } from "../../../common/fs.ts";
+import { readRunConfig } from "../../../common/run_folder.ts";
 import type { SampleRecord } from "../../../bench/external/mod.ts";
 import { tinyGguf } from "./tiny_gguf.ts";
 import { signalEval, spawnTaskEval, taskEval } from "./task_eval.ts";
@@ -156,14 +157,12 @@ Deno.test({
       );
       ok(summaryA.includes("as reported by the server"), summaryA);
       ok(summaryA.includes("requests split to n = 2, the server refused n = 4"), summaryA);
-      const configA = readJson<{ settings: { serverDefaults: string[]; server: object } }>(
-        `${dir}/a/runs/tiny/config.json`,
-      );
+      const configA = readRunConfig(`${dir}/a/runs/tiny`)!.record!.protocol.sampling;
       ok(
-        configA.settings.serverDefaults.includes("top_k") &&
-          configA.settings.serverDefaults.includes("min_p"),
+        configA.serverDefaults.includes("top_k") &&
+          configA.serverDefaults.includes("min_p"),
       );
-      assertEquals(configA.settings.server, {});
+      ok(!("top_k" in configA.sent) && !("min_p" in configA.sent), JSON.stringify(configA.sent));
       // What the server's default was: llama-server reports top_k 40, min_p 0.05 for the slots that sampled.
       const used = (await srv.slots()).map((s) => s.params ?? {}).filter((p) => p.top_k !== undefined);
       ok(used.some((p) => p.top_k === 40 && Math.abs(Number(p.min_p) - 0.05) < 1e-6), JSON.stringify(used));
@@ -180,13 +179,11 @@ Deno.test({
       ok(chat.every((p) => p.path === "/v1/chat/completions" && p.body.top_k === 0 && p.body.min_p === 0));
       const slotParams = (await srv.slots()).map((s) => s.params ?? {});
       ok(slotParams.some((p) => p.top_k === 0 && p.min_p === 0), JSON.stringify(slotParams));
-      const configB = readJson<{ settings: { serverDefaults: string[]; server: object } }>(
-        `${dir}/b/runs/tiny/config.json`,
-      );
-      assertEquals(configB.settings.server, { top_k: 0, min_p: 0 });
+      const configB = readRunConfig(`${dir}/b/runs/tiny`)!.record!.protocol.sampling;
+      ok(configB.sent.top_k === 0 && configB.sent.min_p === 0, JSON.stringify(configB.sent));
       ok(
-        !configB.settings.serverDefaults.includes("top_k") &&
-          !configB.settings.serverDefaults.includes("min_p"),
+        !configB.serverDefaults.includes("top_k") &&
+          !configB.serverDefaults.includes("min_p"),
       );
       const summaryB = Deno.readTextFileSync(`${dir}/b/summary.md`);
       ok(summaryB.includes("sent with --sampling: top_k 0, min_p 0"), summaryB);

@@ -1,7 +1,7 @@
 // serve → eval on a checkpoint with the default sweep's 12-token prompt window: compact prompts fit and are
 // evaluated; prompts past the window are rejected as such, the run fails, and n is never lowered for them.
 import { assertEquals, ok } from "../../assert.ts";
-import { exists, readJson, readJsonl } from "../../../common/fs.ts";
+import { exists, readJson, readJsonl, writeJson } from "../../../common/fs.ts";
 import { main as reportMain } from "../../../reports/cli.ts";
 import { main } from "../../../commands/eval.ts";
 import type { EvalRow, SampleRecord } from "../../../bench/external/mod.ts";
@@ -72,7 +72,15 @@ Deno.test("serve → eval: compact prompts fit a 12-token window and every probl
     // The metadata file is eval.json; a folder from before it (its record in sweep.json) is still read, and
     // resuming it moves the record to eval.json.
     ok(exists(`${out}/eval.json`) && !exists(`${out}/sweep.json`), "the record is eval.json");
-    Deno.renameSync(`${out}/eval.json`, `${out}/sweep.json`);
+    // As the acebench of record v1 wrote it: the settings beside `record`, kind "eval".
+    const { config, record, ...provenance } = readJson<Record<string, object>>(`${out}/eval.json`);
+    writeJson(`${out}/sweep.json`, {
+      kind: "eval",
+      ...config,
+      ...provenance,
+      record: { ...record, version: 1 },
+    });
+    Deno.removeSync(`${out}/eval.json`);
     assertEquals(await reportMain([out]), 0);
     assertEquals(parseSummary(Deno.readTextFileSync(`${out}/summary.json`), "summary.json").kind, "eval");
     const again = await evalCaptured(args(url, out, "compact"));

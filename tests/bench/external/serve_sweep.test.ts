@@ -4,7 +4,8 @@
 // from the sweep is noted.
 import { assertEquals, ok } from "../../assert.ts";
 import { readJson, readJsonl } from "../../../common/fs.ts";
-import { main, settingsFromFlags, sweepDifferences } from "../../../commands/eval.ts";
+import { FLAGS, main, settingsFromFlags, sweepDifferences } from "../../../commands/eval.ts";
+import { parseTable } from "../../../common/args.ts";
 import type { EvalRow } from "../../../bench/external/mod.ts";
 import { prepareBase } from "../../../bench/engines/tfjs/mod.ts";
 import { serveModel, tfjsServedModel } from "../../../bench/engines/tfjs/serve.ts";
@@ -79,15 +80,23 @@ Deno.test("serve → eval --dataset synthetic:<sweep>: the sweep's held-out task
 Deno.test("eval --dataset synthetic:DIR: each setting that differs from the sweep's evaluation is noted", async () => {
   const sweep = tempDir();
   await prepareBase({ settings: { ...CI_TFJS.settings, rl: CI_TFJS.rl, sft: { steps: 1 } }, seed: 0 }, sweep);
-  const flags = { endpoint: "http://127.0.0.1:9/v1", model: "m", dataset: `synthetic:${sweep}/base/0` };
-  assertEquals(sweepDifferences(settingsFromFlags(flags)), []);
-  const notes = sweepDifferences(settingsFromFlags({ ...flags, temperature: "0.6", grader: "default" }));
+  const settings = (...args: string[]) => settingsFromFlags(parseTable(args, FLAGS).values);
+  const flags = [
+    "--endpoint",
+    "http://127.0.0.1:9/v1",
+    "--model",
+    "m",
+    "--dataset",
+    `synthetic:${sweep}/base/0`,
+  ];
+  assertEquals(sweepDifferences(settings(...flags)), []);
+  const notes = sweepDifferences(settings(...flags, "--temperature", "0.6", "--grader", "default"));
   assertEquals(notes.length, 2, notes.join("\n"));
   ok(notes[0].startsWith("--temperature 0.6 differs from the sweep's evaluation (1)"), notes[0]);
   ok(notes[1].startsWith("--grader default differs"), notes[1]);
   let message = "";
   try {
-    settingsFromFlags({ ...flags, dataset: `synthetic:${tempDir()}` });
+    settings(...flags, "--dataset", `synthetic:${tempDir()}`);
   } catch (e) {
     message = (e as Error).message;
   }

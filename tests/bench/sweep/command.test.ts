@@ -4,7 +4,7 @@ import { assertEquals, ok, rejects } from "../../assert.ts";
 import { main } from "../../../commands/sweep.ts";
 import { exists, readJson, writeJson } from "../../../common/fs.ts";
 import { tempDir } from "../../temp.ts";
-import { runRecordOf, sweepRecordOf } from "../../../common/protocol.ts";
+import { readFolderFile, readRunConfig } from "../../../common/run_folder.ts";
 
 async function captured(fn: () => Promise<number>): Promise<{ code: number; out: string }> {
   const log = console.log;
@@ -112,7 +112,7 @@ Deno.test("sweep command: a small tabular sweep runs, writes the report, and a r
   const status = readJson<{ state: string }>(join(out, "runs/grpo_s0/status.json"));
   assertEquals(status.state, "done");
   // The typed record: design, each method's family and baseline (from the resolved algorithm), the protocol.
-  const record = sweepRecordOf(readJson(join(out, "sweep.json")), "sweep.json")!;
+  const record = readFolderFile(out)!.record!;
   assertEquals(record.design, { kind: "seeds", seeds: [0] });
   assertEquals(record.methods.map((m) => [m.name, m.family, m.baseline]), [
     ["grpo", "standard", null],
@@ -120,7 +120,7 @@ Deno.test("sweep command: a small tabular sweep runs, writes the report, and a r
   ]);
   assertEquals(record.protocol.grader, { mode: "none", version: null, timeoutMs: null });
   assertEquals([record.protocol.n, record.protocol.ks], [8, [1, 8]]);
-  const run = runRecordOf(readJson(join(out, "runs/ace-grpo_s0/config.json")), "config.json")!;
+  const run = readRunConfig(join(out, "runs/ace-grpo_s0"))!.record!;
   assertEquals([run.method.family, run.method.baseline, run.protocol], ["ace", "grpo", record.protocol]);
   ok(summary.includes("## Evaluation protocol\n\n- grader: none (correctness known exactly"), summary);
   const before = Deno.readTextFileSync(join(out, "runs/grpo_s0/metrics.jsonl"));

@@ -3,8 +3,8 @@
 // points, and the same numbers and comparisons (a small tabular sweep, run both ways).
 import { join } from "node:path";
 import { assertEquals, ok } from "../../assert.ts";
-import { readJson, writeJson } from "../../../common/fs.ts";
-import { sweepRecordOf } from "../../../common/protocol.ts";
+import { writeJson } from "../../../common/fs.ts";
+import { readFolderFile } from "../../../common/run_folder.ts";
 import { PRESETS } from "../../../bench/core/mod.ts";
 import { expandRuns, presetPath, readSweepConfig, type SweepConfig } from "../../../bench/sweep/mod.ts";
 import { sweepRecord } from "../../../bench/sweep/record.ts";
@@ -122,7 +122,7 @@ Deno.test("names: a tabular sweep run both ways gives the same numbers and the s
       pairs(a).map(([x, y, d]) => [renamed(x as string, rename), renamed(y as string, rename), d]),
     );
     assertEquals(pairs(a).length, 2, "each grid point of the ACE method against grpo");
-    const record = sweepRecordOf(readJson(join(out[1], "sweep.json")), "sweep.json")!;
+    const record = readFolderFile(out[1])!.record!;
     assertEquals(record.methods.map((m) => m.baseline), [null, "plain", "plain"]);
   } finally {
     Deno.removeSync(dir, { recursive: true });

@@ -5,7 +5,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { atomicWrite, exists, readJsonl } from "../../../../common/fs.ts";
-import { readRunConfig, readStatus, writeRunConfig, writeStatus } from "../../../../common/run_folder.ts";
+import {
+  readRunConfig,
+  readStatus,
+  writeFolderFile,
+  writeRunConfig,
+  writeStatus,
+} from "../../../../common/run_folder.ts";
 import { resolveAlgo } from "../../../../bench/core/mod.ts";
 import { buildReport } from "../../../../reports/mod.ts";
 import { main as reportMain } from "../../../../reports/cli.ts";
@@ -101,6 +107,39 @@ async function fixtureSweep(dir: string): Promise<string> {
   );
   return join(dir, "runs", "ace-grpo_s0");
 }
+
+Deno.test(
+  "verl ingest grades as the sweep's recorded protocol says: changing the record's mode changes the verdicts",
+  withTmp(async (dir) => {
+    const runDir = await fixtureSweep(dir);
+    const correct = async (mode: "strict" | "default") => {
+      const protocol = {
+        datasets: ["aime2025", "math500"],
+        split: "test",
+        template: "dapo-answer",
+        sampling: { sent: {}, serverDefaults: [] },
+        grader: { mode, version: null, timeoutMs: null },
+        n: 3,
+        ks: [1],
+      };
+      writeFolderFile(dir, {
+        kind: "sweep",
+        config: {},
+        record: { version: 2, design: { kind: "seeds", seeds: [0] }, methods: [], protocol },
+        configHash: "h",
+        runIds: [],
+        versions: {},
+        machine: {},
+        writtenAt: "2026-12-04T00:00:00Z",
+      });
+      await ingestVerlDumps(runDir);
+      return readJsonl<EvalLine>(join(runDir, "eval.jsonl")).filter((l) => l.correct).length;
+    };
+    const [strict, lenient] = [await correct("strict"), await correct("default")];
+    // "The area is 9." has no answer marker: no_answer when strict, correct by the default mode's fallbacks.
+    assertEquals(lenient - strict, 1, `strict ${strict}, default ${lenient}`);
+  }),
+);
 
 Deno.test(
   "verl ingest: VERL dumps become graded eval.jsonl lines keyed by acebench problem ids",
@@ -307,9 +346,11 @@ async function plannedRun(
     method: "ace-grpo",
     preset: "ace-grpo",
     seed: 0,
+    base: 0,
     algo: { ...resolveAlgo("ace-grpo") },
     settings: { rl: { steps: 20 } },
     eval: { n: 3, ks: [1, 2, 3], every: 20 },
+    record: null,
   });
   writeStatus(runDir, { state: "planned", startedAt: "2026-01-01T00:00:00.000Z" });
   for (const step of [0, 20]) {
@@ -357,7 +398,7 @@ Deno.test(
     );
     // more samples than n: the dumps are not this run's, refused even with partial
     const over = await plannedRun(join(dir, "over"), (step, _, i) => !(step === 0 && i === 0));
-    writeRunConfig(over.runDir, { ...readRunConfig(over.runDir), eval: { n: 2, ks: [1, 2], every: 20 } });
+    writeRunConfig(over.runDir, { ...readRunConfig(over.runDir)!, eval: { n: 2, ks: [1, 2], every: 20 } });
     await rejects(
       () => ingestVerlDumps(over.runDir, { partial: true }),
       /step 0 \(aime2025\): 1 problem with 3 of 2 samples; .*more samples than the plan's n = 2/,

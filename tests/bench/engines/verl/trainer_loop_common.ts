@@ -26,7 +26,7 @@ export async function recordPlan(
   if (!exists(join(sweepDir, PROMPT_TOKENS_FILE))) {
     await countPromptTokens(sweepDir, validateVerlSettings(run.settings));
   }
-  writeRunConfig(runDir, { ...run });
+  writeRunConfig(runDir, { ...run, record: null });
   writeValFilter(sweepDir, runDir, maxPromptLength);
 }
 
