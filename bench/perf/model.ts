@@ -658,7 +658,7 @@ function summarise(rows: RunRow[], b: Bench, backend: string): void {
     console.log(
       `    ratio tfjs/torch (per run): train ${spread(tcol("ratio_train"), 2)}  sample ${
         spread(tcol("ratio_sample"), 2)
-      }  (targets against a current torch: train >= 1.5, sample >= 2.0)`,
+      }  (targets against a current torch: train >= 1.3, sample >= 2.0)`,
     );
     const eff = medianEff(tcol);
     const peaks = peakNote(tcol("train_peak_gflops"), tcol("sample_peak_gflops"));
