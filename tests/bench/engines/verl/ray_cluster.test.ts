@@ -1,16 +1,16 @@
-// `deno task sweep` through Ray's job API on a real two-node Ray cluster on this machine (ray_cluster.ts: a
-// head and a worker node, one logical GPU each), every job running VERL 0.9.0's real trainer loop (main_ppo →
-// TaskRunnerV1 → PPOTrainerSync.fit(), the checkout uploaded as the jobs' working dir) with VERL's own
-// resource pools, placement groups and worker group; only the worker class they start, vLLM and the weight
-// sync are stood in on CPU (fixtures/verl_standins_v090.py, install_ray_pools). Checks: two jobs in flight;
-// each run's ActorRolloutRef worker in a placement group on a logical GPU as trainer.nnodes × n_gpus_per_node
-// say, the two runs' on both nodes, and a TransferQueue controller per job (Ray's state API); the sweep
-// killed and run again reattaches (one submission and one trainer start per run); the worker node killed
-// mid-step fails the runs with an actor there (Ray's message and the job's last log lines), a lane waits for
-// the lost slot, a replacement node joins and the other runs finish; `deno task report` names the failed runs
-// and, with --partial, shows the others; then the probe refusal, Ctrl-C with onInterrupt "stop" and a retried
-// failure on plain shell jobs.
-// Gated: ACEBENCH_RAY_CLUSTER=1 (about 10 minutes on two cores), the VERL venv with VERL 0.9.0's and Ray's
+// `deno task sweep` through Ray's job API on a real Ray cluster on this machine (ray_cluster.ts: a head node
+// without GPUs and two worker nodes of one logical GPU each), every job running VERL 0.9.0's real trainer
+// loop (main_ppo → TaskRunnerV1 → PPOTrainerSync.fit(), the checkout uploaded as the jobs' working dir) with
+// VERL's own resource pools, placement groups and worker group; only the worker class they start, vLLM and
+// the weight sync are stood in on CPU (fixtures/verl_standins_v090.py, install_ray_pools). Checks: two jobs
+// in flight; each run's ActorRolloutRef worker in a placement group on a logical GPU as trainer.nnodes ×
+// n_gpus_per_node say, the two runs' on both GPU nodes, and a TransferQueue controller per job (Ray's state
+// API); the sweep killed and run again reattaches (one submission and one trainer start per run); a GPU node
+// killed mid-step fails the runs with an actor there (Ray's message and the job's last log lines), a lane
+// waits for the lost slot, a replacement node joins and the other runs finish; `deno task report` names the
+// failed runs and, with --partial, shows the others; then the probe refusal, Ctrl-C with onInterrupt "stop"
+// and a retried failure on plain shell jobs.
+// Gated: ACEBENCH_RAY_CLUSTER=1 (about 6 minutes on two cores), the VERL venv with VERL 0.9.0's and Ray's
 // dashboard packages (.ci/setup_verl_venv.sh), VERL's sources and the dataset mirror.
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -31,7 +31,7 @@ import { taskPermissions } from "../../../run_cli.ts";
 import { tempDir } from "../../../temp.ts";
 import { DATASET_MIRROR, missing, skipping } from "../../../external_inputs.ts";
 import { runCommand } from "./trainer_loop_common.ts";
-import { clusterEnv, dashboardJson, type LocalCluster, startCluster } from "./ray_cluster.ts";
+import { clusterEnv, dashboardJson, type LocalCluster, NODE_RESOURCE, startCluster } from "./ray_cluster.ts";
 import { TINY_VERL_BATCH, TOKENIZER_DIR, VENV_PYTHON, verl090Missing, VERL_SHARED } from "./verl_venv.ts";
 
 const root = fileURLToPath(new URL("../../../../", import.meta.url));
@@ -40,7 +40,7 @@ const STEPS = 2;
 
 function clusterMissing(): string | null {
   if (Deno.env.get("ACEBENCH_RAY_CLUSTER") !== "1") {
-    return "set ACEBENCH_RAY_CLUSTER=1 to run it (VERL jobs on a two-node Ray cluster; about 10 min of CPU)";
+    return "set ACEBENCH_RAY_CLUSTER=1 to run it (VERL jobs on a 3-node Ray cluster; about 6 min on two cores)";
   }
   const venv = verl090Missing();
   if (venv) return venv;
@@ -157,13 +157,13 @@ interface Actor {
   placement_group_id: string | null;
   required_resources: Record<string, number>;
 }
-/** Every actor alive now and placed on a node. */
+/** Every actor placed on a node and not dead (alive, or still starting there). */
 const allActors = (cluster: LocalCluster) =>
   dashboardJson<{ data: { result: { result: Actor[] } } }>(cluster, "/api/v0/actors?limit=10000&detail=true")
-    .data.result.result.filter((a) => a.state === "ALIVE" && a.node_id);
+    .data.result.result.filter((a) => a.state !== "DEAD" && a.node_id);
 /** VERL's worker-group actors alive now (the ActorRolloutRef role fused in its WorkerDict class). */
 const verlWorkers = (cluster: LocalCluster) =>
-  allActors(cluster).filter((a) => a.class_name.includes("WorkerDict"));
+  allActors(cluster).filter((a) => a.class_name.includes("WorkerDict") && a.state === "ALIVE");
 
 function runStates(out: string): Map<string, RunStatus | null> {
   const runs = join(out, "runs");
@@ -178,18 +178,18 @@ function verlMetricFiles(runDir: string): { step: number; data: Record<string, u
 
 Deno.test({
   name:
-    "deno task sweep → VERL 0.9.0 as Ray jobs on a real 2-node cluster: placement, reattach, a lost node, report",
+    "deno task sweep → VERL 0.9.0 as Ray jobs on a real Ray cluster: placement, reattach, a lost node, report",
   ignore: skip !== null,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
     const started = Date.now();
     const dir = tempDir("acebench-rayjob-");
-    // one GPU per node. Ray puts a run's CPU-side actors (TaskRunner, TransferQueue's controller, the agent-loop
-    // and reward-loop workers) on any node, so the worker node has CPUs to spare beside VERL's GPU bundle (3 CPUs
-    // + 1 GPU); what a lost node takes with it is read from the state API before it is killed
-    const node = { cpus: 8, gpus: 1 };
-    const cluster = startCluster(tempDir("rc-"), [{ cpus: 64, gpus: 1 }, node]);
+    // a head without GPUs (as on most clusters) and two nodes of one logical GPU each. Ray puts a run's CPU-side
+    // actors (TaskRunner, TransferQueue's controller, the agent-loop and reward-loop workers) on any node, so the
+    // GPU nodes have CPUs to spare beside VERL's GPU bundle (3 CPUs + 1 GPU)
+    const gpuNode = { cpus: 8, gpus: 1 };
+    const cluster = startCluster(tempDir("rc-"), [{ cpus: 64, gpus: 0 }, gpuNode, gpuNode]);
     try {
       const modelDir = join(dir, "tiny-qwen2");
       runCommand(VENV_PYTHON, [join(fixtures, "tiny_model.py"), TOKENIZER_DIR, modelDir], {}, "tiny model");
@@ -244,12 +244,16 @@ Deno.test({
 
       // VERL's resource pool placed each run's ActorRolloutRef worker (actor, rollout and reference fused) in a
       // placement group on one logical GPU: nnodes 1 x n_gpus_per_node 1 per run, the two runs on both nodes
-      const nodes =
-        dashboardJson<{ data: { result: { result: { node_id: string; is_head_node: boolean }[] } } }>(
-          cluster,
-          "/api/v0/nodes",
-        ).data.result.result;
-      const workerNode = nodes.find((n) => !n.is_head_node)!.node_id;
+      const nodes = dashboardJson<
+        { data: { result: { result: { node_id: string; resources_total: Record<string, number> }[] } } }
+      >(cluster, "/api/v0/nodes").data.result.result;
+      const gpuNodes = nodes.filter((n) => (n.resources_total.GPU ?? 0) > 0).map((n) => n.node_id);
+      const indexOf = (id: string) =>
+        Number(
+          Object.keys(nodes.find((n) => n.node_id === id)!.resources_total).find((k) =>
+            k.startsWith(NODE_RESOURCE)
+          )!.slice(NODE_RESOURCE.length),
+        );
       const byJob = new Map(
         placed.running.map((j) => [j.job_id!, placed.workers.filter((a) => a.job_id === j.job_id)]),
       );
@@ -263,7 +267,7 @@ Deno.test({
       }
       const workerNodes = [...byJob.values()].map((a) => a[0].node_id);
       assertEquals(new Set(workerNodes).size, 2, `the two runs' workers on both nodes: ${workerNodes}`);
-      assertEquals(new Set(workerNodes), new Set(nodes.map((n) => n.node_id)));
+      assertEquals(new Set(workerNodes), new Set(gpuNodes));
       // each job has its own TransferQueue controller (ace_verl scopes its namespace to the job)
       const controllers = allActors(cluster).filter((a) => a.class_name.endsWith("TransferQueueController"));
       assertEquals(
@@ -271,8 +275,6 @@ Deno.test({
         placed.running.map((j) => j.job_id!).sort(),
         "one TransferQueue controller per job",
       );
-      const onWorker = placed.running.find((j) => byJob.get(j.job_id!)![0].node_id === workerNode)!
-        .submission_id!;
       const runOf = (id: string) => id.replace(/^acebench-/, "").replace(/-[0-9a-f]{8}-a\d+$/, "");
 
       // 2. the same command again reattaches (no second submission); the worker node dies mid-job, a replacement
@@ -283,17 +285,32 @@ Deno.test({
         600,
         () => (second.log().match(/reattaching to Ray job/g) ?? []).length === 2,
       );
-      // the runs the worker node takes with it: every job with a live actor there (its GPU worker's run at least)
-      const onNode = allActors(cluster).filter((a) => a.node_id === workerNode);
-      const doomed = placed.running.filter((j) => onNode.some((a) => a.job_id === j.job_id)).map((j) =>
-        j.submission_id!
+      // both jobs held at their first actor update (the stand-in says so beside the hold file): set up and training
+      await until(
+        "both jobs held at their first update",
+        900,
+        () => placed.running.every((j) => exists(`${hold}.${j.submission_id}`)),
       );
-      ok(doomed.includes(onWorker), `${doomed}`);
+      // what losing each GPU node would take with it: every job with a live actor there (its GPU worker's run at
+      // least); the node taking the fewest runs is killed
+      const actors = allActors(cluster);
+      const doomedBy = (node: string) =>
+        placed.running.filter((j) => actors.some((a) => a.job_id === j.job_id && a.node_id === node)).map((
+          j,
+        ) => j.submission_id!);
+      const lost = [...gpuNodes].sort((a, b) => doomedBy(a).length - doomedBy(b).length)[0];
+      const doomed = doomedBy(lost);
+      const gpuRun = placed.running.find((j) => byJob.get(j.job_id!)![0].node_id === lost)!.submission_id!;
+      ok(doomed.includes(gpuRun), `${doomed}`);
       for (const j of placed.running) {
-        const there = onNode.filter((a) => a.job_id === j.job_id).map((a) => a.class_name.split(".").at(-1));
-        console.log(`${j.submission_id}: on the worker node: ${there.join(", ") || "nothing"}`);
+        const there = actors.filter((a) => a.job_id === j.job_id && a.node_id === lost);
+        console.log(
+          `${j.submission_id}: on the node killed: ${
+            there.map((a) => a.class_name.split(".").at(-1)).join(", ") || "nothing"
+          }`,
+        );
       }
-      cluster.killNode(1);
+      cluster.killNode(indexOf(lost));
       await until(
         "the runs on the lost node failed",
         600,
@@ -301,7 +318,7 @@ Deno.test({
       );
       // the slot the node held is gone: a lane waits for it (VERL would fail at once on a taken GPU)
       await until("a lane waiting for a free slot", 600, () => /waiting for a free slot/.test(second.log()));
-      cluster.addNode(node);
+      cluster.addNode(gpuNode);
       Deno.removeSync(hold);
       const code = (await second.child.status).code;
       assertEquals(code, 1, second.log().slice(-3000));

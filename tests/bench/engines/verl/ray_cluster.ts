@@ -21,6 +21,9 @@ interface Node {
   head: boolean;
 }
 
+/** The custom resource prefix naming a node's index in `LocalCluster.nodes` (Ray's node ids are its own). */
+export const NODE_RESOURCE = "acebench_node_";
+
 /** What a node declares: logical CPUs and GPUs. */
 export interface NodeSpec {
   cpus: number;
@@ -116,7 +119,10 @@ function kill(node: Node): void {
 export function startCluster(dir: string, nodes: NodeSpec[]): LocalCluster {
   const gcsPort = freePort(), dashPort = freePort();
   const started: Node[] = [];
+  // each node also declares `acebench_node_<index>: 1`, so the state API's nodes map to `nodes[index]`
   const common = (tempDir: string, spec: NodeSpec) => [
+    "--resources",
+    JSON.stringify({ [`${NODE_RESOURCE}${started.length - 1}`]: 1 }),
     "--num-cpus",
     String(spec.cpus),
     "--num-gpus",
