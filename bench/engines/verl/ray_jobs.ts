@@ -31,8 +31,11 @@ const TERMINAL: ReadonlySet<string> = new Set(["SUCCEEDED", "FAILED", "STOPPED"]
 /** A run's job states (status.json's rayJob.state) that hold cluster resources, or soon will. */
 const IN_FLIGHT: ReadonlySet<string> = new Set(["SUBMITTING", "PENDING", "RUNNING"]);
 const SLOT_LOCK = join(VERL_DIR, "submit.lock");
-/** A slot lock older than this is left over from a killed sweep (the check it guards takes milliseconds). */
-const STALE_LOCK_S = 30;
+/**
+ * A slot lock older than this is left over from a killed sweep: the check it guards is a few dashboard queries
+ * (milliseconds; each gives up after 30 s), so a busy dashboard can hold it a while.
+ */
+const STALE_LOCK_S = 120;
 /** A SUBMITTING status older than this, for a job the cluster does not know, is left over from a killed sweep. */
 const SUBMIT_S = 600;
 const JOB_FILE = join(VERL_DIR, "ray_job.json");
