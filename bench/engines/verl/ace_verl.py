@@ -660,6 +660,49 @@ def _patch_replay_buffer(module):
             setattr(cls, name, wrap(vars(cls)[name]))
 
 
+def _job_namespace(namespace):
+    """TransferQueue's fixed namespace, scoped to this Ray job (others pass through)."""
+    if namespace != "transfer_queue":
+        return namespace
+    import ray
+
+    return f"transfer_queue-{ray.get_runtime_context().get_job_id()}"
+
+
+def _patch_transfer_queue(interface):
+    """TransferQueue (VERL 0.9's data plane) starts its controller as the named actor "TransferQueueController" in
+    the namespace "transfer_queue", which is cluster-wide: a second VERL job on the same Ray cluster finds the first
+    job's controller, trains on its data and config, and loses it when that job ends. Each job gets its own
+    namespace instead (the controller's creation and every lookup of it)."""
+    if getattr(interface.TransferQueueController, "_ace_verl", False):
+        return
+    import ray
+
+    controller = interface.TransferQueueController
+
+    class JobScopedRay:
+        _ace_verl = True
+
+        def __getattr__(self, name):
+            return getattr(ray, name)
+
+        def get_actor(self, name, namespace=None):
+            return ray.get_actor(name, namespace=_job_namespace(namespace))
+
+    class JobScopedController:
+        _ace_verl = True
+
+        def __getattr__(self, name):
+            return getattr(controller, name)
+
+        def options(self, **kwargs):
+            if "namespace" in kwargs:
+                kwargs["namespace"] = _job_namespace(kwargs["namespace"])
+            return controller.options(**kwargs)
+
+    interface.ray, interface.TransferQueueController = JobScopedRay(), JobScopedController()
+
+
 # Module → (patch, the VERL releases it applies to). VERL 0.7.0: ray_trainer (main_ppo) and the DAPO recipe's
 # trainer; 0.9.0: the V1 trainer too. 0.9.0's FileLogger already writes numpy scalars (orjson, to a file opened
 # "wb", unbuffered): the 0.7.0 patch, which writes str, would crash it at the first step.
@@ -670,6 +713,8 @@ _PATCHES = {
     "verl.trainer.ppo.v1.trainer_base": (_patch_v1_trainer, ("0.9.0",)),
     "verl.trainer.ppo.v1.replay_buffer": (_patch_replay_buffer, ("0.9.0",)),
     "verl.utils.tracking": (_patch_tracking, ("0.7.0",)),
+    # None: a package of its own (VERL 0.9's dependency), imported while `verl` itself is still importing
+    "transfer_queue.interface": (_patch_transfer_queue, None),
 }
 
 
@@ -684,6 +729,9 @@ def _apply(name, module):
     """Apply the patch of `name` if it applies to the running release; an unknown release is an error, since a
     patch written for one release can break another silently."""
     patch, releases = _PATCHES[name]
+    if releases is None:
+        patch(module)
+        return
     release = _verl_release()
     if release not in ("0.7.0", "0.9.0"):
         raise RuntimeError(f"ace_verl: VERL {release} is not a supported release (0.7.0, 0.9.0)")

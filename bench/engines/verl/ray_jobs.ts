@@ -1,13 +1,15 @@
 // A VERL run through Ray's job API (settings.launch "ray-job"): launch.sh submitted under a submission id that is
 // a function of the run (no timestamp), followed until it ends, reattached to when the sweep runs again, stopped or
-// left running on Ctrl-C (settings.onInterrupt), resubmitted once after a failure by setting (jobRetries). Submits
+// left running on Ctrl-C (settings.onInterrupt), resubmitted once after a failure by setting (jobRetries), and
+// submitted only once the cluster holds it beside the sweep's other jobs (VERL fails at once, not waits, when its
+// GPUs are taken: a node lost, a lane freed before its job's resources). Submits
 // with the `ray` CLI (it uploads the working dir); status, logs, stop and the cluster's nodes through the
 // dashboard's REST API with curl (a status query costs milliseconds, not a Python start).
-import { readdirSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { atomicWrite, exists, readJson, writeJson } from "../../../common/fs.ts";
 import { sha256 } from "../../../common/hash.ts";
-import { readStatus, type RunStatus, writeStatus } from "../../../common/run_folder.ts";
+import { readStatus, runFile, type RunStatus, writeStatus } from "../../../common/run_folder.ts";
 import { DEFAULT_RAY_ADDRESS, shellQuote, VERL_DIR } from "./launch.ts";
 import type { VerlSettings } from "./recipes.ts";
 
@@ -26,6 +28,16 @@ interface JobRecord {
 }
 
 const TERMINAL: ReadonlySet<string> = new Set(["SUCCEEDED", "FAILED", "STOPPED"]);
+/** A run's job states (status.json's rayJob.state) that hold cluster resources, or soon will. */
+const IN_FLIGHT: ReadonlySet<string> = new Set(["SUBMITTING", "PENDING", "RUNNING"]);
+const SLOT_LOCK = join(VERL_DIR, "submit.lock");
+/**
+ * A slot lock older than this is left over from a killed sweep: the check it guards is a few dashboard queries
+ * (milliseconds; each gives up after 30 s), so a busy dashboard can hold it a while.
+ */
+const STALE_LOCK_S = 120;
+/** A SUBMITTING status older than this, for a job the cluster does not know, is left over from a killed sweep. */
+const SUBMIT_S = 600;
 const JOB_FILE = join(VERL_DIR, "ray_job.json");
 const LOG_LINES = 20;
 const UNANSWERED_POLLS = 5;
@@ -297,11 +309,83 @@ interface RayJobRun {
   log: (line: string) => void;
 }
 
-/** Write the record first, then submit: a sweep killed in between finds the id and asks the cluster about it. */
+/**
+ * Other runs of the sweep (siblings of `runDir`) whose job is being submitted, or pending or running as the
+ * cluster says (a status left RUNNING by a killed sweep may belong to a job that has ended since).
+ */
+async function siblingJobsInFlight(runDir: string): Promise<number> {
+  const runs = dirname(runDir);
+  let busy = 0;
+  for (const r of readdirSync(runs)) {
+    const dir = join(runs, r);
+    const state = dir === runDir ? undefined : readStatus(dir)?.rayJob?.state;
+    if (state === undefined || !IN_FLIGHT.has(state)) continue;
+    const record = readRecord(dir);
+    const info = record === null ? null : await jobStatus(record.address, record.submissionId);
+    // a submission under way is not known to the cluster yet; one a killed sweep left is, or is old
+    const submitting = state === "SUBMITTING" && info === null &&
+      (Date.now() - (statSync(runFile(dir, "status")).mtime?.getTime() ?? 0)) / 1000 < SUBMIT_S;
+    if (submitting || (info !== null && !TERMINAL.has(info.status))) busy++;
+  }
+  return busy;
+}
+
+/** Take the sweep's slot lock (a file created exclusively); false when another lane holds it. */
+function tryLock(path: string): boolean {
+  try {
+    Deno.openSync(path, { createNew: true, write: true }).close();
+    return true;
+  } catch (e) {
+    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+    if ((Date.now() - (statSync(path).mtime?.getTime() ?? 0)) / 1000 > STALE_LOCK_S) {
+      rmSync(path, { force: true });
+    }
+    return false;
+  }
+}
+
+/**
+ * Wait until the alive nodes hold this run beside the sweep's other jobs in flight (clusterSlots), then mark it
+ * SUBMITTING; the check and the mark are one step under a lock in the sweep folder, so two lanes never take the
+ * same free slot. Jobs outside the sweep are not counted (settings.maxConcurrentJobs bounds a shared cluster).
+ */
+async function claimSlot(job: RayJobRun, address: string, record: JobRecord): Promise<void> {
+  const lock = join(dirname(dirname(job.runDir)), SLOT_LOCK);
+  mkdirSync(dirname(lock), { recursive: true });
+  let said = false;
+  for (;;) {
+    if (tryLock(lock)) {
+      try {
+        const nodes = await aliveNodes(address);
+        const limit = job.settings.maxConcurrentJobs ?? clusterSlots(nodes, job.settings);
+        const busy = await siblingJobsInFlight(job.runDir);
+        if (busy < limit) {
+          writeJson(join(job.runDir, JOB_FILE), record);
+          mirror(job.runDir, record, "SUBMITTING");
+          return;
+        }
+        if (!said) {
+          job.log(
+            `run ${job.runId}: waiting for a free slot (${busy} of the sweep's jobs in flight, the ${nodes.length} ` +
+              `alive nodes hold ${limit})`,
+          );
+          said = true;
+        }
+      } finally {
+        rmSync(lock, { force: true });
+      }
+    }
+    await new Promise((r) => setTimeout(r, job.settings.jobPollSeconds * 1000));
+  }
+}
+
+/**
+ * Claim a slot, write the record, then submit: a sweep killed in between finds the id and asks the cluster about
+ * it.
+ */
 async function submitAttempt(job: RayJobRun, address: string, attempt: number): Promise<JobRecord> {
   const record = { submissionId: submissionId(job.clusterRunDir, job.runId, attempt), attempt, address };
-  writeJson(join(job.runDir, JOB_FILE), record);
-  mirror(job.runDir, record, "SUBMITTING");
+  await claimSlot(job, address, record);
   if (job.verlRoot === null) throw new Error("ray-job: no VERL checkout (settings.verlRoot or VERL_ROOT)");
   const upload = job.settings.verlInstall === "upload" ? job.verlRoot : null;
   // the job's own id reaches its driver and workers (Ray passes no submission id to them)

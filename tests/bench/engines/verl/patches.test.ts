@@ -28,6 +28,7 @@ const EXPECTED: Record<string, Record<string, string[]>> = {
     "verl.trainer.ppo.ray_trainer": ["compute_advantage", "RayPPOTrainer.fit"],
     "recipe.dapo.dapo_ray_trainer": ["compute_advantage", "RayDAPOTrainer.fit"],
     "verl.utils.tracking": ["FileLogger.log"],
+    "transfer_queue.interface": ["ray", "TransferQueueController"], // in the venv; 0.7.0 does not use it
   },
   "0.9.0": {
     "verl.trainer.ppo.core_algos": ["ace", "w_reinforce"],
@@ -40,6 +41,8 @@ const EXPECTED: Record<string, Record<string, string[]>> = {
     ],
     "verl.trainer.ppo.v1.replay_buffer": ["ReplayBuffer._wait_for_next_poll", "ReplayBuffer.sample"],
     "verl.utils.tracking": [], // 0.9.0's FileLogger writes numpy scalars itself
+    // TransferQueue's controller in a namespace of the Ray job, not the cluster-wide "transfer_queue"
+    "transfer_queue.interface": ["ray", "TransferQueueController"],
   },
 };
 

@@ -1,14 +1,17 @@
 // A real multi-node Ray cluster on this machine for the ray-job tests: a head node and worker nodes started with
-// `ray start` from the VERL venv, each with its own temp dir and ports, declaring logical GPUs (Ray schedules by
-// declared resources). The dashboard's job and state APIs are Ray's own; only the metrics packages it imports
-// and no index here has are stood in (fixtures/ray_dashboard/sitecustomize.py). Nodes are stopped, or killed to
-// test node loss, by the ids of the processes that carry their temp dir, never by name.
+// `ray start` from the VERL venv, each with its own temp dir and ports, declaring logical GPUs and CPUs (Ray
+// schedules by declared resources). The dashboard's job and state APIs are Ray's own; only the metrics packages it
+// imports and no index here has are stood in (fixtures/ray_dashboard/sitecustomize.py). What every node has
+// installed (its "image"): the VERL venv, Hydra from ../shared and the CPU stand-ins for VERL's GPU work
+// (fixtures/), on its PYTHONPATH. Nodes are stopped, or killed to test node loss, by the ids of the processes that
+// carry their temp dir, never by name.
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { VENV_PYTHON } from "./verl_venv.ts";
+import { VENV_PYTHON, VERL_SHARED } from "./verl_venv.ts";
 
 const standins = fileURLToPath(new URL("./fixtures/ray_dashboard/", import.meta.url));
+const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
 /** The venv's bin folder (ray, python). */
 const VENV_BIN = dirname(VENV_PYTHON);
 
@@ -18,6 +21,15 @@ interface Node {
   head: boolean;
 }
 
+/** The custom resource prefix naming a node's index in `LocalCluster.nodes` (Ray's node ids are its own). */
+export const NODE_RESOURCE = "acebench_node_";
+
+/** What a node declares: logical CPUs and GPUs. */
+export interface NodeSpec {
+  cpus: number;
+  gpus: number;
+}
+
 /** A started cluster: its GCS address, dashboard URL and nodes. */
 export interface LocalCluster {
   gcs: string;
@@ -25,6 +37,8 @@ export interface LocalCluster {
   nodes: Node[];
   /** SIGKILL every process of node i and their children (a lost machine). */
   killNode(i: number): void;
+  /** Start one more worker node (a replacement machine joining). */
+  addNode(spec: NodeSpec): void;
   /** Kill every node (workers first). */
   stop(): void;
 }
@@ -40,8 +54,10 @@ function freePort(): number {
 export function clusterEnv(): Record<string, string> {
   return {
     PATH: `${VENV_BIN}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
-    PYTHONPATH: standins,
+    PYTHONPATH: [standins, fixtures, join(VERL_SHARED, "hydra-1.3.2")].join(":"),
     RAY_USAGE_STATS_ENABLED: "0",
+    TOKENIZERS_PARALLELISM: "false",
+    HF_HUB_OFFLINE: "1",
     // a killed node is declared dead after ~3 s instead of ~30 s
     RAY_health_check_period_ms: "1000",
     RAY_health_check_failure_threshold: "3",
@@ -97,17 +113,20 @@ function kill(node: Node): void {
 }
 
 /**
- * Start a head node and `workers` worker nodes, `gpus` logical GPUs and one CPU each, under `dir` (short: Ray's
- * socket paths must fit in 107 bytes).
+ * Start a head node (`nodes[0]`) and a worker node for each further spec under `dir` (short: Ray's socket paths
+ * must fit in 107 bytes).
  */
-export function startCluster(dir: string, workers = 1, gpus = 2): LocalCluster {
+export function startCluster(dir: string, nodes: NodeSpec[]): LocalCluster {
   const gcsPort = freePort(), dashPort = freePort();
-  const nodes: Node[] = [];
-  const common = (tempDir: string) => [
+  const started: Node[] = [];
+  // each node also declares `acebench_node_<index>: 1`, so the state API's nodes map to `nodes[index]`
+  const common = (tempDir: string, spec: NodeSpec) => [
+    "--resources",
+    JSON.stringify({ [`${NODE_RESOURCE}${started.length - 1}`]: 1 }),
     "--num-cpus",
-    "1",
+    String(spec.cpus),
     "--num-gpus",
-    String(gpus),
+    String(spec.gpus),
     "--temp-dir",
     tempDir,
     "--object-store-memory",
@@ -122,17 +141,24 @@ export function startCluster(dir: string, workers = 1, gpus = 2): LocalCluster {
     String(freePort()),
     "--disable-usage-stats",
   ];
+  const addNode = (spec: NodeSpec) => {
+    const temp = join(dir, `w${started.length}`);
+    mkdirSync(temp, { recursive: true });
+    started.push({ tempDir: temp, head: false });
+    rayStart(["--address", cluster.gcs, ...common(temp, spec)]);
+  };
   const cluster: LocalCluster = {
     gcs: `127.0.0.1:${gcsPort}`,
     dashboard: `http://127.0.0.1:${dashPort}`,
-    nodes,
-    killNode: (i) => kill(nodes[i]),
-    stop: () => [...nodes].reverse().forEach(kill),
+    nodes: started,
+    killNode: (i) => kill(started[i]),
+    addNode,
+    stop: () => [...started].reverse().forEach(kill),
   };
   try {
     const head = join(dir, "h");
     mkdirSync(head, { recursive: true });
-    nodes.push({ tempDir: head, head: true });
+    started.push({ tempDir: head, head: true });
     rayStart([
       "--head",
       "--port",
@@ -143,14 +169,9 @@ export function startCluster(dir: string, workers = 1, gpus = 2): LocalCluster {
       String(dashPort),
       "--include-dashboard",
       "true",
-      ...common(head),
+      ...common(head, nodes[0]),
     ]);
-    for (let i = 0; i < workers; i++) {
-      const temp = join(dir, `w${i}`);
-      mkdirSync(temp, { recursive: true });
-      nodes.push({ tempDir: temp, head: false });
-      rayStart(["--address", cluster.gcs, ...common(temp)]);
-    }
+    nodes.slice(1).forEach(addNode);
   } catch (e) {
     cluster.stop();
     throw e;
