@@ -133,15 +133,26 @@ export function writeFolderFile(dir: string, file: FolderFile): void {
  * records), and the backend the engine resolved while running (tfjs "auto" → "blas", `recordInConfig`).
  */
 export interface RecordedConfig<S = unknown, A = unknown> {
+  /** Folder name under `<sweep>/runs/`, e.g. "ace-grpo_a1_softplus_sum_s2". */
   runId: string;
+  /** Engine name: "tabular" | "tfjs" | "verl". */
   engine: string;
+  /** Method label shown in reports, e.g. "grpo", "ace-grpo". */
   method: string;
+  /** Preset the method starts from (a key of the RL core's PRESETS). */
   preset: string;
+  /** RL seed (within its base); every random choice of the run derives from it and the base (`runStream`). */
   seed: number;
-  /** 0-based base model the run starts from (0 in folders from before bases). */
+  /**
+   * 0-based index of the base model the run starts from (tfjs: `<sweep>/base/<b>/`; tabular: world b; VERL: 0,
+   * the pretrained model). A config.json without it is base 0 (sweeps before bases shared one base).
+   */
   base: number;
+  /** The RL core's resolved algorithm (preset merged with overrides, schema-validated). */
   algo: A;
+  /** Engine settings (world for tabular; model, SFT, task and RL schedule for tfjs; cluster for verl). */
   settings: S;
+  /** n samples per problem, Pass@k at `ks`, evaluated every `every` steps. */
   eval: { n: number; ks: number[]; every: number };
   record: RunRecord | null;
   backendDecision?: BackendDecisionRecord;

@@ -211,18 +211,18 @@ export function grade(prediction: string, gold: string, options: GradeOptions = 
         comparison: "none",
       });
     }
+    const strict = options.strict ?? false;
     const why = (comparison: string) => ({
       prediction: described(p),
       gold: described(g),
-      comparison: NO_DECIMAL_RULE.has(comparison)
-        ? comparison
-        : comparison + decimalRule(p, g, options.strict ?? false),
+      comparison: NO_DECIMAL_RULE.has(comparison) ? comparison : comparison + decimalRule(p, g, strict),
     });
-    // Both modes: several boxes are one answer against a several-value gold, and a hedge is wrong.
+    // The problem's text matters only where strict mode reads a list's order; default mode never reads it.
     const compare = {
-      strict: options.strict ?? false,
-      unordered: options.problem !== undefined && !asksForOrder(options.problem),
+      strict,
+      unordered: strict && options.problem !== undefined && !asksForOrder(options.problem),
     };
+    // Both modes: several boxes are one answer against a several-value gold, and a hedge is wrong.
     const boxes = boxesVerdict(ex, g, options, compare);
     if (boxes === "boxed_union" || boxes === "boxed_tuple") return result(true, "correct", boxes, why(boxes));
     if (boxes === "boxed_hedge") return result(false, "wrong", "boxed_hedge", why(boxes));

@@ -1,44 +1,23 @@
 // The contract every training engine implements (sweeps drive engines only through it), and the policy-backend
 // interface the one RL loop (loop.ts) drives.
 
-import type { EvalSample, LearnedFields } from "../../common/run_folder.ts";
+import type { EvalSample, LearnedFields, RecordedConfig } from "../../common/run_folder.ts";
 import { Rng } from "../../common/prng.ts";
 import type { AlgoConfig, Num, PolicyLossFn } from "../core/mod.ts";
 
 /** Evaluation: samples per problem, k values, and how often (in RL steps; the final step is always evaluated). */
-export interface EvalSpec {
-  n: number;
-  ks: number[];
-  every: number;
-}
+/** When and how a run is evaluated: n samples per problem, Pass@k at `ks`, every `every` steps. */
+export type EvalSpec = RecordedConfig["eval"];
 
 /**
  * One run of a sweep: a method (preset + overrides) under one seed. The sweep expands it with the algorithm
  * resolved (`algo`) and the engine's settings as written; the engine's `resolve` then gives `RunConfig<S>` with
- * its typed settings, once, and that is what config.json records and the engine runs.
+ * its typed settings, once, and that is what config.json records (with its record) and the engine runs.
  */
-export interface RunConfig<S = Record<string, unknown>> {
-  /** Folder name under `<sweep>/runs/`, e.g. "ace-grpo_a1_softplus_sum_s2". */
-  runId: string;
-  /** Engine name: "tabular" | "tfjs" | "verl". */
-  engine: string;
-  /** Method label shown in reports, e.g. "grpo", "ace-grpo". */
-  method: string;
-  /** Preset the method starts from (a key of the RL core's PRESETS). */
-  preset: string;
-  /** RL seed (within its base); every random choice of the run derives from it and the base (`runStream`). */
-  seed: number;
-  /**
-   * 0-based index of the base model the run starts from (tfjs: `<sweep>/base/<b>/`; tabular: world b; VERL: 0,
-   * the pretrained model). A config.json without it is base 0 (sweeps before bases shared one base).
-   */
-  base: number;
-  /** The RL core's resolved algorithm (preset merged with overrides, schema-validated). */
-  algo: AlgoConfig;
-  /** Engine settings (world for tabular; model, SFT, task and RL schedule for tfjs; cluster for verl). */
-  settings: S;
-  eval: EvalSpec;
-}
+export type RunConfig<S = Record<string, unknown>> = Omit<
+  RecordedConfig<S, AlgoConfig>,
+  "record" | "backendDecision"
+>;
 
 /**
  * The root random stream of a run: its seed's stream, derived once more by the base for base b > 0 (so runs
