@@ -10,6 +10,7 @@ import {
   list,
   num,
   parseTable,
+  shellQuote,
   str,
   UsageError,
 } from "../common/args.ts";
@@ -373,11 +374,6 @@ function sweepProblems(settings: EvalSettings): MathRecord[] {
   );
   for (const note of sweepDifferences(settings)) console.error(`acebench eval: note: ${note}`);
   return settings.template.name === COMPACT ? test.map((r) => ({ ...r, problem: renderPrompt(r) })) : test;
-}
-
-/** Quote an argument for a POSIX shell when it needs it. */
-function shellQuote(arg: string): string {
-  return /^[A-Za-z0-9_./:=,@+-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
 }
 
 /** Entry point for `deno task eval`. */

@@ -17,6 +17,11 @@ export class HelpRequested extends Error {
   }
 }
 
+/** Quote a word for POSIX sh (single quotes; embedded ones as '\''); plain words stay bare for readability. */
+export function shellQuote(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
 /** Options as accepted by node:util parseArgs. */
 type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
 

@@ -1,11 +1,13 @@
 // What a sweep records so its numbers can be reproduced: software versions and the machine they ran on.
 import { arch, cpus, platform, release, totalmem } from "node:os";
 import { readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath as fromFileUrl } from "node:url";
 import { sha256 } from "./hash.ts";
 
 const repoRoot = new URL("../", import.meta.url);
 
-function readText(path: URL): string | null {
+function readText(path: URL | string): string | null {
   try {
     return readFileSync(path, "utf8");
   } catch {
@@ -13,16 +15,30 @@ function readText(path: URL): string | null {
   }
 }
 
-/** The checked-out git commit, read from .git without running git (null outside a checkout). */
-function gitCommit(): string | null {
-  const head = readText(new URL(".git/HEAD", repoRoot))?.trim();
-  if (!head) return null;
-  if (!head.startsWith("ref: ")) return head;
-  const ref = head.slice(5);
-  const loose = readText(new URL(`.git/${ref}`, repoRoot))?.trim();
-  if (loose) return loose;
-  const packed = readText(new URL(".git/packed-refs", repoRoot)) ?? "";
-  return packed.split("\n").find((l) => l.endsWith(` ${ref}`))?.split(" ")[0] ?? null;
+/**
+ * The commit HEAD points at in the git checkout holding `dir` (walking up; a worktree's `.git` file followed),
+ * read from .git without running git; null outside a checkout.
+ */
+export function gitCommit(dir: string = fromFileUrl(repoRoot)): string | null {
+  for (let d = resolve(dir);; d = dirname(d)) {
+    const dotGit = readText(join(d, ".git"))?.trim();
+    const gitDir = dotGit?.startsWith("gitdir: ") ? resolve(d, dotGit.slice(8)) : join(d, ".git");
+    const head = readText(join(gitDir, "HEAD"))?.trim();
+    if (head) return head.startsWith("ref: ") ? refCommit(gitDir, head.slice(5)) : head;
+    if (d === dirname(d)) return null;
+  }
+}
+
+/** The commit a ref names: its loose file, in a worktree the common dir's, else packed-refs; null when absent. */
+function refCommit(gitDir: string, ref: string): string | null {
+  const common = readText(join(gitDir, "commondir"))?.trim();
+  for (const dir of common ? [gitDir, resolve(gitDir, common)] : [gitDir]) {
+    const loose = readText(join(dir, ref))?.trim();
+    if (loose) return loose;
+    const packed = readText(join(dir, "packed-refs"))?.split("\n").find((l) => l.endsWith(` ${ref}`));
+    if (packed) return packed.split(" ")[0];
+  }
+  return null;
 }
 
 /** Deno/V8/TypeScript versions, the git commit and a hash of deno.lock (pins every npm dependency). */

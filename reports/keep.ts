@@ -1,9 +1,10 @@
 // Kept results: a sweep's machine-readable report files copied into a folder the repository keeps (e.g.
 // docs/results/<name>/), with provenance.json (the command, commit, backend, machine, load, dates), so a number a
 // doc quotes can be re-read and re-rendered without re-running the sweep. This module owns that folder's layout.
-import { copyFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { exists, readJson, writeJson } from "../common/fs.ts";
+import { gitCommit } from "../common/provenance.ts";
 import { readStatus } from "../common/run_folder.ts";
 import { folderName, type SweepData } from "./load.ts";
 
@@ -39,24 +40,6 @@ export interface Provenance {
   /** What the person who ran it measured alongside, e.g. the load average before and after. */
   note: string;
   keptAt: string;
-}
-
-/** The commit HEAD points at in the git checkout holding `dir` (walking up), or null. */
-function gitCommit(dir: string): string | null {
-  for (let d = Deno.realPathSync(dir); d !== "/"; d = join(d, "..")) {
-    const head = join(d, ".git", "HEAD");
-    if (!exists(head)) continue;
-    const ref = readFileSync(head, "utf8").trim();
-    if (!ref.startsWith("ref: ")) return ref;
-    const path = join(d, ".git", ref.slice(5));
-    if (exists(path)) return readFileSync(path, "utf8").trim();
-    const packed = join(d, ".git", "packed-refs");
-    const line = exists(packed)
-      ? readFileSync(packed, "utf8").split("\n").find((l) => l.endsWith(` ${ref.slice(5)}`))
-      : undefined;
-    return line?.split(" ")[0] ?? null;
-  }
-  return null;
 }
 
 /**

@@ -4,6 +4,7 @@ import { chmodSync, readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { atomicWrite } from "../../../common/fs.ts";
 import { configHash } from "../../../common/hash.ts";
+import { shellQuote } from "../../../common/args.ts";
 import { RUN_FILES } from "../../../common/run_folder.ts";
 import type { RunConfig } from "../engine.ts";
 import { entrypointFor, REWARD_MODULE, verlEnv, versionedOverrides, workerPythonPath } from "./overrides.ts";
@@ -59,11 +60,6 @@ export const DEFAULT_RAY_ADDRESS = "http://127.0.0.1:8265";
 /** Where a dataset's exported parquet lives under a sweep folder. */
 export function verlDataPath(sweepDir: string, split: "train" | "test", dataset: VerlDataset): string {
   return join(sweepDir, "data", "verl", `${split}-${dataset}.parquet`);
-}
-
-/** Quote a word for POSIX sh (single quotes; embedded ones as '\''). Plain words are left bare for readability. */
-export function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /**

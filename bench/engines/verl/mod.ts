@@ -27,7 +27,6 @@ export {
 export {
   aceModuleSource,
   planRun,
-  shellQuote,
   VERL_DIR,
   verlDataPath,
   type VerlRunPlan,

@@ -10,7 +10,8 @@ import { dirname, join } from "node:path";
 import { atomicWrite, exists, readJson, writeJson } from "../../../common/fs.ts";
 import { sha256 } from "../../../common/hash.ts";
 import { readStatus, runFile, type RunStatus, writeStatus } from "../../../common/run_folder.ts";
-import { DEFAULT_RAY_ADDRESS, shellQuote, VERL_DIR } from "./launch.ts";
+import { shellQuote } from "../../../common/args.ts";
+import { DEFAULT_RAY_ADDRESS, VERL_DIR } from "./launch.ts";
 import type { VerlSettings } from "./recipes.ts";
 
 /** A Ray job's state (Ray's JobStatus). */
