@@ -39,7 +39,8 @@ import {
   type TfjsSettings,
 } from "./settings.ts";
 import { sftWorkers, trainSft } from "./sft.ts";
-import { type BackendDecision, initEngineBackend } from "./auto.ts";
+import { initEngineBackend } from "./auto.ts";
+import type { BackendDecisionRecord as BackendDecision } from "../../../common/run_folder.ts";
 import { backendInUse, initBackend } from "./backend.ts";
 import { setThreads, stopThreads, threadsInUse } from "./ops/blas.ts";
 import { parallelSampling } from "./parallel.ts";

@@ -3,17 +3,8 @@
 // without any external service. A parameter it does not implement is refused with a 400 naming it.
 import * as tf from "@tensorflow/tfjs-core";
 import { tokenLogProbs } from "./model.ts";
-import { generate, loadPolicy, type Policy } from "./policy.ts";
+import { generate, type GenerateOptions, loadPolicy, type Policy } from "./policy.ts";
 import { encodePrompts } from "./tokenizer.ts";
-
-/** Sampling request as the served model sees it (OpenAI names mapped to camelCase). */
-export interface ServeSampling {
-  n: number;
-  temperature: number;
-  topP: number;
-  maxTokens: number;
-  seed: number;
-}
 
 /** Log-prob of one returned token and, when asked, the most likely alternatives at its position. */
 export interface TokenLogprob {
@@ -28,7 +19,7 @@ export interface ServedModel {
   /** n completions per prompt, as [prompt][sample]; throws on a prompt the model cannot take. */
   generate(
     prompts: readonly string[],
-    s: ServeSampling,
+    s: GenerateOptions,
   ): Promise<{ text: string; tokens: number; finishReason: string }[][]>;
   /** Tokens of a prompt as the model sees it (special tokens included). */
   promptTokens(prompt: string): number;
@@ -204,7 +195,7 @@ function refuseUnsupported(body: Record<string, unknown>, chat: boolean): void {
  * Sampling fields. Defaults follow the OpenAI API as vLLM implements it: n 1, temperature 1, top_p 1, and
  * max_tokens 16 for completions but the rest of the context for chat (generate caps it at the context).
  */
-function samplingOf(body: Record<string, unknown>, chat: boolean): ServeSampling {
+function samplingOf(body: Record<string, unknown>, chat: boolean): GenerateOptions {
   const maxField = chat && body.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens";
   return {
     n: numberField(body, "n", 1, 1, 1024, true),
@@ -370,6 +361,13 @@ function openAiHandler(model: ServedModel): (req: Request) => Promise<Response> 
   let counter = 0;
   const created = Math.floor(Date.now() / 1000);
   const modelObject = { id: model.id, object: "model", created, owned_by: "acebench" };
+  const notFound = (id: unknown) =>
+    new HttpError(
+      404,
+      `The model \`${id}\` does not exist (this server serves '${model.id}')`,
+      "model",
+      "model_not_found",
+    );
   return async (req) => {
     const path = new URL(req.url).pathname.replace(/\/+$/, "");
     try {
@@ -378,14 +376,7 @@ function openAiHandler(model: ServedModel): (req: Request) => Promise<Response> 
       }
       if (req.method === "GET" && path.startsWith("/v1/models/")) {
         const id = decodeURIComponent(path.slice("/v1/models/".length));
-        if (id !== model.id) {
-          throw new HttpError(
-            404,
-            `The model \`${id}\` does not exist (this server serves '${model.id}')`,
-            "model",
-            "model_not_found",
-          );
-        }
+        if (id !== model.id) throw notFound(id);
         return reply(200, modelObject);
       }
       const chat = path === "/v1/chat/completions";
@@ -400,14 +391,7 @@ function openAiHandler(model: ServedModel): (req: Request) => Promise<Response> 
       if (body === null || typeof body !== "object" || Array.isArray(body)) {
         throw new HttpError(400, "request body must be a JSON object");
       }
-      if (body.model !== model.id) {
-        throw new HttpError(
-          404,
-          `The model \`${body.model}\` does not exist (this server serves '${model.id}')`,
-          "model",
-          "model_not_found",
-        );
-      }
+      if (body.model !== model.id) throw notFound(body.model);
       refuseUnsupported(body, chat);
       const sampling = samplingOf(body, chat);
       const stops = stopsOf(body);
@@ -466,22 +450,13 @@ function openAiHandler(model: ServedModel): (req: Request) => Promise<Response> 
       );
       return reply(200, { ...head, object: chat ? "chat.completion" : "text_completion", choices, usage });
     } catch (e) {
-      if (e instanceof HttpError) {
-        return reply(e.status, {
-          error: {
-            message: boundedMessage(e.message),
-            type: e.status >= 500 ? "server_error" : "invalid_request_error",
-            param: e.param === null ? null : boundedMessage(e.param, 100),
-            code: e.code ?? null,
-          },
-        });
-      }
-      return reply(500, {
+      const known = e instanceof HttpError ? e : null, status = known?.status ?? 500;
+      return reply(status, {
         error: {
-          message: boundedMessage((e as Error).message.split("\n")[0]),
-          type: "server_error",
-          param: null,
-          code: null,
+          message: boundedMessage(known ? known.message : (e as Error).message.split("\n")[0]),
+          type: status >= 500 ? "server_error" : "invalid_request_error",
+          param: known?.param == null ? null : boundedMessage(known.param, 100),
+          code: known?.code ?? null,
         },
       });
     }

@@ -25,39 +25,21 @@ const FLAGS = [
 const VERSION = 3;
 const LIB_NAME = Deno.build.os === "darwin" ? "libacekernels.dylib" : "libacekernels.so";
 
+/** `n` native addresses in a row of parameters. */
+const addrs = (n: number) => Array<"usize">(n).fill("usize");
+
 const SYMBOLS = {
   ace_version: { parameters: [], result: "i32" },
   ace_decode_attention: {
-    parameters: ["usize", "usize", "usize", "usize", "i32", "i32", "i32", "i32", "i32", "f32", "i32"],
+    parameters: [...addrs(4), "i32", "i32", "i32", "i32", "i32", "f32", "i32"],
     result: "void",
   },
-  ace_causal_softmax: { parameters: ["usize", "usize", "i32", "i32", "i32"], result: "void" },
-  ace_causal_softmax_grad: { parameters: ["usize", "usize", "usize", "i32", "i32", "i32"], result: "void" },
+  ace_causal_softmax: { parameters: [...addrs(2), "i32", "i32", "i32"], result: "void" },
+  ace_causal_softmax_grad: { parameters: [...addrs(3), "i32", "i32", "i32"], result: "void" },
   ace_use_blas: { parameters: ["buffer"], result: "i32" },
-  ace_decode_layer: {
-    parameters: [
-      ...[
-        "usize",
-        "usize",
-        "usize",
-        "usize",
-        "usize",
-        "usize",
-        "usize",
-        "usize",
-        "usize",
-        "usize",
-        "usize",
-      ] as const,
-      ...["i32", "i32", "i32", "i32", "i32", "i32"] as const,
-    ],
-    result: "void",
-  },
+  ace_decode_layer: { parameters: [...addrs(11), "i32", "i32", "i32", "i32", "i32", "i32"], result: "void" },
   ace_adam: {
-    parameters: [
-      ...["usize", "usize", "usize", "usize", "usize", "usize", "usize", "i32"] as const,
-      ...["f32", "f32", "f32", "f32", "f32", "f32", "f32", "f32", "i32"] as const,
-    ],
+    parameters: [...addrs(7), "i32", "f32", "f32", "f32", "f32", "f32", "f32", "f32", "f32", "i32"],
     result: "void",
   },
 } as const;
