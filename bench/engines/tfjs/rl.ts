@@ -66,8 +66,7 @@ export interface RlContext {
 async function rolloutGroups(ctx: RlContext, step: number, round: number): Promise<TfjsGroup[]> {
   const { settings: s, tok } = ctx;
   const P = s.model.promptLength, N = s.rl.maxNewTokens, G = s.rl.groupSize, T = P + N;
-  const draws = ctx.rng.derive(`step|${step}|round|${round}`), pick = draws.derive("prompts");
-  const records = Array.from({ length: s.rl.promptsPerStep }, () => ctx.train[pick.int(ctx.train.length)]);
+  const draws = ctx.rng.derive(`step|${step}|round|${round}`), records = pickPrompts(ctx, draws);
   const prompts = encodePrompts(tok, records.flatMap((r) => Array(G).fill(renderPrompt(r))), P);
   const out = await sampleAsync(ctx.model, prompts, records.length * G, {
     maxNew: N,
@@ -109,6 +108,12 @@ async function rolloutGroups(ctx: RlContext, step: number, round: number): Promi
   });
 }
 
+/** The `promptsPerStep` training prompts of a sampling round (uniform draws from its stream's "prompts"). */
+function pickPrompts(ctx: RlContext, draws: Rng): MathRecord[] {
+  const pick = draws.derive("prompts");
+  return Array.from({ length: ctx.settings.rl.promptsPerStep }, () => ctx.train[pick.int(ctx.train.length)]);
+}
+
 /**
  * The oracle control's groups: the prompts `rolloutGroups` would draw at (step, round), each with `groupSize`
  * copies of its correct method's trace and EOS, and the policy's log-probs of them. Trained as PSR (+1 on every
@@ -118,8 +123,7 @@ async function rolloutGroups(ctx: RlContext, step: number, round: number): Promi
 async function oracleGroups(ctx: RlContext, step: number, round: number): Promise<TfjsGroup[]> {
   const { settings: s, tok } = ctx;
   const P = s.model.promptLength, N = s.rl.maxNewTokens, G = s.rl.groupSize, T = P + N;
-  const pick = ctx.rng.derive(`step|${step}|round|${round}`).derive("prompts");
-  const records = Array.from({ length: s.rl.promptsPerStep }, () => ctx.train[pick.int(ctx.train.length)]);
+  const records = pickPrompts(ctx, ctx.rng.derive(`step|${step}|round|${round}`));
   const tokens = new Int32Array(records.length * G * T).fill(tok.pad);
   const prompts = encodePrompts(tok, records.map(renderPrompt), P);
   const lengths = records.map((record, g) => {

@@ -27,8 +27,7 @@ export const linear = tf.customGrad(
     return {
       value: tf.matMul(x as T2, w as T2),
       gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
-        const [xs, ws] = saved as T2[];
-        const g = dy as T2;
+        const [xs, ws] = saved as T2[], g = dy as T2;
         if (blasActive()) return [tf.matMul(g, ws, false, true), tf.matMul(xs, g, true, false)];
         return [tf.matMul(g, swapLast(ws)), tf.matMul(swapLast(xs), g)];
       },
@@ -49,33 +48,17 @@ const lnOwn = (d: number) => fusedLn && lnKernels !== null && d % 4 === 0 && tf.
 /** Forward kernel: x [n, d], g, b → y, xhat [n, d], rstd [n]. */
 function lnForwardKernel({ inputs: { x, g, b }, backend }: KernelArgs): tf.TensorInfo[] {
   const be = backend as WasmBackend, [n, d] = x.shape;
-  const outs = [
-    be.makeOutput([n, d], "float32"),
-    be.makeOutput([n, d], "float32"),
-    be.makeOutput([n, 1], "float32"),
-  ];
-  lnKernels!.forward(addr(be, x), addr(be, g), addr(be, b), ...outs.map((o) => addr(be, o)), n, d, 1e-5);
+  const outs = [[n, d], [n, d], [n, 1]].map((shape) => be.makeOutput(shape, "float32"));
+  lnKernels!.forward(...[x, g, b, ...outs].map((t) => addr(be, t)), n, d, 1e-5);
   return outs;
 }
 
 /** Backward kernel: dy, xhat [n, d], rstd [n], g → dx [n, d], dg [d], db [d]. */
 function lnBackwardKernel({ inputs: { dy, xhat, rstd, g }, backend }: KernelArgs): tf.TensorInfo[] {
   const be = backend as WasmBackend, [n, d] = dy.shape;
-  const outs = [
-    be.makeOutput([n, d], "float32"),
-    be.makeOutput([d], "float32"),
-    be.makeOutput([d], "float32"),
-  ];
+  const outs = [[n, d], [d], [d]].map((shape) => be.makeOutput(shape, "float32"));
   for (const o of outs.slice(1)) be.wasm.HEAPF32.fill(0, addr(be, o) / 4, addr(be, o) / 4 + d); // accumulated
-  lnKernels!.backward(
-    addr(be, dy),
-    addr(be, xhat),
-    addr(be, rstd),
-    addr(be, g),
-    ...outs.map((o) => addr(be, o)),
-    n,
-    d,
-  );
+  lnKernels!.backward(...[dy, xhat, rstd, g, ...outs].map((t) => addr(be, t)), n, d);
   return outs;
 }
 
@@ -123,13 +106,9 @@ export const layerNorm = tf.customGrad(
     return {
       value,
       gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
-        const [xh, rs, gs] = saved, gy = dy as tf.Tensor;
-        if (!own) return layerNormGrad(gy, xh, rs, gs);
-        return tf.engine().runKernel(
-          "AceLayerNormGrad",
-          { dy: gy, xhat: xh, rstd: rs, g: gs },
-          {},
-        ) as tf.Tensor[];
+        const [xhat, rstd, g] = saved, gy = dy as tf.Tensor;
+        if (!own) return layerNormGrad(gy, xhat, rstd, g);
+        return tf.engine().runKernel("AceLayerNormGrad", { dy: gy, xhat, rstd, g }, {}) as tf.Tensor[];
       },
     };
   }) as unknown as Body,

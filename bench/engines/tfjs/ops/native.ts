@@ -66,11 +66,6 @@ function libraryPath(compiler: string): string {
   return join(cacheRoot(), "kernels", hash, LIB_NAME);
 }
 
-/** The compiler: ACEBENCH_CC, else `cc`. */
-function compilerName(): string {
-  return Deno.env.get("ACEBENCH_CC") || "cc";
-}
-
 /** Compile kernels.c to `path` through a temporary file renamed into place (concurrent builders race harmlessly). */
 async function build(compiler: string, path: string): Promise<void> {
   const dir = join(path, "..");
@@ -94,7 +89,7 @@ async function build(compiler: string, path: string): Promise<void> {
 /** Build (first use) and load the library; null with one stderr line where it cannot be (then tfjs-wasm's path). */
 export async function loadNative(): Promise<NativeInfo | null> {
   if (lib || loadError) return info;
-  const compiler = compilerName();
+  const compiler = Deno.env.get("ACEBENCH_CC") || "cc";
   try {
     if (typeof Deno === "undefined" || Deno.permissions.querySync({ name: "ffi" }).state !== "granted") {
       throw new Error("FFI not permitted (run deno with --allow-ffi)");
