@@ -61,9 +61,8 @@ async function calibrate(cfg: ModelConfig): Promise<number> {
 }
 
 /**
- * Start the backend the settings name; for "auto", calibrate the CPU backend (blas, else wasm) against webgpu on
- * `cfg` when a WebGPU adapter exists and keep the faster (no adapter: blas, else wasm, else cpu). Returns the
- * decision.
+ * Start the backend the settings name; "auto" keeps the faster of the CPU backend (blas, else wasm) and webgpu,
+ * calibrated on `cfg`, where a WebGPU adapter exists (none: blas, else wasm, else cpu). Returns the decision.
  */
 export async function initEngineBackend(requested: string, cfg: ModelConfig): Promise<BackendDecision> {
   if (requested !== "auto") {

@@ -76,10 +76,7 @@ export function blasAvailable(): boolean {
   return blasInfo() !== null;
 }
 
-/**
- * Whether a WebGPU adapter is available (a GPU, or Mesa's lavapipe on a CPU machine). False without probing when
- * ACEBENCH_WEBGPU_ADAPTER=0.
- */
+/** Whether a WebGPU adapter (a GPU, or Mesa's lavapipe) is available; false unprobed if ACEBENCH_WEBGPU_ADAPTER=0. */
 export async function hasWebgpuAdapter(): Promise<boolean> {
   if (Deno.env.get("ACEBENCH_WEBGPU_ADAPTER") === "0") return false;
   const gpu = (globalThis.navigator as { gpu?: { requestAdapter(): Promise<unknown> } } | undefined)?.gpu;

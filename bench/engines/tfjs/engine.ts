@@ -27,7 +27,7 @@ import {
   setWeights,
 } from "./model.ts";
 import { type EvalRecord, evaluate, policyFrom, type SavedModel } from "./policy.ts";
-import { type RlContext, type TfjsGroup, tfjsPolicy, type Tokens } from "./rl.ts";
+import { type RlContext, type TfjsGroup, tfjsPolicy } from "./rl.ts";
 import {
   baseKey,
   blasThreads,
@@ -58,7 +58,7 @@ interface RunCheckpoint extends SavedModel {
 }
 
 /** Where base model `base` (0-based) of a sweep lives: `<sweepDir>/base/<base>/`. */
-export function baseDir(sweepDir: string, base: number): string {
+function baseDir(sweepDir: string, base: number): string {
   return join(sweepDir, "base", String(base));
 }
 
@@ -192,7 +192,7 @@ function tfjsRunBackend(
   runDir: string,
   sweepDir: string,
   base: BaseBundle,
-): { backend: RunBackend<TfjsGroup, Tokens>; model: Model } {
+): { backend: RunBackend<TfjsGroup, Int32Array>; model: Model } {
   const s = run.settings;
   const { train, test } = taskSets(s);
   const policy = policyFrom(base);
@@ -209,7 +209,7 @@ function tfjsRunBackend(
     grader: tfjsGrading(sweepDir, s, run.eval),
   };
   const ckptDir = join(runDir, "checkpoints");
-  const backend: RunBackend<TfjsGroup, Tokens> = {
+  const backend: RunBackend<TfjsGroup, Int32Array> = {
     ...tfjsPolicy(ctx),
     extraLogs: [],
     evaluate: async (step) => {
@@ -276,7 +276,7 @@ function blasThreadsStop(): Disposable {
 }
 
 /** RL from the run's base model, resuming from the newest checkpoint when there is one. */
-export async function runRl(
+async function runRl(
   run: RunConfig<TfjsSettings>,
   runDir: string,
   sweepDir: string,

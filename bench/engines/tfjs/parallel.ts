@@ -140,10 +140,7 @@ function stopReplicas(replicas: Replica[]): void {
   replicas.length = 0;
 }
 
-/**
- * Start `workers` replicas of `model`'s shape on the current backend, reading `model`'s weights from a new shared
- * buffer (`weights`); a bad count is an error naming `who`.
- */
+/** Start `workers` replicas of `model` on this backend, reading its weights from a new shared buffer (`weights`). */
 async function startReplicas(model: Model, workers: number, who: string) {
   if (!Number.isInteger(workers) || workers < 1) {
     throw new Error(`${who}: workers must be a positive integer, got ${workers}`);

@@ -40,12 +40,7 @@ function mixOf(s: TfjsSettings): Map<string, { methods: Method[]; weights: numbe
 }
 
 /** Draw `count` examples: a uniform training problem, then a method by the mix weights of its family. */
-function drawExamples(
-  train: readonly MathRecord[],
-  s: TfjsSettings,
-  rng: Rng,
-  count: number,
-): Example[] {
+function drawExamples(train: readonly MathRecord[], s: TfjsSettings, rng: Rng, count: number): Example[] {
   const mix = mixOf(s);
   return Array.from({ length: count }, () => {
     const record = train[rng.int(train.length)];
@@ -59,12 +54,7 @@ function drawExamples(
  * including EOS, where N is the longest response of the batch and T = promptLength + N (padding columns that no
  * row uses are not computed). Throws when a trace does not fit the response budget `maxNew`.
  */
-function encodeExamples(
-  tok: Tokenizer,
-  examples: readonly Example[],
-  promptLength: number,
-  maxNew: number,
-) {
+function encodeExamples(tok: Tokenizer, examples: readonly Example[], promptLength: number, maxNew: number) {
   const responses = examples.map((e) => {
     const ids = [...tok.encode(renderTrace(e.method, e.record.meta.params ?? {}).text), tok.eos];
     if (ids.length > maxNew) {

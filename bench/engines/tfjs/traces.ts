@@ -101,7 +101,7 @@ function divide(x: number, y: number): { text: string; value: number } {
 }
 
 /** All methods, by family. */
-export const METHODS: readonly Method[] = [
+const METHODS: readonly Method[] = [
   {
     family: "arith",
     name: "precedence",
