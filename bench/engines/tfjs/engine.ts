@@ -229,12 +229,12 @@ function tfjsRunBackend(
       };
       saveCheckpoint(ckptDir, step, checkpoint);
     },
-    async load() {
+    load() {
       const resumed = loadLatestCheckpoint<RunCheckpoint>(ckptDir);
-      if (!resumed) return null;
+      if (!resumed) return Promise.resolve(null);
       setWeights(policy.model, resumed.value.weights);
       setOptimizerState(opt, resumed.value.optimizer);
-      return resumed.step;
+      return Promise.resolve(resumed.step);
     },
   };
   return { backend, model: policy.model };

@@ -112,7 +112,8 @@ export function disposeModel(model: Model): void {
 /** Layer l's weights by role (parameter `h{l}.ln1.g` is role ln1g). */
 function layerWeights(model: Model, l: number): LayerWeights {
   const names = ["ln1.g", "ln1.b", "qkv", "proj", "ln2.g", "ln2.b", "up", "down"];
-  return Object.fromEntries(names.map((n) => [n.replace(".", ""), model.params.get(`h${l}.${n}`)!])) as never;
+  const weights = names.map((n) => [n.replace(".", ""), model.params.get(`h${l}.${n}`)!]);
+  return Object.fromEntries(weights) as unknown as LayerWeights;
 }
 
 /** Logits [B*T, V] for int32 tokens [B, T] at positions start..start+T-1 (start = cache length). */

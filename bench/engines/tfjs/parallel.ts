@@ -106,10 +106,6 @@ class Replica {
     this.pending = null;
     p?.(m);
   }
-  /** Send a message that has no reply. */
-  send(msg: ToWorker): void {
-    this.worker.postMessage(msg);
-  }
   /** Send a message and wait for the reply (throws on a worker error). */
   request(msg: ToWorker, transfer: Transferable[] = []): Promise<FromWorker> {
     return new Promise((resolve, reject) => {
@@ -313,7 +309,9 @@ export class SamplerPool {
         return out;
       },
       close: () => {
-        if (opened) { for (const r of this.replicas) r.send({ kind: "sample-close" }); }
+        if (opened) {
+          for (const r of this.replicas) r.worker.postMessage({ kind: "sample-close" } satisfies ToWorker);
+        }
         this.busy = false;
       },
     };
