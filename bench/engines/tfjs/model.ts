@@ -30,13 +30,14 @@ import {
   type Optimizer,
   type OptimizerState,
   setOptimizerState,
+  type StepResult,
   type TensorData,
   toDataAsync,
 } from "./model/adam.ts";
 
 export { initBackend } from "./backend.ts";
 export { getOptimizerStateAsync, setOptimizerState };
-export type { AdamOptions, Optimizer, OptimizerState, TensorData };
+export type { AdamOptions, Optimizer, OptimizerState, StepResult, TensorData };
 
 /** Transformer shape: vocabulary, width, heads (dModel divisible by heads), blocks, max sequence length. */
 export interface ModelConfig {
@@ -460,11 +461,7 @@ export function createOptimizer(model: Model, opts: AdamOptions): Optimizer {
 }
 
 /** One Adam step on `loss` (a closure calling tokenLogProbs); returns the loss and pre-clip gradient norm. */
-export function trainStep(
-  model: Model,
-  opt: Optimizer,
-  loss: () => tf.Scalar,
-): { loss: number; gradNorm: number } {
+export function trainStep(model: Model, opt: Optimizer, loss: () => tf.Scalar): StepResult {
   return driveSync(adamSteps(model.params, opt, loss));
 }
 
@@ -477,7 +474,7 @@ export function applyGradients(
   opt: Optimizer,
   grads: Float32Array[],
   loss: number,
-): { loss: number; gradNorm: number } {
+): StepResult {
   const vars = [...model.params.values()];
   const tensors = grads.map((g, i) => tf.tensor(g, vars[i].shape, "float32"));
   try {
@@ -488,11 +485,7 @@ export function applyGradients(
 }
 
 /** `trainStep` reading the loss and norm asynchronously (the form that works on webgpu); `loss` must not read data. */
-export function trainStepAsync(
-  model: Model,
-  opt: Optimizer,
-  loss: () => tf.Scalar,
-): Promise<{ loss: number; gradNorm: number }> {
+export function trainStepAsync(model: Model, opt: Optimizer, loss: () => tf.Scalar): Promise<StepResult> {
   return driveAsync(adamSteps(model.params, opt, loss));
 }
 

@@ -8,6 +8,7 @@ import {
   type Model,
   type Optimizer,
   setSamplerDelegate,
+  type StepResult,
   tokenLogProbs,
 } from "./model.ts";
 import { backendInUse, rowInvariant } from "./backend.ts";
@@ -231,7 +232,7 @@ export class DataParallelTrainer {
   }
 
   /** One data-parallel training step on `batch`; returns the loss and pre-clip gradient norm like `trainStep`. */
-  async step(batch: MaskedBatch): Promise<{ loss: number; gradNorm: number }> {
+  async step(batch: MaskedBatch): Promise<StepResult> {
     const { loss, grads } = await this.gradients(batch);
     const t0 = performance.now();
     const out = applyGradients(this.model, this.opt, grads, loss);

@@ -12,6 +12,7 @@ import {
   type OptimizerState,
   setOptimizerState,
   setWeights,
+  type StepResult,
   type TensorData,
   trainStepAsync,
 } from "./model.ts";
@@ -191,11 +192,7 @@ export async function trainSft(
 }
 
 /** One single-process step of the masked next-token loss (what `DataParallelTrainer.step` does over workers). */
-async function localStep(
-  model: Model,
-  opt: Optimizer,
-  mb: MaskedBatch,
-): Promise<{ loss: number; gradNorm: number }> {
+async function localStep(model: Model, opt: Optimizer, mb: MaskedBatch): Promise<StepResult> {
   const tokens = tf.tensor2d(mb.tokens, [mb.rows, mb.cols], "int32");
   const mask = tf.tensor2d(mb.mask, [mb.rows, mb.maskCols]);
   try {

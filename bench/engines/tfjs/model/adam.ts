@@ -44,6 +44,9 @@ export function disposeOptimizer(opt: Optimizer): void {
   for (const map of [opt.m, opt.v]) map.forEach((t) => t.dispose());
 }
 
+/** What a training step returns: the loss and the pre-clipping gradient norm. */
+export type StepResult = { loss: number; gradNorm: number };
+
 /** Serialisable optimizer state for bit-for-bit resume. */
 export interface OptimizerState {
   step: number;
@@ -88,7 +91,7 @@ export function* adamSteps(
   params: Map<string, tf.Variable>,
   opt: Optimizer,
   loss: () => tf.Scalar,
-): Generator<tf.Tensor, { loss: number; gradNorm: number }, Float32Array> {
+): Generator<tf.Tensor, StepResult, Float32Array> {
   const names = [...params.keys()];
   const { value, grads } = tf.variableGrads(loss, names.map((n) => params.get(n)!));
   try {
@@ -108,7 +111,7 @@ export function* adamApply(
   opt: Optimizer,
   byName: (tf.Tensor | undefined)[],
   lossValue: number,
-): Generator<tf.Tensor, { loss: number; gradNorm: number }, Float32Array> {
+): Generator<tf.Tensor, StepResult, Float32Array> {
   const names = [...params.keys()];
   // Pairwise adds, not tf.addN: tfjs-webgpu's addN binds every input at once, and past the device's storage-buffer
   // limit (8 by default) its shader fails validation and the result is a stale buffer (measured: it read back

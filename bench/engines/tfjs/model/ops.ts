@@ -5,7 +5,7 @@
 // costs a few ms. So every gradient here transposes explicitly and multiplies without flags, except on the
 // BLAS (ops/blas.ts), which takes transpose flags at full speed.
 import * as tf from "@tensorflow/tfjs-core";
-import { swapLast } from "../ops/attention.ts";
+import { grad, product, swapLast } from "../ops/attention.ts";
 import { blasActive } from "../ops/blas.ts";
 import {
   addr,
@@ -17,23 +17,15 @@ import {
 } from "../ops/wasm.ts";
 
 type T2 = tf.Tensor2D;
-// tfjs types a custom-gradient body as variadic (Tensor | save)[]; ours take fixed positional arguments.
-type Body = Parameters<typeof tf.customGrad>[0];
 
 /** x [N, K] @ w [K, M] → [N, M]; gradients dx = dy wᵀ, dw = xᵀ dy (explicit transposes unless on the BLAS). */
-export const linear = tf.customGrad(
-  ((x: tf.Tensor, w: tf.Tensor, save: tf.GradSaveFunc) => {
-    save([x, w]);
-    return {
-      value: tf.matMul(x as T2, w as T2),
-      gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
-        const [xs, ws] = saved as T2[], g = dy as T2;
-        if (blasActive()) return [tf.matMul(g, ws, false, true), tf.matMul(xs, g, true, false)];
-        return [tf.matMul(g, swapLast(ws)), tf.matMul(swapLast(xs), g)];
-      },
-    };
-  }) as unknown as Body,
-) as unknown as (x: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
+export const linear = product<T2>(
+  (x, w) => tf.matMul(x, w),
+  (g, x, w) =>
+    blasActive()
+      ? [tf.matMul(g, w, false, true), tf.matMul(x, g, true, false)]
+      : [tf.matMul(g, swapLast(w)), tf.matMul(swapLast(x), g)],
+);
 
 let lnKernels: { forward: Fn; backward: Fn } | null = null;
 let fusedLn = true;
@@ -93,8 +85,8 @@ function layerNormGrad(gy: tf.Tensor, xh: tf.Tensor, rs: tf.Tensor, gs: tf.Tenso
 }
 
 /** LayerNorm over the last axis of x [N, D] with gain g [D] and bias b [D] (eps 1e-5, as torch). */
-export const layerNorm = tf.customGrad(
-  ((x: tf.Tensor, g: tf.Tensor, b: tf.Tensor, save: tf.GradSaveFunc) => {
+export const layerNorm = grad<(x: T2, g: tf.Tensor1D, b: tf.Tensor1D) => T2>(
+  (x: tf.Tensor, g: tf.Tensor, b: tf.Tensor, save: tf.GradSaveFunc) => {
     const own = lnOwn(x.shape[x.shape.length - 1]) && x.rank === 2;
     let value: tf.Tensor, xhat: tf.Tensor, rstd: tf.Tensor;
     if (own) [value, xhat, rstd] = tf.engine().runKernel("AceLayerNorm", { x, g, b }, {}) as tf.Tensor[];
@@ -111,8 +103,8 @@ export const layerNorm = tf.customGrad(
         return tf.engine().runKernel("AceLayerNormGrad", { dy: gy, xhat, rstd, g }, {}) as tf.Tensor[];
       },
     };
-  }) as unknown as Body,
-) as unknown as (x: tf.Tensor2D, g: tf.Tensor1D, b: tf.Tensor1D) => tf.Tensor2D;
+  },
+);
 
 /** One-hot rows of int32 ids [N] as float32 [N, depth]; an embedding lookup is oneHot(ids) @ table. */
 export function oneHotF(ids: tf.Tensor1D, depth: number): tf.Tensor2D {

@@ -261,27 +261,32 @@ function merge(y: tf.Tensor3D, b: number, width: number, offset: number): tf.Ten
     : tf.pad(rows, [[0, 0], [offset, width - offset - heads * hd]])) as tf.Tensor2D;
 }
 
+// tfjs types a custom-gradient body as variadic (Tensor | save)[]; ours take fixed positional arguments.
 type Body = Parameters<typeof tf.customGrad>[0];
-const grad = <F>(body: (...args: never[]) => unknown) =>
+/** tf.customGrad of a body with fixed positional arguments, typed as `F`. */
+export const grad = <F>(body: (...args: never[]) => unknown) =>
   tf.customGrad(body as unknown as Body) as unknown as F;
 type T3 = tf.Tensor3D;
 
 /** Differentiable product `f` of a and b, whose gradients `back(dC, a, b)` gives (a and b saved for it). */
-const product = (f: (a: T3, b: T3) => T3, back: (dy: T3, a: T3, b: T3) => tf.Tensor[]) =>
-  grad<(a: T3, b: T3) => T3>((a: T3, b: T3, save: tf.GradSaveFunc) => {
+export const product = <T extends tf.Tensor>(
+  f: (a: T, b: T) => T,
+  back: (dy: T, a: T, b: T) => tf.Tensor[],
+) =>
+  grad<(a: T, b: T) => T>((a: T, b: T, save: tf.GradSaveFunc) => {
     save([a, b]);
-    return { value: f(a, b), gradFunc: (dy: tf.Tensor, [as, bs]: T3[]) => back(dy as T3, as, bs) };
+    return { value: f(a, b), gradFunc: (dy: tf.Tensor, [as, bs]: T[]) => back(dy as T, as, bs) };
   });
 
 /** Differentiable a @ b for [n, m, k] x [n, k, p]: dA = dC bᵀ, dB = aᵀ dC. */
-const matMulAB = product(bmm, (dy, a, b) => [bmmNT(dy, b), bmmTN(a, dy)]);
+const matMulAB = product<T3>(bmm, (dy, a, b) => [bmmNT(dy, b), bmmTN(a, dy)]);
 
 /** Differentiable a @ bᵀ for [n, m, k] x [n, p, k]: dA = dC b, dB = dCᵀ a. */
-const matMulABt = product((a, b) => bmmNT(a, b), (dy, a, b) => [bmm(dy, b), bmmTN(dy, a)]);
+const matMulABt = product<T3>((a, b) => bmmNT(a, b), (dy, a, b) => [bmm(dy, b), bmmTN(dy, a)]);
 
 /** Differentiable alpha · a @ bᵀ on the BLAS (only while blasActive()), the scale folded into each product. */
 function scaledScores(a: T3, b: T3, alpha: number): T3 {
-  return product(
+  return product<T3>(
     (a, b) => run("AceBmmNT", { a, b }, { keys: b.shape[1], alpha }) as T3,
     (dy, a, b) => [run("AceBmm", { a: dy, b }, { alpha }), bmmTN(dy, a, alpha)],
   )(a, b);
