@@ -158,11 +158,8 @@ export function nativeInfo(): NativeInfo | null {
   return active && info ? { ...info } : null;
 }
 
-/** Run native kernels on `n` threads (1 = the caller only); results are the same bits for every n. */
+/** Run native kernels on `n` threads (1 = the caller only; `setThreads` checks n); the same bits for any n. */
 export function setNativeThreads(n: number): void {
-  if (!Number.isInteger(n) || n < 1) {
-    throw new Error(`native kernel threads must be a positive integer, got ${n}`);
-  }
   threads = n;
 }
 
