@@ -1,18 +1,5 @@
-/**
- * Public API of the VERL engine (bench/engines/verl): export datasets as VERL parquet, plan and launch VERL runs on
- * Ray, and ingest VERL's validation dumps into eval.jsonl.
- *
- * For the sweep runner and reports:
- * - `verlRunPlan(run, sweep)` (alias `planRun`) → `{ overrides, script, rayJobCommand, command, entrypoint, verlRoot,
- *   verlVersion, files }` (overrides for settings.verlVersion, default the newest release in versions.ts; the
- *   script runs from the checkout verlRoot / $VERL_ROOT):
- *   what `deno task sweep --dry-run` prints and what a VERL sweep writes into each run folder (`files` keys are
- *   relative to the run folder: verl/launch.sh, verl/ray_job.sh, verl/overrides.txt, verl/ace_verl.py).
- * - `ingestVerlDumps(runDir)` → grades `<runDir>/val_generations/*.jsonl` with acebench's grader and writes
- *   `<runDir>/eval.jsonl` (ARCHITECTURE.md format); returns counts.
- * - `verlEngine` (Engine, name "verl"): prepare = export parquet under `<sweep>/data/verl/`; run = write the plan,
- *   then launch it if settings.launch is "local" or "ray-job".
- */
+// Public API of the VERL engine (bench/engines/verl): parquet export, launch plans for Ray, ingest of VERL's
+// validation dumps. docs/verl.md ("The launch plan") describes what each entry point returns.
 export { type ExportedFile, exportVerlData, type RecordLoader, verlCluster, verlEngine } from "./engine.ts";
 export { readVerlParquet, toVerlRows, verlParquetBytes, type VerlRow, writeVerlParquet } from "./export.ts";
 export {

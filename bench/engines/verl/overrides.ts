@@ -38,15 +38,11 @@ export interface OverrideInput {
 
 /** The name of ACE's estimator as ace_verl.py registers it. */
 export const ACE_ESTIMATOR = "ace";
-/** W-REINFORCE's estimator as ace_verl.py registers it (VERL has none built in). */
-const W_REINFORCE_ESTIMATOR = "w_reinforce";
-/** The RL core's estimators by VERL name (algorithm.adv_estimator); ACE runs use ace_verl's GRPO-based `ace`. */
-const VERL_ESTIMATORS: Record<string, string> = {
-  grpo: "grpo",
-  rloo: "rloo",
-  grpo_passk: "grpo_passk",
-  w_reinforce: W_REINFORCE_ESTIMATOR,
-};
+/**
+ * The RL core's estimators VERL has under the same name (algorithm.adv_estimator); w_reinforce is registered by
+ * ace_verl.py (VERL has none built in), and ACE runs use ace_verl's GRPO-based `ace`.
+ */
+const VERL_ESTIMATORS = ["grpo", "rloo", "grpo_passk", "w_reinforce"];
 
 /** VERL's algorithm.adv_estimator for the run; throws naming the method when VERL cannot run it. */
 export function advEstimator(algo: AlgoConfig): string {
@@ -59,9 +55,10 @@ export function advEstimator(algo: AlgoConfig): string {
     }
     return ACE_ESTIMATOR;
   }
-  const name = VERL_ESTIMATORS[algo.advEstimator];
-  if (!name) throw new RangeError(`algo.advEstimator '${algo.advEstimator}' has no VERL estimator mapped`);
-  return name;
+  if (!VERL_ESTIMATORS.includes(algo.advEstimator)) {
+    throw new RangeError(`algo.advEstimator '${algo.advEstimator}' has no VERL estimator mapped`);
+  }
+  return algo.advEstimator;
 }
 
 /** Ray calls this in every worker process so the `ace` estimator and the call-site patch exist there. */
@@ -69,8 +66,8 @@ export const ACE_SETUP_HOOK = "ace_verl.install";
 /** The reward module (bench/engines/verl/reward.py) as copied into each run's verl/ folder. */
 export const REWARD_MODULE = "reward.py";
 /** reward.py's function per reward scheme: ±1 (math_dapo's scale) or 1/0, both from acebench's strict grade. */
-export const REWARD_FUNCTIONS: Record<"native" | "binary", string> = {
-  native: "compute_score",
+export const REWARD_FUNCTIONS: Record<AlgoConfig["rewardScheme"], string> = {
+  pm1: "compute_score",
   binary: "compute_score_binary",
 };
 
@@ -150,12 +147,6 @@ export function workerPythonPath(path: string): string {
   return `++ray_kwargs.ray_init.runtime_env.env_vars.PYTHONPATH='${path}'`;
 }
 
-/** How each reward scheme of the RL core reaches VERL's math_dapo scorer (±1 natively, acc in the extra info). */
-const REWARD_SCHEMES: Record<AlgoConfig["rewardScheme"], "native" | "binary"> = {
-  pm1: "native",
-  binary: "binary",
-};
-
 /** Policy losses VERL 0.7.0 has under the RL core's names (actor.policy_loss.loss_mode). */
 const VERL_POLICY_LOSSES = ["vanilla", "clip_cov", "kl_cov"];
 
@@ -199,9 +190,9 @@ function checkExpressible(algo: AlgoConfig, recipe: Recipe): void {
         "subset is not mapped (Zhu et al.'s fork subsets it in ray_trainer.py)",
     );
   }
-  if (!(algo.rewardScheme in REWARD_SCHEMES)) {
+  if (!(algo.rewardScheme in REWARD_FUNCTIONS)) {
     throw new RangeError(
-      `algo.rewardScheme is '${algo.rewardScheme}'; VERL can express ${Object.keys(REWARD_SCHEMES)}`,
+      `algo.rewardScheme is '${algo.rewardScheme}'; VERL can express ${Object.keys(REWARD_FUNCTIONS)}`,
     );
   }
   if (algo.stdEps !== 1e-6) throw new RangeError(`algo.stdEps is ${algo.stdEps}; VERL fixes it at 1e-6`);
@@ -329,7 +320,7 @@ function rewardOverrides(algo: AlgoConfig, { recipe, settings, paths }: Override
   // acebench reward: every arm scores with reward.py, i.e. acebench's strict grader (the grade the report counts).
   out.push(
     `custom_reward_function.path=${JSON.stringify(`${paths.aceDir}/${REWARD_MODULE}`)}`,
-    `custom_reward_function.name=${REWARD_FUNCTIONS[REWARD_SCHEMES[algo.rewardScheme]]}`,
+    `custom_reward_function.name=${REWARD_FUNCTIONS[algo.rewardScheme]}`,
   );
   if (!algo.overlong.enabled) return out;
   const buffer = {

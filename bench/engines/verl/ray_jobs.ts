@@ -32,10 +32,7 @@ const TERMINAL: ReadonlySet<string> = new Set(["SUCCEEDED", "FAILED", "STOPPED"]
 /** A run's job states (status.json's rayJob.state) that hold cluster resources, or soon will. */
 const IN_FLIGHT: ReadonlySet<string> = new Set(["SUBMITTING", "PENDING", "RUNNING"]);
 const SLOT_LOCK = join(VERL_DIR, "submit.lock");
-/**
- * A slot lock older than this is left over from a killed sweep: the check it guards is a few dashboard queries
- * (milliseconds; each gives up after 30 s), so a busy dashboard can hold it a while.
- */
+/** A slot lock older than this (s) is a killed sweep's: it guards a few dashboard queries (each ≤ 30 s). */
 const STALE_LOCK_S = 120;
 /** A SUBMITTING status older than this, for a job the cluster does not know, is left over from a killed sweep. */
 const SUBMIT_S = 600;
@@ -101,11 +98,6 @@ async function jobLogTail(address: string, id: string, n = LOG_LINES): Promise<s
   if (r.code !== 200) return [];
   const logs = (JSON.parse(r.body) as { logs?: string }).logs ?? "";
   return logs.split("\n").filter((l) => l.trim() !== "").slice(-n);
-}
-
-/** Ask the cluster to stop a job (a finished or unknown one is left as it is). */
-async function stopJob(address: string, id: string): Promise<void> {
-  await rest(address, "POST", `/api/jobs/${encodeURIComponent(id)}/stop`);
 }
 
 /** The cluster's alive nodes and the GPUs each declares (Ray's state API). */
@@ -380,25 +372,20 @@ async function claimSlot(job: RayJobRun, address: string, record: JobRecord): Pr
   }
 }
 
-/**
- * Claim a slot, write the record, then submit: a sweep killed in between finds the id and asks the cluster about
- * it.
- */
+/** Claim a slot, write the record, then submit: a sweep killed in between finds the id and asks the cluster. */
 async function submitAttempt(job: RayJobRun, address: string, attempt: number): Promise<JobRecord> {
   const record = { submissionId: submissionId(job.clusterRunDir, job.runId, attempt), attempt, address };
   await claimSlot(job, address, record);
   if (job.verlRoot === null) throw new Error("ray-job: no VERL checkout (settings.verlRoot or VERL_ROOT)");
   const upload = job.settings.verlInstall === "upload" ? job.verlRoot : null;
   // the job's own id reaches its driver and workers (Ray passes no submission id to them)
+  const env = { VERL_ROOT: job.verlRoot, ACEBENCH_RAY_SUBMISSION_ID: record.submissionId };
   await submitJob(
     address,
     record.submissionId,
     ["bash", join(job.clusterRunDir, VERL_DIR, "launch.sh")],
     upload,
-    {
-      VERL_ROOT: job.verlRoot,
-      ACEBENCH_RAY_SUBMISSION_ID: record.submissionId,
-    },
+    env,
   );
   job.log(`run ${job.runId}: submitted Ray job ${record.submissionId} to ${address}`);
   return record;
@@ -464,7 +451,7 @@ export async function interruptRayJob(runDir: string, settings: VerlSettings): P
     );
     return;
   }
-  await stopJob(record.address, record.submissionId);
+  await rest(record.address, "POST", `/api/jobs/${encodeURIComponent(record.submissionId)}/stop`);
   const end = await waitForEnd(record.address, record.submissionId, 1, 60);
   mirror(runDir, record, end?.status ?? "STOPPING");
   console.error(
