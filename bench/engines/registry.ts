@@ -18,10 +18,8 @@ export interface EngineSpec {
   /** JSON Schema for the engine's `settings` (defaults are filled in by ajv). */
   settingsSchema: string;
   /**
-   * An engine whose job writes its own outputs (VERL: validation dumps) that must become run-folder files:
-   * the export `(runDir, { sweepDir }) => Promise<unknown>` doing it, and whether a run folder has outputs not
-   * yet ingested. Ingest runs when the engine's job finishes, or by `deno task report DIR --ingest`; reports
-   * refuse a folder with pending outputs instead of writing into it.
+   * For an engine whose job writes its own outputs (VERL: validation dumps): the export `(runDir, { sweepDir })`
+   * turning them into run-folder files, and whether a run folder has outputs not ingested yet (reports refuse it).
    */
   ingest?: { exportName: string; pending(runDir: string): boolean };
   /** Export planning one external job for `--dry-run` (VERL: `planRun`: Hydra overrides, script, command). */
@@ -29,10 +27,8 @@ export interface EngineSpec {
   /** Export of an engine whose runs are cluster jobs (`EngineCluster`; VERL: `verlCluster`), loaded by the runner. */
   cluster?: string;
   /**
-   * `deno task sweep --smoke`: `settings` merged (deeply) over a config's and `rl` over its rl block (fewer
-   * problems, smaller batches and models), so every shipped config runs its real code path in seconds;
-   * `plansOnly`: the engine launches nothing (VERL: `launch: "none"`) and keeps its methods and evaluation, so
-   * the plan is the real one.
+   * `deno task sweep --smoke`: `settings` and `rl` merged deeply over a config's, so every shipped config runs its
+   * real code path in seconds; `plansOnly`: the engine launches nothing (VERL) and keeps methods and evaluation.
    */
   smoke: { settings: Record<string, unknown>; rl?: Record<string, unknown>; plansOnly?: boolean };
   /** What base model b is, for `--dry-run`'s design line; `seed` is the seed base 0 trains from, or "b". */
@@ -254,10 +250,7 @@ export async function loadPlanner(
   return mod[spec.planner];
 }
 
-/**
- * Run the engine's declared ingest on one run folder (a no-op for engines without one); returns its summary.
- * `partial` keeps outputs that lack samples, their cells marked † (`report --ingest --partial`).
- */
+/** Run the engine's ingest on a run folder (none: null); `partial` keeps short outputs, cells marked †. */
 export async function runIngest(
   spec: EngineSpec,
   runDir: string,

@@ -36,7 +36,7 @@ export interface OverrideInput {
   memory?: MemorySettings;
 }
 
-/** The name of ACE's estimator as ace_verl.py registers it. */
+/** ACE's estimator as ace_verl.py registers it. */
 export const ACE_ESTIMATOR = "ace";
 /**
  * The RL core's estimators VERL has under the same name (algorithm.adv_estimator); w_reinforce is registered by
@@ -81,11 +81,9 @@ export function entrypointFor(algo: AlgoConfig, settings: VerlSettings): string 
 export const ACE_METRICS_FILE = "ace_metrics.jsonl";
 
 /**
- * The environment ace_verl.py reads (strings, as Ray's env_vars require): ACE options for ACE runs, DAPO's
- * generation budget per step where the release's trainer has no round cap of its own (0.9.0's Sync DAPO:
- * ace_verl stops the run after maxRounds × genBatchSize prompts in one step; maxRounds ≤ 0: no cap, as in the
- * RL core), and the diagnostics file for every
- * run when settings.aceDiagnostics is on.
+ * The environment ace_verl.py reads (strings, as Ray's env_vars require): ACE options; DAPO's generation budget
+ * where the release's trainer has no round cap (0.9.0's Sync DAPO: ace_verl stops the run after maxRounds ×
+ * genBatchSize prompts in one step; maxRounds ≤ 0: no cap); the diagnostics file when settings.aceDiagnostics.
  */
 export function verlEnv(
   algo: AlgoConfig,
@@ -139,10 +137,7 @@ export function versionedOverrides(
   return { overrides: [...overrides, ...input.settings.extraOverrides], dropped };
 }
 
-/**
- * The Ray runtime-env override that puts ace_verl.py and the VERL checkout on every worker's path (`path` as
- * colon-separated folders; quoted for Hydra, so it may hold spaces but no single quote).
- */
+/** The override putting `path` (colon-separated; quoted for Hydra: no single quote) on every Ray worker's path. */
 export function workerPythonPath(path: string): string {
   return `++ray_kwargs.ray_init.runtime_env.env_vars.PYTHONPATH='${path}'`;
 }
