@@ -62,16 +62,8 @@ async function command(cmd: string, args: string[]): Promise<{ code: number; out
 
 /** One request to the dashboard's REST API: the HTTP code and body; an unreachable dashboard throws one line. */
 async function rest(address: string, method: "GET" | "POST", path: string) {
-  const r = await command("curl", [
-    "-sS",
-    "--max-time",
-    "30",
-    "-X",
-    method,
-    "-w",
-    "\n%{http_code}",
-    address + path,
-  ]);
+  const args = ["-sS", "--max-time", "30", "-X", method, "-w", "\n%{http_code}", address + path];
+  const r = await command("curl", args);
   if (r.code !== 0) {
     throw new Error(
       `ray-job: cannot reach the Ray dashboard at ${address} (curl: ${r.err.trim().split("\n")[0]})`,
