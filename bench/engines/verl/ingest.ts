@@ -146,7 +146,7 @@ interface IndexedProblem {
 }
 
 /** The validation problems a sweep exported (`<sweep>/data/verl/test-*.parquet`), for mapping dumps back to ids. */
-export async function validationIndex(sweepDir: string): Promise<IndexedProblem[]> {
+async function validationIndex(sweepDir: string): Promise<IndexedProblem[]> {
   const dir = join(sweepDir, "data", "verl");
   if (!exists(dir)) return [];
   const out: IndexedProblem[] = [];

@@ -246,7 +246,7 @@ ${verlRootLines(verlRoot, release)}${command}
 }
 
 /** The ACE module's source, copied into each run folder so the Ray job carries it. */
-export function aceModuleSource(): string {
+function aceModuleSource(): string {
   return readFileSync(new URL("./ace_verl.py", import.meta.url), "utf8");
 }
 

@@ -1,7 +1,7 @@
 // Public API of the VERL engine (bench/engines/verl): parquet export, launch plans for Ray, ingest of VERL's
 // validation dumps. docs/verl.md ("The launch plan") describes what each entry point returns.
 export { type ExportedFile, exportVerlData, type RecordLoader, verlCluster, verlEngine } from "./engine.ts";
-export { readVerlParquet, toVerlRows, verlParquetBytes, type VerlRow, writeVerlParquet } from "./export.ts";
+export { readVerlParquet, toVerlRows, type VerlRow, writeVerlParquet } from "./export.ts";
 export {
   DUMP_DIR,
   type DumpSample,
@@ -9,10 +9,8 @@ export {
   type IngestSummary,
   ingestVerlDumps,
   readVerlDumps,
-  validationIndex,
 } from "./ingest.ts";
 export {
-  aceModuleSource,
   planRun,
   VERL_DIR,
   verlDataPath,
@@ -22,7 +20,6 @@ export {
   writeRunPlan,
 } from "./launch.ts";
 export {
-  ACE_ESTIMATOR,
   ACE_METRICS_FILE,
   ACE_SETUP_HOOK,
   advEstimator,
@@ -47,7 +44,6 @@ export {
 } from "./versions.ts";
 export {
   DAPO_RECIPE,
-  GRPO_RECIPE,
   type Recipe,
   resolveRecipe,
   validateVerlSettings,
@@ -57,12 +53,10 @@ export {
 export { GRADER_SCRIPT, graderScript, rewardModuleSource } from "./reward.ts";
 export { bundleGrader, GRADER_BUNDLE_DIR, GRADER_BUNDLE_FILES } from "./grader_bundle.ts";
 export { parseRequest, type RewardVerdict, serveRewards, splitLines } from "./reward_serve.ts";
-export { readVerlMetrics, VERL_METRIC_FIELDS, VERL_METRICS_DIR } from "./verl_metrics.ts";
+export { readVerlMetrics, VERL_METRICS_DIR } from "./verl_metrics.ts";
 export {
-  ASSUMED_TOKENS_PER_GPU_SECOND,
   costTable,
   estimateMemory,
-  GPU_GB,
   type MemoryChoice,
   type MemoryEstimate,
   type MemorySettings,
@@ -71,5 +65,4 @@ export {
   planMemory,
   type RunCost,
   runCost,
-  VAL_PROBLEMS,
 } from "./cost.ts";

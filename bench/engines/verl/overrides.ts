@@ -37,7 +37,7 @@ export interface OverrideInput {
 }
 
 /** ACE's estimator as ace_verl.py registers it. */
-export const ACE_ESTIMATOR = "ace";
+const ACE_ESTIMATOR = "ace";
 /**
  * The RL core's estimators VERL has under the same name (algorithm.adv_estimator); w_reinforce is registered by
  * ace_verl.py (VERL has none built in), and ACE runs use ace_verl's GRPO-based `ace`.

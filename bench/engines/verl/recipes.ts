@@ -97,7 +97,7 @@ export const DAPO_RECIPE: Recipe = {
  * loss aggregation) come from the RL core's preset, not from here. Validation sampling follows DAPO's settings
  * so the two recipes are evaluated alike.
  */
-export const GRPO_RECIPE: Recipe = {
+const GRPO_RECIPE: Recipe = {
   trainBatchSize: 1024,
   genBatchSize: 1024,
   ppoMiniBatchSize: 256,
