@@ -11,9 +11,8 @@ import type { Engine, RunConfig } from "./engine.ts";
 /** Where an engine's implementation lives: a module URL, the export holding the `Engine`, its settings schema. */
 export interface EngineSpec {
   name: string;
-  /** Module that exports the engine object (imported lazily, inside a worker). */
+  /** Imported lazily, inside a worker. */
   module: string;
-  /** Name of the export holding the `Engine`. */
   exportName: string;
   /** JSON Schema for the engine's `settings` (defaults are filled in by ajv). */
   settingsSchema: string;
@@ -129,8 +128,7 @@ export const engines: Record<string, EngineSpec> = {
     },
     base: (seed) => `; base b is an SFT model trained from seed ${seed} under <out>/base/<b>/`,
     local: true,
-    // Its own generated test tasks (which ones is part of the protocol) and compact prompts, graded strictly
-    // in-process with no timeout.
+    // Its own generated test tasks (part of the protocol), compact prompts, graded strictly in-process.
     protocol: (s, e) => {
       const ev = (s.eval ?? {}) as { temperature?: number; topP?: number };
       const t = (s.tasks ?? {}) as { families?: string[]; testSize?: number; seed?: number };
@@ -172,8 +170,8 @@ export const engines: Record<string, EngineSpec> = {
 };
 
 /**
- * How a run of `engine` grades: by the protocol its sweep recorded (sweep.json's `record` in `sweepDir`), else (no
- * record yet, as in a dry run or a test of the engine alone) by the one the engine's entry gives for `settings`.
+ * How a run of `engine` grades: by the protocol its sweep recorded (sweep.json in `sweepDir`), else (no record yet:
+ * a dry run, a test of the engine alone) by the engine's protocol for `settings`.
  */
 export function gradingOf(
   engine: string,
@@ -194,8 +192,8 @@ export function engineSpec(name: string): EngineSpec {
 }
 
 /**
- * The engine a job names, inside the Worker: the registry's entry for `ref.name` (whose module and export must be
- * the ones the job names), or for a name outside the registry (a test's fake engine) the reference itself.
+ * The engine a job names, inside the Worker: the registry's entry for `ref.name` (module and export must match),
+ * or the reference itself for a name outside the registry (a test's fake engine).
  */
 export function engineOf(ref: EngineRef): EngineRef {
   const spec = engines[ref.name];

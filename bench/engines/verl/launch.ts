@@ -7,6 +7,7 @@ import { configHash } from "../../../common/hash.ts";
 import { shellQuote } from "../../../common/args.ts";
 import { RUN_FILES } from "../../../common/run_folder.ts";
 import type { RunConfig } from "../engine.ts";
+import type { LaunchPlan } from "../registry.ts";
 import { entrypointFor, REWARD_MODULE, verlEnv, versionedOverrides, workerPythonPath } from "./overrides.ts";
 import { type RunCost, runCost } from "./cost.ts";
 import { GRADER_SCRIPT, graderScript, rewardModuleSource } from "./reward.ts";
@@ -22,16 +23,13 @@ export interface VerlSweep {
   dir?: string;
 }
 
-/** What `deno task sweep --dry-run` prints for a VERL run and what the run folder receives. */
-export interface VerlRunPlan {
-  /** Hydra overrides for the entrypoint, in order (the last ones win). */
-  overrides: string[];
-  /** The runnable launch script (bash), also `files["verl/launch.sh"]`. */
-  script: string;
-  /** One shell command that submits the launch script to the Ray cluster. */
+/**
+ * What `deno task sweep --dry-run` prints for a VERL run and what the run folder receives: Hydra overrides in order
+ * (the last ones win), launch.sh as `script`, and `command` submitting it to the Ray cluster.
+ */
+export interface VerlRunPlan extends LaunchPlan {
+  /** `command` by the name the docs give it. */
   rayJobCommand: string;
-  /** Alias of `rayJobCommand` (the sweep registry's LaunchPlan field). */
-  command: string;
   entrypoint: string;
   verlVersion: VerlVersion;
   /** The VERL checkout the script runs from (settings.verlRoot, else VERL_ROOT when planned); null: $VERL_ROOT at launch. */

@@ -1,10 +1,7 @@
-// A VERL run through Ray's job API (settings.launch "ray-job"): launch.sh submitted under a submission id that is
-// a function of the run (no timestamp), followed until it ends, reattached to when the sweep runs again, stopped or
-// left running on Ctrl-C (settings.onInterrupt), resubmitted once after a failure by setting (jobRetries), and
-// submitted only once the cluster holds it beside the sweep's other jobs (VERL fails at once, not waits, when its
-// GPUs are taken: a node lost, a lane freed before its job's resources). Submits
-// with the `ray` CLI (it uploads the working dir); status, logs, stop and the cluster's nodes through the
-// dashboard's REST API with curl (a status query costs milliseconds, not a Python start).
+// A VERL run through Ray's job API (settings.launch "ray-job"), under a submission id that is a function of the
+// run, so a sweep run again reattaches; submitted only once the cluster holds it beside the sweep's other jobs
+// (VERL fails at once, not waits, when its GPUs are taken). Submits with the `ray` CLI (it uploads the working
+// dir); status, logs, stop and nodes through the dashboard's REST API with curl (no Python start per query).
 import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { atomicWrite, exists, readJson, writeJson } from "../../../common/fs.ts";
@@ -153,9 +150,8 @@ function treeBytes(dir: string, limit: number): number {
 }
 
 /**
- * Check before the first submission what a job relies on: the working dir it uploads is at most
- * settings.maxUploadMB (verlInstall "upload"; "image" uploads nothing), and a probe job in the cluster reads a
- * file this machine wrote into the sweep folder and writes one back beside it (the run folders must be shared).
+ * Check what a job relies on before the first submission: the uploaded working dir is at most settings.maxUploadMB
+ * (verlInstall "upload"), and a probe job in the cluster sees the sweep folder (run folders must be shared).
  */
 export async function checkClusterAssumptions(
   sweepDir: string,
@@ -294,10 +290,7 @@ interface RayJobRun {
   log: (line: string) => void;
 }
 
-/**
- * Other runs of the sweep (siblings of `runDir`) whose job is being submitted, or pending or running as the
- * cluster says (a status left RUNNING by a killed sweep may belong to a job that has ended since).
- */
+/** Other runs of the sweep whose job is being submitted, or in flight as the cluster says (status may lag). */
 async function siblingJobsInFlight(runDir: string): Promise<number> {
   const runs = dirname(runDir);
   let busy = 0;
@@ -428,10 +421,7 @@ export async function runRayJob(job: RayJobRun): Promise<void> {
   }
 }
 
-/**
- * After Ctrl-C of the sweep, for a run left running: stop its job (settings.onInterrupt "stop") or leave it
- * running to be reattached to by the next sweep ("detach"); says which on stderr.
- */
+/** After Ctrl-C, for a run left running: stop its job or leave it to be reattached (settings.onInterrupt). */
 export async function interruptRayJob(runDir: string, settings: VerlSettings): Promise<void> {
   const record = readRecord(runDir);
   if (record === null) return;
