@@ -24,7 +24,7 @@ export interface VerlSweep {
 }
 
 /**
- * What `deno task sweep --dry-run` prints for a VERL run and what the run folder receives: Hydra overrides in order
+ * What `deno task sweep --dry-run` prints for a VERL run and what its folder receives: Hydra overrides in order
  * (the last ones win), launch.sh as `script`, and `command` submitting it to the Ray cluster.
  */
 export interface VerlRunPlan extends LaunchPlan {
@@ -32,15 +32,13 @@ export interface VerlRunPlan extends LaunchPlan {
   rayJobCommand: string;
   entrypoint: string;
   verlVersion: VerlVersion;
-  /** The VERL checkout the script runs from (settings.verlRoot, else VERL_ROOT when planned); null: $VERL_ROOT at launch. */
+  /** The checkout launch.sh runs from (settings.verlRoot, else VERL_ROOT when planned); null: $VERL_ROOT at launch. */
   verlRoot: string | null;
   /** Files to write, by path relative to the run folder. */
   files: Record<string, string>;
-  /** Generations, GPU-hours, checkpoint storage and the memory plan (cost.ts). */
+  /** LaunchPlan's optional fields, always given: cost.ts's record, "verl v<version>", what it cannot express. */
   cost: RunCost;
-  /** "verl v<version>": the release this plan is generated for (shown by `sweep --dry-run`). */
   target: string;
-  /** Settings the target release cannot express (also in launch.sh's header). */
   notes: string[];
   /** data.max_prompt_length: VERL drops validation prompts longer than this (prompt_filter.ts). */
   maxPromptLength: number;
