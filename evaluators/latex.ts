@@ -8,27 +8,16 @@ export class LatexError extends Error {}
 /** Caps applied before anything reaches mathjs. */
 const LATEX_LIMITS = { maxTokens: 600, maxDepth: 40 };
 
-type Tok = { t: "num"; v: string } | { t: "id"; v: string } | { t: "cmd"; v: string } | {
-  t: "op";
-  v: string;
-};
+type Tok = { t: "num" | "id" | "cmd" | "op"; v: string };
 
+// LaTeX functions → mathjs names (the rest are spelled alike).
 const FUNCS: Record<string, string> = {
-  sin: "sin",
-  cos: "cos",
-  tan: "tan",
-  cot: "cot",
-  sec: "sec",
-  csc: "csc",
+  ...Object.fromEntries("sin cos tan cot sec csc sinh cosh tanh exp".split(" ").map((f) => [f, f])),
   arcsin: "asin",
   arccos: "acos",
   arctan: "atan",
-  sinh: "sinh",
-  cosh: "cosh",
-  tanh: "tanh",
   ln: "log",
   log: "log10",
-  exp: "exp",
 };
 const CONSTS: Record<string, string> = { pi: "pi", infty: "Infinity" };
 // Greek letters become plain variable names so `\alpha + 1` still parses as an expression in one variable.
@@ -112,7 +101,7 @@ class Parser {
     let out = this.term();
     for (;;) {
       if (this.isOp("+") || this.isOp("-")) {
-        const op = (this.toks[this.pos++] as { v: string }).v;
+        const op = this.toks[this.pos++].v;
         out = `${out} ${op} ${this.term()}`;
       } else break;
     }
@@ -321,6 +310,6 @@ export function latexToMathjs(latex: string): Translation {
   if (toks.length === 0) throw new LatexError("empty expression");
   const p = new Parser(toks);
   const expr = p.expr();
-  if (p.pos < toks.length) throw new LatexError(`unexpected '${(toks[p.pos] as { v: string }).v}'`);
+  if (p.pos < toks.length) throw new LatexError(`unexpected '${toks[p.pos].v}'`);
   return { expr, hasDecimal: p.hasDecimal };
 }
