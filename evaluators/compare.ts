@@ -2,7 +2,7 @@
 // ordered list of named comparisons (COMPARISONS): the first one that applies to the pair decides, and its name is what `--explain` reports.
 // Asymmetric on purpose where noted: the prediction is compared against the reference gold.
 import { compileExpr, type Expr, exprEqual, proportional } from "./numeric.ts";
-import { exprValue, type Value } from "./forms.ts";
+import { exprValue, interval, type Value } from "./forms.ts";
 
 type Rel = Extract<Value, { kind: "rel" }>;
 
@@ -133,7 +133,7 @@ function inequalityPieces(g: Rel): Pieces | null {
     // x ≠ a is the union of both sides of a; only as a single relation of a symbol.
     if (g.ops.length !== 1 || isAbs(g.srcs[varIdx])) return null;
     const a = g.sides[1 - varIdx];
-    return { unknown, pieces: [tuple("(", negInf, a, ")"), tuple("(", a, inf, ")")] };
+    return { unknown, pieces: [interval("(", negInf, a, ")"), interval("(", a, inf, ")")] };
   }
   let lo: Value = negInf, hi: Value = inf, open = "(", close = ")";
   const bound = (side: Value, op: string, varOnLeft: boolean) => {
@@ -143,19 +143,12 @@ function inequalityPieces(g: Rel): Pieces | null {
   };
   if (varIdx > 0) bound(g.sides[varIdx - 1], g.ops[varIdx - 1], false);
   if (varIdx < g.sides.length - 1) bound(g.sides[varIdx + 1], g.ops[varIdx], true);
-  const interval = tuple(open, lo, hi, close);
-  if (!isAbs(g.srcs[varIdx])) return { unknown, pieces: [interval] };
-  const pre = absPreimage(interval);
+  const piece = interval(open, lo, hi, close);
+  if (!isAbs(g.srcs[varIdx])) return { unknown, pieces: [piece] };
+  const pre = absPreimage(piece);
   if (pre === null) return null;
   return { unknown, pieces: pre.kind === "union" ? pre.parts as Tuple[] : [pre as Tuple] };
 }
-
-const tuple = (open: string, lo: Value, hi: Value, close: string): Tuple => ({
-  kind: "tuple",
-  open,
-  close,
-  items: [lo, hi],
-});
 
 const isAbs = (src: string) => /^\|\s*[a-zA-Z]\s*\|$/.test(src.trim());
 
@@ -202,7 +195,7 @@ function intersectPiece(a: Tuple, b: Tuple): Tuple | null {
   ];
   const [l, h] = [Math.max(al, bl), Math.min(ah, bh)];
   if (l > h || (l === h && (open === "(" || close === ")"))) return null;
-  return tuple(open, lo, hi, close);
+  return interval(open, lo, hi, close);
 }
 
 function intersect(a: Tuple[], b: Tuple[]): Tuple[] {

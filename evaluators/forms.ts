@@ -22,7 +22,7 @@ export type Value =
 const OPENERS = "([{";
 const CLOSERS = ")]}";
 // LaTeX relation → canonical operator (two-character forms before "<" and ">"); ≈ keeps the exact side.
-const RELATIONS: [string, string][] = [
+export const RELATIONS: readonly [string, string][] = [
   ["\\approx", "~"],
   ["\\le", "<="],
   ["\\ge", ">="],
@@ -212,7 +212,10 @@ function realOf(v: Value | undefined): number {
   }
 }
 
-const interval = (open: string, lo: Value, hi: Value, close: string): Value => ({
+type Tuple = Extract<Value, { kind: "tuple" }>;
+
+/** The interval (or pair) open lo, hi close. */
+export const interval = (open: string, lo: Value, hi: Value, close: string): Tuple => ({
   kind: "tuple",
   open,
   close,

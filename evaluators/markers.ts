@@ -1,7 +1,7 @@
 // Answer markers: DAPO's "Answer: …" line, Minerva's "final answer is …", "the answer is …" (strict mode too,
 // exactly as the original regexes read them, but in linear time), and the other conventions of default mode
 // ("**Answer:**", "Final answer:", "Answer \( 7/2 \)", GSM8K's "A: 18" and "#### 18").
-import { isProse, mathSpans, sentenceAnswer } from "./prose.ts";
+import { isProse, maskMath, sentenceAnswer } from "./prose.ts";
 import { parseUnit } from "./units.ts";
 
 /** Caps on what extraction looks at: long responses are cut to their tail (answers come last). */
@@ -146,17 +146,6 @@ function plainTail(value: string): string {
   const masked = maskMath(value);
   const end = masked.search(/\.\s+(?=[A-Z<])/);
   return end >= 0 ? value.slice(0, end) : value;
-}
-
-// The text with each math span blanked out, so searches ignore what is inside math; same length.
-function maskMath(text: string): string {
-  let out = "";
-  let at = 0;
-  for (const s of mathSpans(text)) {
-    out += text.slice(at, s.start) + " ".repeat(s.end - s.start);
-    at = s.end;
-  }
-  return out + text.slice(at);
 }
 
 /**

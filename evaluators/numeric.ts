@@ -47,26 +47,20 @@ export interface Expr {
 
 const KNOWN = new Set(["pi", "e", "i", "Infinity"]);
 
-/** A complex number. */
 type C = { re: number; im: number };
 
-// A mathjs result as a complex number; anything else (booleans, matrices, units) is NaN.
-function toComplex(v: unknown): C {
-  if (typeof v === "number") return { re: v, im: 0 };
-  if (math.isComplex(v)) return { re: (v as C).re, im: (v as C).im };
+// Evaluate at a scope as a complex number; NaN for errors and non-numbers (booleans, matrices, units).
+function evalAt(fn: EvalFunction, scope: Record<string, number>): C {
+  try {
+    const v = fn.evaluate({ ...scope });
+    if (typeof v === "number") return { re: v, im: 0 };
+    if (math.isComplex(v)) return { re: (v as C).re, im: (v as C).im };
+  } catch {
+    // an evaluation error has no value
+  }
   return { re: NaN, im: NaN };
 }
 
-/** Evaluate at a scope as a complex number; NaN for errors and non-numbers. */
-function evalAt(fn: EvalFunction, scope: Record<string, number>): C {
-  try {
-    return toComplex(fn.evaluate({ ...scope }));
-  } catch {
-    return { re: NaN, im: NaN };
-  }
-}
-
-/** Both parts finite. */
 const finite = (z: C) => Number.isFinite(z.re) && Number.isFinite(z.im);
 
 /** |a − b| within a relative tolerance (and an absolute floor next to zero). */
@@ -91,30 +85,20 @@ function points(vars: string[]): { scope: Record<string, number>; positive: bool
 
 const tiny = (z: C) => Math.hypot(z.re, z.im) < 1e-200;
 
-/** Same sorted variable lists. */
-function sameVars(a: string[], b: string[]): boolean {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
-}
-
-type Big = BigNumber;
-
-// A real constant in 64-digit decimal arithmetic, or null (complex, non-finite, over a cap, unsupported).
-function bigEval(src: string): Big | null {
+// The value of a real constant in 64-digit decimals, memoised on the (cached) parsed expression like its exact
+// value; null when complex, non-finite, over a cap or unsupported.
+function bigOf(e: Expr): BigNumber | null {
+  if (e.big !== undefined) return e.big;
   try {
-    const v: unknown = big.evaluate(src);
-    return big.isBigNumber(v) && (v as Big).isFinite() ? v as Big : null;
+    const v: unknown = big.evaluate(e.src);
+    e.big = big.isBigNumber(v) && (v as BigNumber).isFinite() ? v as BigNumber : null;
   } catch {
-    return null;
+    e.big = null;
   }
-}
-
-// The 64-digit value of a constant, memoised on the (cached) parsed expression like its exact value.
-function bigOf(e: Expr): Big | null {
-  if (e.big === undefined) e.big = bigEval(e.src);
   return e.big;
 }
 
-function bigClose(x: Big, y: Big, rel: number): boolean {
+function bigClose(x: BigNumber, y: BigNumber, rel: number): boolean {
   const d = x.minus(y).abs();
   const scale = x.abs().gt(y.abs()) ? x.abs() : y.abs();
   return d.lte(scale.times(rel)) || d.isZero();
@@ -434,7 +418,7 @@ export function compileExpr(src: string, hasDecimal: boolean): Expr | null {
 
 /** f ≡ λ·g for a constant λ (nonzero; positive for inequalities), checked at the seeded points. */
 export function proportional(f: Expr, g: Expr, positive: boolean): boolean {
-  if (!sameVars(f.vars, g.vars)) return false;
+  if (f.vars.join(",") !== g.vars.join(",")) return false;
   let ratio: number | null = null;
   let agreed = 0;
   for (const { scope } of points(f.vars)) {

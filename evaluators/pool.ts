@@ -90,10 +90,13 @@ export class GraderPool {
       if (remaining === 0) return resolve([]);
       this.#running = true;
       let done = false;
-      const finish = () => {
+      const stop = () => {
         done = true;
         clearInterval(timer);
         this.#running = false;
+      };
+      const finish = () => {
+        stop();
         resolve(results as GradeResult[]);
       };
       const settle = (i: number, r: GradeResult) => {
@@ -131,9 +134,7 @@ export class GraderPool {
         slot.worker.onerror = (e) => {
           e.preventDefault();
           if (done) return;
-          done = true;
-          clearInterval(timer);
-          this.#running = false;
+          stop();
           reject(new Error(`grade worker failed: ${e.message}`));
         };
       };

@@ -123,15 +123,15 @@ export function previousSentence(text: string, last: string): string {
   return at > 0 ? finalSentence(t.slice(0, at)) : "";
 }
 
-// Prose outside the math spans of a sentence (each span replaced by `mark`).
-function proseOf(sentence: string, mark = " "): string {
+/** The text with each math span replaced by `mark` (default: as many spaces, so offsets are kept). */
+export function maskMath(text: string, mark?: string): string {
   let out = "";
   let at = 0;
-  for (const s of mathSpans(sentence)) {
-    out += sentence.slice(at, s.start) + mark;
+  for (const s of mathSpans(text)) {
+    out += text.slice(at, s.start) + (mark ?? " ".repeat(s.end - s.start));
     at = s.end;
   }
-  return out + sentence.slice(at);
+  return out + text.slice(at);
 }
 
 /** A closing remark ("I hope this helps!", "Let me know if you have questions") that states no value. */
@@ -149,7 +149,7 @@ export function isClosingRemark(sentence: string): boolean {
 export function statesNothing(sentence: string): boolean {
   // The negation must follow the last value: "x = 15 is not a solution" states nothing, while "the number is
   // not 10, it is 1000" states 1000 (math spans count as values: "§").
-  const prose = proseOf(sentence, "§");
+  const prose = maskMath(sentence, "§");
   let lastValue = 0;
   for (const m of prose.matchAll(/[\d§]/g)) lastValue = m.index! + 1;
   const negated = /\b(?:not|never|neither|nor|cannot)\b|n't\b/i.test(prose.slice(lastValue));
@@ -164,7 +164,7 @@ function sameNameValues(sentence: string): string | null {
   const spans = mathSpans(sentence);
   const pairs = spans.length > 1
     ? finalRun(sentence, spans).map((s) => /^([a-zA-Z])\s*=\s*([^=<>]+)$/.exec(s.content))
-    : [...proseOf(sentence).matchAll(/(?<![\w^_])([a-zA-Z])\s*=\s*([-−]?\d+(?:\.\d+)?(?:\/\d+)?)/g)];
+    : [...maskMath(sentence, " ").matchAll(/(?<![\w^_])([a-zA-Z])\s*=\s*([-−]?\d+(?:\.\d+)?(?:\/\d+)?)/g)];
   if (pairs.length < 2 || pairs.some((m) => m === null)) return null;
   const names = new Set(pairs.map((m) => m![1]));
   return names.size === 1 ? pairs.map((m) => m![2].trim()).join(", ") : null;

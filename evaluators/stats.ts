@@ -303,16 +303,7 @@ export function crossedInterval(
   checkLevel(level);
   const S = seeds, P = problems;
   const c = crossedComponents(values, S, P);
-  const terms: CrossedTerms = S === 1 || P === 1
-    ? {
-      seedTerm: S > 1 ? c.seed / S : 0,
-      seedDf: S - 1,
-      problemTerm: P > 1 ? c.problem / P : 0,
-      problemDf: P - 1,
-      residualTerm: 0,
-      residualDf: 0,
-    }
-    : crossedVariance(c, { seeds: S, problems: P });
+  const terms = crossedVariance(c, { seeds: S, problems: P });
   let identical = true;
   for (let i = 1; i < values.length && identical; i++) identical = values[i] === values[0];
   const base = { mean: c.mean, seeds: S, problems: P, components: c, terms, identical };
