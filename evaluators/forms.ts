@@ -201,15 +201,21 @@ function digitAfterFraction(s: string): boolean {
 const REALS_MINUS =
   /^\(-\\infty,\s*\\infty\)\s*(?:\\setminus|\\smallsetminus|\\backslash|-)\s*(\\\{[\s\S]*\\\}|[([][^()[\]]*[)\]])$/;
 
-// The value of a real constant (an expression without variables), else NaN.
-function realOf(v: Value | undefined): number {
+/** The value of a real constant (an expression without variables; ±Infinity for ∞), else NaN. */
+export function constantOf(v: Value | undefined): number {
   if (v?.kind !== "expr" || v.vars.length > 0) return NaN;
   try {
     const x = v.fn.evaluate({});
-    return typeof x === "number" && Number.isFinite(x) ? x : NaN;
+    return typeof x === "number" ? x : NaN;
   } catch {
     return NaN;
   }
+}
+
+// A finite real constant, else NaN.
+function realOf(v: Value | undefined): number {
+  const x = constantOf(v);
+  return Number.isFinite(x) ? x : NaN;
 }
 
 type Tuple = Extract<Value, { kind: "tuple" }>;
