@@ -99,11 +99,9 @@ class Parser {
   expr(): string {
     this.enter();
     let out = this.term();
-    for (;;) {
-      if (this.isOp("+") || this.isOp("-")) {
-        const op = this.toks[this.pos++].v;
-        out = `${out} ${op} ${this.term()}`;
-      } else break;
+    while (this.isOp("+") || this.isOp("-")) {
+      const op = this.toks[this.pos++].v;
+      out = `${out} ${op} ${this.term()}`;
     }
     this.depth--;
     return out;
@@ -157,14 +155,11 @@ class Parser {
 
   postfix(): string {
     let out = this.atom();
-    for (;;) {
-      if (this.isOp("!")) {
-        this.pos++;
-        out = `fact(${out})`;
-      } else if (this.isOp("'")) {
-        throw new LatexError("primes are not expressions");
-      } else break;
+    while (this.isOp("!")) {
+      this.pos++;
+      out = `fact(${out})`;
     }
+    if (this.isOp("'")) throw new LatexError("primes are not expressions");
     return out;
   }
 
