@@ -7,6 +7,7 @@ import { extractGold } from "./extract.ts";
 import { normalizeAnswer } from "./normalize.ts";
 import { parseValue, RELATIONS, type Value } from "./forms.ts";
 import { grade } from "./grade.ts";
+import { GREEK } from "./latex.ts";
 
 // mathjs names the grader's front end uses for functions mathjs' LaTeX does not spell as LaTeX.
 const TEX_FUNCTIONS: Record<string, (args: string[]) => string> = {
@@ -20,16 +21,12 @@ const TEX_FUNCTIONS: Record<string, (args: string[]) => string> = {
   ceil: ([x]) => `\\lceil ${x} \\rceil`,
 };
 
-const GREEK = new Set(
-  ("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi omicron rho " +
-    "varrho sigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Sigma Upsilon Phi Psi Omega hbar")
-    .split(" "),
-);
 const CONSTANTS: Record<string, string> = { pi: "\\pi", Infinity: "\\infty", e: "e", i: "i" };
 // Canonical relation operators back to LaTeX (the parser's table read backwards).
 const RELATION_TEX = Object.fromEntries(RELATIONS.map(([tex, op]) => [op, tex]));
 
-// A symbol as LaTeX: pi → \pi, rho_0 → \rho_{0}, C_1 → C_{1} (mathjs would write \mathrm{…} and escape "_").
+// A symbol as LaTeX: pi → \pi, rho_0 → \rho_{0}, C_1 → C_{1} (mathjs would write \mathrm{…} and escape "_");
+// the only multi-letter names are the Greek letters the front end reads.
 function symbolTex(name: string): string {
   if (CONSTANTS[name]) return CONSTANTS[name];
   const [base, ...sub] = name.split("_");

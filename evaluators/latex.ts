@@ -21,7 +21,7 @@ const FUNCS: Record<string, string> = {
 };
 const CONSTS: Record<string, string> = { pi: "pi", infty: "Infinity" };
 // Greek letters become plain variable names so `\alpha + 1` still parses as an expression in one variable.
-const GREEK = new Set(
+export const GREEK = new Set(
   ("alpha beta gamma delta epsilon varepsilon zeta eta theta lambda mu nu xi rho sigma tau phi varphi chi psi omega " +
     // Capital Greek letters (a bare capital is a quantity: ΔE, Ω) and the reduced Planck constant.
     "Gamma Delta Theta Lambda Xi Sigma Phi Psi Omega hbar").split(" "),
