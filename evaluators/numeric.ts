@@ -70,18 +70,26 @@ function closeC(a: C, b: C, rel: number): boolean {
   return d <= rel * scale || d <= TOLERANCE.zeroAbs;
 }
 
-/** Seeded evaluation points: positive values first (where √ and log are real), then negative ones. */
-function points(vars: string[]): { scope: Record<string, number>; positive: boolean }[] {
-  const rng = Rng.seeded(`grader-points|${vars.join(",")}`);
-  const out = [];
-  for (let k = 0; k < TOLERANCE.points; k++) {
-    const positive = k < TOLERANCE.points / 2 + 1;
-    const scope: Record<string, number> = {};
-    for (const v of vars) scope[v] = (positive ? 1 : -1) * (0.3 + 2.4 * rng.float());
-    out.push({ scope, positive });
-  }
-  return out;
+// n seeded points (scopes) for `vars`, the k-th value of each variable drawn by `draw(rng, k)` in order.
+function seeded<T>(
+  label: string,
+  vars: string[],
+  n: number,
+  draw: (rng: Rng, k: number) => T,
+): Record<string, T>[] {
+  const rng = Rng.seeded(`${label}|${vars.join(",")}`);
+  return Array.from({ length: n }, (_, k) => Object.fromEntries(vars.map((v) => [v, draw(rng, k)])));
 }
+
+// Evaluation points: positive values first (where √ and log are real), then negative ones.
+const positivePoint = (k: number) => k < TOLERANCE.points / 2 + 1;
+const points = (vars: string[]) =>
+  seeded(
+    "grader-points",
+    vars,
+    TOLERANCE.points,
+    (rng, k) => (positivePoint(k) ? 1 : -1) * (0.3 + 2.4 * rng.float()),
+  );
 
 const tiny = (z: C) => Math.hypot(z.re, z.im) < 1e-200;
 
@@ -288,18 +296,12 @@ function rationalPoints(vars: string[], small = false): Record<string, Rational>
   const hit = pointCache.get(key);
   if (hit) return hit;
   if (pointCache.size >= 1000) pointCache.clear();
-  const rng = Rng.seeded(`grader-rational-points|${key}`);
-  const out: Record<string, Rational>[] = [];
-  for (let k = 0; k < 6; k++) {
-    const scope: Record<string, Rational> = {};
-    for (const v of vars) {
-      const sign = BigInt(k % 2 === 0 ? 1 : -1);
-      scope[v] = small
-        ? rat(sign * BigInt(1 + rng.int(12)))!
-        : rat(sign * BigInt(1 + rng.int(9999)), BigInt(1 + rng.int(97)))!;
-    }
-    out.push(scope);
-  }
+  const out = seeded(`grader-rational-points${small ? "|small" : ""}`, vars, 6, (rng, k) => {
+    const sign = BigInt(k % 2 === 0 ? 1 : -1);
+    return small
+      ? rat(sign * BigInt(1 + rng.int(12)))!
+      : rat(sign * BigInt(1 + rng.int(9999)), BigInt(1 + rng.int(97)))!;
+  });
   pointCache.set(key, out);
   return out;
 }
@@ -363,10 +365,7 @@ export function exprEqual(a: Expr, b: Expr, options: ExprOptions = {}): boolean 
 // seeded integer points in 1..60 (where both are finite).
 function stepsAgree(a: Expr, b: Expr, vars: string[]): boolean {
   if (!/\b(?:floor|ceil)\(/.test(a.src) && !/\b(?:floor|ceil)\(/.test(b.src)) return true;
-  const rng = Rng.seeded(`grader-step-points|${vars.join(",")}`);
-  for (let k = 0; k < 24; k++) {
-    const scope: Record<string, number> = {};
-    for (const v of vars) scope[v] = 1 + rng.int(60);
+  for (const scope of seeded("grader-step-points", vars, 24, (rng) => 1 + rng.int(60))) {
     const [x, y] = [evalAt(a.fn, scope), evalAt(b.fn, scope)];
     if (finite(x) && finite(y) && !closeC(x, y, TOLERANCE.exactRel)) return false;
   }
@@ -379,13 +378,13 @@ const mayCancel = (src: string) => /\d{4}|\^\s*\(*\d{2}/.test(src);
 // when too few points were informative.
 function closeOverPoints(a: Expr, b: Expr, vars: string[], rel: number): boolean | null {
   let agreed = 0;
-  for (const { scope, positive } of points(vars)) {
+  for (const [k, scope] of points(vars).entries()) {
     const x = evalAt(a.fn, scope);
     const y = evalAt(b.fn, scope);
     // Overflow and underflow points say nothing: (x+1)^{100000} and (x+1)^{100001} are both 0 near x = −1.
     if (!finite(x) || !finite(y) || (tiny(x) && tiny(y))) continue;
     // At negative points only real results are compared, so √(1/n) ≡ 1/√n (branch cuts) but |x| ≢ x.
-    if (!positive && (Math.abs(x.im) > 1e-12 || Math.abs(y.im) > 1e-12)) continue;
+    if (!positivePoint(k) && (Math.abs(x.im) > 1e-12 || Math.abs(y.im) > 1e-12)) continue;
     if (!closeC(x, y, Math.max(rel, 1e-8))) return false;
     agreed++;
   }
@@ -421,7 +420,7 @@ export function proportional(f: Expr, g: Expr, positive: boolean): boolean {
   if (f.vars.join(",") !== g.vars.join(",")) return false;
   let ratio: number | null = null;
   let agreed = 0;
-  for (const { scope } of points(f.vars)) {
+  for (const scope of points(f.vars)) {
     const x = evalAt(f.fn, scope);
     const y = evalAt(g.fn, scope);
     if (!finite(x) || !finite(y) || Math.abs(x.im) > 1e-12 || Math.abs(y.im) > 1e-12) continue;
