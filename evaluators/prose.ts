@@ -66,9 +66,12 @@ export function mathSpans(text: string): MathSpan[] {
   return spans;
 }
 
+/** A chat-template token: "<|im_end|>", "<|im_start|>", "</s>". */
+export const CHAT_TOKEN = /<\|[^|<>\s]{1,40}\|>|<\/s>/g;
+
 // Chat-template tokens and markdown emphasis carry no answer ("<|im_end|>", "</s>", "**12 tomatoes**").
 function plain(text: string): string {
-  return text.replace(/<\|[^|<>\s]{1,40}\|>|<\/s>/g, "\n").replace(/\*\*|__/g, "");
+  return text.replace(CHAT_TOKEN, "\n").replace(/\*\*|__/g, "");
 }
 
 /** The final sentence of a text: the last sentence of its last non-empty line (math spans never split it). */
