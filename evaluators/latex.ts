@@ -124,15 +124,9 @@ class Parser {
   }
 
   unary(): string {
-    if (this.isOp("-")) {
-      this.pos++;
-      return `-(${this.unary()})`;
-    }
-    if (this.isOp("+")) {
-      this.pos++;
-      return this.unary();
-    }
-    return this.power();
+    if (!this.isOp("-") && !this.isOp("+")) return this.power();
+    const negate = this.toks[this.pos++].v === "-";
+    return negate ? `-(${this.unary()})` : this.unary();
   }
 
   startsAtom(): boolean {
