@@ -156,7 +156,7 @@ export interface CrossedTerms {
 
 /** A crossed interval: mean ± half-width, with the design, terms and components behind it. */
 export interface CrossedInterval extends Interval {
-  /** Standard error √(seedTerm + problemTerm) (NaN when the interval is not defined). */
+  /** Standard error √(seedTerm + problemTerm + residualTerm) (NaN when the interval is not defined). */
   se: number;
   terms: CrossedTerms;
   seeds: number;
