@@ -2,6 +2,7 @@
 // the design (a `seeds` list on one base, or `bases` × seeds per base), each method's family and baseline, and
 // the evaluation protocol (dataset and split, prompt template, sampling sent and left to server defaults, grader
 // mode and version, per-answer timeout, n, ks). One module owns the schema; readers validate on read.
+import { readFileSync } from "node:fs";
 import { compileSchema, validate, ValidationError } from "./config.ts";
 
 /**
@@ -92,82 +93,11 @@ export interface SweepRecord {
   protocol: EvalProtocol;
 }
 
-/** The JSON Schema of `EvalProtocol` (reports/schemas/summary.schema.json embeds the same, checked by a test). */
-export const PROTOCOL_SCHEMA = {
-  type: "object",
-  required: ["datasets", "split", "template", "sampling", "grader", "n", "ks"],
-  additionalProperties: false,
-  properties: {
-    datasets: { type: "array", items: { type: "string" } },
-    split: { type: "string" },
-    template: { type: "string" },
-    sampling: {
-      type: "object",
-      required: ["sent", "serverDefaults"],
-      additionalProperties: false,
-      properties: {
-        sent: { type: "object" },
-        serverDefaults: { type: "array", items: { type: "string" } },
-      },
-    },
-    grader: {
-      type: "object",
-      required: ["mode", "version", "timeoutMs"],
-      additionalProperties: false,
-      properties: {
-        mode: { enum: ["strict", "default", "none"] },
-        version: { type: ["string", "null"] },
-        timeoutMs: { type: ["number", "null"] },
-      },
-    },
-    n: { type: "integer", minimum: 1 },
-    ks: { type: "array", items: { type: "integer", minimum: 1 } },
-  },
-};
+/** The JSON Schema of sweep.json's `record`, with `EvalProtocol`'s and config.json's `record` as definitions. */
+const SCHEMA = JSON.parse(readFileSync(new URL("./record.schema.json", import.meta.url), "utf8"));
 
-const SWEEP_RECORD_SCHEMA = {
-  type: "object",
-  required: ["version", "design", "methods", "protocol"],
-  additionalProperties: false,
-  properties: {
-    version: { const: RECORD_VERSION },
-    design: {
-      oneOf: [
-        {
-          type: "object",
-          required: ["kind", "seeds"],
-          additionalProperties: false,
-          properties: { kind: { const: "seeds" }, seeds: { type: "array", items: { type: "integer" } } },
-        },
-        {
-          type: "object",
-          required: ["kind", "bases", "seedsPerBase"],
-          additionalProperties: false,
-          properties: {
-            kind: { const: "bases" },
-            bases: { type: "integer", minimum: 1 },
-            seedsPerBase: { type: "integer", minimum: 1 },
-          },
-        },
-      ],
-    },
-    methods: {
-      type: "array",
-      items: {
-        type: "object",
-        required: ["name", "preset", "family", "baseline"],
-        additionalProperties: false,
-        properties: {
-          name: { type: "string" },
-          preset: { type: "string" },
-          family: { enum: ["ace", "standard"] },
-          baseline: { type: ["string", "null"] },
-        },
-      },
-    },
-    protocol: PROTOCOL_SCHEMA,
-  },
-};
+/** The JSON Schema of `EvalProtocol` (reports/schemas/summary.schema.json embeds the same, checked by a test). */
+export const PROTOCOL_SCHEMA: object = SCHEMA.definitions.protocol;
 
 /** A run's config.json `record`: its method (family, baseline) and the protocol it was evaluated under. */
 export interface RunRecord {
@@ -176,19 +106,8 @@ export interface RunRecord {
   protocol: EvalProtocol;
 }
 
-const RUN_RECORD_SCHEMA = {
-  type: "object",
-  required: ["version", "method", "protocol"],
-  additionalProperties: false,
-  properties: {
-    version: { const: RECORD_VERSION },
-    method: SWEEP_RECORD_SCHEMA.properties.methods.items,
-    protocol: PROTOCOL_SCHEMA,
-  },
-};
-
-const validator = compileSchema(SWEEP_RECORD_SCHEMA);
-const runValidator = compileSchema(RUN_RECORD_SCHEMA);
+const validator = compileSchema(SCHEMA);
+const runValidator = compileSchema({ ...SCHEMA.definitions.runRecord, definitions: SCHEMA.definitions });
 
 /** A run's record from its sweep's: its method's entry and the protocol (null when the method is not listed). */
 export function runRecordFrom(sweep: SweepRecord, method: string): RunRecord | null {

@@ -198,17 +198,10 @@ async function repeat(n: number, f: () => Promise<number>): Promise<number[]> {
 export async function matmulPeak(n: number, reps = 4): Promise<number> {
   const { threads } = threadsInUse();
   if (threads > 1) await setThreads(1);
-  try {
-    return await peakOfOneThread(n, reps);
-  } finally {
-    if (threads > 1) await setThreads(threads);
-  }
-}
-
-async function peakOfOneThread(n: number, reps: number): Promise<number> {
   const rng = Rng.seeded(1);
-  const a = tf.tensor2d(Float32Array.from({ length: n * n }, () => rng.normal()), [n, n]);
-  const b = tf.tensor2d(Float32Array.from({ length: n * n }, () => rng.normal()), [n, n]);
+  const [a, b] = [0, 1].map(() =>
+    tf.tensor2d(Float32Array.from({ length: n * n }, () => rng.normal()), [n, n])
+  );
   let best = Infinity;
   try {
     for (let i = 0; i <= reps; i++) {
@@ -220,8 +213,8 @@ async function peakOfOneThread(n: number, reps: number): Promise<number> {
       if (i > 0) best = Math.min(best, s);
     }
   } finally {
-    a.dispose();
-    b.dispose();
+    tf.dispose([a, b]);
+    if (threads > 1) await setThreads(threads);
   }
   return gemmFlops(n) / best / 1e9;
 }
@@ -363,27 +356,21 @@ async function profile(rig: Rig, pythons: string[], torchArgs: string[]): Promis
   for (const t of tables) printProfileTable(t);
   const out: Record<string, unknown> = { tfjs: tables };
   for (const python of pythons) {
-    const r = await runTorch(python, ["--profile", "--threads", "2", ...torchArgs]);
-    if (r.result) {
-      const p =
-        (r.result.profiles as Record<string, { wall_ms: number; classes: Record<string, number> }>[])[0];
-      const torchTrain = {
-        title: `${r.result.engine}, 2 threads: train step`,
-        wallMs: p.train_step.wall_ms,
-        classes: p.train_step.classes,
-      };
-      const torchTables: OpClassTable[] = [
-        torchTrain,
-        splitStep(torchTrain),
-        {
-          title: `${r.result.engine}, 2 threads: sampling run`,
-          wallMs: p.sampling_run.wall_ms,
-          classes: p.sampling_run.classes,
-        },
-      ];
-      for (const t of torchTables) printProfileTable(t);
-      out[String(r.result.engine)] = torchTables;
-    } else console.log(`torch profile not run: ${r.missing}`);
+    const { result, missing } = await runTorch(python, ["--profile", "--threads", "2", ...torchArgs]);
+    if (!result) {
+      console.log(`torch profile not run: ${missing}`);
+      continue;
+    }
+    const p = (result.profiles as Record<string, { wall_ms: number; classes: Record<string, number> }>[])[0];
+    const table = (what: string, t: { wall_ms: number; classes: Record<string, number> }) => ({
+      title: `${result.engine}, 2 threads: ${what}`,
+      wallMs: t.wall_ms,
+      classes: t.classes,
+    });
+    const train = table("train step", p.train_step);
+    const torchTables = [train, splitStep(train), table("sampling run", p.sampling_run)];
+    for (const t of torchTables) printProfileTable(t);
+    out[String(result.engine)] = torchTables;
   }
   return out;
 }
@@ -406,21 +393,18 @@ type RunRow = {
 /** What every run of one invocation shares: the rig, the flags, the thread counts, the Pythons still working. */
 interface Bench {
   rig: Rig;
-  steps: number;
-  reps: number;
-  peakN: number;
+  values: FlagValues<typeof FLAGS>;
   trainThreads: number;
   sampleThreads: number;
   torchArgs: string[];
   pythons: string[];
   result: Record<string, unknown>;
-  nativeAb: boolean;
 }
 
 /** Entry point for `deno task bench model`. */
 export async function main(args: string[]): Promise<number> {
   const { values } = parseTable(args, FLAGS);
-  const { config, runs, steps, reps } = values, peakN = values["peak-n"];
+  const config = values.config;
   const { backend, trainWorkers, sampleWorkers, blasThreads } = await configure(values);
   const rig = makeRig();
   const blas = backend === "blas" ? blasInfo() : null;
@@ -437,13 +421,11 @@ export async function main(args: string[]): Promise<number> {
     ...(blas ? { blas, native: nativeInfo()?.library ?? "off" } : {}),
     attention: kernelInfo(),
     config,
-  };
-  Object.assign(result, {
     train_workers: trainWorkers,
     sample_workers: sampleWorkers,
     blas_threads: blasThreads,
-  });
-  const torchArgs = ["--config", config, "--peak-n", String(peakN)];
+  };
+  const torchArgs = ["--config", config, "--peak-n", String(values["peak-n"])];
   const pythons = values["no-torch"] ? [] : torchPythons(values.python);
   try {
     if (trainWorkers > 1) rig.trainer = await DataParallelTrainer.create(rig.model, rig.opt, trainWorkers);
@@ -453,21 +435,10 @@ export async function main(args: string[]): Promise<number> {
       // Each BLAS call runs on one thread (wasm is single-threaded), so the engine's peak on N threads (train
       // workers, sample workers or BLAS threads) is N times the peak of one, an upper bound (threads can only contend).
       const threads = (workers: number) => Math.min(workers > 1 ? workers : blasThreads, coreCount());
-      const [trainThreads, sampleThreads] = [threads(trainWorkers), threads(sampleWorkers)];
-      const bench: Bench = {
-        rig,
-        steps,
-        reps,
-        peakN,
-        trainThreads,
-        sampleThreads,
-        torchArgs,
-        pythons,
-        result,
-        nativeAb: values["native-ab"] === true,
-      };
+      const trainThreads = threads(trainWorkers), sampleThreads = threads(sampleWorkers);
+      const bench: Bench = { rig, values, trainThreads, sampleThreads, torchArgs, pythons, result };
       const rows: RunRow[] = [];
-      for (let run = 1; run <= runs; run++) rows.push(await measureRun(bench, run));
+      for (let run = 1; run <= values.runs; run++) rows.push(await measureRun(bench, run));
       summarise(rows, bench, backend);
     }
     console.log(JSON.stringify(result));
@@ -525,7 +496,7 @@ async function sampleWithoutNative(b: Bench): Promise<number> {
   useNative(false);
   try {
     await timeSample(b.rig);
-    return (SAMPLE_B * NEW) / median(await repeat(b.reps, () => timeSample(b.rig)));
+    return (SAMPLE_B * NEW) / median(await repeat(b.values.reps, () => timeSample(b.rig)));
   } finally {
     useNative(true);
   }
@@ -534,10 +505,10 @@ async function sampleWithoutNative(b: Bench): Promise<number> {
 /** One run: tfjs train and sample tokens/s, its matmul peak, then each working torch; printed as it goes. */
 async function measureRun(b: Bench, run: number): Promise<RunRow> {
   const row: RunRow = { run, load_before: load1(), torch: [] };
-  const t = await tfjsRun(b.rig, b.steps, b.reps);
-  if (b.nativeAb) row.tfjs_sample_no_native = Math.round(await sampleWithoutNative(b));
+  const t = await tfjsRun(b.rig, b.values.steps, b.values.reps);
+  if (b.values["native-ab"]) row.tfjs_sample_no_native = Math.round(await sampleWithoutNative(b));
   // Measured each run, beside its figures, so both see the same load.
-  const peak = await matmulPeak(b.peakN);
+  const peak = await matmulPeak(b.values["peak-n"]);
   const eff = efficiency(t.train, t.sample, peak * b.trainThreads, peak * b.sampleThreads);
   Object.assign(row, {
     tfjs_train: Math.round(t.train),
@@ -578,7 +549,7 @@ async function measureRun(b: Bench, run: number): Promise<RunRow> {
       `${row.tfjs_sample}${effNote(eff.sample_gflops, eff.sample_pct_peak)}${
         row.tfjs_sample_no_native ? ` (native kernels off: ${row.tfjs_sample_no_native})` : ""
       } tokens/s; peak ` +
-      `${peak.toFixed(1)} GFLOP/s per thread (${b.peakN}² tf.matMul) × ${b.trainThreads} train, ` +
+      `${peak.toFixed(1)} GFLOP/s per thread (${b.values["peak-n"]}² tf.matMul) × ${b.trainThreads} train, ` +
       `${b.sampleThreads} sample thread(s)`,
   );
   for (const r of row.torch) {
@@ -588,7 +559,7 @@ async function measureRun(b: Bench, run: number): Promise<RunRow> {
       }, sample ${r.sample}${effNote(r.sample_gflops, r.sample_pct_peak)}; ratio tfjs/torch train ` +
         `${r.ratio_train}, sample ${r.ratio_sample}; peak ${
           Object.entries(r.peak_gflops).map(([th, g]) => `${g} GFLOP/s at ${th} thread(s)`).join(", ")
-        } (${b.peakN}² torch.mm)`,
+        } (${b.values["peak-n"]}² torch.mm)`,
     );
   }
   return row;
@@ -621,7 +592,7 @@ function summarise(rows: RunRow[], b: Bench, backend: string): void {
   result.median_tfjs_sample = median(col("tfjs_sample"));
   result.flops_per_train_token = trainFlopsPerToken(CFG);
   result.flops_per_sample_token = Math.round(sampleFlopsPerToken(CFG, PROMPT, NEW));
-  result.peak_n = b.peakN;
+  result.peak_n = b.values["peak-n"];
   const tfjsEff = medianEff((k) => col(`tfjs_${k}`));
   for (const [k, v] of Object.entries(tfjsEff)) result[k.replace("median_", "median_tfjs_")] = v;
   const line = (name: string, train: number, sample: number, eff: typeof tfjsEff, peaks: string) => [
@@ -678,7 +649,7 @@ function summarise(rows: RunRow[], b: Bench, backend: string): void {
       (trainFlopsPerToken(CFG) / 1e6).toFixed(2)
     } MFLOP per trained token, ${
       (sampleFlopsPerToken(CFG, PROMPT, NEW) / 1e6).toFixed(2)
-    } per sampled token: flops.ts) and % of each engine's own measured ${b.peakN}² matmul peak:`,
+    } per sampled token: flops.ts) and % of each engine's own measured ${b.values["peak-n"]}² matmul peak:`,
   );
   const widths = table[0].map((_, i) => Math.max(...table.map((r) => r[i].length)));
   for (const r of table) {
