@@ -38,20 +38,13 @@ export interface FolderLock {
 /** Name of the lock file inside a locked folder. */
 export const LOCK_FILE = ".lock";
 
-function readOwner(path: string): LockOwner | null {
-  try {
-    const o = JSON.parse(Deno.readTextFileSync(path));
-    return Number.isInteger(o?.pid) && typeof o?.host === "string" ? o : null;
-  } catch {
-    return null; // absent, or the holder is between taking the lock and writing its name
-  }
-}
-
-/** The holder's record; it writes it right after locking, so an empty file is re-read briefly. */
+/** The holder's record; it writes it right after locking, so an empty file is re-read briefly (null: none). */
 function holder(path: string): LockOwner | null {
   for (let i = 0; i < 20; i++) {
-    const owner = readOwner(path);
-    if (owner) return owner;
+    try {
+      const o = JSON.parse(Deno.readTextFileSync(path));
+      if (Number.isInteger(o?.pid) && typeof o?.host === "string") return o;
+    } catch { /* absent, or the holder is between taking the lock and writing its name */ }
     const until = performance.now() + 10;
     while (performance.now() < until) { /* spin: the writer is microseconds away */ }
   }

@@ -11,8 +11,10 @@ import {
   aime2024Record,
   amc2023Record,
   gsm8kRecord,
+  idAndUrl,
   minervaRecord,
   olympiadBenchRecord,
+  record,
 } from "./eval_formats.ts";
 
 /** One row as read: its location, and either the value or why it could not be parsed. */
@@ -155,9 +157,9 @@ async function* matharenaSrcRows(paths: string[]): AsyncGenerator<RawRow> {
   }
 }
 
-/** "aime2025/I-1" style id for exam I or II, problem 1..15. */
-function aimeId(exam: string, n: number): string {
-  return `aime2025/${exam}-${n}`;
+/** An AIME 2025 record of exam I or II, problem 1..15 (id "aime2025/I-1"). */
+function aime2025(exam: string, n: number, problem: string, answer: string, meta: MathRecord["meta"]) {
+  return record("aime2025", `${exam}-${n}`, problem, answer, meta);
 }
 
 /** The upstream index (a UUID string, or an integer in re-exports). */
@@ -181,29 +183,28 @@ function dapoRecord(problem: string, answer: string, index: DapoIndex, dataSourc
 export const FORMATS = {
   "math500-jsonl": {
     rows: jsonlRows,
-    toRecord: (
-      r: { problem: string; answer: string; subject: string; level: number; unique_id: string },
-    ) => ({
-      id: `math500/${r.unique_id}`,
-      dataset: "math500",
-      problem: r.problem,
-      answer: r.answer,
-      template: "boxed",
-      meta: { subject: r.subject, level: r.level, sourceIds: { unique_id: r.unique_id } },
-    }),
+    toRecord: (r: { problem: string; answer: string; subject: string; level: number; unique_id: string }) =>
+      record("math500", r.unique_id, r.problem, r.answer, {
+        subject: r.subject,
+        level: r.level,
+        sourceIds: { unique_id: r.unique_id },
+      }),
   },
   "aime-matharena-parquet": {
     rows: parquetRows,
     toRecord: (
       r: { problem_idx: number; problem: string; answer: number | string; problem_type?: unknown },
-    ) => ({
-      id: aimeId(r.problem_idx <= 15 ? "I" : "II", ((r.problem_idx - 1) % 15) + 1),
-      dataset: "aime2025",
-      problem: r.problem,
-      answer: String(r.answer),
-      template: "boxed",
-      meta: { sourceIds: { problem_idx: r.problem_idx }, problemType: r.problem_type ?? undefined },
-    }),
+    ) =>
+      aime2025(
+        r.problem_idx <= 15 ? "I" : "II",
+        ((r.problem_idx - 1) % 15) + 1,
+        r.problem,
+        String(r.answer),
+        {
+          sourceIds: { problem_idx: r.problem_idx },
+          problemType: r.problem_type ?? undefined,
+        },
+      ),
   },
   "aime-yentinglin-jsonl": {
     rows: jsonlRows,
@@ -211,28 +212,15 @@ export const FORMATS = {
       // The AoPS url names exam and problem; the id (0-29) is the fallback.
       const m = r.url?.match(/2025_AIME_(I|II)_Problems\/Problem_(\d+)/);
       const [exam, n] = m ? [m[1], Number(m[2])] : [r.id < 15 ? "I" : "II", (r.id % 15) + 1];
-      const sourceIds: Record<string, string | number> = { id: r.id };
-      if (r.url) sourceIds.url = r.url;
-      return {
-        id: aimeId(exam, n),
-        dataset: "aime2025",
-        problem: r.problem,
-        answer: r.answer,
-        template: "boxed",
-        meta: { sourceIds },
-      };
+      return aime2025(exam, n, r.problem, r.answer, { sourceIds: idAndUrl(r) });
     },
   },
   "aime-matharena-src": {
     rows: matharenaSrcRows,
-    toRecord: (r: { exam: string; id: string; answer: string; problem: string }) => ({
-      id: aimeId(r.exam, Number(r.id)),
-      dataset: "aime2025",
-      problem: r.problem,
-      answer: r.answer,
-      template: "boxed",
-      meta: { sourceIds: { exam: r.exam, problem: Number(r.id) } },
-    }),
+    toRecord: (r: { exam: string; id: string; answer: string; problem: string }) =>
+      aime2025(r.exam, Number(r.id), r.problem, r.answer, {
+        sourceIds: { exam: r.exam, problem: Number(r.id) },
+      }),
   },
   "dapo-verl-parquet": {
     rows: parquetRows,
