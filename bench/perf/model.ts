@@ -282,11 +282,6 @@ function effNote(gflops: number, pct: number): string {
   return ` (${gflops.toFixed(1)} GFLOP/s, ${pct.toFixed(0)}% of peak)`;
 }
 
-/** "train, sample" median peaks of a table line (the tfjs one beside each torch one, for comparison). */
-function peakNote(train: number[], sample: number[]): string {
-  return `${median(train).toFixed(1)}, ${median(sample).toFixed(1)}`;
-}
-
 /** One PyTorch timing of a run: its version string, interpreter, tokens/s, the tfjs/torch ratios, efficiency. */
 interface TorchRow extends Efficiency {
   engine: string;
@@ -565,21 +560,10 @@ async function measureRun(b: Bench, run: number): Promise<RunRow> {
   return row;
 }
 
-/** Medians of efficiency figures over runs, from a column getter. */
-function medianEff(of: (k: keyof Efficiency) => number[]) {
-  return Object.fromEntries(
-    (["train_gflops", "train_pct_peak", "sample_gflops", "sample_pct_peak"] as const).map((k) => [
-      `median_${k}`,
-      median(of(k)),
-    ]),
-  ) as Record<`median_${"train_gflops" | "train_pct_peak" | "sample_gflops" | "sample_pct_peak"}`, number>;
-}
-
 /** Medians and ranges over the runs into `b.result`, printed with the limit table (each engine vs its peak). */
 function summarise(rows: RunRow[], b: Bench, backend: string): void {
   const result = b.result;
-  const col = (k: "load_before" | "tfjs_train" | "tfjs_sample" | `tfjs_${keyof Efficiency}`) =>
-    rows.map((r) => r[k] as number);
+  const col = (k: string) => rows.map((r) => (r as Record<string, unknown>)[k] as number);
   console.log(`\nmedian (range) over ${rows.length} run(s); 1-min load ${spread(col("load_before"), 2)}:`);
   console.log(`  tfjs  train ${spread(col("tfjs_train"))}  sample ${spread(col("tfjs_sample"))} tokens/s`);
   const off = rows.map((r) => r.tfjs_sample_no_native).filter((x): x is number => x !== undefined);
@@ -593,34 +577,30 @@ function summarise(rows: RunRow[], b: Bench, backend: string): void {
   result.flops_per_train_token = trainFlopsPerToken(CFG);
   result.flops_per_sample_token = Math.round(sampleFlopsPerToken(CFG, PROMPT, NEW));
   result.peak_n = b.values["peak-n"];
-  const tfjsEff = medianEff((k) => col(`tfjs_${k}`));
-  for (const [k, v] of Object.entries(tfjsEff)) result[k.replace("median_", "median_tfjs_")] = v;
-  const line = (name: string, train: number, sample: number, eff: typeof tfjsEff, peaks: string) => [
-    name,
-    String(train),
-    eff.median_train_gflops.toFixed(1),
-    eff.median_train_pct_peak.toFixed(1),
-    String(sample),
-    eff.median_sample_gflops.toFixed(1),
-    eff.median_sample_pct_peak.toFixed(1),
-    peaks,
-  ];
   const header = ["engine", "train tok/s", "GFLOP/s", "% peak", "sample tok/s", "GFLOP/s", "% peak"];
-  const table: string[][] = [
-    [...header, "peak GFLOP/s train, sample"],
-    line(
-      `tfjs ${backend}`,
-      result.median_tfjs_train as number,
-      result.median_tfjs_sample as number,
-      tfjsEff,
-      peakNote(col("tfjs_train_peak_gflops"), col("tfjs_sample_peak_gflops")),
-    ),
-  ];
+  const table: string[][] = [[...header, "peak GFLOP/s train, sample"]];
+  /** One engine's line of the table from its columns (`of`), and its efficiency medians as `median_<key>`. */
+  const engineLine = (name: string, of: (k: string) => number[]) => {
+    const m = (k: string) => median(of(k));
+    table.push([
+      name,
+      ...["train", "train_gflops", "train_pct_peak", "sample", "sample_gflops", "sample_pct_peak"].map((k) =>
+        k.includes("_") ? m(k).toFixed(1) : String(m(k))
+      ),
+      `${m("train_peak_gflops").toFixed(1)}, ${m("sample_peak_gflops").toFixed(1)}`,
+    ]);
+    return Object.fromEntries(
+      ["train_gflops", "train_pct_peak", "sample_gflops", "sample_pct_peak"].map((
+        k,
+      ) => [`median_${k}`, m(k)]),
+    );
+  };
+  const tfjsEff = engineLine(`tfjs ${backend}`, (k) => col(`tfjs_${k}`));
+  for (const [k, v] of Object.entries(tfjsEff)) result[k.replace("median_", "median_tfjs_")] = v;
   const engines = [...new Set(rows.flatMap((r) => r.torch.map((t) => t.engine)))];
   result.torch = engines.map((engine) => {
     const of = rows.flatMap((r) => r.torch.filter((t) => t.engine === engine));
-    const tcol = (k: "train" | "sample" | "ratio_train" | "ratio_sample" | keyof Efficiency) =>
-      of.map((t) => t[k]);
+    const tcol = (k: string) => of.map((t) => (t as unknown as Record<string, number>)[k]);
     console.log(
       `  ${engine} (${of[0].python}): train ${spread(tcol("train"))}  sample ${
         spread(tcol("sample"))
@@ -631,9 +611,7 @@ function summarise(rows: RunRow[], b: Bench, backend: string): void {
         spread(tcol("ratio_sample"), 2)
       }  (targets against a current torch: train >= 1.3, sample >= 2.0)`,
     );
-    const eff = medianEff(tcol);
-    const peaks = peakNote(tcol("train_peak_gflops"), tcol("sample_peak_gflops"));
-    table.push(line(engine, median(tcol("train")), median(tcol("sample")), eff, peaks));
+    const eff = engineLine(engine, tcol);
     return {
       engine,
       python: of[0].python,
