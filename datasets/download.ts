@@ -47,7 +47,10 @@ export async function download(options: DownloadOptions): Promise<DownloadResult
     // Range past the end: the part may already be complete (a run stopped before its rename), or stale.
     await res.body?.cancel();
     const sum = await fileSha256(part);
-    if (options.sha256 === sum) return finish(part, dest, offset, sum, offset);
+    if (options.sha256 === sum) {
+      Deno.renameSync(part, dest);
+      return { bytes: offset, sha256: sum, resumedFrom: offset };
+    }
     offset = removePart(part);
     res = await request(url, 0, options);
   }
@@ -70,7 +73,8 @@ export async function download(options: DownloadOptions): Promise<DownloadResult
       `checksum mismatch for ${url}: expected sha256 ${options.sha256}, got ${sum}; the download was discarded (rerun to retry)`,
     );
   }
-  return finish(part, dest, bytes, sum, resumedFrom);
+  Deno.renameSync(part, dest);
+  return { bytes, sha256: sum, resumedFrom };
 }
 
 /** GET `url` (with a Range header when resuming), following up to maxRedirects redirects by hand. */
@@ -105,8 +109,7 @@ async function request(url: string, offset: number, options: DownloadOptions): P
 
 /** True when a 206 response's Content-Range starts at `offset` (i.e. it continues our partial file). */
 function rangeStartsAt(res: Response, offset: number): boolean {
-  const m = res.headers.get("content-range")?.match(/^bytes (\d+)-/);
-  return m !== null && m !== undefined && Number(m[1]) === offset;
+  return res.headers.get("content-range")?.match(/^bytes (\d+)-/)?.[1] === String(offset);
 }
 
 /** Append the body to `part` (truncating it first unless resuming at `offset`); returns the final size. */
@@ -164,18 +167,6 @@ function httpError(status: number, statusText: string, url: string): DownloadErr
     ? "the server is busy or failing: rerun later"
     : "unexpected response";
   return new DownloadError(`HTTP ${status}${statusText ? " " + statusText : ""} for ${url}: ${hint}`);
-}
-
-/** Rename the verified part onto `dest`. */
-function finish(
-  part: string,
-  dest: string,
-  bytes: number,
-  sha256: string,
-  resumedFrom: number,
-): DownloadResult {
-  Deno.renameSync(part, dest);
-  return { bytes, sha256, resumedFrom };
 }
 
 /** Delete a partial download (if any); returns the new offset, 0. */
