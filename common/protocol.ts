@@ -66,13 +66,9 @@ export function describeDesign(d: Design): string {
   if (d.kind === "seeds") {
     return `design: seeds on one shared base model: seeds ${d.seeds.join(", ") || "none recorded"}`;
   }
-  return `design: bases × seeds per base: ${d.bases} base model(s) (bases 0–${
-    d.bases - 1
-  }) × ${d.seedsPerBase} ` +
-    `seed(s) per base (RL seeds 0–${d.seedsPerBase - 1} within each base), ${
-      d.bases * d.seedsPerBase
-    } run(s) ` +
-    "per method";
+  const { bases, seedsPerBase: per } = d;
+  return `design: bases × seeds per base: ${bases} base model(s) (bases 0–${bases - 1}) × ${per} seed(s) ` +
+    `per base (RL seeds 0–${per - 1} within each base), ${bases * per} run(s) per method`;
 }
 
 /** A method as resolved: its family (from its algorithm config, never from its name) and its baseline method. */
@@ -178,13 +174,12 @@ export function describeProtocol(p: EvalProtocol): string[] {
   const timeout = p.grader.timeoutMs === null
     ? "no per-answer timeout"
     : `${p.grader.timeoutMs} ms per answer`;
+  const defaults = p.sampling.serverDefaults.join(", ") || "none";
   return [
     `- grader: ${modeText(p.grader.mode)}${version}, ${timeout}`,
     `- data: ${p.datasets.join(", ")}, split: ${p.split}; prompt template \`${p.template}\`; n = ${p.n}, ` +
     `k = ${p.ks.join(", ")}`,
-    `- sampling sent: ${sent || "none"}; left to the sampler's defaults: ${
-      p.sampling.serverDefaults.join(", ") || "none"
-    }`,
+    `- sampling sent: ${sent || "none"}; left to the sampler's defaults: ${defaults}`,
   ];
 }
 
@@ -226,18 +221,14 @@ export function protocolTable(a: ProtocolSide, b: ProtocolSide): string[] {
  * gives a note line saying how to get one, not a refusal (its protocol is unknown, not known to differ).
  */
 export function checkSameProtocol(a: ProtocolSide, b: ProtocolSide, allow: boolean): string[] {
-  const missing = [a, b].filter((s) => !s.protocol).map((s) =>
-    `${s.label}: evaluation protocol ${MIGRATE_HINT}`
-  );
-  if (!a.protocol || !b.protocol) return missing;
+  if (!a.protocol || !b.protocol) {
+    return [a, b].filter((s) => !s.protocol).map((s) => `${s.label}: evaluation protocol ${MIGRATE_HINT}`);
+  }
   const diff = protocolDiff(a.protocol, b.protocol);
   if (diff.length === 0) return [];
   const field = diff[0];
-  const at = (p: EvalProtocol) =>
-    JSON.stringify(
-      field.split(".").reduce((v: unknown, k) => (v as Record<string, unknown> | undefined)?.[k], p),
-    ) ??
-      "absent";
+  const step = (v: unknown, k: string) => (v as Record<string, unknown> | undefined)?.[k];
+  const at = (p: EvalProtocol) => JSON.stringify(field.split(".").reduce(step, p)) ?? "absent";
   const what = `evaluation protocol differs: ${field} is ${at(a.protocol)} in ${a.label} but ` +
     `${at(b.protocol)} in ${b.label}${diff.length > 1 ? ` (also ${diff.slice(1).join(", ")})` : ""}`;
   if (!allow) {

@@ -247,21 +247,13 @@ async function runTorch(
  * Achieved GFLOP/s of a figure and its percentage of a peak: what fraction of the machine's matmul speed, as
  * measured by the same engine on the same threads, the figure turns into model FLOPs (flops.ts).
  */
-interface Efficiency {
-  train_gflops: number;
-  train_pct_peak: number;
-  sample_gflops: number;
-  sample_pct_peak: number;
-  /** Peak GFLOP/s the train and sample figures are compared with (thread counts included). */
-  train_peak_gflops: number;
-  sample_peak_gflops: number;
-}
+type Efficiency = ReturnType<typeof efficiency>;
 
 /**
- * `Efficiency` of train and sample tokens/s against their peaks, to 3 significant figures (a tiny config's
- * 0.04 GFLOP/s stays positive, where rounding to 0.1 printed 0).
+ * `Efficiency` of train and sample tokens/s against their peaks (GFLOP/s, thread counts included), to 3
+ * significant figures (a tiny config's 0.04 GFLOP/s stays positive, where rounding to 0.1 printed 0).
  */
-function efficiency(train: number, sample: number, trainPeak: number, samplePeak: number): Efficiency {
+function efficiency(train: number, sample: number, trainPeak: number, samplePeak: number) {
   const trainG = train * trainFlopsPerToken(CFG) / 1e9;
   const sampleG = sample * sampleFlopsPerToken(CFG, PROMPT, NEW) / 1e9;
   return {
