@@ -1,8 +1,8 @@
 // Source formats: how to read rows from a source's files, and how one validated row becomes a MathRecord.
 // Row locations are 1-based ("file:line" for JSON lines, "file row N" for parquet and CSV).
-import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { type AsyncBuffer, parquetMetadataAsync, parquetReadObjects } from "hyparquet";
+import { type AsyncBuffer, asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from "hyparquet";
 import { sha256 } from "../common/hash.ts";
 import { fromCsv } from "../common/csv.ts";
 import { hasCjk, type MathRecord } from "./record.ts";
@@ -51,22 +51,18 @@ export async function* jsonlRows(paths: string[]): AsyncGenerator<RawRow> {
 /** Parquet, a batch of row groups at a time so the 1.8M-row upstream DAPO file never sits in memory whole. */
 export async function* parquetRows(paths: string[]): AsyncGenerator<RawRow> {
   for (const path of paths) {
-    const { file, close } = fileBuffer(path);
-    try {
-      const metadata = await readMetadata(file, path);
-      for (const [start, end] of batches(metadata.row_groups.map((g) => Number(g.num_rows)))) {
-        let rows;
-        try {
-          rows = await parquetReadObjects({ file, metadata, rowStart: start, rowEnd: end });
-        } catch (e) {
-          throw new Error(`${path}: cannot read rows ${start + 1}-${end}: ${(e as Error).message}`);
-        }
-        for (let i = 0; i < rows.length; i++) {
-          yield { where: `${path} row ${start + i + 1}`, row: plain(rows[i]) };
-        }
+    const file = await asyncBufferFromFile(path);
+    const metadata = await readMetadata(file, path);
+    for (const [start, end] of batches(metadata.row_groups.map((g) => Number(g.num_rows)))) {
+      let rows;
+      try {
+        rows = await parquetReadObjects({ file, metadata, rowStart: start, rowEnd: end });
+      } catch (e) {
+        throw new Error(`${path}: cannot read rows ${start + 1}-${end}: ${(e as Error).message}`);
       }
-    } finally {
-      close();
+      for (let i = 0; i < rows.length; i++) {
+        yield { where: `${path} row ${start + i + 1}`, row: plain(rows[i]) };
+      }
     }
   }
 }
@@ -94,26 +90,6 @@ async function readMetadata(file: AsyncBuffer, path: string) {
   } catch (e) {
     throw new Error(`${path}: not a readable parquet file (truncated or corrupt?): ${(e as Error).message}`);
   }
-}
-
-/** A parquet AsyncBuffer over a local file using positional reads (safe under concurrent slices). */
-function fileBuffer(path: string): { file: AsyncBuffer; close(): void } {
-  const fd = openSync(path, "r");
-  const byteLength = statSync(path).size;
-  const file: AsyncBuffer = {
-    byteLength,
-    slice(start: number, end = byteLength) {
-      const buf = new Uint8Array(Math.max(0, Math.min(end, byteLength) - start));
-      let n = 0;
-      while (n < buf.length) {
-        const got = readSync(fd, buf, n, buf.length - n, start + n);
-        if (got === 0) break;
-        n += got;
-      }
-      return buf.buffer;
-    },
-  };
-  return { file, close: () => closeSync(fd) };
 }
 
 /** Parquet INT64 comes back as bigint: make it a number when exact, else a decimal string (JSON has no bigint). */
