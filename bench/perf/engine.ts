@@ -57,23 +57,10 @@ A backend that cannot start, or fails while measured, is reported and skipped.
 ${flagLines(FLAGS)}`;
 
 /** One backend's figures. */
-interface EngineRate {
-  backend: string;
-  decision?: unknown;
-  sft_workers: number;
-  sample_workers: number;
-  sft_seq_per_s: number;
-  rl_s_per_step: number;
-  rl_sample_tokens_per_s: number;
-  rl_update_tokens_per_s: number;
-}
+type EngineRate = { backend: string; decision?: unknown } & Awaited<ReturnType<typeof measure>>;
 
 /** Time the engine on the active backend: SFT from a fresh model, then RL steps from that model. */
-async function measure(
-  s: TfjsSettings,
-  sftSteps: number,
-  rlSteps: number,
-): Promise<Omit<EngineRate, "backend">> {
+async function measure(s: TfjsSettings, sftSteps: number, rlSteps: number) {
   const tok = settingsTokenizer(s), { train } = taskSets(s), rng = Rng.seeded(0);
   const model = createModel(modelConfig(s, tok), rng.derive("init"));
   const sft = (steps: number) => trainSft(model, tok, train, { ...s, sft: { ...s.sft, steps } }, rng);
