@@ -46,14 +46,6 @@ export function evalFile(dir: string): string {
 }
 
 /**
- * The file holding a folder's record: eval.json (an evaluation), else sweep.json (a sweep, or an evaluation
- * written before eval.json), or null when it has neither (e.g. a bare run folder).
- */
-function recordFile(dir: string): string | null {
-  return exists(evalFile(dir)) ? evalFile(dir) : exists(sweepFile(dir)) ? sweepFile(dir) : null;
-}
-
-/**
  * sweep.json (a sweep) or eval.json (an evaluation): what made the folder (`config`: a sweep's resolved config,
  * itself a valid `--config`, or an evaluation's settings), its typed `record` (design, methods, protocol; null
  * for a folder written before records), and provenance. `kind` is not stored: it is the file's.
@@ -100,9 +92,12 @@ function upgraded(record: unknown): unknown {
   return r?.version === 1 ? { ...r, version: RECORD_VERSION } : r ?? null;
 }
 
-/** A folder's sweep.json or eval.json, migrated (`migrateFolderFile`) and its record validated; null: none. */
+/**
+ * A folder's eval.json (an evaluation), else sweep.json (a sweep, or an evaluation written before eval.json),
+ * migrated (`migrateFolderFile`) and its record validated; null when it has neither (e.g. a bare run folder).
+ */
 export function readFolderFile<C = unknown>(dir: string): FolderFile<C> | null {
-  const path = recordFile(dir);
+  const path = [evalFile(dir), sweepFile(dir)].find(exists);
   if (!path) return null;
   const file = migrateFolderFile(readJson<Record<string, unknown>>(path), path);
   return { ...file, record: file.record && sweepRecordOf(file.record, path) } as FolderFile<C>;
