@@ -5,6 +5,7 @@
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { UsageError } from "./args.ts";
+import { exists } from "./fs.ts";
 
 /** What the lock file holds (for the message; the kernel lock is what counts). */
 export interface LockOwner {
@@ -65,16 +66,9 @@ function samePath(file: Deno.FsFile, path: string): boolean {
  * lives as long as the returned handle (or the process): release it, exit, or be killed.
  */
 export function lockFolder(dir: string, opts: { command?: string; flag?: string } = {}): FolderLock {
-  let stat: Deno.FileInfo | null = null;
-  try {
-    stat = Deno.statSync(dir);
-  } catch { /* absent: created below */ }
-  if (stat && !stat.isDirectory) {
-    throw new UsageError(
-      `${
-        opts.flag ? `--${opts.flag} ` : ""
-      }${dir}: a file, not a folder; pass a folder (created when absent)`,
-    );
+  if (exists(dir) && !Deno.statSync(dir).isDirectory) {
+    const flag = opts.flag ? `--${opts.flag} ` : "";
+    throw new UsageError(`${flag}${dir}: a file, not a folder; pass a folder (created when absent)`);
   }
   Deno.mkdirSync(dir, { recursive: true });
   const path = join(dir, LOCK_FILE);
