@@ -12,6 +12,7 @@ import {
   datasetDir,
   type Manifest,
   type ManifestFile,
+  manifestPath,
   rawPath,
   readManifest,
   type RowCounts,
@@ -154,7 +155,7 @@ async function obtain(
     return describe(url, dest, got.sha256, file);
   } catch (e) {
     if (!(e instanceof DownloadError)) throw e;
-    const manifest = join(datasetDir(root, source.dataset), "manifest.json");
+    const manifest = manifestPath(root, source.dataset);
     const changed = recorded && !file.sha256 && e.message.startsWith("checksum mismatch")
       ? ` The file changed since its first fetch (recorded in ${manifest}); delete that folder to accept the new version.`
       : "";
@@ -272,7 +273,7 @@ function writeRecords(
     fetchedAt: new Date().toISOString(),
     ...(audit ? { audit } : {}),
   };
-  writeJson(join(dir, "manifest.json"), manifest);
+  writeJson(manifestPath(root, source.dataset), manifest);
   for (const name of readdirSync(dir)) {
     if (/^records-[0-9a-f]+\.json$/.test(name) && name !== recordsFile) rmSync(join(dir, name));
   }
