@@ -530,23 +530,20 @@ async function measureRun(b: Bench, run: number): Promise<RunRow> {
     });
   }
   row.load_after = load1();
+  const peakN = b.values["peak-n"];
+  const noNative = row.tfjs_sample_no_native ? ` (native kernels off: ${row.tfjs_sample_no_native})` : "";
   console.log(
-    `run ${run}: load ${Number(row.load_before).toFixed(2)} → ${Number(row.load_after).toFixed(2)}; ` +
-      `tfjs train ${row.tfjs_train}${effNote(eff.train_gflops, eff.train_pct_peak)}, sample ` +
-      `${row.tfjs_sample}${effNote(eff.sample_gflops, eff.sample_pct_peak)}${
-        row.tfjs_sample_no_native ? ` (native kernels off: ${row.tfjs_sample_no_native})` : ""
-      } tokens/s; peak ` +
-      `${peak.toFixed(1)} GFLOP/s per thread (${b.values["peak-n"]}² tf.matMul) × ${b.trainThreads} train, ` +
-      `${b.sampleThreads} sample thread(s)`,
+    `run ${run}: load ${row.load_before.toFixed(2)} → ${row.load_after.toFixed(2)}; tfjs train ` +
+      `${row.tfjs_train}${effNote(eff.train_gflops, eff.train_pct_peak)}, sample ${row.tfjs_sample}` +
+      `${effNote(eff.sample_gflops, eff.sample_pct_peak)}${noNative} tokens/s; peak ${peak.toFixed(1)} ` +
+      `GFLOP/s per thread (${peakN}² tf.matMul) × ${b.trainThreads} train, ${b.sampleThreads} sample thread(s)`,
   );
   for (const r of row.torch) {
+    const peaks = Object.entries(r.peak_gflops).map(([th, g]) => `${g} GFLOP/s at ${th} thread(s)`);
     console.log(
-      `       ${r.engine} (${r.python}): train ${r.train}${
-        effNote(r.train_gflops, r.train_pct_peak)
-      }, sample ${r.sample}${effNote(r.sample_gflops, r.sample_pct_peak)}; ratio tfjs/torch train ` +
-        `${r.ratio_train}, sample ${r.ratio_sample}; peak ${
-          Object.entries(r.peak_gflops).map(([th, g]) => `${g} GFLOP/s at ${th} thread(s)`).join(", ")
-        } (${b.values["peak-n"]}² torch.mm)`,
+      `       ${r.engine} (${r.python}): train ${r.train}${effNote(r.train_gflops, r.train_pct_peak)}, ` +
+        `sample ${r.sample}${effNote(r.sample_gflops, r.sample_pct_peak)}; ratio tfjs/torch train ` +
+        `${r.ratio_train}, sample ${r.ratio_sample}; peak ${peaks.join(", ")} (${peakN}² torch.mm)`,
     );
   }
   return row;
@@ -593,15 +590,11 @@ function summarise(rows: RunRow[], b: Bench, backend: string): void {
   result.torch = engines.map((engine) => {
     const of = rows.flatMap((r) => r.torch.filter((t) => t.engine === engine));
     const tcol = (k: string) => of.map((t) => (t as unknown as Record<string, number>)[k]);
+    const figures = `train ${spread(tcol("train"))}  sample ${spread(tcol("sample"))}`;
+    console.log(`  ${engine} (${of[0].python}): ${figures} tokens/s`);
+    const ratios = `train ${spread(tcol("ratio_train"), 2)}  sample ${spread(tcol("ratio_sample"), 2)}`;
     console.log(
-      `  ${engine} (${of[0].python}): train ${spread(tcol("train"))}  sample ${
-        spread(tcol("sample"))
-      } tokens/s`,
-    );
-    console.log(
-      `    ratio tfjs/torch (per run): train ${spread(tcol("ratio_train"), 2)}  sample ${
-        spread(tcol("ratio_sample"), 2)
-      }  (targets against a current torch: train >= 1.3, sample >= 2.0)`,
+      `    ratio tfjs/torch (per run): ${ratios}  (targets against a current torch: train >= 1.3, sample >= 2.0)`,
     );
     const eff = engineLine(engine, tcol);
     return {
@@ -614,12 +607,13 @@ function summarise(rows: RunRow[], b: Bench, backend: string): void {
       ...eff,
     };
   });
+  const mflop = (flops: number) => (flops / 1e6).toFixed(2);
   console.log(
-    `\nachieved model FLOPs (medians; ${
-      (trainFlopsPerToken(CFG) / 1e6).toFixed(2)
-    } MFLOP per trained token, ${
-      (sampleFlopsPerToken(CFG, PROMPT, NEW) / 1e6).toFixed(2)
-    } per sampled token: flops.ts) and % of each engine's own measured ${b.values["peak-n"]}² matmul peak:`,
+    `\nachieved model FLOPs (medians; ${mflop(trainFlopsPerToken(CFG))} MFLOP per trained token, ` +
+      `${
+        mflop(sampleFlopsPerToken(CFG, PROMPT, NEW))
+      } per sampled token: flops.ts) and % of each engine's own ` +
+      `measured ${b.values["peak-n"]}² matmul peak:`,
   );
   const widths = table[0].map((_, i) => Math.max(...table.map((r) => r[i].length)));
   for (const r of table) {
