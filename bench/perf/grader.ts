@@ -373,15 +373,21 @@ export function scoreLabelled(
   strict: boolean,
 ): { n: number; agree: number; fp: number; fn: number; misses: { c: LabelledCase; rule: string }[] } {
   const misses: { c: LabelledCase; rule: string }[] = [];
-  const want = (c: LabelledCase) => strict ? c.labelStrict : c.label;
-  cases = cases.filter((c) => c.only === undefined || c.only === (strict ? "strict" : "default"));
+  cases = cases.filter((c) => scoredIn(c, strict));
   for (const c of cases) {
     const r = grade(c.prediction, c.gold, { strict, problem: c.problem });
-    if (r.correct !== want(c)) misses.push({ c, rule: r.rule });
+    if (r.correct !== labelIn(c, strict)) misses.push({ c, rule: r.rule });
   }
-  const fp = misses.filter((m) => !want(m.c)).length;
+  const fp = misses.filter((m) => !labelIn(m.c, strict)).length;
   return { n: cases.length, agree: cases.length - misses.length, fp, fn: misses.length - fp, misses };
 }
+
+const modeName = (strict: boolean) => strict ? "strict" : "default";
+/** Whether a labelled case is scored in a mode (a case with `only` is scored in that mode alone). */
+const scoredIn = (c: LabelledCase, strict: boolean) => c.only === undefined || c.only === modeName(strict);
+
+/** The verdict a labelled case should get in a mode. */
+const labelIn = (c: LabelledCase, strict: boolean) => strict ? c.labelStrict : c.label;
 
 // The labelled report: one table row per mode, then every disagreeing line.
 function printLabelled(file: string, cases: LabelledCase[]): void {
@@ -391,7 +397,7 @@ function printLabelled(file: string, cases: LabelledCase[]): void {
   const scores = ([false, true] as const).map((strict) => ({ strict, s: scoreLabelled(cases, strict) }));
   for (const { strict, s } of scores) {
     const pct = s.n ? (100 * s.agree / s.n).toFixed(1) : "-";
-    console.log(row([strict ? "strict" : "default", s.n, s.agree, `${pct}%`, s.fp, s.fn]));
+    console.log(row([modeName(strict), s.n, s.agree, `${pct}%`, s.fp, s.fn]));
   }
   const families = [...new Set(cases.map((c) => c.family).filter((f) => f !== undefined))].sort();
   if (families.length > 0) {
@@ -401,9 +407,9 @@ function printLabelled(file: string, cases: LabelledCase[]): void {
     for (const f of families) {
       const of = cases.filter((c) => c.family === f);
       const cells = scores.flatMap(({ strict, s }) => {
-        const n = of.filter((c) => c.only === undefined || c.only === (strict ? "strict" : "default")).length;
+        const n = of.filter((c) => scoredIn(c, strict)).length;
         const misses = s.misses.filter((m) => m.c.family === f);
-        const fp = misses.filter(({ c }) => !(strict ? c.labelStrict : c.label)).length;
+        const fp = misses.filter(({ c }) => !labelIn(c, strict)).length;
         return [n ? `${(100 * (n - misses.length) / n).toFixed(1)}%` : "-", fp, misses.length - fp];
       });
       console.log(row([f, of.length, ...cells]));
@@ -411,13 +417,10 @@ function printLabelled(file: string, cases: LabelledCase[]): void {
   }
   for (const { strict, s } of scores) {
     for (const { c, rule } of s.misses) {
-      const src = c.source ? ` [${c.source}]` : "";
-      const fam = c.family ? ` {${c.family}}` : "";
-      const want = strict ? c.labelStrict : c.label;
+      const tags = `${c.source ? ` [${c.source}]` : ""}${c.family ? ` {${c.family}}` : ""}`;
+      const want = labelIn(c, strict);
       console.log(
-        `  ${file}:${c.lineNo} ${
-          strict ? "strict" : "default"
-        }: label ${want}, graded ${!want} (${rule})${src}${fam}`,
+        `  ${file}:${c.lineNo} ${modeName(strict)}: label ${want}, graded ${!want} (${rule})${tags}`,
       );
     }
   }
