@@ -383,6 +383,7 @@ export function scoreLabelled(
 }
 
 const modeName = (strict: boolean) => strict ? "strict" : "default";
+
 /** Whether a labelled case is scored in a mode (a case with `only` is scored in that mode alone). */
 const scoredIn = (c: LabelledCase, strict: boolean) => c.only === undefined || c.only === modeName(strict);
 
