@@ -23,7 +23,6 @@ export interface DownloadOptions {
   token?: string;
   /** Progress bar label. */
   label?: string;
-  maxRedirects?: number;
 }
 
 /** The verified file now at `dest`. */
@@ -35,6 +34,7 @@ export interface DownloadResult {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 10;
 
 /** Download `url` to `dest` (resuming `dest.part`), verify it, then rename atomically; throws DownloadError. */
 export async function download(options: DownloadOptions): Promise<DownloadResult> {
@@ -77,11 +77,11 @@ export async function download(options: DownloadOptions): Promise<DownloadResult
   return { bytes, sha256: sum, resumedFrom };
 }
 
-/** GET `url` (with a Range header when resuming), following up to maxRedirects redirects by hand. */
+/** GET `url` (with a Range header when resuming), following up to MAX_REDIRECTS redirects by hand. */
 async function request(url: string, offset: number, options: DownloadOptions): Promise<Response> {
   const origin = new URL(url).origin;
   let current = url;
-  for (let hop = 0; hop <= (options.maxRedirects ?? 10); hop++) {
+  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     const headers = new Headers();
     if (offset > 0) headers.set("Range", `bytes=${offset}-`);
     // The token is for the hub; CDNs it redirects to get signed URLs and must not see it.
@@ -104,7 +104,7 @@ async function request(url: string, offset: number, options: DownloadOptions): P
     }
     current = new URL(location, current).href;
   }
-  throw new DownloadError(`${url}: more than ${options.maxRedirects ?? 10} redirects`);
+  throw new DownloadError(`${url}: more than ${MAX_REDIRECTS} redirects`);
 }
 
 /** True when a 206 response's Content-Range starts at `offset` (i.e. it continues our partial file). */

@@ -74,17 +74,8 @@ async function measure(s: TfjsSettings, sftSteps: number, rlSteps: number) {
   setWeights(ref, await getWeightsAsync(model));
   const opt = createOptimizer(model, { lr: s.rl.lr, clipNorm: s.rl.clipNorm });
   const grader = gradingOf("tfjs", null, s as unknown as Record<string, unknown>); // as a sweep grades
-  const ctx = {
-    model,
-    ref,
-    opt,
-    tok,
-    train,
-    settings: s,
-    algo: resolveAlgo("grpo"),
-    rng: rng.derive("rl"),
-    grader,
-  };
+  const algo = resolveAlgo("grpo");
+  const ctx = { model, ref, opt, tok, train, settings: s, algo, rng: rng.derive("rl"), grader };
   await rlStep(ctx, 0);
   let sampleS = 0, updateS = 0, generated = 0;
   t0 = performance.now();
