@@ -192,11 +192,9 @@ export interface ProtocolSide {
 /** Each leaf field of a protocol as [dotted path, JSON text], grader first. */
 function leaves(p: EvalProtocol): [string, string][] {
   const { grader, sampling, ...rest } = p;
-  return [
-    ...Object.entries(grader).map(([k, v]) => [`grader.${k}`, JSON.stringify(v)] as [string, string]),
-    ...Object.entries(rest).map(([k, v]) => [k, JSON.stringify(v)] as [string, string]),
-    ...Object.entries(sampling).map(([k, v]) => [`sampling.${k}`, JSON.stringify(v)] as [string, string]),
-  ];
+  const of = (o: object, prefix: string) =>
+    Object.entries(o).map(([k, v]): [string, string] => [prefix + k, JSON.stringify(v)]);
+  return [...of(grader, "grader."), ...of(rest, ""), ...of(sampling, "sampling.")];
 }
 
 /** A Markdown table of two protocols side by side (a differing field marked ≠; "not recorded" for null). */

@@ -170,17 +170,11 @@ export const FORMATS = {
     rows: parquetRows,
     toRecord: (
       r: { problem_idx: number; problem: string; answer: number | string; problem_type?: unknown },
-    ) =>
-      aime2025(
-        r.problem_idx <= 15 ? "I" : "II",
-        ((r.problem_idx - 1) % 15) + 1,
-        r.problem,
-        String(r.answer),
-        {
-          sourceIds: { problem_idx: r.problem_idx },
-          problemType: r.problem_type ?? undefined,
-        },
-      ),
+    ) => {
+      const meta = { sourceIds: { problem_idx: r.problem_idx }, problemType: r.problem_type ?? undefined };
+      const exam = r.problem_idx <= 15 ? "I" : "II";
+      return aime2025(exam, ((r.problem_idx - 1) % 15) + 1, r.problem, String(r.answer), meta);
+    },
   },
   "aime-yentinglin-jsonl": {
     rows: jsonlRows,
