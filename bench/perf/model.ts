@@ -274,19 +274,30 @@ function effNote(gflops: number, pct: number): string {
   return ` (${gflops.toFixed(1)} GFLOP/s, ${pct.toFixed(0)}% of peak)`;
 }
 
-/** One PyTorch timing of a run: its version string, interpreter, tokens/s, the tfjs/torch ratios, efficiency. */
-interface TorchRow extends Efficiency {
-  engine: string;
-  python: string;
-  train: number;
-  sample: number;
-  ratio_train: number;
-  ratio_sample: number;
-  /** Thread counts the train and sample figures were best at, and this process's peak GFLOP/s at each. */
-  train_threads: number;
-  sample_threads: number;
-  peak_gflops: Record<string, number>;
+/**
+ * One PyTorch timing of a run (torch_reference.py's `result` under `python`): its version string, interpreter,
+ * tokens/s, the tfjs/torch ratios, the thread counts the figures were best at with the torch process's peak
+ * GFLOP/s at each, and the efficiency.
+ */
+function torchRow(result: Record<string, unknown>, python: string, tfjs: { train: number; sample: number }) {
+  const train = Number(result.train_tokens_per_s), sample = Number(result.sample_tokens_per_s);
+  const peaks = (result.peak_gflops ?? {}) as Record<string, number>;
+  const trainT = Number(result.train_threads), sampleT = Number(result.sample_threads);
+  return {
+    engine: String(result.engine),
+    python,
+    train,
+    sample,
+    ratio_train: +(tfjs.train / train).toFixed(3),
+    ratio_sample: +(tfjs.sample / sample).toFixed(3),
+    train_threads: trainT,
+    sample_threads: sampleT,
+    peak_gflops: peaks,
+    ...efficiency(train, sample, peaks[String(trainT)] ?? NaN, peaks[String(sampleT)] ?? NaN),
+  };
 }
+
+type TorchRow = ReturnType<typeof torchRow>;
 
 /** tfjs train and sample tokens/s of one run. */
 async function tfjsRun(rig: Rig, steps: number, reps: number): Promise<{ train: number; sample: number }> {
@@ -513,21 +524,7 @@ async function measureRun(b: Bench, run: number): Promise<RunRow> {
       b.pythons.splice(b.pythons.indexOf(python), 1);
       continue;
     }
-    const train = Number(r.result.train_tokens_per_s), sample = Number(r.result.sample_tokens_per_s);
-    const peaks = (r.result.peak_gflops ?? {}) as Record<string, number>;
-    const trainT = Number(r.result.train_threads), sampleT = Number(r.result.sample_threads);
-    row.torch.push({
-      engine: String(r.result.engine),
-      python,
-      train,
-      sample,
-      ratio_train: +(t.train / train).toFixed(3),
-      ratio_sample: +(t.sample / sample).toFixed(3),
-      train_threads: trainT,
-      sample_threads: sampleT,
-      peak_gflops: peaks,
-      ...efficiency(train, sample, peaks[String(trainT)] ?? NaN, peaks[String(sampleT)] ?? NaN),
-    });
+    row.torch.push(torchRow(r.result, python, t));
   }
   row.load_after = load1();
   const peakN = b.values["peak-n"];
