@@ -235,15 +235,13 @@ function frontendCompare(loads: Record<string, Case[]>): void {
     for (const c of loads["corpus"]) grade(c.prediction, c.gold); // warm-up
     for (const [name, cases] of Object.entries(loads)) {
       const { ms, correct } = timeSingle(cases);
-      const labelled = cases.map((c, i) => ({ c, got: correct[i] })).filter(({ c }) =>
-        c.expected !== undefined
-      );
-      const right = labelled.filter(({ c, got }) => got === c.expected).length;
+      const labelled = cases.filter((c) => c.expected !== undefined).length;
+      const right = cases.filter((c, i) => correct[i] === c.expected).length; // undefined matches no verdict
       const [rate, p50, p99] = latencyStats(ms);
       console.log(row([
         frontName,
         name,
-        `${right}/${labelled.length} (${(100 * right / labelled.length).toFixed(1)}%)`,
+        `${right}/${labelled} (${(100 * right / labelled).toFixed(1)}%)`,
         Math.round(rate),
         p50.toFixed(3),
         p99.toFixed(3),
