@@ -17,7 +17,7 @@ import {
 } from "../../common/run_folder.ts";
 import { serverDefaults, type ServerValue } from "./sampling.ts";
 import { RECORD_VERSION, runRecordFrom, type SweepRecord } from "../../common/protocol.ts";
-import { GRADE_TIMEOUT_MS, graderVersion } from "../../evaluators/mod.ts";
+import { GRADE_TIMEOUT_MS, type GradeResult, graderVersion } from "../../evaluators/mod.ts";
 
 /** Everything that defines an external evaluation. */
 export interface EvalSettings {
@@ -88,7 +88,6 @@ export interface EvalPaths {
   runId: string;
   runDir: string;
   samplesPath: string;
-  evalPath: string;
   statusPath: string;
 }
 
@@ -99,14 +98,6 @@ export interface EvalRow extends EvalSample {
   gold: string;
   rule: string;
   meta: { subject?: string; level?: number; family?: string; truncated: boolean };
-}
-
-/** A grade as returned by evaluators' gradeMany. */
-export interface Grade {
-  correct: boolean;
-  status: string;
-  extracted: string | null;
-  rule: string;
 }
 
 /** Folder-safe name of a model, e.g. "Qwen/Qwen2.5-Math-7B" → "Qwen_Qwen2.5-Math-7B". */
@@ -223,7 +214,6 @@ export function evalPaths(out: string, s: EvalSettings): EvalPaths {
     runId,
     runDir,
     samplesPath: runFile(runDir, "samples"),
-    evalPath: runFile(runDir, "eval"),
     statusPath: runFile(runDir, "status"),
   };
 }
@@ -308,13 +298,7 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
     seed: s.seed,
     base: 0,
     algo: {},
-    settings: {
-      endpoint: s.endpoint,
-      model: s.model,
-      mode: s.mode,
-      dataset: s.dataset,
-      template: s.template.name,
-    },
+    settings: { endpoint, model, mode, dataset, template: template.name },
     eval: { n: s.n, ks: s.ks, every: 0 },
     record: runRecordFrom(record, s.model),
   });
@@ -347,7 +331,7 @@ export async function gradeSamples(
   dataset: string,
   paths: EvalPaths,
   n: number,
-  gradeMany: (items: { prediction: string; gold: string; problem: string }[]) => Promise<Grade[]>,
+  gradeMany: (items: { prediction: string; gold: string; problem: string }[]) => Promise<GradeResult[]>,
   excludeTruncated = false,
 ): Promise<EvalRow[]> {
   const done = completeSamples(problems, paths.samplesPath, n);

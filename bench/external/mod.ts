@@ -9,7 +9,6 @@ export {
   isPerRequestRejection,
   normaliseBaseUrl,
   preflight,
-  probeServer,
   RetriesExhaustedError,
   type SamplingParams,
   type TokenUsage,

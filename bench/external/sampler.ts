@@ -8,7 +8,6 @@ import {
   InterruptedError,
   isPerRequestRejection,
   RetriesExhaustedError,
-  type RetryEvent,
   type SamplingParams,
 } from "./client.ts";
 import { isContextError, maxTokensAdvice } from "./context_limit.ts";
@@ -37,7 +36,7 @@ export interface SamplerOptions {
   samplesPath: string;
   /** Called after each appended request with the running count of finished samples. */
   onProgress?: (done: number, total: number) => void;
-  onRetry?: (problemId: string, e: RetryEvent) => void;
+  onRetry?: (problemId: string, reason: string) => void;
   /** Called when a problem fails for good (rejected, or out of retries). */
   onFailure?: (f: FailedProblem) => void;
   /** Told once per change of the per-request n (the server refused or ignored `n`): one line for stderr. */
@@ -120,13 +119,14 @@ export async function sampleAll(jobs: readonly SampleJob[], opts: SamplerOptions
   const todo = jobs.map((job) => ({ job, missing: missingOf(job.id) })).filter((t) => t.missing.length > 0);
   const total = jobs.length * opts.n;
   const resumed = total - todo.reduce((s, t) => s + t.missing.length, 0);
+  const perRequest = Math.max(1, Math.min(opts.maxPerRequest, opts.n));
   const stats: SamplerStats = {
     resumed,
     added: 0,
     requests: 0,
     failed: [],
     repairedBytes,
-    perRequest: Math.max(1, Math.min(opts.maxPerRequest, opts.n)),
+    perRequest,
     nSplit: null,
   };
   let fatal: EndpointError | null = null;
@@ -183,12 +183,7 @@ function lowerPerRequest(
   const to = Math.max(1, Math.min(stats.perRequest, next));
   if (to >= stats.perRequest) return;
   stats.perRequest = to;
-  stats.nSplit = {
-    asked: stats.nSplit?.asked ?? split.asked,
-    perRequest: to,
-    cause: split.cause,
-    reason: split.reason,
-  };
+  stats.nSplit = { ...split, asked: stats.nSplit?.asked ?? split.asked, perRequest: to };
   opts.onNotice?.(
     split.cause === "refused"
       ? `the server refused n = ${split.asked} (${split.reason}); sending n = ${to} per request from now on`
@@ -217,7 +212,7 @@ async function sampleOnce(
 ): Promise<number> {
   const ask = Math.min(missing.length, stats.perRequest);
   const seed = requestSeed(opts.seed, job.id, missing[0]);
-  const onRetry = opts.onRetry && ((e: RetryEvent) => opts.onRetry!(job.id, e));
+  const onRetry = opts.onRetry && ((reason: string) => opts.onRetry!(job.id, reason));
   let reply;
   try {
     reply = await complete(opts.endpoint, job.prompt, ask, opts.params, seed, jitter, onRetry);
@@ -232,11 +227,7 @@ async function sampleOnce(
     if (stated === null && !(await acceptsOne(job, opts, seed, jitter))) throw e;
     // The server refuses this n (llama.cpp: more than its slots): split into requests it takes, the limit it
     // states or half, and ask again (0 samples this time; the caller loops).
-    lowerPerRequest(stats, opts, stated ?? Math.floor(ask / 2), {
-      asked: ask,
-      cause: "refused",
-      reason,
-    });
+    lowerPerRequest(stats, opts, stated ?? Math.floor(ask / 2), { asked: ask, cause: "refused", reason });
     return 0;
   }
   stats.requests++;

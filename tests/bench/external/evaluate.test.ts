@@ -116,7 +116,6 @@ Deno.test("evaluate: grading reads each problem's text (a set asked for without 
       runId: "r",
       runDir: dir,
       samplesPath: join(dir, "samples.jsonl"),
-      evalPath: join(dir, "eval.jsonl"),
       statusPath: join(dir, "status.json"),
     };
     const sample = {
