@@ -24,8 +24,8 @@ import {
   loadDataset,
   loadFileDataset,
   type MathRecord,
+  resolveTemplate,
 } from "../datasets/mod.ts";
-import { passAtK } from "../evaluators/mod.ts";
 import {
   DEFAULT_RETRY,
   defaultTemplateFor,
@@ -41,10 +41,9 @@ import {
   ProgressLog,
   readSamples,
   renderHealth,
-  resolveTemplate,
   selectProblems,
 } from "../bench/external/mod.ts";
-import { type ExtraColumn, writeReport } from "../reports/mod.ts";
+import { type ExtraColumn, suiteCell, writeReport } from "../reports/mod.ts";
 import { runSuite, SUITES, type SuiteStep } from "./eval_suite.ts";
 import {
   checkpointSettings,
@@ -160,8 +159,8 @@ export function settingsFromFlags(v: Values): EvalSettings {
   if (v.chat && v.completions) throw new UsageError("--chat and --completions exclude each other");
   const given = required(v, "dataset");
   const file = isDatasetFile(given);
-  const tasks = sweepTasksOf(given);
-  if (!file && !tasks && !DATASET_NAMES.includes(given as MathRecord["dataset"])) {
+  const taskSet = taskSetOf(given);
+  if (!file && !taskSet && !DATASET_NAMES.includes(given as MathRecord["dataset"])) {
     throw new UsageError(
       `--dataset: unknown '${given}' (known: ${
         DATASET_NAMES.join(", ")
@@ -173,7 +172,7 @@ export function settingsFromFlags(v: Values): EvalSettings {
       throw new UsageError(`--${flag}: only with --dataset FILE (a .jsonl or .parquet file), not '${given}'`);
     }
   }
-  const dataset = file ? fileDatasetName(given) : tasks ? "synthetic" : given;
+  const dataset = file ? fileDatasetName(given) : taskSet ? "synthetic" : given;
   const n = v.n;
   const ks = v.k ??
     Array.from({ length: Math.floor(Math.log2(n)) + 1 }, (_, i) => 2 ** i);
@@ -184,26 +183,16 @@ export function settingsFromFlags(v: Values): EvalSettings {
   if (v["subset-seed"] !== undefined && v.limit === undefined) {
     throw new UsageError("--subset-seed needs --limit N");
   }
-  let template;
-  try {
-    if (v["prompt-template"] === COMPACT && dataset !== "synthetic") {
-      throw new Error(
-        `--prompt-template compact: only with --dataset synthetic (the tfjs engine's own tasks; MATH-500 and ` +
-          `AIME are beyond a model trained from scratch), not '${dataset}'`,
-      );
-    }
-    const name = v["prompt-template"] ?? (tasks ? COMPACT : defaultTemplateFor(dataset));
-    template = name === COMPACT ? COMPACT_TEMPLATE : resolveTemplate(name);
-  } catch (e) {
-    throw new UsageError((e as Error).message);
+  if (v["prompt-template"] === COMPACT && dataset !== "synthetic") {
+    throw new UsageError(
+      `--prompt-template compact: only with --dataset synthetic (the tfjs engine's own tasks; MATH-500 and ` +
+        `AIME are beyond a model trained from scratch), not '${dataset}'`,
+    );
   }
-  let endpoint;
-  try {
-    endpoint = normaliseBaseUrl(required(v, "endpoint"));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  const sweepEval = tasks ? sweepEvalOf(tasks.settings) : null;
+  const name = v["prompt-template"] ?? (taskSet ? COMPACT : defaultTemplateFor(dataset));
+  const template = name === COMPACT ? COMPACT_TEMPLATE : asUsage(() => resolveTemplate(name));
+  const endpoint = asUsage(() => normaliseBaseUrl(required(v, "endpoint")));
+  const sweepEval = taskSet?.sweepEval;
   return {
     endpoint,
     model: required(v, "model"),
@@ -218,43 +207,56 @@ export function settingsFromFlags(v: Values): EvalSettings {
     topP: v["top-p"] ?? sweepEval?.topP ?? 0.95,
     maxTokens: v["max-tokens"] ?? sweepEval?.maxTokens ?? 4096,
     seed: v.seed,
-    server: serverSamplingFrom(v.sampling),
+    server: v.sampling === undefined ? {} : asUsage(() => parseServerSampling(v.sampling!)),
     grader: v.grader ?? sweepEval?.grader ?? "default",
-    ...(tasks && sweepEval ? { taskSet: taskSetOf(tasks.dir, tasks.settings, sweepEval) } : {}),
+    ...(taskSet ? { taskSet } : {}),
   };
 }
 
-/** `--dataset synthetic:DIR`: the folder and the tfjs settings it was trained with; null for any other dataset. */
-function sweepTasksOf(given: string): { dir: string; settings: TfjsSettings } | null {
-  if (!given.startsWith("synthetic:")) return null;
-  const dir = resolve(given.slice("synthetic:".length));
+/** `f()`, its Error turned into a UsageError with the same message (a bad flag value exits 2). */
+function asUsage<T>(f: () => T): T {
   try {
-    return { dir, settings: checkpointSettings(dir) };
+    return f();
   } catch (e) {
-    throw new UsageError(`--dataset ${given}: ${(e as Error).message}`);
+    throw new UsageError((e as Error).message);
   }
 }
 
-/** How the tfjs engine evaluates a checkpoint during its sweep (policy.ts `evaluate`): eval's defaults for it. */
-function sweepEvalOf(s: TfjsSettings): NonNullable<EvalSettings["taskSet"]>["sweepEval"] {
+/**
+ * The recorded task set of `--dataset synthetic:DIR`: what defines its problems, and how the tfjs engine
+ * evaluates a checkpoint during its sweep (policy.ts `evaluate`), eval's defaults for it; null for any other.
+ */
+function taskSetOf(given: string): EvalSettings["taskSet"] | null {
+  if (!given.startsWith("synthetic:")) return null;
+  const source = resolve(given.slice("synthetic:".length));
+  let s: TfjsSettings;
+  try {
+    s = checkpointSettings(source);
+  } catch (e) {
+    throw new UsageError(`--dataset ${given}: ${(e as Error).message}`);
+  }
+  const { families, testSize, seed, difficulty, difficultyByFamily } = s.tasks;
   return {
-    temperature: s.eval.temperature,
-    topP: s.eval.topP,
-    maxTokens: s.rl.maxNewTokens,
-    grader: "strict",
-    template: COMPACT,
+    source,
+    tasks: { families, testSize, seed, difficulty, difficultyByFamily },
+    sweepEval: {
+      temperature: s.eval.temperature,
+      topP: s.eval.topP,
+      maxTokens: s.rl.maxNewTokens,
+      grader: "strict",
+      template: COMPACT,
+    },
   };
 }
 
-/** The recorded task set of `--dataset synthetic:DIR`: what defines its problems, and the sweep's evaluation. */
-function taskSetOf(
-  dir: string,
-  s: TfjsSettings,
-  sweepEval: NonNullable<EvalSettings["taskSet"]>["sweepEval"],
-): NonNullable<EvalSettings["taskSet"]> {
-  const { families, testSize, seed, difficulty, difficultyByFamily } = s.tasks;
-  return { source: dir, tasks: { families, testSize, seed, difficulty, difficultyByFamily }, sweepEval };
-}
+/** The flag of each setting compared with the sweep's own evaluation. */
+const SWEEP_EVAL_FLAGS = {
+  temperature: "--temperature",
+  topP: "--top-p",
+  maxTokens: "--max-tokens",
+  grader: "--grader",
+  template: "--prompt-template",
+} as const;
 
 /**
  * One note for each setting of this eval that differs from the sweep's own evaluation of the checkpoint
@@ -263,35 +265,12 @@ function taskSetOf(
 export function sweepDifferences(s: EvalSettings): string[] {
   const sweep = s.taskSet?.sweepEval;
   if (!sweep) return [];
-  const mine = {
-    temperature: s.temperature,
-    topP: s.topP,
-    maxTokens: s.maxTokens,
-    grader: s.grader ?? "default",
-    template: s.template.name,
-  };
-  const flag = {
-    temperature: "--temperature",
-    topP: "--top-p",
-    maxTokens: "--max-tokens",
-    grader: "--grader",
-  };
-  return (Object.keys(mine) as (keyof typeof mine)[]).filter((key) => mine[key] !== sweep[key]).map((key) =>
-    `${key === "template" ? "--prompt-template" : flag[key]} ${
-      mine[key]
-    } differs from the sweep's evaluation ` +
-    `(${sweep[key]}): this Pass@k is not comparable with the sweep's`
+  const mine = { ...s, grader: s.grader ?? "default", template: s.template.name };
+  const keys = Object.keys(SWEEP_EVAL_FLAGS) as (keyof typeof SWEEP_EVAL_FLAGS)[];
+  return keys.filter((k) => mine[k] !== sweep[k]).map((k) =>
+    `${SWEEP_EVAL_FLAGS[k]} ${mine[k]} differs from the sweep's evaluation (${sweep[k]}): ` +
+    "this Pass@k is not comparable with the sweep's"
   );
-}
-
-/** The `--sampling` parameters ({} without the flag); a malformed value is a UsageError naming the entry. */
-function serverSamplingFrom(text: string | undefined): EvalSettings["server"] {
-  if (text === undefined) return {};
-  try {
-    return parseServerSampling(text);
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
 }
 
 /** The key named by --api-key-env, or undefined without the flag; an unset variable is a clear error. */
@@ -309,7 +288,8 @@ function apiKeyFrom(v: Values): string | undefined {
 
 /** Records of the dataset; "not fetched yet" becomes one line saying how to fetch it. A file's identity (path,
  * sha256, fields read) is recorded in `settings.datasetFile`. */
-async function loadProblems(dataset: string, v: Values, settings: EvalSettings): Promise<MathRecord[]> {
+async function loadProblems(v: Values, settings: EvalSettings): Promise<MathRecord[]> {
+  const dataset = settings.dataset;
   if (v.dataset && isDatasetFile(v.dataset)) {
     const duplicates = v.duplicates ?? "refuse";
     const file = await loadFileDataset(resolve(v.dataset), {
@@ -352,11 +332,10 @@ const COMPACT = COMPACT_TEMPLATE.name;
 function compactProblems(): MathRecord[] {
   const settings = defaultSettings();
   const test = taskSets(settings).test;
+  const families = settings.tasks.families.join(", ");
   console.error(
     `acebench eval: --prompt-template compact: the tfjs engine's default held-out tasks (${test.length} ` +
-      `problems; families ${
-        settings.tasks.families.join(", ")
-      }); --dataset synthetic:DIR takes a sweep's own`,
+      `problems; families ${families}); --dataset synthetic:DIR takes a sweep's own`,
   );
   return test.map((r) => ({ ...r, problem: renderPrompt(r) }));
 }
@@ -393,17 +372,11 @@ async function evalOnce(args: string[]): Promise<SuiteStep> {
   const settings = settingsFromFlags(v);
   const out = required(v, "out");
   const apiKey = apiKeyFrom(v);
-  const transport = {
-    concurrency: v.concurrency,
-    maxPerRequest: v["max-n-per-request"],
-    timeoutMs: v.timeout * 1000,
-    retry: { ...DEFAULT_RETRY, maxRetries: v.retries },
-  };
   const all = settings.taskSet
     ? sweepProblems(settings)
     : settings.template.name === COMPACT
     ? compactProblems()
-    : await loadProblems(settings.dataset, v, settings);
+    : await loadProblems(v, settings);
   const problems = selectProblems(all, settings.limit, settings.subsetSeed);
   const command = ["deno task eval", ...args.map(shellQuote)].join(" ");
   const existed = exists(out);
@@ -412,7 +385,10 @@ async function evalOnce(args: string[]): Promise<SuiteStep> {
   const interrupt = onSignals();
   try {
     const { code, outcome } = await evalLocked(v, settings, problems, out, {
-      ...transport,
+      concurrency: v.concurrency,
+      maxPerRequest: v["max-n-per-request"],
+      timeoutMs: v.timeout * 1000,
+      retry: { ...DEFAULT_RETRY, maxRetries: v.retries },
       apiKey,
       command,
       signal: interrupt.signal,
@@ -554,17 +530,7 @@ function printOutcome(outcome: EvalOutcome, settings: EvalSettings, retries: num
       `latency p50 ${lat?.p50 ?? "-"} ms p95 ${lat?.p95 ?? "-"} ms p99 ${lat?.p99 ?? "-"} ms`,
   );
   if (outcome.rows.length === 0) return;
-  const byProblem = new Map<string, { n: number; c: number }>();
-  for (const r of outcome.rows) {
-    const p = byProblem.get(r.problemId) ?? { n: 0, c: 0 };
-    p.n++;
-    if (r.correct) p.c++;
-    byProblem.set(r.problemId, p);
-  }
-  const passK = (k: number) => {
-    const ps = [...byProblem.values()].filter((p) => p.n >= k);
-    return ps.length ? (ps.reduce((t, p) => t + passAtK(p.n, p.c, k), 0) / ps.length).toFixed(4) : "-";
-  };
+  const passK = (k: number) => suiteCell(outcome.rows, k)?.mean.toFixed(4) ?? "-";
   console.log(settings.ks.map((k) => `pass@${k} ${passK(k)}`).join(", "));
 }
 

@@ -6,7 +6,7 @@ import { configHash } from "../../common/hash.ts";
 import { Rng } from "../../common/prng.ts";
 import { machineInfo, versionInfo } from "../../common/provenance.ts";
 import { readSamples, type SampleRecord } from "./samples.ts";
-import type { PromptTemplate } from "./templates.ts";
+import type { PromptTemplate } from "../../datasets/mod.ts";
 import {
   type EvalSample,
   readFolderFile,

@@ -38,7 +38,7 @@ export {
 } from "./sampling.ts";
 export { renderHealth, retryCause, type RunHealth, runHealth } from "./health.ts";
 export { ProgressLog } from "./progress_log.ts";
-export { applyTemplate, defaultTemplateFor, type PromptTemplate, resolveTemplate } from "./templates.ts";
+export { applyTemplate, defaultTemplateFor } from "./templates.ts";
 export {
   checkEvalDir,
   completeSamples,

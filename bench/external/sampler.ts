@@ -12,7 +12,8 @@ import {
 } from "./client.ts";
 import { isContextError, maxTokensAdvice } from "./context_limit.ts";
 import { runPool } from "./pool.ts";
-import { appendSamples, readSamples, repairTornTail, type SampleRecord } from "./samples.ts";
+import { appendJsonl } from "../../common/fs.ts";
+import { readSamples, repairTornTail, type SampleRecord } from "./samples.ts";
 
 /** One problem to sample: its id (the key in samples.jsonl) and the fully rendered prompt. */
 export interface SampleJob {
@@ -252,7 +253,8 @@ async function sampleOnce(
     attempts: reply.attempts,
     ...(reply.retryReasons.length ? { retry_reasons: reply.retryReasons } : {}),
   }));
-  appendSamples(opts.samplesPath, records);
+  // One write per request: a crash tears at most the last line, which resume repairs.
+  appendJsonl(opts.samplesPath, records);
   stats.added += records.length;
   return records.length;
 }

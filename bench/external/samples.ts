@@ -1,6 +1,6 @@
 // The raw samples file: one JSON line per sample, appended as replies arrive; resume reads it back.
 import { copyFileSync, readFileSync, truncateSync } from "node:fs";
-import { appendJsonl, atomicWrite } from "../../common/fs.ts";
+import { atomicWrite } from "../../common/fs.ts";
 import type { TokenUsage } from "./client.ts";
 
 /** One sampled continuation as stored in samples.jsonl. */
@@ -133,9 +133,4 @@ export function repairSamples(
   const kept = lines.filter((l, i) => !drop.has(i + 1) && l.trim() !== "");
   atomicWrite(path, kept.map((l) => l + "\n").join(""));
   return { backup, dropped: bad, duplicates };
-}
-
-/** Append one request's samples in a single write; a crash tears at most the last line, which resume repairs. */
-export function appendSamples(path: string, records: readonly SampleRecord[]): void {
-  appendJsonl(path, records);
 }

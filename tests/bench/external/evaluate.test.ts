@@ -8,7 +8,8 @@ import {
 } from "../../../bench/external/evaluate.ts";
 import { gradeMany, type GradeManyItem } from "../../../evaluators/pool.ts";
 import { tempDir } from "../../temp.ts";
-import { applyTemplate, defaultTemplateFor, resolveTemplate } from "../../../bench/external/templates.ts";
+import { applyTemplate, defaultTemplateFor } from "../../../bench/external/templates.ts";
+import { resolveTemplate } from "../../../datasets/mod.ts";
 import type { EvalSettings } from "../../../bench/external/evaluate.ts";
 import { configHash } from "../../../common/hash.ts";
 
