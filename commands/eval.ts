@@ -496,13 +496,12 @@ function taskSetSection(s: EvalSettings): string[] {
   const t = s.taskSet;
   if (!t) return [];
   const notes = sweepDifferences(s);
+  const families = t.tasks.families.join(", ");
   return [
     [
       "## Task set",
       "",
-      `The held-out tasks of ${t.source}: ${t.tasks.testSize} problems, families ${
-        t.tasks.families.join(", ")
-      }, ` +
+      `The held-out tasks of ${t.source}: ${t.tasks.testSize} problems, families ${families}, ` +
       `task seed ${t.tasks.seed}: the problems its sweep evaluated.`,
       notes.length
         ? notes.map((n) => `- Note: ${n}.`).join("\n")
@@ -548,8 +547,7 @@ function truncatedColumn(rows: readonly EvalRow[], samplesPath: string, n: numbe
     if (r.meta.level !== undefined && r.meta.level !== null) slices.push(`level=${r.meta.level}`);
     for (const slice of slices) {
       const key = `${r.dataset}|${slice}`;
-      if (!problemsBySlice.has(key)) problemsBySlice.set(key, new Set());
-      problemsBySlice.get(key)!.add(r.problemId);
+      problemsBySlice.set(key, (problemsBySlice.get(key) ?? new Set()).add(r.problemId));
     }
   }
   const truncatedOf = (key: string) => {

@@ -71,10 +71,7 @@ export class EndpointError extends Error {
 
 /** The endpoint cannot serve this run at all (unreachable, not the API, the model not served): no problem can pass. */
 export class EndpointSetupError extends EndpointError {
-  constructor(message: string) {
-    super(message);
-    this.name = "EndpointSetupError";
-  }
+  override name = "EndpointSetupError";
 }
 
 /**

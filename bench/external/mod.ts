@@ -39,6 +39,7 @@ export {
 export { renderHealth, retryCause, type RunHealth, runHealth } from "./health.ts";
 export { ProgressLog } from "./progress_log.ts";
 export { applyTemplate, defaultTemplateFor } from "./templates.ts";
+export { type PromptTemplate, resolveTemplate } from "../../datasets/mod.ts";
 export {
   checkEvalDir,
   completeSamples,

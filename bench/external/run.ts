@@ -5,8 +5,7 @@ import { atomicWrite, writeJson } from "../../common/fs.ts";
 import { evalFile, runFile, type RunStatus, sweepFile, writeStatus } from "../../common/run_folder.ts";
 import { gradeMany } from "../../evaluators/mod.ts";
 import { type Endpoint, EndpointError, InterruptedError, preflight } from "./client.ts";
-import type { RetryPolicy } from "./retry.ts";
-import { type FailedProblem, failureAdvice, sampleAll, type SamplerStats } from "./sampler.ts";
+import { failureAdvice, sampleAll, type SamplerOptions, type SamplerStats } from "./sampler.ts";
 import { readSamples, repairSamples } from "./samples.ts";
 import { type RunHealth, runHealth } from "./health.ts";
 import {
@@ -21,32 +20,23 @@ import {
 } from "./evaluate.ts";
 import { applyTemplate } from "./templates.ts";
 
-/** Transport options that do not change the samples (so they are not part of the run's identity). */
-export interface TransportOptions {
-  apiKey?: string;
-  apiKeyEnv?: string;
-  concurrency: number;
+/**
+ * Transport options that do not change the samples (so they are not part of the run's identity). `signal` is
+ * aborted on SIGINT/SIGTERM: requests stop, status.json says "interrupted" at once, and evaluateEndpoint throws an
+ * InterruptedError once in-flight requests have settled.
+ */
+export interface TransportOptions
+  extends
+    Pick<Endpoint, "apiKey" | "apiKeyEnv" | "timeoutMs" | "retry" | "signal">,
+    Pick<SamplerOptions, "concurrency" | "onProgress" | "onRetry" | "onFailure" | "onNotice"> {
   /** Largest n per request (default: all n at once). */
   maxPerRequest?: number;
-  timeoutMs: number;
-  retry: RetryPolicy;
-  onProgress?: (done: number, total: number) => void;
-  onRetry?: (problemId: string, reason: string) => void;
-  /** Called when a problem fails for good (rejected, or out of retries). */
-  onFailure?: (f: FailedProblem) => void;
   /** The command line that produced the run, recorded in eval.json. */
   command?: string;
   /** Leave samples cut off by max_tokens out of eval.jsonl and Pass@k. */
   excludeTruncated?: boolean;
   /** Drop bad lines of samples.jsonl (after a backup) before resuming; told what was dropped. */
   repair?: (message: string) => void;
-  /** One-line notices for stderr, e.g. that the server refused the n asked and requests are split. */
-  onNotice?: (message: string) => void;
-  /**
-   * Aborted on SIGINT/SIGTERM (its reason names the signal): requests stop, status.json says "interrupted"
-   * at once, and evaluateEndpoint throws an InterruptedError once in-flight requests have settled.
-   */
-  signal?: AbortSignal;
 }
 
 /** The outcome: where it went, what sampling did, the graded rows, and the run's health. */
@@ -164,25 +154,22 @@ async function sampleAndGrade(
   end: (state: RunStatus["state"], rest: Partial<RunStatus>) => void,
 ): Promise<EvalOutcome> {
   const jobs = problems.map((p) => ({ id: p.id, prompt: applyTemplate(settings.template, p.problem) }));
+  const { temperature, topP, maxTokens, server, n, seed } = settings;
+  const { concurrency, onProgress, onRetry, onFailure, onNotice } = transport;
   let stats: SamplerStats;
   try {
     stats = await sampleAll(jobs, {
       endpoint,
-      params: {
-        temperature: settings.temperature,
-        topP: settings.topP,
-        maxTokens: settings.maxTokens,
-        server: settings.server,
-      },
-      n: settings.n,
-      seed: settings.seed,
-      concurrency: transport.concurrency,
-      maxPerRequest: transport.maxPerRequest ?? settings.n,
+      params: { temperature, topP, maxTokens, server },
+      n,
+      seed,
+      concurrency,
+      maxPerRequest: transport.maxPerRequest ?? n,
       samplesPath: paths.samplesPath,
-      onProgress: transport.onProgress,
-      onRetry: transport.onRetry,
-      onFailure: transport.onFailure,
-      onNotice: transport.onNotice,
+      onProgress,
+      onRetry,
+      onFailure,
+      onNotice,
     });
   } catch (e) {
     if (e instanceof InterruptedError) throw e; // status.json already says "interrupted"

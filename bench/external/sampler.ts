@@ -185,11 +185,14 @@ function lowerPerRequest(
   if (to >= stats.perRequest) return;
   stats.perRequest = to;
   stats.nSplit = { ...split, asked: stats.nSplit?.asked ?? split.asked, perRequest: to };
-  opts.onNotice?.(
-    split.cause === "refused"
-      ? `the server refused n = ${split.asked} (${split.reason}); sending n = ${to} per request from now on`
-      : `the server answered ${split.reason} to n = ${split.asked}; sending n = ${to} per request from now on`,
-  );
+  opts.onNotice?.(`${splitCause(split)}; sending n = ${to} per request from now on`);
+}
+
+/** Why requests were split, e.g. "the server refused n = 4 (HTTP 400: …)". */
+export function splitCause(s: Omit<NSplit, "perRequest">): string {
+  return s.cause === "refused"
+    ? `the server refused n = ${s.asked} (${s.reason})`
+    : `the server answered ${s.reason} to n = ${s.asked}`;
 }
 
 /** Whether the server takes this job's prompt with n = 1 (a probe whose sample is not kept); false on a 400. */
