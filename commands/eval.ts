@@ -161,10 +161,10 @@ export function settingsFromFlags(v: Values): EvalSettings {
   const file = isDatasetFile(given);
   const taskSet = taskSetOf(given);
   if (!file && !taskSet && !DATASET_NAMES.includes(given as MathRecord["dataset"])) {
+    const known = DATASET_NAMES.join(", ");
     throw new UsageError(
-      `--dataset: unknown '${given}' (known: ${
-        DATASET_NAMES.join(", ")
-      }, synthetic:DIR of a tfjs sweep or checkpoint, or a .jsonl/.parquet file)`,
+      `--dataset: unknown '${given}' (known: ${known}, synthetic:DIR of a tfjs sweep or checkpoint, or a ` +
+        ".jsonl/.parquet file)",
     );
   }
   for (const flag of ["problem-key", "answer-key", "id-key", "duplicates"] as const) {
@@ -174,8 +174,7 @@ export function settingsFromFlags(v: Values): EvalSettings {
   }
   const dataset = file ? fileDatasetName(given) : taskSet ? "synthetic" : given;
   const n = v.n;
-  const ks = v.k ??
-    Array.from({ length: Math.floor(Math.log2(n)) + 1 }, (_, i) => 2 ** i);
+  const ks = v.k ?? Array.from({ length: Math.floor(Math.log2(n)) + 1 }, (_, i) => 2 ** i);
   const tooBig = ks.find((k) => k > n);
   if (tooBig) {
     throw new UsageError(`--k: k=${tooBig} > --n ${n}; Pass@k needs at least k samples per problem`);

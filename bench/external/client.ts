@@ -1,7 +1,8 @@
 // A minimal OpenAI-compatible client (vLLM, SGLang, llama.cpp, Ollama): completions or chat, n per request,
 // retries with backoff on 429/5xx/network errors/malformed replies, usage and latency recorded.
+import { setTimeout as sleep } from "node:timers/promises";
 import { Rng } from "../../common/prng.ts";
-import { isRetryableStatus, parseRetryAfter, retryDelayMs, type RetryPolicy, sleep } from "./retry.ts";
+import { isRetryableStatus, parseRetryAfter, retryDelayMs, type RetryPolicy } from "./retry.ts";
 import type { ServerValue } from "./sampling.ts";
 
 /** Where and how to talk to the server. */
@@ -216,7 +217,6 @@ async function requestJson(
   isValid: (body: unknown) => string | null = () => null,
   onRetry?: (reason: string, delayMs: number) => void,
 ): Promise<Attempts & { body: unknown; latencyMs: number }> {
-  let last = "";
   const retryReasons: string[] = [];
   for (let retry = 0;; retry++) {
     const a = await attempt(ep, path, body);
@@ -233,14 +233,15 @@ async function requestJson(
       reason = a.reason;
       retryAfterMs = a.retryAfterMs;
     }
-    last = reason;
     retryReasons.push(reason);
     if (retry >= ep.retry.maxRetries) break;
     const delayMs = retryDelayMs(ep.retry, retry, retryAfterMs, rng);
     onRetry?.(reason, delayMs);
-    await sleep(delayMs, ep.signal);
+    // An abort (Ctrl-C) ends the wait at once, as a rejection; checkInterrupted names the signal.
+    await sleep(delayMs, undefined, { signal: ep.signal }).catch(() => {});
     checkInterrupted(ep);
   }
+  const last = retryReasons.at(-1)!;
   throw new RetriesExhaustedError(`gave up after ${ep.retry.maxRetries + 1} attempts (last: ${last})`, last);
 }
 

@@ -6,7 +6,7 @@ import { configHash } from "../../common/hash.ts";
 import { Rng } from "../../common/prng.ts";
 import { machineInfo, versionInfo } from "../../common/provenance.ts";
 import { readSamples, type SampleRecord } from "./samples.ts";
-import type { PromptTemplate } from "../../datasets/mod.ts";
+import type { MathRecord, PromptTemplate } from "../../datasets/mod.ts";
 import {
   type EvalSample,
   readFolderFile,
@@ -75,13 +75,8 @@ export interface EvalSettings {
   };
 }
 
-/** The problem fields an evaluation needs (a subset of datasets' MathRecord). */
-export interface EvalProblem {
-  id: string;
-  problem: string;
-  answer: string;
-  meta: { subject?: string; level?: number; [k: string]: unknown };
-}
+/** The problem fields an evaluation needs. */
+export type EvalProblem = Pick<MathRecord, "id" | "problem" | "answer" | "meta">;
 
 /** Paths of an evaluation's run folder. */
 export interface EvalPaths {
