@@ -152,16 +152,14 @@ export type EvalFileConfig =
 function evalRecord(s: EvalSettings): SweepRecord {
   const sent = { temperature: s.temperature, top_p: s.topP, max_tokens: s.maxTokens, seed: s.seed, stop: [] };
   const f = s.datasetFile;
+  const ts = s.taskSet;
   const all = f
-    ? `file ${f.path} (sha256 ${
-      f.sha256.slice(0, 12)
-    }; problem from ${f.problemKey}, answer from ${f.answerKey}${f.idKey ? `, id from ${f.idKey}` : ""}${
-      f.duplicates ? "; repeats left out" : ""
-    })`
-    : s.taskSet
-    ? `test of ${s.taskSet.source} (${s.taskSet.tasks.testSize} problems; families ${
-      s.taskSet.tasks.families.join(", ")
-    }; task seed ${s.taskSet.tasks.seed})`
+    ? `file ${f.path} (sha256 ${f.sha256.slice(0, 12)}; problem from ${f.problemKey}, ` +
+      `answer from ${f.answerKey}${f.idKey ? `, id from ${f.idKey}` : ""}` +
+      `${f.duplicates ? "; repeats left out" : ""})`
+    : ts
+    ? `test of ${ts.source} (${ts.tasks.testSize} problems; families ${ts.tasks.families.join(", ")}; ` +
+      `task seed ${ts.tasks.seed})`
     : "test";
   const which = s.limit === null
     ? all
@@ -195,10 +193,8 @@ export function selectProblems<T>(
 ): T[] {
   if (limit === null || limit >= records.length) return [...records];
   if (subsetSeed === null) return records.slice(0, limit);
-  const picked = Rng.seeded(subsetSeed).shuffle(records.map((_, i) => i)).slice(0, limit).sort((a, b) =>
-    a - b
-  );
-  return picked.map((i) => records[i]);
+  const picked = Rng.seeded(subsetSeed).shuffle(records.map((_, i) => i)).slice(0, limit);
+  return picked.sort((a, b) => a - b).map((i) => records[i]);
 }
 
 /** The paths of the run folder of these settings in `out` (nothing is read or written). */
@@ -234,11 +230,10 @@ export function checkEvalDir(out: string, s: EvalSettings): void {
   if (old === null) {
     const orphan = anySamples(out);
     if (orphan) {
+      const runs = join(out, "runs");
       throw new Error(
         `${out} holds samples (${orphan}) but no eval.json, so the settings they were made with are unknown; ` +
-          `restore eval.json from a backup, or move runs/ away (mv ${join(out, "runs")} ${
-            join(out, "runs.old")
-          }) to start afresh`,
+          `restore eval.json from a backup, or move runs/ away (mv ${runs} ${runs}.old) to start afresh`,
       );
     }
     return;
@@ -262,7 +257,6 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
   checkEvalDir(out, s);
   const paths = evalPaths(out, s);
   const { runId, runDir } = paths;
-  const identity = samplesIdentity(s);
   const record = evalRecord(s);
   const { endpoint, model, mode, dataset, taskSet, limit, subsetSeed, template } = s;
   writeFolderFile(out, {
@@ -279,7 +273,7 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
       template,
     },
     record,
-    configHash: identity,
+    configHash: samplesIdentity(s),
     runIds: [runId],
     versions: versionInfo(),
     machine: machineInfo(),
