@@ -42,6 +42,7 @@ import {
   readSamples,
   renderHealth,
   selectProblems,
+  type TransportOptions,
 } from "../bench/external/mod.ts";
 import { type ExtraColumn, suiteCell, writeReport } from "../reports/mod.ts";
 import { runSuite, SUITES, type SuiteStep } from "./eval_suite.ts";
@@ -383,12 +384,15 @@ async function evalOnce(args: string[]): Promise<SuiteStep> {
   const lock = lockFolder(out, { command, flag: "out" });
   const interrupt = onSignals();
   try {
-    const { code, outcome } = await evalLocked(v, settings, problems, out, {
+    const { code, outcome } = await evalLocked(settings, problems, out, {
       concurrency: v.concurrency,
       maxPerRequest: v["max-n-per-request"],
       timeoutMs: v.timeout * 1000,
       retry: { ...DEFAULT_RETRY, maxRetries: v.retries },
       apiKey,
+      apiKeyEnv: v["api-key-env"],
+      excludeTruncated: v["exclude-truncated"],
+      repair: v.repair ? (m) => console.error(m) : undefined,
       command,
       signal: interrupt.signal,
     });
@@ -431,12 +435,12 @@ function onSignals(): { signal: AbortSignal; dispose(): void } {
   };
 }
 
+/** Evaluate, print the outcome and write the report; exit code 1 when a problem failed. */
 async function evalLocked(
-  v: Values,
   settings: EvalSettings,
   problems: EvalProblem[],
   out: string,
-  transport: Omit<Parameters<typeof evaluateEndpoint>[3], "onProgress" | "onRetry">,
+  transport: TransportOptions,
 ): Promise<{ code: number; outcome: EvalOutcome }> {
   const total = problems.length * settings.n;
   const bar = progressBar(`eval ${settings.model}`, total, "samples");
@@ -449,9 +453,6 @@ async function evalLocked(
   try {
     outcome = await evaluateEndpoint(problems, settings, out, {
       ...transport,
-      apiKeyEnv: v["api-key-env"],
-      excludeTruncated: v["exclude-truncated"],
-      repair: v.repair ? (m) => console.error(m) : undefined,
       onProgress: (done) => {
         bar.update(done);
         log?.update(done);
