@@ -49,27 +49,12 @@ export interface EvalOutcome {
   health: RunHealth;
 }
 
-/** The folder as it was before this run opened it, to put back when the run adds nothing. */
-interface Before {
-  /** The text of each file the opening writes, or null when absent. */
-  files: Map<string, string | null>;
-  samplesBytes: number;
-}
-
 /** The text of a file, or null when absent. */
 function snapshot(path: string): string | null {
   try {
     return readFileSync(path, "utf8");
   } catch {
     return null;
-  }
-}
-
-/** Put files back as they were (deleting those that did not exist). */
-function restore(files: Map<string, string | null>): void {
-  for (const [path, text] of files) {
-    if (text === null) rmSync(path, { force: true });
-    else atomicWrite(path, text);
   }
 }
 
@@ -80,6 +65,23 @@ const sizeOf = (path: string) => {
     return 0;
   }
 };
+
+/**
+ * Remember `files` (as text; absent ones as absent) and the size of samples.jsonl; the function returned puts the
+ * files back when no sample was added since, and says whether it did.
+ */
+function undoUnlessSampled(files: string[], samplesPath: string): () => boolean {
+  const texts = files.map((path) => [path, snapshot(path)] as const);
+  const bytes = sizeOf(samplesPath);
+  return () => {
+    if (sizeOf(samplesPath) !== bytes) return false;
+    for (const [path, text] of texts) {
+      if (text === null) rmSync(path, { force: true });
+      else atomicWrite(path, text);
+    }
+    return true;
+  };
+}
 
 /** `--repair`: drop the bad and duplicate lines of samples.jsonl (after a backup) and say what was dropped. */
 function repair(samplesPath: string, tell: (message: string) => void): void {
@@ -121,10 +123,7 @@ export async function evaluateEndpoint(
   const planned = evalPaths(out, settings);
   if (transport.repair) repair(planned.samplesPath, transport.repair);
   const written = [evalFile(out), sweepFile(out), runFile(planned.runDir, "config"), planned.statusPath];
-  const before = {
-    files: new Map(written.map((p) => [p, snapshot(p)])),
-    samplesBytes: sizeOf(planned.samplesPath),
-  };
+  const undo = undoUnlessSampled(written, planned.samplesPath);
   const paths = openEvalDir(out, settings, transport.command);
   const startedAt = new Date().toISOString();
   writeStatus(paths.runDir, { state: "running", startedAt });
@@ -137,7 +136,7 @@ export async function evaluateEndpoint(
     });
   transport.signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    return await sampleAndGrade(problems, settings, transport, endpoint, paths, before, end);
+    return await sampleAndGrade(problems, settings, transport, endpoint, paths, undo, end);
   } finally {
     transport.signal?.removeEventListener("abort", onAbort);
   }
@@ -150,7 +149,7 @@ async function sampleAndGrade(
   transport: TransportOptions,
   endpoint: Endpoint,
   paths: EvalPaths,
-  before: Before,
+  undo: () => boolean,
   end: (state: RunStatus["state"], rest: Partial<RunStatus>) => void,
 ): Promise<EvalOutcome> {
   const jobs = problems.map((p) => ({ id: p.id, prompt: applyTemplate(settings.template, p.problem) }));
@@ -173,9 +172,10 @@ async function sampleAndGrade(
     });
   } catch (e) {
     if (e instanceof InterruptedError) throw e; // status.json already says "interrupted"
-    if (e instanceof EndpointError && sizeOf(paths.samplesPath) === before.samplesBytes) {
-      restore(before.files); // nothing was sampled: the folder stays as it was (e.g. a key refused after the preflight)
-    } else end("failed", { reason: (e as Error).message.split("\n")[0] });
+    // Nothing sampled: the folder stays as it was (e.g. a key refused after the preflight).
+    if (!(e instanceof EndpointError && undo())) {
+      end("failed", { reason: (e as Error).message.split("\n")[0] });
+    }
     throw e;
   }
   const rows = await gradeSamples(
