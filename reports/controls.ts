@@ -379,48 +379,26 @@ export function controlsSection(
   ];
 }
 
-/** Columns of controls.csv, in order (differences in Pass@k units). */
-const CONTROLS_COLUMNS = [
-  "dataset",
-  "id",
-  "claim",
-  "source",
-  "published",
-  "published_where",
-  "k",
-  "a",
-  "b",
-  "diff",
-  "lo",
-  "hi",
-  "mdd",
-  "p_zero",
-  "p_published",
-  "outcome",
-] as const;
-
-/** controls.csv: one row per claim checked per dataset, with its Holm-corrected outcome. */
+/** controls.csv: one row per claim checked per dataset (differences in Pass@k units), Holm-corrected outcome. */
 export function controlsCsv(results: readonly ControlResult[]): string {
   const r6 = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : "");
-  return toCsv(
-    results.map((r) => ({
-      dataset: r.dataset,
-      id: r.claim.id,
-      claim: r.claim.claim,
-      source: r.claim.source,
-      published: r.claim.published?.delta ?? "",
-      published_where: r.claim.published?.where ?? "",
-      k: r.cell.k,
-      a: r.a,
-      b: r.b,
-      diff: r6(r.cell.mean),
-      lo: r6(r.cell.lo),
-      hi: r6(r.cell.hi),
-      mdd: r6(r.cell.mdd),
-      p_zero: r6(r.pZero),
-      p_published: r6(r.pPublished),
-      outcome: r.outcome,
-    })),
-    CONTROLS_COLUMNS,
-  );
+  const rows = results.map((r) => ({
+    dataset: r.dataset,
+    id: r.claim.id,
+    claim: r.claim.claim,
+    source: r.claim.source,
+    published: r.claim.published?.delta ?? "",
+    published_where: r.claim.published?.where ?? "",
+    k: r.cell.k,
+    a: r.a,
+    b: r.b,
+    diff: r6(r.cell.mean),
+    lo: r6(r.cell.lo),
+    hi: r6(r.cell.hi),
+    mdd: r6(r.cell.mdd),
+    p_zero: r6(r.pZero),
+    p_published: r6(r.pPublished),
+    outcome: r.outcome,
+  }));
+  return toCsv(rows, Object.keys(rows[0] ?? {})); // written only when a claim was checked
 }

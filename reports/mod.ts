@@ -14,7 +14,6 @@ export {
   csvRecord,
   finalRows,
   type IntervalKind,
-  PASSK_COLUMNS,
   type PassKRow,
   passKRows,
   reportedKs,
@@ -34,7 +33,6 @@ export {
 export { renderSummary, type SummaryInput } from "./summary.ts";
 export {
   BEFORE_RL,
-  CELL_COLUMNS,
   type CellModel,
   cellsCsv,
   type ComparisonModel,
@@ -64,7 +62,6 @@ export {
 export { blockingIssues, type DataIssue, dataIssues, issueLines } from "./completeness.ts";
 export { chanceLine, mddCell, nearCeiling } from "./caveats.ts";
 export {
-  BOUNDARY_COLUMNS,
   type BoundaryCounts,
   boundaryCounts,
   boundaryRecord,

@@ -94,22 +94,6 @@ function sameSamples(rows: readonly PassKRow[]): boolean {
     rows.every((r) => [...r.perProblem].every(([id, v]) => rows[0].perProblem.get(id) === v));
 }
 
-/** Columns of passk.csv, in order. */
-export const PASSK_COLUMNS = [
-  "method",
-  "base",
-  "seed",
-  "dataset",
-  "slice",
-  "step",
-  "k",
-  "pass_at_k",
-  "ci_lo",
-  "ci_hi",
-  "n",
-  "problems",
-] as const;
-
 /** The engine name of a `deno task eval` run (a served model sampled over the API). */
 const EXTERNAL_ENGINE = "external";
 

@@ -10,13 +10,7 @@ import {
   pairedDiff,
   requestedComparisons,
 } from "./compare.ts";
-import {
-  BOUNDARY_COLUMNS,
-  boundaryRecord,
-  type BoundaryRow,
-  boundaryRows,
-  boundarySection,
-} from "./boundary.ts";
+import { boundaryRecord, type BoundaryRow, boundaryRows, boundarySection } from "./boundary.ts";
 import { type DataIssue, dataIssues } from "./completeness.ts";
 import {
   calibrationCsv,
@@ -32,7 +26,6 @@ import {
   aggregateSeeds,
   csvRecord,
   finalRows,
-  PASSK_COLUMNS,
   type PassKRow,
   passKRows,
 } from "./passk.ts";
@@ -46,6 +39,7 @@ import {
   trainingSpec,
 } from "./plots.ts";
 import { renderSummary } from "./summary.ts";
+import type * as vl from "vega-lite";
 import {
   BEFORE_RL,
   cellsCsv,
@@ -160,11 +154,13 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
     ],
   }) + (options.sections ?? []).map((section) => "\n" + section.trimEnd() + "\n").join("");
   const extra = options.columns ?? [];
-  const csv = toCsv(
-    rows.map((r) => ({ ...csvRecord(r), ...Object.fromEntries(extra.map((c) => [c.name, c.value(r)])) })),
-    [...PASSK_COLUMNS, ...extra.map((c) => c.name)],
-  );
-  const boundaryCsv = toCsv(boundary.map(boundaryRecord), BOUNDARY_COLUMNS);
+  const records = rows.map((r) => ({
+    ...csvRecord(r),
+    ...Object.fromEntries(extra.map((c) => [c.name, c.value(r)])),
+  }));
+  const csv = toCsv(records, Object.keys(records[0])); // a report has rows (buildReport refuses a sweep without)
+  const boundaryRecords = boundary.map(boundaryRecord);
+  const boundaryCsv = toCsv(boundaryRecords, Object.keys(boundaryRecords[0] ?? {})); // written when non-empty
   return {
     data,
     runs,
@@ -219,31 +215,20 @@ export async function writeReportChecked(
   if (report.runs.some((r) => r.metrics.length > 0)) put("training.csv", trainingCsv(report.runs));
   put("differences.csv", differencesCsv(report.model));
   const cells = report.cells;
-  for (const dataset of [...new Set(cells.map((c) => c.dataset))].sort()) {
-    put(
-      `plots/passk_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`,
-      await renderSvg(
-        passKSpec(cells, dataset, BEFORE_RL, referenceCurves(options.references ?? [], dataset)),
-      ),
-    );
-  }
-  for (const dataset of [...new Set(report.comparisons.map((c) => c.dataset))].sort()) {
-    put(
-      `plots/diff_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`,
-      await renderSvg(diffSpec(report.comparisons, dataset)),
-    );
-  }
-  for (const dataset of [...new Set(report.dose.map((r) => r.dataset))].sort()) {
-    put(
-      `plots/dose_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`,
-      await renderSvg(doseSpec(report.dose, dataset)),
-    );
-  }
-  for (const dataset of [...new Set(report.calibration.map((p) => p.dataset))].sort()) {
-    put(
-      `plots/calibration_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`,
-      await renderSvg(calibrationSpec(report.calibration, dataset)),
-    );
+  const plots: [string, string[], (dataset: string) => vl.TopLevelSpec][] = [
+    [
+      "passk",
+      cells.map((c) => c.dataset),
+      (d) => passKSpec(cells, d, BEFORE_RL, referenceCurves(options.references ?? [], d)),
+    ],
+    ["diff", report.comparisons.map((c) => c.dataset), (d) => diffSpec(report.comparisons, d)],
+    ["dose", report.dose.map((r) => r.dataset), (d) => doseSpec(report.dose, d)],
+    ["calibration", report.calibration.map((p) => p.dataset), (d) => calibrationSpec(report.calibration, d)],
+  ];
+  for (const [kind, datasets, spec] of plots) {
+    for (const dataset of [...new Set(datasets)].sort()) {
+      put(`plots/${kind}_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`, await renderSvg(spec(dataset)));
+    }
   }
   const training = trainingSpec(report.runs);
   if (training) put("plots/training.svg", await renderSvg(training));

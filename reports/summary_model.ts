@@ -312,55 +312,30 @@ function componentRecord(x: ComponentsModel): Record<string, unknown> {
   return Object.fromEntries(COMPONENT_COLUMNS.map((name, i) => [name, r6(values[i])]));
 }
 
-/** Columns of cells.csv, in order (one row per cell of the model). */
-export const CELL_COLUMNS = [
-  "method",
-  "dataset",
-  "slice",
-  "step",
-  "k",
-  "pass_at_k",
-  "ci_lo",
-  "ci_hi",
-  "se",
-  "interval",
-  "scope",
-  "bases",
-  "runs",
-  "problems",
-  "n",
-  ...COMPONENT_COLUMNS,
-  "incomplete",
-  "ungraded",
-  "near_ceiling",
-] as const;
-
 /** cells.csv: every Pass@k cell over runs (slices included), with its interval and variance components. */
 export function cellsCsv(model: SummaryModel): string {
-  return toCsv(
-    model.cells.map((c) => ({
-      method: c.method,
-      dataset: c.dataset,
-      slice: c.slice,
-      step: c.step,
-      k: c.k,
-      pass_at_k: r6(c.mean),
-      ci_lo: r6(c.lo),
-      ci_hi: r6(c.hi),
-      se: r6(c.se),
-      interval: c.interval,
-      scope: c.scope,
-      bases: c.bases,
-      runs: c.runs,
-      problems: c.problems,
-      n: c.n,
-      ...componentRecord(c.components),
-      incomplete: c.incomplete,
-      ungraded: c.ungraded,
-      near_ceiling: c.nearCeiling,
-    })),
-    CELL_COLUMNS,
-  );
+  const rows = model.cells.map((c) => ({
+    method: c.method,
+    dataset: c.dataset,
+    slice: c.slice,
+    step: c.step,
+    k: c.k,
+    pass_at_k: r6(c.mean),
+    ci_lo: r6(c.lo),
+    ci_hi: r6(c.hi),
+    se: r6(c.se),
+    interval: c.interval,
+    scope: c.scope,
+    bases: c.bases,
+    runs: c.runs,
+    problems: c.problems,
+    n: c.n,
+    ...componentRecord(c.components),
+    incomplete: c.incomplete,
+    ungraded: c.ungraded,
+    near_ceiling: c.nearCeiling,
+  }));
+  return toCsv(rows, Object.keys(rows[0] ?? {})); // a report has at least one cell
 }
 
 /** Columns of differences.csv, in order (one row per comparison and k). */
