@@ -5,6 +5,7 @@
 // the default step size. The rule was fixed before the calibration sweep was run (docs/findings.md says so and
 // cites the tables its thresholds come from); it is applied here mechanically, so a re-run re-applies it.
 import { toCsv } from "../common/csv.ts";
+import { crossedName } from "./caveats.ts";
 import { type DiffCell, pairedDiff } from "./compare.ts";
 import type { RunData } from "./load.ts";
 import { finalRows, type PassKRow } from "./passk.ts";
@@ -123,9 +124,7 @@ export function calibrationSection(points: readonly CalibrationPoint[], dataset:
   if (mine.length === 0) return [];
   const k = mine[0].passMax.k;
   const pick = pickStepSize(points, dataset);
-  const scope = mine.every((p) => p.pass1.scope === "bases")
-    ? "95% crossed bases × problems intervals, seeds nested in bases"
-    : "95% crossed seeds × problems intervals, for this base model only";
+  const scope = crossedName(mine.every((p) => p.pass1.scope === "bases"), "intervals");
   return [
     `### ${dataset}: calibration of the RL step`,
     "",

@@ -7,6 +7,7 @@
 // world, not a failure of the code.
 import { toCsv } from "../common/csv.ts";
 import { holm, termsPValue } from "../evaluators/mod.ts";
+import { crossedName } from "./caveats.ts";
 import { type DiffCell, pairedDiff } from "./compare.ts";
 import { finalRows, type PassKRow } from "./passk.ts";
 
@@ -343,9 +344,7 @@ export function controlsSection(
   );
   const scope = mine.every((r) => r.cell.interval === "one seed")
     ? "95% interval over problems only (one run), for this base model only"
-    : mine.every((r) => r.cell.scope === "bases")
-    ? "95% crossed bases × problems interval, seeds nested in bases"
-    : "95% crossed seeds × problems interval, for this base model only";
+    : crossedName(mine.every((r) => r.cell.scope === "bases"));
   return [
     `### ${dataset}: what this world reproduces`,
     "",

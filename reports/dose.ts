@@ -9,7 +9,7 @@ import type { MethodRecord } from "../common/protocol.ts";
 import { toCsv } from "../common/csv.ts";
 import { mddInterval, nestedInterval } from "../evaluators/mod.ts";
 import { baselineOf, type DiffCell, pairedDiff } from "./compare.ts";
-import { mddText } from "./caveats.ts";
+import { crossedName, mddText } from "./caveats.ts";
 import type { RunData } from "./load.ts";
 import { finalRows, type PassKRow } from "./passk.ts";
 
@@ -193,9 +193,7 @@ export function doseSection(results: readonly DoseResult[], dataset: string): st
   const mine = results.filter((r) => r.dataset === dataset);
   if (mine.length === 0) return [];
   const alphas = [...new Set(mine.flatMap((r) => r.deltas.map((d) => d.alpha)))].sort((a, b) => a - b);
-  const scope = mine.every((r) => r.slope.scope === "bases")
-    ? "95% crossed bases × problems intervals, seeds nested in bases"
-    : "95% crossed seeds × problems intervals, for this base model only";
+  const scope = crossedName(mine.every((r) => r.slope.scope === "bases"), "intervals");
   const usesBaseline = mine.some((r) =>
     r.variant.points.some((p) => p.alpha === 0 && p.method === r.variant.baseline)
   );

@@ -33,30 +33,35 @@ export interface ComponentsModel {
   seedsKnown: boolean;
 }
 
-/** One Pass@k cell: a method's mean over its runs at one dataset, slice, step and k. */
-export interface CellModel {
-  method: string;
-  dataset: string;
-  /** "all", "family=<name>" (an eval's task family), "subject=<name>" or "level=<n>". */
-  slice: string;
-  step: number;
+/** What a cell and a difference share: the mean at k with its 95% interval, design and variance components. */
+interface IntervalModel {
   k: number;
   mean: number;
-  /** 95% interval (clipped to [0, 1]; NaN, null in JSON: not defined) and the standard error. */
+  /** 95% interval (clipped to the value's range; NaN, null in JSON: not defined) and the standard error. */
   lo: number;
   hi: number;
   se: number;
   interval: IntervalKind;
   scope: "bases" | "one base";
-  /** Every value behind the cell is equal, so the interval has zero width. */
+  /** Every value behind it is equal, so the interval has zero width. */
   identical: boolean;
   bases: number;
-  /** Runs (base × seed units) behind the cell, and their seeds. */
+  /** Runs (base × seed units) behind a cell; run pairs behind a difference. */
   runs: number;
-  seeds: number[];
   problems: number;
   n: number;
   components: ComponentsModel;
+}
+
+/** One Pass@k cell: a method's mean over its runs at one dataset, slice, step and k. */
+export interface CellModel extends IntervalModel {
+  method: string;
+  dataset: string;
+  /** "all", "family=<name>" (an eval's task family), "subject=<name>" or "level=<n>". */
+  slice: string;
+  step: number;
+  /** The seeds of the runs behind the cell. */
+  seeds: number[];
   /** Fed by an incomplete run, or (a trained method's cell) a smaller design than its dataset's (marked †). */
   incomplete: boolean;
   /** Answers behind the cell the grader could not grade (counted as not correct). */
@@ -66,24 +71,10 @@ export interface CellModel {
 }
 
 /** B − A at one k, paired by base, seed and problem. */
-export interface DifferenceModel {
-  k: number;
-  mean: number;
-  lo: number;
-  hi: number;
-  se: number;
-  interval: IntervalKind;
-  scope: "bases" | "one base";
-  identical: boolean;
+export interface DifferenceModel extends IntervalModel {
   /** Minimum detectable difference (80% power, 5% two-sided) and its range with the base term at its χ² bounds. */
   mdd: number;
   mddRange: { lo: number; hi: number; df: number };
-  bases: number;
-  /** Run pairs behind the difference. */
-  runs: number;
-  problems: number;
-  n: number;
-  components: ComponentsModel;
 }
 
 /** One comparison (e.g. ace-grpo − grpo on one dataset) at every k both sides have. */
