@@ -5,6 +5,7 @@
 // "reproduced" (direction and size), "contradicted", "published size excluded" and "not resolvable" (the data
 // cover both 0 and the published size) are family-wise 5% statements. A contradiction is a finding about this
 // world, not a failure of the code.
+import { loadSchema, validate } from "../common/config.ts";
 import { toCsv } from "../common/csv.ts";
 import { holm, termsPValue } from "../evaluators/mod.ts";
 import { crossedName } from "./caveats.ts";
@@ -40,148 +41,17 @@ export interface Claim {
   note?: string;
 }
 
-const ZHU = "Zhu et al. 2025, arXiv 2506.01347";
-const CHEN = "Chen et al. 2025, arXiv 2508.10751";
-const YUE = "Yue et al. 2025, arXiv 2504.13837";
-/** Zhu et al. Table 1 (Qwen2.5-Math-7B, MATH, T = 0.6, n = 256), the table every Zhu claim is read from. */
-const ZHU_T1 = "Zhu et al. Table 1, Qwen2.5-Math-7B, MATH";
-const LARGE_K = "the paper's largest k is 256; here the sweep's largest k";
-
 /**
- * The registry, each claim read from its paper's table (Zhu et al. Table 1 for NSR, PSR and W-REINFORCE; Chen et
+ * The registry (reports/claims.json, checked against reports/schemas/claims.schema.json), each claim read from its
+ * paper's table: Zhu et al. Table 1 (Qwen2.5-Math-7B, MATH, T = 0.6, n = 256) for NSR, PSR and W-REINFORCE; Chen et
  * al. Table 1, Qwen2.5-7B-Instruct on AIME 2025, via a secondary reading of the paper; Yue et al.'s claim that the
- * base catches up with RL at large k, sized by Zhu et al.'s GRPO row, the same model family as the rest).
+ * base catches up with RL at large k, sized by Zhu et al.'s GRPO row, the same model family as the rest.
  */
-export const CLAIMS: readonly Claim[] = [
-  {
-    id: "zhu-nsr-psr-pass1",
-    claim: "NSR about equals PSR at Pass@1",
-    source: ZHU,
-    a: "psr",
-    b: "nsr",
-    k: 1,
-    published: { delta: 0.016, where: `${ZHU_T1}, Pass@1: 75.7 vs 74.1` },
-  },
-  {
-    id: "zhu-nsr-psr-largek",
-    claim: "NSR above PSR at large k (PSR loses diversity)",
-    source: ZHU,
-    a: "psr",
-    b: "nsr",
-    k: "max",
-    published: { delta: 0.057, where: `${ZHU_T1}, Pass@256: 96.9 vs 91.2` },
-    note: LARGE_K,
-  },
-  {
-    id: "zhu-nsr-base-largek",
-    claim: "NSR keeps the base model's Pass@k at large k",
-    source: ZHU,
-    a: BASE_SIDE,
-    b: "nsr",
-    k: "max",
-    published: { delta: 0, where: `${ZHU_T1}, Pass@256: 96.9 vs 96.9` },
-    note: LARGE_K,
-  },
-  {
-    id: "zhu-psr-base-largek",
-    claim: "PSR falls below the base model at large k",
-    source: ZHU,
-    a: "psr",
-    b: BASE_SIDE,
-    k: "max",
-    published: { delta: 0.057, where: `${ZHU_T1}, Pass@256: 96.9 vs 91.2` },
-    note: LARGE_K,
-  },
-  {
-    id: "zhu-wr-grpo-pass1",
-    claim: "W-REINFORCE about equals GRPO at Pass@1",
-    source: ZHU,
-    a: "grpo",
-    b: "w-reinforce",
-    k: 1,
-    published: { delta: 0.003, where: `${ZHU_T1}, Pass@1: 76.6 vs 76.3` },
-  },
-  {
-    id: "zhu-wr-grpo-largek",
-    claim: "W-REINFORCE above GRPO at large k",
-    source: ZHU,
-    a: "grpo",
-    b: "w-reinforce",
-    k: "max",
-    published: { delta: 0.012, where: `${ZHU_T1}, Pass@256: 96.7 vs 95.5` },
-    note: LARGE_K,
-  },
-  {
-    id: "zhu-wr-psr-largek",
-    claim: "W-REINFORCE above PSR at large k",
-    source: ZHU,
-    a: "psr",
-    b: "w-reinforce",
-    k: "max",
-    published: { delta: 0.055, where: `${ZHU_T1}, Pass@256: 96.7 vs 91.2` },
-    note: LARGE_K,
-  },
-  {
-    id: "chen-passk-largek",
-    claim: "Pass@k training above Pass@1 (GRPO) training at Pass@k",
-    source: CHEN,
-    a: "grpo",
-    b: "passk",
-    k: "max",
-    published: {
-      delta: 0.033,
-      where: "Chen et al. Table 1, Qwen2.5-7B-Instruct, AIME 2025, Pass@k: 22.4 vs 19.1",
-    },
-    note: "the paper's k is small (≤ 8); here the sweep's largest k",
-  },
-  {
-    id: "chen-passk-pass1",
-    claim: "Pass@k training maintains Pass@1",
-    source: CHEN,
-    a: "grpo",
-    b: "passk",
-    k: 1,
-    published: {
-      delta: 0.017,
-      where: "Chen et al. Table 1, Qwen2.5-7B-Instruct, AIME 2025, Pass@1: 7.1 vs 5.4",
-    },
-  },
-  {
-    id: "yue-grpo-pass1",
-    claim: "RL (GRPO) raises Pass@1 over its base model",
-    source: YUE,
-    a: BASE_SIDE,
-    b: "grpo",
-    k: 1,
-    published: {
-      delta: 0.131,
-      where: `${ZHU_T1}, Pass@1: 76.3 vs 63.2 (Yue et al. Table 2: +39.9 on MATH500)`,
-    },
-  },
-  {
-    id: "yue-base-largek",
-    claim: "the base model catches up with RL (GRPO) at large k",
-    source: YUE,
-    a: "grpo",
-    b: BASE_SIDE,
-    k: "max",
-    published: {
-      delta: 0.014,
-      where: `${ZHU_T1}, Pass@256: 96.9 vs 95.5 (Yue et al. Table 2: −1.0 on MATH500)`,
-    },
-    note: LARGE_K,
-  },
-  {
-    id: "oracle-base-largek",
-    claim: "the oracle (SFT on the correct method) raises Pass@k at large k over its base",
-    source: "this suite's positive control",
-    a: BASE_SIDE,
-    b: "oracle",
-    k: "max",
-    published: null,
-    note: "true by construction: if it fails, this world cannot register boundary expansion",
-  },
-];
+export const CLAIMS: readonly Claim[] = validate(
+  loadSchema(new URL("./schemas/claims.schema.json", import.meta.url)),
+  JSON.parse(Deno.readTextFileSync(new URL("./claims.json", import.meta.url))),
+  "reports/claims.json",
+);
 
 /** The outcome of a claim after Holm's correction over the table's tests. */
 export type Outcome =

@@ -149,7 +149,7 @@ function slicesOf(s: EvalSample, external: boolean): string[] {
 }
 
 /** Pass@k rows of one run: every dataset × slice × evaluated step × k, each with a bootstrap CI over problems. */
-export function runPassK(run: RunData, iters = 2000): PassKRow[] {
+function runPassK(run: RunData, iters = 2000): PassKRow[] {
   const rows: PassKRow[] = [];
   const external = run.engine === EXTERNAL_ENGINE;
   const inSlices = run.samples.flatMap((s) => slicesOf(s, external).map((slice) => ({ s, slice })));

@@ -10,6 +10,7 @@ import type { Comparison } from "./compare.ts";
 import type { DoseResult } from "./dose.ts";
 import type { RunData } from "./load.ts";
 import type { AggregateCell } from "./passk.ts";
+import { BEFORE_RL } from "./summary_model.ts";
 
 /** Render a vega-lite spec to an SVG string. */
 export async function renderSvg(spec: vl.TopLevelSpec): Promise<string> {
@@ -55,8 +56,6 @@ function kAxis(ks: number[]) {
   };
 }
 
-/** Label of the step-0 curve on every Pass@k panel (the policy before RL: the base model). */
-export const BASE_CURVE = "step 0 (before RL)";
 // Titles are short lines: the headless renderer over-estimates text width, and a title wider than the panels
 // widens the canvas and leaves it blank on the right.
 /** Legend label of each panel's own method curve (its name is the panel's title). */
@@ -112,7 +111,7 @@ export interface ReferenceCurve {
 export function passKSpec(
   cells: readonly AggregateCell[],
   dataset: string,
-  baseLabel = BASE_CURVE,
+  baseLabel = BEFORE_RL,
   references: readonly ReferenceCurve[] = [],
 ): vl.TopLevelSpec {
   const point = (c: AggregateCell) => ({ k: c.k, passAtK: c.mean, ...bandOf(c) });
@@ -356,7 +355,7 @@ export function calibrationSpec(points: readonly CalibrationPoint[], dataset: st
  * c_i = Σ_t (log π_θ − log π_ref) over its response tokens (nats; `mean` aggregation: per token), logged for every
  * method; an overconfident error is an incorrect rollout with c > 0.
  */
-export const TRAINING_METRICS: Record<string, string> = {
+const TRAINING_METRICS: Record<string, string> = {
   accuracy: "rollout accuracy (fraction correct)",
   kl: "KL to the reference (nats per token)",
   entropy: "entropy (nats per token)",

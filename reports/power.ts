@@ -427,23 +427,20 @@ function powerOf(
     basesKnown: c.cells[0].nested.basesKnown,
     seedsKnown: c.cells[0].nested.seedsKnown,
     pairedSampleCorrelation: rho,
-    cells: c.cells.map((d) => ({
-      k: d.k,
-      mean: d.mean,
-      components: {
-        base: d.nested.base,
-        seed: d.nested.seed,
-        problem: d.nested.problem,
-        baseProblem: d.nested.baseProblem,
-        residual: d.nested.residual,
-      },
-      within: withinEstimate(d, d.n),
-      mdd: d.mdd,
-      mddRange: { ...d.mddRange },
-      projected: target === null
-        ? { mdd: projectMdd(d, design), truncated: projectionTruncated(d, design) }
-        : null,
-    })),
+    cells: c.cells.map((d) => {
+      const { base, seed, problem, baseProblem, residual } = d.nested;
+      return {
+        k: d.k,
+        mean: d.mean,
+        components: { base, seed, problem, baseProblem, residual },
+        within: withinEstimate(d, d.n),
+        mdd: d.mdd,
+        mddRange: { ...d.mddRange },
+        projected: target === null
+          ? { mdd: projectMdd(d, design), truncated: projectionTruncated(d, design) }
+          : null,
+      };
+    }),
     target: null,
   };
   const text = [

@@ -15,13 +15,13 @@ import { folderName, type SweepData } from "./load.ts";
 import type { AggregateCell, IntervalKind } from "./passk.ts";
 
 /** The version of the summary model (summary.json `version`); a change of meaning bumps it. */
-export const SUMMARY_VERSION = 1;
+const SUMMARY_VERSION = 1;
 
 /** Row label of the policy before RL (the step-0 evaluation engines write, e.g. the tfjs SFT base model). */
 export const BEFORE_RL = "step 0 (before RL)";
 
 /** Variance components of one value (per value; method of moments; NaN, null in JSON: not estimable). */
-export interface ComponentsModel {
+interface ComponentsModel {
   base: number;
   seed: number;
   problem: number;
@@ -135,15 +135,8 @@ export interface ModelInput {
 }
 
 function components(x: NestedComponents): ComponentsModel {
-  return {
-    base: x.base,
-    seed: x.seed,
-    problem: x.problem,
-    baseProblem: x.baseProblem,
-    residual: x.residual,
-    basesKnown: x.basesKnown,
-    seedsKnown: x.seedsKnown,
-  };
+  const { base, seed, problem, baseProblem, residual, basesKnown, seedsKnown } = x;
+  return { base, seed, problem, baseProblem, residual, basesKnown, seedsKnown };
 }
 
 function mode(values: number[]): number {
