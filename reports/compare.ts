@@ -15,12 +15,6 @@ export interface DiffCell extends IntervalCell {
    * seeds' S − 1), the other terms at their estimates (evaluators `mddInterval`); NaN with one run.
    */
   mddRange: { lo: number; hi: number; df: number };
-  /** The runs (base, seed) both sides ran (the pairs), their distinct bases, and the problems all evaluated. */
-  seeds: number;
-  bases: number;
-  problems: number;
-  /** Samples per problem (the smallest count). */
-  n: number;
   /** Per-sample accuracy c/n of every seed × problem value (row-major), each side: for power projections over n. */
   accuracy: { a: Float64Array; b: Float64Array };
   /** Samples behind each of those values (n per run and problem), each side. */
@@ -134,13 +128,9 @@ export function pairedDiff(
     const mdd = mddInterval(ci);
     const shared = ci.components.msSeed === 0 && ci.components.msResidual === 0;
     cells.push({
-      ...intervalCell(k, ci, S === 1 ? "one seed" : shared ? "shared samples" : "crossed", -1),
+      ...intervalCell(k, ci, S === 1 ? "one seed" : shared ? "shared samples" : "crossed", -1, [...a, ...b]),
       mdd: mdd.mdd,
       mddRange: { lo: mdd.lo, hi: mdd.hi, df: mdd.df },
-      seeds: S,
-      bases: ci.nested.bases,
-      problems: P,
-      n: Math.min(...a.map((r) => r.n), ...b.map((r) => r.n)),
       accuracy: { a: countMatrix(a, ids), b: countMatrix(b, ids) },
       samples: { a: countMatrix(a, ids, true), b: countMatrix(b, ids, true) },
     });

@@ -4,7 +4,6 @@
 import { hash32 } from "../common/prng.ts";
 import {
   bootstrapCI,
-  type CrossedComponents,
   type CrossedTerms,
   type NestedComponents,
   type NestedInterval,
@@ -54,7 +53,6 @@ export interface IntervalCell {
   hi: number;
   se: number;
   terms: CrossedTerms;
-  components: CrossedComponents;
   /** Base, seed-within-base, problem, base × problem and residual components (raw, NaN: not estimable). */
   nested: NestedComponents;
   /** "one base": the interval holds for that base model only; "bases": over base models. */
@@ -62,18 +60,27 @@ export interface IntervalCell {
   interval: IntervalKind;
   /** Every per-problem value of every run is equal, so the interval has zero width. */
   identical: boolean;
+  /** Runs (units: base × seed pairs; a difference: run pairs) behind it, and their distinct base models. */
+  seeds: number;
+  bases: number;
+  /** Problems every run evaluated (the crossed design; the others are left out), samples per problem (fewest). */
+  problems: number;
+  n: number;
 }
 
-/** An IntervalCell of `nestedInterval`'s result, the interval clipped to [min, 1]. */
+/** An IntervalCell of `nestedInterval`'s result over `rows`, the interval clipped to [min, 1]. */
 export function intervalCell(
   k: number,
   ci: NestedInterval,
   interval: IntervalKind,
   min: number,
+  rows: readonly PassKRow[],
 ): IntervalCell {
-  const { mean, se, terms, components, nested, scope, identical } = ci;
+  const { mean, se, terms, nested, scope, identical } = ci;
   const [lo, hi] = [Math.max(min, ci.lo), Math.min(1, ci.hi)];
-  return { k, mean, lo, hi, se, terms, components, nested, scope, interval, identical };
+  const { units: seeds, bases, problems } = nested;
+  const n = Math.min(...rows.map((r) => r.n));
+  return { k, mean, lo, hi, se, terms, nested, scope, interval, identical, seeds, bases, problems, n };
 }
 
 /** Pass@k of one method at one k, aggregated over its seeds (interval clipped to [0, 1]). */
@@ -82,15 +89,8 @@ export interface AggregateCell extends IntervalCell {
   dataset: string;
   slice: string;
   step: number;
-  /** Runs (units: base × seed pairs) behind the cell. */
-  seeds: number;
-  /** Distinct base models among them. */
-  bases: number;
   /** The seeds behind the cell. */
   seedList: number[];
-  n: number;
-  /** Problems every seed evaluated (the crossed design); problems missing in some seed are left out. */
-  problems: number;
 }
 
 /** The seeds × problems matrix of per-problem values of some rows (one per seed), over the problems all share. */
@@ -255,12 +255,8 @@ export function aggregateSeeds(rows: readonly PassKRow[]): AggregateCell[] {
       dataset: first.dataset,
       slice: first.slice,
       step: first.step,
-      ...intervalCell(first.k, ci, interval, 0),
-      seeds: list.length,
-      bases: ci.nested.bases,
+      ...intervalCell(first.k, ci, interval, 0, list),
       seedList: list.map((r) => r.seed),
-      n: Math.min(...list.map((r) => r.n)),
-      problems: m.problems.length,
     };
   });
 }

@@ -98,11 +98,6 @@ export interface ReportOptions {
   allowProtocolChange?: boolean;
 }
 
-/** Methods in the order their runs appear (the sweep's expansion order). */
-function methodOrder(runs: readonly RunData[]): string[] {
-  return [...new Set(runs.map((r) => r.method))];
-}
-
 /** Step-0 cells of the first method, relabelled, when runs evaluated step 0 and trained past it. */
 function beforeRl(rows: readonly PassKRow[], final: readonly PassKRow[], method: string): AggregateCell[] {
   const initial = rows.filter((r) => r.step === 0 && r.method === method);
@@ -123,7 +118,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
   const aceVsBaseline = aceComparisons(all, presets, data.folder?.record?.methods);
   const requested = data.folder?.kind === "sweep" ? data.folder.config.compare ?? [] : [];
   const comparisons = [...aceVsBaseline, ...requestedComparisons(all, requested, aceVsBaseline)];
-  const methods = methodOrder(runs);
+  const methods = [...new Set(runs.map((r) => r.method))]; // in run order: the sweep's expansion order
   const cells = [...beforeRl(rows, final, methods[0]), ...aggregateSeeds(final)];
   const issues = dataIssues(data);
   const boundary = boundaryRows(rows, comparisons, BEFORE_RL);
@@ -255,7 +250,8 @@ export async function compareSweeps(
   // Two evals: one run each (its model, its --seed), paired with each other problem by problem whatever their
   // model names and seeds.
   const evals = a.data.folder?.kind === "eval" && b.data.folder?.kind === "eval";
-  const model = evals ? evalPairLabel(a.methods[0], b.methods[0]) : "";
+  const [ma, mb] = [a.methods[0], b.methods[0]];
+  const model = !evals ? "" : ma === mb ? ma : `${ma} → ${mb}`; // the row label: the model, or A's → B's
   const asPair = (rows: PassKRow[]) =>
     evals ? rows.map((r) => ({ ...r, method: model, base: 0, seed: 0 })) : rows;
   const finalA = asPair(finalRows(a.rows).filter((r) => r.slice === "all"));
@@ -327,9 +323,4 @@ export async function compareSweeps(
   }
   lines.push("", ...comparisons.map((c) => `- ${comparisonSentence(c, evals)}`), "");
   return lines.join("\n");
-}
-
-/** The row label of two evals' comparison: the model, or "A-model → B-model" when they differ. */
-function evalPairLabel(a: string, b: string): string {
-  return a === b ? a : `${a} → ${b}`;
 }

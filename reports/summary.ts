@@ -143,18 +143,13 @@ function scopeText(designs: readonly DesignModel[]): string {
     : scope;
 }
 
-/** The ks of some comparisons, ascending. */
-function ksOf(comparisons: readonly ComparisonModel[]): number[] {
-  return [...new Set(comparisons.flatMap((c) => c.differences.map((d) => d.k)))].sort((a, b) => a - b);
-}
-
 /** A comparisons × k table, column `${what}@k`, each cell `text` of that difference ("–" where it has none). */
 function kTable(
   comparisons: readonly ComparisonModel[],
   what: string,
   text: (d: DifferenceModel, c: ComparisonModel) => string,
 ): string[] {
-  const ks = ksOf(comparisons);
+  const ks = [...new Set(comparisons.flatMap((c) => c.differences.map((d) => d.k)))].sort((a, b) => a - b);
   const rows = comparisons.map((c) => [
     `${c.b} − ${c.a}`,
     ...ks.map((k) => {
@@ -231,11 +226,6 @@ function componentsNote(comparisons: readonly ComparisonModel[]): string {
     );
   }
   return parts.join(" ");
-}
-
-/** A comparison of the model in the shape the sentence and caveat helpers read (its differences as `cells`). */
-function withCells(c: ComparisonModel) {
-  return { ...c, cells: c.differences };
 }
 
 function sliceTable(cells: readonly CellModel[], methods: readonly string[]): string[] {
@@ -360,7 +350,7 @@ export function renderSummary(input: SummaryInput): string {
     const diffs = model.comparisons.filter((c) => c.dataset === dataset);
     if (diffs.length) {
       const dropped = droppedText(diffs);
-      const shaped = diffs.map(withCells);
+      const shaped = diffs.map((c) => ({ ...c, cells: c.differences })); // the shape compare.ts' sentence reads
       lines.push(
         "ACE minus its baseline (each run's per-problem difference, paired by base, seed and problem; " +
           `${crossedName((diffs[0].differences[0] ?? design).bases > 1)}):`,
