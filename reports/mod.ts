@@ -21,7 +21,7 @@ export { diffSpec, passKSpec, renderSvg, trainingSpec } from "./plots.ts";
 export { blockingIssues, type DataIssue, dataIssues, issueLines } from "./completeness.ts";
 export { chanceLine, mddCell, nearCeiling } from "./caveats.ts";
 export { boundaryCounts, boundaryRecord, boundaryRows, boundarySection } from "./boundary.ts";
-export { buildReport, compareSweeps, type ExtraColumn, writeReport, writeReportChecked } from "./report.ts";
+export { buildReport, compareSweeps, type ExtraColumn, writeReport } from "./report.ts";
 export {
   type Baseline,
   baselineCells,

@@ -70,6 +70,11 @@ function bandOf(c: { mean: number; lo: number; hi: number }) {
   return { lo: Number.isFinite(c.lo) ? c.lo : c.mean, hi: Number.isFinite(c.hi) ? c.hi : c.mean };
 }
 
+/** A legend of line strokes with labels in full, at `orient`, laid out by `layout`. */
+function lineLegend(orient: "top" | "bottom", layout: Record<string, unknown>) {
+  return { orient, labelLimit: 0, symbolType: "stroke", symbolStrokeWidth: 3, symbolOpacity: 1, ...layout };
+}
+
 /** A colour scale giving each of `domain` a METHOD_COLORS entry in turn. */
 function cycled(domain: string[]) {
   return { domain, range: domain.map((_, i) => METHOD_COLORS[i % METHOD_COLORS.length]) };
@@ -135,14 +140,7 @@ export function passKSpec(
     type: "nominal" as const,
     title: null,
     scale: { domain: curves, range: curves.map((_, i) => palette[i % palette.length]) },
-    legend: {
-      orient: "top" as const,
-      direction: "vertical" as const,
-      symbolType: "stroke",
-      symbolStrokeWidth: 3,
-      symbolOpacity: 1,
-      labelLimit: 0,
-    },
+    legend: lineLegend("top", { direction: "vertical" }),
   };
   const y = { field: "passAtK", type: "quantitative" as const, title: "pass@k", scale: { domain } };
   const band = (curve: string) => ({ filter: { field: "curve", equal: curve } });
@@ -273,14 +271,7 @@ export function doseSpec(results: readonly DoseResult[], dataset: string): vl.To
     type: "nominal" as const,
     title: null,
     scale: cycled(lines),
-    legend: {
-      orient: "bottom" as const,
-      direction: "vertical" as const,
-      labelLimit: 0,
-      symbolType: "stroke",
-      symbolStrokeWidth: 3,
-      symbolOpacity: 1,
-    },
+    legend: lineLegend("bottom", { direction: "vertical" }),
   };
   const y = {
     field: "diff",
@@ -478,15 +469,7 @@ export function trainingSpec(runs: readonly RunData[]): vl.TopLevelSpec | null {
     type: "nominal" as const,
     sort: methods,
     scale: { range: METHOD_COLORS },
-    legend: {
-      orient: "top" as const,
-      columns: 4,
-      labelLimit: 0,
-      symbolType: "stroke",
-      symbolOpacity: 1,
-      symbolStrokeWidth: 3,
-      title: null,
-    },
+    legend: lineLegend("top", { columns: 4, title: null }),
   };
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",

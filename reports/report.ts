@@ -177,17 +177,10 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
 
 /**
  * Write passk.csv, summary.md, summary.json (checked against its schema), cells.csv, differences.csv and plots/
- * into the sweep folder; returns the written paths.
+ * into the sweep folder; returns the written paths, the data issues (incomplete data are written, marked; the
+ * caller decides whether they are an error: `report` without --partial) and how many answers the report counts.
  */
-export async function writeReport(dir: string, options: ReportOptions = {}): Promise<string[]> {
-  return (await writeReportChecked(dir, options)).written;
-}
-
-/**
- * `writeReport` that also returns the data issues (incomplete data are written, marked; the caller decides
- * whether they are an error: `report` without --partial) and how many answers the report counts.
- */
-export async function writeReportChecked(
+export async function writeReport(
   dir: string,
   options: ReportOptions = {},
 ): Promise<{ written: string[]; issues: DataIssue[]; datasets: string[]; answers: number }> {

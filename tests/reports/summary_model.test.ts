@@ -49,7 +49,7 @@ function fixtureWithRecord(): string {
 Deno.test("summary model: summary.json validates, carries the protocol, and holds every cell, difference, MDD and component", async () => {
   const dir = fixtureWithRecord();
   try {
-    const written = await writeReport(dir, { iters: 100 });
+    const { written } = await writeReport(dir, { iters: 100 });
     for (const name of ["summary.json", "cells.csv", "differences.csv"]) {
       ok(written.includes(join(dir, name)), `${name} written`);
     }
