@@ -15,29 +15,19 @@ import { finalRows, type PassKRow } from "./passk.ts";
 /** The side of a claim that is the policy before RL: each run's own step-0 evaluation (its base model). */
 export const BASE_SIDE = "base (step 0)";
 
-/** A published size: b − a in Pass@k (a fraction), and where it was measured. */
-export interface Published {
-  delta: number;
-  /** Table, model, benchmark and k, e.g. "Table 1, Qwen2.5-Math-7B, MATH, Pass@256: 96.9 vs 91.2". */
-  where: string;
-}
-
-/** One published difference, stated as "b − a at Pass@k" (b is the side the paper reports higher or equal). */
+/**
+ * One published difference, stated as "b − a at Pass@k" (b is the side the paper reports higher or equal); its
+ * fields are described in reports/schemas/claims.schema.json. `published` is null for this suite's own controls.
+ */
 export interface Claim {
   id: string;
-  /** The claim as the paper states it. */
   claim: string;
-  /** Paper, year and arXiv id. */
   source: string;
-  /** RL-core preset of the lower side, or BASE_SIDE. */
+  /** RL-core presets of the two sides, or BASE_SIDE. */
   a: string;
-  /** RL-core preset of the other side, or BASE_SIDE. */
   b: string;
-  /** 1, or "max": the largest k both sides report. */
   k: 1 | "max";
-  /** The paper's own number for b − a; null for this suite's own controls (no published size). */
-  published: Published | null;
-  /** Where this suite's measurement differs from the paper's (empty: the same). */
+  published: { delta: number; where: string } | null;
   note?: string;
 }
 

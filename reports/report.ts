@@ -10,17 +10,12 @@ import {
   pairedDiff,
   requestedComparisons,
 } from "./compare.ts";
-import { boundaryRecord, type BoundaryRow, boundaryRows, boundarySection } from "./boundary.ts";
+import { boundaryRecord, boundaryRows, boundarySection } from "./boundary.ts";
 import { type DataIssue, dataIssues } from "./completeness.ts";
-import {
-  calibrationCsv,
-  type CalibrationPoint,
-  calibrationPoints,
-  calibrationSection,
-} from "./calibration.ts";
+import { calibrationCsv, calibrationPoints, calibrationSection } from "./calibration.ts";
 import { checkClaims, controlsCsv, controlsSection } from "./controls.ts";
-import { doseCsv, type DoseResult, doseResults, doseSection, doseVariants } from "./dose.ts";
-import { loadSweep, type RunData, type SweepData, usableRuns } from "./load.ts";
+import { doseCsv, doseResults, doseSection, doseVariants } from "./dose.ts";
+import { loadSweep, usableRuns } from "./load.ts";
 import {
   type AggregateCell,
   aggregateSeeds,
@@ -46,37 +41,10 @@ import {
   differencesCsv,
   parseSummary,
   summaryJson,
-  type SummaryModel,
   summaryModel,
 } from "./summary_model.ts";
 import { rankingSection } from "./ranking.ts";
 import { referenceCurves, type ReferenceRow, referenceSection, runProtocol } from "./references.ts";
-
-/** Everything computed for one sweep. */
-export interface SweepReport {
-  data: SweepData;
-  runs: RunData[];
-  methods: string[];
-  rows: PassKRow[];
-  comparisons: Comparison[];
-  /** Seed-aggregated cells at each method's final step, plus the step-0 row when there is one. */
-  cells: AggregateCell[];
-  /** Incomplete data, named (empty when complete). */
-  issues: DataIssue[];
-  /** Every number summary.md prints (summary.json, cells.csv and differences.csv are rendered from it). */
-  model: SummaryModel;
-  summary: string;
-  csv: string;
-  /** The reasoning-boundary rows (boundary.ts) and their CSV, the companion of passk.csv. */
-  boundary: BoundaryRow[];
-  boundaryCsv: string;
-  /** ACE's dose-response per variant, k and dataset (dose.ts; empty without a series of α). */
-  dose: DoseResult[];
-  /** The RL step's calibration per preset, step size and dataset (calibration.ts; empty with one step size). */
-  calibration: CalibrationPoint[];
-  /** The published claims checked on this sweep (controls.ts), Holm-corrected per dataset. */
-  controls: ReturnType<typeof checkClaims>;
-}
 
 /** A column a caller adds to passk.csv (after the shared ones): its name and its value for each row. */
 export interface ExtraColumn {
@@ -105,9 +73,13 @@ function beforeRl(rows: readonly PassKRow[], final: readonly PassKRow[], method:
   return aggregateSeeds(initial).map((c) => ({ ...c, method: BEFORE_RL }));
 }
 
-/** Compute the report of a sweep folder without writing anything. */
+/**
+ * Compute the report of a sweep folder without writing anything: its rows, comparisons, cells (each method's final
+ * step, plus the step-0 row when there is one), issues (empty when complete), the summary model and Markdown, the
+ * CSV texts, and the boundary, dose, calibration and controls results (each empty when the sweep has none).
+ */
 // deno-lint-ignore require-await -- async API (callers await it; loading used to ingest engine outputs)
-export async function buildReport(dir: string, options: ReportOptions = {}): Promise<SweepReport> {
+export async function buildReport(dir: string, options: ReportOptions = {}) {
   const data = loadSweep(dir);
   const runs = usableRuns(data);
   if (runs.length === 0) throw new Error(`${dir}: no finished run with evaluation samples to report`);

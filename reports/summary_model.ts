@@ -128,10 +128,10 @@ export interface ModelInput {
   methods: string[];
   cells: AggregateCell[];
   comparisons: Comparison[];
-  boundary?: BoundaryRow[];
-  issues?: DataIssue[];
+  boundary: BoundaryRow[];
+  issues: DataIssue[];
   /** The method whose step-0 samples make the BEFORE_RL row. */
-  firstMethod?: string;
+  firstMethod: string;
 }
 
 function components(x: NestedComponents): ComponentsModel {
@@ -241,9 +241,7 @@ function comparisonModel(
 
 /** Build the summary model of a report (pure: the same inputs give the same model). */
 export function summaryModel(input: ModelInput): SummaryModel {
-  const { data, cells, comparisons } = input;
-  const issues = input.issues ?? [];
-  const firstMethod = input.firstMethod ?? input.methods.find((m) => m !== BEFORE_RL) ?? "";
+  const { data, cells, comparisons, boundary, issues, firstMethod } = input;
   const datasets = [...new Set(cells.map((c) => c.dataset))].sort();
   const designs = datasets.map((ds) =>
     designOf(ds, cells.filter((c) => c.dataset === ds && c.slice === "all"))
@@ -257,7 +255,7 @@ export function summaryModel(input: ModelInput): SummaryModel {
     designs,
     cells: cells.map((c) => cellModel(c, issues, firstMethod, designs.find((d) => d.dataset === c.dataset))),
     comparisons: comparisons.map((c) => comparisonModel(c, cells, issues)),
-    boundary: input.boundary ?? [],
+    boundary,
     issues,
   };
 }
