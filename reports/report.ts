@@ -228,17 +228,11 @@ export async function compareSweeps(
   ] as const;
   const notes = checkSameProtocol(sides[0], sides[1], options.allowProtocolChange ?? false);
   const lines = [`# Compare: A = ${dirA}, B = ${dirB}`, ""];
-  const hashes = [a.data.folder?.configHash, b.data.folder?.configHash];
-  lines.push(
-    evals
-      ? `Config hashes (what changes the samples: model, dataset, template, sampling and seed; the grader mode is ` +
-        `not part of it, as it re-grades the same samples: see grader.mode below): A ${
-          hashes[0] ?? "n/a"
-        }, ` +
-        `B ${hashes[1] ?? "n/a"}.`
-      : `Config hashes: A ${hashes[0] ?? "n/a"}, B ${hashes[1] ?? "n/a"}.`,
-    "",
-  );
+  const hashes = `A ${a.data.folder?.configHash ?? "n/a"}, B ${b.data.folder?.configHash ?? "n/a"}.`;
+  const what =
+    "what changes the samples: model, dataset, template, sampling and seed; the grader mode is not part " +
+    "of it, as it re-grades the same samples: see grader.mode below";
+  lines.push(evals ? `Config hashes (${what}): ${hashes}` : `Config hashes: ${hashes}`, "");
   lines.push("Evaluation protocols (grader mode first):", "", ...protocolTable(sides[0], sides[1]), "");
   if (notes.length) lines.push(...notes.map((n) => `- ${n}`), "");
   const comparisons: Comparison[] = [];
