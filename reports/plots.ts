@@ -75,9 +75,15 @@ function lineLegend(orient: "top" | "bottom", layout: Record<string, unknown>) {
   return { orient, labelLimit: 0, symbolType: "stroke", symbolStrokeWidth: 3, symbolOpacity: 1, ...layout };
 }
 
-/** A colour scale giving each of `domain` a METHOD_COLORS entry in turn. */
-function cycled(domain: string[]) {
-  return { domain, range: domain.map((_, i) => METHOD_COLORS[i % METHOD_COLORS.length]) };
+/** A colour encoding of `field` giving each of `domain` a `palette` entry in turn, untitled. */
+function cycledColor(
+  field: string,
+  domain: string[],
+  legend: Record<string, unknown>,
+  palette = METHOD_COLORS,
+) {
+  const range = domain.map((_, i) => palette[i % palette.length]);
+  return { field, type: "nominal" as const, title: null, scale: { domain, range }, legend };
 }
 
 /** The frame every panelled plot shares: titled, faceted on `panel` in `panels` order, up to COLUMNS a row. */
@@ -135,13 +141,7 @@ export function passKSpec(
   const domain = domainOf(values.flatMap((v) => [v.lo, v.hi]), 0, 1);
   const curves = [METHOD_CURVE, ...(base.length ? [baseLabel] : []), ...references.map((r) => r.label)];
   const palette = ["#1f77b4", "#000000", "#7f7f7f", "#bcbd22", "#8c564b", "#e377c2", "#17becf"];
-  const color = {
-    field: "curve",
-    type: "nominal" as const,
-    title: null,
-    scale: { domain: curves, range: curves.map((_, i) => palette[i % palette.length]) },
-    legend: lineLegend("top", { direction: "vertical" }),
-  };
+  const color = cycledColor("curve", curves, lineLegend("top", { direction: "vertical" }), palette);
   const y = { field: "passAtK", type: "quantitative" as const, title: "pass@k", scale: { domain } };
   const band = (curve: string) => ({ filter: { field: "curve", equal: curve } });
   return faceted(`Pass@k on ${dataset}`, passKCaption(mine), values, panels, {
@@ -266,13 +266,7 @@ export function doseSpec(results: readonly DoseResult[], dataset: string): vl.To
   const panels = [...new Set(mine.map((r) => `k = ${r.k}`))];
   const lines = [...new Set(values.map((v) => v.line))];
   const domain = domainOf([0, ...values.flatMap((v) => [v.lo, v.hi])], -1, 1);
-  const color = {
-    field: "line",
-    type: "nominal" as const,
-    title: null,
-    scale: cycled(lines),
-    legend: lineLegend("bottom", { direction: "vertical" }),
-  };
+  const color = cycledColor("line", lines, lineLegend("bottom", { direction: "vertical" }));
   const y = {
     field: "diff",
     type: "quantitative" as const,
@@ -328,13 +322,12 @@ export function calibrationSpec(points: readonly CalibrationPoint[], dataset: st
     height: 170,
     encoding: {
       x: { field: "lr", type: "quantitative", title: "rl.lr (log scale)", scale: { type: "log" } },
-      color: {
-        field: "preset",
-        type: "nominal",
-        title: null,
-        scale: cycled(presets),
-        legend: { orient: "bottom", direction: "horizontal", symbolType: "stroke", symbolStrokeWidth: 3 },
-      },
+      color: cycledColor("preset", presets, {
+        orient: "bottom",
+        direction: "horizontal",
+        symbolType: "stroke",
+        symbolStrokeWidth: 3,
+      }),
     },
     layer: deltaLayers(y, domain),
   });
