@@ -6,6 +6,7 @@
 // cover both 0 and the published size) are family-wise 5% statements. A contradiction is a finding about this
 // world, not a failure of the code.
 import { loadSchema, validate } from "../common/config.ts";
+import claims from "./claims.json" with { type: "json" };
 import { toCsv } from "../common/csv.ts";
 import { holm, termsPValue } from "../evaluators/mod.ts";
 import { crossedName } from "./caveats.ts";
@@ -39,7 +40,7 @@ export interface Claim {
  */
 export const CLAIMS: readonly Claim[] = validate(
   loadSchema(new URL("./schemas/claims.schema.json", import.meta.url)),
-  JSON.parse(Deno.readTextFileSync(new URL("./claims.json", import.meta.url))),
+  claims,
   "reports/claims.json",
 );
 
