@@ -21,17 +21,10 @@ const SUMMARY_VERSION = 1;
 export const BEFORE_RL = "step 0 (before RL)";
 
 /** Variance components of one value (per value; method of moments; NaN, null in JSON: not estimable). */
-interface ComponentsModel {
-  base: number;
-  seed: number;
-  problem: number;
-  baseProblem: number;
-  residual: number;
-  /** Several base models: σ²_base and σ²_base×problem are estimated. */
-  basesKnown: boolean;
-  /** Several seeds per base: σ²_seed(base) is told apart from σ²_base. */
-  seedsKnown: boolean;
-}
+type ComponentsModel = Pick<
+  NestedComponents,
+  "base" | "seed" | "problem" | "baseProblem" | "residual" | "basesKnown" | "seedsKnown"
+>;
 
 /** What a cell and a difference share: the mean at k with its 95% interval, design and variance components. */
 interface IntervalModel {
