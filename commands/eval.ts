@@ -472,7 +472,7 @@ async function evalLocked(
   printOutcome(outcome, settings, retries);
   const failed = outcome.stats.failed;
   if (outcome.rows.length > 0) {
-    const written = await writeReport(out, {
+    const { written } = await writeReport(out, {
       columns: [truncatedColumn(outcome.rows, outcome.paths.samplesPath, settings.n)],
       sections: [...taskSetSection(settings), renderHealth(outcome.health)],
     });

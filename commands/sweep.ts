@@ -22,7 +22,7 @@ import {
   storedCalibrations,
   writeSweepJson,
 } from "../bench/sweep/mod.ts";
-import { blockingIssues, issueLines, writeReportChecked } from "../reports/mod.ts";
+import { blockingIssues, issueLines, writeReport } from "../reports/mod.ts";
 
 /** The flags of `deno task sweep`, declared once for parsing, --help and validation. */
 export const FLAGS = {
@@ -163,7 +163,7 @@ async function sweepLocked(
   if (outcome.done.length + outcome.skipped.length === 0) {
     console.error(`sweep ${sweep.name}: no finished run, so no report`);
   } else if (!noReport) {
-    const { written, issues, answers } = await writeReportChecked(out);
+    const { written, issues, answers } = await writeReport(out);
     for (const path of written) console.error(`wrote ${path}`);
     // Failed runs already make the exit code 1; runs left out by --only are not an error of this sweep.
     const partial = outcome.failed.length > 0 || runs.length < all.length;

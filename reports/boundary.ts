@@ -66,29 +66,15 @@ function overUnits(units: readonly BoundaryCounts[]) {
     const half = tQuantile(0.975, xs.length - 1) * sd / Math.sqrt(xs.length);
     return { mean, lo: mean - half, hi: mean + half };
   };
-  const s = {
-    refOnly: stat("refOnly"),
-    methodOnly: stat("methodOnly"),
-    both: stat("both"),
-    neither: stat("neither"),
-  };
-  const pick = (f: "mean" | "lo" | "hi"): BoundaryCounts => ({
-    refOnly: s.refOnly[f],
-    methodOnly: s.methodOnly[f],
-    both: s.both[f],
-    neither: s.neither[f],
-  });
+  const stats = KEYS.map(stat);
+  const pick = (f: "mean" | "lo" | "hi") =>
+    Object.fromEntries(KEYS.map((key, i) => [key, stats[i][f]])) as unknown as BoundaryCounts;
   return { mean: pick("mean"), lo: pick("lo"), hi: pick("hi") };
 }
 
 /** The unit of a row: its base model (0 when the row has none) and seed. */
 function unitOf(row: PassKRow): string {
   return `${(row as { base?: number }).base ?? 0}/${row.seed}`;
-}
-
-/** The largest k both sides' samples allow: the smaller of their samples per problem. */
-function sharedK(a: readonly PassKRow[], b: readonly PassKRow[]): number {
-  return Math.min(...a.map((r) => r.n), ...b.map((r) => r.n));
 }
 
 /** A row of `method` against `reference` from units paired by `pair`; null when no unit pairs up. */
@@ -99,7 +85,7 @@ function boundaryRow(
   pairs: [PassKRow, PassKRow][],
 ): BoundaryRow | null {
   if (pairs.length === 0) return null;
-  const k = sharedK(pairs.map((p) => p[0]), pairs.map((p) => p[1]));
+  const k = Math.min(...pairs.flat().map((r) => r.n)); // the largest k both sides' samples allow
   const units = pairs.map(([r, m]) => boundaryCounts(r.counts, m.counts, k));
   return {
     dataset,
@@ -163,38 +149,18 @@ export function boundaryRows(
   return out;
 }
 
-/** Columns of boundary.csv, in order (counts in problems; lo/hi: the 95% t interval over units). */
-export const BOUNDARY_COLUMNS = [
-  "dataset",
-  "method",
-  "reference",
-  "k",
-  "problems",
-  "units",
-  ...KEYS.flatMap((key) => {
-    const name = key === "refOnly" ? "reference_only" : key === "methodOnly" ? "method_only" : key;
-    return [name, `${name}_lo`, `${name}_hi`];
-  }),
-] as const;
+/** boundary.csv's name of each count (its columns: the count, then its 95% t interval over units `_lo`, `_hi`). */
+const CSV_NAMES = { refOnly: "reference_only", methodOnly: "method_only", both: "both", neither: "neither" };
 
-/** A boundary.csv record of a row (numbers rounded to 4 decimals; empty bounds with one unit). */
+/** A boundary.csv record of a row (counts in problems, rounded to 4 decimals; empty bounds with one unit). */
 export function boundaryRecord(row: BoundaryRow): Record<string, unknown> {
   const r4 = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e4) / 1e4 : "");
-  const record: Record<string, unknown> = {
-    dataset: row.dataset,
-    method: row.method,
-    reference: row.reference,
-    k: row.k,
-    problems: row.problems,
-    units: row.units,
-  };
-  KEYS.forEach((key, i) => {
-    const name = BOUNDARY_COLUMNS[6 + 3 * i];
-    record[name] = r4(row.mean[key]);
-    record[`${name}_lo`] = r4(row.lo[key]);
-    record[`${name}_hi`] = r4(row.hi[key]);
+  const { dataset, method, reference, k, problems, units } = row;
+  const counts = KEYS.flatMap((key) => {
+    const name = CSV_NAMES[key];
+    return [[name, r4(row.mean[key])], [`${name}_lo`, r4(row.lo[key])], [`${name}_hi`, r4(row.hi[key])]];
   });
-  return record;
+  return { dataset, method, reference, k, problems, units, ...Object.fromEntries(counts) };
 }
 
 /**

@@ -5,6 +5,7 @@
 // the default step size. The rule was fixed before the calibration sweep was run (docs/findings.md says so and
 // cites the tables its thresholds come from); it is applied here mechanically, so a re-run re-applies it.
 import { toCsv } from "../common/csv.ts";
+import { crossedName } from "./caveats.ts";
 import { type DiffCell, pairedDiff } from "./compare.ts";
 import type { RunData } from "./load.ts";
 import { finalRows, type PassKRow } from "./passk.ts";
@@ -123,9 +124,7 @@ export function calibrationSection(points: readonly CalibrationPoint[], dataset:
   if (mine.length === 0) return [];
   const k = mine[0].passMax.k;
   const pick = pickStepSize(points, dataset);
-  const scope = mine.every((p) => p.pass1.scope === "bases")
-    ? "95% crossed bases × problems intervals, seeds nested in bases"
-    : "95% crossed seeds × problems intervals, for this base model only";
+  const scope = crossedName(mine.every((p) => p.pass1.scope === "bases"), "intervals");
   return [
     `### ${dataset}: calibration of the RL step`,
     "",
@@ -156,50 +155,30 @@ export function calibrationSection(points: readonly CalibrationPoint[], dataset:
   ];
 }
 
-/** Columns of calibration.csv, in order (Δ and intervals in Pass@k units; NaN bounds: no interval). */
-const CALIBRATION_COLUMNS = [
-  "dataset",
-  "preset",
-  "lr",
-  "method",
-  "runs",
-  "k_max",
-  "d_pass1",
-  "d_pass1_lo",
-  "d_pass1_hi",
-  "d_passmax",
-  "d_passmax_lo",
-  "d_passmax_hi",
-  "kl",
-  "entropy",
-  "overconf_frac",
-  "overconf_mean_c",
-  "chosen",
-] as const;
-
-/** calibration.csv: one row per calibration point, `chosen` true on the step size the rule picks (per dataset). */
+/**
+ * calibration.csv: one row per calibration point (Δ and intervals in Pass@k units; NaN bounds: no interval),
+ * `chosen` true on the step size the rule picks (per dataset).
+ */
 export function calibrationCsv(points: readonly CalibrationPoint[]): string {
   const r6 = (x: number | null) => (x === null ? "" : Math.round(x * 1e6) / 1e6);
-  return toCsv(
-    points.map((p) => ({
-      dataset: p.dataset,
-      preset: p.preset,
-      lr: p.lr,
-      method: p.method,
-      runs: p.runs,
-      k_max: p.passMax.k,
-      d_pass1: r6(p.pass1.mean),
-      d_pass1_lo: r6(p.pass1.lo),
-      d_pass1_hi: r6(p.pass1.hi),
-      d_passmax: r6(p.passMax.mean),
-      d_passmax_lo: r6(p.passMax.lo),
-      d_passmax_hi: r6(p.passMax.hi),
-      kl: r6(p.kl),
-      entropy: r6(p.entropy),
-      overconf_frac: r6(p.overconfFrac),
-      overconf_mean_c: r6(p.overconfMeanC),
-      chosen: p.preset === CALIBRATION_RULE.preset && pickStepSize(points, p.dataset).lr === p.lr,
-    })),
-    CALIBRATION_COLUMNS,
-  );
+  const rows = points.map((p) => ({
+    dataset: p.dataset,
+    preset: p.preset,
+    lr: p.lr,
+    method: p.method,
+    runs: p.runs,
+    k_max: p.passMax.k,
+    d_pass1: r6(p.pass1.mean),
+    d_pass1_lo: r6(p.pass1.lo),
+    d_pass1_hi: r6(p.pass1.hi),
+    d_passmax: r6(p.passMax.mean),
+    d_passmax_lo: r6(p.passMax.lo),
+    d_passmax_hi: r6(p.passMax.hi),
+    kl: r6(p.kl),
+    entropy: r6(p.entropy),
+    overconf_frac: r6(p.overconfFrac),
+    overconf_mean_c: r6(p.overconfMeanC),
+    chosen: p.preset === CALIBRATION_RULE.preset && pickStepSize(points, p.dataset).lr === p.lr,
+  }));
+  return toCsv(rows, Object.keys(rows[0] ?? {})); // written only with calibration points
 }

@@ -12,6 +12,13 @@ const CEILING_PROBLEMS = 60;
 /** Differences over at most this many bases get a warning (the base term has ≤ 3 df). */
 const FEW_BASES_DIFF = 4;
 
+/** What an interval generalises over: base models (seeds nested in them), or one base model's seeds only. */
+export function crossedName(overBases: boolean, interval = "interval"): string {
+  return overBases
+    ? `95% crossed bases × problems ${interval}, seeds nested in bases`
+    : `95% crossed seeds × problems ${interval}, for this base model only`;
+}
+
 /** Whether a cell's interval is flagged as near the ceiling: mean ≥ 0.93 on ≤ 60 problems. */
 export function nearCeiling(c: { mean: number; problems: number }): boolean {
   return c.mean >= CEILING_PASS && c.problems <= CEILING_PROBLEMS;

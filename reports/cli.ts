@@ -1,7 +1,7 @@
 // `deno task report DIR` and `deno task report --compare A B`.
 import { atomicWrite, exists } from "../common/fs.ts";
 import { bool, flagLines, type FlagTable, num, parseTable, str, UsageError } from "../common/args.ts";
-import { compareSweeps, writeReportChecked } from "./report.ts";
+import { compareSweeps, writeReport } from "./report.ts";
 import { blockingIssues, issueLines, MAX_UNGRADED } from "./completeness.ts";
 import { lockFolder } from "../common/lock.ts";
 import { ingestPending } from "./ingest.ts";
@@ -93,7 +93,7 @@ export async function main(args: string[]): Promise<number> {
   if (values.ingest) await ingest(positionals[0], values.partial);
 
   const references = values.reference.flatMap((path) => readReferences(path));
-  const { written, issues, datasets, answers } = await writeReportChecked(positionals[0], {
+  const { written, issues, datasets, answers } = await writeReport(positionals[0], {
     iters,
     references,
   });

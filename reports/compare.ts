@@ -3,31 +3,11 @@
 // its mean (bases × problems, seeds nested in bases; one base: seeds × problems, for that base only) and the
 // minimum detectable difference of the design.
 import type { MethodRecord } from "../common/protocol.ts";
-import {
-  type CrossedComponents,
-  type CrossedTerms,
-  mddInterval,
-  type NestedComponents,
-  nestedInterval,
-} from "../evaluators/mod.ts";
-import { type IntervalKind, type PassKRow, seedProblemMatrix } from "./passk.ts";
+import { mddInterval, nestedInterval } from "../evaluators/mod.ts";
+import { type IntervalCell, intervalCell, type PassKRow, seedProblemMatrix } from "./passk.ts";
 
-/** B − A at one k, paired by base, seed and problem. */
-export interface DiffCell {
-  k: number;
-  mean: number;
-  /** 95% crossed interval, clipped to [−1, 1] (NaN when not defined). */
-  lo: number;
-  hi: number;
-  se: number;
-  terms: CrossedTerms;
-  components: CrossedComponents;
-  /** Base, seed-within-base, problem, base × problem and residual components (raw; NaN: not estimable). */
-  nested: NestedComponents;
-  /** "one base": the interval holds for that base model only. */
-  scope: "bases" | "one base";
-  interval: IntervalKind;
-  identical: boolean;
+/** B − A at one k, paired by base, seed and problem (interval clipped to [−1, 1]). */
+export interface DiffCell extends IntervalCell {
   /** Minimum detectable difference (80% power, 5% two-sided) of this design, from the variance components. */
   mdd: number;
   /**
@@ -35,12 +15,6 @@ export interface DiffCell {
    * seeds' S − 1), the other terms at their estimates (evaluators `mddInterval`); NaN with one run.
    */
   mddRange: { lo: number; hi: number; df: number };
-  /** The runs (base, seed) both sides ran (the pairs), their distinct bases, and the problems all evaluated. */
-  seeds: number;
-  bases: number;
-  problems: number;
-  /** Samples per problem (the smallest count). */
-  n: number;
   /** Per-sample accuracy c/n of every seed × problem value (row-major), each side: for power projections over n. */
   accuracy: { a: Float64Array; b: Float64Array };
   /** Samples behind each of those values (n per run and problem), each side. */
@@ -152,28 +126,11 @@ export function pairedDiff(
     }
     const ci = nestedInterval(d, a.map((r) => r.base), P);
     const mdd = mddInterval(ci);
+    const shared = ci.components.msSeed === 0 && ci.components.msResidual === 0;
     cells.push({
-      k,
-      mean: ci.mean,
-      lo: Math.max(-1, ci.lo),
-      hi: Math.min(1, ci.hi),
-      se: ci.se,
-      terms: ci.terms,
-      components: ci.components,
-      nested: ci.nested,
-      scope: ci.scope,
-      interval: S === 1
-        ? "one seed"
-        : ci.components.msSeed === 0 && ci.components.msResidual === 0
-        ? "shared samples"
-        : "crossed",
-      identical: ci.identical,
+      ...intervalCell(k, ci, S === 1 ? "one seed" : shared ? "shared samples" : "crossed", -1, [...a, ...b]),
       mdd: mdd.mdd,
       mddRange: { lo: mdd.lo, hi: mdd.hi, df: mdd.df },
-      seeds: S,
-      bases: ci.nested.bases,
-      problems: P,
-      n: Math.min(...a.map((r) => r.n), ...b.map((r) => r.n)),
       accuracy: { a: countMatrix(a, ids), b: countMatrix(b, ids) },
       samples: { a: countMatrix(a, ids, true), b: countMatrix(b, ids, true) },
     });

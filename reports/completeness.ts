@@ -31,28 +31,18 @@ export function blockingIssues(issues: readonly DataIssue[], answers: number, ma
   return { blocking: issues.filter((i) => !i.ungraded || share > maxUngraded), ungradedShare: share };
 }
 
-/** Per (dataset, step): the ungraded answers by status (timeout, error) and all answers. */
-function ungradedCounts(run: RunData): Map<string, { byStatus: Map<string, number>; total: number }> {
-  const out = new Map<string, { byStatus: Map<string, number>; total: number }>();
+/** Per "dataset\0step": samples per problem, and the ungraded answers by status (timeout, error). */
+function cellCounts(
+  run: RunData,
+): Map<string, { byProblem: Map<string, number>; byStatus: Map<string, number> }> {
+  const out = new Map<string, { byProblem: Map<string, number>; byStatus: Map<string, number> }>();
+  const bump = (m: Map<string, number>, key: string) => m.set(key, (m.get(key) ?? 0) + 1);
   for (const s of run.samples) {
     const key = `${s.dataset}\u0000${s.step}`;
-    const entry = out.get(key) ?? { byStatus: new Map(), total: 0 };
-    entry.total++;
-    if (verdictOf(s.status) === "ungraded") {
-      entry.byStatus.set(s.status, (entry.byStatus.get(s.status) ?? 0) + 1);
-    }
+    const entry = out.get(key) ?? { byProblem: new Map(), byStatus: new Map() };
+    bump(entry.byProblem, s.problemId);
+    if (verdictOf(s.status) === "ungraded") bump(entry.byStatus, s.status);
     out.set(key, entry);
-  }
-  return out;
-}
-
-function sampleCounts(run: RunData): Map<string, Map<string, number>> {
-  const out = new Map<string, Map<string, number>>(); // "dataset\0step" → problemId → samples
-  for (const s of run.samples) {
-    const key = `${s.dataset}\u0000${s.step}`;
-    const byProblem = out.get(key) ?? new Map<string, number>();
-    byProblem.set(s.problemId, (byProblem.get(s.problemId) ?? 0) + 1);
-    out.set(key, byProblem);
   }
   return out;
 }
@@ -73,8 +63,8 @@ function sampleIssues(run: RunData, union: Map<string, Set<string>>): DataIssue[
   }
   // what the engine's ingest knew was lost (problems absent from every run stay invisible to the counts below)
   for (const lost of run.lostSamples ?? []) at(lost.message, lost.dataset, lost.step);
-  const counts = sampleCounts(run);
-  for (const [key, byProblem] of counts) {
+  const counts = cellCounts(run);
+  for (const [key, { byProblem }] of counts) {
     const [dataset, stepText] = key.split("\u0000");
     const step = Number(stepText);
     const protocol = dataset.includes("@") ? dataset.slice(dataset.lastIndexOf("@") + 1) : null;
@@ -93,8 +83,9 @@ function sampleIssues(run: RunData, union: Map<string, Set<string>>): DataIssue[
     const expected = union.get(key)?.size ?? 0;
     if (byProblem.size < expected) at(`evaluated ${byProblem.size} of ${expected} problems`, dataset, step);
   }
-  for (const [key, { byStatus, total }] of ungradedCounts(run)) {
+  for (const [key, { byProblem, byStatus }] of counts) {
     const count = [...byStatus.values()].reduce((a, b) => a + b, 0);
+    const total = [...byProblem.values()].reduce((a, b) => a + b, 0);
     if (count === 0) continue;
     const [dataset, stepText] = key.split("\u0000");
     const why = [...byStatus].map(([status, c]) => `${c} ${status}`).join(", ");

@@ -5,182 +5,44 @@
 // "reproduced" (direction and size), "contradicted", "published size excluded" and "not resolvable" (the data
 // cover both 0 and the published size) are family-wise 5% statements. A contradiction is a finding about this
 // world, not a failure of the code.
+import { loadSchema, validate } from "../common/config.ts";
+import claims from "./claims.json" with { type: "json" };
 import { toCsv } from "../common/csv.ts";
 import { holm, termsPValue } from "../evaluators/mod.ts";
+import { crossedName } from "./caveats.ts";
 import { type DiffCell, pairedDiff } from "./compare.ts";
 import { finalRows, type PassKRow } from "./passk.ts";
 
 /** The side of a claim that is the policy before RL: each run's own step-0 evaluation (its base model). */
 export const BASE_SIDE = "base (step 0)";
 
-/** A published size: b − a in Pass@k (a fraction), and where it was measured. */
-export interface Published {
-  delta: number;
-  /** Table, model, benchmark and k, e.g. "Table 1, Qwen2.5-Math-7B, MATH, Pass@256: 96.9 vs 91.2". */
-  where: string;
-}
-
-/** One published difference, stated as "b − a at Pass@k" (b is the side the paper reports higher or equal). */
+/**
+ * One published difference, stated as "b − a at Pass@k" (b is the side the paper reports higher or equal); its
+ * fields are described in reports/schemas/claims.schema.json. `published` is null for this suite's own controls.
+ */
 export interface Claim {
   id: string;
-  /** The claim as the paper states it. */
   claim: string;
-  /** Paper, year and arXiv id. */
   source: string;
-  /** RL-core preset of the lower side, or BASE_SIDE. */
+  /** RL-core presets of the two sides, or BASE_SIDE. */
   a: string;
-  /** RL-core preset of the other side, or BASE_SIDE. */
   b: string;
-  /** 1, or "max": the largest k both sides report. */
   k: 1 | "max";
-  /** The paper's own number for b − a; null for this suite's own controls (no published size). */
-  published: Published | null;
-  /** Where this suite's measurement differs from the paper's (empty: the same). */
+  published: { delta: number; where: string } | null;
   note?: string;
 }
 
-const ZHU = "Zhu et al. 2025, arXiv 2506.01347";
-const CHEN = "Chen et al. 2025, arXiv 2508.10751";
-const YUE = "Yue et al. 2025, arXiv 2504.13837";
-/** Zhu et al. Table 1 (Qwen2.5-Math-7B, MATH, T = 0.6, n = 256), the table every Zhu claim is read from. */
-const ZHU_T1 = "Zhu et al. Table 1, Qwen2.5-Math-7B, MATH";
-const LARGE_K = "the paper's largest k is 256; here the sweep's largest k";
-
 /**
- * The registry, each claim read from its paper's table (Zhu et al. Table 1 for NSR, PSR and W-REINFORCE; Chen et
+ * The registry (reports/claims.json, checked against reports/schemas/claims.schema.json), each claim read from its
+ * paper's table: Zhu et al. Table 1 (Qwen2.5-Math-7B, MATH, T = 0.6, n = 256) for NSR, PSR and W-REINFORCE; Chen et
  * al. Table 1, Qwen2.5-7B-Instruct on AIME 2025, via a secondary reading of the paper; Yue et al.'s claim that the
- * base catches up with RL at large k, sized by Zhu et al.'s GRPO row, the same model family as the rest).
+ * base catches up with RL at large k, sized by Zhu et al.'s GRPO row, the same model family as the rest.
  */
-export const CLAIMS: readonly Claim[] = [
-  {
-    id: "zhu-nsr-psr-pass1",
-    claim: "NSR about equals PSR at Pass@1",
-    source: ZHU,
-    a: "psr",
-    b: "nsr",
-    k: 1,
-    published: { delta: 0.016, where: `${ZHU_T1}, Pass@1: 75.7 vs 74.1` },
-  },
-  {
-    id: "zhu-nsr-psr-largek",
-    claim: "NSR above PSR at large k (PSR loses diversity)",
-    source: ZHU,
-    a: "psr",
-    b: "nsr",
-    k: "max",
-    published: { delta: 0.057, where: `${ZHU_T1}, Pass@256: 96.9 vs 91.2` },
-    note: LARGE_K,
-  },
-  {
-    id: "zhu-nsr-base-largek",
-    claim: "NSR keeps the base model's Pass@k at large k",
-    source: ZHU,
-    a: BASE_SIDE,
-    b: "nsr",
-    k: "max",
-    published: { delta: 0, where: `${ZHU_T1}, Pass@256: 96.9 vs 96.9` },
-    note: LARGE_K,
-  },
-  {
-    id: "zhu-psr-base-largek",
-    claim: "PSR falls below the base model at large k",
-    source: ZHU,
-    a: "psr",
-    b: BASE_SIDE,
-    k: "max",
-    published: { delta: 0.057, where: `${ZHU_T1}, Pass@256: 96.9 vs 91.2` },
-    note: LARGE_K,
-  },
-  {
-    id: "zhu-wr-grpo-pass1",
-    claim: "W-REINFORCE about equals GRPO at Pass@1",
-    source: ZHU,
-    a: "grpo",
-    b: "w-reinforce",
-    k: 1,
-    published: { delta: 0.003, where: `${ZHU_T1}, Pass@1: 76.6 vs 76.3` },
-  },
-  {
-    id: "zhu-wr-grpo-largek",
-    claim: "W-REINFORCE above GRPO at large k",
-    source: ZHU,
-    a: "grpo",
-    b: "w-reinforce",
-    k: "max",
-    published: { delta: 0.012, where: `${ZHU_T1}, Pass@256: 96.7 vs 95.5` },
-    note: LARGE_K,
-  },
-  {
-    id: "zhu-wr-psr-largek",
-    claim: "W-REINFORCE above PSR at large k",
-    source: ZHU,
-    a: "psr",
-    b: "w-reinforce",
-    k: "max",
-    published: { delta: 0.055, where: `${ZHU_T1}, Pass@256: 96.7 vs 91.2` },
-    note: LARGE_K,
-  },
-  {
-    id: "chen-passk-largek",
-    claim: "Pass@k training above Pass@1 (GRPO) training at Pass@k",
-    source: CHEN,
-    a: "grpo",
-    b: "passk",
-    k: "max",
-    published: {
-      delta: 0.033,
-      where: "Chen et al. Table 1, Qwen2.5-7B-Instruct, AIME 2025, Pass@k: 22.4 vs 19.1",
-    },
-    note: "the paper's k is small (≤ 8); here the sweep's largest k",
-  },
-  {
-    id: "chen-passk-pass1",
-    claim: "Pass@k training maintains Pass@1",
-    source: CHEN,
-    a: "grpo",
-    b: "passk",
-    k: 1,
-    published: {
-      delta: 0.017,
-      where: "Chen et al. Table 1, Qwen2.5-7B-Instruct, AIME 2025, Pass@1: 7.1 vs 5.4",
-    },
-  },
-  {
-    id: "yue-grpo-pass1",
-    claim: "RL (GRPO) raises Pass@1 over its base model",
-    source: YUE,
-    a: BASE_SIDE,
-    b: "grpo",
-    k: 1,
-    published: {
-      delta: 0.131,
-      where: `${ZHU_T1}, Pass@1: 76.3 vs 63.2 (Yue et al. Table 2: +39.9 on MATH500)`,
-    },
-  },
-  {
-    id: "yue-base-largek",
-    claim: "the base model catches up with RL (GRPO) at large k",
-    source: YUE,
-    a: "grpo",
-    b: BASE_SIDE,
-    k: "max",
-    published: {
-      delta: 0.014,
-      where: `${ZHU_T1}, Pass@256: 96.9 vs 95.5 (Yue et al. Table 2: −1.0 on MATH500)`,
-    },
-    note: LARGE_K,
-  },
-  {
-    id: "oracle-base-largek",
-    claim: "the oracle (SFT on the correct method) raises Pass@k at large k over its base",
-    source: "this suite's positive control",
-    a: BASE_SIDE,
-    b: "oracle",
-    k: "max",
-    published: null,
-    note: "true by construction: if it fails, this world cannot register boundary expansion",
-  },
-];
+export const CLAIMS: readonly Claim[] = validate(
+  loadSchema(new URL("./schemas/claims.schema.json", import.meta.url)),
+  claims,
+  "reports/claims.json",
+);
 
 /** The outcome of a claim after Holm's correction over the table's tests. */
 export type Outcome =
@@ -343,9 +205,7 @@ export function controlsSection(
   );
   const scope = mine.every((r) => r.cell.interval === "one seed")
     ? "95% interval over problems only (one run), for this base model only"
-    : mine.every((r) => r.cell.scope === "bases")
-    ? "95% crossed bases × problems interval, seeds nested in bases"
-    : "95% crossed seeds × problems interval, for this base model only";
+    : crossedName(mine.every((r) => r.cell.scope === "bases"));
   return [
     `### ${dataset}: what this world reproduces`,
     "",
@@ -379,48 +239,26 @@ export function controlsSection(
   ];
 }
 
-/** Columns of controls.csv, in order (differences in Pass@k units). */
-const CONTROLS_COLUMNS = [
-  "dataset",
-  "id",
-  "claim",
-  "source",
-  "published",
-  "published_where",
-  "k",
-  "a",
-  "b",
-  "diff",
-  "lo",
-  "hi",
-  "mdd",
-  "p_zero",
-  "p_published",
-  "outcome",
-] as const;
-
-/** controls.csv: one row per claim checked per dataset, with its Holm-corrected outcome. */
+/** controls.csv: one row per claim checked per dataset (differences in Pass@k units), Holm-corrected outcome. */
 export function controlsCsv(results: readonly ControlResult[]): string {
   const r6 = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : "");
-  return toCsv(
-    results.map((r) => ({
-      dataset: r.dataset,
-      id: r.claim.id,
-      claim: r.claim.claim,
-      source: r.claim.source,
-      published: r.claim.published?.delta ?? "",
-      published_where: r.claim.published?.where ?? "",
-      k: r.cell.k,
-      a: r.a,
-      b: r.b,
-      diff: r6(r.cell.mean),
-      lo: r6(r.cell.lo),
-      hi: r6(r.cell.hi),
-      mdd: r6(r.cell.mdd),
-      p_zero: r6(r.pZero),
-      p_published: r6(r.pPublished),
-      outcome: r.outcome,
-    })),
-    CONTROLS_COLUMNS,
-  );
+  const rows = results.map((r) => ({
+    dataset: r.dataset,
+    id: r.claim.id,
+    claim: r.claim.claim,
+    source: r.claim.source,
+    published: r.claim.published?.delta ?? "",
+    published_where: r.claim.published?.where ?? "",
+    k: r.cell.k,
+    a: r.a,
+    b: r.b,
+    diff: r6(r.cell.mean),
+    lo: r6(r.cell.lo),
+    hi: r6(r.cell.hi),
+    mdd: r6(r.cell.mdd),
+    p_zero: r6(r.pZero),
+    p_published: r6(r.pPublished),
+    outcome: r.outcome,
+  }));
+  return toCsv(rows, Object.keys(rows[0] ?? {})); // written only when a claim was checked
 }

@@ -9,7 +9,7 @@ import type { MethodRecord } from "../common/protocol.ts";
 import { toCsv } from "../common/csv.ts";
 import { mddInterval, nestedInterval } from "../evaluators/mod.ts";
 import { baselineOf, type DiffCell, pairedDiff } from "./compare.ts";
-import { mddText } from "./caveats.ts";
+import { crossedName, mddText } from "./caveats.ts";
 import type { RunData } from "./load.ts";
 import { finalRows, type PassKRow } from "./passk.ts";
 
@@ -193,9 +193,7 @@ export function doseSection(results: readonly DoseResult[], dataset: string): st
   const mine = results.filter((r) => r.dataset === dataset);
   if (mine.length === 0) return [];
   const alphas = [...new Set(mine.flatMap((r) => r.deltas.map((d) => d.alpha)))].sort((a, b) => a - b);
-  const scope = mine.every((r) => r.slope.scope === "bases")
-    ? "95% crossed bases × problems intervals, seeds nested in bases"
-    : "95% crossed seeds × problems intervals, for this base model only";
+  const scope = crossedName(mine.every((r) => r.slope.scope === "bases"), "intervals");
   const usesBaseline = mine.some((r) =>
     r.variant.points.some((p) => p.alpha === 0 && p.method === r.variant.baseline)
   );
@@ -228,31 +226,24 @@ export function doseSection(results: readonly DoseResult[], dataset: string): st
 /** dose.csv: per variant, dataset and k, ΔPass@k against the baseline at each α and the slope (Pass@k units). */
 export function doseCsv(results: readonly DoseResult[]): string {
   const r6 = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : "");
-  const rows = results.flatMap((r) => [
-    ...r.deltas.map((d) => ({
+  const rows = results.flatMap((r) => {
+    const row = (
+      alpha: number | "",
+      kind: string,
+      c: { mean: number; lo: number; hi: number; mdd: number },
+    ) => ({
       variant: r.variant.label,
       baseline: r.variant.baseline,
       dataset: r.dataset,
       k: r.k,
-      alpha: d.alpha,
-      kind: "delta",
-      value: r6(d.cell.mean),
-      lo: r6(d.cell.lo),
-      hi: r6(d.cell.hi),
-      mdd: r6(d.cell.mdd),
-    })),
-    {
-      variant: r.variant.label,
-      baseline: r.variant.baseline,
-      dataset: r.dataset,
-      k: r.k,
-      alpha: "",
-      kind: "slope",
-      value: r6(r.slope.mean),
-      lo: r6(r.slope.lo),
-      hi: r6(r.slope.hi),
-      mdd: r6(r.slope.mdd),
-    },
-  ]);
-  return toCsv(rows, ["variant", "baseline", "dataset", "k", "alpha", "kind", "value", "lo", "hi", "mdd"]);
+      alpha,
+      kind,
+      value: r6(c.mean),
+      lo: r6(c.lo),
+      hi: r6(c.hi),
+      mdd: r6(c.mdd),
+    });
+    return [...r.deltas.map((d) => row(d.alpha, "delta", d.cell)), row("", "slope", r.slope)];
+  });
+  return toCsv(rows, Object.keys(rows[0] ?? {})); // written only with a dose series
 }

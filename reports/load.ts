@@ -13,6 +13,7 @@ import {
   runFile,
   type RunStatus,
 } from "../common/run_folder.ts";
+import type { AceConfig } from "../bench/core/mod.ts";
 import type { SweepConfig } from "../bench/sweep/mod.ts";
 import type { EvalFileConfig } from "../bench/external/mod.ts";
 import { checkIngested } from "./ingest.ts";
@@ -49,19 +50,9 @@ export interface RunData {
   /** eval.jsonl: "missing", "torn" (its last line was cut mid-write and is ignored) or "ok". */
   evalFile: "missing" | "torn" | "ok";
   /** The run's ACE options (config.json `algo.ace`; absent: not recorded, e.g. `deno task eval`). */
-  ace?: RunAce;
+  ace?: AceConfig;
   /** The RL step size the run trained with (config.json `settings.rl.lr`; absent: not recorded). */
   lr?: number;
-}
-
-/** The ACE options a run recorded (bench/core AceConfig, as the report reads it). */
-export interface RunAce {
-  enabled: boolean;
-  alpha: number;
-  phi: string;
-  aggregation: string;
-  clip: number | null;
-  allWrong?: boolean;
 }
 
 /** A sweep's or an evaluation's record file, migrated and typed by its kind (common/run_folder.ts). */
@@ -93,7 +84,7 @@ function evalFileState(path: string): RunData["evalFile"] {
 
 function loadRun(dir: string, fallbackId: string): RunData {
   // Migrated and validated on read: a record that does not match is refused naming the file and the field.
-  const config = readRunConfig<ReadSettings, { ace?: RunAce }>(dir);
+  const config = readRunConfig<ReadSettings, { ace?: AceConfig }>(dir);
   const record = config?.record ?? undefined;
   const status = readStatus(dir) ?? { state: "unknown" as const, reason: undefined, lostSamples: undefined };
   const runId = config?.runId ?? fallbackId;

@@ -4,9 +4,9 @@
 import { hash32 } from "../common/prng.ts";
 import {
   bootstrapCI,
-  type CrossedComponents,
   type CrossedTerms,
   type NestedComponents,
+  type NestedInterval,
   nestedInterval,
   passAtK,
 } from "../evaluators/mod.ts";
@@ -44,36 +44,53 @@ export type IntervalKind =
   /** Every seed has the same samples (e.g. the shared step-0 evaluation): problems only. */
   | "shared samples";
 
-/** Pass@k of one method at one k, aggregated over its seeds. */
-export interface AggregateCell {
-  method: string;
-  dataset: string;
-  slice: string;
-  step: number;
+/** A mean over runs and problems with its nested 95% interval: a cell over runs, or a paired difference. */
+export interface IntervalCell {
   k: number;
   mean: number;
-  /** 95% crossed interval, clipped to [0, 1] (NaN when not defined: one seed and one problem). */
+  /** 95% crossed interval, clipped to the value's range (NaN when not defined: one seed and one problem). */
   lo: number;
   hi: number;
   se: number;
   terms: CrossedTerms;
-  components: CrossedComponents;
   /** Base, seed-within-base, problem, base × problem and residual components (raw, NaN: not estimable). */
   nested: NestedComponents;
   /** "one base": the interval holds for that base model only; "bases": over base models. */
   scope: "bases" | "one base";
   interval: IntervalKind;
-  /** Every per-problem value of every seed is equal, so the interval has zero width. */
+  /** Every per-problem value of every run is equal, so the interval has zero width. */
   identical: boolean;
-  /** Runs (units: base × seed pairs) behind the cell. */
+  /** Runs (units: base × seed pairs; a difference: run pairs) behind it, and their distinct base models. */
   seeds: number;
-  /** Distinct base models among them. */
   bases: number;
+  /** Problems every run evaluated (the crossed design; the others are left out), samples per problem (fewest). */
+  problems: number;
+  n: number;
+}
+
+/** An IntervalCell of `nestedInterval`'s result over `rows`, the interval clipped to [min, 1]. */
+export function intervalCell(
+  k: number,
+  ci: NestedInterval,
+  interval: IntervalKind,
+  min: number,
+  rows: readonly PassKRow[],
+): IntervalCell {
+  const { mean, se, terms, nested, scope, identical } = ci;
+  const [lo, hi] = [Math.max(min, ci.lo), Math.min(1, ci.hi)];
+  const { units: seeds, bases, problems } = nested;
+  const n = Math.min(...rows.map((r) => r.n));
+  return { k, mean, lo, hi, se, terms, nested, scope, interval, identical, seeds, bases, problems, n };
+}
+
+/** Pass@k of one method at one k, aggregated over its seeds (interval clipped to [0, 1]). */
+export interface AggregateCell extends IntervalCell {
+  method: string;
+  dataset: string;
+  slice: string;
+  step: number;
   /** The seeds behind the cell. */
   seedList: number[];
-  n: number;
-  /** Problems every seed evaluated (the crossed design); problems missing in some seed are left out. */
-  problems: number;
 }
 
 /** The seeds × problems matrix of per-problem values of some rows (one per seed), over the problems all share. */
@@ -93,22 +110,6 @@ function sameSamples(rows: readonly PassKRow[]): boolean {
   return rows.length > 1 &&
     rows.every((r) => [...r.perProblem].every(([id, v]) => rows[0].perProblem.get(id) === v));
 }
-
-/** Columns of passk.csv, in order. */
-export const PASSK_COLUMNS = [
-  "method",
-  "base",
-  "seed",
-  "dataset",
-  "slice",
-  "step",
-  "k",
-  "pass_at_k",
-  "ci_lo",
-  "ci_hi",
-  "n",
-  "problems",
-] as const;
 
 /** The engine name of a `deno task eval` run (a served model sampled over the API). */
 const EXTERNAL_ENGINE = "external";
@@ -148,18 +149,13 @@ function slicesOf(s: EvalSample, external: boolean): string[] {
 }
 
 /** Pass@k rows of one run: every dataset × slice × evaluated step × k, each with a bootstrap CI over problems. */
-export function runPassK(run: RunData, iters = 2000): PassKRow[] {
+function runPassK(run: RunData, iters = 2000): PassKRow[] {
   const rows: PassKRow[] = [];
-  const bySlice = new Map<string, EvalSample[]>();
-  for (const s of run.samples) {
-    for (const slice of slicesOf(s, run.engine === EXTERNAL_ENGINE)) {
-      const key = `${s.dataset}\u0000${slice}\u0000${s.step}`;
-      const list = bySlice.get(key);
-      if (list) list.push(s);
-      else bySlice.set(key, [s]);
-    }
-  }
-  for (const [key, samples] of bySlice) {
+  const external = run.engine === EXTERNAL_ENGINE;
+  const inSlices = run.samples.flatMap((s) => slicesOf(s, external).map((slice) => ({ s, slice })));
+  const bySlice = groupBy(inSlices, ({ s, slice }) => `${s.dataset}\u0000${slice}\u0000${s.step}`);
+  for (const [key, list] of bySlice) {
+    const samples = list.map((x) => x.s);
     const [dataset, slice, stepText] = key.split("\u0000");
     const counts = [...groupBy(samples, (s) => s.problemId)].map(([id, list]) => ({
       id,
@@ -168,7 +164,7 @@ export function runPassK(run: RunData, iters = 2000): PassKRow[] {
     })).sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
     const n = Math.min(...counts.map((p) => p.n));
     const countMap = new Map(counts.map((p) => [p.id, { n: p.n, c: p.c }]));
-    for (const k of reportedKs(n, run.ks, run.engine === EXTERNAL_ENGINE)) {
+    for (const k of reportedKs(n, run.ks, external)) {
       const values = counts.map((p) => passAtK(p.n, p.c, k));
       // Seeded by the run's design unit (base, seed), not its id: names are labels, and renaming a method must
       // not move its intervals.
@@ -230,19 +226,13 @@ export function csvRecord(row: PassKRow): Record<string, unknown> {
   };
 }
 
-/** Each method's last evaluated step per dataset (the step its final numbers come from). */
-function finalSteps(rows: readonly PassKRow[]): Map<string, number> {
-  const out = new Map<string, number>();
+/** The rows at each method's final step for a dataset (the step its final numbers come from). */
+export function finalRows(rows: readonly PassKRow[]): PassKRow[] {
+  const last = new Map<string, number>();
   for (const r of rows) {
     const key = `${r.method}\u0000${r.dataset}`;
-    out.set(key, Math.max(out.get(key) ?? -Infinity, r.step));
+    last.set(key, Math.max(last.get(key) ?? -Infinity, r.step));
   }
-  return out;
-}
-
-/** The rows at each method's final step for a dataset. */
-export function finalRows(rows: readonly PassKRow[]): PassKRow[] {
-  const last = finalSteps(rows);
   return rows.filter((r) => r.step === last.get(`${r.method}\u0000${r.dataset}`));
 }
 
@@ -259,27 +249,14 @@ export function aggregateSeeds(rows: readonly PassKRow[]): AggregateCell[] {
     const first = list[0];
     const m = seedProblemMatrix(list);
     const ci = nestedInterval(m.values, list.map((r) => r.base), m.problems.length);
+    const interval = list.length === 1 ? "one seed" : sameSamples(list) ? "shared samples" : "crossed";
     return {
       method: first.method,
       dataset: first.dataset,
       slice: first.slice,
       step: first.step,
-      k: first.k,
-      mean: ci.mean,
-      lo: Math.max(0, ci.lo),
-      hi: Math.min(1, ci.hi),
-      se: ci.se,
-      terms: ci.terms,
-      components: ci.components,
-      nested: ci.nested,
-      scope: ci.scope,
-      interval: list.length === 1 ? "one seed" : sameSamples(list) ? "shared samples" : "crossed",
-      identical: ci.identical,
-      seeds: list.length,
-      bases: ci.nested.bases,
+      ...intervalCell(first.k, ci, interval, 0, list),
       seedList: list.map((r) => r.seed),
-      n: Math.min(...list.map((r) => r.n)),
-      problems: m.problems.length,
     };
   });
 }

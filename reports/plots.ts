@@ -10,6 +10,7 @@ import type { Comparison } from "./compare.ts";
 import type { DoseResult } from "./dose.ts";
 import type { RunData } from "./load.ts";
 import type { AggregateCell } from "./passk.ts";
+import { BEFORE_RL } from "./summary_model.ts";
 
 /** Render a vega-lite spec to an SVG string. */
 export async function renderSvg(spec: vl.TopLevelSpec): Promise<string> {
@@ -55,8 +56,6 @@ function kAxis(ks: number[]) {
   };
 }
 
-/** Label of the step-0 curve on every Pass@k panel (the policy before RL: the base model). */
-export const BASE_CURVE = "step 0 (before RL)";
 // Titles are short lines: the headless renderer over-estimates text width, and a title wider than the panels
 // widens the canvas and leaves it blank on the right.
 /** Legend label of each panel's own method curve (its name is the panel's title). */
@@ -65,6 +64,47 @@ const METHOD_CURVE = "method (panel title)";
 const COLUMNS = 4;
 /** Facet headers print names in full (vega-lite cuts long labels by default). */
 const HEADER = { labelLimit: 0, labelFontSize: 12, labelFontWeight: "bold" as const, title: null };
+
+/** A cell's interval for a band; an undefined one (one seed and one problem) collapses onto the mean. */
+function bandOf(c: { mean: number; lo: number; hi: number }) {
+  return { lo: Number.isFinite(c.lo) ? c.lo : c.mean, hi: Number.isFinite(c.hi) ? c.hi : c.mean };
+}
+
+/** A legend of line strokes with labels in full, at `orient`, laid out by `layout`. */
+function lineLegend(orient: "top" | "bottom", layout: Record<string, unknown>) {
+  return { orient, labelLimit: 0, symbolType: "stroke", symbolStrokeWidth: 3, symbolOpacity: 1, ...layout };
+}
+
+/** A colour encoding of `field` giving each of `domain` a `palette` entry in turn, untitled. */
+function cycledColor(
+  field: string,
+  domain: string[],
+  legend: Record<string, unknown>,
+  palette = METHOD_COLORS,
+) {
+  const range = domain.map((_, i) => palette[i % palette.length]);
+  return { field, type: "nominal" as const, title: null, scale: { domain, range }, legend };
+}
+
+/** The frame every panelled plot shares: titled, faceted on `panel` in `panels` order, up to COLUMNS a row. */
+function faceted(
+  text: string,
+  subtitle: string[],
+  values: object[],
+  panels: string[],
+  spec: { layer: unknown[]; [key: string]: unknown },
+  field = "panel",
+): vl.TopLevelSpec {
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    title: { text, subtitle, anchor: "start" },
+    data: { values },
+    facet: { field, type: "nominal", header: HEADER, sort: panels },
+    columns: Math.min(COLUMNS, panels.length),
+    spec,
+    resolve: { axis: { x: "independent", y: "independent" } },
+  } as vl.TopLevelSpec;
+}
 
 /** Published pass@k points overlaid on the Pass@k plot (diamonds, no line: often only k = 1 and a large k). */
 export interface ReferenceCurve {
@@ -82,15 +122,10 @@ export interface ReferenceCurve {
 export function passKSpec(
   cells: readonly AggregateCell[],
   dataset: string,
-  baseLabel = BASE_CURVE,
+  baseLabel = BEFORE_RL,
   references: readonly ReferenceCurve[] = [],
 ): vl.TopLevelSpec {
-  const point = (c: AggregateCell) => ({
-    k: c.k,
-    passAtK: c.mean,
-    lo: Number.isFinite(c.lo) ? c.lo : c.mean,
-    hi: Number.isFinite(c.hi) ? c.hi : c.mean,
-  });
+  const point = (c: AggregateCell) => ({ k: c.k, passAtK: c.mean, ...bandOf(c) });
   const mine = cells.filter((c) => c.dataset === dataset && c.slice === "all");
   const base = mine.filter((c) => c.method === baseLabel);
   const methods = [...new Set(mine.filter((c) => c.method !== baseLabel).map((c) => c.method))];
@@ -106,68 +141,43 @@ export function passKSpec(
   const domain = domainOf(values.flatMap((v) => [v.lo, v.hi]), 0, 1);
   const curves = [METHOD_CURVE, ...(base.length ? [baseLabel] : []), ...references.map((r) => r.label)];
   const palette = ["#1f77b4", "#000000", "#7f7f7f", "#bcbd22", "#8c564b", "#e377c2", "#17becf"];
-  const color = {
-    field: "curve",
-    type: "nominal" as const,
-    title: null,
-    scale: { domain: curves, range: curves.map((_, i) => palette[i % palette.length]) },
-    legend: {
-      orient: "top" as const,
-      direction: "vertical" as const,
-      symbolType: "stroke",
-      symbolStrokeWidth: 3,
-      symbolOpacity: 1,
-      labelLimit: 0,
-    },
-  };
+  const color = cycledColor("curve", curves, lineLegend("top", { direction: "vertical" }), palette);
   const y = { field: "passAtK", type: "quantitative" as const, title: "pass@k", scale: { domain } };
   const band = (curve: string) => ({ filter: { field: "curve", equal: curve } });
-  return {
-    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: {
-      text: `Pass@k on ${dataset}`,
-      subtitle: passKCaption(mine),
-      anchor: "start",
-    },
-    data: { values },
-    facet: { field: "panel", type: "nominal", header: HEADER, sort: panels },
-    columns: Math.min(COLUMNS, panels.length),
-    spec: {
-      width: 220,
-      height: 170,
-      encoding: { x: kAxis(ks), color },
-      layer: [
-        ...[baseLabel, METHOD_CURVE].flatMap((curve) => [
-          {
-            transform: [band(curve)],
-            mark: { type: "area" as const, opacity: curve === baseLabel ? 0.08 : 0.12 },
-            encoding: { y: { field: "lo", type: "quantitative" as const }, y2: { field: "hi" } },
-          },
-          ...["lo", "hi"].map((edge) => ({
-            transform: [band(curve)],
-            mark: { type: "line" as const, strokeWidth: 0.6, opacity: 0.6 },
-            encoding: { y: { field: edge, type: "quantitative" as const } },
-          })),
-        ]),
+  return faceted(`Pass@k on ${dataset}`, passKCaption(mine), values, panels, {
+    width: 220,
+    height: 170,
+    encoding: { x: kAxis(ks), color },
+    layer: [
+      ...[baseLabel, METHOD_CURVE].flatMap((curve) => [
         {
-          transform: [band(baseLabel)],
-          mark: { type: "line", strokeWidth: 1.8, strokeDash: [5, 3], point: { size: 18 } },
-          encoding: { y },
+          transform: [band(curve)],
+          mark: { type: "area" as const, opacity: curve === baseLabel ? 0.08 : 0.12 },
+          encoding: { y: { field: "lo", type: "quantitative" as const }, y2: { field: "hi" } },
         },
-        {
-          transform: [{ filter: { field: "curve", oneOf: references.map((r) => r.label) } }],
-          mark: { type: "point", shape: "diamond", size: 70, filled: true, opacity: 0.9 },
-          encoding: { y },
-        },
-        {
-          transform: [band(METHOD_CURVE)],
-          mark: { type: "line", strokeWidth: 2.2, point: { size: 22 } },
-          encoding: { y },
-        },
-      ],
-    },
-    resolve: { axis: { x: "independent", y: "independent" } },
-  } as vl.TopLevelSpec;
+        ...["lo", "hi"].map((edge) => ({
+          transform: [band(curve)],
+          mark: { type: "line" as const, strokeWidth: 0.6, opacity: 0.6 },
+          encoding: { y: { field: edge, type: "quantitative" as const } },
+        })),
+      ]),
+      {
+        transform: [band(baseLabel)],
+        mark: { type: "line", strokeWidth: 1.8, strokeDash: [5, 3], point: { size: 18 } },
+        encoding: { y },
+      },
+      {
+        transform: [{ filter: { field: "curve", oneOf: references.map((r) => r.label) } }],
+        mark: { type: "point", shape: "diamond", size: 70, filled: true, opacity: 0.9 },
+        encoding: { y },
+      },
+      {
+        transform: [band(METHOD_CURVE)],
+        mark: { type: "line", strokeWidth: 2.2, point: { size: 22 } },
+        encoding: { y },
+      },
+    ],
+  });
 }
 
 /**
@@ -178,67 +188,52 @@ export function passKSpec(
 export function diffSpec(comparisons: readonly Comparison[], dataset: string): vl.TopLevelSpec {
   const SIG = "interval excludes 0", NOT = "interval includes 0";
   const values = comparisons.filter((c) => c.dataset === dataset).flatMap((c) =>
-    c.cells.map((d) => {
-      const lo = Number.isFinite(d.lo) ? d.lo : d.mean, hi = Number.isFinite(d.hi) ? d.hi : d.mean;
-      return {
-        comparison: `${c.b} − ${c.a}`,
-        k: d.k,
-        diff: d.mean,
-        lo,
-        hi,
-        significance: Number.isFinite(d.lo) && (d.lo > 0 || d.hi < 0) ? SIG : NOT,
-      };
-    })
+    c.cells.map((d) => ({
+      comparison: `${c.b} − ${c.a}`,
+      k: d.k,
+      diff: d.mean,
+      ...bandOf(d),
+      significance: Number.isFinite(d.lo) && (d.lo > 0 || d.hi < 0) ? SIG : NOT,
+    }))
   );
   const ks = [...new Set(values.map((v) => v.k))].sort((a, b) => a - b);
   const domain = domainOf([0, ...values.flatMap((v) => [v.lo, v.hi])], -1, 1);
   const panels = [...new Set(values.map((v) => v.comparison))];
   const y = { field: "diff", type: "quantitative" as const, title: "Δ pass@k", scale: { domain } };
-  return {
-    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: {
-      text: `ACE − baseline on ${dataset}`,
-      subtitle: [
-        "paired by base, seed and problem; band:",
-        ...intervalCaption(comparisons.filter((c) => c.dataset === dataset).flatMap((c) => c.cells)),
-      ],
-      anchor: "start",
-    },
-    data: { values },
-    facet: { field: "comparison", type: "nominal", header: HEADER, sort: panels },
-    columns: Math.min(COLUMNS, panels.length),
-    spec: {
-      width: 220,
-      height: 150,
-      encoding: { x: kAxis(ks) },
-      layer: [
-        {
-          mark: { type: "area", opacity: 0.2, color: "#4c78a8" },
-          encoding: { y: { field: "lo", type: "quantitative", scale: { domain } }, y2: { field: "hi" } },
-        },
-        { mark: { type: "line", color: "#4c78a8", strokeWidth: 2 }, encoding: { y } },
-        {
-          mark: { type: "rule", color: "black", strokeDash: [4, 3] },
-          encoding: { y: { datum: 0, type: "quantitative" } },
-        },
-        {
-          mark: { type: "point", size: 50, strokeWidth: 1.5, opacity: 1 },
-          encoding: {
-            y,
-            fill: {
-              field: "significance",
-              type: "nominal",
-              title: null,
-              scale: { domain: [SIG, NOT], range: ["#4c78a8", "white"] },
-              legend: { orient: "top", labelLimit: 0 },
-            },
-            stroke: { value: "#4c78a8" },
+  const subtitle = [
+    "paired by base, seed and problem; band:",
+    ...intervalCaption(comparisons.filter((c) => c.dataset === dataset).flatMap((c) => c.cells)),
+  ];
+  return faceted(`ACE − baseline on ${dataset}`, subtitle, values, panels, {
+    width: 220,
+    height: 150,
+    encoding: { x: kAxis(ks) },
+    layer: [
+      {
+        mark: { type: "area", opacity: 0.2, color: "#4c78a8" },
+        encoding: { y: { field: "lo", type: "quantitative", scale: { domain } }, y2: { field: "hi" } },
+      },
+      { mark: { type: "line", color: "#4c78a8", strokeWidth: 2 }, encoding: { y } },
+      {
+        mark: { type: "rule", color: "black", strokeDash: [4, 3] },
+        encoding: { y: { datum: 0, type: "quantitative" } },
+      },
+      {
+        mark: { type: "point", size: 50, strokeWidth: 1.5, opacity: 1 },
+        encoding: {
+          y,
+          fill: {
+            field: "significance",
+            type: "nominal",
+            title: null,
+            scale: { domain: [SIG, NOT], range: ["#4c78a8", "white"] },
+            legend: { orient: "top", labelLimit: 0 },
           },
+          stroke: { value: "#4c78a8" },
         },
-      ],
-    },
-    resolve: { axis: { x: "independent", y: "independent" } },
-  } as vl.TopLevelSpec;
+      },
+    ],
+  }, "comparison");
 }
 
 /**
@@ -264,52 +259,27 @@ export function doseSpec(results: readonly DoseResult[], dataset: string): vl.To
         variant: r.variant.label,
         alpha: d.alpha,
         diff: d.cell.mean,
-        lo: Number.isFinite(d.cell.lo) ? d.cell.lo : d.cell.mean,
-        hi: Number.isFinite(d.cell.hi) ? d.cell.hi : d.cell.mean,
+        ...bandOf(d.cell),
       })),
     ];
   });
   const panels = [...new Set(mine.map((r) => `k = ${r.k}`))];
   const lines = [...new Set(values.map((v) => v.line))];
   const domain = domainOf([0, ...values.flatMap((v) => [v.lo, v.hi])], -1, 1);
-  const color = {
-    field: "line",
-    type: "nominal" as const,
-    title: null,
-    scale: { domain: lines, range: lines.map((_, i) => METHOD_COLORS[i % METHOD_COLORS.length]) },
-    legend: {
-      orient: "bottom" as const,
-      direction: "vertical" as const,
-      labelLimit: 0,
-      symbolType: "stroke",
-      symbolStrokeWidth: 3,
-      symbolOpacity: 1,
-    },
-  };
+  const color = cycledColor("line", lines, lineLegend("bottom", { direction: "vertical" }));
   const y = {
     field: "diff",
     type: "quantitative" as const,
     title: "Δ pass@k vs baseline",
     scale: { domain },
   };
-  return {
-    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: {
-      text: `ACE dose-response on ${dataset}`,
-      subtitle: ["Δ against the baseline over α; band:", ...intervalCaption(mine.map((r) => r.slope))],
-      anchor: "start",
-    },
-    data: { values },
-    facet: { field: "panel", type: "nominal", header: HEADER, sort: panels },
-    columns: Math.min(COLUMNS, panels.length),
-    spec: {
-      width: 240,
-      height: 170,
-      encoding: { x: { field: "alpha", type: "quantitative", title: "α" }, color },
-      layer: deltaLayers(y, domain),
-    },
-    resolve: { axis: { x: "independent", y: "independent" } },
-  } as vl.TopLevelSpec;
+  const subtitle = ["Δ against the baseline over α; band:", ...intervalCaption(mine.map((r) => r.slope))];
+  return faceted(`ACE dose-response on ${dataset}`, subtitle, values, panels, {
+    width: 240,
+    height: 170,
+    encoding: { x: { field: "alpha", type: "quantitative", title: "α" }, color },
+    layer: deltaLayers(y, domain),
+  });
 }
 
 /** The layers of a Δ-over-x panel: the interval as a band (lo–hi), the line with points, and the zero rule. */
@@ -339,41 +309,28 @@ export function calibrationSpec(points: readonly CalibrationPoint[], dataset: st
       preset: p.preset,
       lr: p.lr,
       diff: c.mean,
-      lo: Number.isFinite(c.lo) ? c.lo : c.mean,
-      hi: Number.isFinite(c.hi) ? c.hi : c.mean,
+      ...bandOf(c),
     }))
   );
   const panels = [...new Set(values.map((v) => v.panel))];
   const presets = [...new Set(values.map((v) => v.preset))];
   const domain = domainOf([0, ...values.flatMap((v) => [v.lo, v.hi])], -1, 1);
   const y = { field: "diff", type: "quantitative" as const, title: "Δ pass@k vs step 0", scale: { domain } };
-  return {
-    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: {
-      text: `RL step-size calibration on ${dataset}`,
-      subtitle: ["Pass@k after RL − before, over lr; band:", ...intervalCaption(mine.map((p) => p.pass1))],
-      anchor: "start",
+  const subtitle = ["Pass@k after RL − before, over lr; band:", ...intervalCaption(mine.map((p) => p.pass1))];
+  return faceted(`RL step-size calibration on ${dataset}`, subtitle, values, panels, {
+    width: 240,
+    height: 170,
+    encoding: {
+      x: { field: "lr", type: "quantitative", title: "rl.lr (log scale)", scale: { type: "log" } },
+      color: cycledColor("preset", presets, {
+        orient: "bottom",
+        direction: "horizontal",
+        symbolType: "stroke",
+        symbolStrokeWidth: 3,
+      }),
     },
-    data: { values },
-    facet: { field: "panel", type: "nominal", header: HEADER, sort: panels },
-    columns: Math.min(COLUMNS, panels.length),
-    spec: {
-      width: 240,
-      height: 170,
-      encoding: {
-        x: { field: "lr", type: "quantitative", title: "rl.lr (log scale)", scale: { type: "log" } },
-        color: {
-          field: "preset",
-          type: "nominal",
-          title: null,
-          scale: { domain: presets, range: presets.map((_, i) => METHOD_COLORS[i % METHOD_COLORS.length]) },
-          legend: { orient: "bottom", direction: "horizontal", symbolType: "stroke", symbolStrokeWidth: 3 },
-        },
-      },
-      layer: deltaLayers(y, domain),
-    },
-    resolve: { axis: { x: "independent", y: "independent" } },
-  } as vl.TopLevelSpec;
+    layer: deltaLayers(y, domain),
+  });
 }
 
 /**
@@ -382,7 +339,7 @@ export function calibrationSpec(points: readonly CalibrationPoint[], dataset: st
  * c_i = Σ_t (log π_θ − log π_ref) over its response tokens (nats; `mean` aggregation: per token), logged for every
  * method; an overconfident error is an incorrect rollout with c > 0.
  */
-export const TRAINING_METRICS: Record<string, string> = {
+const TRAINING_METRICS: Record<string, string> = {
   accuracy: "rollout accuracy (fraction correct)",
   kl: "KL to the reference (nats per token)",
   entropy: "entropy (nats per token)",
@@ -505,15 +462,7 @@ export function trainingSpec(runs: readonly RunData[]): vl.TopLevelSpec | null {
     type: "nominal" as const,
     sort: methods,
     scale: { range: METHOD_COLORS },
-    legend: {
-      orient: "top" as const,
-      columns: 4,
-      labelLimit: 0,
-      symbolType: "stroke",
-      symbolOpacity: 1,
-      symbolStrokeWidth: 3,
-      title: null,
-    },
+    legend: lineLegend("top", { columns: 4, title: null }),
   };
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",

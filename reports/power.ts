@@ -69,11 +69,6 @@ export function withinEstimate(cell: DiffCell, n: number): { variance: number; p
   return { variance: sum / a.length, plugIn };
 }
 
-/** `withinEstimate`'s variance alone. */
-export function withinVariance(cell: DiffCell, n: number): number {
-  return withinEstimate(cell, n).variance;
-}
-
 /**
  * Correlation of paired samples within a problem: for each pair of runs (same base and seed) of methods `a` and
  * `b` at their final steps on `dataset`, sample i of one run is paired with sample i of the other (common random
@@ -139,7 +134,7 @@ export function projectedComponents(cell: DiffCell, design: Design): NestedCompo
   const c = cell.nested;
   const same = design.n === cell.n && design.seedsPerBase === c.seedsPerBase;
   if (same) return c;
-  const w0 = withinVariance(cell, cell.n), w1 = withinVariance(cell, design.n);
+  const w0 = withinEstimate(cell, cell.n).variance, w1 = withinEstimate(cell, design.n).variance;
   if (c.units === 1) return { ...c, problem: c.problem - w0 + w1 };
   if (c.seedsKnown) return { ...c, residual: c.residual - w0 + w1 };
   return { ...c, seed: 0, baseProblem: c.baseProblem - w0, residual: w1, seedsKnown: true };
@@ -432,23 +427,20 @@ function powerOf(
     basesKnown: c.cells[0].nested.basesKnown,
     seedsKnown: c.cells[0].nested.seedsKnown,
     pairedSampleCorrelation: rho,
-    cells: c.cells.map((d) => ({
-      k: d.k,
-      mean: d.mean,
-      components: {
-        base: d.nested.base,
-        seed: d.nested.seed,
-        problem: d.nested.problem,
-        baseProblem: d.nested.baseProblem,
-        residual: d.nested.residual,
-      },
-      within: withinEstimate(d, d.n),
-      mdd: d.mdd,
-      mddRange: { ...d.mddRange },
-      projected: target === null
-        ? { mdd: projectMdd(d, design), truncated: projectionTruncated(d, design) }
-        : null,
-    })),
+    cells: c.cells.map((d) => {
+      const { base, seed, problem, baseProblem, residual } = d.nested;
+      return {
+        k: d.k,
+        mean: d.mean,
+        components: { base, seed, problem, baseProblem, residual },
+        within: withinEstimate(d, d.n),
+        mdd: d.mdd,
+        mddRange: { ...d.mddRange },
+        projected: target === null
+          ? { mdd: projectMdd(d, design), truncated: projectionTruncated(d, design) }
+          : null,
+      };
+    }),
     target: null,
   };
   const text = [

@@ -1,6 +1,7 @@
 // The methods of a sweep ranked by mean Pass@1 and mean Pass@k at the largest k, each with its 95% interval (bases
-// × problems, seeds nested in bases; one base: seeds × problems, for that base only), so a baselines sweep reads as a leaderboard. The ranks order means; whether two
-// neighbours differ beyond noise is what the paired comparisons (compare.ts) say, not overlapping intervals.
+// × problems, seeds nested in bases; one base: seeds × problems, for that base only), so a baselines sweep reads
+// as a leaderboard. The ranks order means; whether two neighbours differ beyond noise is what the paired comparisons (compare.ts) say, not overlapping intervals.
+import { crossedName } from "./caveats.ts";
 import type { AggregateCell } from "./passk.ts";
 
 /** One dataset's ranking section for summary.md (empty with fewer than three trained methods). */
@@ -17,6 +18,7 @@ export function rankingSection(
     mine.filter((c) => c.k === k).sort((a, b) => b.mean - a.mean || a.method.localeCompare(b.method));
   const first = ranked(1), last = ranked(kMax);
   const f3 = (x: number) => x.toFixed(3);
+  const overBases = mine.every((c) => c.scope === "bases");
   const cell = (c: AggregateCell | undefined) =>
     c ? `${c.method} | ${f3(c.mean)} [${f3(c.lo)}, ${f3(c.hi)}]` : "– | –";
   const rows = Array.from(
@@ -26,11 +28,9 @@ export function rankingSection(
   return [
     `### ${dataset}: methods ranked`,
     "",
-    (mine.every((c) => c.scope === "bases")
-      ? "By mean over runs (95% crossed bases × problems interval, seeds nested in bases). "
-      : "By mean over seeds (95% crossed seeds × problems interval, for this base model only). ") +
-    "Ranks order the means only: two methods differ " +
-    "beyond noise where their paired comparison's interval excludes 0, which overlapping intervals do not decide.",
+    `By mean over ${overBases ? "runs" : "seeds"} (${crossedName(overBases)}). Ranks order the means only: ` +
+    "two methods differ beyond noise where their paired comparison's interval excludes 0, which overlapping " +
+    "intervals do not decide.",
     "",
     `| rank | method | Pass@1 | method | Pass@${kMax} |`,
     "|---:|---|---:|---|---:|",

@@ -19,7 +19,7 @@ export interface ReferenceRow {
 }
 
 /** Columns of a reference CSV, in order. */
-export const REFERENCE_COLUMNS = ["model", "dataset", "method", "k", "value", "source", "protocol"] as const;
+const REFERENCE_COLUMNS = ["model", "dataset", "method", "k", "value", "source", "protocol"] as const;
 
 /** Read a reference CSV; a missing column or a bad k/value throws naming the file, line and field. */
 export function readReferences(path: string): ReferenceRow[] {
@@ -79,7 +79,7 @@ export function referenceCurves(rows: readonly ReferenceRow[], dataset: string):
 }
 
 /** `key=value` settings of a protocol string; free text without `=` is ignored. */
-export function protocolSettings(protocol: string): Record<string, string> {
+function protocolSettings(protocol: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const part of protocol.split(";")) {
     const m = part.trim().match(/^([a-z_]+)\s*=\s*(.+)$/);
@@ -113,7 +113,7 @@ export function protocolDifferences(
 }
 
 /** The grader every acebench report uses (its verdicts are in eval.jsonl). */
-export const ACEBENCH_GRADER = "acebench";
+const ACEBENCH_GRADER = "acebench";
 
 /**
  * The summary section of one dataset: each reference value beside this report's value of every method at the

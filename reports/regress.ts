@@ -119,13 +119,8 @@ export function readBaseline(path: string): Baseline {
 
 /** Write a baseline atomically (the explicit `--update` path). */
 export function writeBaseline(path: string, baseline: Baseline): void {
-  writeJson(path, {
-    version: baseline.version,
-    sweep: baseline.sweep,
-    configHash: baseline.configHash,
-    protocol: baseline.protocol ?? null,
-    cells: baseline.cells,
-  });
+  const { version, sweep, configHash, protocol, cells } = baseline; // not the caller's extra fields (issues)
+  writeJson(path, { version, sweep, configHash, protocol: protocol ?? null, cells });
 }
 
 /** One-sided test of a drop with independent noise terms: se = √Σ variance, ν by Satterthwaite, p = P(T ≥ drop/se). */

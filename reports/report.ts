@@ -10,29 +10,17 @@ import {
   pairedDiff,
   requestedComparisons,
 } from "./compare.ts";
-import {
-  BOUNDARY_COLUMNS,
-  boundaryRecord,
-  type BoundaryRow,
-  boundaryRows,
-  boundarySection,
-} from "./boundary.ts";
+import { boundaryRecord, boundaryRows, boundarySection } from "./boundary.ts";
 import { type DataIssue, dataIssues } from "./completeness.ts";
-import {
-  calibrationCsv,
-  type CalibrationPoint,
-  calibrationPoints,
-  calibrationSection,
-} from "./calibration.ts";
+import { calibrationCsv, calibrationPoints, calibrationSection } from "./calibration.ts";
 import { checkClaims, controlsCsv, controlsSection } from "./controls.ts";
-import { doseCsv, type DoseResult, doseResults, doseSection, doseVariants } from "./dose.ts";
-import { loadSweep, type RunData, type SweepData, usableRuns } from "./load.ts";
+import { doseCsv, doseResults, doseSection, doseVariants } from "./dose.ts";
+import { loadSweep, usableRuns } from "./load.ts";
 import {
   type AggregateCell,
   aggregateSeeds,
   csvRecord,
   finalRows,
-  PASSK_COLUMNS,
   type PassKRow,
   passKRows,
 } from "./passk.ts";
@@ -46,43 +34,17 @@ import {
   trainingSpec,
 } from "./plots.ts";
 import { renderSummary } from "./summary.ts";
+import type * as vl from "vega-lite";
 import {
   BEFORE_RL,
   cellsCsv,
   differencesCsv,
   parseSummary,
   summaryJson,
-  type SummaryModel,
   summaryModel,
 } from "./summary_model.ts";
 import { rankingSection } from "./ranking.ts";
 import { referenceCurves, type ReferenceRow, referenceSection, runProtocol } from "./references.ts";
-
-/** Everything computed for one sweep. */
-export interface SweepReport {
-  data: SweepData;
-  runs: RunData[];
-  methods: string[];
-  rows: PassKRow[];
-  comparisons: Comparison[];
-  /** Seed-aggregated cells at each method's final step, plus the step-0 row when there is one. */
-  cells: AggregateCell[];
-  /** Incomplete data, named (empty when complete). */
-  issues: DataIssue[];
-  /** Every number summary.md prints (summary.json, cells.csv and differences.csv are rendered from it). */
-  model: SummaryModel;
-  summary: string;
-  csv: string;
-  /** The reasoning-boundary rows (boundary.ts) and their CSV, the companion of passk.csv. */
-  boundary: BoundaryRow[];
-  boundaryCsv: string;
-  /** ACE's dose-response per variant, k and dataset (dose.ts; empty without a series of α). */
-  dose: DoseResult[];
-  /** The RL step's calibration per preset, step size and dataset (calibration.ts; empty with one step size). */
-  calibration: CalibrationPoint[];
-  /** The published claims checked on this sweep (controls.ts), Holm-corrected per dataset. */
-  controls: ReturnType<typeof checkClaims>;
-}
 
 /** A column a caller adds to passk.csv (after the shared ones): its name and its value for each row. */
 export interface ExtraColumn {
@@ -104,11 +66,6 @@ export interface ReportOptions {
   allowProtocolChange?: boolean;
 }
 
-/** Methods in the order their runs appear (the sweep's expansion order). */
-function methodOrder(runs: readonly RunData[]): string[] {
-  return [...new Set(runs.map((r) => r.method))];
-}
-
 /** Step-0 cells of the first method, relabelled, when runs evaluated step 0 and trained past it. */
 function beforeRl(rows: readonly PassKRow[], final: readonly PassKRow[], method: string): AggregateCell[] {
   const initial = rows.filter((r) => r.step === 0 && r.method === method);
@@ -116,9 +73,13 @@ function beforeRl(rows: readonly PassKRow[], final: readonly PassKRow[], method:
   return aggregateSeeds(initial).map((c) => ({ ...c, method: BEFORE_RL }));
 }
 
-/** Compute the report of a sweep folder without writing anything. */
+/**
+ * Compute the report of a sweep folder without writing anything: its rows, comparisons, cells (each method's final
+ * step, plus the step-0 row when there is one), issues (empty when complete), the summary model and Markdown, the
+ * CSV texts, and the boundary, dose, calibration and controls results (each empty when the sweep has none).
+ */
 // deno-lint-ignore require-await -- async API (callers await it; loading used to ingest engine outputs)
-export async function buildReport(dir: string, options: ReportOptions = {}): Promise<SweepReport> {
+export async function buildReport(dir: string, options: ReportOptions = {}) {
   const data = loadSweep(dir);
   const runs = usableRuns(data);
   if (runs.length === 0) throw new Error(`${dir}: no finished run with evaluation samples to report`);
@@ -129,7 +90,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
   const aceVsBaseline = aceComparisons(all, presets, data.folder?.record?.methods);
   const requested = data.folder?.kind === "sweep" ? data.folder.config.compare ?? [] : [];
   const comparisons = [...aceVsBaseline, ...requestedComparisons(all, requested, aceVsBaseline)];
-  const methods = methodOrder(runs);
+  const methods = [...new Set(runs.map((r) => r.method))]; // in run order: the sweep's expansion order
   const cells = [...beforeRl(rows, final, methods[0]), ...aggregateSeeds(final)];
   const issues = dataIssues(data);
   const boundary = boundaryRows(rows, comparisons, BEFORE_RL);
@@ -160,11 +121,13 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
     ],
   }) + (options.sections ?? []).map((section) => "\n" + section.trimEnd() + "\n").join("");
   const extra = options.columns ?? [];
-  const csv = toCsv(
-    rows.map((r) => ({ ...csvRecord(r), ...Object.fromEntries(extra.map((c) => [c.name, c.value(r)])) })),
-    [...PASSK_COLUMNS, ...extra.map((c) => c.name)],
-  );
-  const boundaryCsv = toCsv(boundary.map(boundaryRecord), BOUNDARY_COLUMNS);
+  const records = rows.map((r) => ({
+    ...csvRecord(r),
+    ...Object.fromEntries(extra.map((c) => [c.name, c.value(r)])),
+  }));
+  const csv = toCsv(records, Object.keys(records[0])); // a report has rows (buildReport refuses a sweep without)
+  const boundaryRecords = boundary.map(boundaryRecord);
+  const boundaryCsv = toCsv(boundaryRecords, Object.keys(boundaryRecords[0] ?? {})); // written when non-empty
   return {
     data,
     runs,
@@ -186,17 +149,10 @@ export async function buildReport(dir: string, options: ReportOptions = {}): Pro
 
 /**
  * Write passk.csv, summary.md, summary.json (checked against its schema), cells.csv, differences.csv and plots/
- * into the sweep folder; returns the written paths.
+ * into the sweep folder; returns the written paths, the data issues (incomplete data are written, marked; the
+ * caller decides whether they are an error: `report` without --partial) and how many answers the report counts.
  */
-export async function writeReport(dir: string, options: ReportOptions = {}): Promise<string[]> {
-  return (await writeReportChecked(dir, options)).written;
-}
-
-/**
- * `writeReport` that also returns the data issues (incomplete data are written, marked; the caller decides
- * whether they are an error: `report` without --partial) and how many answers the report counts.
- */
-export async function writeReportChecked(
+export async function writeReport(
   dir: string,
   options: ReportOptions = {},
 ): Promise<{ written: string[]; issues: DataIssue[]; datasets: string[]; answers: number }> {
@@ -219,31 +175,20 @@ export async function writeReportChecked(
   if (report.runs.some((r) => r.metrics.length > 0)) put("training.csv", trainingCsv(report.runs));
   put("differences.csv", differencesCsv(report.model));
   const cells = report.cells;
-  for (const dataset of [...new Set(cells.map((c) => c.dataset))].sort()) {
-    put(
-      `plots/passk_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`,
-      await renderSvg(
-        passKSpec(cells, dataset, BEFORE_RL, referenceCurves(options.references ?? [], dataset)),
-      ),
-    );
-  }
-  for (const dataset of [...new Set(report.comparisons.map((c) => c.dataset))].sort()) {
-    put(
-      `plots/diff_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`,
-      await renderSvg(diffSpec(report.comparisons, dataset)),
-    );
-  }
-  for (const dataset of [...new Set(report.dose.map((r) => r.dataset))].sort()) {
-    put(
-      `plots/dose_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`,
-      await renderSvg(doseSpec(report.dose, dataset)),
-    );
-  }
-  for (const dataset of [...new Set(report.calibration.map((p) => p.dataset))].sort()) {
-    put(
-      `plots/calibration_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`,
-      await renderSvg(calibrationSpec(report.calibration, dataset)),
-    );
+  const plots: [string, string[], (dataset: string) => vl.TopLevelSpec][] = [
+    [
+      "passk",
+      cells.map((c) => c.dataset),
+      (d) => passKSpec(cells, d, BEFORE_RL, referenceCurves(options.references ?? [], d)),
+    ],
+    ["diff", report.comparisons.map((c) => c.dataset), (d) => diffSpec(report.comparisons, d)],
+    ["dose", report.dose.map((r) => r.dataset), (d) => doseSpec(report.dose, d)],
+    ["calibration", report.calibration.map((p) => p.dataset), (d) => calibrationSpec(report.calibration, d)],
+  ];
+  for (const [kind, datasets, spec] of plots) {
+    for (const dataset of [...new Set(datasets)].sort()) {
+      put(`plots/${kind}_${dataset.replace(/[^A-Za-z0-9._-]/g, "_")}.svg`, await renderSvg(spec(dataset)));
+    }
   }
   const training = trainingSpec(report.runs);
   if (training) put("plots/training.svg", await renderSvg(training));
@@ -270,7 +215,8 @@ export async function compareSweeps(
   // Two evals: one run each (its model, its --seed), paired with each other problem by problem whatever their
   // model names and seeds.
   const evals = a.data.folder?.kind === "eval" && b.data.folder?.kind === "eval";
-  const model = evals ? evalPairLabel(a.methods[0], b.methods[0]) : "";
+  const [ma, mb] = [a.methods[0], b.methods[0]];
+  const model = !evals ? "" : ma === mb ? ma : `${ma} → ${mb}`; // the row label: the model, or A's → B's
   const asPair = (rows: PassKRow[]) =>
     evals ? rows.map((r) => ({ ...r, method: model, base: 0, seed: 0 })) : rows;
   const finalA = asPair(finalRows(a.rows).filter((r) => r.slice === "all"));
@@ -282,17 +228,11 @@ export async function compareSweeps(
   ] as const;
   const notes = checkSameProtocol(sides[0], sides[1], options.allowProtocolChange ?? false);
   const lines = [`# Compare: A = ${dirA}, B = ${dirB}`, ""];
-  const hashes = [a.data.folder?.configHash, b.data.folder?.configHash];
-  lines.push(
-    evals
-      ? `Config hashes (what changes the samples: model, dataset, template, sampling and seed; the grader mode is ` +
-        `not part of it, as it re-grades the same samples: see grader.mode below): A ${
-          hashes[0] ?? "n/a"
-        }, ` +
-        `B ${hashes[1] ?? "n/a"}.`
-      : `Config hashes: A ${hashes[0] ?? "n/a"}, B ${hashes[1] ?? "n/a"}.`,
-    "",
-  );
+  const hashes = `A ${a.data.folder?.configHash ?? "n/a"}, B ${b.data.folder?.configHash ?? "n/a"}.`;
+  const what =
+    "what changes the samples: model, dataset, template, sampling and seed; the grader mode is not part " +
+    "of it, as it re-grades the same samples: see grader.mode below";
+  lines.push(evals ? `Config hashes (${what}): ${hashes}` : `Config hashes: ${hashes}`, "");
   lines.push("Evaluation protocols (grader mode first):", "", ...protocolTable(sides[0], sides[1]), "");
   if (notes.length) lines.push(...notes.map((n) => `- ${n}`), "");
   const comparisons: Comparison[] = [];
@@ -342,9 +282,4 @@ export async function compareSweeps(
   }
   lines.push("", ...comparisons.map((c) => `- ${comparisonSentence(c, evals)}`), "");
   return lines.join("\n");
-}
-
-/** The row label of two evals' comparison: the model, or "A-model → B-model" when they differ. */
-function evalPairLabel(a: string, b: string): string {
-  return a === b ? a : `${a} → ${b}`;
 }

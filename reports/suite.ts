@@ -51,8 +51,9 @@ function table(
   input: SuiteInput,
 ): { head: string[]; rows: { label: string; md: string[]; csv: string[] }[] } {
   const head = ["metric", ...input.sets.map((s) => s.dataset), "mean of sets"];
-  const rows = input.ks.map((k) => {
-    const cells = input.sets.map((s) => (s.error ? null : suiteCell(s.rows, k)));
+  const cellsAt = input.ks.map((k) => input.sets.map((s) => (s.error ? null : suiteCell(s.rows, k))));
+  const rows = input.ks.map((k, i) => {
+    const cells = cellsAt[i];
     const complete = cells.every((c) => c !== null);
     const mean = complete ? cells.reduce((a, c) => a + c!.mean, 0) / cells.length : null;
     return {
@@ -66,10 +67,11 @@ function table(
       csv: [...cells.map((c) => c === null ? "" : c.mean.toFixed(6)), mean === null ? "" : mean.toFixed(6)],
     };
   });
-  const se = input.ks.map((k) => {
-    const cells = input.sets.map((s) => (s.error ? null : suiteCell(s.rows, k)));
-    return { label: `Pass@${k} se`, md: [], csv: [...cells.map((c) => c?.se?.toFixed(6) ?? ""), ""] };
-  });
+  const se = input.ks.map((k, i) => ({
+    label: `Pass@${k} se`,
+    md: [],
+    csv: [...cellsAt[i].map((c) => c?.se?.toFixed(6) ?? ""), ""],
+  }));
   const count = (label: string, value: (s: SuiteSet) => string) => {
     const cells = input.sets.map(value);
     return { label, md: [...cells, ""], csv: [...cells, ""] };

@@ -5,7 +5,15 @@
 // reproducibility block.
 import { sweepFile } from "../common/run_folder.ts";
 import { describeDesign, describeProtocol, designOf, MIGRATE_HINT } from "../common/protocol.ts";
-import { CEILING_MARK, ceilingNote, chanceLine, fewBasesWarning, mddCell, mddRangeNote } from "./caveats.ts";
+import {
+  CEILING_MARK,
+  ceilingNote,
+  chanceLine,
+  crossedName,
+  fewBasesWarning,
+  mddCell,
+  mddRangeNote,
+} from "./caveats.ts";
 import { comparisonSentence } from "./compare.ts";
 import { type DataIssue, issueLines } from "./completeness.ts";
 import { describeSampling } from "../bench/external/mod.ts";
@@ -16,6 +24,7 @@ import {
   type CellModel,
   type ComparisonModel,
   type DesignModel,
+  type DifferenceModel,
   type SummaryModel,
 } from "./summary_model.ts";
 
@@ -76,8 +85,8 @@ function intervalNote(cells: readonly CellModel[], design: DesignModel, kind: Su
     ? "one seed, so the 95% interval is over problems only: seed-to-seed variance is not measured; " +
       "for this base model only"
     : trained.some((c) => c.interval === "one seed")
-    ? `${crossedName(design)}; over problems only where a method has one seed`
-    : `${crossedName(design)}, clipped to [0, 1]`;
+    ? `${crossedName(design.bases > 1)}; over problems only where a method has one seed`
+    : `${crossedName(design.bases > 1)}, clipped to [0, 1]`;
   const lines = [
     kind === "eval"
       ? `Mean over ${design.problems} problems, n = ${design.n} samples each, of one model (95% interval over ` +
@@ -97,13 +106,6 @@ function intervalNote(cells: readonly CellModel[], design: DesignModel, kind: Su
     );
   }
   return lines.join(" ");
-}
-
-/** "95% crossed bases × problems interval" or, with one base, the seeds × problems one for that base only. */
-function crossedName(d: { bases: number }): string {
-  return d.bases > 1
-    ? "95% crossed bases × problems interval, seeds nested in bases"
-    : "95% crossed seeds × problems interval, for this base model only";
 }
 
 /** "16 base models × 1 seed" or, with one base, "12 seed(s) of one base model". */
@@ -141,33 +143,21 @@ function scopeText(designs: readonly DesignModel[]): string {
     : scope;
 }
 
-/** The ks of some comparisons, ascending. */
-function ksOf(comparisons: readonly ComparisonModel[]): number[] {
-  return [...new Set(comparisons.flatMap((c) => c.differences.map((d) => d.k)))].sort((a, b) => a - b);
-}
-
-function diffTable(comparisons: readonly ComparisonModel[]): string[] {
-  const ks = ksOf(comparisons);
+/** A comparisons × k table, column `${what}@k`, each cell `text` of that difference ("–" where it has none). */
+function kTable(
+  comparisons: readonly ComparisonModel[],
+  what: string,
+  text: (d: DifferenceModel, c: ComparisonModel) => string,
+): string[] {
+  const ks = [...new Set(comparisons.flatMap((c) => c.differences.map((d) => d.k)))].sort((a, b) => a - b);
   const rows = comparisons.map((c) => [
     `${c.b} − ${c.a}`,
     ...ks.map((k) => {
       const d = c.differences.find((d) => d.k === k);
-      return d ? cellText(d, signed) + (c.incomplete ? INCOMPLETE_MARK : "") : "–";
+      return d ? text(d, c) : "–";
     }),
   ]);
-  return table(["comparison", ...ks.map((k) => `ΔPass@${k}`)], rows);
-}
-
-function mddTable(comparisons: readonly ComparisonModel[]): string[] {
-  const ks = ksOf(comparisons);
-  const rows = comparisons.map((c) => [
-    `${c.b} − ${c.a}`,
-    ...ks.map((k) => {
-      const d = c.differences.find((d) => d.k === k);
-      return d ? mddCell(d) : "–";
-    }),
-  ]);
-  return table(["comparison", ...ks.map((k) => `MDD@${k}`)], rows);
+  return table(["comparison", ...ks.map((k) => `${what}@${k}`)], rows);
 }
 
 function designText(c: ComparisonModel): string {
@@ -236,11 +226,6 @@ function componentsNote(comparisons: readonly ComparisonModel[]): string {
     );
   }
   return parts.join(" ");
-}
-
-/** A comparison of the model in the shape the sentence and caveat helpers read (its differences as `cells`). */
-function withCells(c: ComparisonModel) {
-  return { ...c, cells: c.differences };
 }
 
 function sliceTable(cells: readonly CellModel[], methods: readonly string[]): string[] {
@@ -365,12 +350,12 @@ export function renderSummary(input: SummaryInput): string {
     const diffs = model.comparisons.filter((c) => c.dataset === dataset);
     if (diffs.length) {
       const dropped = droppedText(diffs);
-      const shaped = diffs.map(withCells);
+      const shaped = diffs.map((c) => ({ ...c, cells: c.differences })); // the shape compare.ts' sentence reads
       lines.push(
         "ACE minus its baseline (each run's per-problem difference, paired by base, seed and problem; " +
-          `${crossedName(diffs[0].differences[0] ?? design)}):`,
+          `${crossedName((diffs[0].differences[0] ?? design).bases > 1)}):`,
         "",
-        ...diffTable(diffs),
+        ...kTable(diffs, "ΔPass", (d, c) => cellText(d, signed) + (c.incomplete ? INCOMPLETE_MARK : "")),
         "",
         ...(dropped.length ? [...dropped, ""] : []),
         ...shaped.map((c) => `- ${comparisonSentence(c)}`),
@@ -382,7 +367,7 @@ export function renderSummary(input: SummaryInput): string {
           `${design.bases > 1 ? "over base models" : "for this base model only"}; \`deno task power\` ` +
           `projects it for other designs): ${diffs.map(designText).join("; ")}.`,
         "",
-        ...mddTable(diffs),
+        ...kTable(diffs, "MDD", mddCell),
         "",
         ...(mddRangeNote(shaped) ? [mddRangeNote(shaped), ""] : []),
         componentsNote(diffs),

@@ -15,48 +15,46 @@ import { folderName, type SweepData } from "./load.ts";
 import type { AggregateCell, IntervalKind } from "./passk.ts";
 
 /** The version of the summary model (summary.json `version`); a change of meaning bumps it. */
-export const SUMMARY_VERSION = 1;
+const SUMMARY_VERSION = 1;
 
 /** Row label of the policy before RL (the step-0 evaluation engines write, e.g. the tfjs SFT base model). */
 export const BEFORE_RL = "step 0 (before RL)";
 
 /** Variance components of one value (per value; method of moments; NaN, null in JSON: not estimable). */
-export interface ComponentsModel {
-  base: number;
-  seed: number;
-  problem: number;
-  baseProblem: number;
-  residual: number;
-  /** Several base models: σ²_base and σ²_base×problem are estimated. */
-  basesKnown: boolean;
-  /** Several seeds per base: σ²_seed(base) is told apart from σ²_base. */
-  seedsKnown: boolean;
-}
+type ComponentsModel = Pick<
+  NestedComponents,
+  "base" | "seed" | "problem" | "baseProblem" | "residual" | "basesKnown" | "seedsKnown"
+>;
 
-/** One Pass@k cell: a method's mean over its runs at one dataset, slice, step and k. */
-export interface CellModel {
-  method: string;
-  dataset: string;
-  /** "all", "family=<name>" (an eval's task family), "subject=<name>" or "level=<n>". */
-  slice: string;
-  step: number;
+/** What a cell and a difference share: the mean at k with its 95% interval, design and variance components. */
+interface IntervalModel {
   k: number;
   mean: number;
-  /** 95% interval (clipped to [0, 1]; NaN, null in JSON: not defined) and the standard error. */
+  /** 95% interval (clipped to the value's range; NaN, null in JSON: not defined) and the standard error. */
   lo: number;
   hi: number;
   se: number;
   interval: IntervalKind;
   scope: "bases" | "one base";
-  /** Every value behind the cell is equal, so the interval has zero width. */
+  /** Every value behind it is equal, so the interval has zero width. */
   identical: boolean;
   bases: number;
-  /** Runs (base × seed units) behind the cell, and their seeds. */
+  /** Runs (base × seed units) behind a cell; run pairs behind a difference. */
   runs: number;
-  seeds: number[];
   problems: number;
   n: number;
   components: ComponentsModel;
+}
+
+/** One Pass@k cell: a method's mean over its runs at one dataset, slice, step and k. */
+export interface CellModel extends IntervalModel {
+  method: string;
+  dataset: string;
+  /** "all", "family=<name>" (an eval's task family), "subject=<name>" or "level=<n>". */
+  slice: string;
+  step: number;
+  /** The seeds of the runs behind the cell. */
+  seeds: number[];
   /** Fed by an incomplete run, or (a trained method's cell) a smaller design than its dataset's (marked †). */
   incomplete: boolean;
   /** Answers behind the cell the grader could not grade (counted as not correct). */
@@ -66,24 +64,10 @@ export interface CellModel {
 }
 
 /** B − A at one k, paired by base, seed and problem. */
-export interface DifferenceModel {
-  k: number;
-  mean: number;
-  lo: number;
-  hi: number;
-  se: number;
-  interval: IntervalKind;
-  scope: "bases" | "one base";
-  identical: boolean;
+export interface DifferenceModel extends IntervalModel {
   /** Minimum detectable difference (80% power, 5% two-sided) and its range with the base term at its χ² bounds. */
   mdd: number;
   mddRange: { lo: number; hi: number; df: number };
-  bases: number;
-  /** Run pairs behind the difference. */
-  runs: number;
-  problems: number;
-  n: number;
-  components: ComponentsModel;
 }
 
 /** One comparison (e.g. ace-grpo − grpo on one dataset) at every k both sides have. */
@@ -137,22 +121,15 @@ export interface ModelInput {
   methods: string[];
   cells: AggregateCell[];
   comparisons: Comparison[];
-  boundary?: BoundaryRow[];
-  issues?: DataIssue[];
+  boundary: BoundaryRow[];
+  issues: DataIssue[];
   /** The method whose step-0 samples make the BEFORE_RL row. */
-  firstMethod?: string;
+  firstMethod: string;
 }
 
 function components(x: NestedComponents): ComponentsModel {
-  return {
-    base: x.base,
-    seed: x.seed,
-    problem: x.problem,
-    baseProblem: x.baseProblem,
-    residual: x.residual,
-    basesKnown: x.basesKnown,
-    seedsKnown: x.seedsKnown,
-  };
+  const { base, seed, problem, baseProblem, residual, basesKnown, seedsKnown } = x;
+  return { base, seed, problem, baseProblem, residual, basesKnown, seedsKnown };
 }
 
 function mode(values: number[]): number {
@@ -257,9 +234,7 @@ function comparisonModel(
 
 /** Build the summary model of a report (pure: the same inputs give the same model). */
 export function summaryModel(input: ModelInput): SummaryModel {
-  const { data, cells, comparisons } = input;
-  const issues = input.issues ?? [];
-  const firstMethod = input.firstMethod ?? input.methods.find((m) => m !== BEFORE_RL) ?? "";
+  const { data, cells, comparisons, boundary, issues, firstMethod } = input;
   const datasets = [...new Set(cells.map((c) => c.dataset))].sort();
   const designs = datasets.map((ds) =>
     designOf(ds, cells.filter((c) => c.dataset === ds && c.slice === "all"))
@@ -273,7 +248,7 @@ export function summaryModel(input: ModelInput): SummaryModel {
     designs,
     cells: cells.map((c) => cellModel(c, issues, firstMethod, designs.find((d) => d.dataset === c.dataset))),
     comparisons: comparisons.map((c) => comparisonModel(c, cells, issues)),
-    boundary: input.boundary ?? [],
+    boundary,
     issues,
   };
 }
@@ -312,55 +287,30 @@ function componentRecord(x: ComponentsModel): Record<string, unknown> {
   return Object.fromEntries(COMPONENT_COLUMNS.map((name, i) => [name, r6(values[i])]));
 }
 
-/** Columns of cells.csv, in order (one row per cell of the model). */
-export const CELL_COLUMNS = [
-  "method",
-  "dataset",
-  "slice",
-  "step",
-  "k",
-  "pass_at_k",
-  "ci_lo",
-  "ci_hi",
-  "se",
-  "interval",
-  "scope",
-  "bases",
-  "runs",
-  "problems",
-  "n",
-  ...COMPONENT_COLUMNS,
-  "incomplete",
-  "ungraded",
-  "near_ceiling",
-] as const;
-
 /** cells.csv: every Pass@k cell over runs (slices included), with its interval and variance components. */
 export function cellsCsv(model: SummaryModel): string {
-  return toCsv(
-    model.cells.map((c) => ({
-      method: c.method,
-      dataset: c.dataset,
-      slice: c.slice,
-      step: c.step,
-      k: c.k,
-      pass_at_k: r6(c.mean),
-      ci_lo: r6(c.lo),
-      ci_hi: r6(c.hi),
-      se: r6(c.se),
-      interval: c.interval,
-      scope: c.scope,
-      bases: c.bases,
-      runs: c.runs,
-      problems: c.problems,
-      n: c.n,
-      ...componentRecord(c.components),
-      incomplete: c.incomplete,
-      ungraded: c.ungraded,
-      near_ceiling: c.nearCeiling,
-    })),
-    CELL_COLUMNS,
-  );
+  const rows = model.cells.map((c) => ({
+    method: c.method,
+    dataset: c.dataset,
+    slice: c.slice,
+    step: c.step,
+    k: c.k,
+    pass_at_k: r6(c.mean),
+    ci_lo: r6(c.lo),
+    ci_hi: r6(c.hi),
+    se: r6(c.se),
+    interval: c.interval,
+    scope: c.scope,
+    bases: c.bases,
+    runs: c.runs,
+    problems: c.problems,
+    n: c.n,
+    ...componentRecord(c.components),
+    incomplete: c.incomplete,
+    ungraded: c.ungraded,
+    near_ceiling: c.nearCeiling,
+  }));
+  return toCsv(rows, Object.keys(rows[0] ?? {})); // a report has at least one cell
 }
 
 /** Columns of differences.csv, in order (one row per comparison and k). */

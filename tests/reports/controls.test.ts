@@ -3,7 +3,8 @@
 // time, a planted size far from the published one excludes it, the base side is each run's own step 0), and the
 // table in summary.md of a real tabular sweep of the field's baselines.
 import { join } from "node:path";
-import { assertClose, assertEquals, ok } from "../assert.ts";
+import { assertClose, assertEquals, ok, throws } from "../assert.ts";
+import { loadSchema, validate } from "../../common/config.ts";
 import { Rng } from "../../common/prng.ts";
 import { writeJson } from "../../common/fs.ts";
 import { main as sweepMain } from "../../commands/sweep.ts";
@@ -42,6 +43,18 @@ Deno.test("controls: every claim names its source and its table's size; the regi
   );
   assertClose(zhu["zhu-nsr-psr-largek"], (96.9 - 91.2) / 100, 1e-12);
   assertClose(zhu["zhu-wr-grpo-largek"], (96.7 - 95.5) / 100, 1e-12);
+});
+
+Deno.test("controls: the registry file's schema refuses a malformed claim, naming the item and field", () => {
+  const schema = loadSchema(new URL("../../reports/schemas/claims.schema.json", import.meta.url));
+  throws(
+    () => validate(schema, [CLAIMS[0], { ...CLAIMS[1], k: 2 }], "claims.json"),
+    /claims\.json: \[1\]\.k/,
+  );
+  throws(
+    () => validate(schema, [{ ...CLAIMS[0], published: { delta: "+1.6" } }], "claims.json"),
+    /claims\.json: \[0\]\.published/,
+  );
 });
 
 Deno.test("controls: the p-value inverts the interval (p < 0.05 exactly where the 95% interval excludes the value)", () => {

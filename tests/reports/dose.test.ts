@@ -7,6 +7,7 @@ import { Rng } from "../../common/prng.ts";
 import { exists, writeJson } from "../../common/fs.ts";
 import { main as sweepMain } from "../../commands/sweep.ts";
 import type { RunData } from "../../reports/mod.ts";
+import type { AceAggregation } from "../../bench/core/mod.ts";
 import { doseVariants, slopeInterval, slopeWeights } from "../../reports/dose.ts";
 import { tempDir } from "../temp.ts";
 
@@ -53,7 +54,12 @@ Deno.test("slopeInterval known truth: recovers a planted slope and covers it 95%
 });
 
 /** A RunData stub carrying only what doseVariants reads. */
-function run(method: string, preset: string, alpha: number | null, aggregation = "sum"): RunData {
+function run(
+  method: string,
+  preset: string,
+  alpha: number | null,
+  aggregation: AceAggregation = "sum",
+): RunData {
   return {
     runId: `${method}_b0_s0`,
     method,

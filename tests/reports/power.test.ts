@@ -12,7 +12,6 @@ import {
   problemsNeeded,
   projectMdd,
   withinEstimate,
-  withinVariance,
 } from "../../reports/power.ts";
 import { fixture } from "./fixture.ts";
 import { type SimSpec, simulateRuns, writeSweep } from "./simulate.ts";
@@ -75,7 +74,7 @@ Deno.test("power: more bases, seeds, problems or samples shrink the MDD; a targe
     const own = at(4, 2, 30, 16);
     ok(at(8, 2, 30, 16) < own && at(4, 4, 30, 16) < own && at(4, 2, 300, 16) < own && at(4, 2, 30, 64) < own);
     // Within-problem variance at k = 1 is p(1 − p)/n per side, made unbiased by n/(n − 1): it scales as 1/n.
-    const ratio = withinVariance(d, 64) / withinVariance(d, 8);
+    const ratio = withinEstimate(d, 64).variance / withinEstimate(d, 8).variance;
     ok(Math.abs(ratio - 8 / 64) < 1e-12, `1/n scaling at k = 1: ${ratio}`);
     const need = problemsNeeded(d, 0.1, { bases: 8, seedsPerBase: 1, n: 16 });
     const mdd = (problems: number) => at(8, 1, problems, 16);

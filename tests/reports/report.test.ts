@@ -99,7 +99,7 @@ Deno.test("report: pass@k is the unbiased estimator averaged over problems", () 
 
 Deno.test("report: writes CSV, Markdown and vega-rendered SVG plots next to the sweep", async () => {
   const dir = copyFixture();
-  const written = await writeReport(dir, { iters: 200 });
+  const { written } = await writeReport(dir, { iters: 200 });
   for (
     const name of [
       "passk.csv",
