@@ -3,17 +3,14 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 
 /** A bad invocation: the CLI prints the message and where to find the usage, then exits 2. */
 export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
+  override name = "UsageError";
 }
 
 /** `--help` was given: whoever dispatched the command (cli.ts, bench/perf/cli.ts) prints its usage, exit 0. */
 export class HelpRequested extends Error {
+  override name = "HelpRequested";
   constructor() {
     super("--help");
-    this.name = "HelpRequested";
   }
 }
 

@@ -7,10 +7,7 @@ const compiled = new Map<string, ValidateFunction>();
 
 /** Raised when a config or record fails validation; the message is one line naming source and field. */
 export class ValidationError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "ValidationError";
-  }
+  override name = "ValidationError";
 }
 
 /** Load and compile a JSON Schema file (cached by path; `import.meta.resolve` URLs or paths both work). */

@@ -299,31 +299,18 @@ function translationCoverage(
  * One labelled pair: the grader should answer `label` (`labelStrict` in strict mode, where the modes differ on
  * purpose); `lineNo` is its 1-based line in the file, `family` the class of answer it belongs to (if given).
  */
-export interface LabelledCase {
-  prediction: string;
-  gold: string;
-  label: boolean;
-  labelStrict: boolean;
-  lineNo: number;
-  source?: string;
-  family?: string;
-  /** The question's text, when the file has it (the grader reads whether a list is asked for in order). */
-  problem?: string;
-  /** Scored in this mode only (the corpus's `strict` field: true = strict only, false = default only). */
-  only?: "strict" | "default";
-}
+type LabelledCase = ReturnType<typeof readLabelled>[number];
 
 /** Read a labelled JSON-lines file; a malformed line throws "FILE:N: why" (a blank line is skipped). */
-export function readLabelled(file: string): LabelledCase[] {
+export function readLabelled(file: string) {
   let text: string;
   try {
     text = Deno.readTextFileSync(file);
   } catch (e) {
     throw new Error(`${file}: cannot read (${(e as Error).message})`);
   }
-  const out: LabelledCase[] = [];
-  text.split("\n").forEach((raw, i) => {
-    if (raw.trim() === "") return;
+  return text.split("\n").flatMap((raw, i) => {
+    if (raw.trim() === "") return [];
     const fail = (why: string): never => {
       throw new Error(`${file}:${i + 1}: ${why}`);
     };
@@ -350,7 +337,7 @@ export function readLabelled(file: string): LabelledCase[] {
         fail(`field ${name} must be a ${type}`);
       }
     }
-    out.push({
+    return [{
       prediction: r.prediction as string,
       gold: r.gold as string,
       label: label as boolean,
@@ -358,11 +345,12 @@ export function readLabelled(file: string): LabelledCase[] {
       lineNo: i + 1,
       source: typeof r.source === "string" ? r.source : undefined,
       family: r.family as string | undefined,
+      // The question's text, when the file has it (the grader reads whether a list is asked for in order).
       problem: r.problem as string | undefined,
-      only: r.strict === undefined ? undefined : r.strict ? "strict" : "default",
-    });
+      // Scored in this mode only (the corpus's `strict` field: true = strict only, false = default only).
+      only: r.strict === undefined ? undefined : modeName(r.strict as boolean),
+    }];
   });
-  return out;
 }
 
 /** Agreement with the labels in one mode: FP = label false but graded correct, FN = label true but not. */
