@@ -77,8 +77,7 @@ export async function fetchDataset(dataset: string, options: FetchOptions = {}):
   );
   const audit = options.auditGolds && auditRecords(dataset, records, options.auditGolds);
   if (audit) log(auditLine(dataset, audit));
-  const manifest = writeRecords(root, source, files, counts, records, audit);
-  return { manifest, cached: false };
+  return { manifest: writeRecords(root, source, files, counts, records, audit), cached: false };
 }
 
 /** One line on a dataset's gold audit: golds checked and repaired, known unmatchable, failing. */

@@ -123,11 +123,8 @@ function dropRepeats(
       const why = byId.get(r.id) !== undefined
         ? `the same ${idKey ?? "id"} '${r.id.slice(r.dataset.length + 1)}'`
         : "the same problem text";
-      const [kind, at] = wheres[first].includes(" row ") ? ["row", wheres[first].split(" row ").pop()] : [
-        "line",
-        wheres[first].split(":").pop(),
-      ];
-      repeats.push(`${wheres[i]} repeats ${kind} ${at} (${why})`);
+      const kind = wheres[first].includes(" row ") ? "row" : "line";
+      repeats.push(`${wheres[i]} repeats ${kind} ${wheres[first].split(/ row |:/).pop()} (${why})`);
       return false;
     }
     byText.set(text, i);

@@ -259,7 +259,6 @@ export function hubUrl(source: Source, file: SourceFile, endpoint?: string): str
   if (source.host === "github") {
     return `${endpoint ?? githubRawEndpoint()}/${source.repo}/${source.revision}/${path}`;
   }
-  return `${endpoint ?? hubEndpoint()}/datasets/${source.repo}/resolve/${
-    encodeURIComponent(source.revision)
-  }/${path}`;
+  const revision = encodeURIComponent(source.revision);
+  return `${endpoint ?? hubEndpoint()}/datasets/${source.repo}/resolve/${revision}/${path}`;
 }

@@ -136,11 +136,9 @@ export async function main(args: string[]): Promise<number> {
       results.push({ backend, unavailable: why });
       continue;
     }
+    const rl = `rl ${r.rl_s_per_step} s/step (${r.sample_workers} sampling worker(s))`;
     console.log(
-      `${
-        backend.padEnd(10)
-      } sft ${r.sft_seq_per_s} seq/s (${r.sft_workers} worker(s)); rl ${r.rl_s_per_step} s/step ` +
-        `(${r.sample_workers} sampling worker(s)): ` +
+      `${backend.padEnd(10)} sft ${r.sft_seq_per_s} seq/s (${r.sft_workers} worker(s)); ${rl}: ` +
         `sample ${r.rl_sample_tokens_per_s} tok/s, update ${r.rl_update_tokens_per_s} tok/s`,
     );
     results.push(r);

@@ -118,9 +118,8 @@ export async function main(args: string[]): Promise<number> {
       `${(steps / soloSeconds).toFixed(0)} steps/s including evaluation and run-folder writes`,
   );
   console.log(
-    `sweep '${sweep.name}' (${runs.length} runs through the sweep runner's workers): ${
-      seconds.toFixed(2)
-    } s wall`,
+    `sweep '${sweep.name}' (${runs.length} runs through the sweep runner's workers): ` +
+      `${seconds.toFixed(2)} s wall`,
   );
   const ks = sweep.eval.ks;
   const methods = [...new Set(runs.map((r) => r.method))];
