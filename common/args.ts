@@ -25,15 +25,11 @@ type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
 /** `--flag -3` → `--flag=-3` for string flags followed by a negative number (anything else is left alone). */
 function joinNegativeValues(args: readonly string[], options: FlagSpec): string[] {
   const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const name = args[i].startsWith("--") ? args[i].slice(2) : null;
-    const next = args[i + 1];
-    if (name !== null && options[name]?.type === "string" && next !== undefined && /^-\d|^-\.\d/.test(next)) {
-      out.push(`${args[i]}=${next}`);
-      i++;
-    } else {
-      out.push(args[i]);
-    }
+  for (const arg of args) {
+    const prev = out.at(-1);
+    if (prev?.startsWith("--") && options[prev.slice(2)]?.type === "string" && /^-\.?\d/.test(arg)) {
+      out[out.length - 1] = `${prev}=${arg}`;
+    } else out.push(arg);
   }
   return out;
 }

@@ -13,13 +13,11 @@ export class ValidationError extends Error {
 /** Load and compile a JSON Schema file (cached by path; `import.meta.resolve` URLs or paths both work). */
 export function loadSchema(schemaPath: string | URL): ValidateFunction {
   const key = String(schemaPath);
-  let fn = compiled.get(key);
-  if (!fn) {
+  if (!compiled.has(key)) {
     const text = readFileSync(schemaPath instanceof URL ? schemaPath : new URL(key, "file://"), "utf8");
-    fn = ajv.compile(JSON.parse(text));
-    compiled.set(key, fn);
+    compiled.set(key, ajv.compile(JSON.parse(text)));
   }
-  return fn;
+  return compiled.get(key)!;
 }
 
 /** Compile an in-memory schema object. */

@@ -45,13 +45,10 @@ export interface FetchOptions {
 }
 
 /** The manifest now in the cache, and whether it was already there (no work done). */
-export interface FetchResult {
-  manifest: Manifest;
-  cached: boolean;
-}
+export type FetchResult = Awaited<ReturnType<typeof fetchDataset>>;
 
 /** Fetch, verify and normalise one dataset into the cache (see the file comment); throws one-line errors. */
-export async function fetchDataset(dataset: string, options: FetchOptions = {}): Promise<FetchResult> {
+export async function fetchDataset(dataset: string, options: FetchOptions = {}) {
   const root = cacheRoot(options.cacheDir);
   const log = options.log ?? (() => {});
   const previous = readManifest(root, dataset);
