@@ -186,9 +186,7 @@ function amc2023Record(r: { id: number; problem: string; answer: number; url?: s
 }
 
 /** Minerva Math (minerva_math/test.jsonl): the answer is the solution's last \boxed{}; the course is kept. */
-function minervaRecord(
-  r: { problem: string; solution: string; type?: string; idx: number },
-): MathRecord {
+function minervaRecord(r: { problem: string; solution: string; type?: string; idx: number }): MathRecord {
   const answer = lastBoxed(r.solution);
   if (answer === null || answer === "") {
     throw new Error("solution: no closed \\boxed{...} holding the answer");

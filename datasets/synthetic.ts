@@ -124,11 +124,7 @@ function drawLinear(rng: Rng, d: number): Drawn {
   while (k === a) k = rng.range(1, 3 + 2 * d);
   const c = (a - k) * x + b;
   const rhs = `${k === 1 ? "" : k}x${signed(c)}`;
-  return {
-    problem: `Solve for x: ${a}x${signed(b)}=${rhs}.`,
-    answer: String(x),
-    params: { a, b, k, c, x },
-  };
+  return { problem: `Solve for x: ${a}x${signed(b)}=${rhs}.`, answer: String(x), params: { a, b, k, c, x } };
 }
 
 /** Modular arithmetic: a mod m; (a·b) mod m at 3; a^e mod m from 4. */

@@ -24,6 +24,7 @@ import {
 import { parallelSampling } from "../engines/tfjs/parallel.ts";
 import { initEngineBackend } from "../engines/tfjs/auto.ts";
 import { sftWorkers, trainSft } from "../engines/tfjs/sft.ts";
+import { loadAverage } from "./model.ts";
 
 /** The flags of `deno task bench engine`, declared once for parsing, --help and validation. */
 export const FLAGS = {
@@ -143,13 +144,6 @@ export async function main(args: string[]): Promise<number> {
     );
     results.push(r);
   }
-  const load = (() => {
-    try {
-      return Deno.loadavg();
-    } catch {
-      return null;
-    }
-  })();
-  console.log(JSON.stringify({ settings: preset, sftSteps, rlSteps, load, results }));
+  console.log(JSON.stringify({ settings: preset, sftSteps, rlSteps, load: loadAverage(), results }));
   return 0;
 }

@@ -21,16 +21,14 @@ export const FLAGS = {
     "also grade the corpus and MATH-500 workloads with compute-engine as the LaTeX front end",
   ),
   workers: num("gradeMany workers", { default: navigator.hardwareConcurrency || 1, min: 1, max: 256 }),
-  repeat: num("gradeMany workload = each workload repeated N times, like N samples per problem", {
-    default: 16,
-    min: 1,
-    max: 1000,
-  }),
-  passes: num("cold single-grade passes per workload; figures are medians over passes", {
-    default: 5,
-    min: 1,
-    max: 100,
-  }),
+  repeat: num(
+    "gradeMany workload = each workload repeated N times, like N samples per problem",
+    { default: 16, min: 1, max: 1000 },
+  ),
+  passes: num(
+    "cold single-grade passes per workload; figures are medians over passes",
+    { default: 5, min: 1, max: 100 },
+  ),
   labelled: str(
     "FILE",
     'only score FILE, JSON lines {prediction, gold, label: boolean} ("expected" also names the label; ' +

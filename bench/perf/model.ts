@@ -80,11 +80,10 @@ export const FLAGS = {
   steps: num("timed train steps per run", { default: 5, min: 1, max: 1000 }),
   reps: num("timed sampling runs per run", { default: 3, min: 1, max: 100 }),
   "no-torch": bool("skip the PyTorch reference"),
-  "peak-n": num("side of the square matrix product that measures each engine's peak", {
-    default: 1024,
-    min: 16,
-    max: 8192,
-  }),
+  "peak-n": num(
+    "side of the square matrix product that measures each engine's peak",
+    { default: 1024, min: 16, max: 8192 },
+  ),
   python: str(
     "LIST",
     `comma-separated Python interpreters with torch (default: ${SYSTEM_PYTHON}, Debian's torch 1.13, then ` +
@@ -141,14 +140,17 @@ function randomTokens(rng: Rng, n: number, vocab: number): Int32Array {
   return Int32Array.from({ length: n }, () => rng.int(vocab));
 }
 
-/** The 1-minute load average, or NaN where the OS does not report it. */
-function load1(): number {
+/** The 1-, 5- and 15-minute load averages, or null where the OS does not report them. */
+export function loadAverage(): number[] | null {
   try {
-    return Deno.loadavg()[0];
+    return Deno.loadavg();
   } catch {
-    return NaN;
+    return null;
   }
 }
+
+/** The 1-minute load average, or NaN where the OS does not report it. */
+const load1 = () => loadAverage()?.[0] ?? NaN;
 
 /** What one tfjs run needs: the model, its optimizer, a batch, and the worker pools (null = one process). */
 interface Rig {
@@ -286,8 +288,6 @@ function torchRow(result: Record<string, unknown>, python: string, tfjs: { train
   };
 }
 
-type TorchRow = ReturnType<typeof torchRow>;
-
 /** tfjs train and sample tokens/s of one run. */
 async function tfjsRun(rig: Rig, steps: number, reps: number): Promise<{ train: number; sample: number }> {
   const trainTimes = (await repeat(steps + 2, () => timeTrainStep(rig))).slice(2);
@@ -375,7 +375,7 @@ type RunRow = {
   tfjs_peak_gflops_per_thread?: number;
   tfjs_train_threads?: number;
   tfjs_sample_threads?: number;
-  torch: TorchRow[];
+  torch: ReturnType<typeof torchRow>[];
 } & Partial<{ [K in keyof ReturnType<typeof efficiency> as `tfjs_${K}`]: number }>;
 
 /** What every run of one invocation shares: the rig, the flags, the thread counts, the Pythons still working. */
