@@ -196,12 +196,8 @@ export async function normalise(
   };
   for await (const { where, row, error } of format.rows(paths)) {
     counts.read++;
-    if (error !== undefined) {
-      bad(where, error);
-      continue;
-    }
-    if (!validator(row)) {
-      bad(where, describeErrors(validator.errors));
+    if (error !== undefined || !validator(row)) {
+      bad(where, error ?? describeErrors(validator.errors));
       continue;
     }
     const key = canonicalJson(row);
