@@ -81,14 +81,12 @@ async function request(url: string, offset: number, token?: string): Promise<Res
     if (offset > 0) headers.set("Range", `bytes=${offset}-`);
     // The token is for the hub; CDNs it redirects to get signed URLs and must not see it.
     if (token && new URL(current).origin === origin) headers.set("Authorization", `Bearer ${token}`);
-    let res: Response;
-    try {
-      res = await fetch(current, { headers, redirect: "manual" });
-    } catch (e) {
-      const err = e as Error & { cause?: Error };
-      const why = [err.message, err.cause?.message].filter(Boolean).join(": ").split("\n")[0];
-      throw new DownloadError(`cannot reach ${current}: ${why}`, true);
-    }
+    const res = await fetch(current, { headers, redirect: "manual" }).catch(
+      (err: Error & { cause?: Error }) => {
+        const why = [err.message, err.cause?.message].filter(Boolean).join(": ").split("\n")[0];
+        throw new DownloadError(`cannot reach ${current}: ${why}`, true);
+      },
+    );
     if (!REDIRECTS.has(res.status)) return res;
     await res.body?.cancel();
     const location = res.headers.get("location");

@@ -6,7 +6,7 @@
 // row at its file:line.
 import { readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { type AsyncBuffer, asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from "hyparquet";
+import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from "hyparquet";
 import { sha256 } from "../common/hash.ts";
 import { fromCsv } from "../common/csv.ts";
 import { hasCjk, type MathRecord } from "./record.ts";
@@ -48,14 +48,14 @@ export async function* jsonlRows(paths: string[]): AsyncGenerator<RawRow> {
 export async function* parquetRows(paths: string[]): AsyncGenerator<RawRow> {
   for (const path of paths) {
     const file = await asyncBufferFromFile(path);
-    const metadata = await readMetadata(file, path);
+    // A truncated file fails here, at its footer.
+    const metadata = await parquetMetadataAsync(file).catch((e) => {
+      throw new Error(`${path}: not a readable parquet file (truncated or corrupt?): ${e.message}`);
+    });
     for (const [start, end] of batches(metadata.row_groups.map((g) => Number(g.num_rows)))) {
-      let rows;
-      try {
-        rows = await parquetReadObjects({ file, metadata, rowStart: start, rowEnd: end });
-      } catch (e) {
-        throw new Error(`${path}: cannot read rows ${start + 1}-${end}: ${(e as Error).message}`);
-      }
+      const rows = await parquetReadObjects({ file, metadata, rowStart: start, rowEnd: end }).catch((e) => {
+        throw new Error(`${path}: cannot read rows ${start + 1}-${end}: ${e.message}`);
+      });
       for (let i = 0; i < rows.length; i++) {
         yield { where: `${path} row ${start + i + 1}`, row: plain(rows[i]) };
       }
@@ -77,15 +77,6 @@ export function batches(groupRows: number[], minRows = 20_000): [number, number]
   }
   if (end > start) out.push([start, end]);
   return out;
-}
-
-/** Parse the parquet footer; the error names the file (a truncated file fails here). */
-async function readMetadata(file: AsyncBuffer, path: string) {
-  try {
-    return await parquetMetadataAsync(file);
-  } catch (e) {
-    throw new Error(`${path}: not a readable parquet file (truncated or corrupt?): ${(e as Error).message}`);
-  }
 }
 
 /** Parquet INT64 comes back as bigint: make it a number when exact, else a decimal string (JSON has no bigint). */
