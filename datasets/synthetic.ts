@@ -60,9 +60,9 @@ export function fracLatex(num: number, den: number): string {
   return `${p < 0 ? "-" : ""}\\frac{${Math.abs(p)}}{${q}}`;
 }
 
-/** Uniform integer with up to `digits` decimal digits, in [lo, 10^digits − 1]. */
-function digitsInt(rng: Rng, digits: number, lo = 0): number {
-  return rng.range(lo, 10 ** digits - 1);
+/** Uniform integer with up to `digits` decimal digits, in [0, 10^digits − 1]. */
+function digitsInt(rng: Rng, digits: number): number {
+  return rng.range(0, 10 ** digits - 1);
 }
 
 /** Signed number as it appears after an operator: "+5", "-5". */
