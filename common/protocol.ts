@@ -93,11 +93,7 @@ const SCHEMA = JSON.parse(readFileSync(new URL("./record.schema.json", import.me
 export const PROTOCOL_SCHEMA: object = SCHEMA.definitions.protocol;
 
 /** A run's config.json `record`: its method (family, baseline) and the protocol it was evaluated under. */
-export interface RunRecord {
-  version: 2;
-  method: MethodRecord;
-  protocol: EvalProtocol;
-}
+export type RunRecord = Pick<SweepRecord, "version" | "protocol"> & { method: MethodRecord };
 
 const validator = compileSchema(SCHEMA);
 const runValidator = compileSchema({ ...SCHEMA.definitions.runRecord, definitions: SCHEMA.definitions });

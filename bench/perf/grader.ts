@@ -352,18 +352,19 @@ export function readLabelled(file: string) {
 }
 
 /** Agreement with the labels in one mode: FP = label false but graded correct, FN = label true but not. */
-export function scoreLabelled(
-  cases: LabelledCase[],
-  strict: boolean,
-): { n: number; agree: number; fp: number; fn: number; misses: { c: LabelledCase; rule: string }[] } {
-  const misses: { c: LabelledCase; rule: string }[] = [];
-  cases = cases.filter((c) => scoredIn(c, strict));
-  for (const c of cases) {
+export function scoreLabelled(cases: LabelledCase[], strict: boolean) {
+  const misses = cases.filter((c) => scoredIn(c, strict)).flatMap((c) => {
     const r = grade(c.prediction, c.gold, { strict, problem: c.problem });
-    if (r.correct !== labelIn(c, strict)) misses.push({ c, rule: r.rule });
-  }
+    return r.correct === labelIn(c, strict) ? [] : [{ c, rule: r.rule }];
+  });
+  return { ...tally(cases, misses, strict), misses };
+}
+
+/** n, agreement, FP and FN of the cases scored in a mode, given those of them the grader got wrong. */
+function tally(cases: LabelledCase[], misses: { c: LabelledCase }[], strict: boolean) {
+  const n = cases.filter((c) => scoredIn(c, strict)).length;
   const fp = misses.filter((m) => !labelIn(m.c, strict)).length;
-  return { n: cases.length, agree: cases.length - misses.length, fp, fn: misses.length - fp, misses };
+  return { n, agree: n - misses.length, fp, fn: misses.length - fp };
 }
 
 const modeName = (strict: boolean) => strict ? "strict" : "default";
@@ -392,10 +393,8 @@ function printLabelled(file: string, cases: LabelledCase[]): void {
     for (const f of families) {
       const of = cases.filter((c) => c.family === f);
       const cells = scores.flatMap(({ strict, s }) => {
-        const n = of.filter((c) => scoredIn(c, strict)).length;
-        const misses = s.misses.filter((m) => m.c.family === f);
-        const fp = misses.filter(({ c }) => !labelIn(c, strict)).length;
-        return [n ? `${(100 * (n - misses.length) / n).toFixed(1)}%` : "-", fp, misses.length - fp];
+        const t = tally(of, s.misses.filter((m) => m.c.family === f), strict);
+        return [t.n ? `${(100 * t.agree / t.n).toFixed(1)}%` : "-", t.fp, t.fn];
       });
       console.log(row([f, of.length, ...cells]));
     }
