@@ -59,7 +59,6 @@ export async function download(options: DownloadOptions) {
     await res.body?.cancel();
     throw httpError(res.status, res.statusText, url);
   }
-  const resumedFrom = offset;
   const bytes = await streamToFile(res, part, offset, url, options.label ?? url);
   const sum = await fileSha256(part);
   if (options.sha256 && sum !== options.sha256) {
@@ -69,7 +68,7 @@ export async function download(options: DownloadOptions) {
     );
   }
   Deno.renameSync(part, dest);
-  return { bytes, sha256: sum, resumedFrom };
+  return { bytes, sha256: sum, resumedFrom: offset };
 }
 
 /** GET `url` (with a Range header when resuming), following up to MAX_REDIRECTS redirects by hand. */
