@@ -141,14 +141,10 @@ export function parseTable<T extends FlagTable>(
   table: T,
   allowPositionals = false,
 ): { values: FlagValues<T>; positionals: string[] } {
-  const spec: FlagSpec = Object.fromEntries(
-    Object.entries(table).map(([name, f]) => [
-      name,
-      f.type === "boolean"
-        ? { type: "boolean" }
-        : { type: "string", ...(f.multiple ? { multiple: true } : {}) },
-    ]),
-  );
+  const spec: FlagSpec = {};
+  for (const [name, f] of Object.entries(table)) {
+    spec[name] = f.type === "boolean" ? { type: "boolean" } : { type: "string", multiple: !!f.multiple };
+  }
   // Strict: unknown flags and missing values are errors; a negative number after a string flag (`--seed -1`)
   // is its value, so the flag's own range check rejects it with its message (parseArgs calls it "ambiguous").
   let parsed;
