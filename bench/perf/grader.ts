@@ -47,9 +47,8 @@ ${flagLines(FLAGS)}
 Reads math500/test.jsonl from the dataset mirror $ACEBENCH_DATASET_MIRROR (one made by
 bash .ci/make_dataset_mirror.sh DIR) when present, else only the corpus is measured.`;
 
-interface Case extends GradeManyItem {
-  expected?: boolean;
-}
+/** A workload's pair, with the verdict it should get where known. */
+type Case = GradeManyItem & { expected?: boolean };
 
 const repoRoot = new URL("../../", import.meta.url).pathname;
 
