@@ -3,17 +3,14 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 
 /** A bad invocation: the CLI prints the message and where to find the usage, then exits 2. */
 export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
+  override name = "UsageError";
 }
 
 /** `--help` was given: whoever dispatched the command (cli.ts, bench/perf/cli.ts) prints its usage, exit 0. */
 export class HelpRequested extends Error {
+  override name = "HelpRequested";
   constructor() {
     super("--help");
-    this.name = "HelpRequested";
   }
 }
 
@@ -28,15 +25,11 @@ type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
 /** `--flag -3` → `--flag=-3` for string flags followed by a negative number (anything else is left alone). */
 function joinNegativeValues(args: readonly string[], options: FlagSpec): string[] {
   const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const name = args[i].startsWith("--") ? args[i].slice(2) : null;
-    const next = args[i + 1];
-    if (name !== null && options[name]?.type === "string" && next !== undefined && /^-\d|^-\.\d/.test(next)) {
-      out.push(`${args[i]}=${next}`);
-      i++;
-    } else {
-      out.push(args[i]);
-    }
+  for (const arg of args) {
+    const prev = out.at(-1);
+    if (prev?.startsWith("--") && options[prev.slice(2)]?.type === "string" && /^-\.?\d/.test(arg)) {
+      out[out.length - 1] = `${prev}=${arg}`;
+    } else out.push(arg);
   }
   return out;
 }
@@ -148,14 +141,10 @@ export function parseTable<T extends FlagTable>(
   table: T,
   allowPositionals = false,
 ): { values: FlagValues<T>; positionals: string[] } {
-  const spec: FlagSpec = Object.fromEntries(
-    Object.entries(table).map(([name, f]) => [
-      name,
-      f.type === "boolean"
-        ? { type: "boolean" }
-        : { type: "string", ...(f.multiple ? { multiple: true } : {}) },
-    ]),
-  );
+  const spec: FlagSpec = {};
+  for (const [name, f] of Object.entries(table)) {
+    spec[name] = f.type === "boolean" ? { type: "boolean" } : { type: "string", multiple: !!f.multiple };
+  }
   // Strict: unknown flags and missing values are errors; a negative number after a string flag (`--seed -1`)
   // is its value, so the flag's own range check rejects it with its message (parseArgs calls it "ambiguous").
   let parsed;

@@ -7,22 +7,17 @@ const compiled = new Map<string, ValidateFunction>();
 
 /** Raised when a config or record fails validation; the message is one line naming source and field. */
 export class ValidationError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "ValidationError";
-  }
+  override name = "ValidationError";
 }
 
 /** Load and compile a JSON Schema file (cached by path; `import.meta.resolve` URLs or paths both work). */
 export function loadSchema(schemaPath: string | URL): ValidateFunction {
   const key = String(schemaPath);
-  let fn = compiled.get(key);
-  if (!fn) {
+  if (!compiled.has(key)) {
     const text = readFileSync(schemaPath instanceof URL ? schemaPath : new URL(key, "file://"), "utf8");
-    fn = ajv.compile(JSON.parse(text));
-    compiled.set(key, fn);
+    compiled.set(key, ajv.compile(JSON.parse(text)));
   }
-  return fn;
+  return compiled.get(key)!;
 }
 
 /** Compile an in-memory schema object. */

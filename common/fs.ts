@@ -1,6 +1,7 @@
 // Atomic writes and JSON-lines helpers: every output acebench produces goes through here.
 import {
   closeSync,
+  existsSync,
   fsyncSync,
   mkdirSync,
   openSync,
@@ -104,10 +105,5 @@ export function readJsonl<T = unknown>(path: string): T[] {
 
 /** True if the path exists (file or directory). */
 export function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
+  return existsSync(path);
 }

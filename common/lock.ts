@@ -31,10 +31,7 @@ export class FolderInUseError extends Error {
 }
 
 /** A held lock; `release` unlocks it and removes the file (idempotent). */
-export interface FolderLock {
-  path: string;
-  release(): void;
-}
+export type FolderLock = ReturnType<typeof heldLock>;
 
 /** Name of the lock file inside a locked folder. */
 export const LOCK_FILE = ".lock";
@@ -65,7 +62,7 @@ function samePath(file: Deno.FsFile, path: string): boolean {
  * Take the folder (created if absent) for this process, or throw FolderInUseError naming the holder. The lock
  * lives as long as the returned handle (or the process): release it, exit, or be killed.
  */
-export function lockFolder(dir: string, opts: { command?: string; flag?: string } = {}): FolderLock {
+export function lockFolder(dir: string, opts: { command?: string; flag?: string } = {}) {
   if (exists(dir) && !Deno.statSync(dir).isDirectory) {
     const flag = opts.flag ? `--${opts.flag} ` : "";
     throw new UsageError(`${flag}${dir}: a file, not a folder; pass a folder (created when absent)`);
@@ -97,7 +94,7 @@ export function lockFolder(dir: string, opts: { command?: string; flag?: string 
   throw new Error(`${path}: could not take the lock after 5 tries (the folder is being locked and released)`);
 }
 
-function heldLock(path: string, file: Deno.FsFile): FolderLock {
+function heldLock(path: string, file: Deno.FsFile) {
   let held = true;
   const release = () => {
     if (!held) return;

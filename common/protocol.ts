@@ -38,10 +38,7 @@ export interface EvalProtocol {
  * How a protocol's grader grades: `strict` for `grade`, and the per-answer timeout (ms; null: none). Mode "none"
  * grades no text, so asking for it throws, naming `source`.
  */
-export function graderOptions(
-  protocol: EvalProtocol,
-  source: string,
-): { strict: boolean; timeoutMs: number | null } {
+export function graderOptions(protocol: EvalProtocol, source: string) {
   const { mode, timeoutMs } = protocol.grader;
   if (mode === "none") {
     throw new Error(`${source}: record.protocol.grader.mode is "none": this protocol grades no text`);
@@ -96,11 +93,7 @@ const SCHEMA = JSON.parse(readFileSync(new URL("./record.schema.json", import.me
 export const PROTOCOL_SCHEMA: object = SCHEMA.definitions.protocol;
 
 /** A run's config.json `record`: its method (family, baseline) and the protocol it was evaluated under. */
-export interface RunRecord {
-  version: 2;
-  method: MethodRecord;
-  protocol: EvalProtocol;
-}
+export type RunRecord = Pick<SweepRecord, "version" | "protocol"> & { method: MethodRecord };
 
 const validator = compileSchema(SCHEMA);
 const runValidator = compileSchema({ ...SCHEMA.definitions.runRecord, definitions: SCHEMA.definitions });
@@ -158,14 +151,12 @@ function protocolDiff(a: EvalProtocol, b: EvalProtocol): string[] {
   return out;
 }
 
-/** "default (lenient fallbacks)" etc.: the grader mode as a reader should see it. */
-function modeText(mode: GraderMode): string {
-  return mode === "strict"
-    ? "strict (explicit answer markers only, as the training reward)"
-    : mode === "default"
-    ? "default (lenient: also last-number and prose fallbacks)"
-    : "none (correctness known exactly, no text graded)";
-}
+/** Each grader mode as a reader should see it. */
+const MODE_TEXT: Record<GraderMode, string> = {
+  strict: "strict (explicit answer markers only, as the training reward)",
+  default: "default (lenient: also last-number and prose fallbacks)",
+  none: "none (correctness known exactly, no text graded)",
+};
 
 /** Markdown bullet lines stating a protocol, grader mode first (summary.md, eval reports, comparison tables). */
 export function describeProtocol(p: EvalProtocol): string[] {
@@ -176,7 +167,7 @@ export function describeProtocol(p: EvalProtocol): string[] {
     : `${p.grader.timeoutMs} ms per answer`;
   const defaults = p.sampling.serverDefaults.join(", ") || "none";
   return [
-    `- grader: ${modeText(p.grader.mode)}${version}, ${timeout}`,
+    `- grader: ${MODE_TEXT[p.grader.mode]}${version}, ${timeout}`,
     `- data: ${p.datasets.join(", ")}, split: ${p.split}; prompt template \`${p.template}\`; n = ${p.n}, ` +
     `k = ${p.ks.join(", ")}`,
     `- sampling sent: ${sent || "none"}; left to the sampler's defaults: ${defaults}`,

@@ -37,10 +37,7 @@ export function sweepFile(sweepDir: string): string {
   return join(sweepDir, "sweep.json");
 }
 
-/**
- * Path of an evaluation folder's eval.json (`deno task eval`: model, endpoint, dataset, template, sampling,
- * protocol), beside `runs/`. Folders written before it have the same record (kind "eval") in sweep.json, still read.
- */
+/** Path of an evaluation folder's eval.json, beside `runs/` (older evaluations: sweep.json, still read). */
 export function evalFile(dir: string): string {
   return join(dir, "eval.json");
 }
@@ -167,8 +164,8 @@ export interface BackendDecisionRecord {
 
 /**
  * The one migration step of config.json, pure: a version-1 record becomes version 2, an absent one null, a
- * missing `base` 0, `model` (older evaluations) is the method, and what older folders kept at the top level moves where the run has it: ACE's options
- * (`ace`, before 2026-12-05) into `algo.ace`, the RL settings (`rl`) into `settings.rl`.
+ * missing `base` 0, `model` (older evaluations) is the method, and what older folders kept at the top level
+ * moves where the run has it: ACE's options (`ace`, before 2026-12-05) into `algo.ace`, `rl` into `settings.rl`.
  */
 export function migrateRunConfig(raw: Record<string, unknown>): RecordedConfig {
   const { ace, rl, record, ...rest } = raw;
@@ -286,10 +283,7 @@ function checkSample(s: Record<string, unknown>, where: string): EvalSample {
   return s as unknown as EvalSample;
 }
 
-/**
- * The graded samples of a run folder's eval.jsonl ([] when the file is absent). A line missing `step`,
- * `dataset`, `problemId` or `correct` throws an error naming the file, the line and the field.
- */
+/** A run's graded eval.jsonl samples ([] when absent); a line with a bad field throws naming file, line, field. */
 export function readEvalSamples(dir: string): EvalSample[] {
   const path = runFile(dir, "eval");
   return readJsonl<Record<string, unknown>>(path).map((s, i) => checkSample(s, `${path}:${i + 1}`));
@@ -319,10 +313,7 @@ function dedupeJsonl(path: string, key: (r: Record<string, unknown>) => unknown)
   return records.length - kept.length;
 }
 
-/**
- * `--repair` of a run folder damaged by two concurrent writers: drop duplicate eval samples (same step, dataset,
- * problemId, sample) and duplicate metrics lines (same step), keeping the first of each. Returns the counts.
- */
+/** `--repair` after two concurrent writers: drop repeated eval samples and metrics lines (first kept); counts. */
 export function removeDuplicates(dir: string): { evalSamples: number; metricsLines: number } {
   return {
     evalSamples: dedupeJsonl(runFile(dir, "eval"), (s) => [s.step, s.dataset, s.problemId, s.sample]),

@@ -25,24 +25,19 @@ export interface DownloadOptions {
   label?: string;
 }
 
-/** The verified file now at `dest`. */
-export interface DownloadResult {
-  bytes: number;
-  sha256: string;
-  /** Bytes reused from an earlier partial download (0 if it started from scratch). */
-  resumedFrom: number;
-}
-
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 10;
 
-/** Download `url` to `dest` (resuming `dest.part`), verify it, then rename atomically; throws DownloadError. */
-export async function download(options: DownloadOptions): Promise<DownloadResult> {
+/**
+ * Download `url` to `dest` (resuming `dest.part`), verify it, then rename atomically; throws DownloadError.
+ * Returns the verified file's size, sha256 and the bytes reused from an earlier partial download (`resumedFrom`).
+ */
+export async function download(options: DownloadOptions) {
   const { url, dest } = options;
   const part = `${dest}.part`;
   mkdirSync(dirname(dest), { recursive: true });
   let offset = fileSize(part);
-  let res = await request(url, offset, options);
+  let res = await request(url, offset, options.token);
   if (res.status === 416 && offset > 0) {
     // Range past the end: the part may already be complete (a run stopped before its rename), or stale.
     await res.body?.cancel();
@@ -52,19 +47,18 @@ export async function download(options: DownloadOptions): Promise<DownloadResult
       return { bytes: offset, sha256: sum, resumedFrom: offset };
     }
     offset = removePart(part);
-    res = await request(url, 0, options);
+    res = await request(url, 0, options.token);
   }
   if (res.status === 206 && !rangeStartsAt(res, offset)) {
     await res.body?.cancel();
     offset = removePart(part);
-    res = await request(url, 0, options);
+    res = await request(url, 0, options.token);
   }
   if (res.status === 200) offset = 0;
   else if (res.status !== 206) {
     await res.body?.cancel();
     throw httpError(res.status, res.statusText, url);
   }
-  const resumedFrom = offset;
   const bytes = await streamToFile(res, part, offset, url, options.label ?? url);
   const sum = await fileSha256(part);
   if (options.sha256 && sum !== options.sha256) {
@@ -74,28 +68,24 @@ export async function download(options: DownloadOptions): Promise<DownloadResult
     );
   }
   Deno.renameSync(part, dest);
-  return { bytes, sha256: sum, resumedFrom };
+  return { bytes, sha256: sum, resumedFrom: offset };
 }
 
 /** GET `url` (with a Range header when resuming), following up to MAX_REDIRECTS redirects by hand. */
-async function request(url: string, offset: number, options: DownloadOptions): Promise<Response> {
+async function request(url: string, offset: number, token?: string): Promise<Response> {
   const origin = new URL(url).origin;
   let current = url;
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     const headers = new Headers();
     if (offset > 0) headers.set("Range", `bytes=${offset}-`);
     // The token is for the hub; CDNs it redirects to get signed URLs and must not see it.
-    if (options.token && new URL(current).origin === origin) {
-      headers.set("Authorization", `Bearer ${options.token}`);
-    }
-    let res: Response;
-    try {
-      res = await fetch(current, { headers, redirect: "manual" });
-    } catch (e) {
-      const err = e as Error & { cause?: Error };
-      const why = [err.message, err.cause?.message].filter(Boolean).join(": ").split("\n")[0];
-      throw new DownloadError(`cannot reach ${current}: ${why}`, true);
-    }
+    if (token && new URL(current).origin === origin) headers.set("Authorization", `Bearer ${token}`);
+    const res = await fetch(current, { headers, redirect: "manual" }).catch(
+      (err: Error & { cause?: Error }) => {
+        const why = [err.message, err.cause?.message].filter(Boolean).join(": ").split("\n")[0];
+        throw new DownloadError(`cannot reach ${current}: ${why}`, true);
+      },
+    );
     if (!REDIRECTS.has(res.status)) return res;
     await res.body?.cancel();
     const location = res.headers.get("location");

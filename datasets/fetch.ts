@@ -45,13 +45,10 @@ export interface FetchOptions {
 }
 
 /** The manifest now in the cache, and whether it was already there (no work done). */
-export interface FetchResult {
-  manifest: Manifest;
-  cached: boolean;
-}
+export type FetchResult = Awaited<ReturnType<typeof fetchDataset>>;
 
 /** Fetch, verify and normalise one dataset into the cache (see the file comment); throws one-line errors. */
-export async function fetchDataset(dataset: string, options: FetchOptions = {}): Promise<FetchResult> {
+export async function fetchDataset(dataset: string, options: FetchOptions = {}) {
   const root = cacheRoot(options.cacheDir);
   const log = options.log ?? (() => {});
   const previous = readManifest(root, dataset);
@@ -77,8 +74,7 @@ export async function fetchDataset(dataset: string, options: FetchOptions = {}):
   );
   const audit = options.auditGolds && auditRecords(dataset, records, options.auditGolds);
   if (audit) log(auditLine(dataset, audit));
-  const manifest = writeRecords(root, source, files, counts, records, audit);
-  return { manifest, cached: false };
+  return { manifest: writeRecords(root, source, files, counts, records, audit), cached: false };
 }
 
 /** One line on a dataset's gold audit: golds checked and repaired, known unmatchable, failing. */
@@ -200,12 +196,8 @@ export async function normalise(
   };
   for await (const { where, row, error } of format.rows(paths)) {
     counts.read++;
-    if (error !== undefined) {
-      bad(where, error);
-      continue;
-    }
-    if (!validator(row)) {
-      bad(where, describeErrors(validator.errors));
+    if (error !== undefined || !validator(row)) {
+      bad(where, error ?? describeErrors(validator.errors));
       continue;
     }
     const key = canonicalJson(row);

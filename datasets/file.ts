@@ -27,18 +27,7 @@ export interface FileKeys {
 }
 
 /** A file dataset: its records and what identifies it (path, sha256 of the bytes, the fields used). */
-export interface FileDataset {
-  name: FileDatasetName;
-  path: string;
-  sha256: string;
-  problemKey: string;
-  answerKey: string;
-  /** The id field, or null when ids are row numbers. */
-  idKey: string | null;
-  records: MathRecord[];
-  /** One line per kind of repeat left out under `duplicates: "keep-first"` (empty otherwise). */
-  warnings: string[];
-}
+export type FileDataset = Awaited<ReturnType<typeof loadFileDataset>>;
 
 /** True if a `--dataset` value names a file (by its extension) rather than a registered dataset. */
 export function isDatasetFile(value: string): boolean {
@@ -52,7 +41,7 @@ export function fileDatasetName(path: string): FileDatasetName {
 }
 
 /** Read a .jsonl or .parquet problem file into records (see the file comment); throws one-line errors. */
-export async function loadFileDataset(path: string, keys: FileKeys = {}): Promise<FileDataset> {
+export async function loadFileDataset(path: string, keys: FileKeys = {}) {
   let bytes: Uint8Array;
   try {
     bytes = readFileSync(path);
@@ -90,9 +79,9 @@ export async function loadFileDataset(path: string, keys: FileKeys = {}): Promis
     sha256: sha256(bytes),
     problemKey: chosen.problem,
     answerKey: chosen.answer,
-    idKey: chosen.id,
+    idKey: chosen.id, // null when ids are row numbers
     records: kept,
-    warnings,
+    warnings, // one line per kind of repeat left out under `duplicates: "keep-first"`
   };
 }
 
@@ -123,11 +112,8 @@ function dropRepeats(
       const why = byId.get(r.id) !== undefined
         ? `the same ${idKey ?? "id"} '${r.id.slice(r.dataset.length + 1)}'`
         : "the same problem text";
-      const [kind, at] = wheres[first].includes(" row ") ? ["row", wheres[first].split(" row ").pop()] : [
-        "line",
-        wheres[first].split(":").pop(),
-      ];
-      repeats.push(`${wheres[i]} repeats ${kind} ${at} (${why})`);
+      const kind = wheres[first].includes(" row ") ? "row" : "line";
+      repeats.push(`${wheres[i]} repeats ${kind} ${wheres[first].split(/ row |:/).pop()} (${why})`);
       return false;
     }
     byText.set(text, i);

@@ -237,15 +237,11 @@ export function pickSource(dataset: string, options: { sourceId?: string; mirror
   return usable;
 }
 
-/** The hub endpoint: $HF_ENDPOINT without a trailing slash, default https://huggingface.co. */
-export function hubEndpoint(): string {
-  return (Deno.env.get("HF_ENDPOINT") || "https://huggingface.co").replace(/\/+$/, "");
-}
+/** The URL in the environment variable `name`, else `fallback`, without a trailing slash. */
+const envUrl = (name: string, fallback: string) => (Deno.env.get(name) || fallback).replace(/\/+$/, "");
 
-/** GitHub's raw-file endpoint: $ACEBENCH_GITHUB_RAW without a trailing slash, default https://raw.githubusercontent.com. */
-function githubRawEndpoint(): string {
-  return (Deno.env.get("ACEBENCH_GITHUB_RAW") || "https://raw.githubusercontent.com").replace(/\/+$/, "");
-}
+/** The hub endpoint: $HF_ENDPOINT, default https://huggingface.co. */
+export const hubEndpoint = () => envUrl("HF_ENDPOINT", "https://huggingface.co");
 
 /**
  * The download URL of a source file: `<hub>/datasets/<repo>/resolve/<revision>/<path>` on the Hugging Face hub,
@@ -257,9 +253,9 @@ export function hubUrl(source: Source, file: SourceFile, endpoint?: string): str
   }
   const path = file.hubPath.split("/").map(encodeURIComponent).join("/");
   if (source.host === "github") {
-    return `${endpoint ?? githubRawEndpoint()}/${source.repo}/${source.revision}/${path}`;
+    const raw = endpoint ?? envUrl("ACEBENCH_GITHUB_RAW", "https://raw.githubusercontent.com");
+    return `${raw}/${source.repo}/${source.revision}/${path}`;
   }
-  return `${endpoint ?? hubEndpoint()}/datasets/${source.repo}/resolve/${
-    encodeURIComponent(source.revision)
-  }/${path}`;
+  const revision = encodeURIComponent(source.revision);
+  return `${endpoint ?? hubEndpoint()}/datasets/${source.repo}/resolve/${revision}/${path}`;
 }

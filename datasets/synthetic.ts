@@ -60,9 +60,9 @@ export function fracLatex(num: number, den: number): string {
   return `${p < 0 ? "-" : ""}\\frac{${Math.abs(p)}}{${q}}`;
 }
 
-/** Uniform integer with up to `digits` decimal digits, in [lo, 10^digits − 1]. */
-function digitsInt(rng: Rng, digits: number, lo = 0): number {
-  return rng.range(lo, 10 ** digits - 1);
+/** Uniform integer with up to `digits` decimal digits, in [0, 10^digits − 1]. */
+function digitsInt(rng: Rng, digits: number): number {
+  return rng.range(0, 10 ** digits - 1);
 }
 
 /** Signed number as it appears after an operator: "+5", "-5". */
@@ -124,11 +124,7 @@ function drawLinear(rng: Rng, d: number): Drawn {
   while (k === a) k = rng.range(1, 3 + 2 * d);
   const c = (a - k) * x + b;
   const rhs = `${k === 1 ? "" : k}x${signed(c)}`;
-  return {
-    problem: `Solve for x: ${a}x${signed(b)}=${rhs}.`,
-    answer: String(x),
-    params: { a, b, k, c, x },
-  };
+  return { problem: `Solve for x: ${a}x${signed(b)}=${rhs}.`, answer: String(x), params: { a, b, k, c, x } };
 }
 
 /** Modular arithmetic: a mod m; (a·b) mod m at 3; a^e mod m from 4. */

@@ -24,6 +24,7 @@ import {
 import { parallelSampling } from "../engines/tfjs/parallel.ts";
 import { initEngineBackend } from "../engines/tfjs/auto.ts";
 import { sftWorkers, trainSft } from "../engines/tfjs/sft.ts";
+import { loadAverage } from "./model.ts";
 
 /** The flags of `deno task bench engine`, declared once for parsing, --help and validation. */
 export const FLAGS = {
@@ -136,22 +137,13 @@ export async function main(args: string[]): Promise<number> {
       results.push({ backend, unavailable: why });
       continue;
     }
+    const rl = `rl ${r.rl_s_per_step} s/step (${r.sample_workers} sampling worker(s))`;
     console.log(
-      `${
-        backend.padEnd(10)
-      } sft ${r.sft_seq_per_s} seq/s (${r.sft_workers} worker(s)); rl ${r.rl_s_per_step} s/step ` +
-        `(${r.sample_workers} sampling worker(s)): ` +
+      `${backend.padEnd(10)} sft ${r.sft_seq_per_s} seq/s (${r.sft_workers} worker(s)); ${rl}: ` +
         `sample ${r.rl_sample_tokens_per_s} tok/s, update ${r.rl_update_tokens_per_s} tok/s`,
     );
     results.push(r);
   }
-  const load = (() => {
-    try {
-      return Deno.loadavg();
-    } catch {
-      return null;
-    }
-  })();
-  console.log(JSON.stringify({ settings: preset, sftSteps, rlSteps, load, results }));
+  console.log(JSON.stringify({ settings: preset, sftSteps, rlSteps, load: loadAverage(), results }));
   return 0;
 }

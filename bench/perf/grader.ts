@@ -21,16 +21,14 @@ export const FLAGS = {
     "also grade the corpus and MATH-500 workloads with compute-engine as the LaTeX front end",
   ),
   workers: num("gradeMany workers", { default: navigator.hardwareConcurrency || 1, min: 1, max: 256 }),
-  repeat: num("gradeMany workload = each workload repeated N times, like N samples per problem", {
-    default: 16,
-    min: 1,
-    max: 1000,
-  }),
-  passes: num("cold single-grade passes per workload; figures are medians over passes", {
-    default: 5,
-    min: 1,
-    max: 100,
-  }),
+  repeat: num(
+    "gradeMany workload = each workload repeated N times, like N samples per problem",
+    { default: 16, min: 1, max: 1000 },
+  ),
+  passes: num(
+    "cold single-grade passes per workload; figures are medians over passes",
+    { default: 5, min: 1, max: 100 },
+  ),
   labelled: str(
     "FILE",
     'only score FILE, JSON lines {prediction, gold, label: boolean} ("expected" also names the label; ' +
@@ -49,9 +47,8 @@ ${flagLines(FLAGS)}
 Reads math500/test.jsonl from the dataset mirror $ACEBENCH_DATASET_MIRROR (one made by
 bash .ci/make_dataset_mirror.sh DIR) when present, else only the corpus is measured.`;
 
-interface Case extends GradeManyItem {
-  expected?: boolean;
-}
+/** A workload's pair, with the verdict it should get where known. */
+type Case = GradeManyItem & { expected?: boolean };
 
 const repoRoot = new URL("../../", import.meta.url).pathname;
 
@@ -299,31 +296,18 @@ function translationCoverage(
  * One labelled pair: the grader should answer `label` (`labelStrict` in strict mode, where the modes differ on
  * purpose); `lineNo` is its 1-based line in the file, `family` the class of answer it belongs to (if given).
  */
-export interface LabelledCase {
-  prediction: string;
-  gold: string;
-  label: boolean;
-  labelStrict: boolean;
-  lineNo: number;
-  source?: string;
-  family?: string;
-  /** The question's text, when the file has it (the grader reads whether a list is asked for in order). */
-  problem?: string;
-  /** Scored in this mode only (the corpus's `strict` field: true = strict only, false = default only). */
-  only?: "strict" | "default";
-}
+type LabelledCase = ReturnType<typeof readLabelled>[number];
 
 /** Read a labelled JSON-lines file; a malformed line throws "FILE:N: why" (a blank line is skipped). */
-export function readLabelled(file: string): LabelledCase[] {
+export function readLabelled(file: string) {
   let text: string;
   try {
     text = Deno.readTextFileSync(file);
   } catch (e) {
     throw new Error(`${file}: cannot read (${(e as Error).message})`);
   }
-  const out: LabelledCase[] = [];
-  text.split("\n").forEach((raw, i) => {
-    if (raw.trim() === "") return;
+  return text.split("\n").flatMap((raw, i) => {
+    if (raw.trim() === "") return [];
     const fail = (why: string): never => {
       throw new Error(`${file}:${i + 1}: ${why}`);
     };
@@ -350,7 +334,7 @@ export function readLabelled(file: string): LabelledCase[] {
         fail(`field ${name} must be a ${type}`);
       }
     }
-    out.push({
+    return [{
       prediction: r.prediction as string,
       gold: r.gold as string,
       label: label as boolean,
@@ -358,26 +342,28 @@ export function readLabelled(file: string): LabelledCase[] {
       lineNo: i + 1,
       source: typeof r.source === "string" ? r.source : undefined,
       family: r.family as string | undefined,
+      // The question's text, when the file has it (the grader reads whether a list is asked for in order).
       problem: r.problem as string | undefined,
-      only: r.strict === undefined ? undefined : r.strict ? "strict" : "default",
-    });
+      // Scored in this mode only (the corpus's `strict` field: true = strict only, false = default only).
+      only: r.strict === undefined ? undefined : modeName(r.strict as boolean),
+    }];
   });
-  return out;
 }
 
 /** Agreement with the labels in one mode: FP = label false but graded correct, FN = label true but not. */
-export function scoreLabelled(
-  cases: LabelledCase[],
-  strict: boolean,
-): { n: number; agree: number; fp: number; fn: number; misses: { c: LabelledCase; rule: string }[] } {
-  const misses: { c: LabelledCase; rule: string }[] = [];
-  cases = cases.filter((c) => scoredIn(c, strict));
-  for (const c of cases) {
+export function scoreLabelled(cases: LabelledCase[], strict: boolean) {
+  const misses = cases.filter((c) => scoredIn(c, strict)).flatMap((c) => {
     const r = grade(c.prediction, c.gold, { strict, problem: c.problem });
-    if (r.correct !== labelIn(c, strict)) misses.push({ c, rule: r.rule });
-  }
+    return r.correct === labelIn(c, strict) ? [] : [{ c, rule: r.rule }];
+  });
+  return { ...tally(cases, misses, strict), misses };
+}
+
+/** n, agreement, FP and FN of the cases scored in a mode, given those of them the grader got wrong. */
+function tally(cases: LabelledCase[], misses: { c: LabelledCase }[], strict: boolean) {
+  const n = cases.filter((c) => scoredIn(c, strict)).length;
   const fp = misses.filter((m) => !labelIn(m.c, strict)).length;
-  return { n: cases.length, agree: cases.length - misses.length, fp, fn: misses.length - fp, misses };
+  return { n, agree: n - misses.length, fp, fn: misses.length - fp };
 }
 
 const modeName = (strict: boolean) => strict ? "strict" : "default";
@@ -406,10 +392,8 @@ function printLabelled(file: string, cases: LabelledCase[]): void {
     for (const f of families) {
       const of = cases.filter((c) => c.family === f);
       const cells = scores.flatMap(({ strict, s }) => {
-        const n = of.filter((c) => scoredIn(c, strict)).length;
-        const misses = s.misses.filter((m) => m.c.family === f);
-        const fp = misses.filter(({ c }) => !labelIn(c, strict)).length;
-        return [n ? `${(100 * (n - misses.length) / n).toFixed(1)}%` : "-", fp, misses.length - fp];
+        const t = tally(of, s.misses.filter((m) => m.c.family === f), strict);
+        return [t.n ? `${(100 * t.agree / t.n).toFixed(1)}%` : "-", t.fp, t.fn];
       });
       console.log(row([f, of.length, ...cells]));
     }

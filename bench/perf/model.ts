@@ -80,11 +80,10 @@ export const FLAGS = {
   steps: num("timed train steps per run", { default: 5, min: 1, max: 1000 }),
   reps: num("timed sampling runs per run", { default: 3, min: 1, max: 100 }),
   "no-torch": bool("skip the PyTorch reference"),
-  "peak-n": num("side of the square matrix product that measures each engine's peak", {
-    default: 1024,
-    min: 16,
-    max: 8192,
-  }),
+  "peak-n": num(
+    "side of the square matrix product that measures each engine's peak",
+    { default: 1024, min: 16, max: 8192 },
+  ),
   python: str(
     "LIST",
     `comma-separated Python interpreters with torch (default: ${SYSTEM_PYTHON}, Debian's torch 1.13, then ` +
@@ -141,14 +140,17 @@ function randomTokens(rng: Rng, n: number, vocab: number): Int32Array {
   return Int32Array.from({ length: n }, () => rng.int(vocab));
 }
 
-/** The 1-minute load average, or NaN where the OS does not report it. */
-function load1(): number {
+/** The 1-, 5- and 15-minute load averages, or null where the OS does not report them. */
+export function loadAverage(): number[] | null {
   try {
-    return Deno.loadavg()[0];
+    return Deno.loadavg();
   } catch {
-    return NaN;
+    return null;
   }
 }
+
+/** The 1-minute load average, or NaN where the OS does not report it. */
+const load1 = () => loadAverage()?.[0] ?? NaN;
 
 /** What one tfjs run needs: the model, its optimizer, a batch, and the worker pools (null = one process). */
 interface Rig {
@@ -191,9 +193,8 @@ async function repeat(n: number, f: () => Promise<number>): Promise<number[]> {
 }
 
 /**
- * GFLOP/s of one n×n by n×n float32 tf.matMul on the active backend in this thread (on blas: cblas_sgemm with
- * the one thread per product the engine's products get; on wasm: XNNPACK), best of `reps` after a warm-up: the
- * engine's peak per thread, measured the way its own matmuls run. Best-of because load only ever slows it.
+ * GFLOP/s of one n×n by n×n float32 tf.matMul on the active backend in one thread (blas: cblas_sgemm; wasm:
+ * XNNPACK), best of `reps` after a warm-up: the engine's peak per thread. Best-of because load only ever slows it.
  */
 export async function matmulPeak(n: number, reps = 4): Promise<number> {
   const { threads } = threadsInUse();
@@ -244,14 +245,8 @@ async function runTorch(
 }
 
 /**
- * Achieved GFLOP/s of a figure and its percentage of a peak: what fraction of the machine's matmul speed, as
- * measured by the same engine on the same threads, the figure turns into model FLOPs (flops.ts).
- */
-type Efficiency = ReturnType<typeof efficiency>;
-
-/**
- * `Efficiency` of train and sample tokens/s against their peaks (GFLOP/s, thread counts included), to 3
- * significant figures (a tiny config's 0.04 GFLOP/s stays positive, where rounding to 0.1 printed 0).
+ * Achieved GFLOP/s (model FLOPs, flops.ts) of train and sample tokens/s and their % of the engine's own peaks
+ * (GFLOP/s, thread counts included), to 3 significant figures (a tiny config's 0.04 GFLOP/s stays positive).
  */
 function efficiency(train: number, sample: number, trainPeak: number, samplePeak: number) {
   const trainG = train * trainFlopsPerToken(CFG) / 1e9;
@@ -274,11 +269,7 @@ function effNote(gflops: number, pct: number): string {
   return ` (${gflops.toFixed(1)} GFLOP/s, ${pct.toFixed(0)}% of peak)`;
 }
 
-/**
- * One PyTorch timing of a run (torch_reference.py's `result` under `python`): its version string, interpreter,
- * tokens/s, the tfjs/torch ratios, the thread counts the figures were best at with the torch process's peak
- * GFLOP/s at each, and the efficiency.
- */
+/** One PyTorch timing of a run (torch_reference.py's `result` under `python`), its ratios and efficiency. */
 function torchRow(result: Record<string, unknown>, python: string, tfjs: { train: number; sample: number }) {
   const train = Number(result.train_tokens_per_s), sample = Number(result.sample_tokens_per_s);
   const peaks = (result.peak_gflops ?? {}) as Record<string, number>;
@@ -297,17 +288,16 @@ function torchRow(result: Record<string, unknown>, python: string, tfjs: { train
   };
 }
 
-type TorchRow = ReturnType<typeof torchRow>;
-
 /** tfjs train and sample tokens/s of one run. */
 async function tfjsRun(rig: Rig, steps: number, reps: number): Promise<{ train: number; sample: number }> {
   const trainTimes = (await repeat(steps + 2, () => timeTrainStep(rig))).slice(2);
-  await timeSample(rig); // warm-up
-  const sampleTimes = await repeat(reps, () => timeSample(rig));
-  return {
-    train: (TRAIN_B * CFG.context) / median(trainTimes),
-    sample: (SAMPLE_B * NEW) / median(sampleTimes),
-  };
+  return { train: (TRAIN_B * CFG.context) / median(trainTimes), sample: await sampleRate(rig, reps) };
+}
+
+/** Sampling tokens/s: a warm-up run, then the median of `reps` runs. */
+async function sampleRate(rig: Rig, reps: number): Promise<number> {
+  await timeSample(rig);
+  return (SAMPLE_B * NEW) / median(await repeat(reps, () => timeSample(rig)));
 }
 
 /** "median (min–max)" of xs with `digits` decimals. */
@@ -385,8 +375,8 @@ type RunRow = {
   tfjs_peak_gflops_per_thread?: number;
   tfjs_train_threads?: number;
   tfjs_sample_threads?: number;
-  torch: TorchRow[];
-} & Partial<{ [K in keyof Efficiency as `tfjs_${K}`]: number }>;
+  torch: ReturnType<typeof torchRow>[];
+} & Partial<{ [K in keyof ReturnType<typeof efficiency> as `tfjs_${K}`]: number }>;
 
 /** What every run of one invocation shares: the rig, the flags, the thread counts, the Pythons still working. */
 interface Bench {
@@ -489,12 +479,11 @@ function makeRig(): Rig {
   return { model, opt, batch, trainer: null, sampler: null, rng };
 }
 
-/** Sampling tokens/s with the native kernels off (a warm-up, then the median of --reps), back on after. */
+/** Sampling tokens/s with the native kernels off (`sampleRate`), back on after. */
 async function sampleWithoutNative(b: Bench): Promise<number> {
   useNative(false);
   try {
-    await timeSample(b.rig);
-    return (SAMPLE_B * NEW) / median(await repeat(b.values.reps, () => timeSample(b.rig)));
+    return await sampleRate(b.rig, b.values.reps);
   } finally {
     useNative(true);
   }
@@ -564,22 +553,20 @@ function summarise(rows: RunRow[], b: Bench, backend: string): void {
   result.flops_per_sample_token = Math.round(sampleFlopsPerToken(CFG, PROMPT, NEW));
   result.peak_n = b.values["peak-n"];
   const header = ["engine", "train tok/s", "GFLOP/s", "% peak", "sample tok/s", "GFLOP/s", "% peak"];
+  const effKeys = ["train_gflops", "train_pct_peak", "sample_gflops", "sample_pct_peak"];
   const table: string[][] = [[...header, "peak GFLOP/s train, sample"]];
   /** One engine's line of the table from its columns (`of`), and its efficiency medians as `median_<key>`. */
   const engineLine = (name: string, of: (k: string) => number[]) => {
     const m = (k: string) => median(of(k));
     table.push([
       name,
-      ...["train", "train_gflops", "train_pct_peak", "sample", "sample_gflops", "sample_pct_peak"].map((k) =>
-        k.includes("_") ? m(k).toFixed(1) : String(m(k))
-      ),
+      String(m("train")),
+      ...effKeys.slice(0, 2).map((k) => m(k).toFixed(1)),
+      String(m("sample")),
+      ...effKeys.slice(2).map((k) => m(k).toFixed(1)),
       `${m("train_peak_gflops").toFixed(1)}, ${m("sample_peak_gflops").toFixed(1)}`,
     ]);
-    return Object.fromEntries(
-      ["train_gflops", "train_pct_peak", "sample_gflops", "sample_pct_peak"].map((
-        k,
-      ) => [`median_${k}`, m(k)]),
-    );
+    return Object.fromEntries(effKeys.map((k) => [`median_${k}`, m(k)]));
   };
   const tfjsEff = engineLine(`tfjs ${backend}`, (k) => col(`tfjs_${k}`));
   for (const [k, v] of Object.entries(tfjsEff)) result[k.replace("median_", "median_tfjs_")] = v;
@@ -604,13 +591,12 @@ function summarise(rows: RunRow[], b: Bench, backend: string): void {
       ...eff,
     };
   });
-  const mflop = (flops: number) => (flops / 1e6).toFixed(2);
+  const [trainM, sampleM] = [result.flops_per_train_token, result.flops_per_sample_token].map((f) =>
+    ((f as number) / 1e6).toFixed(2)
+  );
   console.log(
-    `\nachieved model FLOPs (medians; ${mflop(trainFlopsPerToken(CFG))} MFLOP per trained token, ` +
-      `${
-        mflop(sampleFlopsPerToken(CFG, PROMPT, NEW))
-      } per sampled token: flops.ts) and % of each engine's own ` +
-      `measured ${b.values["peak-n"]}² matmul peak:`,
+    `\nachieved model FLOPs (medians; ${trainM} MFLOP per trained token, ${sampleM} per sampled token: ` +
+      `flops.ts) and % of each engine's own measured ${b.values["peak-n"]}² matmul peak:`,
   );
   const widths = table[0].map((_, i) => Math.max(...table.map((r) => r[i].length)));
   for (const r of table) {

@@ -32,8 +32,7 @@ const CLASS_OF: [string, string[]][] = [
 ];
 
 function opClass(kernel: string): string {
-  for (const [cls, names] of CLASS_OF) if (names.includes(kernel)) return cls;
-  return "element-wise/other";
+  return CLASS_OF.find(([, names]) => names.includes(kernel))?.[0] ?? "element-wise/other";
 }
 
 /**

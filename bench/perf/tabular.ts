@@ -34,19 +34,11 @@ function finalPassAtK(runDir: string, ks: number[]): { exact: PassTable; sampled
   const last = Math.max(...exactRows.map((r) => r.step));
   const exactAt = (step: number) =>
     new Map(exactRows.filter((r) => r.step === step).map((r) => [r.k, r.passAtK]));
-  const counts = new Map<number, Map<string, { n: number; c: number }>>([[0, new Map()], [last, new Map()]]);
-  for (const r of readEvalSamples(runDir)) {
-    const byProblem = counts.get(r.step);
-    if (!byProblem) continue;
-    const e = byProblem.get(r.problemId) ?? byProblem.set(r.problemId, { n: 0, c: 0 }).get(r.problemId)!;
-    e.n++;
-    e.c += r.correct ? 1 : 0;
-  }
+  const samples = readEvalSamples(runDir);
   const sampledAt = (step: number) => {
-    const problems = [...counts.get(step)!.values()];
-    return new Map(
-      ks.map((k) => [k, problems.reduce((s, p) => s + passAtK(p.n, p.c, k), 0) / problems.length]),
-    );
+    const problems = [...Map.groupBy(samples.filter((r) => r.step === step), (r) => r.problemId).values()];
+    const pass = (p: typeof samples, k: number) => passAtK(p.length, p.filter((r) => r.correct).length, k);
+    return new Map(ks.map((k) => [k, problems.reduce((s, p) => s + pass(p, k), 0) / problems.length]));
   };
   return {
     exact: { first: exactAt(0), last: exactAt(last) },
@@ -118,9 +110,8 @@ export async function main(args: string[]): Promise<number> {
       `${(steps / soloSeconds).toFixed(0)} steps/s including evaluation and run-folder writes`,
   );
   console.log(
-    `sweep '${sweep.name}' (${runs.length} runs through the sweep runner's workers): ${
-      seconds.toFixed(2)
-    } s wall`,
+    `sweep '${sweep.name}' (${runs.length} runs through the sweep runner's workers): ` +
+      `${seconds.toFixed(2)} s wall`,
   );
   const ks = sweep.eval.ks;
   const methods = [...new Set(runs.map((r) => r.method))];
