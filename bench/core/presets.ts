@@ -136,7 +136,7 @@ export function resolveAlgo(preset: string, overrides: Record<string, unknown> =
     throw new RangeError(`preset '${preset}' is unknown; expected ${Object.keys(PRESETS).join(", ")}`);
   }
   const algo: Record<string, unknown> = { ...structuredClone(base) };
-  for (const [path, value] of flatten(overrides)) assignPath(algo, path, value);
+  for (const [path, , value] of overrideLeaves(overrides)) assignPath(algo, path, value);
   const source = `algo (preset ${preset})`;
   const resolved = validate<AlgoConfig>(loadSchema(schemaUrl), algo, source);
   for (const registry of [ADV_ESTIMATORS, POLICY_LOSSES]) {
@@ -149,13 +149,19 @@ export function resolveAlgo(preset: string, overrides: Record<string, unknown> =
   return resolved;
 }
 
-/** [dotted path, value] pairs of the leaves of a nested override object. */
-function flatten(obj: Record<string, unknown>, prefix = ""): [string, unknown][] {
-  return Object.entries(obj).flatMap(([k, v]) =>
-    v !== null && typeof v === "object" && !Array.isArray(v)
-      ? flatten(v as Record<string, unknown>, `${prefix}${k}.`)
-      : [[`${prefix}${k}`, v] as [string, unknown]]
-  );
+/** Leaves of an override object: [dotted path (as resolveAlgo applies it), JSON path (for errors), value]. */
+export function overrideLeaves(
+  obj: Record<string, unknown>,
+  dotted = "",
+  json = "",
+): [string, string, unknown][] {
+  return Object.entries(obj).flatMap(([k, v]) => {
+    const d = `${dotted}${k}`,
+      j = `${json}${/^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`}`;
+    return v !== null && typeof v === "object" && !Array.isArray(v)
+      ? overrideLeaves(v as Record<string, unknown>, `${d}.`, j)
+      : [[d, j, v] as [string, string, unknown]];
+  });
 }
 
 /** Set a dotted path inside `target`, creating objects on the way (the schema then rejects unknown keys). */
