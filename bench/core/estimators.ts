@@ -16,6 +16,7 @@ export interface AdvantageInput {
 
 /** The algorithm options an estimator may read (a subset of AlgoConfig). */
 export interface AdvantageOptions {
+  /** Divide group advantages by the group std (GRPO) or not (Dr. GRPO). */
   normByStd: boolean;
   stdEps: number;
   /** W-REINFORCE's weight λ of a correct rollout (an incorrect one weighs 1). */

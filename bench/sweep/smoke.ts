@@ -5,20 +5,10 @@
 // smoke sweep reports are no result.
 import type { EngineSpec } from "../engines/registry.ts";
 import type { SweepConfig } from "./config.ts";
+import { withOverrides } from "../core/mod.ts";
 
 const SMOKE_STEPS = 2;
 const SMOKE_N = 4;
-
-/** `over` merged into `base`, objects key by key, anything else replaced. */
-function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
-  const out = { ...base };
-  for (const [k, v] of Object.entries(over)) {
-    const b = out[k];
-    const isObj = (x: unknown) => x !== null && typeof x === "object" && !Array.isArray(x);
-    out[k] = isObj(v) && isObj(b) ? deepMerge(b as Record<string, unknown>, v as Record<string, unknown>) : v;
-  }
-  return out;
-}
 
 /** The smoke version of a validated sweep for its engine's `spec` (the caller validates the result again); pure. */
 export function smokeConfig(sweep: SweepConfig, spec: EngineSpec): SweepConfig {
@@ -52,7 +42,7 @@ export function smokeConfig(sweep: SweepConfig, spec: EngineSpec): SweepConfig {
     methods,
     name: `${sweep.name}-smoke`,
     description: `SMOKE RUN (--smoke: ${what}); its numbers are no result. ${sweep.description ?? ""}`.trim(),
-    settings: deepMerge(sweep.settings, spec.smoke.settings),
+    settings: withOverrides(sweep.settings, spec.smoke.settings),
     rl,
     eval: plansOnly ? sweep.eval : { n: SMOKE_N, ks, every: SMOKE_STEPS },
   };
