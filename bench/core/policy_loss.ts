@@ -107,15 +107,11 @@ export interface PolicyLossResult {
   metrics: PolicyLossMetrics;
 }
 
-/**
- * One token's loss from its raw log-ratio, its sequence's advantage and its index t in the [B, T] layout:
- * [loss, d(loss)/d(logp), counted as clipped, bound by the dual clip, the log-ratio used].
- */
-type TokenLoss = (
-  rawLogRatio: number,
-  A: number,
-  t: number,
-) => [number, number, boolean, boolean, number];
+/** What one token contributes: its loss, d(loss)/d(logp), whether PPO or the dual clip bound it, its log-ratio. */
+type TokenResult = [loss: number, grad: number, clipped: boolean, lower: boolean, logRatio: number];
+
+/** One token's result from its raw log-ratio, its sequence's advantage and its index t in the [B, T] layout. */
+type TokenLoss = (rawLogRatio: number, A: number, t: number) => TokenResult;
 
 /**
  * The shared body of every policy loss: input checks, aggregation by `lossAgg`, the KL and entropy terms and the
@@ -169,7 +165,6 @@ function policyLossWith(
   let loss = pgLoss;
   let klMetric: number | null = null;
   if (refLogp) {
-    assertLength("refLogp", refLogp, B * T);
     const kl = klPenalty(logp, refLogp, config.klType);
     klMetric = tokenMean((t) => kl.value[t]);
     if (config.klCoef !== 0) {
@@ -199,12 +194,8 @@ function policyLossWith(
   };
 }
 
-/** One token's clipped loss, its gradient wrt logp, whether clip-higher/low or dual clip bound it, and the log-ratio. */
-function clippedTokenLoss(
-  rawLogRatio: number,
-  A: number,
-  config: PolicyLossConfig,
-): [number, number, boolean, boolean, number] {
+/** One token's clipped loss (PPO with clip-higher, then the dual clip where A < 0). */
+function clippedTokenLoss(rawLogRatio: number, A: number, config: PolicyLossConfig): TokenResult {
   const bound = config.logRatioClamp;
   const logRatio = Math.min(bound, Math.max(-bound, rawLogRatio));
   const ratioLive = logRatio === rawLogRatio; // the clamp passes no gradient
