@@ -73,10 +73,7 @@ const DAPO: AlgoConfig = {
 // detaches 0.02% of the tokens from the band (1, 5) with the PPO clip range at 1/1; KL-Cov penalises the top
 // 0.2% (k_percent 0.2) with coefficient 1; both on the DAPO recipe (dynamic sampling, token-mean) without KL.
 const COV: CovConfig = { clipRatio: 0.0002, clipLb: 1, clipUb: 5, klRatio: 0.002, klCoef: 1 };
-const COV_RECIPE = {
-  klCoef: 0,
-  dynamicSampling: { enabled: true, maxRounds: 10, onExhausted: "error" as const },
-};
+const COV_RECIPE = { klCoef: 0, dynamicSampling: DAPO.dynamicSampling };
 
 /**
  * The named presets. ace-* add ACE (softplus, α = 1, c summed over tokens, no clip) to GRPO/DAPO. The baselines

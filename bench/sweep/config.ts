@@ -223,25 +223,16 @@ function runIdOf(sweep: SweepConfig, label: string, unit: DesignUnit): string {
   return sweep.bases === undefined ? `${label}_s${unit.seed}` : `${label}_b${unit.base}_s${unit.seed}`;
 }
 
-/** Short, filename-safe rendering of a grid value (1 → "1", 0.5 → "0.5"). */
-function gridToken(value: number | string): string {
-  return String(value).replace(/[^A-Za-z0-9.]/g, "");
-}
-
-/** Every grid point as [dotted path, value] pairs with its label suffix, e.g. "_a1_softplus_sum". */
-function gridPoints(grid: SweepConfig["grid"]): { sets: [string, unknown][]; suffix: string }[] {
-  let points: { sets: [string, unknown][]; suffix: string }[] = [{ sets: [], suffix: "" }];
-  const axes: [string, string, (number | string)[] | undefined][] = [
-    ["ace.alpha", "a", grid?.["ace.alpha"]],
-    ["ace.phi", "", grid?.["ace.phi"]],
-    ["ace.aggregation", "", grid?.["ace.aggregation"]],
-  ];
-  for (const [path, prefix, values] of axes) {
+/** Every grid point: values by dotted path and the label suffix (filename-safe), e.g. "_a1_softplus_sum". */
+function gridPoints(grid: SweepConfig["grid"]): { sets: Record<string, unknown>; suffix: string }[] {
+  let points = [{ sets: {} as Record<string, unknown>, suffix: "" }];
+  for (const [path, prefix] of [["ace.alpha", "a"], ["ace.phi", ""], ["ace.aggregation", ""]] as const) {
+    const values: (number | string)[] | undefined = grid?.[path];
     if (!values) continue;
     points = points.flatMap((p) =>
       values.map((v) => ({
-        sets: [...p.sets, [path, v] as [string, unknown]],
-        suffix: `${p.suffix}_${prefix}${gridToken(v)}`,
+        sets: { ...p.sets, [path]: v },
+        suffix: `${p.suffix}_${prefix}${String(v).replace(/[^A-Za-z0-9.]/g, "")}`,
       }))
     );
   }
@@ -255,11 +246,9 @@ function gridPoints(grid: SweepConfig["grid"]): { sets: [string, unknown][]; suf
 export function expandRuns(sweep: SweepConfig): RunConfig[] {
   const runs: RunConfig[] = [];
   for (const method of sweep.methods) {
-    const points = aceOn(method) ? gridPoints(sweep.grid) : [{ sets: [], suffix: "" }];
-    for (const point of points) {
+    for (const point of gridPoints(aceOn(method) ? sweep.grid : undefined)) {
       // Grid values go in as dotted keys after the method's own overrides; resolveAlgo applies them in order.
-      const overrides: Record<string, unknown> = structuredClone(method.overrides ?? {});
-      for (const [path, value] of point.sets) overrides[path] = value;
+      const overrides = { ...structuredClone(method.overrides ?? {}), ...point.sets };
       const label = method.name + point.suffix;
       let algo: AlgoConfig;
       try {
