@@ -12,6 +12,7 @@ import type { RunConfig } from "../engines/engine.ts";
 import type { EngineSpec } from "../engines/registry.ts";
 import { expandRuns, type SweepConfig } from "./config.ts";
 import { makespan } from "./makespan.ts";
+import { withOverrides } from "../core/mod.ts";
 import { runSweep } from "./runner.ts";
 
 /** What the calibration measured, in seconds. */
@@ -97,9 +98,6 @@ export function evaluations(steps: number, every: number): number {
 
 /** The sweep cut to one run of `steps` RL steps (evaluated at 0 and the end) and `sft` SFT steps. */
 function calibrationSweep(sweep: SweepConfig, steps: number, sft: number | null): SweepConfig {
-  const settings = sft === null
-    ? sweep.settings
-    : { ...sweep.settings, sft: { ...(sweep.settings.sft as Record<string, unknown> ?? {}), steps: sft } };
   return {
     ...sweep,
     name: `${sweep.name}-calibration`,
@@ -107,7 +105,7 @@ function calibrationSweep(sweep: SweepConfig, steps: number, sft: number | null)
     methods: [sweep.methods[0]],
     grid: undefined,
     compare: undefined,
-    settings,
+    settings: sft === null ? sweep.settings : withOverrides(sweep.settings, { sft: { steps: sft } }),
     rl: { ...sweep.rl, steps },
     eval: { ...sweep.eval, every: steps },
   };

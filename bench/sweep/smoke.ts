@@ -22,17 +22,10 @@ export function smokeConfig(sweep: SweepConfig, spec: EngineSpec): SweepConfig {
   const { bases: _b, seeds: _s, seedsPerBase: _p, ...rest } = sweep;
   // A barely trained smoke model gets uniform groups, so DAPO's filter would exhaust its rounds: smoke runs
   // train on what the rounds found ("partial"), two rounds at most. An engine that only plans keeps its methods.
-  const methods = plansOnly ? sweep.methods : sweep.methods.map((m) => ({
-    ...m,
-    overrides: {
-      ...m.overrides,
-      dynamicSampling: {
-        ...(m.overrides.dynamicSampling as object | undefined),
-        maxRounds: 2,
-        onExhausted: "partial",
-      },
-    },
-  }));
+  const partial = { dynamicSampling: { maxRounds: 2, onExhausted: "partial" } };
+  const methods = plansOnly
+    ? sweep.methods
+    : sweep.methods.map((m) => ({ ...m, overrides: withOverrides(m.overrides, partial) }));
   const what = plansOnly
     ? `only plans: ${JSON.stringify(spec.smoke.settings)}, nothing launched`
     : `${SMOKE_STEPS} RL steps, n = ${SMOKE_N}, tiny settings, DAPO's filter partial after 2 rounds`;
