@@ -52,8 +52,7 @@ export function confidenceShift(
 ): Float64Array {
   assertShape(B, T);
   for (const [name, a] of [["logp", logp], ["refLogp", refLogp], ["mask", mask]] as const) {
-    assertLength(name, a, B * T);
-    assertFinite(name, a);
+    assertFinite(name, a, B * T);
   }
   const c = new Float64Array(B);
   for (let b = 0; b < B; b++) {

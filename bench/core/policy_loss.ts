@@ -31,8 +31,7 @@ export function aggregationWeights(
   normLength: number = T,
 ): Float64Array {
   assertShape(B, T);
-  assertLength("mask", mask, B * T);
-  assertFinite("mask", mask);
+  assertFinite("mask", mask, B * T);
   const w = new Float64Array(B * T);
   const lens = new Float64Array(B);
   for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) lens[b] += mask[b * T + t];
@@ -124,13 +123,11 @@ function policyLossWith(
 ): PolicyLossResult {
   const { logp, oldLogp, refLogp, advantages, mask, B, T, entropy } = input;
   assertShape(B, T);
-  assertLength("advantages", advantages, B);
-  assertFinite("advantages", advantages);
+  assertFinite("advantages", advantages, B);
   for (const [name, a] of [["logp", logp], ["oldLogp", oldLogp], ["mask", mask]] as const) {
-    assertLength(name, a, B * T);
-    assertFinite(name, a);
+    assertFinite(name, a, B * T);
   }
-  if (entropy) (assertLength("entropy", entropy, B * T), assertFinite("entropy", entropy));
+  if (entropy) assertFinite("entropy", entropy, B * T);
   if (config.clipC !== null && !(config.clipC > 1)) {
     throw new RangeError(`clipC is ${config.clipC}; expected > 1`);
   }
