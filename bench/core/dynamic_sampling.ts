@@ -5,15 +5,12 @@ export interface DynamicSampleResult<G> {
   groups: G[];
   rounds: number;
   generatedGroups: number;
-  keptGroups: number;
-  /** True when the round cap stopped sampling before the batch was full. */
-  exhausted: boolean;
 }
 
 /**
  * Generate rounds of groups with `generate(round)`, keep the informative ones, and stop once `batchGroups` are
  * kept (the surplus is truncated, as DAPO). `maxRounds ≤ 0` means unlimited. When the cap is hit first, `onExhausted`
- * "error" throws (DAPO's behaviour) and "partial" returns what was kept with `exhausted: true`.
+ * "error" throws (DAPO's behaviour) and "partial" returns what was kept (fewer groups).
  */
 export async function dynamicSample<G>(
   generate: (round: number) => Promise<G[]>,
@@ -24,25 +21,16 @@ export async function dynamicSample<G>(
 ): Promise<DynamicSampleResult<G>> {
   const kept: G[] = [];
   let rounds = 0, generated = 0;
-  while (kept.length < batchGroups) {
-    if (maxRounds > 0 && rounds >= maxRounds) {
-      if (onExhausted === "error") {
-        throw new Error(
-          `dynamic sampling: only ${kept.length}/${batchGroups} informative groups after ${rounds} rounds (maxRounds)`,
-        );
-      }
-      return { groups: kept, rounds, generatedGroups: generated, keptGroups: kept.length, exhausted: true };
-    }
+  while (kept.length < batchGroups && !(maxRounds > 0 && rounds >= maxRounds)) {
     const batch = await generate(rounds++);
     if (batch.length === 0) throw new Error(`dynamic sampling: generate(${rounds - 1}) returned no groups`);
     generated += batch.length;
     kept.push(...batch.filter(informative));
   }
-  return {
-    groups: kept.slice(0, batchGroups),
-    rounds,
-    generatedGroups: generated,
-    keptGroups: kept.length,
-    exhausted: false,
-  };
+  if (kept.length < batchGroups && onExhausted === "error") {
+    throw new Error(
+      `dynamic sampling: only ${kept.length}/${batchGroups} informative groups after ${rounds} rounds (maxRounds)`,
+    );
+  }
+  return { groups: kept.slice(0, batchGroups), rounds, generatedGroups: generated };
 }

@@ -5,7 +5,7 @@
 // per-step ones); the estimate scales each part to the config.
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
-import { atomicWrite, exists, readJson } from "../../common/fs.ts";
+import { exists, readJson, writeJson } from "../../common/fs.ts";
 import { configHash } from "../../common/hash.ts";
 import { readMetrics, readRunConfig, readStatus, runDir } from "../../common/run_folder.ts";
 import type { RunConfig } from "../engines/engine.ts";
@@ -77,7 +77,7 @@ export function storeCalibration(
   const key = costKey(sweep);
   model[key] = [...(model[key] ?? []), entry].slice(-KEEP);
   const sorted = Object.fromEntries(Object.entries(model).sort(([a], [b]) => a < b ? -1 : 1));
-  atomicWrite(path, JSON.stringify(sorted, null, 2) + "\n");
+  writeJson(path, sorted);
   return entry;
 }
 

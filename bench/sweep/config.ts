@@ -57,7 +57,7 @@ export function presetPath(name: string): string {
 }
 
 /** Parse and validate a sweep config file (a recorded sweep.json works too); errors name the file and field. */
-export function readSweepConfig(path: string, spec?: EngineSpec): SweepConfig {
+export function readSweepConfig(path: string): SweepConfig {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(path, "utf8"));
@@ -69,7 +69,6 @@ export function readSweepConfig(path: string, spec?: EngineSpec): SweepConfig {
   return checkSweepConfig(
     recorded ? migrateFolderFile(raw as Record<string, unknown>, path).config : raw,
     path,
-    spec,
   );
 }
 
