@@ -226,12 +226,10 @@ export function clipCovLoss(input: PolicyLossInput, config: PolicyLossConfig): P
   const cov = covOptions(config, "clip_cov");
   const noDual = { ...config, clipC: null };
   return policyLossWith(input, config, ({ logp, oldLogp, advantages, mask, B, T }) => {
+    const token = (t: number) =>
+      clippedTokenLoss(logp[t] - oldLogp[t], advantages[Math.floor(t / T)], noDual);
+    const clipped = Array.from({ length: B * T }, (_, t) => mask[t] > 0 && token(t)[2]);
     const covariance = tokenCovariance(logp, advantages, mask, B, T);
-    const clipped = Array.from(
-      { length: B * T },
-      (_, t) =>
-        mask[t] > 0 && clippedTokenLoss(logp[t] - oldLogp[t], advantages[Math.floor(t / T)], noDual)[2],
-    );
     const detached = new Set(clipCovTokens(covariance, mask, clipped, cov, covRng(oldLogp)));
     return (logRatio, A, t) => {
       const out = clippedTokenLoss(logRatio, A, noDual);

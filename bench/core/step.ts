@@ -94,9 +94,7 @@ export function batchAdvantages(rollouts: StepRollouts, algo: AlgoConfig): StepA
 export function trainingRows(correct: ArrayLike<number | boolean>, trainOn: TrainOn): number[] | null {
   if (trainOn === "all") return null;
   const want = trainOn === "correct";
-  const rows: number[] = [];
-  for (let i = 0; i < correct.length; i++) if (!!correct[i] === want) rows.push(i);
-  return rows;
+  return [...Array(correct.length).keys()].filter((i) => !!correct[i] === want);
 }
 
 /** Group id of every rollout, for groups of the given sizes laid out one after the other. */
