@@ -160,22 +160,14 @@ function policyLossWith(
   }
 
   let loss = pgLoss;
-  let klMetric: number | null = null;
-  if (refLogp) {
-    const kl = klPenalty(logp, refLogp, config.klType);
-    klMetric = tokenMean((t) => kl.value[t]);
-    if (config.klCoef !== 0) {
-      for (let t = 0; t < B * T; t++) {
-        loss += config.klCoef * w[t] * kl.value[t];
-        dLogp[t] += config.klCoef * w[t] * kl.grad[t];
-      }
+  const kl = refLogp ? klPenalty(logp, refLogp, config.klType) : null;
+  if (kl && config.klCoef !== 0) {
+    for (let t = 0; t < B * T; t++) {
+      loss += config.klCoef * w[t] * kl.value[t];
+      dLogp[t] += config.klCoef * w[t] * kl.grad[t];
     }
   }
-  let entropyMetric: number | null = null;
-  if (entropy) {
-    entropyMetric = tokenMean((t) => entropy[t]);
-    for (let t = 0; t < B * T; t++) loss -= config.entropyCoef * w[t] * entropy[t];
-  }
+  if (entropy) { for (let t = 0; t < B * T; t++) loss -= config.entropyCoef * w[t] * entropy[t]; }
   const per = tokens === 0 ? 0 : 1 / tokens;
   return {
     loss,
@@ -185,8 +177,8 @@ function policyLossWith(
       clipfrac: clipped * per,
       clipfrac_lower: clippedLower * per,
       ppo_kl: negLogRatio * per,
-      kl: klMetric,
-      entropy: entropyMetric,
+      kl: kl && tokenMean((t) => kl.value[t]),
+      entropy: entropy ? tokenMean((t) => entropy[t]) : null,
     },
   };
 }

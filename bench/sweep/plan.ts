@@ -49,18 +49,16 @@ export async function describePlan(
 ): Promise<string> {
   const lines = [`sweep ${sweep.name}: ${runs.length} runs, engine ${sweep.engine}, out ${out}`];
   lines.push(designLine(sweep, runs, spec), "");
-  lines.push(`${"run".padEnd(36)} ${"state".padEnd(8)} ${"preset".padEnd(9)} base  seed  steps  ace`);
+  const row = (cells: unknown[]) =>
+    cells.map((c, i) => String(c).padEnd([36, 8, 9, 5, 5, 6, 0][i])).join(" ");
+  lines.push(row(["run", "state", "preset", "base", "seed", "steps", "ace"]));
   const stepsOf = (run: RunConfig) => (run.settings.rl as { steps: number }).steps;
   const todoRuns: RunConfig[] = [];
   for (const run of runs) {
     const state = readStatus(runDir(out, run.runId))?.state ?? "new";
     const ace = run.algo.ace;
     const aceText = ace.enabled ? `α=${ace.alpha} φ=${ace.phi} c=${ace.aggregation}` : "off";
-    lines.push(
-      `${run.runId.padEnd(36)} ${state.padEnd(8)} ${run.preset.padEnd(9)} ${
-        String(run.base ?? 0).padEnd(5)
-      } ${String(run.seed).padEnd(5)} ${String(stepsOf(run)).padEnd(6)} ${aceText}`,
-    );
+    lines.push(row([run.runId, state, run.preset, run.base ?? 0, run.seed, stepsOf(run), aceText]));
     if (state !== "done") todoRuns.push(run);
   }
   const perStep = measuredSecondsPerStep(out, runs);
