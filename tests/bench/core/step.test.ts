@@ -74,7 +74,7 @@ Deno.test("RLOO: each advantage is the reward minus the mean of the other rollou
     assertClose(adv[i], expected, 1e-12, `rollout ${i}`);
   });
   // Leave-one-out differs from GRPO's centring by the factor n/(n−1) within each group.
-  const centred = groupAdvantages(rewards, groupIds, { normByStd: false, eps: 0 });
+  const centred = groupAdvantages(rewards, groupIds, { normByStd: false, stdEps: 0 });
   for (let i = 0; i < 8; i++) assertClose(adv[i], centred[i] * 4 / 3, 1e-12);
 });
 
