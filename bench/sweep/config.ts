@@ -193,17 +193,12 @@ function checkDesign(sweep: SweepConfig, spec: EngineSpec, fail: (message: strin
   }
 }
 
-/** One unit of the design: the base model a run starts from (0-based) and its RL seed within that base. */
-export interface DesignUnit {
-  base: number;
-  seed: number;
-}
-
 /**
- * The (base, seed) units of a sweep, base-major: with `bases: B, seedsPerBase: S` every base b < B with seeds
- * 0..S−1; with a `seeds` list, base 0 with those seeds.
+ * The (base, seed) units of a sweep, base-major: the base model a run starts from (0-based) and its RL seed
+ * within that base; with `bases: B, seedsPerBase: S` every base b < B with seeds 0..S−1; with a `seeds` list,
+ * base 0 with those seeds.
  */
-export function designUnits(sweep: SweepConfig): DesignUnit[] {
+export function designUnits(sweep: SweepConfig): { base: number; seed: number }[] {
   if (sweep.bases === undefined) return (sweep.seeds ?? []).map((seed) => ({ base: 0, seed }));
   const S = sweep.seedsPerBase ?? 1;
   return Array.from({ length: sweep.bases * S }, (_, i) => ({ base: Math.floor(i / S), seed: i % S }));
@@ -215,11 +210,6 @@ export function designUnits(sweep: SweepConfig): DesignUnit[] {
  */
 export function baseSeed(sweep: SweepConfig, base: number): number {
   return sweep.bases === undefined ? (sweep.seeds ?? [0])[0] : base;
-}
-
-/** Run id of a unit: `<label>_s<seed>` in a one-base `seeds` sweep, `<label>_b<base>_s<seed>` with `bases`. */
-function runIdOf(sweep: SweepConfig, label: string, unit: DesignUnit): string {
-  return sweep.bases === undefined ? `${label}_s${unit.seed}` : `${label}_b${unit.base}_s${unit.seed}`;
 }
 
 /** Every grid point: values by dotted path and the label suffix (filename-safe), e.g. "_a1_softplus_sum". */
@@ -255,14 +245,14 @@ export function expandRuns(sweep: SweepConfig): RunConfig[] {
       } catch (e) {
         throw new ValidationError(`method '${label}': ${(e as Error).message.split("\n")[0]}`);
       }
-      for (const unit of designUnits(sweep)) {
+      for (const { base, seed } of designUnits(sweep)) {
         runs.push({
-          runId: runIdOf(sweep, label, unit),
+          runId: `${label}${sweep.bases === undefined ? "" : `_b${base}`}_s${seed}`, // one base: no _b
           engine: sweep.engine,
           method: label,
           preset: method.preset,
-          seed: unit.seed,
-          base: unit.base,
+          seed,
+          base,
           algo,
           settings: methodSettings(sweep, method),
           eval: { ...sweep.eval },
