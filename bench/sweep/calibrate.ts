@@ -66,19 +66,13 @@ export function storedCalibrations(sweep: SweepConfig, path = costModelPath()): 
   return exists(path) ? readJson<Record<string, StoredCalibration[]>>(path)[costKey(sweep)] ?? [] : [];
 }
 
-/** Add a calibration of `sweep` to the cost model (the newest KEEP per key stay); the stored entry. */
-export function storeCalibration(
-  sweep: SweepConfig,
-  cal: Calibration,
-  path = costModelPath(),
-): StoredCalibration {
+/** Add a calibration of `sweep` to the cost model, stamped with when and where; the newest KEEP per key stay. */
+export function storeCalibration(sweep: SweepConfig, cal: Calibration, path = costModelPath()): void {
   const model = exists(path) ? readJson<Record<string, StoredCalibration[]>>(path) : {};
   const entry = { ...cal, measuredAt: new Date().toISOString(), cores: cpus().length, load: loadavg()[0] };
   const key = costKey(sweep);
   model[key] = [...(model[key] ?? []), entry].slice(-KEEP);
-  const sorted = Object.fromEntries(Object.entries(model).sort(([a], [b]) => a < b ? -1 : 1));
-  writeJson(path, sorted);
-  return entry;
+  writeJson(path, Object.fromEntries(Object.entries(model).sort(([a], [b]) => a < b ? -1 : 1)));
 }
 
 /** RL steps of the calibration run, and SFT steps of its short base model. */

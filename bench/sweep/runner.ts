@@ -53,10 +53,10 @@ type Active = Map<Worker, (reason: string | null) => void>;
 
 /**
  * Write `<out>/sweep.json` (resolved config, configHash, versions, machine, and the `record`: design, methods'
- * families and baselines, evaluation protocol). A folder that already holds a
- * different sweep (another hash) is refused, so resuming can never mix the results of two configs.
+ * families and baselines, evaluation protocol). A folder that already holds a different sweep (another hash) is
+ * refused, so resuming can never mix the results of two configs.
  */
-export function writeSweepJson(out: string, sweep: SweepConfig, runs: RunConfig[]): string {
+export function writeSweepJson(out: string, sweep: SweepConfig, runs: RunConfig[]): void {
   const hash = sweepHash(sweep);
   const old = readFolderFile(out);
   if (old && old.configHash !== hash) {
@@ -74,7 +74,6 @@ export function writeSweepJson(out: string, sweep: SweepConfig, runs: RunConfig[
     machine: machineInfo(),
     writtenAt: new Date().toISOString(),
   });
-  return hash;
 }
 
 /** The first step whose loss is not a finite number (JSON has no NaN, so engines write null), or null. */
