@@ -89,7 +89,6 @@ function nonPlainData(value: unknown, path = "(root)", seen = new Set<object>())
   if (value === null || value === undefined) return null;
   const type = typeof value;
   if (type === "string" || type === "number" || type === "boolean") return null;
-  if (type === "function") return `${path} is a function`;
   if (type !== "object") return `${path} is a ${type}`;
   const obj = value as object;
   if (seen.has(obj)) return `${path} is a circular reference`;
