@@ -1,6 +1,6 @@
 // PPO clipped surrogate (arXiv 1707.06347) with clip-higher (DAPO, arXiv 2503.14476), dual clip
 // (arXiv 1912.09729), KL and entropy terms, aggregated as VERL's agg_loss does (docs/references.md).
-import { assertFinite, assertLength, assertShape, type Num } from "./check.ts";
+import { assertFinite, assertShape, type Num } from "./check.ts";
 import { klPenalty, type KlType } from "./kl.ts";
 import { clipCovTokens, type CovConfig, covRng, klCovTokens, tokenCovariance } from "./cov_losses.ts";
 import { Registry } from "./registry.ts";
