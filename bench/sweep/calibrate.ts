@@ -1,8 +1,6 @@
 // A time estimate for a local sweep (tabular, tfjs) on a fresh folder, before any of its runs has finished, from
-// the stored cost model (costs.json: calibrations by engine, backend and settings, with when and where each ran).
-// A calibration (`deno task sweep --dry-run --calibrate`, which stores it) trains a few RL steps of one run in a
-// temp folder (with a short SFT base model where the engine has one, measured twice to split fixed costs from
-// per-step ones); the estimate scales each part to the config.
+// the stored cost model (costs.json: calibrations by engine, backend and settings, with when and where each ran,
+// stored by `deno task sweep --dry-run --calibrate`); the estimate scales each measured part to the config.
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { exists, readJson, writeJson } from "../../common/fs.ts";

@@ -94,10 +94,7 @@ interface JobHooks {
   onRecord?(fields: LearnedFields): void;
 }
 
-/**
- * Run one job in a fresh worker; resolves with the engine's outcome or the failure reason. The job is checked
- * before it is posted (a non-plain field fails the job naming it, and no Worker starts), every reply on arrival.
- */
+/** Run one job in a fresh worker; resolves with the engine's outcome or the failure reason (job.ts checks). */
 function runInWorker(job: WorkerJob, hooks: JobHooks, active: Active) {
   return new Promise<JobResult>((resolve) => {
     try {

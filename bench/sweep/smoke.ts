@@ -1,8 +1,6 @@
 // `sweep --smoke`: any sweep config shrunk to seconds (two bases or seeds, two RL steps, a handful of problems,
-// a tiny tfjs model) while keeping its engine, methods, grid and Worker lanes, so a shipped config can be run
-// end to end under its shipped command. What shrinks is the engine's registry entry's `smoke`; an engine that
-// only plans there (VERL) launches nothing. The name gains "-smoke" and the description says so: the numbers a
-// smoke sweep reports are no result.
+// the engine's registry entry's `smoke` settings) while keeping its engine, methods, grid and Worker lanes. The
+// name gains "-smoke" and the description says so: the numbers a smoke sweep reports are no result.
 import type { EngineSpec } from "../engines/registry.ts";
 import type { SweepConfig } from "./config.ts";
 import { withOverrides } from "../core/mod.ts";
