@@ -5,7 +5,6 @@ import { exists } from "../../common/fs.ts";
 import { multiProgress, type Progress, progressEnabled } from "../../common/progress.ts";
 import { machineInfo, versionInfo } from "../../common/provenance.ts";
 import {
-  type LearnedFields,
   readFolderFile,
   readMetrics,
   readStatus,
@@ -17,7 +16,7 @@ import {
   writeRunConfig,
   writeStatus,
 } from "../../common/run_folder.ts";
-import type { RunConfig, RunOutcome } from "../engines/engine.ts";
+import type { RunConfig, RunHooks, RunOutcome } from "../engines/engine.ts";
 import { engineRef, type EngineSpec, engineSpec, loadCluster } from "../engines/registry.ts";
 import { interruptJobs, laneWidth } from "./cluster.ts";
 import { baseSeed, type SweepConfig, sweepHash } from "./config.ts";
@@ -87,11 +86,9 @@ export function firstNonFiniteLoss(dir: string): number | null {
 /** How a worker's job ended: the engine's outcome, or the failure reason. */
 type JobResult = { outcome: RunOutcome; failure: null } | { outcome: null; failure: string };
 
-/** What a job reports while it runs: progress, and (runs) the resolved config the engine will run. */
-interface JobHooks {
-  onProgress(step: number, total: number): void;
+/** What a job reports while it runs: the engine's hooks, and (runs) the resolved config the engine will run. */
+interface JobHooks extends RunHooks {
   onConfig?(config: RunConfig<unknown>): void;
-  onRecord?(fields: LearnedFields): void;
 }
 
 /** Run one job in a fresh worker; resolves with the engine's outcome or the failure reason (job.ts checks). */
