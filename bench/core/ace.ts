@@ -79,9 +79,8 @@ export function aceAdvantages(
   ace: AceConfig,
 ): Float64Array {
   assertFinite("advantages", advantages);
-  assertFinite("c", c);
+  assertFinite("c", c, advantages.length);
   assertLength("correct", correct, advantages.length);
-  assertLength("c", c, advantages.length);
   if (!(ace.alpha >= 0)) throw new RangeError(`ace.alpha is ${ace.alpha}; expected a number ≥ 0`);
   const out = Float64Array.from(advantages);
   if (!ace.enabled) return out;

@@ -99,10 +99,7 @@ export function trainingRows(correct: ArrayLike<number | boolean>, trainOn: Trai
 
 /** Group id of every rollout, for groups of the given sizes laid out one after the other. */
 export function groupIdsOf(sizes: readonly number[]): Int32Array {
-  const ids = new Int32Array(sizes.reduce((a, b) => a + b, 0));
-  let at = 0;
-  sizes.forEach((n, g) => ids.fill(g, at, at += n));
-  return ids;
+  return Int32Array.from(sizes.flatMap((n, g) => Array(n).fill(g)));
 }
 
 /**
