@@ -24,8 +24,8 @@ import {
   loadDataset,
   loadFileDataset,
   type MathRecord,
+  resolveTemplate,
 } from "../datasets/mod.ts";
-import { passAtK } from "../evaluators/mod.ts";
 import {
   DEFAULT_RETRY,
   defaultTemplateFor,
@@ -41,10 +41,10 @@ import {
   ProgressLog,
   readSamples,
   renderHealth,
-  resolveTemplate,
   selectProblems,
+  type TransportOptions,
 } from "../bench/external/mod.ts";
-import { type ExtraColumn, writeReport } from "../reports/mod.ts";
+import { type ExtraColumn, suiteCell, writeReport } from "../reports/mod.ts";
 import { runSuite, SUITES, type SuiteStep } from "./eval_suite.ts";
 import {
   checkpointSettings,
@@ -160,12 +160,12 @@ export function settingsFromFlags(v: Values): EvalSettings {
   if (v.chat && v.completions) throw new UsageError("--chat and --completions exclude each other");
   const given = required(v, "dataset");
   const file = isDatasetFile(given);
-  const tasks = sweepTasksOf(given);
-  if (!file && !tasks && !DATASET_NAMES.includes(given as MathRecord["dataset"])) {
+  const taskSet = taskSetOf(given);
+  if (!file && !taskSet && !DATASET_NAMES.includes(given as MathRecord["dataset"])) {
+    const known = DATASET_NAMES.join(", ");
     throw new UsageError(
-      `--dataset: unknown '${given}' (known: ${
-        DATASET_NAMES.join(", ")
-      }, synthetic:DIR of a tfjs sweep or checkpoint, or a .jsonl/.parquet file)`,
+      `--dataset: unknown '${given}' (known: ${known}, synthetic:DIR of a tfjs sweep or checkpoint, or a ` +
+        ".jsonl/.parquet file)",
     );
   }
   for (const flag of ["problem-key", "answer-key", "id-key", "duplicates"] as const) {
@@ -173,10 +173,9 @@ export function settingsFromFlags(v: Values): EvalSettings {
       throw new UsageError(`--${flag}: only with --dataset FILE (a .jsonl or .parquet file), not '${given}'`);
     }
   }
-  const dataset = file ? fileDatasetName(given) : tasks ? "synthetic" : given;
+  const dataset = file ? fileDatasetName(given) : taskSet ? "synthetic" : given;
   const n = v.n;
-  const ks = v.k ??
-    Array.from({ length: Math.floor(Math.log2(n)) + 1 }, (_, i) => 2 ** i);
+  const ks = v.k ?? Array.from({ length: Math.floor(Math.log2(n)) + 1 }, (_, i) => 2 ** i);
   const tooBig = ks.find((k) => k > n);
   if (tooBig) {
     throw new UsageError(`--k: k=${tooBig} > --n ${n}; Pass@k needs at least k samples per problem`);
@@ -184,26 +183,16 @@ export function settingsFromFlags(v: Values): EvalSettings {
   if (v["subset-seed"] !== undefined && v.limit === undefined) {
     throw new UsageError("--subset-seed needs --limit N");
   }
-  let template;
-  try {
-    if (v["prompt-template"] === COMPACT && dataset !== "synthetic") {
-      throw new Error(
-        `--prompt-template compact: only with --dataset synthetic (the tfjs engine's own tasks; MATH-500 and ` +
-          `AIME are beyond a model trained from scratch), not '${dataset}'`,
-      );
-    }
-    const name = v["prompt-template"] ?? (tasks ? COMPACT : defaultTemplateFor(dataset));
-    template = name === COMPACT ? COMPACT_TEMPLATE : resolveTemplate(name);
-  } catch (e) {
-    throw new UsageError((e as Error).message);
+  if (v["prompt-template"] === COMPACT && dataset !== "synthetic") {
+    throw new UsageError(
+      `--prompt-template compact: only with --dataset synthetic (the tfjs engine's own tasks; MATH-500 and ` +
+        `AIME are beyond a model trained from scratch), not '${dataset}'`,
+    );
   }
-  let endpoint;
-  try {
-    endpoint = normaliseBaseUrl(required(v, "endpoint"));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  const sweepEval = tasks ? sweepEvalOf(tasks.settings) : null;
+  const name = v["prompt-template"] ?? (taskSet ? COMPACT : defaultTemplateFor(dataset));
+  const template = name === COMPACT ? COMPACT_TEMPLATE : asUsage(() => resolveTemplate(name));
+  const endpoint = asUsage(() => normaliseBaseUrl(required(v, "endpoint")));
+  const sweepEval = taskSet?.sweepEval;
   return {
     endpoint,
     model: required(v, "model"),
@@ -218,43 +207,56 @@ export function settingsFromFlags(v: Values): EvalSettings {
     topP: v["top-p"] ?? sweepEval?.topP ?? 0.95,
     maxTokens: v["max-tokens"] ?? sweepEval?.maxTokens ?? 4096,
     seed: v.seed,
-    server: serverSamplingFrom(v.sampling),
+    server: v.sampling === undefined ? {} : asUsage(() => parseServerSampling(v.sampling!)),
     grader: v.grader ?? sweepEval?.grader ?? "default",
-    ...(tasks && sweepEval ? { taskSet: taskSetOf(tasks.dir, tasks.settings, sweepEval) } : {}),
+    ...(taskSet ? { taskSet } : {}),
   };
 }
 
-/** `--dataset synthetic:DIR`: the folder and the tfjs settings it was trained with; null for any other dataset. */
-function sweepTasksOf(given: string): { dir: string; settings: TfjsSettings } | null {
-  if (!given.startsWith("synthetic:")) return null;
-  const dir = resolve(given.slice("synthetic:".length));
+/** `f()`, its Error turned into a UsageError with the same message (a bad flag value exits 2). */
+function asUsage<T>(f: () => T): T {
   try {
-    return { dir, settings: checkpointSettings(dir) };
+    return f();
   } catch (e) {
-    throw new UsageError(`--dataset ${given}: ${(e as Error).message}`);
+    throw new UsageError((e as Error).message);
   }
 }
 
-/** How the tfjs engine evaluates a checkpoint during its sweep (policy.ts `evaluate`): eval's defaults for it. */
-function sweepEvalOf(s: TfjsSettings): NonNullable<EvalSettings["taskSet"]>["sweepEval"] {
+/**
+ * The recorded task set of `--dataset synthetic:DIR`: what defines its problems, and how the tfjs engine
+ * evaluates a checkpoint during its sweep (policy.ts `evaluate`), eval's defaults for it; null for any other.
+ */
+function taskSetOf(given: string): EvalSettings["taskSet"] | null {
+  if (!given.startsWith("synthetic:")) return null;
+  const source = resolve(given.slice("synthetic:".length));
+  let s: TfjsSettings;
+  try {
+    s = checkpointSettings(source);
+  } catch (e) {
+    throw new UsageError(`--dataset ${given}: ${(e as Error).message}`);
+  }
+  const { families, testSize, seed, difficulty, difficultyByFamily } = s.tasks;
   return {
-    temperature: s.eval.temperature,
-    topP: s.eval.topP,
-    maxTokens: s.rl.maxNewTokens,
-    grader: "strict",
-    template: COMPACT,
+    source,
+    tasks: { families, testSize, seed, difficulty, difficultyByFamily },
+    sweepEval: {
+      temperature: s.eval.temperature,
+      topP: s.eval.topP,
+      maxTokens: s.rl.maxNewTokens,
+      grader: "strict",
+      template: COMPACT,
+    },
   };
 }
 
-/** The recorded task set of `--dataset synthetic:DIR`: what defines its problems, and the sweep's evaluation. */
-function taskSetOf(
-  dir: string,
-  s: TfjsSettings,
-  sweepEval: NonNullable<EvalSettings["taskSet"]>["sweepEval"],
-): NonNullable<EvalSettings["taskSet"]> {
-  const { families, testSize, seed, difficulty, difficultyByFamily } = s.tasks;
-  return { source: dir, tasks: { families, testSize, seed, difficulty, difficultyByFamily }, sweepEval };
-}
+/** The flag of each setting compared with the sweep's own evaluation. */
+const SWEEP_EVAL_FLAGS = {
+  temperature: "--temperature",
+  topP: "--top-p",
+  maxTokens: "--max-tokens",
+  grader: "--grader",
+  template: "--prompt-template",
+} as const;
 
 /**
  * One note for each setting of this eval that differs from the sweep's own evaluation of the checkpoint
@@ -263,35 +265,12 @@ function taskSetOf(
 export function sweepDifferences(s: EvalSettings): string[] {
   const sweep = s.taskSet?.sweepEval;
   if (!sweep) return [];
-  const mine = {
-    temperature: s.temperature,
-    topP: s.topP,
-    maxTokens: s.maxTokens,
-    grader: s.grader ?? "default",
-    template: s.template.name,
-  };
-  const flag = {
-    temperature: "--temperature",
-    topP: "--top-p",
-    maxTokens: "--max-tokens",
-    grader: "--grader",
-  };
-  return (Object.keys(mine) as (keyof typeof mine)[]).filter((key) => mine[key] !== sweep[key]).map((key) =>
-    `${key === "template" ? "--prompt-template" : flag[key]} ${
-      mine[key]
-    } differs from the sweep's evaluation ` +
-    `(${sweep[key]}): this Pass@k is not comparable with the sweep's`
+  const mine = { ...s, grader: s.grader ?? "default", template: s.template.name };
+  const keys = Object.keys(SWEEP_EVAL_FLAGS) as (keyof typeof SWEEP_EVAL_FLAGS)[];
+  return keys.filter((k) => mine[k] !== sweep[k]).map((k) =>
+    `${SWEEP_EVAL_FLAGS[k]} ${mine[k]} differs from the sweep's evaluation (${sweep[k]}): ` +
+    "this Pass@k is not comparable with the sweep's"
   );
-}
-
-/** The `--sampling` parameters ({} without the flag); a malformed value is a UsageError naming the entry. */
-function serverSamplingFrom(text: string | undefined): EvalSettings["server"] {
-  if (text === undefined) return {};
-  try {
-    return parseServerSampling(text);
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
 }
 
 /** The key named by --api-key-env, or undefined without the flag; an unset variable is a clear error. */
@@ -309,7 +288,8 @@ function apiKeyFrom(v: Values): string | undefined {
 
 /** Records of the dataset; "not fetched yet" becomes one line saying how to fetch it. A file's identity (path,
  * sha256, fields read) is recorded in `settings.datasetFile`. */
-async function loadProblems(dataset: string, v: Values, settings: EvalSettings): Promise<MathRecord[]> {
+async function loadProblems(v: Values, settings: EvalSettings): Promise<MathRecord[]> {
+  const dataset = settings.dataset;
   if (v.dataset && isDatasetFile(v.dataset)) {
     const duplicates = v.duplicates ?? "refuse";
     const file = await loadFileDataset(resolve(v.dataset), {
@@ -352,11 +332,10 @@ const COMPACT = COMPACT_TEMPLATE.name;
 function compactProblems(): MathRecord[] {
   const settings = defaultSettings();
   const test = taskSets(settings).test;
+  const families = settings.tasks.families.join(", ");
   console.error(
     `acebench eval: --prompt-template compact: the tfjs engine's default held-out tasks (${test.length} ` +
-      `problems; families ${
-        settings.tasks.families.join(", ")
-      }); --dataset synthetic:DIR takes a sweep's own`,
+      `problems; families ${families}); --dataset synthetic:DIR takes a sweep's own`,
   );
   return test.map((r) => ({ ...r, problem: renderPrompt(r) }));
 }
@@ -393,17 +372,11 @@ async function evalOnce(args: string[]): Promise<SuiteStep> {
   const settings = settingsFromFlags(v);
   const out = required(v, "out");
   const apiKey = apiKeyFrom(v);
-  const transport = {
-    concurrency: v.concurrency,
-    maxPerRequest: v["max-n-per-request"],
-    timeoutMs: v.timeout * 1000,
-    retry: { ...DEFAULT_RETRY, maxRetries: v.retries },
-  };
   const all = settings.taskSet
     ? sweepProblems(settings)
     : settings.template.name === COMPACT
     ? compactProblems()
-    : await loadProblems(settings.dataset, v, settings);
+    : await loadProblems(v, settings);
   const problems = selectProblems(all, settings.limit, settings.subsetSeed);
   const command = ["deno task eval", ...args.map(shellQuote)].join(" ");
   const existed = exists(out);
@@ -411,9 +384,15 @@ async function evalOnce(args: string[]): Promise<SuiteStep> {
   const lock = lockFolder(out, { command, flag: "out" });
   const interrupt = onSignals();
   try {
-    const { code, outcome } = await evalLocked(v, settings, problems, out, {
-      ...transport,
+    const { code, outcome } = await evalLocked(settings, problems, out, {
+      concurrency: v.concurrency,
+      maxPerRequest: v["max-n-per-request"],
+      timeoutMs: v.timeout * 1000,
+      retry: { ...DEFAULT_RETRY, maxRetries: v.retries },
       apiKey,
+      apiKeyEnv: v["api-key-env"],
+      excludeTruncated: v["exclude-truncated"],
+      repair: v.repair ? (m) => console.error(m) : undefined,
       command,
       signal: interrupt.signal,
     });
@@ -456,12 +435,12 @@ function onSignals(): { signal: AbortSignal; dispose(): void } {
   };
 }
 
+/** Evaluate, print the outcome and write the report; exit code 1 when a problem failed. */
 async function evalLocked(
-  v: Values,
   settings: EvalSettings,
   problems: EvalProblem[],
   out: string,
-  transport: Omit<Parameters<typeof evaluateEndpoint>[3], "onProgress" | "onRetry">,
+  transport: TransportOptions,
 ): Promise<{ code: number; outcome: EvalOutcome }> {
   const total = problems.length * settings.n;
   const bar = progressBar(`eval ${settings.model}`, total, "samples");
@@ -474,9 +453,6 @@ async function evalLocked(
   try {
     outcome = await evaluateEndpoint(problems, settings, out, {
       ...transport,
-      apiKeyEnv: v["api-key-env"],
-      excludeTruncated: v["exclude-truncated"],
-      repair: v.repair ? (m) => console.error(m) : undefined,
       onProgress: (done) => {
         bar.update(done);
         log?.update(done);
@@ -520,13 +496,12 @@ function taskSetSection(s: EvalSettings): string[] {
   const t = s.taskSet;
   if (!t) return [];
   const notes = sweepDifferences(s);
+  const families = t.tasks.families.join(", ");
   return [
     [
       "## Task set",
       "",
-      `The held-out tasks of ${t.source}: ${t.tasks.testSize} problems, families ${
-        t.tasks.families.join(", ")
-      }, ` +
+      `The held-out tasks of ${t.source}: ${t.tasks.testSize} problems, families ${families}, ` +
       `task seed ${t.tasks.seed}: the problems its sweep evaluated.`,
       notes.length
         ? notes.map((n) => `- Note: ${n}.`).join("\n")
@@ -554,17 +529,7 @@ function printOutcome(outcome: EvalOutcome, settings: EvalSettings, retries: num
       `latency p50 ${lat?.p50 ?? "-"} ms p95 ${lat?.p95 ?? "-"} ms p99 ${lat?.p99 ?? "-"} ms`,
   );
   if (outcome.rows.length === 0) return;
-  const byProblem = new Map<string, { n: number; c: number }>();
-  for (const r of outcome.rows) {
-    const p = byProblem.get(r.problemId) ?? { n: 0, c: 0 };
-    p.n++;
-    if (r.correct) p.c++;
-    byProblem.set(r.problemId, p);
-  }
-  const passK = (k: number) => {
-    const ps = [...byProblem.values()].filter((p) => p.n >= k);
-    return ps.length ? (ps.reduce((t, p) => t + passAtK(p.n, p.c, k), 0) / ps.length).toFixed(4) : "-";
-  };
+  const passK = (k: number) => suiteCell(outcome.rows, k)?.mean.toFixed(4) ?? "-";
   console.log(settings.ks.map((k) => `pass@${k} ${passK(k)}`).join(", "));
 }
 
@@ -582,8 +547,7 @@ function truncatedColumn(rows: readonly EvalRow[], samplesPath: string, n: numbe
     if (r.meta.level !== undefined && r.meta.level !== null) slices.push(`level=${r.meta.level}`);
     for (const slice of slices) {
       const key = `${r.dataset}|${slice}`;
-      if (!problemsBySlice.has(key)) problemsBySlice.set(key, new Set());
-      problemsBySlice.get(key)!.add(r.problemId);
+      problemsBySlice.set(key, (problemsBySlice.get(key) ?? new Set()).add(r.problemId));
     }
   }
   const truncatedOf = (key: string) => {

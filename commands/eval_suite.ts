@@ -45,11 +45,11 @@ async function preflight(
     }
   }
   if (missing.length) {
-    const cache = options.cacheDir ? ` --cache-dir ${options.cacheDir}` : "";
+    const fetch = `deno task fetch ${missing.join(" ")}${
+      options.cacheDir ? ` --cache-dir ${options.cacheDir}` : ""
+    }`;
     throw new Error(
-      `the suite needs ${missing.join(", ")}, not fetched yet: run \`deno task fetch ${
-        missing.join(" ")
-      }${cache}\` ` +
+      `the suite needs ${missing.join(", ")}, not fetched yet: run \`${fetch}\` ` +
         "or pass --mirror DIR (deno task fetch --list names each file)",
     );
   }
@@ -89,7 +89,7 @@ export async function runSuite(
         const message = (e as Error).message.split("\n")[0];
         console.error(`acebench eval --suite ${name}: ${dataset}: ${message}`);
         code ||= 1;
-        sets.push({ dataset, problems: 0, scored: 0, truncated: 0, rows: [], error: message });
+        sets.push(failedSet(dataset, message));
       }
     }
     const written = writeSuiteReport(options.out, {
@@ -107,19 +107,15 @@ export async function runSuite(
   }
 }
 
+/** The suite column of a set that has no result, and why. */
+function failedSet(dataset: string, error: string): SuiteSet {
+  return { dataset, problems: 0, scored: 0, truncated: 0, rows: [], error };
+}
+
 /** A suite column from one eval's outcome. */
 function setOf(dataset: string, step: SuiteStep): SuiteSet {
   const o = step.outcome;
-  if (!o) {
-    return {
-      dataset,
-      problems: 0,
-      scored: 0,
-      truncated: 0,
-      rows: [],
-      error: `exit ${step.code}, no samples`,
-    };
-  }
+  if (!o) return failedSet(dataset, `exit ${step.code}, no samples`);
   return {
     dataset,
     problems: o.problems,
@@ -132,11 +128,10 @@ function setOf(dataset: string, step: SuiteStep): SuiteSet {
 
 /** One line of the protocol shared by every set: model, endpoint mode, sampling, template, grader, subset. */
 function protocolLine(s: EvalSettings): string {
+  const which = s.subsetSeed === null ? "first" : `seeded random (seed ${s.subsetSeed})`;
   const subset = s.limit === null
     ? "all problems of each set"
-    : `the ${
-      s.subsetSeed === null ? "first" : `seeded random (seed ${s.subsetSeed})`
-    } ${s.limit} problems of each set`;
+    : `the ${which} ${s.limit} problems of each set`;
   return `\`${s.model}\` (${s.mode}), n = ${s.n}, temperature ${s.temperature}, top_p ${s.topP}, max_tokens ` +
     `${s.maxTokens}, seed ${s.seed}, template ${s.template.name}, grader ${
       s.grader ?? "default"

@@ -94,7 +94,6 @@ export async function main(args: string[]): Promise<number> {
     throw new UsageError(`--only '${values.only}' matches none of: ${all.map((r) => r.runId).join(", ")}`);
   }
   const out = values.out ?? join("runs", sweep.name);
-  const workers = values.workers;
   if (values.calibrate && !(values["dry-run"] && spec.local)) {
     throw new UsageError(`--calibrate goes with --dry-run, on an engine that trains here (not ${spec.name})`);
   }
@@ -105,7 +104,7 @@ export async function main(args: string[]): Promise<number> {
       console.error(`sweep ${sweep.name}: calibration stored in ${costModelPath()} (${costKey(sweep)})`);
     }
     const stored = storedCalibrations(sweep);
-    console.log(await describePlan(sweep, runs, out, workers, spec, stored, values.verbose));
+    console.log(await describePlan(sweep, runs, out, values.workers, spec, stored, values.verbose));
     return 0;
   }
   // One writer per folder: a second sweep on `out` exits 2 here instead of retraining finished runs.
@@ -113,7 +112,7 @@ export async function main(args: string[]): Promise<number> {
   const lock = lockFolder(out, { command, flag: "out" });
   try {
     if (values.repair) repairRuns(out);
-    return await sweepLocked(sweep, all, runs, out, workers, values["no-report"]);
+    return await sweepLocked(sweep, all, runs, out, values.workers, values["no-report"]);
   } finally {
     lock.release();
   }

@@ -1,5 +1,5 @@
 // Command-line flags through node:util parseArgs (the one place to swap in @std/cli later).
-import { parseArgs as nodeParseArgs, type ParseArgsConfig } from "node:util";
+import { parseArgs, type ParseArgsConfig } from "node:util";
 
 /** A bad invocation: the CLI prints the message and where to find the usage, then exits 2. */
 export class UsageError extends Error {
@@ -25,33 +25,6 @@ export function shellQuote(word: string): string {
 /** Options as accepted by node:util parseArgs. */
 type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
 
-/**
- * Parse flags strictly; `--help` is always accepted; unknown flags, missing or empty values raise UsageError
- * naming the flag. A negative number after a string flag (`--seed -1`) is taken as its value, so the flag's own
- * range check rejects it with its message (parseArgs alone calls it "ambiguous").
- */
-function parseFlags(args: string[], options: FlagSpec, allowPositionals = true) {
-  const joined = joinNegativeValues(args, options);
-  let parsed;
-  try {
-    parsed = nodeParseArgs({
-      args: joined,
-      options: { help: { type: "boolean", short: "h" }, ...options },
-      allowPositionals,
-      strict: true,
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message.split("\n")[0]);
-  }
-  for (const [name, value] of Object.entries(parsed.values)) {
-    const values = Array.isArray(value) ? value : [value];
-    if (values.some((v) => typeof v === "string" && v.trim() === "")) {
-      throw new UsageError(`--${name}: the value is empty`);
-    }
-  }
-  return parsed;
-}
-
 /** `--flag -3` → `--flag=-3` for string flags followed by a negative number (anything else is left alone). */
 function joinNegativeValues(args: readonly string[], options: FlagSpec): string[] {
   const out: string[] = [];
@@ -68,29 +41,28 @@ function joinNegativeValues(args: readonly string[], options: FlagSpec): string[
   return out;
 }
 
-/** Parse a comma-separated list of positive integers, e.g. "1,2,4"; the error names the flag. */
-function parseIntList(text: string, flag: string): number[] {
-  const out = text.split(",").map((s) => Number(s.trim()));
-  if (out.length === 0 || out.some((n) => !Number.isInteger(n) || n < 1)) {
-    throw new UsageError(`--${flag}: expected comma-separated positive integers, got '${text}'`);
+/** A flag's string value as its type: a number within [min, max] (an integer if asked), a list, a choice. */
+function typedValue(name: string, f: Flag, v: string): unknown {
+  if (f.type === "number") {
+    const n = Number(v);
+    const [min, max] = [f.min ?? -Infinity, f.max ?? Infinity];
+    if (!Number.isFinite(n) || n < min || n > max) {
+      throw new UsageError(`--${name}: expected a number in [${min}, ${max}], got '${v}'`);
+    }
+    if (f.integer && !Number.isInteger(n)) throw new UsageError(`--${name}: expected an integer, got ${v}`);
+    return n;
   }
-  return out;
-}
-
-/** Parse a number flag within [min, max]; the error names the flag. */
-function parseNumber(
-  text: string | undefined,
-  flag: string,
-  fallback: number,
-  min = -Infinity,
-  max = Infinity,
-): number {
-  if (text === undefined) return fallback;
-  const n = Number(text);
-  if (!Number.isFinite(n) || n < min || n > max) {
-    throw new UsageError(`--${flag}: expected a number in [${min}, ${max}], got '${text}'`);
+  if (f.type === "list") {
+    const out = v.split(",").map((s) => Number(s.trim()));
+    if (out.some((n) => !Number.isInteger(n) || n < 1)) {
+      throw new UsageError(`--${name}: expected comma-separated positive integers, got '${v}'`);
+    }
+    return out;
   }
-  return n;
+  if (f.choices && !f.choices.includes(v)) {
+    throw new UsageError(`--${name}: expected one of ${f.choices.join(", ")}, got '${v}'`);
+  }
+  return v;
 }
 
 /**
@@ -167,7 +139,7 @@ export function flagLines(table: FlagTable, width = 110): string {
 }
 
 /**
- * Parse `args` by `table` (node:util parseArgs underneath, as `parseFlags`): numbers checked against their range,
+ * Parse `args` by `table` (node:util parseArgs underneath; `--help` always accepted): numbers checked against their range,
  * lists and choices checked, defaults filled in; every error a UsageError naming the flag; `--help` throws
  * HelpRequested.
  */
@@ -184,24 +156,30 @@ export function parseTable<T extends FlagTable>(
         : { type: "string", ...(f.multiple ? { multiple: true } : {}) },
     ]),
   );
-  const parsed = parseFlags(args, spec, allowPositionals);
+  // Strict: unknown flags and missing values are errors; a negative number after a string flag (`--seed -1`)
+  // is its value, so the flag's own range check rejects it with its message (parseArgs calls it "ambiguous").
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: joinNegativeValues(args, spec),
+      options: { help: { type: "boolean", short: "h" }, ...spec },
+      allowPositionals,
+      strict: true,
+    });
+  } catch (e) {
+    throw new UsageError((e as Error).message.split("\n")[0]);
+  }
   const raw = parsed.values as Record<string, string | string[] | boolean | undefined>;
   if (raw.help === true) throw new HelpRequested();
   const values: Record<string, unknown> = {};
   for (const [name, f] of Object.entries(table)) {
     const v = raw[name];
+    if ([v].flat().some((x) => typeof x === "string" && x.trim() === "")) {
+      throw new UsageError(`--${name}: the value is empty`);
+    }
     if (f.type === "boolean") values[name] = v === true;
     else if (f.multiple) values[name] = (v as string[] | undefined) ?? [];
-    else if (v === undefined) values[name] = f.default;
-    else if (f.type === "number") {
-      values[name] = parseNumber(v as string, name, 0, f.min, f.max);
-      if (f.integer && !Number.isInteger(values[name])) {
-        throw new UsageError(`--${name}: expected an integer, got ${v}`);
-      }
-    } else if (f.type === "list") values[name] = parseIntList(v as string, name);
-    else if (f.choices && !f.choices.includes(v as string)) {
-      throw new UsageError(`--${name}: expected one of ${f.choices.join(", ")}, got '${v}'`);
-    } else values[name] = v;
+    else values[name] = v === undefined ? f.default : typedValue(name, f, v as string);
   }
   return { values: values as FlagValues<T>, positionals: parsed.positionals };
 }

@@ -5,6 +5,7 @@
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { UsageError } from "./args.ts";
+import { exists } from "./fs.ts";
 
 /** What the lock file holds (for the message; the kernel lock is what counts). */
 export interface LockOwner {
@@ -38,20 +39,13 @@ export interface FolderLock {
 /** Name of the lock file inside a locked folder. */
 export const LOCK_FILE = ".lock";
 
-function readOwner(path: string): LockOwner | null {
-  try {
-    const o = JSON.parse(Deno.readTextFileSync(path));
-    return Number.isInteger(o?.pid) && typeof o?.host === "string" ? o : null;
-  } catch {
-    return null; // absent, or the holder is between taking the lock and writing its name
-  }
-}
-
-/** The holder's record; it writes it right after locking, so an empty file is re-read briefly. */
+/** The holder's record; it writes it right after locking, so an empty file is re-read briefly (null: none). */
 function holder(path: string): LockOwner | null {
   for (let i = 0; i < 20; i++) {
-    const owner = readOwner(path);
-    if (owner) return owner;
+    try {
+      const o = JSON.parse(Deno.readTextFileSync(path));
+      if (Number.isInteger(o?.pid) && typeof o?.host === "string") return o;
+    } catch { /* absent, or the holder is between taking the lock and writing its name */ }
     const until = performance.now() + 10;
     while (performance.now() < until) { /* spin: the writer is microseconds away */ }
   }
@@ -72,16 +66,9 @@ function samePath(file: Deno.FsFile, path: string): boolean {
  * lives as long as the returned handle (or the process): release it, exit, or be killed.
  */
 export function lockFolder(dir: string, opts: { command?: string; flag?: string } = {}): FolderLock {
-  let stat: Deno.FileInfo | null = null;
-  try {
-    stat = Deno.statSync(dir);
-  } catch { /* absent: created below */ }
-  if (stat && !stat.isDirectory) {
-    throw new UsageError(
-      `${
-        opts.flag ? `--${opts.flag} ` : ""
-      }${dir}: a file, not a folder; pass a folder (created when absent)`,
-    );
+  if (exists(dir) && !Deno.statSync(dir).isDirectory) {
+    const flag = opts.flag ? `--${opts.flag} ` : "";
+    throw new UsageError(`${flag}${dir}: a file, not a folder; pass a folder (created when absent)`);
   }
   Deno.mkdirSync(dir, { recursive: true });
   const path = join(dir, LOCK_FILE);

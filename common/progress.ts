@@ -28,16 +28,18 @@ export function formatEta(t: unknown, options: unknown, roundTo: number): string
   return cliProgress.Format.TimeFormat(t, options, roundTo);
 }
 
+/** cli-progress options of a bar drawn on stderr with `format`. */
+function barOptions(format: string) {
+  return { format, stream: process.stderr, hideCursor: true, clearOnComplete: false, formatTime: formatEta };
+}
+
 /** A single bar with ETA; `label` prefixes it, `unit` names what is counted. */
 export function progressBar(label: string, total: number, unit = "items"): Progress {
   if (!progressEnabled()) return quiet;
-  const bar = new cliProgress.SingleBar({
-    format: `${label} [{bar}] {value}/{total} ${unit} | {percentage}% | ETA {eta_formatted}`,
-    stream: process.stderr,
-    hideCursor: true,
-    clearOnComplete: false,
-    formatTime: formatEta,
-  }, cliProgress.Presets.shades_classic);
+  const bar = new cliProgress.SingleBar(
+    barOptions(`${label} [{bar}] {value}/{total} ${unit} | {percentage}% | ETA {eta_formatted}`),
+    cliProgress.Presets.shades_classic,
+  );
   bar.start(total, 0);
   return bar;
 }
@@ -49,13 +51,10 @@ export function multiProgress(): {
   stop(): void;
 } {
   if (!progressEnabled()) return { add: () => quiet, stop() {} };
-  const multi = new cliProgress.MultiBar({
-    format: "{label} [{bar}] {value}/{total} {unit} | ETA {eta_formatted}",
-    stream: process.stderr,
-    hideCursor: true,
-    clearOnComplete: false,
-    formatTime: formatEta,
-  }, cliProgress.Presets.shades_classic);
+  const multi = new cliProgress.MultiBar(
+    barOptions("{label} [{bar}] {value}/{total} {unit} | ETA {eta_formatted}"),
+    cliProgress.Presets.shades_classic,
+  );
   return {
     add(label, total, unit = "steps", start = 0) {
       const bar = multi.create(total, start, { label: label.padEnd(24), unit });

@@ -2,6 +2,7 @@
 // the design (a `seeds` list on one base, or `bases` × seeds per base), each method's family and baseline, and
 // the evaluation protocol (dataset and split, prompt template, sampling sent and left to server defaults, grader
 // mode and version, per-answer timeout, n, ks). One module owns the schema; readers validate on read.
+import { readFileSync } from "node:fs";
 import { compileSchema, validate, ValidationError } from "./config.ts";
 
 /**
@@ -65,13 +66,9 @@ export function describeDesign(d: Design): string {
   if (d.kind === "seeds") {
     return `design: seeds on one shared base model: seeds ${d.seeds.join(", ") || "none recorded"}`;
   }
-  return `design: bases × seeds per base: ${d.bases} base model(s) (bases 0–${
-    d.bases - 1
-  }) × ${d.seedsPerBase} ` +
-    `seed(s) per base (RL seeds 0–${d.seedsPerBase - 1} within each base), ${
-      d.bases * d.seedsPerBase
-    } run(s) ` +
-    "per method";
+  const { bases, seedsPerBase: per } = d;
+  return `design: bases × seeds per base: ${bases} base model(s) (bases 0–${bases - 1}) × ${per} seed(s) ` +
+    `per base (RL seeds 0–${per - 1} within each base), ${bases * per} run(s) per method`;
 }
 
 /** A method as resolved: its family (from its algorithm config, never from its name) and its baseline method. */
@@ -92,82 +89,11 @@ export interface SweepRecord {
   protocol: EvalProtocol;
 }
 
-/** The JSON Schema of `EvalProtocol` (reports/schemas/summary.schema.json embeds the same, checked by a test). */
-export const PROTOCOL_SCHEMA = {
-  type: "object",
-  required: ["datasets", "split", "template", "sampling", "grader", "n", "ks"],
-  additionalProperties: false,
-  properties: {
-    datasets: { type: "array", items: { type: "string" } },
-    split: { type: "string" },
-    template: { type: "string" },
-    sampling: {
-      type: "object",
-      required: ["sent", "serverDefaults"],
-      additionalProperties: false,
-      properties: {
-        sent: { type: "object" },
-        serverDefaults: { type: "array", items: { type: "string" } },
-      },
-    },
-    grader: {
-      type: "object",
-      required: ["mode", "version", "timeoutMs"],
-      additionalProperties: false,
-      properties: {
-        mode: { enum: ["strict", "default", "none"] },
-        version: { type: ["string", "null"] },
-        timeoutMs: { type: ["number", "null"] },
-      },
-    },
-    n: { type: "integer", minimum: 1 },
-    ks: { type: "array", items: { type: "integer", minimum: 1 } },
-  },
-};
+/** The JSON Schema of sweep.json's `record`, with `EvalProtocol`'s and config.json's `record` as definitions. */
+const SCHEMA = JSON.parse(readFileSync(new URL("./record.schema.json", import.meta.url), "utf8"));
 
-const SWEEP_RECORD_SCHEMA = {
-  type: "object",
-  required: ["version", "design", "methods", "protocol"],
-  additionalProperties: false,
-  properties: {
-    version: { const: RECORD_VERSION },
-    design: {
-      oneOf: [
-        {
-          type: "object",
-          required: ["kind", "seeds"],
-          additionalProperties: false,
-          properties: { kind: { const: "seeds" }, seeds: { type: "array", items: { type: "integer" } } },
-        },
-        {
-          type: "object",
-          required: ["kind", "bases", "seedsPerBase"],
-          additionalProperties: false,
-          properties: {
-            kind: { const: "bases" },
-            bases: { type: "integer", minimum: 1 },
-            seedsPerBase: { type: "integer", minimum: 1 },
-          },
-        },
-      ],
-    },
-    methods: {
-      type: "array",
-      items: {
-        type: "object",
-        required: ["name", "preset", "family", "baseline"],
-        additionalProperties: false,
-        properties: {
-          name: { type: "string" },
-          preset: { type: "string" },
-          family: { enum: ["ace", "standard"] },
-          baseline: { type: ["string", "null"] },
-        },
-      },
-    },
-    protocol: PROTOCOL_SCHEMA,
-  },
-};
+/** The JSON Schema of `EvalProtocol` (reports/schemas/summary.schema.json embeds the same, checked by a test). */
+export const PROTOCOL_SCHEMA: object = SCHEMA.definitions.protocol;
 
 /** A run's config.json `record`: its method (family, baseline) and the protocol it was evaluated under. */
 export interface RunRecord {
@@ -176,19 +102,8 @@ export interface RunRecord {
   protocol: EvalProtocol;
 }
 
-const RUN_RECORD_SCHEMA = {
-  type: "object",
-  required: ["version", "method", "protocol"],
-  additionalProperties: false,
-  properties: {
-    version: { const: RECORD_VERSION },
-    method: SWEEP_RECORD_SCHEMA.properties.methods.items,
-    protocol: PROTOCOL_SCHEMA,
-  },
-};
-
-const validator = compileSchema(SWEEP_RECORD_SCHEMA);
-const runValidator = compileSchema(RUN_RECORD_SCHEMA);
+const validator = compileSchema(SCHEMA);
+const runValidator = compileSchema({ ...SCHEMA.definitions.runRecord, definitions: SCHEMA.definitions });
 
 /** A run's record from its sweep's: its method's entry and the protocol (null when the method is not listed). */
 export function runRecordFrom(sweep: SweepRecord, method: string): RunRecord | null {
@@ -259,13 +174,12 @@ export function describeProtocol(p: EvalProtocol): string[] {
   const timeout = p.grader.timeoutMs === null
     ? "no per-answer timeout"
     : `${p.grader.timeoutMs} ms per answer`;
+  const defaults = p.sampling.serverDefaults.join(", ") || "none";
   return [
     `- grader: ${modeText(p.grader.mode)}${version}, ${timeout}`,
     `- data: ${p.datasets.join(", ")}, split: ${p.split}; prompt template \`${p.template}\`; n = ${p.n}, ` +
     `k = ${p.ks.join(", ")}`,
-    `- sampling sent: ${sent || "none"}; left to the sampler's defaults: ${
-      p.sampling.serverDefaults.join(", ") || "none"
-    }`,
+    `- sampling sent: ${sent || "none"}; left to the sampler's defaults: ${defaults}`,
   ];
 }
 
@@ -278,11 +192,9 @@ export interface ProtocolSide {
 /** Each leaf field of a protocol as [dotted path, JSON text], grader first. */
 function leaves(p: EvalProtocol): [string, string][] {
   const { grader, sampling, ...rest } = p;
-  return [
-    ...Object.entries(grader).map(([k, v]) => [`grader.${k}`, JSON.stringify(v)] as [string, string]),
-    ...Object.entries(rest).map(([k, v]) => [k, JSON.stringify(v)] as [string, string]),
-    ...Object.entries(sampling).map(([k, v]) => [`sampling.${k}`, JSON.stringify(v)] as [string, string]),
-  ];
+  const of = (o: object, prefix: string) =>
+    Object.entries(o).map(([k, v]): [string, string] => [prefix + k, JSON.stringify(v)]);
+  return [...of(grader, "grader."), ...of(rest, ""), ...of(sampling, "sampling.")];
 }
 
 /** A Markdown table of two protocols side by side (a differing field marked ≠; "not recorded" for null). */
@@ -307,18 +219,14 @@ export function protocolTable(a: ProtocolSide, b: ProtocolSide): string[] {
  * gives a note line saying how to get one, not a refusal (its protocol is unknown, not known to differ).
  */
 export function checkSameProtocol(a: ProtocolSide, b: ProtocolSide, allow: boolean): string[] {
-  const missing = [a, b].filter((s) => !s.protocol).map((s) =>
-    `${s.label}: evaluation protocol ${MIGRATE_HINT}`
-  );
-  if (!a.protocol || !b.protocol) return missing;
+  if (!a.protocol || !b.protocol) {
+    return [a, b].filter((s) => !s.protocol).map((s) => `${s.label}: evaluation protocol ${MIGRATE_HINT}`);
+  }
   const diff = protocolDiff(a.protocol, b.protocol);
   if (diff.length === 0) return [];
   const field = diff[0];
-  const at = (p: EvalProtocol) =>
-    JSON.stringify(
-      field.split(".").reduce((v: unknown, k) => (v as Record<string, unknown> | undefined)?.[k], p),
-    ) ??
-      "absent";
+  const step = (v: unknown, k: string) => (v as Record<string, unknown> | undefined)?.[k];
+  const at = (p: EvalProtocol) => JSON.stringify(field.split(".").reduce(step, p)) ?? "absent";
   const what = `evaluation protocol differs: ${field} is ${at(a.protocol)} in ${a.label} but ` +
     `${at(b.protocol)} in ${b.label}${diff.length > 1 ? ` (also ${diff.slice(1).join(", ")})` : ""}`;
   if (!allow) {

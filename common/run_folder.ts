@@ -22,15 +22,6 @@ export const RUN_FILES = {
   checkpoints: "checkpoints",
 } as const;
 
-/** The sweep's own record, beside `runs/`. */
-export const SWEEP_FILE = "sweep.json";
-
-/**
- * An evaluation's record (`deno task eval`: model, endpoint, dataset, template, sampling, protocol), beside
- * `runs/`. Folders written before it have the same record (kind "eval") as sweep.json, which is still read.
- */
-export const EVAL_FILE = "eval.json";
-
 /** The folder of one run inside a sweep: `<sweepDir>/runs/<runId>`. */
 export function runDir(sweepDir: string, runId: string): string {
   return join(sweepDir, "runs", runId);
@@ -41,22 +32,17 @@ export function runFile(dir: string, file: keyof typeof RUN_FILES): string {
   return join(dir, RUN_FILES[file]);
 }
 
-/** Path of a sweep folder's sweep.json. */
+/** Path of a sweep folder's sweep.json: the sweep's own record, beside `runs/`. */
 export function sweepFile(sweepDir: string): string {
-  return join(sweepDir, SWEEP_FILE);
-}
-
-/** Path of an evaluation folder's eval.json. */
-export function evalFile(dir: string): string {
-  return join(dir, EVAL_FILE);
+  return join(sweepDir, "sweep.json");
 }
 
 /**
- * The file holding a folder's record: eval.json (an evaluation), else sweep.json (a sweep, or an evaluation
- * written before eval.json), or null when it has neither (e.g. a bare run folder).
+ * Path of an evaluation folder's eval.json (`deno task eval`: model, endpoint, dataset, template, sampling,
+ * protocol), beside `runs/`. Folders written before it have the same record (kind "eval") in sweep.json, still read.
  */
-function recordFile(dir: string): string | null {
-  return exists(evalFile(dir)) ? evalFile(dir) : exists(sweepFile(dir)) ? sweepFile(dir) : null;
+export function evalFile(dir: string): string {
+  return join(dir, "eval.json");
 }
 
 /**
@@ -89,7 +75,7 @@ const V1_EVAL_ONLY = ["kind", "name", "engine", "methods", "seeds", "eval", "sam
  * kind "eval", else "sweep".
  */
 export function migrateFolderFile(raw: Record<string, unknown>, file: string): FolderFile {
-  const kind = file.endsWith(EVAL_FILE) || raw.kind === "eval" ? "eval" : "sweep";
+  const kind = file.endsWith("eval.json") || raw.kind === "eval" ? "eval" : "sweep";
   if ("config" in raw) return { ...raw, kind } as unknown as FolderFile;
   const config = Object.fromEntries(
     Object.entries(raw).filter(([k]) =>
@@ -106,9 +92,12 @@ function upgraded(record: unknown): unknown {
   return r?.version === 1 ? { ...r, version: RECORD_VERSION } : r ?? null;
 }
 
-/** A folder's sweep.json or eval.json, migrated (`migrateFolderFile`) and its record validated; null: none. */
+/**
+ * A folder's eval.json (an evaluation), else sweep.json (a sweep, or an evaluation written before eval.json),
+ * migrated (`migrateFolderFile`) and its record validated; null when it has neither (e.g. a bare run folder).
+ */
 export function readFolderFile<C = unknown>(dir: string): FolderFile<C> | null {
-  const path = recordFile(dir);
+  const path = [evalFile(dir), sweepFile(dir)].find(exists);
   if (!path) return null;
   const file = migrateFolderFile(readJson<Record<string, unknown>>(path), path);
   return { ...file, record: file.record && sweepRecordOf(file.record, path) } as FolderFile<C>;
@@ -267,7 +256,7 @@ export function readMetrics<T = Record<string, unknown>>(dir: string): T[] {
 
 /** Replace a run's metrics.jsonl (atomically) with these records. */
 export function writeMetrics(dir: string, records: readonly unknown[]): void {
-  atomicWrite(runFile(dir, "metrics"), records.map((r) => JSON.stringify(r) + "\n").join(""));
+  atomicWrite(runFile(dir, "metrics"), jsonLines(records));
 }
 
 /** One line of a run's eval.jsonl: a graded evaluation sample (engines add their own `meta`). */
@@ -308,33 +297,26 @@ export function readEvalSamples(dir: string): EvalSample[] {
 
 /** Replace a run's eval.jsonl (atomically): for samples derived whole from another file (eval, VERL dumps). */
 export function writeEvalSamples(dir: string, samples: readonly unknown[]): void {
-  atomicWrite(runFile(dir, "eval"), samples.map((r) => JSON.stringify(r) + "\n").join(""));
+  atomicWrite(runFile(dir, "eval"), jsonLines(samples));
 }
 
-/** The index of an eval sample: one line per (step, dataset, problemId, sample) in a healthy eval.jsonl. */
-function sampleKey(s: Record<string, unknown>): string {
-  return JSON.stringify([s.step, s.dataset, s.problemId, s.sample]);
+/** Records as JSON-lines text. */
+function jsonLines(records: readonly unknown[]): string {
+  return records.map((r) => JSON.stringify(r) + "\n").join("");
 }
 
-/** Keep the first line of each key; returns the kept lines and how many were dropped. */
-function firstOfEach(lines: string[], key: (r: Record<string, unknown>) => string) {
+/** Rewrite a JSON-lines file without duplicate keys (first kept; a torn last line dropped); returns the count. */
+function dedupeJsonl(path: string, key: (r: Record<string, unknown>) => unknown): number {
+  const records = readJsonl<Record<string, unknown>>(path);
   const seen = new Set<string>();
-  const kept = lines.filter((line) => {
-    const k = key(JSON.parse(line));
+  const kept = records.filter((r) => {
+    const k = JSON.stringify(key(r));
     if (seen.has(k)) return false;
     seen.add(k);
     return true;
   });
-  return { kept, dropped: lines.length - kept.length };
-}
-
-/** Rewrite a JSON-lines file without duplicate keys (first kept; a torn last line dropped); returns the count. */
-function dedupeJsonl(path: string, key: (r: Record<string, unknown>) => string): number {
-  if (!exists(path)) return 0;
-  const lines = readJsonl<unknown>(path).map((r) => JSON.stringify(r));
-  const { kept, dropped } = firstOfEach(lines, key);
-  if (dropped > 0) atomicWrite(path, kept.map((l) => l + "\n").join(""));
-  return dropped;
+  if (kept.length < records.length) atomicWrite(path, jsonLines(kept));
+  return records.length - kept.length;
 }
 
 /**
@@ -343,7 +325,7 @@ function dedupeJsonl(path: string, key: (r: Record<string, unknown>) => string):
  */
 export function removeDuplicates(dir: string): { evalSamples: number; metricsLines: number } {
   return {
-    evalSamples: dedupeJsonl(runFile(dir, "eval"), sampleKey),
-    metricsLines: dedupeJsonl(runFile(dir, "metrics"), (r) => JSON.stringify(r.step)),
+    evalSamples: dedupeJsonl(runFile(dir, "eval"), (s) => [s.step, s.dataset, s.problemId, s.sample]),
+    metricsLines: dedupeJsonl(runFile(dir, "metrics"), (r) => r.step),
   };
 }

@@ -64,7 +64,7 @@ export function datasetDir(root: string, dataset: string): string {
 }
 
 /** Path of a dataset's manifest. */
-function manifestPath(root: string, dataset: string): string {
+export function manifestPath(root: string, dataset: string): string {
   return join(datasetDir(root, dataset), "manifest.json");
 }
 

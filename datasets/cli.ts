@@ -161,8 +161,7 @@ function listing(root: string): string {
         ? "-"
         : !m.audit
         ? "not audited"
-        : `${m.audit.failed.length} failing, ${m.audit.known.length} known, ` +
-          `${m.audit.fixed} repaired`,
+        : `${m.audit.failed.length} failing, ${m.audit.known.length} known, ${m.audit.fixed} repaired`,
     ];
   });
   rows.push(["synthetic", "built in (generateTasks)", "-", "always available", "generated on demand", "-"]);

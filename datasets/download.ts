@@ -23,7 +23,6 @@ export interface DownloadOptions {
   token?: string;
   /** Progress bar label. */
   label?: string;
-  maxRedirects?: number;
 }
 
 /** The verified file now at `dest`. */
@@ -35,6 +34,7 @@ export interface DownloadResult {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 10;
 
 /** Download `url` to `dest` (resuming `dest.part`), verify it, then rename atomically; throws DownloadError. */
 export async function download(options: DownloadOptions): Promise<DownloadResult> {
@@ -47,7 +47,10 @@ export async function download(options: DownloadOptions): Promise<DownloadResult
     // Range past the end: the part may already be complete (a run stopped before its rename), or stale.
     await res.body?.cancel();
     const sum = await fileSha256(part);
-    if (options.sha256 === sum) return finish(part, dest, offset, sum, offset);
+    if (options.sha256 === sum) {
+      Deno.renameSync(part, dest);
+      return { bytes: offset, sha256: sum, resumedFrom: offset };
+    }
     offset = removePart(part);
     res = await request(url, 0, options);
   }
@@ -70,14 +73,15 @@ export async function download(options: DownloadOptions): Promise<DownloadResult
       `checksum mismatch for ${url}: expected sha256 ${options.sha256}, got ${sum}; the download was discarded (rerun to retry)`,
     );
   }
-  return finish(part, dest, bytes, sum, resumedFrom);
+  Deno.renameSync(part, dest);
+  return { bytes, sha256: sum, resumedFrom };
 }
 
-/** GET `url` (with a Range header when resuming), following up to maxRedirects redirects by hand. */
+/** GET `url` (with a Range header when resuming), following up to MAX_REDIRECTS redirects by hand. */
 async function request(url: string, offset: number, options: DownloadOptions): Promise<Response> {
   const origin = new URL(url).origin;
   let current = url;
-  for (let hop = 0; hop <= (options.maxRedirects ?? 10); hop++) {
+  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     const headers = new Headers();
     if (offset > 0) headers.set("Range", `bytes=${offset}-`);
     // The token is for the hub; CDNs it redirects to get signed URLs and must not see it.
@@ -100,13 +104,12 @@ async function request(url: string, offset: number, options: DownloadOptions): P
     }
     current = new URL(location, current).href;
   }
-  throw new DownloadError(`${url}: more than ${options.maxRedirects ?? 10} redirects`);
+  throw new DownloadError(`${url}: more than ${MAX_REDIRECTS} redirects`);
 }
 
 /** True when a 206 response's Content-Range starts at `offset` (i.e. it continues our partial file). */
 function rangeStartsAt(res: Response, offset: number): boolean {
-  const m = res.headers.get("content-range")?.match(/^bytes (\d+)-/);
-  return m !== null && m !== undefined && Number(m[1]) === offset;
+  return res.headers.get("content-range")?.match(/^bytes (\d+)-/)?.[1] === String(offset);
 }
 
 /** Append the body to `part` (truncating it first unless resuming at `offset`); returns the final size. */
@@ -164,18 +167,6 @@ function httpError(status: number, statusText: string, url: string): DownloadErr
     ? "the server is busy or failing: rerun later"
     : "unexpected response";
   return new DownloadError(`HTTP ${status}${statusText ? " " + statusText : ""} for ${url}: ${hint}`);
-}
-
-/** Rename the verified part onto `dest`. */
-function finish(
-  part: string,
-  dest: string,
-  bytes: number,
-  sha256: string,
-  resumedFrom: number,
-): DownloadResult {
-  Deno.renameSync(part, dest);
-  return { bytes, sha256, resumedFrom };
 }
 
 /** Delete a partial download (if any); returns the new offset, 0. */

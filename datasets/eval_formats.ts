@@ -13,7 +13,7 @@ function aopsId(url: string | undefined, contest: "AIME" | "AMC"): string | null
 }
 
 /** A boxed-template record of `dataset` with the given id suffix, answer and metadata. */
-function record(
+export function record(
   dataset: MathRecord["dataset"],
   id: string | number,
   problem: string,
@@ -23,22 +23,21 @@ function record(
   return { id: `${dataset}/${id}`, dataset, problem, answer, template: "boxed", meta };
 }
 
+/** The source ids of a row with an `id` and, where it has one, its AoPS `url`. */
+export function idAndUrl(r: { id: number; url?: string }): Record<string, string | number> {
+  return r.url ? { id: r.id, url: r.url } : { id: r.id };
+}
+
 /** AIME 2024 (aime24/test.jsonl): answers are published zero-padded ("025"); the record holds the integer ("25"). */
-export function aime2024Record(
-  r: { id: number; problem: string; answer: string; url?: string },
-): MathRecord {
-  const sourceIds: Record<string, string | number> = { id: r.id };
-  if (r.url) sourceIds.url = r.url;
-  return record("aime2024", aopsId(r.url, "AIME") ?? r.id, r.problem, String(Number(r.answer)), {
-    sourceIds,
-  });
+export function aime2024Record(r: { id: number; problem: string; answer: string; url?: string }): MathRecord {
+  const id = aopsId(r.url, "AIME") ?? r.id;
+  return record("aime2024", id, r.problem, String(Number(r.answer)), { sourceIds: idAndUrl(r) });
 }
 
 /** AMC 2023 (amc23/test.jsonl): answers are JSON numbers written as floats (27.0); the record holds "27". */
 export function amc2023Record(r: { id: number; problem: string; answer: number; url?: string }): MathRecord {
-  const sourceIds: Record<string, string | number> = { id: r.id };
-  if (r.url) sourceIds.url = r.url;
-  return record("amc2023", aopsId(r.url, "AMC") ?? r.id, r.problem, String(r.answer), { sourceIds });
+  const id = aopsId(r.url, "AMC") ?? r.id;
+  return record("amc2023", id, r.problem, String(r.answer), { sourceIds: idAndUrl(r) });
 }
 
 /** Minerva Math (minerva_math/test.jsonl): the answer is the solution's last \boxed{}; the course is kept. */

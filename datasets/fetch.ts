@@ -12,6 +12,7 @@ import {
   datasetDir,
   type Manifest,
   type ManifestFile,
+  manifestPath,
   rawPath,
   readManifest,
   type RowCounts,
@@ -20,7 +21,7 @@ import { download, DownloadError, fileSha256 } from "./download.ts";
 import { FORMATS, schemaUrl } from "./formats.ts";
 import { type AuditGolds, auditRecords, fixGold, type GoldAuditResult } from "./gold_fixes.ts";
 import type { MathRecord } from "./record.ts";
-import { hubUrl, pickSource, type Source, type SourceFile, sourcesOf } from "./sources.ts";
+import { hubUrl, isOffline, pickSource, type Source, type SourceFile, sourcesOf } from "./sources.ts";
 
 /** What to do with a row that fails to parse or validate. */
 export type OnBadRow = "fail" | "skip";
@@ -106,13 +107,9 @@ async function obtain(
   const name = `${source.dataset}/${source.id}`;
   if (options.mirror) {
     if (!file.mirrorPath) {
-      const offline = sourcesOf(source.dataset).filter((s) => s.files.every((f) => f.mirrorPath)).map((s) =>
-        s.id
-      );
+      const offline = sourcesOf(source.dataset).filter(isOffline).map((s) => s.id).join("|");
       throw new Error(
-        `${name}: ${file.hubPath} has no offline copy; with --mirror use --source ${source.dataset}=${
-          offline.join("|")
-        }`,
+        `${name}: ${file.hubPath} has no offline copy; with --mirror use --source ${source.dataset}=${offline}`,
       );
     }
     const path = resolve(options.mirror, file.mirrorPath);
@@ -158,13 +155,11 @@ async function obtain(
     return describe(url, dest, got.sha256, file);
   } catch (e) {
     if (!(e instanceof DownloadError)) throw e;
+    const manifest = manifestPath(root, source.dataset);
     const changed = recorded && !file.sha256 && e.message.startsWith("checksum mismatch")
-      ? ` The file changed since its first fetch (recorded in ${
-        datasetDir(root, source.dataset)
-      }/manifest.json);` +
-        " delete that folder to accept the new version."
+      ? ` The file changed since its first fetch (recorded in ${manifest}); delete that folder to accept the new version.`
       : "";
-    const offline = sourcesOf(source.dataset).find((s) => s.files.every((f) => f.mirrorPath));
+    const offline = sourcesOf(source.dataset).find(isOffline);
     const how = file.mirrorPath
       ? `--mirror DIR (expects DIR/${file.mirrorPath})`
       : `--mirror DIR (uses the offline source ${offline?.id}, expecting DIR/${
@@ -181,14 +176,8 @@ async function obtain(
 }
 
 /** The manifest entry of a verified file. */
-function describe(url: string, path: string, sum: string, file: SourceFile): ManifestFile {
-  return {
-    url,
-    path,
-    bytes: statSync(path).size,
-    sha256: sum,
-    checksum: file.sha256 ? "pinned" : "recorded",
-  };
+function describe(url: string, path: string, sha256: string, file: SourceFile): ManifestFile {
+  return { url, path, bytes: statSync(path).size, sha256, checksum: file.sha256 ? "pinned" : "recorded" };
 }
 
 /** Validate every row against the format's schema, normalise it and drop exact duplicate rows. */
@@ -284,7 +273,7 @@ function writeRecords(
     fetchedAt: new Date().toISOString(),
     ...(audit ? { audit } : {}),
   };
-  writeJson(join(dir, "manifest.json"), manifest);
+  writeJson(manifestPath(root, source.dataset), manifest);
   for (const name of readdirSync(dir)) {
     if (/^records-[0-9a-f]+\.json$/.test(name) && name !== recordsFile) rmSync(join(dir, name));
   }

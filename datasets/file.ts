@@ -70,11 +70,7 @@ export async function loadFileDataset(path: string, keys: FileKeys = {}): Promis
     if (error !== undefined) throw new Error(`${where}: ${error}`);
     if (!row || typeof row !== "object" || Array.isArray(row)) throw new Error(`${where}: not an object`);
     const fields = row as Record<string, unknown>;
-    chosen ??= {
-      problem: pickProblemKey(fields, keys, where),
-      answer: pickAnswerKey(fields, keys, where),
-      id: pickIdKey(fields, keys),
-    };
+    chosen ??= chooseKeys(fields, keys, where);
     const id = chosen.id === null ? n : idOf(fields, chosen.id, where);
     records.push({
       id: `${name}/${id}`,
@@ -98,12 +94,6 @@ export async function loadFileDataset(path: string, keys: FileKeys = {}): Promis
     records: kept,
     warnings,
   };
-}
-
-/** The id field: the one given, else `id`, `idx` or `unique_id` where the first row has it, else null. */
-function pickIdKey(fields: Record<string, unknown>, keys: FileKeys): string | null {
-  if (keys.idKey) return keys.idKey;
-  return ["id", "idx", "unique_id"].find((k) => fields[k] !== undefined) ?? null;
 }
 
 /** A row's id: a non-empty string or a number. */
@@ -169,28 +159,22 @@ function at(fields: Record<string, unknown>, key: string): unknown {
   return value;
 }
 
-/** The problem field: the one given, else `problem`, else `question` (decided on the first row). */
-function pickProblemKey(fields: Record<string, unknown>, keys: FileKeys, where: string): string {
-  if (keys.problemKey) return keys.problemKey;
-  const found = ["problem", "question"].find((k) => fields[k] !== undefined);
-  if (!found) {
-    throw new Error(
-      `${where}: no 'problem' or 'question' field (fields: ${Object.keys(fields).join(", ")}); ` +
-        "name it with --problem-key",
-    );
+/**
+ * The fields of the problem (`problem`, else `question`), the answer (`answer`, else `solution:boxed`) and the id
+ * (`id`, `idx` or `unique_id`, else none: row numbers), where `keys` does not name them; decided on the first row.
+ */
+function chooseKeys(fields: Record<string, unknown>, keys: FileKeys, where: string) {
+  const has = (k: string) => fields[k] !== undefined;
+  const named = `(fields: ${Object.keys(fields).join(", ")})`;
+  const problem = keys.problemKey || ["problem", "question"].find(has);
+  if (!problem) {
+    throw new Error(`${where}: no 'problem' or 'question' field ${named}; name it with --problem-key`);
   }
-  return found;
-}
-
-/** The answer field: the one given, else `answer`, else `solution:boxed` (decided on the first row). */
-function pickAnswerKey(fields: Record<string, unknown>, keys: FileKeys, where: string): string {
-  if (keys.answerKey) return keys.answerKey;
-  if (fields.answer !== undefined) return "answer";
-  if (fields.solution !== undefined) return "solution:boxed";
-  throw new Error(
-    `${where}: no 'answer' or 'solution' field (fields: ${Object.keys(fields).join(", ")}); ` +
-      "name it with --answer-key",
-  );
+  const answer = keys.answerKey || (has("answer") ? "answer" : has("solution") ? "solution:boxed" : null);
+  if (!answer) {
+    throw new Error(`${where}: no 'answer' or 'solution' field ${named}; name it with --answer-key`);
+  }
+  return { problem, answer, id: keys.idKey || (["id", "idx", "unique_id"].find(has) ?? null) };
 }
 
 /** The problem text of a row: a non-empty string. */

@@ -1,8 +1,8 @@
 // Source formats: how to read rows from a source's files, and how one validated row becomes a MathRecord.
 // Row locations are 1-based ("file:line" for JSON lines, "file row N" for parquet and CSV).
-import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { type AsyncBuffer, parquetMetadataAsync, parquetReadObjects } from "hyparquet";
+import { type AsyncBuffer, asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from "hyparquet";
 import { sha256 } from "../common/hash.ts";
 import { fromCsv } from "../common/csv.ts";
 import { hasCjk, type MathRecord } from "./record.ts";
@@ -11,8 +11,10 @@ import {
   aime2024Record,
   amc2023Record,
   gsm8kRecord,
+  idAndUrl,
   minervaRecord,
   olympiadBenchRecord,
+  record,
 } from "./eval_formats.ts";
 
 /** One row as read: its location, and either the value or why it could not be parsed. */
@@ -49,22 +51,18 @@ export async function* jsonlRows(paths: string[]): AsyncGenerator<RawRow> {
 /** Parquet, a batch of row groups at a time so the 1.8M-row upstream DAPO file never sits in memory whole. */
 export async function* parquetRows(paths: string[]): AsyncGenerator<RawRow> {
   for (const path of paths) {
-    const { file, close } = fileBuffer(path);
-    try {
-      const metadata = await readMetadata(file, path);
-      for (const [start, end] of batches(metadata.row_groups.map((g) => Number(g.num_rows)))) {
-        let rows;
-        try {
-          rows = await parquetReadObjects({ file, metadata, rowStart: start, rowEnd: end });
-        } catch (e) {
-          throw new Error(`${path}: cannot read rows ${start + 1}-${end}: ${(e as Error).message}`);
-        }
-        for (let i = 0; i < rows.length; i++) {
-          yield { where: `${path} row ${start + i + 1}`, row: plain(rows[i]) };
-        }
+    const file = await asyncBufferFromFile(path);
+    const metadata = await readMetadata(file, path);
+    for (const [start, end] of batches(metadata.row_groups.map((g) => Number(g.num_rows)))) {
+      let rows;
+      try {
+        rows = await parquetReadObjects({ file, metadata, rowStart: start, rowEnd: end });
+      } catch (e) {
+        throw new Error(`${path}: cannot read rows ${start + 1}-${end}: ${(e as Error).message}`);
       }
-    } finally {
-      close();
+      for (let i = 0; i < rows.length; i++) {
+        yield { where: `${path} row ${start + i + 1}`, row: plain(rows[i]) };
+      }
     }
   }
 }
@@ -92,26 +90,6 @@ async function readMetadata(file: AsyncBuffer, path: string) {
   } catch (e) {
     throw new Error(`${path}: not a readable parquet file (truncated or corrupt?): ${(e as Error).message}`);
   }
-}
-
-/** A parquet AsyncBuffer over a local file using positional reads (safe under concurrent slices). */
-function fileBuffer(path: string): { file: AsyncBuffer; close(): void } {
-  const fd = openSync(path, "r");
-  const byteLength = statSync(path).size;
-  const file: AsyncBuffer = {
-    byteLength,
-    slice(start: number, end = byteLength) {
-      const buf = new Uint8Array(Math.max(0, Math.min(end, byteLength) - start));
-      let n = 0;
-      while (n < buf.length) {
-        const got = readSync(fd, buf, n, buf.length - n, start + n);
-        if (got === 0) break;
-        n += got;
-      }
-      return buf.buffer;
-    },
-  };
-  return { file, close: () => closeSync(fd) };
 }
 
 /** Parquet INT64 comes back as bigint: make it a number when exact, else a decimal string (JSON has no bigint). */
@@ -155,9 +133,9 @@ async function* matharenaSrcRows(paths: string[]): AsyncGenerator<RawRow> {
   }
 }
 
-/** "aime2025/I-1" style id for exam I or II, problem 1..15. */
-function aimeId(exam: string, n: number): string {
-  return `aime2025/${exam}-${n}`;
+/** An AIME 2025 record of exam I or II, problem 1..15 (id "aime2025/I-1"). */
+function aime2025(exam: string, n: number, problem: string, answer: string, meta: MathRecord["meta"]) {
+  return record("aime2025", `${exam}-${n}`, problem, answer, meta);
 }
 
 /** The upstream index (a UUID string, or an integer in re-exports). */
@@ -181,29 +159,22 @@ function dapoRecord(problem: string, answer: string, index: DapoIndex, dataSourc
 export const FORMATS = {
   "math500-jsonl": {
     rows: jsonlRows,
-    toRecord: (
-      r: { problem: string; answer: string; subject: string; level: number; unique_id: string },
-    ) => ({
-      id: `math500/${r.unique_id}`,
-      dataset: "math500",
-      problem: r.problem,
-      answer: r.answer,
-      template: "boxed",
-      meta: { subject: r.subject, level: r.level, sourceIds: { unique_id: r.unique_id } },
-    }),
+    toRecord: (r: { problem: string; answer: string; subject: string; level: number; unique_id: string }) =>
+      record("math500", r.unique_id, r.problem, r.answer, {
+        subject: r.subject,
+        level: r.level,
+        sourceIds: { unique_id: r.unique_id },
+      }),
   },
   "aime-matharena-parquet": {
     rows: parquetRows,
     toRecord: (
       r: { problem_idx: number; problem: string; answer: number | string; problem_type?: unknown },
-    ) => ({
-      id: aimeId(r.problem_idx <= 15 ? "I" : "II", ((r.problem_idx - 1) % 15) + 1),
-      dataset: "aime2025",
-      problem: r.problem,
-      answer: String(r.answer),
-      template: "boxed",
-      meta: { sourceIds: { problem_idx: r.problem_idx }, problemType: r.problem_type ?? undefined },
-    }),
+    ) => {
+      const meta = { sourceIds: { problem_idx: r.problem_idx }, problemType: r.problem_type ?? undefined };
+      const exam = r.problem_idx <= 15 ? "I" : "II";
+      return aime2025(exam, ((r.problem_idx - 1) % 15) + 1, r.problem, String(r.answer), meta);
+    },
   },
   "aime-yentinglin-jsonl": {
     rows: jsonlRows,
@@ -211,28 +182,15 @@ export const FORMATS = {
       // The AoPS url names exam and problem; the id (0-29) is the fallback.
       const m = r.url?.match(/2025_AIME_(I|II)_Problems\/Problem_(\d+)/);
       const [exam, n] = m ? [m[1], Number(m[2])] : [r.id < 15 ? "I" : "II", (r.id % 15) + 1];
-      const sourceIds: Record<string, string | number> = { id: r.id };
-      if (r.url) sourceIds.url = r.url;
-      return {
-        id: aimeId(exam, n),
-        dataset: "aime2025",
-        problem: r.problem,
-        answer: r.answer,
-        template: "boxed",
-        meta: { sourceIds },
-      };
+      return aime2025(exam, n, r.problem, r.answer, { sourceIds: idAndUrl(r) });
     },
   },
   "aime-matharena-src": {
     rows: matharenaSrcRows,
-    toRecord: (r: { exam: string; id: string; answer: string; problem: string }) => ({
-      id: aimeId(r.exam, Number(r.id)),
-      dataset: "aime2025",
-      problem: r.problem,
-      answer: r.answer,
-      template: "boxed",
-      meta: { sourceIds: { exam: r.exam, problem: Number(r.id) } },
-    }),
+    toRecord: (r: { exam: string; id: string; answer: string; problem: string }) =>
+      aime2025(r.exam, Number(r.id), r.problem, r.answer, {
+        sourceIds: { exam: r.exam, problem: Number(r.id) },
+      }),
   },
   "dapo-verl-parquet": {
     rows: parquetRows,

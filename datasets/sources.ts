@@ -212,6 +212,11 @@ export function sourcesOf(dataset: string): Source[] {
   return SOURCES.filter((s) => s.dataset === dataset);
 }
 
+/** True when every file of a source can be read from a `--mirror` folder. */
+export function isOffline(source: Source): boolean {
+  return source.files.every((f) => f.mirrorPath);
+}
+
 /** The source to use: `sourceId` if given, else the first that can be read from a mirror (when one is given) or the hub. */
 export function pickSource(dataset: string, options: { sourceId?: string; mirror?: boolean } = {}): Source {
   const all = sourcesOf(dataset);

@@ -224,25 +224,21 @@ function stream(seed: number, label: string): Rng {
 }
 
 /** Reject bad options with a one-line error naming the field. */
-function checkOptions(options: TaskOptions, families: readonly Family[], difficulty: number): void {
-  if (!Number.isInteger(options.seed)) {
-    throw new RangeError(`generateTasks: seed must be an integer, got ${options.seed}`);
-  }
-  if (options.split !== "train" && options.split !== "test") {
-    throw new RangeError(`generateTasks: split must be "train" or "test", got '${options.split}'`);
-  }
-  if (!Number.isInteger(options.count) || options.count < 0) {
-    throw new RangeError(`generateTasks: count must be a non-negative integer, got ${options.count}`);
-  }
+function checkOptions(
+  { seed, split, count }: TaskOptions,
+  families: readonly Family[],
+  difficulty: number,
+): void {
+  const fail = (why: string): never => {
+    throw new RangeError(`generateTasks: ${why}`);
+  };
+  if (!Number.isInteger(seed)) fail(`seed must be an integer, got ${seed}`);
+  if (split !== "train" && split !== "test") fail(`split must be "train" or "test", got '${split}'`);
+  if (!Number.isInteger(count) || count < 0) fail(`count must be a non-negative integer, got ${count}`);
   if (!Number.isInteger(difficulty) || difficulty < MIN_DIFFICULTY || difficulty > MAX_DIFFICULTY) {
-    throw new RangeError(
-      `generateTasks: difficulty must be an integer in [${MIN_DIFFICULTY}, ${MAX_DIFFICULTY}], got ${difficulty}`,
-    );
+    fail(`difficulty must be an integer in [${MIN_DIFFICULTY}, ${MAX_DIFFICULTY}], got ${difficulty}`);
   }
-  if (families.length === 0) throw new RangeError("generateTasks: families must not be empty");
-  for (const f of families) {
-    if (!(f in DRAW)) {
-      throw new RangeError(`generateTasks: unknown family '${f}' (known: ${FAMILIES.join(", ")})`);
-    }
-  }
+  if (families.length === 0) fail("families must not be empty");
+  const unknown = families.find((f) => !(f in DRAW));
+  if (unknown !== undefined) fail(`unknown family '${unknown}' (known: ${FAMILIES.join(", ")})`);
 }

@@ -54,11 +54,9 @@ export function resolveTemplate(nameOrFile: string): PromptTemplate {
   try {
     text = readFileSync(nameOrFile, "utf8");
   } catch {
+    const known = Object.keys(TEMPLATES).join(", ");
     throw new Error(
-      `--prompt-template: '${nameOrFile}' is neither a shipped template (${
-        Object.keys(TEMPLATES).join(", ")
-      }) ` +
-        `nor a readable file`,
+      `--prompt-template: '${nameOrFile}' is neither a shipped template (${known}) nor a readable file`,
     );
   }
   if (!text.includes("{problem}")) {

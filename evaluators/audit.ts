@@ -5,8 +5,9 @@
 import { parse } from "mathjs";
 import { extractGold } from "./extract.ts";
 import { normalizeAnswer } from "./normalize.ts";
-import { parseValue, type Value } from "./forms.ts";
+import { parseValue, RELATIONS, type Value } from "./forms.ts";
 import { grade } from "./grade.ts";
+import { GREEK } from "./latex.ts";
 
 // mathjs names the grader's front end uses for functions mathjs' LaTeX does not spell as LaTeX.
 const TEX_FUNCTIONS: Record<string, (args: string[]) => string> = {
@@ -20,14 +21,12 @@ const TEX_FUNCTIONS: Record<string, (args: string[]) => string> = {
   ceil: ([x]) => `\\lceil ${x} \\rceil`,
 };
 
-const GREEK = new Set(
-  ("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi omicron rho " +
-    "varrho sigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Sigma Upsilon Phi Psi Omega hbar")
-    .split(" "),
-);
 const CONSTANTS: Record<string, string> = { pi: "\\pi", Infinity: "\\infty", e: "e", i: "i" };
+// Canonical relation operators back to LaTeX (the parser's table read backwards).
+const RELATION_TEX = Object.fromEntries(RELATIONS.map(([tex, op]) => [op, tex]));
 
-// A symbol as LaTeX: pi → \pi, rho_0 → \rho_{0}, C_1 → C_{1} (mathjs would write \mathrm{…} and escape "_").
+// A symbol as LaTeX: pi → \pi, rho_0 → \rho_{0}, C_1 → C_{1} (mathjs would write \mathrm{…} and escape "_");
+// the only multi-letter names are the Greek letters the front end reads.
 function symbolTex(name: string): string {
   if (CONSTANTS[name]) return CONSTANTS[name];
   const [base, ...sub] = name.split("_");
@@ -62,16 +61,7 @@ export function renderValue(v: Value): string | null {
     case "rel": {
       const sides = v.sides.map(renderValue);
       if (sides.some((s) => s === null)) return null;
-      const op: Record<string, string> = {
-        "<": "<",
-        ">": ">",
-        "<=": "\\le",
-        ">=": "\\ge",
-        "!=": "\\ne",
-        "=": "=",
-        "~": "\\approx",
-      };
-      return sides.reduce((acc, s, i) => `${acc} ${op[v.ops[i - 1]]} ${s}`);
+      return sides.reduce((acc, s, i) => `${acc} ${RELATION_TEX[v.ops[i - 1]]} ${s}`);
     }
   }
 }
@@ -113,10 +103,10 @@ export interface GoldAudit {
 export function auditGold(gold: string): GoldAudit {
   const answer = extractGold(gold);
   if (answer === null) return { rendered: null, failure: "empty" };
-  const value = parseValue(normalizeAnswer(answer).text);
+  const text = normalizeAnswer(answer).text;
+  const value = parseValue(text);
   if (value.kind === "text") {
     // Words are a gold a model can write ("Monday", "no"); text with math in it is a gold nothing can read.
-    const text = normalizeAnswer(answer).text;
     return /^[A-Za-z ,.'-]+$/.test(text)
       ? { rendered: text, failure: null }
       : { rendered: null, failure: "unreadable" };

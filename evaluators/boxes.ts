@@ -7,39 +7,34 @@ interface Box {
   start: number;
   end: number;
   content: string | null; // null: empty or never closed
-  unclosed: boolean;
-  bare: boolean;
+  kind: "braced" | "bare" | "unclosed";
 }
 
-// Every \boxed{…} / \fbox{…} / "\boxed x", left to right. A box's inside is skipped (a box in a box is part of
-// it) and an unclosed box ends the scan (all that follows is inside it), so this is linear.
+const BOX = /\\(?:boxed|fbox)\b/g;
+
+// The box whose command spans [start, after): "{…}" brace-matched, else a bare "\boxed x" (one token after a space).
+function readBox(text: string, start: number, after: number): Box {
+  let i = after;
+  while (text[i] === " ") i++;
+  if (text[i] === "{") {
+    const close = matchBrace(text, i);
+    if (close < 0) return { start, end: text.length, content: null, kind: "unclosed" };
+    return { start, end: close + 1, content: text.slice(i + 1, close).trim() || null, kind: "braced" };
+  }
+  const bare = i > after ? /^[^\s$]+/.exec(text.slice(i, i + EXTRACT_LIMITS.answerChars + 1)) : null;
+  return { start, end: bare ? i + bare[0].length : i, content: bare?.[0] ?? null, kind: "bare" };
+}
+
+// Every box, left to right. A box's inside is skipped (a box in a box is part of it) and an unclosed box ends the
+// scan (all that follows is inside it), so this is linear.
 function allBoxes(text: string): Box[] {
-  const re = /\\(?:boxed|fbox)\b/g;
+  const re = new RegExp(BOX);
   const boxes: Box[] = [];
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) {
-    let i = m.index + m[0].length;
-    while (text[i] === " ") i++;
-    if (text[i] === "{") {
-      const close = matchBrace(text, i);
-      if (close < 0) {
-        boxes.push({ start: m.index, end: text.length, content: null, unclosed: true, bare: false });
-        break;
-      }
-      const inner = text.slice(i + 1, close).trim();
-      boxes.push({ start: m.index, end: close + 1, content: inner || null, unclosed: false, bare: false });
-      re.lastIndex = close + 1;
-    } else {
-      const bare = /^[^\s$]+/.exec(text.slice(i, i + EXTRACT_LIMITS.answerChars + 1));
-      const ok = bare !== null && i > m.index + m[0].length;
-      boxes.push({
-        start: m.index,
-        end: ok ? i + bare![0].length : i,
-        content: ok ? bare![0] : null,
-        unclosed: false,
-        bare: true,
-      });
-    }
+  for (let m; (m = re.exec(text)) !== null;) {
+    const box = readBox(text, m.index, m.index + m[0].length);
+    boxes.push(box);
+    if (box.kind === "unclosed") break;
+    if (box.kind === "braced") re.lastIndex = box.end;
   }
   return boxes;
 }
@@ -47,19 +42,12 @@ function allBoxes(text: string): Box[] {
 /** The last \boxed{…} / \fbox{…} / "\boxed x" (the last occurrence, even inside another box); "unclosed" when
  * it never closes (a truncated answer). */
 export function lastBoxed(text: string): Extraction | null {
-  const last = lastMatch(text, /\\(?:boxed|fbox)\b/g);
+  const last = lastMatch(text, new RegExp(BOX));
   if (!last) return null;
-  let i = last.index + last[0].length;
-  const after = i;
-  while (text[i] === " ") i++;
-  if (text[i] === "{") {
-    const close = matchBrace(text, i);
-    if (close < 0) return { answer: null, rule: "boxed_unclosed" };
-    const inner = text.slice(i + 1, close).trim();
-    return inner === "" ? { answer: null, rule: "boxed_empty" } : { answer: inner, rule: "boxed" };
-  }
-  const bare = /^[^\s$]+/.exec(text.slice(i, i + EXTRACT_LIMITS.answerChars + 1));
-  return bare && i > after ? { answer: bare[0], rule: "boxed_bare" } : { answer: null, rule: "boxed_empty" };
+  const box = readBox(text, last.index, last.index + last[0].length);
+  if (box.kind === "unclosed") return { answer: null, rule: "boxed_unclosed" };
+  if (box.content === null) return { answer: null, rule: "boxed_empty" };
+  return { answer: box.content, rule: box.kind === "bare" ? "boxed_bare" : "boxed" };
 }
 
 /**

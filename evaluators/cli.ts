@@ -90,7 +90,6 @@ export async function main(args: string[]): Promise<number> {
   if (values.output && sameFile(values.input, values.output)) {
     throw new UsageError(`--output ${values.output} is the --input file; write the graded lines elsewhere`);
   }
-  const { workers, "timeout-ms": timeoutMs } = values;
   let text: string;
   try {
     text = Deno.readTextFileSync(values.input);
@@ -107,7 +106,7 @@ export async function main(args: string[]): Promise<number> {
       ...(values["decimal-comma"] ? { decimalComma: true } : {}),
       ...(values.explain ? { explain: true } : {}),
     })),
-    { workers, timeoutMs },
+    { workers: values.workers, timeoutMs: values["timeout-ms"] },
   );
   const out = lines.map(({ record }, k) => JSON.stringify({ ...record, ...results[k] })).join("\n") +
     (lines.length ? "\n" : "");

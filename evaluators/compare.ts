@@ -2,7 +2,7 @@
 // ordered list of named comparisons (COMPARISONS): the first one that applies to the pair decides, and its name is what `--explain` reports.
 // Asymmetric on purpose where noted: the prediction is compared against the reference gold.
 import { compileExpr, type Expr, exprEqual, proportional } from "./numeric.ts";
-import { exprValue, type Value } from "./forms.ts";
+import { constantOf, exprValue, interval, type Value } from "./forms.ts";
 
 type Rel = Extract<Value, { kind: "rel" }>;
 
@@ -39,19 +39,10 @@ function definesSymbol(g: Rel): boolean {
 
 // A value with no unknown in it: a constant, text without letters ("2:3"), or a tuple/set/matrix of those.
 function isValueLike(v: Value): boolean {
-  switch (v.kind) {
-    case "expr":
-      return v.vars.length === 0;
-    case "text":
-      return !/[a-z]/.test(v.text);
-    case "tuple":
-    case "set":
-      return v.items.every(isValueLike);
-    case "matrix":
-      return v.rows.every((r) => r.every(isValueLike));
-    default:
-      return false;
-  }
+  if (v.kind === "expr") return v.vars.length === 0;
+  if (v.kind === "text") return !/[a-z]/.test(v.text);
+  if (v.kind === "tuple" || v.kind === "set") return v.items.every(isValueLike);
+  return v.kind === "matrix" && v.rows.every((r) => r.every(isValueLike));
 }
 
 // A side that describes in words ("Total cost", "14 hours (meditation) + 20 hours (yoga)"), not an unknown.
@@ -101,16 +92,13 @@ function relationForm(lhs: Value, op: string, rhs: Value): { op: string; f: Expr
 function relationEqual(p: Rel, g: Rel): boolean {
   if (p.ops.length !== g.ops.length) return false;
   const forms = (r: Rel) => r.ops.map((op, i) => relationForm(r.sides[i], op, r.sides[i + 1]));
-  const fp = forms(p);
-  let fg = forms(g);
-  // A chain a < x < b may be written b > x > a: compare against the reversed chain too.
-  const tryMatch = () =>
+  const [fp, fg] = [forms(p), forms(g)];
+  const match = (gs: typeof fg) =>
     fp.every((a, i) =>
-      a && fg[i] && a.op === fg[i]!.op && proportional(a.f, fg[i]!.f, a.op !== "=" && a.op !== "!=")
+      a && gs[i] && a.op === gs[i]!.op && proportional(a.f, gs[i]!.f, a.op !== "=" && a.op !== "!=")
     );
-  if (tryMatch()) return true;
-  fg = [...fg].reverse();
-  return tryMatch();
+  // A chain a < x < b may be written b > x > a: compare against the reversed chain too.
+  return match(fg) || match([...fg].reverse());
 }
 
 // A one-variable inequality as a union of intervals: x > 2 → (2, ∞); 1 ≤ x < 3 → [1, 3); x ≠ 1 → (−∞, 1) ∪
@@ -133,7 +121,7 @@ function inequalityPieces(g: Rel): Pieces | null {
     // x ≠ a is the union of both sides of a; only as a single relation of a symbol.
     if (g.ops.length !== 1 || isAbs(g.srcs[varIdx])) return null;
     const a = g.sides[1 - varIdx];
-    return { unknown, pieces: [tuple("(", negInf, a, ")"), tuple("(", a, inf, ")")] };
+    return { unknown, pieces: [interval("(", negInf, a, ")"), interval("(", a, inf, ")")] };
   }
   let lo: Value = negInf, hi: Value = inf, open = "(", close = ")";
   const bound = (side: Value, op: string, varOnLeft: boolean) => {
@@ -143,19 +131,12 @@ function inequalityPieces(g: Rel): Pieces | null {
   };
   if (varIdx > 0) bound(g.sides[varIdx - 1], g.ops[varIdx - 1], false);
   if (varIdx < g.sides.length - 1) bound(g.sides[varIdx + 1], g.ops[varIdx], true);
-  const interval = tuple(open, lo, hi, close);
-  if (!isAbs(g.srcs[varIdx])) return { unknown, pieces: [interval] };
-  const pre = absPreimage(interval);
+  const piece = interval(open, lo, hi, close);
+  if (!isAbs(g.srcs[varIdx])) return { unknown, pieces: [piece] };
+  const pre = absPreimage(piece);
   if (pre === null) return null;
   return { unknown, pieces: pre.kind === "union" ? pre.parts as Tuple[] : [pre as Tuple] };
 }
-
-const tuple = (open: string, lo: Value, hi: Value, close: string): Tuple => ({
-  kind: "tuple",
-  open,
-  close,
-  items: [lo, hi],
-});
 
 const isAbs = (src: string) => /^\|\s*[a-zA-Z]\s*\|$/.test(src.trim());
 
@@ -166,31 +147,14 @@ function absPreimage(t: Tuple): Value | null {
   const [na, nb] = [a, b].map((e) => compileExpr(`-(${e.src})`, e.hasDecimal));
   if (!(vb > 0) || Number.isNaN(va) || na === null || nb === null) return null;
   const mirror = (c: string) => (c === "]" ? "[" : "(");
-  if (!(va > 0)) return { kind: "tuple", open: mirror(t.close), close: t.close, items: [nb, b] };
-  const left: Tuple = {
-    kind: "tuple",
-    open: mirror(t.close),
-    close: t.open === "[" ? "]" : ")",
-    items: [nb, na],
-  };
-  return { kind: "union", parts: [left, t] };
-}
-
-// A real endpoint (±Infinity for ∞); NaN when it is no real constant.
-function endpoint(v: Value): number {
-  if (v.kind !== "expr" || v.vars.length > 0) return NaN;
-  try {
-    const x = v.fn.evaluate({});
-    return typeof x === "number" ? x : NaN;
-  } catch {
-    return NaN;
-  }
+  if (!(va > 0)) return interval(mirror(t.close), nb, b, t.close);
+  return { kind: "union", parts: [interval(mirror(t.close), nb, na, t.open === "[" ? "]" : ")"), t] };
 }
 
 // The intersection of two intervals, null when empty (endpoints compared in doubles; equal ends keep the
 // stricter bracket).
 function intersectPiece(a: Tuple, b: Tuple): Tuple | null {
-  const [al, ah, bl, bh] = [...a.items, ...b.items].map(endpoint);
+  const [al, ah, bl, bh] = [...a.items, ...b.items].map(constantOf);
   if ([al, ah, bl, bh].some(Number.isNaN)) throw new RangeError("endpoint");
   const [lo, open] = al > bl ? [a.items[0], a.open] : bl > al ? [b.items[0], b.open] : [
     a.items[0],
@@ -202,7 +166,7 @@ function intersectPiece(a: Tuple, b: Tuple): Tuple | null {
   ];
   const [l, h] = [Math.max(al, bl), Math.min(ah, bh)];
   if (l > h || (l === h && (open === "(" || close === ")"))) return null;
-  return tuple(open, lo, hi, close);
+  return interval(open, lo, hi, close);
 }
 
 function intersect(a: Tuple[], b: Tuple[]): Tuple[] {

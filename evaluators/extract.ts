@@ -2,6 +2,7 @@
 // form one ordered list (EXTRACTION_RULES); strict mode (training rewards) runs only the explicit markers.
 // Every rule is linear in the response (the response is cut to its last 20 000 characters first).
 import {
+  CHAT_TOKEN,
   finalSentence,
   isClosingRemark,
   isProse,
@@ -35,7 +36,6 @@ function stripThink(text: string): string {
 
 // Default mode: what follows the first chat-template token after the response's own text ("<|im_end|>",
 // "<|im_start|>user", "</s>") is a next turn the model made up, never its answer.
-const CHAT_TOKEN = /<\|[^|<>\s]{1,40}\|>|<\/s>/g;
 function cutChatTail(text: string): string {
   if (!text.includes("<")) return text;
   CHAT_TOKEN.lastIndex = 0;

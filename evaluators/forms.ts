@@ -22,7 +22,7 @@ export type Value =
 const OPENERS = "([{";
 const CLOSERS = ")]}";
 // LaTeX relation → canonical operator (two-character forms before "<" and ">"); ≈ keeps the exact side.
-const RELATIONS: [string, string][] = [
+export const RELATIONS: readonly [string, string][] = [
   ["\\approx", "~"],
   ["\\le", "<="],
   ["\\ge", ">="],
@@ -201,18 +201,27 @@ function digitAfterFraction(s: string): boolean {
 const REALS_MINUS =
   /^\(-\\infty,\s*\\infty\)\s*(?:\\setminus|\\smallsetminus|\\backslash|-)\s*(\\\{[\s\S]*\\\}|[([][^()[\]]*[)\]])$/;
 
-// The value of a real constant (an expression without variables), else NaN.
-function realOf(v: Value | undefined): number {
+/** The value of a real constant (an expression without variables; ±Infinity for ∞), else NaN. */
+export function constantOf(v: Value | undefined): number {
   if (v?.kind !== "expr" || v.vars.length > 0) return NaN;
   try {
     const x = v.fn.evaluate({});
-    return typeof x === "number" && Number.isFinite(x) ? x : NaN;
+    return typeof x === "number" ? x : NaN;
   } catch {
     return NaN;
   }
 }
 
-const interval = (open: string, lo: Value, hi: Value, close: string): Value => ({
+// A finite real constant, else NaN.
+function realOf(v: Value | undefined): number {
+  const x = constantOf(v);
+  return Number.isFinite(x) ? x : NaN;
+}
+
+type Tuple = Extract<Value, { kind: "tuple" }>;
+
+/** The interval (or pair) open lo, hi close. */
+export const interval = (open: string, lo: Value, hi: Value, close: string): Tuple => ({
   kind: "tuple",
   open,
   close,

@@ -15,20 +15,13 @@ const SYMBOLS: Record<string, string> = {
   ComplexInfinity: "Infinity",
   Half: "0.5",
 };
+// MathJSON heads of one argument → mathjs functions (the rest are the head in lower case).
 const UNARY: Record<string, string> = {
-  Sqrt: "sqrt",
-  Abs: "abs",
-  Sin: "sin",
-  Cos: "cos",
-  Tan: "tan",
-  Cot: "cot",
-  Sec: "sec",
-  Csc: "csc",
+  ...Object.fromEntries("Sqrt Abs Sin Cos Tan Cot Sec Csc Exp".split(" ").map((h) => [h, h.toLowerCase()])),
   Arcsin: "asin",
   Arccos: "acos",
   Arctan: "atan",
   Ln: "log",
-  Exp: "exp",
   Factorial: "fact",
 };
 const INFIX: Record<string, string> = {

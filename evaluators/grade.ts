@@ -174,7 +174,7 @@ const described = (p: NonNullable<Prepared>) => ({
 
 /**
  * Grade one model response against a reference answer. Never throws: unexpected internal errors are reported
- * as `parse_error`. A gold that cannot be read (empty, over the caps) grades every prediction `parse_error`.
+ * as `error`. A gold that cannot be read (empty, over the caps) grades every prediction `parse_error`.
  */
 export function grade(prediction: string, gold: string, options: GradeOptions = {}): GradeResult {
   let extracted: string | null = null;

@@ -8,31 +8,20 @@ export class LatexError extends Error {}
 /** Caps applied before anything reaches mathjs. */
 const LATEX_LIMITS = { maxTokens: 600, maxDepth: 40 };
 
-type Tok = { t: "num"; v: string } | { t: "id"; v: string } | { t: "cmd"; v: string } | {
-  t: "op";
-  v: string;
-};
+type Tok = { t: "num" | "id" | "cmd" | "op"; v: string };
 
+// LaTeX functions → mathjs names (the rest are spelled alike).
 const FUNCS: Record<string, string> = {
-  sin: "sin",
-  cos: "cos",
-  tan: "tan",
-  cot: "cot",
-  sec: "sec",
-  csc: "csc",
+  ...Object.fromEntries("sin cos tan cot sec csc sinh cosh tanh exp".split(" ").map((f) => [f, f])),
   arcsin: "asin",
   arccos: "acos",
   arctan: "atan",
-  sinh: "sinh",
-  cosh: "cosh",
-  tanh: "tanh",
   ln: "log",
   log: "log10",
-  exp: "exp",
 };
 const CONSTS: Record<string, string> = { pi: "pi", infty: "Infinity" };
 // Greek letters become plain variable names so `\alpha + 1` still parses as an expression in one variable.
-const GREEK = new Set(
+export const GREEK = new Set(
   ("alpha beta gamma delta epsilon varepsilon zeta eta theta lambda mu nu xi rho sigma tau phi varphi chi psi omega " +
     // Capital Greek letters (a bare capital is a quantity: ΔE, Ω) and the reduced Planck constant.
     "Gamma Delta Theta Lambda Xi Sigma Phi Psi Omega hbar").split(" "),
@@ -110,11 +99,9 @@ class Parser {
   expr(): string {
     this.enter();
     let out = this.term();
-    for (;;) {
-      if (this.isOp("+") || this.isOp("-")) {
-        const op = (this.toks[this.pos++] as { v: string }).v;
-        out = `${out} ${op} ${this.term()}`;
-      } else break;
+    while (this.isOp("+") || this.isOp("-")) {
+      const op = this.toks[this.pos++].v;
+      out = `${out} ${op} ${this.term()}`;
     }
     this.depth--;
     return out;
@@ -137,15 +124,9 @@ class Parser {
   }
 
   unary(): string {
-    if (this.isOp("-")) {
-      this.pos++;
-      return `-(${this.unary()})`;
-    }
-    if (this.isOp("+")) {
-      this.pos++;
-      return this.unary();
-    }
-    return this.power();
+    if (!this.isOp("-") && !this.isOp("+")) return this.power();
+    const negate = this.toks[this.pos++].v === "-";
+    return negate ? `-(${this.unary()})` : this.unary();
   }
 
   startsAtom(): boolean {
@@ -168,14 +149,11 @@ class Parser {
 
   postfix(): string {
     let out = this.atom();
-    for (;;) {
-      if (this.isOp("!")) {
-        this.pos++;
-        out = `fact(${out})`;
-      } else if (this.isOp("'")) {
-        throw new LatexError("primes are not expressions");
-      } else break;
+    while (this.isOp("!")) {
+      this.pos++;
+      out = `fact(${out})`;
     }
+    if (this.isOp("'")) throw new LatexError("primes are not expressions");
     return out;
   }
 
@@ -321,6 +299,6 @@ export function latexToMathjs(latex: string): Translation {
   if (toks.length === 0) throw new LatexError("empty expression");
   const p = new Parser(toks);
   const expr = p.expr();
-  if (p.pos < toks.length) throw new LatexError(`unexpected '${(toks[p.pos] as { v: string }).v}'`);
+  if (p.pos < toks.length) throw new LatexError(`unexpected '${toks[p.pos].v}'`);
   return { expr, hasDecimal: p.hasDecimal };
 }

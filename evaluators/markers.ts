@@ -1,7 +1,7 @@
 // Answer markers: DAPO's "Answer: …" line, Minerva's "final answer is …", "the answer is …" (strict mode too,
 // exactly as the original regexes read them, but in linear time), and the other conventions of default mode
 // ("**Answer:**", "Final answer:", "Answer \( 7/2 \)", GSM8K's "A: 18" and "#### 18").
-import { isProse, mathSpans, sentenceAnswer } from "./prose.ts";
+import { CHAT_TOKEN, isProse, maskMath, sentenceAnswer } from "./prose.ts";
 import { parseUnit } from "./units.ts";
 
 /** Caps on what extraction looks at: long responses are cut to their tail (answers come last). */
@@ -65,7 +65,7 @@ function lineEnd(text: string, from: number): number {
 }
 
 // The last non-overlapping match of a marker regex such as /final answer is[:\s]*(.+?)…$/gim, computed in linear
-// time: `capture(k, start)` returns the capture [k, end) and where the match ends, or null when this occurrence
+// time: `capture(k)` returns the capture [k, end) and where the match ends, or null when this occurrence
 // does not match. [:\s]* is greedy and crosses newlines; at the end of the text it gives back its last
 // character that is not a newline, which then is the (blank) capture, as the regex engine does.
 function lastMarkerValue(
@@ -141,22 +141,11 @@ export function finalAnswerIs(text: string, strict: boolean): Extraction | null 
 
 // A value cut at a chat-template token or at the end of its sentence (". " before a capital or a "<").
 function plainTail(value: string): string {
-  const token = value.search(/<\|[^|<>\s]{1,40}\|>|<\/s>/);
+  const token = value.search(CHAT_TOKEN);
   if (token >= 0) value = value.slice(0, token);
   const masked = maskMath(value);
   const end = masked.search(/\.\s+(?=[A-Z<])/);
   return end >= 0 ? value.slice(0, end) : value;
-}
-
-// The text with each math span blanked out, so searches ignore what is inside math; same length.
-function maskMath(text: string): string {
-  let out = "";
-  let at = 0;
-  for (const s of mathSpans(text)) {
-    out += text.slice(at, s.start) + " ".repeat(s.end - s.start);
-    at = s.end;
-  }
-  return out + text.slice(at);
 }
 
 /**

@@ -108,14 +108,12 @@ const UNIT_SYMBOL_TAIL = new RegExp(
   `^(-?[\\d.]+)(?:\\s*(?:${UNIT_SYMBOLS})|\\s+(?:${SPACED_UNIT_SYMBOLS}))(?:\\^\\{?[23]\\}?|²|³)?$`,
 );
 
-const NUMBER_WORDS = new Map<string, string>([
-  ..."zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
-    .split(" ").map((w, i): [string, string] => [w, String(i)]),
-  ...["thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"].map((
-    w,
-    i,
-  ): [string, string] => [w, String(30 + 10 * i)]),
-]);
+// zero..twenty, then the tens: thirty (the 22nd word) is 30.
+const NUMBER_WORDS = new Map<string, string>(
+  ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen " +
+    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety").split(" ")
+    .map((w, i) => [w, String(i <= 20 ? i : 30 + 10 * (i - 21))]),
+);
 
 /** The rules in the order they run (the order matters: row breaks are masked before the spacing clean-up). */
 export const NORMALIZE_RULES: readonly NormalizeRule[] = [

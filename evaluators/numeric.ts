@@ -47,26 +47,20 @@ export interface Expr {
 
 const KNOWN = new Set(["pi", "e", "i", "Infinity"]);
 
-/** A complex number. */
 type C = { re: number; im: number };
 
-// A mathjs result as a complex number; anything else (booleans, matrices, units) is NaN.
-function toComplex(v: unknown): C {
-  if (typeof v === "number") return { re: v, im: 0 };
-  if (math.isComplex(v)) return { re: (v as C).re, im: (v as C).im };
+// Evaluate at a scope as a complex number; NaN for errors and non-numbers (booleans, matrices, units).
+function evalAt(fn: EvalFunction, scope: Record<string, number>): C {
+  try {
+    const v = fn.evaluate({ ...scope });
+    if (typeof v === "number") return { re: v, im: 0 };
+    if (math.isComplex(v)) return { re: (v as C).re, im: (v as C).im };
+  } catch {
+    // an evaluation error has no value
+  }
   return { re: NaN, im: NaN };
 }
 
-/** Evaluate at a scope as a complex number; NaN for errors and non-numbers. */
-function evalAt(fn: EvalFunction, scope: Record<string, number>): C {
-  try {
-    return toComplex(fn.evaluate({ ...scope }));
-  } catch {
-    return { re: NaN, im: NaN };
-  }
-}
-
-/** Both parts finite. */
 const finite = (z: C) => Number.isFinite(z.re) && Number.isFinite(z.im);
 
 /** |a − b| within a relative tolerance (and an absolute floor next to zero). */
@@ -76,45 +70,43 @@ function closeC(a: C, b: C, rel: number): boolean {
   return d <= rel * scale || d <= TOLERANCE.zeroAbs;
 }
 
-/** Seeded evaluation points: positive values first (where √ and log are real), then negative ones. */
-function points(vars: string[]): { scope: Record<string, number>; positive: boolean }[] {
-  const rng = Rng.seeded(`grader-points|${vars.join(",")}`);
-  const out = [];
-  for (let k = 0; k < TOLERANCE.points; k++) {
-    const positive = k < TOLERANCE.points / 2 + 1;
-    const scope: Record<string, number> = {};
-    for (const v of vars) scope[v] = (positive ? 1 : -1) * (0.3 + 2.4 * rng.float());
-    out.push({ scope, positive });
-  }
-  return out;
+// n seeded points (scopes) for `vars`, the k-th value of each variable drawn by `draw(rng, k)` in order.
+function seeded<T>(
+  label: string,
+  vars: string[],
+  n: number,
+  draw: (rng: Rng, k: number) => T,
+): Record<string, T>[] {
+  const rng = Rng.seeded(`${label}|${vars.join(",")}`);
+  return Array.from({ length: n }, (_, k) => Object.fromEntries(vars.map((v) => [v, draw(rng, k)])));
 }
+
+// Evaluation points: positive values first (where √ and log are real), then negative ones.
+const positivePoint = (k: number) => k < TOLERANCE.points / 2 + 1;
+const points = (vars: string[]) =>
+  seeded(
+    "grader-points",
+    vars,
+    TOLERANCE.points,
+    (rng, k) => (positivePoint(k) ? 1 : -1) * (0.3 + 2.4 * rng.float()),
+  );
 
 const tiny = (z: C) => Math.hypot(z.re, z.im) < 1e-200;
 
-/** Same sorted variable lists. */
-function sameVars(a: string[], b: string[]): boolean {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
-}
-
-type Big = BigNumber;
-
-// A real constant in 64-digit decimal arithmetic, or null (complex, non-finite, over a cap, unsupported).
-function bigEval(src: string): Big | null {
+// The value of a real constant in 64-digit decimals, memoised on the (cached) parsed expression like its exact
+// value; null when complex, non-finite, over a cap or unsupported.
+function bigOf(e: Expr): BigNumber | null {
+  if (e.big !== undefined) return e.big;
   try {
-    const v: unknown = big.evaluate(src);
-    return big.isBigNumber(v) && (v as Big).isFinite() ? v as Big : null;
+    const v: unknown = big.evaluate(e.src);
+    e.big = big.isBigNumber(v) && (v as BigNumber).isFinite() ? v as BigNumber : null;
   } catch {
-    return null;
+    e.big = null;
   }
-}
-
-// The 64-digit value of a constant, memoised on the (cached) parsed expression like its exact value.
-function bigOf(e: Expr): Big | null {
-  if (e.big === undefined) e.big = bigEval(e.src);
   return e.big;
 }
 
-function bigClose(x: Big, y: Big, rel: number): boolean {
+function bigClose(x: BigNumber, y: BigNumber, rel: number): boolean {
   const d = x.minus(y).abs();
   const scale = x.abs().gt(y.abs()) ? x.abs() : y.abs();
   return d.lte(scale.times(rel)) || d.isZero();
@@ -304,18 +296,12 @@ function rationalPoints(vars: string[], small = false): Record<string, Rational>
   const hit = pointCache.get(key);
   if (hit) return hit;
   if (pointCache.size >= 1000) pointCache.clear();
-  const rng = Rng.seeded(`grader-rational-points|${key}`);
-  const out: Record<string, Rational>[] = [];
-  for (let k = 0; k < 6; k++) {
-    const scope: Record<string, Rational> = {};
-    for (const v of vars) {
-      const sign = BigInt(k % 2 === 0 ? 1 : -1);
-      scope[v] = small
-        ? rat(sign * BigInt(1 + rng.int(12)))!
-        : rat(sign * BigInt(1 + rng.int(9999)), BigInt(1 + rng.int(97)))!;
-    }
-    out.push(scope);
-  }
+  const out = seeded(`grader-rational-points${small ? "|small" : ""}`, vars, 6, (rng, k) => {
+    const sign = BigInt(k % 2 === 0 ? 1 : -1);
+    return small
+      ? rat(sign * BigInt(1 + rng.int(12)))!
+      : rat(sign * BigInt(1 + rng.int(9999)), BigInt(1 + rng.int(97)))!;
+  });
   pointCache.set(key, out);
   return out;
 }
@@ -379,10 +365,7 @@ export function exprEqual(a: Expr, b: Expr, options: ExprOptions = {}): boolean 
 // seeded integer points in 1..60 (where both are finite).
 function stepsAgree(a: Expr, b: Expr, vars: string[]): boolean {
   if (!/\b(?:floor|ceil)\(/.test(a.src) && !/\b(?:floor|ceil)\(/.test(b.src)) return true;
-  const rng = Rng.seeded(`grader-step-points|${vars.join(",")}`);
-  for (let k = 0; k < 24; k++) {
-    const scope: Record<string, number> = {};
-    for (const v of vars) scope[v] = 1 + rng.int(60);
+  for (const scope of seeded("grader-step-points", vars, 24, (rng) => 1 + rng.int(60))) {
     const [x, y] = [evalAt(a.fn, scope), evalAt(b.fn, scope)];
     if (finite(x) && finite(y) && !closeC(x, y, TOLERANCE.exactRel)) return false;
   }
@@ -395,13 +378,13 @@ const mayCancel = (src: string) => /\d{4}|\^\s*\(*\d{2}/.test(src);
 // when too few points were informative.
 function closeOverPoints(a: Expr, b: Expr, vars: string[], rel: number): boolean | null {
   let agreed = 0;
-  for (const { scope, positive } of points(vars)) {
+  for (const [k, scope] of points(vars).entries()) {
     const x = evalAt(a.fn, scope);
     const y = evalAt(b.fn, scope);
     // Overflow and underflow points say nothing: (x+1)^{100000} and (x+1)^{100001} are both 0 near x = −1.
     if (!finite(x) || !finite(y) || (tiny(x) && tiny(y))) continue;
     // At negative points only real results are compared, so √(1/n) ≡ 1/√n (branch cuts) but |x| ≢ x.
-    if (!positive && (Math.abs(x.im) > 1e-12 || Math.abs(y.im) > 1e-12)) continue;
+    if (!positivePoint(k) && (Math.abs(x.im) > 1e-12 || Math.abs(y.im) > 1e-12)) continue;
     if (!closeC(x, y, Math.max(rel, 1e-8))) return false;
     agreed++;
   }
@@ -434,10 +417,10 @@ export function compileExpr(src: string, hasDecimal: boolean): Expr | null {
 
 /** f ≡ λ·g for a constant λ (nonzero; positive for inequalities), checked at the seeded points. */
 export function proportional(f: Expr, g: Expr, positive: boolean): boolean {
-  if (!sameVars(f.vars, g.vars)) return false;
+  if (f.vars.join(",") !== g.vars.join(",")) return false;
   let ratio: number | null = null;
   let agreed = 0;
-  for (const { scope } of points(f.vars)) {
+  for (const scope of points(f.vars)) {
     const x = evalAt(f.fn, scope);
     const y = evalAt(g.fn, scope);
     if (!finite(x) || !finite(y) || Math.abs(x.im) > 1e-12 || Math.abs(y.im) > 1e-12) continue;

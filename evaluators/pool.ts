@@ -65,11 +65,9 @@ export class GraderPool {
    * Grade items in order; an answer stuck for `timeoutMs` (default 2000) is retried once, alone, on a fresh
    * worker, and only then marked `timeout` (ungraded: `verdictOf`), so a loaded machine does not decide it.
    * Every input gets exactly one verdict: a result is recorded only once, whichever worker reports it.
+   * `options.workers` is ignored: a pool keeps the size it was started with.
    */
-  grade(
-    items: readonly GradeManyItem[],
-    options: { timeoutMs?: number; batchSize?: number; retries?: number } = {},
-  ): Promise<GradeResult[]> {
+  grade(items: readonly GradeManyItem[], options: GradeManyOptions = {}): Promise<GradeResult[]> {
     if (this.#running) return Promise.reject(new Error("GraderPool.grade: one call at a time per pool"));
     if (this.#slots.length === 0) return Promise.reject(new Error("GraderPool.grade: the pool is closed"));
     const timeoutMs = options.timeoutMs ?? GRADE_TIMEOUT_MS;
@@ -90,10 +88,13 @@ export class GraderPool {
       if (remaining === 0) return resolve([]);
       this.#running = true;
       let done = false;
-      const finish = () => {
+      const stop = () => {
         done = true;
         clearInterval(timer);
         this.#running = false;
+      };
+      const finish = () => {
+        stop();
         resolve(results as GradeResult[]);
       };
       const settle = (i: number, r: GradeResult) => {
@@ -131,9 +132,7 @@ export class GraderPool {
         slot.worker.onerror = (e) => {
           e.preventDefault();
           if (done) return;
-          done = true;
-          clearInterval(timer);
-          this.#running = false;
+          stop();
           reject(new Error(`grade worker failed: ${e.message}`));
         };
       };

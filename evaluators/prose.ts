@@ -66,9 +66,12 @@ export function mathSpans(text: string): MathSpan[] {
   return spans;
 }
 
+/** A chat-template token: "<|im_end|>", "<|im_start|>", "</s>". */
+export const CHAT_TOKEN = /<\|[^|<>\s]{1,40}\|>|<\/s>/g;
+
 // Chat-template tokens and markdown emphasis carry no answer ("<|im_end|>", "</s>", "**12 tomatoes**").
 function plain(text: string): string {
-  return text.replace(/<\|[^|<>\s]{1,40}\|>|<\/s>/g, "\n").replace(/\*\*|__/g, "");
+  return text.replace(CHAT_TOKEN, "\n").replace(/\*\*|__/g, "");
 }
 
 /** The final sentence of a text: the last sentence of its last non-empty line (math spans never split it). */
@@ -77,17 +80,12 @@ export function finalSentence(text: string): string {
   let line = "";
   for (let k = lines.length - 1; k >= 0 && line === ""; k--) line = lines[k].trim();
   // Mask math so periods inside it ("$7.50$", "\[ x. \]") do not end a sentence, then cut after the last end.
-  const spans = mathSpans(line);
-  let masked = "";
-  let at = 0;
-  for (const s of spans) {
+  const masked = maskMath(line, (s) => {
     // Display math that ends its sentence inside ("$$ … \ge \frac{2}{1}.$$ Therefore …") ends it here too.
     const display = line.startsWith("$$", s.start) || line.startsWith("\\[", s.start);
     const stop = display && /[.!?]$/.test(s.content);
-    masked += line.slice(at, s.start) + "M".repeat(s.end - s.start - (stop ? 1 : 0)) + (stop ? "." : "");
-    at = s.end;
-  }
-  masked += line.slice(at);
+    return "M".repeat(s.end - s.start - (stop ? 1 : 0)) + (stop ? "." : "");
+  });
   let bodyEnd = masked.length; // trailing spaces and closing punctuation, trimmed without a backtracking regex
   while (bodyEnd > 0 && /[\s.!?:;"')\]]/.test(masked[bodyEnd - 1])) bodyEnd--;
   const body = masked.slice(0, bodyEnd);
@@ -123,15 +121,15 @@ export function previousSentence(text: string, last: string): string {
   return at > 0 ? finalSentence(t.slice(0, at)) : "";
 }
 
-// Prose outside the math spans of a sentence (each span replaced by `mark`).
-function proseOf(sentence: string, mark = " "): string {
+/** The text with each math span replaced by `mark(span)` (default: as many spaces, so offsets are kept). */
+export function maskMath(text: string, mark = (s: MathSpan) => " ".repeat(s.end - s.start)): string {
   let out = "";
   let at = 0;
-  for (const s of mathSpans(sentence)) {
-    out += sentence.slice(at, s.start) + mark;
+  for (const s of mathSpans(text)) {
+    out += text.slice(at, s.start) + mark(s);
     at = s.end;
   }
-  return out + sentence.slice(at);
+  return out + text.slice(at);
 }
 
 /** A closing remark ("I hope this helps!", "Let me know if you have questions") that states no value. */
@@ -149,7 +147,7 @@ export function isClosingRemark(sentence: string): boolean {
 export function statesNothing(sentence: string): boolean {
   // The negation must follow the last value: "x = 15 is not a solution" states nothing, while "the number is
   // not 10, it is 1000" states 1000 (math spans count as values: "§").
-  const prose = proseOf(sentence, "§");
+  const prose = maskMath(sentence, () => "§");
   let lastValue = 0;
   for (const m of prose.matchAll(/[\d§]/g)) lastValue = m.index! + 1;
   const negated = /\b(?:not|never|neither|nor|cannot)\b|n't\b/i.test(prose.slice(lastValue));
@@ -164,7 +162,11 @@ function sameNameValues(sentence: string): string | null {
   const spans = mathSpans(sentence);
   const pairs = spans.length > 1
     ? finalRun(sentence, spans).map((s) => /^([a-zA-Z])\s*=\s*([^=<>]+)$/.exec(s.content))
-    : [...proseOf(sentence).matchAll(/(?<![\w^_])([a-zA-Z])\s*=\s*([-−]?\d+(?:\.\d+)?(?:\/\d+)?)/g)];
+    : [
+      ...maskMath(sentence, () => " ").matchAll(
+        /(?<![\w^_])([a-zA-Z])\s*=\s*([-−]?\d+(?:\.\d+)?(?:\/\d+)?)/g,
+      ),
+    ];
   if (pairs.length < 2 || pairs.some((m) => m === null)) return null;
   const names = new Set(pairs.map((m) => m![1]));
   return names.size === 1 ? pairs.map((m) => m![2].trim()).join(", ") : null;

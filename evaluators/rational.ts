@@ -132,16 +132,10 @@ class Evaluator {
     return a;
   }
   unary(): Rational | null {
-    if (this.isOp("-")) {
-      this.pos++;
-      const a = this.unary();
-      return a && rat(-a.n, a.d);
-    }
-    if (this.isOp("+")) {
-      this.pos++;
-      return this.unary();
-    }
-    return this.power();
+    if (!this.isOp("-") && !this.isOp("+")) return this.power();
+    const negate = this.toks[this.pos++].v === "-";
+    const a = this.unary();
+    return a && negate ? rat(-a.n, a.d) : a;
   }
   power(): Rational | null {
     const a = this.primary();

@@ -95,11 +95,10 @@ export function tCritical(level: number, nu: number): number {
 }
 
 /**
- * Aggregate one metric across training seeds: mean and a Student-t interval mean ± t·s/√n (s = sample std).
+ * Aggregate one metric across training seeds: mean and a 95% Student-t interval mean ± t·s/√n (s = sample std).
  * With a single seed the interval collapses to the mean (no spread is measurable). Empty input throws.
  */
-export function seedAggregate(values: readonly number[], level = 0.95): Interval & { n: number } {
-  checkLevel(level);
+export function seedAggregate(values: readonly number[]): Interval & { n: number } {
   const n = values.length;
   if (n === 0) throw new RangeError("seedAggregate: no values");
   if (values.some((v) => !Number.isFinite(v))) {
@@ -108,7 +107,7 @@ export function seedAggregate(values: readonly number[], level = 0.95): Interval
   const m = mean(values);
   if (n === 1) return { mean: m, lo: m, hi: m, n };
   const variance = values.reduce((acc, v) => acc + (v - m) ** 2, 0) / (n - 1);
-  const half = tCritical(level, n - 1) * Math.sqrt(variance / n);
+  const half = tCritical(0.95, n - 1) * Math.sqrt(variance / n);
   return { mean: m, lo: m - half, hi: m + half, n };
 }
 
@@ -157,7 +156,7 @@ export interface CrossedTerms {
 
 /** A crossed interval: mean ± half-width, with the design, terms and components behind it. */
 export interface CrossedInterval extends Interval {
-  /** Standard error √(seedTerm + problemTerm) (NaN when the interval is not defined). */
+  /** Standard error √(seedTerm + problemTerm + residualTerm) (NaN when the interval is not defined). */
   se: number;
   terms: CrossedTerms;
   seeds: number;
@@ -287,7 +286,7 @@ export function termsPValue(terms: CrossedTerms, distance: number): number {
 }
 
 /**
- * Crossed interval of the mean of a seeds × problems array (row-major): Var(mean) = σ²_seed/S + σ²_problem/P +
+ * Crossed 95% interval of the mean of a seeds × problems array (row-major): Var(mean) = σ²_seed/S + σ²_problem/P +
  * σ²_residual/(S·P) from the two-way ANOVA components (`crossedComponents`, negative estimates set to 0), and the
  * half-width √Σ t²(df)·term, each term with its own Student-t quantile (S − 1, P − 1 and (S − 1)(P − 1) df; a
  * single pooled Satterthwaite ν is liberal when the seed term is estimated small by chance). One seed: s²/P over
@@ -298,37 +297,24 @@ export function crossedInterval(
   values: ArrayLike<number>,
   seeds: number,
   problems: number,
-  level = 0.95,
 ): CrossedInterval {
-  checkLevel(level);
   const S = seeds, P = problems;
   const c = crossedComponents(values, S, P);
-  const terms: CrossedTerms = S === 1 || P === 1
-    ? {
-      seedTerm: S > 1 ? c.seed / S : 0,
-      seedDf: S - 1,
-      problemTerm: P > 1 ? c.problem / P : 0,
-      problemDf: P - 1,
-      residualTerm: 0,
-      residualDf: 0,
-    }
-    : crossedVariance(c, { seeds: S, problems: P });
+  const terms = crossedVariance(c, { seeds: S, problems: P });
   let identical = true;
   for (let i = 1; i < values.length && identical; i++) identical = values[i] === values[0];
   const base = { mean: c.mean, seeds: S, problems: P, components: c, terms, identical };
   if (S * P === 1) return { ...base, lo: NaN, hi: NaN, se: NaN, identical: false };
-  const half = combine(terms, (df) => tCritical(level, df));
+  const half = combine(terms, (df) => tCritical(0.95, df));
   return { ...base, lo: c.mean - half, hi: c.mean + half, se: Math.sqrt(termsVariance(terms)) };
 }
 
 /**
- * Minimum detectable difference of a two-sided test at level `alpha` (default 0.05) with probability `power`
- * (default 0.8): √Σ (t(1 − α/2, df) + t(power, df))²·term over the crossed terms (Bloom 1995, Evaluation Review
- * 19:547, per term). 0 when both terms are 0.
+ * Minimum detectable difference of a two-sided test at level α = 0.05 with power 0.8: √Σ (t(1 − α/2, df) +
+ * t(0.8, df))²·term over the crossed terms (Bloom 1995, Evaluation Review 19:547, per term). 0 when both terms are 0.
  */
-export function minDetectable(t: CrossedTerms, options: { alpha?: number; power?: number } = {}): number {
-  const { alpha = 0.05, power = 0.8 } = options;
-  return combine(t, (df) => tQuantile(1 - alpha / 2, df) + tQuantile(power, df));
+export function minDetectable(t: CrossedTerms): number {
+  return combine(t, (df) => tQuantile(1 - 0.05 / 2, df) + tQuantile(0.8, df));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -402,7 +388,6 @@ export function nestedInterval(
   values: ArrayLike<number>,
   baseOf: readonly number[],
   problems: number,
-  level = 0.95,
 ): NestedInterval {
   const U = baseOf.length, P = problems;
   if (values.length !== U * P || U === 0) {
@@ -415,7 +400,7 @@ export function nestedInterval(
   const within = withinBase(values, groups, P);
   const common = { bases: B, seedsPerBase, units: U, problems: P };
   if (B === 1) {
-    const ci = crossedInterval(values, U, P, level);
+    const ci = crossedInterval(values, U, P);
     const c = ci.components;
     const two = U > 1 && P > 1;
     const nested: NestedComponents = {
@@ -435,7 +420,7 @@ export function nestedInterval(
   groups.forEach((rows, b) => {
     for (const u of rows) for (let p = 0; p < P; p++) M[b * P + p] += values[u * P + p] / rows.length;
   });
-  const ci = crossedInterval(M, B, P, level);
+  const ci = crossedInterval(M, B, P);
   const c = ci.components;
   const rowVar = P > 1 ? (c.msSeed - c.msResidual) / P : c.msSeed;
   const resid = P > 1 ? c.msResidual : NaN;
@@ -556,26 +541,22 @@ export function varianceInterval(ms: number, df: number, level = 0.95): { lo: nu
  * The MDD of a nested interval's design with its own uncertainty: the base (unit) term's mean square MS_B (the
  * base means' row mean square, B − 1 df; one base: the seeds', S − 1 df) is replaced by the ends of its 95%
  * chi-square interval (`varianceInterval`) and carried through σ²_base-mean = (MS_B − MS_BP)/P into the MDD; the
- * problem and residual terms stay at their estimates (they have (P − 1) and (B − 1)(P − 1) df). `design`
- * defaults to the measured one. NaN bounds with one run.
+ * problem and residual terms stay at their estimates (they have (P − 1) and (B − 1)(P − 1) df), all at the
+ * measured design. NaN bounds with one run.
  */
-export function mddInterval(
-  ci: NestedInterval,
-  design?: { bases: number; seedsPerBase: number; problems: number },
-  options: { level?: number; alpha?: number; power?: number } = {},
-): { mdd: number; lo: number; hi: number; df: number } {
+export function mddInterval(ci: NestedInterval): { mdd: number; lo: number; hi: number; df: number } {
   const x = ci.nested, c = ci.components;
-  const d = design ?? { bases: x.bases, seedsPerBase: x.seedsPerBase, problems: x.problems };
-  const mdd = x.units * x.problems > 1 ? minDetectable(nestedTerms(x, d), options) : NaN;
+  const d = { bases: x.bases, seedsPerBase: x.seedsPerBase, problems: x.problems };
+  const mdd = x.units * x.problems > 1 ? minDetectable(nestedTerms(x, d)) : NaN;
   const df = c.seeds - 1;
   if (x.units === 1 || df < 1) return { mdd, lo: NaN, hi: NaN, df: Math.max(df, 0) };
-  const bounds = varianceInterval(c.msSeed, df, options.level ?? 0.95);
+  const bounds = varianceInterval(c.msSeed, df);
   const msRes = c.problems > 1 ? c.msResidual : 0;
   const at = (ms: number) => {
     const rowVar = (ms - msRes) / c.problems;
     const seedPart = x.basesKnown && x.seedsKnown ? x.seed / x.seedsPerBase : 0;
     const moved: NestedComponents = x.basesKnown ? { ...x, base: rowVar - seedPart } : { ...x, seed: rowVar };
-    return minDetectable(nestedTerms(moved, d), options);
+    return minDetectable(nestedTerms(moved, d));
   };
   return { mdd, lo: at(bounds.lo), hi: at(bounds.hi), df };
 }

@@ -21,11 +21,8 @@ export interface BatchMessage {
 
 /** The `grade` options an item carries. */
 export function itemOptions(it: GradeManyItem): GradeOptions {
-  const o: GradeOptions = { strict: it.strict };
-  if (it.decimalComma) o.decimalComma = true;
-  if (it.explain) o.explain = true;
-  if (it.problem !== undefined) o.problem = it.problem;
-  return o;
+  const { prediction: _prediction, gold: _gold, ...options } = it;
+  return options;
 }
 
 /** Answer batches on this worker with `gradeOne` (tests substitute a grader that can hang). */

@@ -5,24 +5,19 @@ import type { EvalSample, LearnedFields, RecordedConfig } from "../../common/run
 import { Rng } from "../../common/prng.ts";
 import type { AlgoConfig, Num, PolicyLossFn } from "../core/mod.ts";
 
-/** Evaluation: samples per problem, k values, and how often (in RL steps; the final step is always evaluated). */
-/** When and how a run is evaluated: n samples per problem, Pass@k at `ks`, every `every` steps. */
+/** When a run is evaluated and how: n samples per problem, Pass@k at `ks`, every `every` RL steps and the last. */
 export type EvalSpec = RecordedConfig["eval"];
 
 /**
- * One run of a sweep: a method (preset + overrides) under one seed. The sweep expands it with the algorithm
- * resolved (`algo`) and the engine's settings as written; the engine's `resolve` then gives `RunConfig<S>` with
- * its typed settings, once, and that is what config.json records (with its record) and the engine runs.
+ * One run of a sweep, a method (preset + overrides) under one seed, with `algo` resolved; the engine's `resolve`
+ * types its settings once, and that is what config.json records and the engine runs.
  */
 export type RunConfig<S = Record<string, unknown>> = Omit<
   RecordedConfig<S, AlgoConfig>,
   "record" | "backendDecision"
 >;
 
-/**
- * The root random stream of a run: its seed's stream, derived once more by the base for base b > 0 (so runs
- * with the same seed on different bases draw independently; base 0 keeps the streams of one-base sweeps).
- */
+/** A run's root random stream: its seed's, derived by base b > 0 (base 0 keeps one-base sweeps' streams). */
 export function runStream(run: { seed: number; base?: number }): Rng {
   const root = Rng.seeded(run.seed);
   return run.base ? root.derive(`base|${run.base}`) : root;
@@ -45,9 +40,8 @@ export type RunOutcome = "done" | "planned";
 export interface Engine<S = Record<string, unknown>> {
   name: string;
   /**
-   * Work shared by the runs of one base model (tfjs: its SFT and its step-0 evaluation with `eval.n` samples,
-   * under `<sweepDir>/base/<base>/`), called once per base a sweep needs; `seed` is the base's own training
-   * seed. Must be resumable like `run`.
+   * Work shared by the runs of one base model, once per base (tfjs: its SFT and step-0 evaluation under
+   * `<sweepDir>/base/<base>/`); `seed` is the base's own training seed. Resumable like `run`.
    */
   prepare?(
     sweep: { settings: Record<string, unknown>; seed: number; base: number; eval?: EvalSpec },
@@ -70,10 +64,7 @@ export interface RolloutGroup {
   lengths: Num | null;
   /** Rollouts the grader could not grade (timeout, internal error): not correct in `correct`, counted here. */
   ungraded?: number;
-  /**
-   * A class per rollout that the backend knows from its world (tfjs: the SFT method whose trace it reproduced, as
-   * "shortcut" or "other" for an error); the step logs c per class of incorrect rollouts (errorClassDiagnostics).
-   */
+  /** A class per rollout from the backend's world (tfjs: the SFT method it reproduced); c is logged per class. */
   errorClasses?: readonly string[];
 }
 
@@ -114,9 +105,8 @@ export interface PolicyBackend<G extends RolloutGroup = RolloutGroup, R = unknow
   readonly miniBatches: number;
   readonly ppoEpochs: number;
   /**
-   * One round of `groupsPerStep` groups from the current policy, with their log-probs at sampling time; `step`
-   * (1-based) and `round` (0-based, DAPO's dynamic sampling) let a backend key its random draws by position in
-   * the run, so two runs of one seed draw the same prompts and uniforms there (common random numbers).
+   * One round of `groupsPerStep` groups with their log-probs at sampling time; `step` (1-based) and `round`
+   * (0-based, DAPO) key the random draws: two runs of one seed share prompts and uniforms (common random numbers).
    */
   sampleGroups(step: number, round: number): Promise<G[]>;
   /** The kept groups as one batch (the algorithm decides padding, e.g. Dr. GRPO's constant length). */

@@ -44,14 +44,13 @@ async function collectGroups<G extends RolloutGroup>(
     const groups = await backend.sampleGroups(step, 0);
     return { groups, generatedGroups: groups.length, rounds: 1 };
   }
-  const ds = await dynamicSample(
+  return await dynamicSample(
     (round) => backend.sampleGroups(step, round),
     (g) => informativeGroup(g.correct),
     backend.groupsPerStep,
     algo.dynamicSampling.maxRounds,
     algo.dynamicSampling.onExhausted,
   );
-  return ds;
 }
 
 /** Concatenate per-group arrays into one Float64Array (or Uint8Array for verdicts). */

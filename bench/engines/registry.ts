@@ -11,17 +11,14 @@ import type { Engine, RunConfig } from "./engine.ts";
 /** Where an engine's implementation lives: a module URL, the export holding the `Engine`, its settings schema. */
 export interface EngineSpec {
   name: string;
-  /** Module that exports the engine object (imported lazily, inside a worker). */
+  /** Imported lazily, inside a worker. */
   module: string;
-  /** Name of the export holding the `Engine`. */
   exportName: string;
   /** JSON Schema for the engine's `settings` (defaults are filled in by ajv). */
   settingsSchema: string;
   /**
-   * An engine whose job writes its own outputs (VERL: validation dumps) that must become run-folder files:
-   * the export `(runDir, { sweepDir }) => Promise<unknown>` doing it, and whether a run folder has outputs not
-   * yet ingested. Ingest runs when the engine's job finishes, or by `deno task report DIR --ingest`; reports
-   * refuse a folder with pending outputs instead of writing into it.
+   * For an engine whose job writes its own outputs (VERL: validation dumps): the export `(runDir, { sweepDir })`
+   * turning them into run-folder files, and whether a run folder has outputs not ingested yet (reports refuse it).
    */
   ingest?: { exportName: string; pending(runDir: string): boolean };
   /** Export planning one external job for `--dry-run` (VERL: `planRun`: Hydra overrides, script, command). */
@@ -29,10 +26,8 @@ export interface EngineSpec {
   /** Export of an engine whose runs are cluster jobs (`EngineCluster`; VERL: `verlCluster`), loaded by the runner. */
   cluster?: string;
   /**
-   * `deno task sweep --smoke`: `settings` merged (deeply) over a config's and `rl` over its rl block (fewer
-   * problems, smaller batches and models), so every shipped config runs its real code path in seconds;
-   * `plansOnly`: the engine launches nothing (VERL: `launch: "none"`) and keeps its methods and evaluation, so
-   * the plan is the real one.
+   * `deno task sweep --smoke`: `settings` and `rl` merged deeply over a config's, so every shipped config runs its
+   * real code path in seconds; `plansOnly`: the engine launches nothing (VERL) and keeps methods and evaluation.
    */
   smoke: { settings: Record<string, unknown>; rl?: Record<string, unknown>; plansOnly?: boolean };
   /** What base model b is, for `--dry-run`'s design line; `seed` is the seed base 0 trains from, or "b". */
@@ -133,8 +128,7 @@ export const engines: Record<string, EngineSpec> = {
     },
     base: (seed) => `; base b is an SFT model trained from seed ${seed} under <out>/base/<b>/`,
     local: true,
-    // Its own generated test tasks (which ones is part of the protocol) and compact prompts, graded strictly
-    // in-process with no timeout.
+    // Its own generated test tasks (part of the protocol), compact prompts, graded strictly in-process.
     protocol: (s, e) => {
       const ev = (s.eval ?? {}) as { temperature?: number; topP?: number };
       const t = (s.tasks ?? {}) as { families?: string[]; testSize?: number; seed?: number };
@@ -176,8 +170,8 @@ export const engines: Record<string, EngineSpec> = {
 };
 
 /**
- * How a run of `engine` grades: by the protocol its sweep recorded (sweep.json's `record` in `sweepDir`), else (no
- * record yet, as in a dry run or a test of the engine alone) by the one the engine's entry gives for `settings`.
+ * How a run of `engine` grades: by the protocol its sweep recorded (sweep.json in `sweepDir`), else (no record yet:
+ * a dry run, a test of the engine alone) by the engine's protocol for `settings`.
  */
 export function gradingOf(
   engine: string,
@@ -198,8 +192,8 @@ export function engineSpec(name: string): EngineSpec {
 }
 
 /**
- * The engine a job names, inside the Worker: the registry's entry for `ref.name` (whose module and export must be
- * the ones the job names), or for a name outside the registry (a test's fake engine) the reference itself.
+ * The engine a job names, inside the Worker: the registry's entry for `ref.name` (module and export must match),
+ * or the reference itself for a name outside the registry (a test's fake engine).
  */
 export function engineOf(ref: EngineRef): EngineRef {
   const spec = engines[ref.name];
@@ -254,10 +248,7 @@ export async function loadPlanner(
   return mod[spec.planner];
 }
 
-/**
- * Run the engine's declared ingest on one run folder (a no-op for engines without one); returns its summary.
- * `partial` keeps outputs that lack samples, their cells marked † (`report --ingest --partial`).
- */
+/** Run the engine's ingest on a run folder (none: null); `partial` keeps short outputs, cells marked †. */
 export async function runIngest(
   spec: EngineSpec,
   runDir: string,

@@ -1,7 +1,8 @@
 // A minimal OpenAI-compatible client (vLLM, SGLang, llama.cpp, Ollama): completions or chat, n per request,
 // retries with backoff on 429/5xx/network errors/malformed replies, usage and latency recorded.
+import { setTimeout as sleep } from "node:timers/promises";
 import { Rng } from "../../common/prng.ts";
-import { isRetryableStatus, parseRetryAfter, retryDelayMs, type RetryPolicy, sleep } from "./retry.ts";
+import { isRetryableStatus, parseRetryAfter, retryDelayMs, type RetryPolicy } from "./retry.ts";
 import type { ServerValue } from "./sampling.ts";
 
 /** Where and how to talk to the server. */
@@ -20,7 +21,7 @@ export interface Endpoint {
   apiKeyEnv?: string;
   /** Aborting it (Ctrl-C) ends the request in flight and any backoff wait with an InterruptedError. */
   signal?: AbortSignal;
-  /** The server is llama.cpp's llama-server (its GET /models says owned_by "llamacpp"), told by `probeServer`. */
+  /** The server is llama.cpp's llama-server (its GET /models says owned_by "llamacpp"), told by `preflight`. */
   llamaCpp?: boolean;
 }
 
@@ -46,27 +47,22 @@ export interface TokenUsage {
   completion_tokens: number;
 }
 
-/**
- * A successful request: its choices in index order, usage, wall time of the successful attempt, attempts made
- * and the reason of each failed attempt before it.
- */
-export interface ApiCompletion {
+/** A successful request: its choices in index order, usage, and the wall time (ms) of the successful attempt. */
+export interface ApiCompletion extends Attempts {
   choices: Choice[];
   usage: TokenUsage | null;
-  /**
-   * What `usage.completion_tokens` covers: "all" choices (the OpenAI API), or "first_choice" only (llama.cpp
-   * with n > 1 copies the first choice's usage into the merged reply).
-   */
+  /** What `usage.completion_tokens` covers: "first_choice" only for llama.cpp with n > 1 (it copies the first's). */
   usageScope: "all" | "first_choice";
   latencyMs: number;
+}
+
+/** Attempts made for a request, and the reason of each failed one before the last. */
+interface Attempts {
   attempts: number;
   retryReasons: string[];
 }
 
-/**
- * A failure retrying cannot fix (refused key, unknown model, bad request); the message says what to do.
- * `reason` is the bare "HTTP 400: <the server's message>".
- */
+/** A failure retrying cannot fix (refused key, unknown model, bad request); `reason`: "HTTP 400: <message>". */
 export class EndpointError extends Error {
   constructor(message: string, readonly status?: number, readonly reason?: string) {
     super(message);
@@ -76,10 +72,7 @@ export class EndpointError extends Error {
 
 /** The endpoint cannot serve this run at all (unreachable, not the API, the model not served): no problem can pass. */
 export class EndpointSetupError extends EndpointError {
-  constructor(message: string) {
-    super(message);
-    this.name = "EndpointSetupError";
-  }
+  override name = "EndpointSetupError";
 }
 
 /**
@@ -116,13 +109,6 @@ export class RetriesExhaustedError extends Error {
   }
 }
 
-/** What happened on a retryable failure, for logging and for tests. */
-export interface RetryEvent {
-  retry: number;
-  reason: string;
-  delayMs: number;
-}
-
 /** Accept "http://host:8000" or ".../v1": a bare host gets "/v1"; any other path is kept as given. */
 export function normaliseBaseUrl(url: string): string {
   let parsed: URL;
@@ -142,6 +128,9 @@ type Attempt =
   | { ok: true; body: unknown; latencyMs: number }
   | { ok: false; retryable: boolean; reason: string; status?: number; retryAfterMs: number | null };
 
+/** A failed attempt worth retrying at once (no Retry-After): network trouble or a malformed reply. */
+const transient = (reason: string): Attempt => ({ ok: false, retryable: true, reason, retryAfterMs: null });
+
 /** One HTTP attempt; never throws for network trouble, it reports it as retryable. */
 async function attempt(ep: Endpoint, path: string, body: unknown | undefined): Promise<Attempt> {
   const headers: Record<string, string> = { "content-type": "application/json" };
@@ -158,19 +147,14 @@ async function attempt(ep: Endpoint, path: string, body: unknown | undefined): P
     });
   } catch (e) {
     checkInterrupted(ep);
-    return { ok: false, retryable: true, reason: networkReason(e, ep), retryAfterMs: null };
+    return transient(networkReason(e, ep));
   }
   let text: string;
   try {
     text = await res.text();
   } catch (e) {
     checkInterrupted(ep);
-    return {
-      ok: false,
-      retryable: true,
-      reason: `connection dropped mid-reply (${networkReason(e, ep)})`,
-      retryAfterMs: null,
-    };
+    return transient(`connection dropped mid-reply (${networkReason(e, ep)})`);
   }
   const latencyMs = performance.now() - start;
   if (!res.ok) {
@@ -185,12 +169,7 @@ async function attempt(ep: Endpoint, path: string, body: unknown | undefined): P
   try {
     return { ok: true, body: JSON.parse(text), latencyMs };
   } catch {
-    return {
-      ok: false,
-      retryable: true,
-      reason: `malformed JSON reply: ${text.slice(0, 80)}`,
-      retryAfterMs: null,
-    };
+    return transient(`malformed JSON reply: ${text.slice(0, 80)}`);
   }
 }
 
@@ -215,28 +194,15 @@ function serverMessage(text: string): string {
 
 /** Turn a non-retryable HTTP failure into a one-line error that says what to do. */
 function fatalError(ep: Endpoint, status: number | undefined, reason: string): EndpointError {
-  if (status === 401 || status === 403) {
-    const where = ep.apiKeyEnv ? `the key in $${ep.apiKeyEnv}` : "the request without an API key";
-    return new EndpointError(
-      `${ep.baseUrl} refused ${where} (${reason}); pass --api-key-env VAR naming a variable that holds a valid key`,
-      status,
-      reason,
-    );
-  }
-  if (status === 404) {
-    return new EndpointError(
-      `${ep.baseUrl}: ${reason}; check --model (GET ${ep.baseUrl}/models lists the served names), ` +
-        `--endpoint and --chat/--completions`,
-      status,
-      reason,
-    );
-  }
-  return new EndpointError(
-    `${ep.baseUrl} rejected the request (${reason}); ` +
-      `check --max-tokens, --n and the prompt template against what the server accepts`,
-    status,
-    reason,
-  );
+  const where = ep.apiKeyEnv ? `the key in $${ep.apiKeyEnv}` : "the request without an API key";
+  const message = status === 401 || status === 403
+    ? `${ep.baseUrl} refused ${where} (${reason}); pass --api-key-env VAR naming a variable that holds a valid key`
+    : status === 404
+    ? `${ep.baseUrl}: ${reason}; check --model (GET ${ep.baseUrl}/models lists the served names), ` +
+      `--endpoint and --chat/--completions`
+    : `${ep.baseUrl} rejected the request (${reason}); ` +
+      `check --max-tokens, --n and the prompt template against what the server accepts`;
+  return new EndpointError(message, status, reason);
 }
 
 /**
@@ -249,9 +215,8 @@ async function requestJson(
   body: unknown | undefined,
   rng: Rng,
   isValid: (body: unknown) => string | null = () => null,
-  onRetry?: (e: RetryEvent) => void,
-): Promise<{ body: unknown; latencyMs: number; attempts: number; retryReasons: string[] }> {
-  let last = "";
+  onRetry?: (reason: string, delayMs: number) => void,
+): Promise<Attempts & { body: unknown; latencyMs: number }> {
   const retryReasons: string[] = [];
   for (let retry = 0;; retry++) {
     const a = await attempt(ep, path, body);
@@ -268,14 +233,15 @@ async function requestJson(
       reason = a.reason;
       retryAfterMs = a.retryAfterMs;
     }
-    last = reason;
     retryReasons.push(reason);
     if (retry >= ep.retry.maxRetries) break;
     const delayMs = retryDelayMs(ep.retry, retry, retryAfterMs, rng);
-    onRetry?.({ retry, reason, delayMs });
-    await sleep(delayMs, ep.signal);
+    onRetry?.(reason, delayMs);
+    // An abort (Ctrl-C) ends the wait at once, as a rejection; checkInterrupted names the signal.
+    await sleep(delayMs, undefined, { signal: ep.signal }).catch(() => {});
     checkInterrupted(ep);
   }
+  const last = retryReasons.at(-1)!;
   throw new RetriesExhaustedError(`gave up after ${ep.retry.maxRetries + 1} attempts (last: ${last})`, last);
 }
 
@@ -301,7 +267,7 @@ export async function complete(
   params: SamplingParams,
   seed: number,
   rng: Rng,
-  onRetry?: (e: RetryEvent) => void,
+  onRetry?: (reason: string, delayMs: number) => void,
 ): Promise<ApiCompletion> {
   // Server-specific parameters first, so eval's own can never be overridden (parseServerSampling refuses them).
   const common = {
@@ -340,14 +306,8 @@ export async function complete(
   // llama.cpp merges n single-choice results and keeps the first one's usage; its replies carry `timings`.
   const llamaCpp = ep.llamaCpp || (typeof reply.timings === "object" && reply.timings !== null);
   const usageScope = choices.length > 1 && llamaCpp ? "first_choice" : "all";
-  return {
-    choices,
-    usage,
-    usageScope,
-    latencyMs: r.latencyMs,
-    attempts: r.attempts,
-    retryReasons: r.retryReasons,
-  };
+  const { latencyMs, attempts, retryReasons } = r;
+  return { choices, usage, usageScope, latencyMs, attempts, retryReasons };
 }
 
 /** The preflight failure, told apart: a failing server, something that is not the API, or nothing listening. */
@@ -366,19 +326,12 @@ function unreachable(ep: Endpoint, last: string): EndpointError {
 }
 
 /**
- * Check the server before sampling: reachable, key accepted, model served. Throws a one-line EndpointError
- * saying what to do. A server without GET /models (404) is let through; sampling will surface a bad name.
- * It tries as often as the endpoint's retry policy says (--retries), with short waits (0.2 s doubling to 1 s).
+ * Check the server before sampling: reachable, key accepted, model served; returns the served names and whether
+ * it is llama.cpp's llama-server (GET /models lists owned_by "llamacpp"; its usage with n > 1 covers one choice).
+ * Throws a one-line EndpointError saying what to do. A server without GET /models (404) is let through; sampling
+ * will surface a bad name. It tries as often as --retries says, with short waits (0.2 s doubling to 1 s).
  */
-export async function preflight(ep: Endpoint): Promise<string[]> {
-  return (await probeServer(ep)).names;
-}
-
-/**
- * The preflight, also telling llama.cpp's llama-server apart (GET /models lists owned_by "llamacpp"), whose
- * usage with n > 1 covers one choice. Same errors as `preflight`.
- */
-export async function probeServer(ep: Endpoint): Promise<{ names: string[]; llamaCpp: boolean }> {
+export async function preflight(ep: Endpoint): Promise<{ names: string[]; llamaCpp: boolean }> {
   const quick: Endpoint = { ...ep, retry: { ...ep.retry, baseMs: 200, maxMs: 1000 } };
   let body: unknown;
   try {

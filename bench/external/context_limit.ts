@@ -13,7 +13,7 @@ export interface ContextLimit {
 }
 
 /**
- * The (context, prompt) pairs of each wording, first match wins:
+ * The wordings that state the prompt's tokens (group 1) then the context (group 2), first match wins:
  * - vLLM / OpenAI: "This model's maximum context length is 4096 tokens. However, you requested 4596 tokens (500
  *   in the messages, 4096 in the completion)", "... and your request has 69 input tokens", "... you requested
  *   100 output tokens and your prompt contains at least 4001 input tokens, ...";
@@ -24,28 +24,13 @@ export interface ContextLimit {
  * - llama.cpp: "request (300 tokens) exceeds the available context size (256 tokens), try increasing it",
  *   "input (300 tokens) is larger than the max context size (256 tokens). skipping".
  */
-const WORDINGS: { re: RegExp; context: number; prompt: number; perSlot?: boolean }[] = [
-  {
-    re: /request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)/i,
-    prompt: 1,
-    context: 2,
-    perSlot: true,
-  },
-  {
-    re: /input \((\d+) tokens\) is larger than the max context size \((\d+) tokens\)/i,
-    prompt: 1,
-    context: 2,
-    perSlot: true,
-  },
-  {
-    re: /decoder prompt \(length (\d+)\) is longer than the maximum model length of (\d+)/i,
-    prompt: 1,
-    context: 2,
-  },
+const WORDINGS: { re: RegExp; perSlot: boolean }[] = [
+  { re: /request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)/i, perSlot: true },
+  { re: /input \((\d+) tokens\) is larger than the max context size \((\d+) tokens\)/i, perSlot: true },
+  { re: /decoder prompt \(length (\d+)\) is longer than the maximum model length of (\d+)/i, perSlot: false },
   {
     re: /input \((\d+) tokens\) is longer than the model's context length \((\d+) tokens\)/i,
-    prompt: 1,
-    context: 2,
+    perSlot: false,
   },
 ];
 
@@ -59,7 +44,7 @@ const BARE = /exceeds the available context size|exceed_context_size_error|conte
 export function parseContextLimit(message: string): ContextLimit | null {
   for (const w of WORDINGS) {
     const m = message.match(w.re);
-    if (m) return { context: Number(m[w.context]), prompt: Number(m[w.prompt]), perSlot: w.perSlot ?? false };
+    if (m) return { context: Number(m[2]), prompt: Number(m[1]), perSlot: w.perSlot };
   }
   const context = message.match(/maximum context length (?:is|of) (\d+)/i)?.[1];
   if (context === undefined) return null;

@@ -6,7 +6,7 @@ import { configHash } from "../../common/hash.ts";
 import { Rng } from "../../common/prng.ts";
 import { machineInfo, versionInfo } from "../../common/provenance.ts";
 import { readSamples, type SampleRecord } from "./samples.ts";
-import type { PromptTemplate } from "./templates.ts";
+import type { MathRecord, PromptTemplate } from "../../datasets/mod.ts";
 import {
   type EvalSample,
   readFolderFile,
@@ -17,7 +17,7 @@ import {
 } from "../../common/run_folder.ts";
 import { serverDefaults, type ServerValue } from "./sampling.ts";
 import { RECORD_VERSION, runRecordFrom, type SweepRecord } from "../../common/protocol.ts";
-import { GRADE_TIMEOUT_MS, graderVersion } from "../../evaluators/mod.ts";
+import { GRADE_TIMEOUT_MS, type GradeResult, graderVersion } from "../../evaluators/mod.ts";
 
 /** Everything that defines an external evaluation. */
 export interface EvalSettings {
@@ -75,20 +75,14 @@ export interface EvalSettings {
   };
 }
 
-/** The problem fields an evaluation needs (a subset of datasets' MathRecord). */
-export interface EvalProblem {
-  id: string;
-  problem: string;
-  answer: string;
-  meta: { subject?: string; level?: number; [k: string]: unknown };
-}
+/** The problem fields an evaluation needs. */
+export type EvalProblem = Pick<MathRecord, "id" | "problem" | "answer" | "meta">;
 
 /** Paths of an evaluation's run folder. */
 export interface EvalPaths {
   runId: string;
   runDir: string;
   samplesPath: string;
-  evalPath: string;
   statusPath: string;
 }
 
@@ -99,14 +93,6 @@ export interface EvalRow extends EvalSample {
   gold: string;
   rule: string;
   meta: { subject?: string; level?: number; family?: string; truncated: boolean };
-}
-
-/** A grade as returned by evaluators' gradeMany. */
-export interface Grade {
-  correct: boolean;
-  status: string;
-  extracted: string | null;
-  rule: string;
 }
 
 /** Folder-safe name of a model, e.g. "Qwen/Qwen2.5-Math-7B" → "Qwen_Qwen2.5-Math-7B". */
@@ -166,16 +152,14 @@ export type EvalFileConfig =
 function evalRecord(s: EvalSettings): SweepRecord {
   const sent = { temperature: s.temperature, top_p: s.topP, max_tokens: s.maxTokens, seed: s.seed, stop: [] };
   const f = s.datasetFile;
+  const ts = s.taskSet;
   const all = f
-    ? `file ${f.path} (sha256 ${
-      f.sha256.slice(0, 12)
-    }; problem from ${f.problemKey}, answer from ${f.answerKey}${f.idKey ? `, id from ${f.idKey}` : ""}${
-      f.duplicates ? "; repeats left out" : ""
-    })`
-    : s.taskSet
-    ? `test of ${s.taskSet.source} (${s.taskSet.tasks.testSize} problems; families ${
-      s.taskSet.tasks.families.join(", ")
-    }; task seed ${s.taskSet.tasks.seed})`
+    ? `file ${f.path} (sha256 ${f.sha256.slice(0, 12)}; problem from ${f.problemKey}, ` +
+      `answer from ${f.answerKey}${f.idKey ? `, id from ${f.idKey}` : ""}` +
+      `${f.duplicates ? "; repeats left out" : ""})`
+    : ts
+    ? `test of ${ts.source} (${ts.tasks.testSize} problems; families ${ts.tasks.families.join(", ")}; ` +
+      `task seed ${ts.tasks.seed})`
     : "test";
   const which = s.limit === null
     ? all
@@ -209,10 +193,8 @@ export function selectProblems<T>(
 ): T[] {
   if (limit === null || limit >= records.length) return [...records];
   if (subsetSeed === null) return records.slice(0, limit);
-  const picked = Rng.seeded(subsetSeed).shuffle(records.map((_, i) => i)).slice(0, limit).sort((a, b) =>
-    a - b
-  );
-  return picked.map((i) => records[i]);
+  const picked = Rng.seeded(subsetSeed).shuffle(records.map((_, i) => i)).slice(0, limit);
+  return picked.sort((a, b) => a - b).map((i) => records[i]);
 }
 
 /** The paths of the run folder of these settings in `out` (nothing is read or written). */
@@ -223,7 +205,6 @@ export function evalPaths(out: string, s: EvalSettings): EvalPaths {
     runId,
     runDir,
     samplesPath: runFile(runDir, "samples"),
-    evalPath: runFile(runDir, "eval"),
     statusPath: runFile(runDir, "status"),
   };
 }
@@ -249,11 +230,10 @@ export function checkEvalDir(out: string, s: EvalSettings): void {
   if (old === null) {
     const orphan = anySamples(out);
     if (orphan) {
+      const runs = join(out, "runs");
       throw new Error(
         `${out} holds samples (${orphan}) but no eval.json, so the settings they were made with are unknown; ` +
-          `restore eval.json from a backup, or move runs/ away (mv ${join(out, "runs")} ${
-            join(out, "runs.old")
-          }) to start afresh`,
+          `restore eval.json from a backup, or move runs/ away (mv ${runs} ${runs}.old) to start afresh`,
       );
     }
     return;
@@ -277,7 +257,6 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
   checkEvalDir(out, s);
   const paths = evalPaths(out, s);
   const { runId, runDir } = paths;
-  const identity = samplesIdentity(s);
   const record = evalRecord(s);
   const { endpoint, model, mode, dataset, taskSet, limit, subsetSeed, template } = s;
   writeFolderFile(out, {
@@ -294,7 +273,7 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
       template,
     },
     record,
-    configHash: identity,
+    configHash: samplesIdentity(s),
     runIds: [runId],
     versions: versionInfo(),
     machine: machineInfo(),
@@ -308,13 +287,7 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
     seed: s.seed,
     base: 0,
     algo: {},
-    settings: {
-      endpoint: s.endpoint,
-      model: s.model,
-      mode: s.mode,
-      dataset: s.dataset,
-      template: s.template.name,
-    },
+    settings: { endpoint, model, mode, dataset, template: template.name },
     eval: { n: s.n, ks: s.ks, every: 0 },
     record: runRecordFrom(record, s.model),
   });
@@ -347,7 +320,7 @@ export async function gradeSamples(
   dataset: string,
   paths: EvalPaths,
   n: number,
-  gradeMany: (items: { prediction: string; gold: string; problem: string }[]) => Promise<Grade[]>,
+  gradeMany: (items: { prediction: string; gold: string; problem: string }[]) => Promise<GradeResult[]>,
   excludeTruncated = false,
 ): Promise<EvalRow[]> {
   const done = completeSamples(problems, paths.samplesPath, n);

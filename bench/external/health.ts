@@ -1,7 +1,7 @@
 // The run-health block of an external evaluation: what was kept, cut off, failed, spent and retried, counted
 // over this run's problems (--limit) and sample indices (--n) only, never the whole samples file.
 import { percentileSorted as percentile } from "../../evaluators/stats.ts";
-import type { FailedProblem, NSplit } from "./sampler.ts";
+import { type FailedProblem, type NSplit, splitCause } from "./sampler.ts";
 import type { SampleRecord } from "./samples.ts";
 
 /** Health of one dataset's evaluation. */
@@ -129,11 +129,7 @@ const pct = (part: number, whole: number) => whole ? `${(100 * part / whole).toF
 function nPerRequest(h: RunHealth): string {
   const sizes = h.requestSizes.length ? h.requestSizes.join(", ") : "-";
   const s = h.nSplit;
-  if (s === null) return sizes;
-  const why = s.cause === "refused"
-    ? `the server refused n = ${s.asked} (${s.reason})`
-    : `the server answered ${s.reason} to n = ${s.asked}`;
-  return `${sizes}: requests split to n = ${s.perRequest}, ${why}`;
+  return s === null ? sizes : `${sizes}: requests split to n = ${s.perRequest}, ${splitCause(s)}`;
 }
 
 /** Prompt / completion tokens, said to be the server's own figures when they leave choices out. */

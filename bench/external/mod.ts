@@ -9,7 +9,6 @@ export {
   isPerRequestRejection,
   normaliseBaseUrl,
   preflight,
-  probeServer,
   RetriesExhaustedError,
   type SamplingParams,
   type TokenUsage,
@@ -39,7 +38,8 @@ export {
 } from "./sampling.ts";
 export { renderHealth, retryCause, type RunHealth, runHealth } from "./health.ts";
 export { ProgressLog } from "./progress_log.ts";
-export { applyTemplate, defaultTemplateFor, type PromptTemplate, resolveTemplate } from "./templates.ts";
+export { applyTemplate, defaultTemplateFor } from "./templates.ts";
+export { type PromptTemplate, resolveTemplate } from "../../datasets/mod.ts";
 export {
   checkEvalDir,
   completeSamples,

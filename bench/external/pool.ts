@@ -6,9 +6,6 @@ export async function runPool<T>(
   limit: number,
   worker: (item: T, index: number) => Promise<void>,
 ): Promise<void> {
-  if (!(limit >= 1) || !Number.isInteger(limit)) {
-    throw new RangeError(`runPool: limit must be a positive integer`);
-  }
   let next = 0;
   const lane = async () => {
     while (next < items.length) {

@@ -51,17 +51,3 @@ export function retryDelayMs(
   // Jitter spreads out clients that failed together so they do not retry in lockstep.
   return backoff * (0.5 + 0.5 * rng.float());
 }
-
-/** Resolve after `ms` milliseconds, or at once when `signal` is (or becomes) aborted. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (signal?.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done);
-  });
-}

@@ -2,11 +2,10 @@
 // the run status and its health. Nothing in the folder is written before the preflight passes.
 import { readFileSync, rmSync, statSync } from "node:fs";
 import { atomicWrite, writeJson } from "../../common/fs.ts";
-import { evalFile, runFile, sweepFile, writeStatus } from "../../common/run_folder.ts";
+import { evalFile, runFile, type RunStatus, sweepFile, writeStatus } from "../../common/run_folder.ts";
 import { gradeMany } from "../../evaluators/mod.ts";
-import { type Endpoint, EndpointError, InterruptedError, probeServer } from "./client.ts";
-import { DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";
-import { type FailedProblem, failureAdvice, sampleAll, type SamplerStats } from "./sampler.ts";
+import { type Endpoint, EndpointError, InterruptedError, preflight } from "./client.ts";
+import { failureAdvice, sampleAll, type SamplerOptions, type SamplerStats } from "./sampler.ts";
 import { readSamples, repairSamples } from "./samples.ts";
 import { type RunHealth, runHealth } from "./health.ts";
 import {
@@ -21,34 +20,23 @@ import {
 } from "./evaluate.ts";
 import { applyTemplate } from "./templates.ts";
 
-/** Transport options that do not change the samples (so they are not part of the run's identity). */
-export interface TransportOptions {
-  apiKey?: string;
-  apiKeyEnv?: string;
-  concurrency: number;
+/**
+ * Transport options that do not change the samples (so they are not part of the run's identity). `signal` is
+ * aborted on SIGINT/SIGTERM: requests stop, status.json says "interrupted" at once, and evaluateEndpoint throws an
+ * InterruptedError once in-flight requests have settled.
+ */
+export interface TransportOptions
+  extends
+    Pick<Endpoint, "apiKey" | "apiKeyEnv" | "timeoutMs" | "retry" | "signal">,
+    Pick<SamplerOptions, "concurrency" | "onProgress" | "onRetry" | "onFailure" | "onNotice"> {
   /** Largest n per request (default: all n at once). */
   maxPerRequest?: number;
-  timeoutMs: number;
-  retry?: RetryPolicy;
-  onProgress?: (done: number, total: number) => void;
-  onRetry?: (problemId: string, reason: string, delayMs: number) => void;
-  /** Called when a problem fails for good (rejected, or out of retries). */
-  onFailure?: (f: FailedProblem) => void;
-  /** Grader pool size (0 grades inline; default: one worker per core). */
-  gradeWorkers?: number;
   /** The command line that produced the run, recorded in eval.json. */
   command?: string;
   /** Leave samples cut off by max_tokens out of eval.jsonl and Pass@k. */
   excludeTruncated?: boolean;
   /** Drop bad lines of samples.jsonl (after a backup) before resuming; told what was dropped. */
   repair?: (message: string) => void;
-  /** One-line notices for stderr, e.g. that the server refused the n asked and requests are split. */
-  onNotice?: (message: string) => void;
-  /**
-   * Aborted on SIGINT/SIGTERM (its reason names the signal): requests stop, status.json says "interrupted"
-   * at once, and evaluateEndpoint throws an InterruptedError once in-flight requests have settled.
-   */
-  signal?: AbortSignal;
 }
 
 /** The outcome: where it went, what sampling did, the graded rows, and the run's health. */
@@ -56,8 +44,7 @@ export interface EvalOutcome {
   paths: EvalPaths;
   stats: SamplerStats;
   rows: EvalRow[];
-  /** Problems with all n samples on disk (graded), out of the problems asked for. */
-  complete: number;
+  /** The problems asked for. */
   problems: number;
   health: RunHealth;
 }
@@ -71,14 +58,6 @@ function snapshot(path: string): string | null {
   }
 }
 
-/** Put files back as they were (deleting those that did not exist). */
-function restore(files: Map<string, string | null>): void {
-  for (const [path, text] of files) {
-    if (text === null) rmSync(path, { force: true });
-    else atomicWrite(path, text);
-  }
-}
-
 const sizeOf = (path: string) => {
   try {
     return statSync(path).size;
@@ -86,6 +65,35 @@ const sizeOf = (path: string) => {
     return 0;
   }
 };
+
+/**
+ * Remember `files` (as text; absent ones as absent) and the size of samples.jsonl; the function returned puts the
+ * files back when no sample was added since, and says whether it did.
+ */
+function undoUnlessSampled(files: string[], samplesPath: string): () => boolean {
+  const texts = files.map((path) => [path, snapshot(path)] as const);
+  const bytes = sizeOf(samplesPath);
+  return () => {
+    if (sizeOf(samplesPath) !== bytes) return false;
+    for (const [path, text] of texts) {
+      if (text === null) rmSync(path, { force: true });
+      else atomicWrite(path, text);
+    }
+    return true;
+  };
+}
+
+/** `--repair`: drop the bad and duplicate lines of samples.jsonl (after a backup) and say what was dropped. */
+function repair(samplesPath: string, tell: (message: string) => void): void {
+  const { backup, dropped, duplicates } = repairSamples(samplesPath);
+  tell(
+    backup
+      ? `--repair: dropped ${dropped.length} bad lines` +
+        (dropped.length ? ` (lines ${dropped.map((d) => d.line).join(", ")})` : "") +
+        ` and ${duplicates} duplicate samples of ${samplesPath}; backup in ${backup}`
+      : `--repair: ${samplesPath} has no bad line and no duplicate sample`,
+  );
+}
 
 /**
  * Evaluate `problems` on the endpoint into `out` (the run-folder format). Re-running with the same settings
@@ -107,100 +115,66 @@ export async function evaluateEndpoint(
     apiKeyEnv: transport.apiKeyEnv,
     mode: settings.mode,
     timeoutMs: transport.timeoutMs,
-    retry: transport.retry ?? DEFAULT_RETRY,
+    retry: transport.retry,
     signal: transport.signal,
   };
   checkEvalDir(out, settings);
-  endpoint.llamaCpp = (await probeServer(endpoint)).llamaCpp;
+  endpoint.llamaCpp = (await preflight(endpoint)).llamaCpp;
   const planned = evalPaths(out, settings);
-  if (transport.repair) {
-    const { backup, dropped, duplicates } = repairSamples(planned.samplesPath);
-    transport.repair(
-      backup
-        ? `--repair: dropped ${dropped.length} bad lines` +
-          (dropped.length ? ` (lines ${dropped.map((d) => d.line).join(", ")})` : "") +
-          ` and ${duplicates} duplicate samples of ${planned.samplesPath}; backup in ${backup}`
-        : `--repair: ${planned.samplesPath} has no bad line and no duplicate sample`,
-    );
-  }
-  const before = new Map(
-    [evalFile(out), sweepFile(out), runFile(planned.runDir, "config"), planned.statusPath].map((
-      p,
-    ) => [p, snapshot(p)]),
-  );
-  const sizeBefore = sizeOf(planned.samplesPath);
+  if (transport.repair) repair(planned.samplesPath, transport.repair);
+  const written = [evalFile(out), sweepFile(out), runFile(planned.runDir, "config"), planned.statusPath];
+  const undo = undoUnlessSampled(written, planned.samplesPath);
   const paths = openEvalDir(out, settings, transport.command);
   const startedAt = new Date().toISOString();
   writeStatus(paths.runDir, { state: "running", startedAt });
+  const end = (state: RunStatus["state"], rest: Partial<RunStatus>) =>
+    writeStatus(paths.runDir, { state, startedAt, finishedAt: new Date().toISOString(), ...rest });
   // Written the moment the signal comes, so a second Ctrl-C (or a kill after it) still leaves an honest state.
   const onAbort = () =>
-    writeStatus(paths.runDir, {
-      state: "interrupted",
+    end("interrupted", {
       reason: `interrupted by ${transport.signal?.reason ?? "a signal"}; re-run the same command to resume`,
-      startedAt,
-      finishedAt: new Date().toISOString(),
     });
   transport.signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    return await sampleAndGrade(
-      problems,
-      settings,
-      transport,
-      endpoint,
-      paths,
-      startedAt,
-      before,
-      sizeBefore,
-    );
+    return await sampleAndGrade(problems, settings, transport, endpoint, paths, undo, end);
   } finally {
     transport.signal?.removeEventListener("abort", onAbort);
   }
 }
 
-/** Sampling, grading and the final status of `evaluateEndpoint`, once the folder is open. */
+/** Sampling, grading and the final status (written by `end`) of `evaluateEndpoint`, once the folder is open. */
 async function sampleAndGrade(
   problems: readonly EvalProblem[],
   settings: EvalSettings,
   transport: TransportOptions,
   endpoint: Endpoint,
   paths: EvalPaths,
-  startedAt: string,
-  before: Map<string, string | null>,
-  sizeBefore: number,
+  undo: () => boolean,
+  end: (state: RunStatus["state"], rest: Partial<RunStatus>) => void,
 ): Promise<EvalOutcome> {
   const jobs = problems.map((p) => ({ id: p.id, prompt: applyTemplate(settings.template, p.problem) }));
+  const { temperature, topP, maxTokens, server, n, seed } = settings;
+  const { concurrency, onProgress, onRetry, onFailure, onNotice } = transport;
   let stats: SamplerStats;
   try {
     stats = await sampleAll(jobs, {
       endpoint,
-      params: {
-        temperature: settings.temperature,
-        topP: settings.topP,
-        maxTokens: settings.maxTokens,
-        server: settings.server,
-      },
-      n: settings.n,
-      seed: settings.seed,
-      concurrency: transport.concurrency,
-      maxPerRequest: transport.maxPerRequest ?? settings.n,
+      params: { temperature, topP, maxTokens, server },
+      n,
+      seed,
+      concurrency,
+      maxPerRequest: transport.maxPerRequest ?? n,
       samplesPath: paths.samplesPath,
-      onProgress: transport.onProgress,
-      onRetry: transport.onRetry && ((id, e) => transport.onRetry!(id, e.reason, e.delayMs)),
-      onFailure: transport.onFailure,
-      onNotice: transport.onNotice,
+      onProgress,
+      onRetry,
+      onFailure,
+      onNotice,
     });
   } catch (e) {
     if (e instanceof InterruptedError) throw e; // status.json already says "interrupted"
-    if (e instanceof EndpointError && sizeOf(paths.samplesPath) === sizeBefore) {
-      restore(before); // nothing was sampled: the folder stays as it was (e.g. a key refused after the preflight)
-    } else {
-      const reason = `${(e as Error).message.split("\n")[0]}`;
-      writeStatus(paths.runDir, {
-        state: "failed",
-        reason,
-        startedAt,
-        finishedAt: new Date().toISOString(),
-      });
+    // Nothing sampled: the folder stays as it was (e.g. a key refused after the preflight).
+    if (!(e instanceof EndpointError && undo())) {
+      end("failed", { reason: (e as Error).message.split("\n")[0] });
     }
     throw e;
   }
@@ -209,17 +183,11 @@ async function sampleAndGrade(
     settings.dataset,
     paths,
     settings.n,
-    // Only name `workers` when asked: gradeMany then picks inline grading or a pool by the batch size.
-    (items) =>
-      gradeMany(
-        items.map((i) => ({ ...i, strict: settings.grader === "strict" })),
-        transport.gradeWorkers === undefined ? {} : { workers: transport.gradeWorkers },
-      ),
+    (items) => gradeMany(items.map((i) => ({ ...i, strict: settings.grader === "strict" }))),
     transport.excludeTruncated,
   );
   if (transport.signal?.aborted) throw new InterruptedError(String(transport.signal.reason));
   const scored = new Set(rows.map((r) => r.problemId)).size;
-  const complete = problems.length - stats.failed.length;
   const health = runHealth(
     settings.dataset,
     problems.map((p) => p.id),
@@ -231,30 +199,16 @@ async function sampleAndGrade(
     stats.nSplit,
   );
   writeJson(runFile(paths.runDir, "health"), health);
-  const finishedAt = new Date().toISOString();
-  const advice = failureAdvice(stats.failed);
+  const failedProblems = stats.failed;
+  const advice = failureAdvice(failedProblems);
   if (scored === 0 && problems.length > 0) {
     // Nothing to report: the run failed, whatever the cause (a status "done" over 0 problems reads as a result).
-    writeStatus(paths.runDir, {
-      state: "failed",
-      reason: `every problem failed (first: ${stats.failed[0]?.error ?? "no sample graded"}); ${advice}`,
-      startedAt,
-      finishedAt,
-      failedProblems: stats.failed,
-    });
-  } else {
-    writeStatus(paths.runDir, {
-      state: "done",
-      startedAt,
-      finishedAt,
-      ...(stats.failed.length
-        ? {
-          note: `${stats.failed.length} of ${problems.length} problems failed; Pass@k is over the other ` +
-            `${scored}; ${advice}`,
-          failedProblems: stats.failed,
-        }
-        : {}),
-    });
-  }
-  return { paths, stats, rows, complete, problems: problems.length, health };
+    const first = failedProblems[0]?.error ?? "no sample graded";
+    end("failed", { reason: `every problem failed (first: ${first}); ${advice}`, failedProblems });
+  } else if (failedProblems.length) {
+    const note = `${failedProblems.length} of ${problems.length} problems failed; Pass@k is over the other ` +
+      `${scored}; ${advice}`;
+    end("done", { note, failedProblems });
+  } else end("done", {});
+  return { paths, stats, rows, problems: problems.length, health };
 }

@@ -8,12 +8,12 @@ import {
   InterruptedError,
   isPerRequestRejection,
   RetriesExhaustedError,
-  type RetryEvent,
   type SamplingParams,
 } from "./client.ts";
 import { isContextError, maxTokensAdvice } from "./context_limit.ts";
 import { runPool } from "./pool.ts";
-import { appendSamples, readSamples, repairTornTail, type SampleRecord } from "./samples.ts";
+import { appendJsonl } from "../../common/fs.ts";
+import { readSamples, repairTornTail, type SampleRecord } from "./samples.ts";
 
 /** One problem to sample: its id (the key in samples.jsonl) and the fully rendered prompt. */
 export interface SampleJob {
@@ -37,7 +37,7 @@ export interface SamplerOptions {
   samplesPath: string;
   /** Called after each appended request with the running count of finished samples. */
   onProgress?: (done: number, total: number) => void;
-  onRetry?: (problemId: string, e: RetryEvent) => void;
+  onRetry?: (problemId: string, reason: string) => void;
   /** Called when a problem fails for good (rejected, or out of retries). */
   onFailure?: (f: FailedProblem) => void;
   /** Told once per change of the per-request n (the server refused or ignored `n`): one line for stderr. */
@@ -120,13 +120,14 @@ export async function sampleAll(jobs: readonly SampleJob[], opts: SamplerOptions
   const todo = jobs.map((job) => ({ job, missing: missingOf(job.id) })).filter((t) => t.missing.length > 0);
   const total = jobs.length * opts.n;
   const resumed = total - todo.reduce((s, t) => s + t.missing.length, 0);
+  const perRequest = Math.max(1, Math.min(opts.maxPerRequest, opts.n));
   const stats: SamplerStats = {
     resumed,
     added: 0,
     requests: 0,
     failed: [],
     repairedBytes,
-    perRequest: Math.max(1, Math.min(opts.maxPerRequest, opts.n)),
+    perRequest,
     nSplit: null,
   };
   let fatal: EndpointError | null = null;
@@ -183,17 +184,15 @@ function lowerPerRequest(
   const to = Math.max(1, Math.min(stats.perRequest, next));
   if (to >= stats.perRequest) return;
   stats.perRequest = to;
-  stats.nSplit = {
-    asked: stats.nSplit?.asked ?? split.asked,
-    perRequest: to,
-    cause: split.cause,
-    reason: split.reason,
-  };
-  opts.onNotice?.(
-    split.cause === "refused"
-      ? `the server refused n = ${split.asked} (${split.reason}); sending n = ${to} per request from now on`
-      : `the server answered ${split.reason} to n = ${split.asked}; sending n = ${to} per request from now on`,
-  );
+  stats.nSplit = { ...split, asked: stats.nSplit?.asked ?? split.asked, perRequest: to };
+  opts.onNotice?.(`${splitCause(split)}; sending n = ${to} per request from now on`);
+}
+
+/** Why requests were split, e.g. "the server refused n = 4 (HTTP 400: …)". */
+export function splitCause(s: Omit<NSplit, "perRequest">): string {
+  return s.cause === "refused"
+    ? `the server refused n = ${s.asked} (${s.reason})`
+    : `the server answered ${s.reason} to n = ${s.asked}`;
 }
 
 /** Whether the server takes this job's prompt with n = 1 (a probe whose sample is not kept); false on a 400. */
@@ -217,7 +216,7 @@ async function sampleOnce(
 ): Promise<number> {
   const ask = Math.min(missing.length, stats.perRequest);
   const seed = requestSeed(opts.seed, job.id, missing[0]);
-  const onRetry = opts.onRetry && ((e: RetryEvent) => opts.onRetry!(job.id, e));
+  const onRetry = opts.onRetry && ((reason: string) => opts.onRetry!(job.id, reason));
   let reply;
   try {
     reply = await complete(opts.endpoint, job.prompt, ask, opts.params, seed, jitter, onRetry);
@@ -232,11 +231,7 @@ async function sampleOnce(
     if (stated === null && !(await acceptsOne(job, opts, seed, jitter))) throw e;
     // The server refuses this n (llama.cpp: more than its slots): split into requests it takes, the limit it
     // states or half, and ask again (0 samples this time; the caller loops).
-    lowerPerRequest(stats, opts, stated ?? Math.floor(ask / 2), {
-      asked: ask,
-      cause: "refused",
-      reason,
-    });
+    lowerPerRequest(stats, opts, stated ?? Math.floor(ask / 2), { asked: ask, cause: "refused", reason });
     return 0;
   }
   stats.requests++;
@@ -261,7 +256,8 @@ async function sampleOnce(
     attempts: reply.attempts,
     ...(reply.retryReasons.length ? { retry_reasons: reply.retryReasons } : {}),
   }));
-  appendSamples(opts.samplesPath, records);
+  // One write per request: a crash tears at most the last line, which resume repairs.
+  appendJsonl(opts.samplesPath, records);
   stats.added += records.length;
   return records.length;
 }

@@ -1,6 +1,6 @@
 // The raw samples file: one JSON line per sample, appended as replies arrive; resume reads it back.
 import { copyFileSync, readFileSync, truncateSync } from "node:fs";
-import { appendJsonl, atomicWrite } from "../../common/fs.ts";
+import { atomicWrite } from "../../common/fs.ts";
 import type { TokenUsage } from "./client.ts";
 
 /** One sampled continuation as stored in samples.jsonl. */
@@ -29,22 +29,23 @@ export interface SampleRecord {
   retry_reasons?: string[];
 }
 
-/**
- * Drop a torn final line left by a crash mid-append, so the next append starts on a fresh line.
- * Returns the number of bytes dropped (0 when the file is absent or intact).
- */
+/** Drop a torn final line left by a crash mid-append, so the next append starts afresh; bytes dropped (0: none). */
 export function repairTornTail(path: string): number {
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileSync(path);
-  } catch (e) {
-    if ((e as { code?: string }).code === "ENOENT") return 0;
-    throw e;
-  }
-  if (bytes.length === 0 || bytes[bytes.length - 1] === 0x0a) return 0;
+  const bytes = readIfExists(path);
+  if (bytes === null || bytes.length === 0 || bytes[bytes.length - 1] === 0x0a) return 0;
   const keep = bytes.lastIndexOf(0x0a) + 1;
   truncateSync(path, keep);
   return bytes.length - keep;
+}
+
+/** The file's bytes, or null when it does not exist (any other read error is thrown). */
+function readIfExists(path: string): Buffer | null {
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    if ((e as { code?: string }).code === "ENOENT") return null;
+    throw e;
+  }
 }
 
 /** A line of samples.jsonl that is not a sample record (bad JSON or missing fields), by 1-based number. */
@@ -55,14 +56,9 @@ export interface BadLine {
 
 /** Every line of the file: the records, and the bad lines (a torn final line without newline is skipped). */
 function scanSamples(path: string): { lines: string[]; records: (SampleRecord | null)[]; bad: BadLine[] } {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    if ((e as { code?: string }).code === "ENOENT") return { lines: [], records: [], bad: [] };
-    throw e;
-  }
-  const lines = text.split("\n");
+  const bytes = readIfExists(path);
+  if (bytes === null) return { lines: [], records: [], bad: [] };
+  const lines = bytes.toString("utf8").split("\n");
   lines.pop(); // "" after the final newline, or a torn tail (repairTornTail drops it before appending)
   const records: (SampleRecord | null)[] = [];
   const bad: BadLine[] = [];
@@ -114,7 +110,6 @@ export function readSamples(path: string): Map<string, Map<number, SampleRecord>
  */
 export function repairSamples(
   path: string,
-  now = new Date(),
 ): { backup: string | null; dropped: BadLine[]; duplicates: number } {
   repairTornTail(path);
   const { lines, records, bad } = scanSamples(path);
@@ -128,14 +123,9 @@ export function repairSamples(
     seen.add(key);
   });
   if (drop.size === 0) return { backup: null, dropped: [], duplicates: 0 };
-  const backup = `${path}.bak-${now.toISOString().replace(/[:.]/g, "-")}`;
+  const backup = `${path}.bak-${new Date().toISOString().replace(/[:.]/g, "-")}`;
   copyFileSync(path, backup);
   const kept = lines.filter((l, i) => !drop.has(i + 1) && l.trim() !== "");
   atomicWrite(path, kept.map((l) => l + "\n").join(""));
   return { backup, dropped: bad, duplicates };
-}
-
-/** Append one request's samples in a single write; a crash tears at most the last line, which resume repairs. */
-export function appendSamples(path: string, records: readonly SampleRecord[]): void {
-  appendJsonl(path, records);
 }

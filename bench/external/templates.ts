@@ -1,8 +1,6 @@
 // Prompt templates for evaluation: a shipped name (the datasets' published formats) or a text file.
 import type { PromptTemplate } from "../../datasets/mod.ts";
 
-export { type PromptTemplate, resolveTemplate } from "../../datasets/mod.ts";
-
 /** The template a dataset is usually evaluated with: DAPO's "Answer:" format for DAPO, `\boxed{}` otherwise. */
 export function defaultTemplateFor(dataset: string): string {
   return dataset === "dapo-math-17k" ? "dapo-answer" : "boxed";

@@ -44,14 +44,11 @@ export async function main(args: string[]): Promise<number> {
 /** Fill the cache from the mirror if needed, then time the loads and the generator. */
 async function run(root: string, mirrorFlag: string | undefined, repeat: number): Promise<number> {
   const mirror = mirrorFlag ?? Deno.env.get("ACEBENCH_DATASET_MIRROR");
-  if (!mirror) {
-    const missing = FETCHABLE.filter((name) => !readManifest(root, name));
-    if (missing.length === FETCHABLE.length) {
-      throw new Error(
-        `nothing cached in ${root}: pass --cache-dir (after deno task fetch) or --mirror DIR ` +
-          "(bash .ci/make_dataset_mirror.sh DIR builds one)",
-      );
-    }
+  if (!mirror && FETCHABLE.every((name) => !readManifest(root, name))) {
+    throw new Error(
+      `nothing cached in ${root}: pass --cache-dir (after deno task fetch) or --mirror DIR ` +
+        "(bash .ci/make_dataset_mirror.sh DIR builds one)",
+    );
   }
   const names: string[] = [];
   for (const name of FETCHABLE) {

@@ -57,23 +57,10 @@ A backend that cannot start, or fails while measured, is reported and skipped.
 ${flagLines(FLAGS)}`;
 
 /** One backend's figures. */
-interface EngineRate {
-  backend: string;
-  decision?: unknown;
-  sft_workers: number;
-  sample_workers: number;
-  sft_seq_per_s: number;
-  rl_s_per_step: number;
-  rl_sample_tokens_per_s: number;
-  rl_update_tokens_per_s: number;
-}
+type EngineRate = { backend: string; decision?: unknown } & Awaited<ReturnType<typeof measure>>;
 
 /** Time the engine on the active backend: SFT from a fresh model, then RL steps from that model. */
-async function measure(
-  s: TfjsSettings,
-  sftSteps: number,
-  rlSteps: number,
-): Promise<Omit<EngineRate, "backend">> {
+async function measure(s: TfjsSettings, sftSteps: number, rlSteps: number) {
   const tok = settingsTokenizer(s), { train } = taskSets(s), rng = Rng.seeded(0);
   const model = createModel(modelConfig(s, tok), rng.derive("init"));
   const sft = (steps: number) => trainSft(model, tok, train, { ...s, sft: { ...s.sft, steps } }, rng);
@@ -87,17 +74,8 @@ async function measure(
   setWeights(ref, await getWeightsAsync(model));
   const opt = createOptimizer(model, { lr: s.rl.lr, clipNorm: s.rl.clipNorm });
   const grader = gradingOf("tfjs", null, s as unknown as Record<string, unknown>); // as a sweep grades
-  const ctx = {
-    model,
-    ref,
-    opt,
-    tok,
-    train,
-    settings: s,
-    algo: resolveAlgo("grpo"),
-    rng: rng.derive("rl"),
-    grader,
-  };
+  const algo = resolveAlgo("grpo");
+  const ctx = { model, ref, opt, tok, train, settings: s, algo, rng: rng.derive("rl"), grader };
   await rlStep(ctx, 0);
   let sampleS = 0, updateS = 0, generated = 0;
   t0 = performance.now();

@@ -142,14 +142,17 @@ function row(cells: (string | number)[]): string {
   return `| ${cells.join(" | ")} |`;
 }
 
+/** Grades/s, p50, p99 and max latency (ms) of per-grade latencies in ms. */
+function latencyStats(ms: number[]): number[] {
+  const sorted = [...ms].sort((a, b) => a - b);
+  const total = ms.reduce((a, b) => a + b, 0);
+  return [ms.length / (total / 1000), percentile(sorted, 0.5), percentile(sorted, 0.99), sorted.at(-1)!];
+}
+
 // Several cold passes; each statistic is the median over passes, so one preempted pass on a shared
 // machine does not set the figure.
 function latencyRow(name: string, cases: Case[], passes: number): string {
-  const stats = Array.from({ length: passes }, () => {
-    const ms = timeSingle(cases).ms.sort((a, b) => a - b);
-    const total = ms.reduce((a, b) => a + b, 0);
-    return [ms.length / (total / 1000), percentile(ms, 0.5), percentile(ms, 0.99), ms[ms.length - 1]];
-  });
+  const stats = Array.from({ length: passes }, () => latencyStats(timeSingle(cases).ms));
   const med = (k: number) => median(stats.map((s) => s[k]));
   return row([
     name,
@@ -196,20 +199,19 @@ export async function main(args: string[]): Promise<number> {
   console.log(row(["---", "---:", "---:", "---:", "---:"]));
   for (const [name, cases] of Object.entries(loads)) {
     const items = Array.from({ length: repeat }, () => cases).flat();
+    const gradesPerS = async (f: () => Promise<unknown>) => {
+      const t0 = performance.now();
+      await f();
+      return Math.round(items.length / ((performance.now() - t0) / 1000));
+    };
     clearParseCache();
-    let t0 = performance.now();
-    await gradeMany(items, { workers: 0 });
-    const auto = items.length / ((performance.now() - t0) / 1000);
-    t0 = performance.now();
-    await gradeMany(items, { workers });
-    const oneShot = items.length / ((performance.now() - t0) / 1000);
+    const auto = await gradesPerS(() => gradeMany(items, { workers: 0 }));
+    const oneShot = await gradesPerS(() => gradeMany(items, { workers }));
     const pool = new GraderPool(workers);
     try {
       await pool.grade(items.slice(0, workers * 4), { batchSize: 1 });
-      t0 = performance.now();
-      await pool.grade(items);
-      const warm = items.length / ((performance.now() - t0) / 1000);
-      console.log(row([name, items.length, Math.round(auto), Math.round(oneShot), Math.round(warm)]));
+      const warm = await gradesPerS(() => pool.grade(items));
+      console.log(row([name, items.length, auto, oneShot, warm]));
     } finally {
       pool.close();
     }
@@ -233,19 +235,16 @@ function frontendCompare(loads: Record<string, Case[]>): void {
     for (const c of loads["corpus"]) grade(c.prediction, c.gold); // warm-up
     for (const [name, cases] of Object.entries(loads)) {
       const { ms, correct } = timeSingle(cases);
-      const labelled = cases.map((c, i) => ({ c, got: correct[i] })).filter(({ c }) =>
-        c.expected !== undefined
-      );
-      const right = labelled.filter(({ c, got }) => got === c.expected).length;
-      const sorted = [...ms].sort((a, b) => a - b);
-      const total = ms.reduce((a, b) => a + b, 0);
+      const labelled = cases.filter((c) => c.expected !== undefined).length;
+      const right = cases.filter((c, i) => correct[i] === c.expected).length; // undefined matches no verdict
+      const [rate, p50, p99] = latencyStats(ms);
       console.log(row([
         frontName,
         name,
-        `${right}/${labelled.length} (${(100 * right / labelled.length).toFixed(1)}%)`,
-        Math.round(ms.length / (total / 1000)),
-        percentile(sorted, 0.5).toFixed(3),
-        percentile(sorted, 0.99).toFixed(3),
+        `${right}/${labelled} (${(100 * right / labelled).toFixed(1)}%)`,
+        Math.round(rate),
+        p50.toFixed(3),
+        p99.toFixed(3),
       ]));
       if (name === "corpus") verdicts[frontName] = correct;
     }
@@ -325,40 +324,37 @@ export function readLabelled(file: string): LabelledCase[] {
   const out: LabelledCase[] = [];
   text.split("\n").forEach((raw, i) => {
     if (raw.trim() === "") return;
-    let r: Record<string, unknown>;
+    const fail = (why: string): never => {
+      throw new Error(`${file}:${i + 1}: ${why}`);
+    };
+    let r: Record<string, unknown> = {};
     try {
-      r = JSON.parse(raw);
+      r = JSON.parse(raw) ?? {};
     } catch (e) {
-      throw new Error(`${file}:${i + 1}: invalid JSON (${(e as Error).message})`);
-    }
-    for (const field of ["prediction", "gold"]) {
-      if (typeof r?.[field] !== "string") {
-        throw new Error(`${file}:${i + 1}: field "${field}" must be a string`);
-      }
+      fail(`invalid JSON (${(e as Error).message})`);
     }
     // The test corpora and the dev set call the label "expected" (and the strict one "expectedStrict").
     const label = r.label ?? r.expected;
     const labelStrict = r.labelStrict ?? r.expectedStrict ?? label;
-    if (typeof label !== "boolean") {
-      throw new Error(`${file}:${i + 1}: field "label" (or "expected") must be a boolean`);
-    }
-    if (typeof labelStrict !== "boolean") {
-      throw new Error(`${file}:${i + 1}: field "labelStrict" (or "expectedStrict") must be a boolean`);
-    }
-    if (r.family !== undefined && typeof r.family !== "string") {
-      throw new Error(`${file}:${i + 1}: field "family" must be a string`);
-    }
-    if (r.problem !== undefined && typeof r.problem !== "string") {
-      throw new Error(`${file}:${i + 1}: field "problem" must be a string`);
-    }
-    if (r.strict !== undefined && typeof r.strict !== "boolean") {
-      throw new Error(`${file}:${i + 1}: field "strict" must be a boolean`);
+    const fields: [string, unknown, "string" | "boolean", "optional"?][] = [
+      ['"prediction"', r.prediction, "string"],
+      ['"gold"', r.gold, "string"],
+      ['"label" (or "expected")', label, "boolean"],
+      ['"labelStrict" (or "expectedStrict")', labelStrict, "boolean"],
+      ['"family"', r.family, "string", "optional"],
+      ['"problem"', r.problem, "string", "optional"],
+      ['"strict"', r.strict, "boolean", "optional"],
+    ];
+    for (const [name, value, type, optional] of fields) {
+      if (typeof value !== type && !(optional && value === undefined)) {
+        fail(`field ${name} must be a ${type}`);
+      }
     }
     out.push({
       prediction: r.prediction as string,
       gold: r.gold as string,
-      label,
-      labelStrict,
+      label: label as boolean,
+      labelStrict: labelStrict as boolean,
       lineNo: i + 1,
       source: typeof r.source === "string" ? r.source : undefined,
       family: r.family as string | undefined,
@@ -375,15 +371,22 @@ export function scoreLabelled(
   strict: boolean,
 ): { n: number; agree: number; fp: number; fn: number; misses: { c: LabelledCase; rule: string }[] } {
   const misses: { c: LabelledCase; rule: string }[] = [];
-  const want = (c: LabelledCase) => strict ? c.labelStrict : c.label;
-  cases = cases.filter((c) => c.only === undefined || c.only === (strict ? "strict" : "default"));
+  cases = cases.filter((c) => scoredIn(c, strict));
   for (const c of cases) {
     const r = grade(c.prediction, c.gold, { strict, problem: c.problem });
-    if (r.correct !== want(c)) misses.push({ c, rule: r.rule });
+    if (r.correct !== labelIn(c, strict)) misses.push({ c, rule: r.rule });
   }
-  const fp = misses.filter((m) => !want(m.c)).length;
+  const fp = misses.filter((m) => !labelIn(m.c, strict)).length;
   return { n: cases.length, agree: cases.length - misses.length, fp, fn: misses.length - fp, misses };
 }
+
+const modeName = (strict: boolean) => strict ? "strict" : "default";
+
+/** Whether a labelled case is scored in a mode (a case with `only` is scored in that mode alone). */
+const scoredIn = (c: LabelledCase, strict: boolean) => c.only === undefined || c.only === modeName(strict);
+
+/** The verdict a labelled case should get in a mode. */
+const labelIn = (c: LabelledCase, strict: boolean) => strict ? c.labelStrict : c.label;
 
 // The labelled report: one table row per mode, then every disagreeing line.
 function printLabelled(file: string, cases: LabelledCase[]): void {
@@ -393,7 +396,7 @@ function printLabelled(file: string, cases: LabelledCase[]): void {
   const scores = ([false, true] as const).map((strict) => ({ strict, s: scoreLabelled(cases, strict) }));
   for (const { strict, s } of scores) {
     const pct = s.n ? (100 * s.agree / s.n).toFixed(1) : "-";
-    console.log(row([strict ? "strict" : "default", s.n, s.agree, `${pct}%`, s.fp, s.fn]));
+    console.log(row([modeName(strict), s.n, s.agree, `${pct}%`, s.fp, s.fn]));
   }
   const families = [...new Set(cases.map((c) => c.family).filter((f) => f !== undefined))].sort();
   if (families.length > 0) {
@@ -403,9 +406,9 @@ function printLabelled(file: string, cases: LabelledCase[]): void {
     for (const f of families) {
       const of = cases.filter((c) => c.family === f);
       const cells = scores.flatMap(({ strict, s }) => {
-        const n = of.filter((c) => c.only === undefined || c.only === (strict ? "strict" : "default")).length;
+        const n = of.filter((c) => scoredIn(c, strict)).length;
         const misses = s.misses.filter((m) => m.c.family === f);
-        const fp = misses.filter(({ c }) => !(strict ? c.labelStrict : c.label)).length;
+        const fp = misses.filter(({ c }) => !labelIn(c, strict)).length;
         return [n ? `${(100 * (n - misses.length) / n).toFixed(1)}%` : "-", fp, misses.length - fp];
       });
       console.log(row([f, of.length, ...cells]));
@@ -413,13 +416,10 @@ function printLabelled(file: string, cases: LabelledCase[]): void {
   }
   for (const { strict, s } of scores) {
     for (const { c, rule } of s.misses) {
-      const src = c.source ? ` [${c.source}]` : "";
-      const fam = c.family ? ` {${c.family}}` : "";
-      const want = strict ? c.labelStrict : c.label;
+      const tags = `${c.source ? ` [${c.source}]` : ""}${c.family ? ` {${c.family}}` : ""}`;
+      const want = labelIn(c, strict);
       console.log(
-        `  ${file}:${c.lineNo} ${
-          strict ? "strict" : "default"
-        }: label ${want}, graded ${!want} (${rule})${src}${fam}`,
+        `  ${file}:${c.lineNo} ${modeName(strict)}: label ${want}, graded ${!want} (${rule})${tags}`,
       );
     }
   }

@@ -198,17 +198,10 @@ async function repeat(n: number, f: () => Promise<number>): Promise<number[]> {
 export async function matmulPeak(n: number, reps = 4): Promise<number> {
   const { threads } = threadsInUse();
   if (threads > 1) await setThreads(1);
-  try {
-    return await peakOfOneThread(n, reps);
-  } finally {
-    if (threads > 1) await setThreads(threads);
-  }
-}
-
-async function peakOfOneThread(n: number, reps: number): Promise<number> {
   const rng = Rng.seeded(1);
-  const a = tf.tensor2d(Float32Array.from({ length: n * n }, () => rng.normal()), [n, n]);
-  const b = tf.tensor2d(Float32Array.from({ length: n * n }, () => rng.normal()), [n, n]);
+  const [a, b] = [0, 1].map(() =>
+    tf.tensor2d(Float32Array.from({ length: n * n }, () => rng.normal()), [n, n])
+  );
   let best = Infinity;
   try {
     for (let i = 0; i <= reps; i++) {
@@ -220,8 +213,8 @@ async function peakOfOneThread(n: number, reps: number): Promise<number> {
       if (i > 0) best = Math.min(best, s);
     }
   } finally {
-    a.dispose();
-    b.dispose();
+    tf.dispose([a, b]);
+    if (threads > 1) await setThreads(threads);
   }
   return gemmFlops(n) / best / 1e9;
 }
@@ -254,21 +247,13 @@ async function runTorch(
  * Achieved GFLOP/s of a figure and its percentage of a peak: what fraction of the machine's matmul speed, as
  * measured by the same engine on the same threads, the figure turns into model FLOPs (flops.ts).
  */
-interface Efficiency {
-  train_gflops: number;
-  train_pct_peak: number;
-  sample_gflops: number;
-  sample_pct_peak: number;
-  /** Peak GFLOP/s the train and sample figures are compared with (thread counts included). */
-  train_peak_gflops: number;
-  sample_peak_gflops: number;
-}
+type Efficiency = ReturnType<typeof efficiency>;
 
 /**
- * `Efficiency` of train and sample tokens/s against their peaks, to 3 significant figures (a tiny config's
- * 0.04 GFLOP/s stays positive, where rounding to 0.1 printed 0).
+ * `Efficiency` of train and sample tokens/s against their peaks (GFLOP/s, thread counts included), to 3
+ * significant figures (a tiny config's 0.04 GFLOP/s stays positive, where rounding to 0.1 printed 0).
  */
-function efficiency(train: number, sample: number, trainPeak: number, samplePeak: number): Efficiency {
+function efficiency(train: number, sample: number, trainPeak: number, samplePeak: number) {
   const trainG = train * trainFlopsPerToken(CFG) / 1e9;
   const sampleG = sample * sampleFlopsPerToken(CFG, PROMPT, NEW) / 1e9;
   return {
@@ -289,24 +274,30 @@ function effNote(gflops: number, pct: number): string {
   return ` (${gflops.toFixed(1)} GFLOP/s, ${pct.toFixed(0)}% of peak)`;
 }
 
-/** "train, sample" median peaks of a table line (the tfjs one beside each torch one, for comparison). */
-function peakNote(train: number[], sample: number[]): string {
-  return `${median(train).toFixed(1)}, ${median(sample).toFixed(1)}`;
+/**
+ * One PyTorch timing of a run (torch_reference.py's `result` under `python`): its version string, interpreter,
+ * tokens/s, the tfjs/torch ratios, the thread counts the figures were best at with the torch process's peak
+ * GFLOP/s at each, and the efficiency.
+ */
+function torchRow(result: Record<string, unknown>, python: string, tfjs: { train: number; sample: number }) {
+  const train = Number(result.train_tokens_per_s), sample = Number(result.sample_tokens_per_s);
+  const peaks = (result.peak_gflops ?? {}) as Record<string, number>;
+  const trainT = Number(result.train_threads), sampleT = Number(result.sample_threads);
+  return {
+    engine: String(result.engine),
+    python,
+    train,
+    sample,
+    ratio_train: +(tfjs.train / train).toFixed(3),
+    ratio_sample: +(tfjs.sample / sample).toFixed(3),
+    train_threads: trainT,
+    sample_threads: sampleT,
+    peak_gflops: peaks,
+    ...efficiency(train, sample, peaks[String(trainT)] ?? NaN, peaks[String(sampleT)] ?? NaN),
+  };
 }
 
-/** One PyTorch timing of a run: its version string, interpreter, tokens/s, the tfjs/torch ratios, efficiency. */
-interface TorchRow extends Efficiency {
-  engine: string;
-  python: string;
-  train: number;
-  sample: number;
-  ratio_train: number;
-  ratio_sample: number;
-  /** Thread counts the train and sample figures were best at, and this process's peak GFLOP/s at each. */
-  train_threads: number;
-  sample_threads: number;
-  peak_gflops: Record<string, number>;
-}
+type TorchRow = ReturnType<typeof torchRow>;
 
 /** tfjs train and sample tokens/s of one run. */
 async function tfjsRun(rig: Rig, steps: number, reps: number): Promise<{ train: number; sample: number }> {
@@ -363,27 +354,21 @@ async function profile(rig: Rig, pythons: string[], torchArgs: string[]): Promis
   for (const t of tables) printProfileTable(t);
   const out: Record<string, unknown> = { tfjs: tables };
   for (const python of pythons) {
-    const r = await runTorch(python, ["--profile", "--threads", "2", ...torchArgs]);
-    if (r.result) {
-      const p =
-        (r.result.profiles as Record<string, { wall_ms: number; classes: Record<string, number> }>[])[0];
-      const torchTrain = {
-        title: `${r.result.engine}, 2 threads: train step`,
-        wallMs: p.train_step.wall_ms,
-        classes: p.train_step.classes,
-      };
-      const torchTables: OpClassTable[] = [
-        torchTrain,
-        splitStep(torchTrain),
-        {
-          title: `${r.result.engine}, 2 threads: sampling run`,
-          wallMs: p.sampling_run.wall_ms,
-          classes: p.sampling_run.classes,
-        },
-      ];
-      for (const t of torchTables) printProfileTable(t);
-      out[String(r.result.engine)] = torchTables;
-    } else console.log(`torch profile not run: ${r.missing}`);
+    const { result, missing } = await runTorch(python, ["--profile", "--threads", "2", ...torchArgs]);
+    if (!result) {
+      console.log(`torch profile not run: ${missing}`);
+      continue;
+    }
+    const p = (result.profiles as Record<string, { wall_ms: number; classes: Record<string, number> }>[])[0];
+    const table = (what: string, t: { wall_ms: number; classes: Record<string, number> }) => ({
+      title: `${result.engine}, 2 threads: ${what}`,
+      wallMs: t.wall_ms,
+      classes: t.classes,
+    });
+    const train = table("train step", p.train_step);
+    const torchTables = [train, splitStep(train), table("sampling run", p.sampling_run)];
+    for (const t of torchTables) printProfileTable(t);
+    out[String(result.engine)] = torchTables;
   }
   return out;
 }
@@ -406,21 +391,18 @@ type RunRow = {
 /** What every run of one invocation shares: the rig, the flags, the thread counts, the Pythons still working. */
 interface Bench {
   rig: Rig;
-  steps: number;
-  reps: number;
-  peakN: number;
+  values: FlagValues<typeof FLAGS>;
   trainThreads: number;
   sampleThreads: number;
   torchArgs: string[];
   pythons: string[];
   result: Record<string, unknown>;
-  nativeAb: boolean;
 }
 
 /** Entry point for `deno task bench model`. */
 export async function main(args: string[]): Promise<number> {
   const { values } = parseTable(args, FLAGS);
-  const { config, runs, steps, reps } = values, peakN = values["peak-n"];
+  const config = values.config;
   const { backend, trainWorkers, sampleWorkers, blasThreads } = await configure(values);
   const rig = makeRig();
   const blas = backend === "blas" ? blasInfo() : null;
@@ -437,13 +419,11 @@ export async function main(args: string[]): Promise<number> {
     ...(blas ? { blas, native: nativeInfo()?.library ?? "off" } : {}),
     attention: kernelInfo(),
     config,
-  };
-  Object.assign(result, {
     train_workers: trainWorkers,
     sample_workers: sampleWorkers,
     blas_threads: blasThreads,
-  });
-  const torchArgs = ["--config", config, "--peak-n", String(peakN)];
+  };
+  const torchArgs = ["--config", config, "--peak-n", String(values["peak-n"])];
   const pythons = values["no-torch"] ? [] : torchPythons(values.python);
   try {
     if (trainWorkers > 1) rig.trainer = await DataParallelTrainer.create(rig.model, rig.opt, trainWorkers);
@@ -453,21 +433,10 @@ export async function main(args: string[]): Promise<number> {
       // Each BLAS call runs on one thread (wasm is single-threaded), so the engine's peak on N threads (train
       // workers, sample workers or BLAS threads) is N times the peak of one, an upper bound (threads can only contend).
       const threads = (workers: number) => Math.min(workers > 1 ? workers : blasThreads, coreCount());
-      const [trainThreads, sampleThreads] = [threads(trainWorkers), threads(sampleWorkers)];
-      const bench: Bench = {
-        rig,
-        steps,
-        reps,
-        peakN,
-        trainThreads,
-        sampleThreads,
-        torchArgs,
-        pythons,
-        result,
-        nativeAb: values["native-ab"] === true,
-      };
+      const trainThreads = threads(trainWorkers), sampleThreads = threads(sampleWorkers);
+      const bench: Bench = { rig, values, trainThreads, sampleThreads, torchArgs, pythons, result };
       const rows: RunRow[] = [];
-      for (let run = 1; run <= runs; run++) rows.push(await measureRun(bench, run));
+      for (let run = 1; run <= values.runs; run++) rows.push(await measureRun(bench, run));
       summarise(rows, bench, backend);
     }
     console.log(JSON.stringify(result));
@@ -525,7 +494,7 @@ async function sampleWithoutNative(b: Bench): Promise<number> {
   useNative(false);
   try {
     await timeSample(b.rig);
-    return (SAMPLE_B * NEW) / median(await repeat(b.reps, () => timeSample(b.rig)));
+    return (SAMPLE_B * NEW) / median(await repeat(b.values.reps, () => timeSample(b.rig)));
   } finally {
     useNative(true);
   }
@@ -534,10 +503,10 @@ async function sampleWithoutNative(b: Bench): Promise<number> {
 /** One run: tfjs train and sample tokens/s, its matmul peak, then each working torch; printed as it goes. */
 async function measureRun(b: Bench, run: number): Promise<RunRow> {
   const row: RunRow = { run, load_before: load1(), torch: [] };
-  const t = await tfjsRun(b.rig, b.steps, b.reps);
-  if (b.nativeAb) row.tfjs_sample_no_native = Math.round(await sampleWithoutNative(b));
+  const t = await tfjsRun(b.rig, b.values.steps, b.values.reps);
+  if (b.values["native-ab"]) row.tfjs_sample_no_native = Math.round(await sampleWithoutNative(b));
   // Measured each run, beside its figures, so both see the same load.
-  const peak = await matmulPeak(b.peakN);
+  const peak = await matmulPeak(b.values["peak-n"]);
   const eff = efficiency(t.train, t.sample, peak * b.trainThreads, peak * b.sampleThreads);
   Object.assign(row, {
     tfjs_train: Math.round(t.train),
@@ -555,60 +524,32 @@ async function measureRun(b: Bench, run: number): Promise<RunRow> {
       b.pythons.splice(b.pythons.indexOf(python), 1);
       continue;
     }
-    const train = Number(r.result.train_tokens_per_s), sample = Number(r.result.sample_tokens_per_s);
-    const peaks = (r.result.peak_gflops ?? {}) as Record<string, number>;
-    const trainT = Number(r.result.train_threads), sampleT = Number(r.result.sample_threads);
-    row.torch.push({
-      engine: String(r.result.engine),
-      python,
-      train,
-      sample,
-      ratio_train: +(t.train / train).toFixed(3),
-      ratio_sample: +(t.sample / sample).toFixed(3),
-      train_threads: trainT,
-      sample_threads: sampleT,
-      peak_gflops: peaks,
-      ...efficiency(train, sample, peaks[String(trainT)] ?? NaN, peaks[String(sampleT)] ?? NaN),
-    });
+    row.torch.push(torchRow(r.result, python, t));
   }
   row.load_after = load1();
+  const peakN = b.values["peak-n"];
+  const noNative = row.tfjs_sample_no_native ? ` (native kernels off: ${row.tfjs_sample_no_native})` : "";
   console.log(
-    `run ${run}: load ${Number(row.load_before).toFixed(2)} → ${Number(row.load_after).toFixed(2)}; ` +
-      `tfjs train ${row.tfjs_train}${effNote(eff.train_gflops, eff.train_pct_peak)}, sample ` +
-      `${row.tfjs_sample}${effNote(eff.sample_gflops, eff.sample_pct_peak)}${
-        row.tfjs_sample_no_native ? ` (native kernels off: ${row.tfjs_sample_no_native})` : ""
-      } tokens/s; peak ` +
-      `${peak.toFixed(1)} GFLOP/s per thread (${b.peakN}² tf.matMul) × ${b.trainThreads} train, ` +
-      `${b.sampleThreads} sample thread(s)`,
+    `run ${run}: load ${row.load_before.toFixed(2)} → ${row.load_after.toFixed(2)}; tfjs train ` +
+      `${row.tfjs_train}${effNote(eff.train_gflops, eff.train_pct_peak)}, sample ${row.tfjs_sample}` +
+      `${effNote(eff.sample_gflops, eff.sample_pct_peak)}${noNative} tokens/s; peak ${peak.toFixed(1)} ` +
+      `GFLOP/s per thread (${peakN}² tf.matMul) × ${b.trainThreads} train, ${b.sampleThreads} sample thread(s)`,
   );
   for (const r of row.torch) {
+    const peaks = Object.entries(r.peak_gflops).map(([th, g]) => `${g} GFLOP/s at ${th} thread(s)`);
     console.log(
-      `       ${r.engine} (${r.python}): train ${r.train}${
-        effNote(r.train_gflops, r.train_pct_peak)
-      }, sample ${r.sample}${effNote(r.sample_gflops, r.sample_pct_peak)}; ratio tfjs/torch train ` +
-        `${r.ratio_train}, sample ${r.ratio_sample}; peak ${
-          Object.entries(r.peak_gflops).map(([th, g]) => `${g} GFLOP/s at ${th} thread(s)`).join(", ")
-        } (${b.peakN}² torch.mm)`,
+      `       ${r.engine} (${r.python}): train ${r.train}${effNote(r.train_gflops, r.train_pct_peak)}, ` +
+        `sample ${r.sample}${effNote(r.sample_gflops, r.sample_pct_peak)}; ratio tfjs/torch train ` +
+        `${r.ratio_train}, sample ${r.ratio_sample}; peak ${peaks.join(", ")} (${peakN}² torch.mm)`,
     );
   }
   return row;
 }
 
-/** Medians of efficiency figures over runs, from a column getter. */
-function medianEff(of: (k: keyof Efficiency) => number[]) {
-  return Object.fromEntries(
-    (["train_gflops", "train_pct_peak", "sample_gflops", "sample_pct_peak"] as const).map((k) => [
-      `median_${k}`,
-      median(of(k)),
-    ]),
-  ) as Record<`median_${"train_gflops" | "train_pct_peak" | "sample_gflops" | "sample_pct_peak"}`, number>;
-}
-
 /** Medians and ranges over the runs into `b.result`, printed with the limit table (each engine vs its peak). */
 function summarise(rows: RunRow[], b: Bench, backend: string): void {
   const result = b.result;
-  const col = (k: "load_before" | "tfjs_train" | "tfjs_sample" | `tfjs_${keyof Efficiency}`) =>
-    rows.map((r) => r[k] as number);
+  const col = (k: string) => rows.map((r) => (r as Record<string, unknown>)[k] as number);
   console.log(`\nmedian (range) over ${rows.length} run(s); 1-min load ${spread(col("load_before"), 2)}:`);
   console.log(`  tfjs  train ${spread(col("tfjs_train"))}  sample ${spread(col("tfjs_sample"))} tokens/s`);
   const off = rows.map((r) => r.tfjs_sample_no_native).filter((x): x is number => x !== undefined);
@@ -621,48 +562,38 @@ function summarise(rows: RunRow[], b: Bench, backend: string): void {
   result.median_tfjs_sample = median(col("tfjs_sample"));
   result.flops_per_train_token = trainFlopsPerToken(CFG);
   result.flops_per_sample_token = Math.round(sampleFlopsPerToken(CFG, PROMPT, NEW));
-  result.peak_n = b.peakN;
-  const tfjsEff = medianEff((k) => col(`tfjs_${k}`));
-  for (const [k, v] of Object.entries(tfjsEff)) result[k.replace("median_", "median_tfjs_")] = v;
-  const line = (name: string, train: number, sample: number, eff: typeof tfjsEff, peaks: string) => [
-    name,
-    String(train),
-    eff.median_train_gflops.toFixed(1),
-    eff.median_train_pct_peak.toFixed(1),
-    String(sample),
-    eff.median_sample_gflops.toFixed(1),
-    eff.median_sample_pct_peak.toFixed(1),
-    peaks,
-  ];
+  result.peak_n = b.values["peak-n"];
   const header = ["engine", "train tok/s", "GFLOP/s", "% peak", "sample tok/s", "GFLOP/s", "% peak"];
-  const table: string[][] = [
-    [...header, "peak GFLOP/s train, sample"],
-    line(
-      `tfjs ${backend}`,
-      result.median_tfjs_train as number,
-      result.median_tfjs_sample as number,
-      tfjsEff,
-      peakNote(col("tfjs_train_peak_gflops"), col("tfjs_sample_peak_gflops")),
-    ),
-  ];
+  const table: string[][] = [[...header, "peak GFLOP/s train, sample"]];
+  /** One engine's line of the table from its columns (`of`), and its efficiency medians as `median_<key>`. */
+  const engineLine = (name: string, of: (k: string) => number[]) => {
+    const m = (k: string) => median(of(k));
+    table.push([
+      name,
+      ...["train", "train_gflops", "train_pct_peak", "sample", "sample_gflops", "sample_pct_peak"].map((k) =>
+        k.includes("_") ? m(k).toFixed(1) : String(m(k))
+      ),
+      `${m("train_peak_gflops").toFixed(1)}, ${m("sample_peak_gflops").toFixed(1)}`,
+    ]);
+    return Object.fromEntries(
+      ["train_gflops", "train_pct_peak", "sample_gflops", "sample_pct_peak"].map((
+        k,
+      ) => [`median_${k}`, m(k)]),
+    );
+  };
+  const tfjsEff = engineLine(`tfjs ${backend}`, (k) => col(`tfjs_${k}`));
+  for (const [k, v] of Object.entries(tfjsEff)) result[k.replace("median_", "median_tfjs_")] = v;
   const engines = [...new Set(rows.flatMap((r) => r.torch.map((t) => t.engine)))];
   result.torch = engines.map((engine) => {
     const of = rows.flatMap((r) => r.torch.filter((t) => t.engine === engine));
-    const tcol = (k: "train" | "sample" | "ratio_train" | "ratio_sample" | keyof Efficiency) =>
-      of.map((t) => t[k]);
+    const tcol = (k: string) => of.map((t) => (t as unknown as Record<string, number>)[k]);
+    const figures = `train ${spread(tcol("train"))}  sample ${spread(tcol("sample"))}`;
+    console.log(`  ${engine} (${of[0].python}): ${figures} tokens/s`);
+    const ratios = `train ${spread(tcol("ratio_train"), 2)}  sample ${spread(tcol("ratio_sample"), 2)}`;
     console.log(
-      `  ${engine} (${of[0].python}): train ${spread(tcol("train"))}  sample ${
-        spread(tcol("sample"))
-      } tokens/s`,
+      `    ratio tfjs/torch (per run): ${ratios}  (targets against a current torch: train >= 1.3, sample >= 2.0)`,
     );
-    console.log(
-      `    ratio tfjs/torch (per run): train ${spread(tcol("ratio_train"), 2)}  sample ${
-        spread(tcol("ratio_sample"), 2)
-      }  (targets against a current torch: train >= 1.3, sample >= 2.0)`,
-    );
-    const eff = medianEff(tcol);
-    const peaks = peakNote(tcol("train_peak_gflops"), tcol("sample_peak_gflops"));
-    table.push(line(engine, median(tcol("train")), median(tcol("sample")), eff, peaks));
+    const eff = engineLine(engine, tcol);
     return {
       engine,
       python: of[0].python,
@@ -673,12 +604,13 @@ function summarise(rows: RunRow[], b: Bench, backend: string): void {
       ...eff,
     };
   });
+  const mflop = (flops: number) => (flops / 1e6).toFixed(2);
   console.log(
-    `\nachieved model FLOPs (medians; ${
-      (trainFlopsPerToken(CFG) / 1e6).toFixed(2)
-    } MFLOP per trained token, ${
-      (sampleFlopsPerToken(CFG, PROMPT, NEW) / 1e6).toFixed(2)
-    } per sampled token: flops.ts) and % of each engine's own measured ${b.peakN}² matmul peak:`,
+    `\nachieved model FLOPs (medians; ${mflop(trainFlopsPerToken(CFG))} MFLOP per trained token, ` +
+      `${
+        mflop(sampleFlopsPerToken(CFG, PROMPT, NEW))
+      } per sampled token: flops.ts) and % of each engine's own ` +
+      `measured ${b.values["peak-n"]}² matmul peak:`,
   );
   const widths = table[0].map((_, i) => Math.max(...table.map((r) => r[i].length)));
   for (const r of table) {

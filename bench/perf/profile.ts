@@ -68,11 +68,7 @@ export const OVERHEAD = "framework overhead (wall - kernel times)";
 /** What `kernelClasses` calls the same remainder in its fine table (not a kernel class: `splitStep` skips it). */
 const BOOKKEEPING = "tensor bookkeeping (alloc/dispose, tape, JS)";
 /** The five parts of a training step `splitStep` reports, from the fine classes of either engine's table. */
-const SPLIT_OF: Record<string, string> = {
-  "matmul": "matmul",
-  "attention": "attention",
-  "Adam": "optimizer",
-};
+const SPLIT_OF: Record<string, string> = { matmul: "matmul", attention: "attention", Adam: "optimizer" };
 
 /**
  * A train-step table cut into matmul / attention / element-wise / optimizer / framework overhead, for tfjs and

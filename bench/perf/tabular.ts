@@ -35,9 +35,7 @@ function finalPassAtK(runDir: string, ks: number[]): { exact: PassTable; sampled
   const exactAt = (step: number) =>
     new Map(exactRows.filter((r) => r.step === step).map((r) => [r.k, r.passAtK]));
   const counts = new Map<number, Map<string, { n: number; c: number }>>([[0, new Map()], [last, new Map()]]);
-  for (
-    const r of readEvalSamples(runDir)
-  ) {
+  for (const r of readEvalSamples(runDir)) {
     const byProblem = counts.get(r.step);
     if (!byProblem) continue;
     const e = byProblem.get(r.problemId) ?? byProblem.set(r.problemId, { n: 0, c: 0 }).get(r.problemId)!;

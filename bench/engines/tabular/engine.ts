@@ -21,7 +21,7 @@ function checkEval(run: RunConfig): void {
  * The run as the tabular engine trains it: settings with every default filled in, and overlong shaping off
  * (a tabular rollout is one action, it has no length), so config.json records what is applied.
  */
-export function resolveTabularRun(run: RunConfig): RunConfig<TabularSettings> {
+function resolveTabularRun(run: RunConfig): RunConfig<TabularSettings> {
   checkEval(run);
   const settings = resolveSettings(run.settings, `${run.runId}: settings`);
   const algo = structuredClone(run.algo);

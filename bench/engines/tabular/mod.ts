@@ -1,12 +1,11 @@
 // Public API of the tabular engine.
-export { resolveTabularRun, tabularEngine } from "./engine.ts";
+export { tabularEngine } from "./engine.ts";
 export { exactKs, type Rollout, sampleGroup, tabularBackend, type TabularGroup } from "./backend.ts";
 export {
   entropyOf,
   exactPassAtK,
   logitGradient,
   logProbs,
-  pCorrect,
   refLogProbs,
   type TabularParams,
   zeroParams,

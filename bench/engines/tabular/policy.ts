@@ -44,7 +44,7 @@ export function entropyOf(logp: Float64Array): number {
 }
 
 /** Probability that one sample on prompt x is correct. */
-export function pCorrect(world: TabularWorld, logp: Float64Array, x: number): number {
+function pCorrect(world: TabularWorld, logp: Float64Array, x: number): number {
   let p = 0;
   for (let s = 0; s < world.strategies; s++) {
     if (world.correct[x * world.strategies + s]) p += Math.exp(logp[s]);

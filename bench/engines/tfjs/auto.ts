@@ -3,7 +3,7 @@
 // cached per shape and recorded by the engine.
 import * as tf from "@tensorflow/tfjs-core";
 import { Rng } from "../../../common/prng.ts";
-import type { BackendDecisionRecord } from "../../../common/run_folder.ts";
+import type { BackendDecisionRecord as BackendDecision } from "../../../common/run_folder.ts";
 import { blasAvailable, hasWebgpuAdapter, initBackend } from "./backend.ts";
 import { blasError, blasInfo } from "./ops/blas.ts";
 import { nativeError, nativeInfo } from "./ops/native.ts";
@@ -16,13 +16,7 @@ import {
   tokenLogProbs,
   trainStepAsync,
 } from "./model.ts";
-
-/**
- * What `auto` chose and why, as config.json records it (one shape, common/run_folder.ts): `measured` holds the
- * calibration (ms of one train step + one short sampling); on blas the library, kernels and threads, and the
- * native kernels' library.
- */
-export type BackendDecision = BackendDecisionRecord;
+import { disposeOptimizer } from "./model/adam.ts";
 
 /** The decision with the BLAS it runs on (blas), or why there is none (auto on wasm: said once on stderr too). */
 function withBlas(d: BackendDecision): BackendDecision {
@@ -62,14 +56,13 @@ async function calibrate(cfg: ModelConfig): Promise<number> {
   } finally {
     tokens.dispose();
     disposeModel(model);
-    for (const m of [opt.m, opt.v]) m.forEach((v) => v.dispose());
+    disposeOptimizer(opt);
   }
 }
 
 /**
- * Start the backend the settings name; for "auto", calibrate the CPU backend (blas, else wasm) against webgpu on
- * `cfg` when a WebGPU adapter exists and keep the faster (no adapter: blas, else wasm, else cpu). Returns the
- * decision.
+ * Start the backend the settings name; "auto" keeps the faster of the CPU backend (blas, else wasm) and webgpu,
+ * calibrated on `cfg`, where a WebGPU adapter exists (none: blas, else wasm, else cpu). Returns the decision.
  */
 export async function initEngineBackend(requested: string, cfg: ModelConfig): Promise<BackendDecision> {
   if (requested !== "auto") {

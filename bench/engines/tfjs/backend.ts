@@ -76,10 +76,7 @@ export function blasAvailable(): boolean {
   return blasInfo() !== null;
 }
 
-/**
- * Whether a WebGPU adapter is available (a GPU, or Mesa's lavapipe on a CPU machine). False without probing when
- * ACEBENCH_WEBGPU_ADAPTER=0.
- */
+/** Whether a WebGPU adapter (a GPU, or Mesa's lavapipe) is available; false unprobed if ACEBENCH_WEBGPU_ADAPTER=0. */
 export async function hasWebgpuAdapter(): Promise<boolean> {
   if (Deno.env.get("ACEBENCH_WEBGPU_ADAPTER") === "0") return false;
   const gpu = (globalThis.navigator as { gpu?: { requestAdapter(): Promise<unknown> } } | undefined)?.gpu;
@@ -146,39 +143,33 @@ export function trainsDataParallel(): boolean {
   return ["wasm", "cpu"].includes(tf.getBackend());
 }
 
+/** How each backend starts. */
+const STARTERS: Record<BackendName, () => Promise<unknown>> = {
+  auto: async () => {
+    try {
+      await (blasAvailable() ? startBlas() : startWasm());
+    } catch (e) {
+      console.error(`backend auto: wasm unavailable (${(e as Error).message}); using the slow cpu backend`);
+      await tf.setBackend("cpu");
+    }
+  },
+  blas: startBlas,
+  wasm: startWasm,
+  cpu: () => tf.setBackend("cpu"),
+  webgpu: startWebgpu,
+  tensorflow: startTensorflow,
+};
+
 /**
  * Start the named backend and return the one in use; "auto" here picks blas, else wasm, else cpu (the engine's
  * "auto" also calibrates against webgpu where there is a GPU: auto.ts).
  */
 export async function initBackend(name: BackendName | string): Promise<string> {
   if (backendInUse() === name) return name;
-  switch (name) {
-    case "auto":
-      try {
-        await (blasAvailable() ? startBlas() : startWasm());
-      } catch (e) {
-        console.error(`backend auto: wasm unavailable (${(e as Error).message}); using the slow cpu backend`);
-        await tf.setBackend("cpu");
-      }
-      break;
-    case "blas":
-      await startBlas();
-      break;
-    case "wasm":
-      await startWasm();
-      break;
-    case "cpu":
-      await tf.setBackend("cpu");
-      break;
-    case "webgpu":
-      await startWebgpu();
-      break;
-    case "tensorflow":
-      await startTensorflow();
-      break;
-    default:
-      throw new Error(`unknown backend '${name}' (expected one of ${BACKENDS.join(", ")})`);
+  if (!(BACKENDS as readonly string[]).includes(name)) {
+    throw new Error(`unknown backend '${name}' (expected one of ${BACKENDS.join(", ")})`);
   }
+  await STARTERS[name as BackendName]();
   await tf.ready();
   return backendInUse();
 }

@@ -27,7 +27,7 @@ import {
   setWeights,
 } from "./model.ts";
 import { type EvalRecord, evaluate, policyFrom, type SavedModel } from "./policy.ts";
-import { type RlContext, type TfjsGroup, tfjsPolicy, type Tokens } from "./rl.ts";
+import { type RlContext, type TfjsGroup, tfjsPolicy } from "./rl.ts";
 import {
   baseKey,
   blasThreads,
@@ -39,7 +39,8 @@ import {
   type TfjsSettings,
 } from "./settings.ts";
 import { sftWorkers, trainSft } from "./sft.ts";
-import { type BackendDecision, initEngineBackend } from "./auto.ts";
+import { initEngineBackend } from "./auto.ts";
+import type { BackendDecisionRecord as BackendDecision } from "../../../common/run_folder.ts";
 import { backendInUse, initBackend } from "./backend.ts";
 import { setThreads, stopThreads, threadsInUse } from "./ops/blas.ts";
 import { parallelSampling } from "./parallel.ts";
@@ -50,35 +51,27 @@ interface BaseBundle extends SavedModel {
   seed: number;
 }
 
-/**
- * A run checkpoint: weights, Adam state and the step it follows. No random state: a step's draws are keyed by
- * the step under the run's stream (rl.ts), so they follow from the run config.
- */
+/** A run checkpoint: weights, Adam state and step; no random state (a step's draws are keyed by its step, rl.ts). */
 interface RunCheckpoint extends SavedModel {
   step: number;
   optimizer: OptimizerState;
 }
 
 /** Where base model `base` (0-based) of a sweep lives: `<sweepDir>/base/<base>/`. */
-export function baseDir(sweepDir: string, base: number): string {
+function baseDir(sweepDir: string, base: number): string {
   return join(sweepDir, "base", String(base));
 }
 
-/**
- * Seed of the evaluation samples of base `base` at step 0 (fixed per base, so every run of the base shares
- * them; base 0 keeps the seed of one-base sweeps).
- */
+/** Eval seed of base `base` at step 0: shared by the base's runs (base 0 keeps the seed of one-base sweeps). */
 function baseEvalSeed(base: number): number {
   const BASE_EVAL_SEED = 1_000_003;
   return base === 0 ? BASE_EVAL_SEED : Rng.seeded(BASE_EVAL_SEED).derive(`base|${base}`).int(2 ** 31);
 }
 
 /**
- * Train SFT base model `sweep.base` into `<sweepDir>/base/<base>/` (model/, sft_metrics.jsonl, base.json) from
- * its own seed (initialisation and data order), unless one trained with the same settings is already there; a
- * base trained with other settings is an error. SFT checkpoints under `sft-checkpoints/` while it trains, so an
- * interrupted prepare resumes bit-for-bit. With `eval`, the base's step-0 evaluation (`eval.n` samples per test
- * problem) is cached there as well, once per base rather than by whichever of its runs starts first.
+ * Train SFT base `sweep.base` into `<sweepDir>/base/<base>/` (model/, sft_metrics.jsonl, base.json) from its own
+ * seed, unless one trained with the same settings is there (other settings: an error); resumable bit-for-bit from
+ * `sft-checkpoints/`. With `eval`, the base's step-0 evaluation is cached there too, once per base.
  */
 export async function prepareBase(
   sweep: { settings: Record<string, unknown>; seed: number; base?: number; eval?: { n: number } },
@@ -87,41 +80,37 @@ export async function prepareBase(
 ) {
   const s = resolveSettings(sweep.settings, "tfjs settings");
   using _threads = blasThreadsStop(); // the helper threads end with the job (the sweep runs jobs in Workers)
-  const index = sweep.base ?? 0;
-  const dir = baseDir(sweepDir, index);
+  const index = sweep.base ?? 0, dir = baseDir(sweepDir, index);
+  const needsEval = sweep.eval !== undefined && !exists(join(dir, `eval-n${sweep.eval.n}.jsonl`));
   if (exists(join(dir, "base.json"))) {
     const old = readJson<{ key: string }>(join(dir, "base.json"));
     if (old.key !== baseKey(s)) {
       throw new Error(`${dir}: base model trained with other settings (key ${old.key} ≠ ${baseKey(s)})`);
     }
-    if (sweep.eval && !exists(join(dir, `eval-n${sweep.eval.n}.jsonl`))) await runBackendDecision(s, dir);
+    if (needsEval) await runBackendDecision(s, dir);
   } else await trainBase(s, sweep.seed, index, dir, hooks);
-  if (sweep.eval && !exists(join(dir, `eval-n${sweep.eval.n}.jsonl`))) {
-    await baseEval(loadBundle<BaseBundle>(join(dir, "model")), s, sweepDir, index, sweep.eval.n);
+  if (needsEval) {
+    await baseEval(loadBundle<BaseBundle>(join(dir, "model")), s, sweepDir, index, sweep.eval!.n);
   }
 }
 
 /** SFT of base `index` from `seed` into `dir` (model/, sft_metrics.jsonl, base.json); the backend is started. */
 async function trainBase(s: TfjsSettings, seed: number, index: number, dir: string, hooks?: RunHooks) {
-  const key = baseKey(s);
-  const sweep = { seed, base: index };
-  const tok = settingsTokenizer(s);
+  const key = baseKey(s), tok = settingsTokenizer(s);
   const backendDecision = await startBlasThreads(s, await initEngineBackend(s.backend, modelConfig(s, tok)));
-  const rng = Rng.seeded(sweep.seed).derive("sft");
+  const rng = Rng.seeded(seed).derive("sft");
   const model = createModel(modelConfig(s, tok), rng.derive("init"));
   const t0 = performance.now();
   const checkpoints = join(dir, "sft-checkpoints");
   const log = await trainSft(model, tok, taskSets(s).train, s, rng, hooks?.onProgress, { dir: checkpoints });
   const seconds = (performance.now() - t0) / 1000;
   atomicWrite(join(dir, "sft_metrics.jsonl"), log.map((l) => JSON.stringify(l)).join("\n") + "\n");
-  saveBundle(
-    join(dir, "model"),
-    { settings: s, weights: await getWeightsAsync(model), key, seed: sweep.seed } as BaseBundle,
-  );
+  const bundle: BaseBundle = { settings: s, weights: await getWeightsAsync(model), key, seed };
+  saveBundle(join(dir, "model"), bundle);
   writeJson(join(dir, "base.json"), {
     key,
-    base: sweep.base ?? 0,
-    seed: sweep.seed,
+    base: index,
+    seed,
     backend: backendDecision.backend,
     backendDecision,
     sftWorkers: sftWorkers(s),
@@ -163,10 +152,7 @@ function protocolSeed(seed: number, protocol?: EvalProtocolSetting): number {
   return protocol ? Rng.seeded(seed).derive(`protocol|${protocol.name}`).int(2 ** 31) : seed;
 }
 
-/**
- * The records of one evaluation point: the main protocol, and at step 0 and the last RL step every extra protocol
- * of `eval.protocols` (their dataset `<dataset>@<name>`).
- */
+/** One evaluation point's records: the main protocol, plus every `eval.protocols` one at step 0 and the last step. */
 async function evaluateAll(
   run: RunConfig<TfjsSettings>,
   main: (protocol?: EvalProtocolSetting) => Promise<EvalRecord[]>,
@@ -179,9 +165,8 @@ async function evaluateAll(
 }
 
 /**
- * The run as the tfjs engine trains it: settings validated with defaults, and an overlong buffer larger than the
- * response budget (the presets' 4096 tokens) fitted to it (`fitOverlongBuffer`), so config.json records the
- * buffer the penalty uses.
+ * The run as tfjs trains it: settings with defaults, and an overlong buffer larger than the response budget fitted
+ * to it (`fitOverlongBuffer`), so config.json records the buffer the penalty uses.
  */
 export function resolveTfjsRun(run: RunConfig): RunConfig<TfjsSettings> {
   const settings = resolveSettings(run.settings, `run ${run.runId} settings`);
@@ -207,7 +192,7 @@ function tfjsRunBackend(
   runDir: string,
   sweepDir: string,
   base: BaseBundle,
-): { backend: RunBackend<TfjsGroup, Tokens>; model: Model } {
+): { backend: RunBackend<TfjsGroup, Int32Array>; model: Model } {
   const s = run.settings;
   const { train, test } = taskSets(s);
   const policy = policyFrom(base);
@@ -224,25 +209,17 @@ function tfjsRunBackend(
     grader: tfjsGrading(sweepDir, s, run.eval),
   };
   const ckptDir = join(runDir, "checkpoints");
-  const backend: RunBackend<TfjsGroup, Tokens> = {
+  const backend: RunBackend<TfjsGroup, Int32Array> = {
     ...tfjsPolicy(ctx),
     extraLogs: [],
-    evaluate: async (step) => ({
-      samples: await evaluateAll(
-        run,
-        (protocol) =>
-          step === 0 ? baseEval(base, s, sweepDir, run.base ?? 0, run.eval.n, protocol) : evaluate(
-            policy,
-            test,
-            run.eval.n,
-            step,
-            protocolSeed(evalSeed(run, step), protocol),
-            ctx.grader,
-            protocol,
-          ),
-        step,
-      ),
-    }),
+    evaluate: async (step) => {
+      const seed = evalSeed(run, step);
+      const main = (protocol?: EvalProtocolSetting) =>
+        step === 0
+          ? baseEval(base, s, sweepDir, run.base ?? 0, run.eval.n, protocol)
+          : evaluate(policy, test, run.eval.n, step, protocolSeed(seed, protocol), ctx.grader, protocol);
+      return { samples: await evaluateAll(run, main, step) };
+    },
     async save(step) {
       const checkpoint: RunCheckpoint = {
         settings: s,
@@ -263,30 +240,23 @@ function tfjsRunBackend(
   return { backend, model: policy.model };
 }
 
-/**
- * The backend of a run: `auto` reuses the decision its base model recorded (one calibration per base, not per
- * run), any other choice is started as requested.
- */
+/** A run's backend: `auto` reuses its base's recorded decision (one calibration per base); others start as asked. */
 async function runBackendDecision(s: TfjsSettings, baseFolder: string): Promise<BackendDecision> {
   const info = join(baseFolder, "base.json");
   const recorded = s.backend === "auto" && exists(info)
     ? readJson<{ backendDecision?: BackendDecision }>(info).backendDecision
     : undefined;
   if (!recorded) {
-    return await startBlasThreads(
-      s,
-      await initEngineBackend(s.backend, modelConfig(s, settingsTokenizer(s))),
-    );
+    return startBlasThreads(s, await initEngineBackend(s.backend, modelConfig(s, settingsTokenizer(s))));
   }
   await initBackend(recorded.backend);
-  const reason = `${recorded.reason} (the calibration of the run's base, ${info})`;
-  return await startBlasThreads(s, { ...recorded, reason });
+  return startBlasThreads(s, {
+    ...recorded,
+    reason: `${recorded.reason} (the calibration of the run's base, ${info})`,
+  });
 }
 
-/**
- * On blas, run the products on the threads the settings ask for (`blasThreads`; 1 = the caller only); the
- * decision with the threads recorded.
- */
+/** On blas, start the BLAS threads the settings ask for (`blasThreads`, 1 = the caller only); record them. */
 async function startBlasThreads(s: TfjsSettings, decision: BackendDecision): Promise<BackendDecision> {
   if (backendInUse() !== "blas") {
     if ((s.blasThreads ?? 1) === 1) return decision;
@@ -306,15 +276,15 @@ function blasThreadsStop(): Disposable {
 }
 
 /** RL from the run's base model, resuming from the newest checkpoint when there is one. */
-export async function runRl(
+async function runRl(
   run: RunConfig<TfjsSettings>,
   runDir: string,
   sweepDir: string,
   hooks: RunHooks,
 ): Promise<RunOutcome> {
-  const s = run.settings;
-  const baseFolder = baseDir(sweepDir, run.base ?? 0);
-  const baseBundlePath = join(baseFolder, "model");
+  const s = run.settings,
+    baseFolder = baseDir(sweepDir, run.base ?? 0),
+    baseBundlePath = join(baseFolder, "model");
   if (!exists(join(baseBundlePath, "state.json"))) {
     throw new Error(`${baseBundlePath}: no base model; the sweep must call the tfjs engine's prepare first`);
   }

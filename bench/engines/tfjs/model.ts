@@ -30,13 +30,14 @@ import {
   type Optimizer,
   type OptimizerState,
   setOptimizerState,
+  type StepResult,
   type TensorData,
   toDataAsync,
 } from "./model/adam.ts";
 
 export { initBackend } from "./backend.ts";
 export { getOptimizerStateAsync, setOptimizerState };
-export type { AdamOptions, Optimizer, OptimizerState, TensorData };
+export type { AdamOptions, Optimizer, OptimizerState, StepResult, TensorData };
 
 /** Transformer shape: vocabulary, width, heads (dModel divisible by heads), blocks, max sequence length. */
 export interface ModelConfig {
@@ -109,19 +110,11 @@ export function disposeModel(model: Model): void {
   for (const v of model.params.values()) v.dispose();
 }
 
-/** Layer l's weights by role, for a fused decode layer. */
-function layerWeights(p: (name: string) => tf.Tensor, l: number): LayerWeights {
-  const w = (name: string) => p(`h${l}.${name}`);
-  return {
-    ln1g: w("ln1.g"),
-    ln1b: w("ln1.b"),
-    qkv: w("qkv"),
-    proj: w("proj"),
-    ln2g: w("ln2.g"),
-    ln2b: w("ln2.b"),
-    up: w("up"),
-    down: w("down"),
-  };
+/** Layer l's weights by role (parameter `h{l}.ln1.g` is role ln1g). */
+function layerWeights(model: Model, l: number): LayerWeights {
+  const names = ["ln1.g", "ln1.b", "qkv", "proj", "ln2.g", "ln2.b", "up", "down"];
+  const weights = names.map((n) => [n.replace(".", ""), model.params.get(`h${l}.${n}`)!]);
+  return Object.fromEntries(weights) as unknown as LayerWeights;
 }
 
 /** Logits [B*T, V] for int32 tokens [B, T] at positions start..start+T-1 (start = cache length). */
@@ -137,18 +130,16 @@ function forward(model: Model, tokens: tf.Tensor2D, cache?: KvCache): tf.Tensor2
   const pos = tf.slice(p("wpe"), [start, 0], [t, d]);
   let x = tf.reshape(tf.add(tf.reshape(tok, [b, t, d]), pos), [n, d]) as tf.Tensor2D;
   for (let l = 0; l < layers; l++) {
-    const fused = cache && t === 1 ? cachedLayer(cache, l, x, layerWeights(p, l)) : null;
+    const w = layerWeights(model, l), fused = cache && t === 1 ? cachedLayer(cache, l, x, w) : null;
     if (fused) {
       x = fused;
       continue;
     }
-    const h1 = layerNorm(x, p(`h${l}.ln1.g`) as tf.Tensor1D, p(`h${l}.ln1.b`) as tf.Tensor1D);
-    const qkv = linear(h1, p(`h${l}.qkv`) as tf.Tensor2D);
+    const qkv = linear(layerNorm(x, w.ln1g, w.ln1b), w.qkv);
     const y = cache ? cachedAttention(cache, l, qkv) : selfAttention(qkv, b, model.config.heads);
-    x = tf.add(x, linear(y, p(`h${l}.proj`) as tf.Tensor2D));
-    const h2 = layerNorm(x, p(`h${l}.ln2.g`) as tf.Tensor1D, p(`h${l}.ln2.b`) as tf.Tensor1D);
-    const up = tf.relu(linear(h2, p(`h${l}.up`) as tf.Tensor2D));
-    x = tf.add(x, linear(up, p(`h${l}.down`) as tf.Tensor2D));
+    x = tf.add(x, linear(y, w.proj));
+    const up = tf.relu(linear(layerNorm(x, w.ln2g, w.ln2b), w.up));
+    x = tf.add(x, linear(up, w.down));
   }
   if (cache) advance(cache, t);
   const hf = layerNorm(x, p("lnf.g") as tf.Tensor1D, p("lnf.b") as tf.Tensor1D);
@@ -277,16 +268,6 @@ export function drawScored(
   return [tok, logits[tok] - max - Math.log(z)];
 }
 
-/** Run a chunk through the model with the cache; the last position's logits [B, V]. */
-function stepLogits(model: Model, tokens: Int32Array, b: number, t: number, cache: KvCache): tf.Tensor {
-  return tf.tidy(() => {
-    const logits = forward(model, tf.tensor2d(tokens, [b, t], "int32"), cache);
-    return t === 1
-      ? logits
-      : tf.reshape(tf.slice(tf.reshape(logits, [b, t, -1]), [0, t - 1, 0], [b, 1, -1]), [b, -1]);
-  });
-}
-
 /**
  * A chunk for a sampler to run: tokens [rows, t] appended to every row (prefill: the prompts; then t = 1). With
  * `keep`, only those rows of the previous chunk (ascending indices) continue, and `tokens` covers just them.
@@ -314,7 +295,13 @@ export function localLogits(model: Model, rows: number): LocalLogits {
     next(req) {
       cache ??= createKvCache(layers, rows, heads, dModel / heads, context);
       if (req.keep) compactKvCache(cache, req.keep);
-      return stepLogits(model, req.tokens, cache.b, req.t, cache);
+      const { b } = cache!, t = req.t;
+      return tf.tidy(() => {
+        const logits = forward(model, tf.tensor2d(req.tokens, [b, t], "int32"), cache!);
+        return t === 1
+          ? logits
+          : tf.reshape(tf.slice(tf.reshape(logits, [b, t, -1]), [0, t - 1, 0], [b, 1, -1]), [b, -1]);
+      });
     },
     close() {
       if (cache) disposeKvCache(cache);
@@ -345,21 +332,29 @@ export function setSamplerDelegate(d: SamplerDelegate | null): void {
  * numbers: where their next-token distributions agree, they draw the same token).
  */
 export function sample(model: Model, prompts: Int32Array, b: number, opts: SampleOptions): SampleResult {
-  const gen = sampleSteps(model, prompts, b, opts, opts.compact ?? true), source = localLogits(model, b);
+  const source = localLogits(model, b);
   try {
-    let step = gen.next(undefined as unknown as Float32Array);
-    while (!step.done) {
-      const logits = source.next(step.value);
-      try {
-        step = gen.next(logits.dataSync() as Float32Array);
-      } finally {
-        logits.dispose();
-      }
-    }
-    return step.value;
+    return driveSync(locally(sampleSteps(model, prompts, b, opts, opts.compact ?? true), source));
   } finally {
     source.close();
   }
+}
+
+/** A sampling loop with its chunks' logits computed by `source`: yields each logits tensor to read, then frees it. */
+function* locally(
+  gen: Generator<LogitsRequest, SampleResult, Float32Array>,
+  source: LocalLogits,
+): Generator<tf.Tensor, SampleResult, Float32Array> {
+  let step = gen.next(undefined as unknown as Float32Array);
+  while (!step.done) {
+    const logits = source.next(step.value);
+    try {
+      step = gen.next(yield logits);
+    } finally {
+      logits.dispose();
+    }
+  }
+  return step.value;
 }
 
 /**
@@ -375,28 +370,21 @@ export async function sampleAsync(
 ): Promise<SampleResult> {
   // Finished rows are dropped from the batch only here: a delegate's workers hold fixed slices of the rows.
   const remote = delegate?.(model, b) ?? null;
-  try {
-    const gen = sampleSteps(model, prompts, b, opts, remote === null && (opts.compact ?? true));
-    let step = gen.next(undefined as unknown as Float32Array); // validates the arguments first
-    const local = remote ? null : localLogits(model, b);
+  const gen = sampleSteps(model, prompts, b, opts, remote === null && (opts.compact ?? true));
+  if (!remote) {
+    const local = localLogits(model, b);
     try {
-      while (!step.done) {
-        if (remote) step = gen.next(await remote.next(step.value));
-        else {
-          const logits = local!.next(step.value);
-          try {
-            step = gen.next(await logits.data() as Float32Array);
-          } finally {
-            logits.dispose();
-          }
-        }
-      }
-      return step.value;
+      return await driveAsync(locally(gen, local));
     } finally {
-      local?.close();
+      local.close();
     }
+  }
+  try {
+    let step = gen.next(undefined as unknown as Float32Array);
+    while (!step.done) step = gen.next(await remote.next(step.value));
+    return step.value;
   } finally {
-    remote?.close();
+    remote.close();
   }
 }
 
@@ -473,11 +461,7 @@ export function createOptimizer(model: Model, opts: AdamOptions): Optimizer {
 }
 
 /** One Adam step on `loss` (a closure calling tokenLogProbs); returns the loss and pre-clip gradient norm. */
-export function trainStep(
-  model: Model,
-  opt: Optimizer,
-  loss: () => tf.Scalar,
-): { loss: number; gradNorm: number } {
+export function trainStep(model: Model, opt: Optimizer, loss: () => tf.Scalar): StepResult {
   return driveSync(adamSteps(model.params, opt, loss));
 }
 
@@ -490,7 +474,7 @@ export function applyGradients(
   opt: Optimizer,
   grads: Float32Array[],
   loss: number,
-): { loss: number; gradNorm: number } {
+): StepResult {
   const vars = [...model.params.values()];
   const tensors = grads.map((g, i) => tf.tensor(g, vars[i].shape, "float32"));
   try {
@@ -501,11 +485,7 @@ export function applyGradients(
 }
 
 /** `trainStep` reading the loss and norm asynchronously (the form that works on webgpu); `loss` must not read data. */
-export function trainStepAsync(
-  model: Model,
-  opt: Optimizer,
-  loss: () => tf.Scalar,
-): Promise<{ loss: number; gradNorm: number }> {
+export function trainStepAsync(model: Model, opt: Optimizer, loss: () => tf.Scalar): Promise<StepResult> {
   return driveAsync(adamSteps(model.params, opt, loss));
 }
 

@@ -8,6 +8,7 @@ import {
   type Model,
   type Optimizer,
   setSamplerDelegate,
+  type StepResult,
   tokenLogProbs,
 } from "./model.ts";
 import { backendInUse, rowInvariant } from "./backend.ts";
@@ -70,15 +71,7 @@ export type ToWorker =
     shapes: number[][];
     weights: SharedArrayBuffer;
   }
-  | {
-    kind: "step";
-    tokens: Int32Array;
-    rows: number;
-    cols: number;
-    mask: Float32Array;
-    maskStart: number;
-    denom: number;
-  }
+  | { kind: "step" } & MaskedBatch & { denom: number }
   /** Start sampling `rows` rows from the shared weights: the prefill chunk (its logits are the reply). */
   | { kind: "sample-open"; rows: number; tokens: Int32Array; t: number }
   | { kind: "sample-next"; tokens: Int32Array; t: number }
@@ -114,10 +107,6 @@ class Replica {
     this.pending = null;
     p?.(m);
   }
-  /** Send a message that has no reply. */
-  send(msg: ToWorker): void {
-    this.worker.postMessage(msg);
-  }
   /** Send a message and wait for the reply (throws on a worker error). */
   request(msg: ToWorker, transfer: Transferable[] = []): Promise<FromWorker> {
     return new Promise((resolve, reject) => {
@@ -142,9 +131,20 @@ function publish(model: Model, into: Float32Array): void {
   }
 }
 
-/** Start `workers` replicas of `model`'s shape on the current backend, reading weights from `weights`. */
-async function startReplicas(model: Model, workers: number, weights: Float32Array): Promise<Replica[]> {
+/** Terminate the workers of `replicas` and empty it. */
+function stopReplicas(replicas: Replica[]): void {
+  for (const r of replicas) r.worker.terminate();
+  replicas.length = 0;
+}
+
+/** Start `workers` replicas of `model` on this backend, reading its weights from a new shared buffer (`weights`). */
+async function startReplicas(model: Model, workers: number, who: string) {
+  if (!Number.isInteger(workers) || workers < 1) {
+    throw new Error(`${who}: workers must be a positive integer, got ${workers}`);
+  }
   const vars = [...model.params.values()];
+  const weights = new Float32Array(new SharedArrayBuffer(vars.reduce((a, v) => a + v.size, 0) * 4));
+  publish(model, weights);
   const url = new URL("./parallel_worker.ts", import.meta.url).href;
   const replicas = Array.from({ length: workers }, () => new Replica(new Worker(url, { type: "module" })));
   const init: ToWorker = {
@@ -158,10 +158,10 @@ async function startReplicas(model: Model, workers: number, weights: Float32Arra
   try {
     await Promise.all(replicas.map((r) => r.request(init)));
   } catch (e) {
-    for (const r of replicas) r.worker.terminate();
+    stopReplicas(replicas);
     throw e;
   }
-  return replicas;
+  return { replicas, weights };
 }
 
 /** Rows [lo, hi) of worker i of n for a batch of `rows` rows (contiguous, in worker order). */
@@ -184,13 +184,8 @@ export class DataParallelTrainer {
 
   /** Start `workers` workers (default: one per core) with replicas of `model` on the current backend. */
   static async create(model: Model, opt: Optimizer, workers = coreCount()): Promise<DataParallelTrainer> {
-    if (!Number.isInteger(workers) || workers < 1) {
-      throw new Error(`DataParallelTrainer: workers must be a positive integer, got ${workers}`);
-    }
-    const size = [...model.params.values()].reduce((a, v) => a + v.size, 0);
-    const weights = new Float32Array(new SharedArrayBuffer(size * 4));
-    publish(model, weights);
-    return new DataParallelTrainer(model, opt, await startReplicas(model, workers, weights), weights);
+    const { replicas, weights } = await startReplicas(model, workers, "DataParallelTrainer");
+    return new DataParallelTrainer(model, opt, replicas, weights);
   }
 
   /** Milliseconds per phase summed over the steps so far (for `bench model --profile`). */
@@ -199,11 +194,6 @@ export class DataParallelTrainer {
   /** Number of workers. */
   get workers(): number {
     return this.replicas.length;
-  }
-
-  /** Copy the model's current weights into the shared buffer the workers read. */
-  private publishWeights(): void {
-    publish(this.model, this.weights);
   }
 
   /** The full-batch gradient (one Float32Array per parameter, params order) and loss, summed over workers. */
@@ -215,15 +205,9 @@ export class DataParallelTrainer {
     const parts = this.replicas.map((r, i) => {
       const [lo, hi] = share(i, n, rows);
       if (hi === lo) return Promise.resolve(null);
-      return r.request({
-        kind: "step",
-        tokens: batch.tokens.slice(lo * cols, hi * cols),
-        rows: hi - lo,
-        cols,
-        mask: batch.mask.slice(lo * maskCols, hi * maskCols),
-        maskStart: batch.maskStart,
-        denom,
-      });
+      const tokens = batch.tokens.slice(lo * cols, hi * cols),
+        mask = batch.mask.slice(lo * maskCols, hi * maskCols);
+      return r.request({ kind: "step", ...batch, tokens, rows: hi - lo, mask, denom });
     });
     const replies = await Promise.all(parts);
     const t1 = performance.now();
@@ -248,12 +232,12 @@ export class DataParallelTrainer {
   }
 
   /** One data-parallel training step on `batch`; returns the loss and pre-clip gradient norm like `trainStep`. */
-  async step(batch: MaskedBatch): Promise<{ loss: number; gradNorm: number }> {
+  async step(batch: MaskedBatch): Promise<StepResult> {
     const { loss, grads } = await this.gradients(batch);
     const t0 = performance.now();
     const out = applyGradients(this.model, this.opt, grads, loss);
     const t1 = performance.now();
-    this.publishWeights();
+    publish(this.model, this.weights);
     this.times.apply += t1 - t0;
     this.times.publish += performance.now() - t1;
     return out;
@@ -261,8 +245,7 @@ export class DataParallelTrainer {
 
   /** Terminate the workers. */
   close(): void {
-    for (const r of this.replicas) r.worker.terminate();
-    this.replicas.length = 0;
+    stopReplicas(this.replicas);
   }
 }
 
@@ -288,22 +271,13 @@ export class SamplerPool {
    * of at least `minRows` rows (smaller ones, other shapes and concurrent calls run in this process).
    */
   static async start(model: Model, workers = coreCount(), minRows = 16): Promise<SamplerPool> {
-    if (!Number.isInteger(workers) || workers < 1) {
-      throw new Error(`SamplerPool: workers must be a positive integer, got ${workers}`);
-    }
     if (!rowInvariant()) {
       throw new Error(
         `SamplerPool: on ${backendInUse()} a row's logits depend on its batch, so pooled samples would differ`,
       );
     }
-    const size = [...model.params.values()].reduce((a, v) => a + v.size, 0);
-    const weights = new Float32Array(new SharedArrayBuffer(size * 4));
-    const pool = new SamplerPool(
-      { ...model.config },
-      await startReplicas(model, workers, weights),
-      weights,
-      minRows,
-    );
+    const { replicas, weights } = await startReplicas(model, workers, "SamplerPool");
+    const pool = new SamplerPool({ ...model.config }, replicas, weights, minRows);
     setSamplerDelegate((m, rows) => pool.open(m, rows));
     return pool;
   }
@@ -336,7 +310,9 @@ export class SamplerPool {
         return out;
       },
       close: () => {
-        if (opened) { for (const r of this.replicas) r.send({ kind: "sample-close" }); }
+        if (opened) {
+          for (const r of this.replicas) r.worker.postMessage({ kind: "sample-close" } satisfies ToWorker);
+        }
         this.busy = false;
       },
     };
@@ -350,8 +326,7 @@ export class SamplerPool {
   /** Stop routing `sampleAsync` here and terminate the workers. */
   close(): void {
     setSamplerDelegate(null);
-    for (const r of this.replicas) r.worker.terminate();
-    this.replicas.length = 0;
+    stopReplicas(this.replicas);
   }
 }
 

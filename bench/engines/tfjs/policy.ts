@@ -1,12 +1,11 @@
 // A trained policy (model + tokenizer + settings): loading it from a checkpoint, sampling completions, and the
 // graded evaluation that fills eval.jsonl.
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Rng } from "../../../common/prng.ts";
-import { exists } from "../../../common/fs.ts";
+import { exists, readJson } from "../../../common/fs.ts";
 import type { MathRecord } from "../../../datasets/mod.ts";
 import { grade } from "../../../evaluators/mod.ts";
-import { loadBundle, loadLatestCheckpoint } from "./checkpoint.ts";
+import { loadBundle } from "./checkpoint.ts";
 import { createModel, type Model, sampleAsync, setWeights, type TensorData } from "./model.ts";
 import {
   type EvalProtocolSetting,
@@ -42,41 +41,33 @@ export function policyFrom(saved: SavedModel): Policy {
 }
 
 /**
- * Load a policy from a checkpoint folder: a run's `checkpoints/` (its latest step), one `step-*` folder, one
- * base of a sweep `base/<b>/` or `base/<b>/model/`. The backend must already be initialised (`initBackend`).
+ * The bundle folder (holding state.json) that `dir` names: a run's `checkpoints/` (its latest step), one `step-*`
+ * folder, one base of a sweep `base/<b>/` or `base/<b>/model/`, a run folder (its checkpoints/) or a sweep
+ * folder (its base 0: every base of a sweep shares the settings). Throws naming `dir` when none is there.
  */
-export function loadPolicy(checkpointDir: string): Policy {
-  if (exists(join(checkpointDir, "latest.json"))) {
-    return policyFrom(loadLatestCheckpoint<SavedModel>(checkpointDir)!.value);
-  }
-  if (exists(join(checkpointDir, "model", "state.json"))) {
-    return policyFrom(loadBundle(join(checkpointDir, "model")));
-  }
-  return policyFrom(loadBundle<SavedModel>(checkpointDir));
-}
-
-/**
- * The settings a checkpoint was trained with (its task families, test-set size and task seed among them), read
- * from its state.json without the weights. `dir` is what `loadPolicy` takes, or a sweep folder (its base 0:
- * every base of a sweep shares the settings) or a run folder (its checkpoints/). Throws naming `dir` when none
- * of those is there.
- */
-export function checkpointSettings(dir: string): TfjsSettings {
-  const candidates = [join(dir, "base", "0", "model"), join(dir, "model"), join(dir, "checkpoints"), dir];
-  for (const c of candidates) {
+function bundleDir(dir: string): string {
+  for (const c of [join(dir, "base", "0", "model"), join(dir, "model"), join(dir, "checkpoints"), dir]) {
     const latest = join(c, "latest.json");
-    const state = exists(latest)
-      ? join(c, JSON.parse(readFileSync(latest, "utf8")).dir, "state.json")
-      : join(c, "state.json");
-    if (!exists(state)) continue;
-    // The tensors are `$f32` references into tensors.bin: not read, only the settings are wanted.
-    const saved = JSON.parse(readFileSync(state, "utf8")) as { settings?: unknown };
-    if (saved.settings === undefined) throw new Error(`${state}: no settings (not a tfjs checkpoint)`);
-    return resolveSettings(saved.settings, `${state} settings`);
+    const folder = exists(latest) ? join(c, readJson<{ dir: string }>(latest).dir) : c;
+    if (exists(join(folder, "state.json"))) return folder;
   }
   throw new Error(
     `${dir}: no tfjs checkpoint (expected a sweep folder with base/0/, a base/<b>/, a run's checkpoints/ or a step-* folder)`,
   );
+}
+
+/** Load a policy from a checkpoint folder (`bundleDir`); the backend must already be started (`initBackend`). */
+export function loadPolicy(checkpointDir: string): Policy {
+  return policyFrom(loadBundle<SavedModel>(bundleDir(checkpointDir)));
+}
+
+/** The settings a checkpoint folder (`bundleDir`) was trained with, read from its state.json without the weights. */
+export function checkpointSettings(dir: string): TfjsSettings {
+  const state = join(bundleDir(dir), "state.json");
+  // The tensors are `$f32` references into tensors.bin: not read, only the settings are wanted.
+  const saved = readJson<{ settings?: unknown }>(state);
+  if (saved.settings === undefined) throw new Error(`${state}: no settings (not a tfjs checkpoint)`);
+  return resolveSettings(saved.settings, `${state} settings`);
 }
 
 /** One sampled completion. */

@@ -7,9 +7,9 @@ import * as tf from "@tensorflow/tfjs-core";
 import type { Rng } from "../../../common/prng.ts";
 import type { MathRecord } from "../../../datasets/mod.ts";
 import { grade, verdictOf } from "../../../evaluators/mod.ts";
-import { type AlgoConfig, groupIdsOf, type UpdateResult } from "../../core/mod.ts";
+import type { AlgoConfig } from "../../core/mod.ts";
 import type { MiniBatch, PolicyBackend, RolloutGroup, UpdateRequest } from "../engine.ts";
-import { rlStep as loopStep, type StepMetrics, updatePolicy as loopUpdate } from "../loop.ts";
+import { rlStep as loopStep, type StepMetrics } from "../loop.ts";
 import {
   type Model,
   type Optimizer,
@@ -35,8 +35,6 @@ export interface TfjsGroup extends RolloutGroup {
   correct: Uint8Array;
   methods: string[];
 }
-
-export type { StepMetrics };
 
 /** What a step needs besides the settings. */
 export interface RlContext {
@@ -66,8 +64,7 @@ export interface RlContext {
 async function rolloutGroups(ctx: RlContext, step: number, round: number): Promise<TfjsGroup[]> {
   const { settings: s, tok } = ctx;
   const P = s.model.promptLength, N = s.rl.maxNewTokens, G = s.rl.groupSize, T = P + N;
-  const draws = ctx.rng.derive(`step|${step}|round|${round}`), pick = draws.derive("prompts");
-  const records = Array.from({ length: s.rl.promptsPerStep }, () => ctx.train[pick.int(ctx.train.length)]);
+  const draws = ctx.rng.derive(`step|${step}|round|${round}`), records = pickPrompts(ctx, draws);
   const prompts = encodePrompts(tok, records.flatMap((r) => Array(G).fill(renderPrompt(r))), P);
   const out = await sampleAsync(ctx.model, prompts, records.length * G, {
     maxNew: N,
@@ -109,6 +106,12 @@ async function rolloutGroups(ctx: RlContext, step: number, round: number): Promi
   });
 }
 
+/** The `promptsPerStep` training prompts of a sampling round (uniform draws from its stream's "prompts"). */
+function pickPrompts(ctx: RlContext, draws: Rng): MathRecord[] {
+  const pick = draws.derive("prompts");
+  return Array.from({ length: ctx.settings.rl.promptsPerStep }, () => ctx.train[pick.int(ctx.train.length)]);
+}
+
 /**
  * The oracle control's groups: the prompts `rolloutGroups` would draw at (step, round), each with `groupSize`
  * copies of its correct method's trace and EOS, and the policy's log-probs of them. Trained as PSR (+1 on every
@@ -118,8 +121,7 @@ async function rolloutGroups(ctx: RlContext, step: number, round: number): Promi
 async function oracleGroups(ctx: RlContext, step: number, round: number): Promise<TfjsGroup[]> {
   const { settings: s, tok } = ctx;
   const P = s.model.promptLength, N = s.rl.maxNewTokens, G = s.rl.groupSize, T = P + N;
-  const pick = ctx.rng.derive(`step|${step}|round|${round}`).derive("prompts");
-  const records = Array.from({ length: s.rl.promptsPerStep }, () => ctx.train[pick.int(ctx.train.length)]);
+  const records = pickPrompts(ctx, ctx.rng.derive(`step|${step}|round|${round}`));
   const tokens = new Int32Array(records.length * G * T).fill(tok.pad);
   const prompts = encodePrompts(tok, records.map(renderPrompt), P);
   const lengths = records.map((record, g) => {
@@ -191,15 +193,12 @@ async function responseLogp(model: Model, tokens: Int32Array, B: number, P: numb
   }
 }
 
-/** Response rows of a step: token ids [B, P + N]. */
-export type Tokens = Int32Array;
-
 /**
  * The tfjs policy as the RL step sees it. Only the response columns some rollout reaches are computed (the rest
  * is padding under a zero mask); Dr. GRPO's aggregation divides by the padded length, so it keeps the full budget
  * to keep that constant.
  */
-export function tfjsPolicy(ctx: RlContext): PolicyBackend<TfjsGroup, Tokens> {
+export function tfjsPolicy(ctx: RlContext): PolicyBackend<TfjsGroup, Int32Array> {
   const { settings: s } = ctx;
   const P = s.model.promptLength, maxNew = s.rl.maxNewTokens;
   return {
@@ -257,31 +256,8 @@ function methodFractions(groups: TfjsGroup[]): Record<string, number> {
   return counts;
 }
 
-/** The rollouts of one update, as flat arrays ([B, P + N] tokens, [B, N] per-token values). */
-export interface Batch {
-  tokens: Int32Array;
-  oldLogp: Float32Array;
-  refLogp: Float32Array;
-  mask: Float32Array;
-  advantages: Float64Array;
-  B: number;
-  /** Response columns kept (the longest response of the step). */
-  N: number;
-}
-
-/** The step's updates on a batch of whole groups (mini-batches split on G): mean loss and metrics, last grad norm. */
-export async function updatePolicy(
-  ctx: RlContext,
-  batch: Batch,
-): Promise<UpdateResult & { gradNorm: number }> {
-  const { tokens, N, ...rest } = batch;
-  const groupIds = groupIdsOf(Array(batch.B / ctx.settings.rl.groupSize).fill(ctx.settings.rl.groupSize));
-  const result = await loopUpdate(tfjsPolicy(ctx), { ...rest, rows: tokens, T: N }, groupIds, ctx.algo);
-  return { ...result, gradNorm: result.gradNorm ?? NaN }; // tfjs always measures it
-}
-
 /** One Adam step on one mini-batch: the core gives dLogp at the current logp; autodiff does the rest. */
-async function updateMiniBatch(ctx: RlContext, mb: MiniBatch<Tokens>, request: UpdateRequest) {
+async function updateMiniBatch(ctx: RlContext, mb: MiniBatch<Int32Array>, request: UpdateRequest) {
   const P = ctx.settings.model.promptLength, N = mb.T;
   const tokens = tf.tensor2d(mb.rows, [mb.B, P + N], "int32");
   const w = tf.tensor2d(Float32Array.from(request.weights), [mb.B, N]);
@@ -299,7 +275,7 @@ type CoreLoss = ReturnType<UpdateRequest["lossAt"]>;
 /** What one update works on: the context, the mini-batch and the core's request, its tokens and weights. */
 interface UpdateInputs {
   ctx: RlContext;
-  mb: MiniBatch<Tokens>;
+  mb: MiniBatch<Int32Array>;
   request: UpdateRequest;
   tokens: tf.Tensor2D;
   w: tf.Tensor;

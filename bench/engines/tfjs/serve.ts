@@ -3,60 +3,29 @@
 // without any external service. A parameter it does not implement is refused with a 400 naming it.
 import * as tf from "@tensorflow/tfjs-core";
 import { tokenLogProbs } from "./model.ts";
-import { generate, loadPolicy, type Policy } from "./policy.ts";
+import { generate, type GenerateOptions, loadPolicy, type Policy } from "./policy.ts";
 import { encodePrompts } from "./tokenizer.ts";
 
-/** Sampling request as the served model sees it (OpenAI names mapped to camelCase). */
-export interface ServeSampling {
-  n: number;
-  temperature: number;
-  topP: number;
-  maxTokens: number;
-  seed: number;
-}
-
 /** Log-prob of one returned token and, when asked, the most likely alternatives at its position. */
-export interface TokenLogprob {
+interface TokenLogprob {
   token: string;
   logprob: number;
   top: { token: string; logprob: number }[];
 }
 
-/** What the HTTP layer needs from a model: its name, sampling, token counts for usage, and log-probs. */
+/** A served model: its id and the policy that answers. */
 export interface ServedModel {
   id: string;
-  /** n completions per prompt, as [prompt][sample]; throws on a prompt the model cannot take. */
-  generate(
-    prompts: readonly string[],
-    s: ServeSampling,
-  ): Promise<{ text: string; tokens: number; finishReason: string }[][]>;
-  /** Tokens of a prompt as the model sees it (special tokens included). */
-  promptTokens(prompt: string): number;
-  /** The most prompt tokens the model takes (special tokens included); the rest of its context is the reply's. */
-  promptWindow: number;
-  /** Tokens of a completion text (no special tokens), for usage after a stop sequence cut it. */
-  textTokens(text: string): number;
-  /** Log-probs of the tokens of `text` after `prompt` under the model (temperature 1), `top` alternatives each. */
-  logprobs?(prompt: string, text: string, top: number): Promise<TokenLogprob[]>;
+  policy: Policy;
 }
 
 /** Wrap a tfjs checkpoint folder (a run's checkpoints/, a step-* folder, a sweep's base/<b>/) as a served model. */
 export function tfjsServedModel(checkpointDir: string, id: string): ServedModel {
-  return servedPolicy(loadPolicy(checkpointDir), id);
+  return { id, policy: loadPolicy(checkpointDir) };
 }
 
-/** A loaded policy as a served model. */
-export function servedPolicy(policy: Policy, id: string): ServedModel {
-  return {
-    id,
-    generate: (prompts, s) => generate(policy, prompts, s),
-    // The engine prepends BOS to every prompt.
-    promptTokens: (prompt) => policy.tokenizer.encode(prompt).length + 1,
-    promptWindow: policy.settings.model.promptLength,
-    textTokens: (text) => policy.tokenizer.encode(text).length,
-    logprobs: (prompt, text, top) => policyLogprobs(policy, prompt, text, top),
-  };
-}
+/** Tokens of a prompt as the model sees it: the engine prepends BOS. */
+const promptTokens = (policy: Policy, prompt: string) => policy.tokenizer.encode(prompt).length + 1;
 
 /** Name of a token id: its character, or <pad>/<bos>/<eos> for the special tokens. */
 function tokenName(policy: Policy, id: number): string {
@@ -204,7 +173,7 @@ function refuseUnsupported(body: Record<string, unknown>, chat: boolean): void {
  * Sampling fields. Defaults follow the OpenAI API as vLLM implements it: n 1, temperature 1, top_p 1, and
  * max_tokens 16 for completions but the rest of the context for chat (generate caps it at the context).
  */
-function samplingOf(body: Record<string, unknown>, chat: boolean): ServeSampling {
+function samplingOf(body: Record<string, unknown>, chat: boolean): GenerateOptions {
   const maxField = chat && body.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens";
   return {
     n: numberField(body, "n", 1, 1, 1024, true),
@@ -249,17 +218,18 @@ function logprobsOf(body: Record<string, unknown>, chat: boolean): number | null
  * SGLang's ("The input (N tokens) is longer than the model's context length (P tokens)") so clients that parse it
  * see that no max_tokens fits. Prompts with characters outside the vocabulary fail later, in `generate`.
  */
-function refuseLongPrompt(model: ServedModel, prompt: string, chat: boolean): void {
+function refuseLongPrompt(policy: Policy, prompt: string, chat: boolean): void {
+  const window = policy.settings.model.promptLength;
   let tokens: number;
   try {
-    tokens = model.promptTokens(prompt);
+    tokens = promptTokens(policy, prompt);
   } catch {
     tokens = [...prompt].length + 1; // a character outside the vocabulary: BOS + one token per character
   }
-  if (tokens <= model.promptWindow) return;
+  if (tokens <= window) return;
   throw new HttpError(
     400,
-    `The input (${tokens} tokens) is longer than the model's context length (${model.promptWindow} tokens) ` +
+    `The input (${tokens} tokens) is longer than the model's context length (${window} tokens) ` +
       `for a prompt; this model was trained on compact prompts (eval --prompt-template compact)`,
     chat ? "messages" : "prompt",
     "context_length_exceeded",
@@ -366,10 +336,17 @@ function streamReply(
 }
 
 /** The OpenAI-compatible request handler for one model; `counter` numbers the reply ids. */
-function openAiHandler(model: ServedModel): (req: Request) => Promise<Response> {
+function openAiHandler({ id: modelId, policy }: ServedModel): (req: Request) => Promise<Response> {
   let counter = 0;
   const created = Math.floor(Date.now() / 1000);
-  const modelObject = { id: model.id, object: "model", created, owned_by: "acebench" };
+  const modelObject = { id: modelId, object: "model", created, owned_by: "acebench" };
+  const notFound = (id: unknown) =>
+    new HttpError(
+      404,
+      `The model \`${id}\` does not exist (this server serves '${modelId}')`,
+      "model",
+      "model_not_found",
+    );
   return async (req) => {
     const path = new URL(req.url).pathname.replace(/\/+$/, "");
     try {
@@ -378,14 +355,7 @@ function openAiHandler(model: ServedModel): (req: Request) => Promise<Response> 
       }
       if (req.method === "GET" && path.startsWith("/v1/models/")) {
         const id = decodeURIComponent(path.slice("/v1/models/".length));
-        if (id !== model.id) {
-          throw new HttpError(
-            404,
-            `The model \`${id}\` does not exist (this server serves '${model.id}')`,
-            "model",
-            "model_not_found",
-          );
-        }
+        if (id !== modelId) throw notFound(id);
         return reply(200, modelObject);
       }
       const chat = path === "/v1/chat/completions";
@@ -400,29 +370,19 @@ function openAiHandler(model: ServedModel): (req: Request) => Promise<Response> 
       if (body === null || typeof body !== "object" || Array.isArray(body)) {
         throw new HttpError(400, "request body must be a JSON object");
       }
-      if (body.model !== model.id) {
-        throw new HttpError(
-          404,
-          `The model \`${body.model}\` does not exist (this server serves '${model.id}')`,
-          "model",
-          "model_not_found",
-        );
-      }
+      if (body.model !== modelId) throw notFound(body.model);
       refuseUnsupported(body, chat);
       const sampling = samplingOf(body, chat);
       const stops = stopsOf(body);
       const top = logprobsOf(body, chat);
-      if (top !== null && !model.logprobs) {
-        throw new HttpError(400, "logprobs: not available for this model", "logprobs");
-      }
       const stream = body.stream === true;
       const includeUsage =
         (body.stream_options as { include_usage?: unknown } | null)?.include_usage === true;
       const prompt = chat ? chatPrompt(body) : completionPrompt(body);
-      refuseLongPrompt(model, prompt, chat);
+      refuseLongPrompt(policy, prompt, chat);
       let raw;
       try {
-        raw = (await model.generate([prompt], sampling))[0];
+        raw = (await generate(policy, [prompt], sampling))[0];
       } catch (e) {
         throw new HttpError(400, (e as Error).message.split("\n")[0], chat ? "messages" : "prompt");
       }
@@ -432,21 +392,20 @@ function openAiHandler(model: ServedModel): (req: Request) => Promise<Response> 
         outs.push({
           text: cut.text,
           finishReason: cut.stopped ? "stop" : o.finishReason,
-          tokens: cut.stopped ? model.textTokens(cut.text) : o.tokens,
-          logprobs: top === null ? null : await model.logprobs!(prompt, cut.text, top),
+          tokens: cut.stopped ? policy.tokenizer.encode(cut.text).length : o.tokens,
+          logprobs: top === null ? null : await policyLogprobs(policy, prompt, cut.text, top),
         });
       }
-      const promptTokens = model.promptTokens(prompt);
-      const completionTokens = outs.reduce((t, o) => t + o.tokens, 0);
+      const prompted = promptTokens(policy, prompt), completed = outs.reduce((t, o) => t + o.tokens, 0);
       const usage = {
-        prompt_tokens: promptTokens,
-        completion_tokens: completionTokens,
-        total_tokens: promptTokens + completionTokens,
+        prompt_tokens: prompted,
+        completion_tokens: completed,
+        total_tokens: prompted + completed,
       };
       const head = {
         id: `${chat ? "chatcmpl" : "cmpl"}-${++counter}`,
         created: Math.floor(Date.now() / 1000),
-        model: model.id,
+        model: modelId,
       };
       if (stream) return streamReply(chat, head, outs, top ?? 0, includeUsage ? usage : null);
       const choices = outs.map((o, index) =>
@@ -466,22 +425,13 @@ function openAiHandler(model: ServedModel): (req: Request) => Promise<Response> 
       );
       return reply(200, { ...head, object: chat ? "chat.completion" : "text_completion", choices, usage });
     } catch (e) {
-      if (e instanceof HttpError) {
-        return reply(e.status, {
-          error: {
-            message: boundedMessage(e.message),
-            type: e.status >= 500 ? "server_error" : "invalid_request_error",
-            param: e.param === null ? null : boundedMessage(e.param, 100),
-            code: e.code ?? null,
-          },
-        });
-      }
-      return reply(500, {
+      const known = e instanceof HttpError ? e : null, status = known?.status ?? 500;
+      return reply(status, {
         error: {
-          message: boundedMessage((e as Error).message.split("\n")[0]),
-          type: "server_error",
-          param: null,
-          code: null,
+          message: boundedMessage(known ? known.message : (e as Error).message.split("\n")[0]),
+          type: status >= 500 ? "server_error" : "invalid_request_error",
+          param: known?.param == null ? null : boundedMessage(known.param, 100),
+          code: known?.code ?? null,
         },
       });
     }

@@ -8,7 +8,7 @@ import { setThreads, threadsInUse } from "./ops/blas.ts";
 import { threadsAsked } from "./settings.ts";
 import { loadPolicy } from "./policy.ts";
 import { COMPACT_TEMPLATE } from "./traces.ts";
-import { servedPolicy, serveModel, templateMisfit } from "./serve.ts";
+import { serveModel, templateMisfit } from "./serve.ts";
 
 /** The flags of `deno task serve`, declared once for parsing, --help and validation. */
 export const FLAGS = {
@@ -88,8 +88,7 @@ export async function main(args: string[]): Promise<number> {
   if (misfit) {
     throw new Error(`--checkpoint ${values.checkpoint}: ${misfit}`);
   }
-  const model = servedPolicy(policy, id);
-  const { server, url } = serveModel(model, values.port);
+  const { server, url } = serveModel({ id, policy }, values.port);
   console.log(
     `serving '${id}' from ${dir} at ${url} (backend ${backend}${
       backend === "blas" ? `, ${threadsInUse().threads} BLAS thread(s)` : ""

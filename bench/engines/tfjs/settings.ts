@@ -120,10 +120,7 @@ function difficultyOf(s: TfjsSettings, family: string): number {
   return s.tasks.difficultyByFamily[family] ?? s.tasks.difficulty;
 }
 
-/**
- * Train and test problems (disjoint by construction in datasets/): the families in turn, each drawn at its own
- * difficulty, `count` in all.
- */
+/** Train and test problems (disjoint by construction): the families in turn, each at its own difficulty. */
 export function taskSets(s: TfjsSettings): { train: MathRecord[]; test: MathRecord[] } {
   const fams = s.tasks.families;
   const draw = (split: "train" | "test", count: number) => {
@@ -178,20 +175,14 @@ export function presetSettings(name: typeof SETTINGS_PRESETS[number] | string): 
   return resolveSettings(JSON.parse(text), `${name}.settings.json`);
 }
 
-/**
- * Sampling workers the settings ask for: `sampleWorkers` (absent = 1, 0 = one per core) where the backend allows
- * pooled sampling (rows batch-invariant: wasm, cpu), else 1.
- */
+/** Sampling workers: `sampleWorkers` (absent = 1, 0 = one per core) where pooled sampling is allowed, else 1. */
 export function sampleWorkers(s: TfjsSettings, poolAllowed: boolean): number {
   if (!poolAllowed) return 1;
   const n = s.sampleWorkers ?? 1;
   return n === 0 ? Math.max(1, navigator.hardwareConcurrency ?? 1) : n;
 }
 
-/**
- * BLAS threads the settings ask for: `blasThreads` (absent = 1, 0 = one per core); the blas backend starts at
- * most one per core (ops/blas.ts `setThreads`).
- */
+/** BLAS threads the settings ask for: `blasThreads` (absent = 1, 0 = one per core, see `threadsAsked`). */
 export function blasThreads(s: TfjsSettings): number {
   return threadsAsked(s.blasThreads ?? 1);
 }

@@ -8,15 +8,17 @@ import {
   getOptimizerStateAsync,
   getWeightsAsync,
   type Model,
+  type Optimizer,
   type OptimizerState,
   setOptimizerState,
   setWeights,
+  type StepResult,
   type TensorData,
-  tokenLogProbs,
   trainStepAsync,
 } from "./model.ts";
+import { disposeOptimizer } from "./model/adam.ts";
 import { loadLatestCheckpoint, saveCheckpoint } from "./checkpoint.ts";
-import { coreCount, DataParallelTrainer } from "./parallel.ts";
+import { coreCount, DataParallelTrainer, type MaskedBatch, maskedNll } from "./parallel.ts";
 import { trainsDataParallel } from "./backend.ts";
 import type { TfjsSettings } from "./settings.ts";
 import { encodePrompts, type Tokenizer } from "./tokenizer.ts";
@@ -39,12 +41,7 @@ function mixOf(s: TfjsSettings): Map<string, { methods: Method[]; weights: numbe
 }
 
 /** Draw `count` examples: a uniform training problem, then a method by the mix weights of its family. */
-function drawExamples(
-  train: readonly MathRecord[],
-  s: TfjsSettings,
-  rng: Rng,
-  count: number,
-): Example[] {
+function drawExamples(train: readonly MathRecord[], s: TfjsSettings, rng: Rng, count: number): Example[] {
   const mix = mixOf(s);
   return Array.from({ length: count }, () => {
     const record = train[rng.int(train.length)];
@@ -58,12 +55,7 @@ function drawExamples(
  * including EOS, where N is the longest response of the batch and T = promptLength + N (padding columns that no
  * row uses are not computed). Throws when a trace does not fit the response budget `maxNew`.
  */
-function encodeExamples(
-  tok: Tokenizer,
-  examples: readonly Example[],
-  promptLength: number,
-  maxNew: number,
-) {
+function encodeExamples(tok: Tokenizer, examples: readonly Example[], promptLength: number, maxNew: number) {
   const responses = examples.map((e) => {
     const ids = [...tok.encode(renderTrace(e.method, e.record.meta.params ?? {}).text), tok.eos];
     if (ids.length > maxNew) {
@@ -165,31 +157,17 @@ export async function trainSft(
   try {
     for (let step = start; step < total; step++) {
       const batch = encodeExamples(tok, drawExamples(train, s, rng, s.sft.batchSize), P, s.rl.maxNewTokens);
-      const N = batch.N;
       opt.lr = lrAt(step, total, s.sft.lr, s.sft.warmupSteps);
-      const count = batch.mask.reduce((a, b) => a + b, 0);
-      let result: { loss: number; gradNorm: number };
-      if (trainer) {
-        result = await trainer.step({
-          tokens: batch.tokens,
-          rows: batch.B,
-          cols: batch.T,
-          mask: batch.mask,
-          maskStart: P - 1,
-          maskCols: N,
-          denom: count,
-        });
-      } else {
-        const tokens = tf.tensor2d(batch.tokens, [batch.B, batch.T], "int32");
-        const mask = tf.tensor2d(batch.mask, [batch.B, N]);
-        result = await trainStepAsync(model, opt, () =>
-          tf.tidy(() => {
-            const logp = responseSlice(tokenLogProbs(model, tokens).logp, P, N);
-            return tf.div(tf.neg(tf.sum(tf.mul(logp, mask))), count) as tf.Scalar;
-          }));
-        tf.dispose([tokens, mask]);
-      }
-      const { loss, gradNorm } = result;
+      const mb: MaskedBatch = {
+        tokens: batch.tokens,
+        rows: batch.B,
+        cols: batch.T,
+        mask: batch.mask,
+        maskStart: P - 1,
+        maskCols: batch.N,
+        denom: batch.mask.reduce((a, b) => a + b, 0),
+      };
+      const { loss, gradNorm } = trainer ? await trainer.step(mb) : await localStep(model, opt, mb);
       if (!Number.isFinite(loss)) {
         throw new Error(`SFT step ${step}: loss is ${loss} (gradient norm ${gradNorm})`);
       }
@@ -213,8 +191,13 @@ export async function trainSft(
   return log;
 }
 
-/** Free an optimizer's moment tensors. */
-function disposeOptimizer(opt: ReturnType<typeof createOptimizer>): void {
-  const o = opt as unknown as { m?: Map<string, tf.Tensor>; v?: Map<string, tf.Tensor> };
-  for (const map of [o.m, o.v]) map?.forEach((t) => t.dispose());
+/** One single-process step of the masked next-token loss (what `DataParallelTrainer.step` does over workers). */
+async function localStep(model: Model, opt: Optimizer, mb: MaskedBatch): Promise<StepResult> {
+  const tokens = tf.tensor2d(mb.tokens, [mb.rows, mb.cols], "int32");
+  const mask = tf.tensor2d(mb.mask, [mb.rows, mb.maskCols]);
+  try {
+    return await trainStepAsync(model, opt, () => maskedNll(model, tokens, mask, mb.maskStart, mb.denom!));
+  } finally {
+    tf.dispose([tokens, mask]);
+  }
 }

@@ -41,19 +41,15 @@ export class CharTokenizer implements Tokenizer {
 
   /** Ids of the characters of `text`; the error names the offending character and its position. */
   encode(text: string): number[] {
-    const out: number[] = [];
-    let i = 0;
-    for (const ch of text) {
+    return [...text].map((ch, i) => {
       const id = this.#ids.get(ch);
       if (id === undefined) {
         throw new Error(
           `tokenizer ${this.kind}: character ${JSON.stringify(ch)} at ${i} is not in the vocabulary`,
         );
       }
-      out.push(id);
-      i++;
-    }
-    return out;
+      return id;
+    });
   }
 
   /** Characters of the ids, skipping PAD/BOS/EOS and anything out of range. */
@@ -92,10 +88,6 @@ export function encodePrompts(tok: Tokenizer, prompts: readonly string[], length
 
 /** Ids of a response up to (excluding) the first EOS, and whether EOS was reached. */
 export function cutAtEos(tok: Tokenizer, ids: ArrayLike<number>): { ids: number[]; stopped: boolean } {
-  const out: number[] = [];
-  for (let i = 0; i < ids.length; i++) {
-    if (ids[i] === tok.eos) return { ids: out, stopped: true };
-    out.push(ids[i]);
-  }
-  return { ids: out, stopped: false };
+  const all = Array.from(ids), end = all.indexOf(tok.eos);
+  return end < 0 ? { ids: all, stopped: false } : { ids: all.slice(0, end), stopped: true };
 }

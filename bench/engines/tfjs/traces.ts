@@ -43,9 +43,9 @@ function step(x: number, op: string, y: number, dropSign = false): { text: strin
   return { text: `${x}${op}${y}=${value}`, value };
 }
 
-/** Evaluate terms/ops: products first (when `precedence`), then left to right, recording each step. */
-function arithSteps(terms: number[], ops: string[], precedence: boolean, dropSign: boolean) {
-  const steps: string[] = [];
+/** Evaluate an arith record's terms/ops: products first (when `precedence`), then left to right, by steps. */
+function arithSteps(p: Record<string, unknown>, precedence: boolean, dropSign: boolean) {
+  const steps: string[] = [], { terms, ops } = arithParams(p);
   let ts = [...terms], os = [...ops];
   if (precedence) {
     for (let i = 0; i < os.length;) {
@@ -101,36 +101,27 @@ function divide(x: number, y: number): { text: string; value: number } {
 }
 
 /** All methods, by family. */
-export const METHODS: readonly Method[] = [
+const METHODS: readonly Method[] = [
   {
     family: "arith",
     name: "precedence",
     correct: true,
     about: "products first, then sums and differences left to right",
-    solve: (p) => {
-      const { terms, ops } = arithParams(p);
-      return arithSteps(terms, ops, true, false);
-    },
+    solve: (p) => arithSteps(p, true, false),
   },
   {
     family: "arith",
     name: "left-to-right",
     correct: false,
     about: "every operation left to right, ignoring precedence (wrong when a product follows + or -)",
-    solve: (p) => {
-      const { terms, ops } = arithParams(p);
-      return arithSteps(terms, ops, false, false);
-    },
+    solve: (p) => arithSteps(p, false, false),
   },
   {
     family: "arith",
     name: "drop-sign",
     correct: false,
     about: "correct order, but a negative difference loses its minus sign (wrong when a step goes below 0)",
-    solve: (p) => {
-      const { terms, ops } = arithParams(p);
-      return arithSteps(terms, ops, true, true);
-    },
+    solve: (p) => arithSteps(p, true, true),
   },
   {
     family: "mod",

@@ -36,14 +36,14 @@ export const MODEL_SHAPES: Readonly<Record<string, ModelShape>> = {
 };
 
 /** GPU memory assumed per device (80 GB cards), in GB (1e9 bytes), and the share a plan may fill. */
-export const GPU_GB = 80;
+const GPU_GB = 80;
 const HEADROOM = 0.9;
 /** Assumed end-to-end throughput (generation + log-probs + update) in generated tokens per GPU-second. */
-export const ASSUMED_TOKENS_PER_GPU_SECOND = 1000;
+const ASSUMED_TOKENS_PER_GPU_SECOND = 1000;
 /** Assumed mean response length as a share of the maximum (DAPO's 7B responses average about half of it). */
 const MEAN_RESPONSE_SHARE = 0.5;
 /** Validation set sizes (problems) of the datasets a VERL sweep exports. */
-export const VAL_PROBLEMS: Readonly<Record<string, number>> = {
+const VAL_PROBLEMS: Readonly<Record<string, number>> = {
   math500: 500,
   aime2025: 30,
   "dapo-math-17k": 17917,

@@ -1,5 +1,5 @@
-// The VERL engine as a sweep sees it: `prepare` exports the datasets as parquet and bundles the grader once per sweep; `run` writes the
-// run's launch plan and, when settings.launch asks for it, runs it and ingests the validation dumps.
+// The VERL engine as a sweep sees it: `prepare` exports the datasets as parquet and bundles the grader once per
+// sweep; `run` writes the run's launch plan and, when settings.launch asks, runs it and ingests the dumps.
 import { basename, join, resolve } from "node:path";
 import { readStatus, runFile, writeStatus } from "../../../common/run_folder.ts";
 import { exists } from "../../../common/fs.ts";
@@ -16,7 +16,6 @@ import { validateVerlSettings, type VerlDataset, type VerlSettings } from "./rec
 /** Loads a dataset's normalised records (the datasets area's `loadDataset` in production, fixtures in tests). */
 export type RecordLoader = (name: VerlDataset) => Promise<MathRecord[]>;
 
-/** One exported file. */
 export interface ExportedFile {
   dataset: VerlDataset;
   split: "train" | "test";
@@ -58,10 +57,7 @@ async function runScript(runDir: string, script: string): Promise<void> {
   if (!status.success) throw new Error(`${join(runDir, VERL_DIR, script)} exited with code ${status.code}`);
 }
 
-/**
- * A failed job's dumps are ingested as they are (partial), so the sweep's report reads the folder (it refuses
- * outputs not ingested) and marks the run's cells; an ingest that fails too is said, not thrown over the job's error.
- */
+/** Ingest a failed job's dumps as partial (reports refuse outputs not ingested); a failure is said, not thrown. */
 async function ingestFailed(runDir: string, sweepDir: string): Promise<void> {
   if (!exists(join(runDir, DUMP_DIR))) return;
   try {
@@ -140,11 +136,7 @@ export const verlEngine: Engine = {
   },
 };
 
-/**
- * What the sweep runner asks a cluster-scheduling engine (registry `cluster`): how many runs may be in flight
- * (launch ray-job: settings.maxConcurrentJobs, else what the cluster's alive nodes hold; otherwise null, the
- * runner's own lanes), and what to do with a run's job after Ctrl-C (settings.onInterrupt).
- */
+/** The registry's `cluster` for VERL: runs in flight and Ctrl-C handling under launch ray-job (else none). */
 export const verlCluster = {
   async concurrency(raw: Record<string, unknown>): Promise<number | null> {
     const settings = validateVerlSettings(raw);

@@ -70,8 +70,8 @@ const VERL_SCHEMA = [
   text("template"),
 ];
 
-/** Encode rows as a snappy-compressed parquet file (bytes). An empty row list is an error (VERL cannot train on it). */
-export function verlParquetBytes(rows: readonly VerlRow[]): Uint8Array {
+/** Write rows atomically to `path` as snappy-compressed parquet; no rows is an error (VERL cannot train on it). */
+export function writeVerlParquet(path: string, rows: readonly VerlRow[]): void {
   if (rows.length === 0) throw new Error("VERL export: no rows to write");
   const column = <K extends keyof VerlRow>(name: K) => ({ name, data: rows.map((r) => r[name]) });
   const buffer = parquetWriteBuffer({
@@ -86,12 +86,7 @@ export function verlParquetBytes(rows: readonly VerlRow[]): Uint8Array {
     schema: VERL_SCHEMA as any,
     kvMetadata: [{ key: "acebench.schema", value: "verl-rl-v1" }],
   });
-  return new Uint8Array(buffer);
-}
-
-/** Write rows atomically to `path` as parquet. */
-export function writeVerlParquet(path: string, rows: readonly VerlRow[]): void {
-  atomicWrite(path, verlParquetBytes(rows));
+  atomicWrite(path, new Uint8Array(buffer));
 }
 
 /** Read a VERL RL parquet file back; every row is checked for the schema's fields (the error names file and row). */

@@ -17,18 +17,9 @@ export const GRADER_BUNDLE_FILES = ["deno", "reward_serve.js", "grade_worker.js"
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
 async function bundle(entry: string, out: string): Promise<void> {
+  const config = join(ROOT, "deno.json");
   const result = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "bundle",
-      "--quiet",
-      "--platform",
-      "deno",
-      "--config",
-      join(ROOT, "deno.json"),
-      "-o",
-      out,
-      join(ROOT, entry),
-    ],
+    args: ["bundle", "--quiet", "--platform", "deno", "--config", config, "-o", out, join(ROOT, entry)],
     cwd: ROOT,
     stdout: "piped",
     stderr: "piped",
@@ -50,8 +41,7 @@ export function bundleDigest(bundleDir: string): string | null {
 
 /**
  * Throw (one line) when replacing the sweep's bundle by one with digest `next` would change the grader of a run
- * that is planned or running with the current one (status.json graderBundleSha256): its rewards so far came
- * from the current bundle.
+ * planned or running with the current one (status.json graderBundleSha256): its rewards so far came from it.
  */
 function checkBundleReplace(sweepDir: string, next: string): void {
   const current = bundleDigest(join(sweepDir, GRADER_BUNDLE_DIR));
@@ -73,10 +63,8 @@ function checkBundleReplace(sweepDir: string, next: string): void {
 }
 
 /**
- * Build the grader into `<sweepDir>/verl/grader/` (built beside it, then renamed into place: a crash leaves the
- * previous one whole). A different bundle than the one planned or running runs use is refused
- * (`checkBundleReplace`) and the current one kept. Returns the folder, each file's sha256 and the bundle's
- * digest. Needs --allow-run (it runs `deno bundle`).
+ * Build the grader into `<sweepDir>/verl/grader/` (beside it, then renamed into place: a crash leaves the previous
+ * one whole), unless `checkBundleReplace` refuses (needs --allow-run). Returns the folder, file sha256s, digest.
  */
 export async function bundleGrader(
   sweepDir: string,

@@ -66,17 +66,10 @@ export interface IngestSummary {
 /** Where VERL writes the dumps of a run (`trainer.validation_data_dir` in the generated overrides). */
 export const DUMP_DIR = "val_generations";
 
-const FIELD_NAMES = {
-  prompt: ["input", "prompt"],
-  output: ["output", "response"],
-  gold: ["gts", "ground_truth", "gt"],
-} as const;
-
 /**
- * Read every `*.jsonl` dump in `dir` (VERL names them `<step>.jsonl`), line by line (a step of long samples can
- * exceed V8's string limit as one file). Accepts VERL's field names (input, output, gts, score, step) and the
- * plain ones (prompt, output, ground_truth, step); a missing step falls back to the file name. A line without a
- * prompt or output throws naming file and line.
+ * Read every `*.jsonl` dump in `dir` (VERL's `<step>.jsonl`) line by line: a step of long samples can exceed V8's
+ * string limit as one file. VERL's field names (input, output, gts, score, step) or plain ones (prompt, response,
+ * ground_truth); the step defaults to the file name's. A line without a prompt or output throws naming file:line.
  */
 export async function readVerlDumps(dir: string): Promise<{ samples: DumpSample[]; files: number }> {
   if (!exists(dir)) throw new Error(`${dir}: no VERL validation dumps (trainer.validation_data_dir) found`);
@@ -104,8 +97,7 @@ export async function readVerlDumps(dir: string): Promise<{ samples: DumpSample[
 }
 
 function fileStep(file: string): number {
-  const n = Number(basename(file, ".jsonl"));
-  return Number.isFinite(n) ? n : Number.NaN;
+  return Number(basename(file, ".jsonl"));
 }
 
 function pick(row: Record<string, unknown>, names: readonly string[]): unknown {
@@ -114,8 +106,8 @@ function pick(row: Record<string, unknown>, names: readonly string[]): unknown {
 }
 
 function parseSample(row: Record<string, unknown>, where: string, stepFromFile: number): DumpSample {
-  const prompt = pick(row, FIELD_NAMES.prompt);
-  const output = pick(row, FIELD_NAMES.output);
+  const prompt = pick(row, ["input", "prompt"]);
+  const output = pick(row, ["output", "response"]);
   if (typeof prompt !== "string") {
     throw new Error(`${where}: field 'input' (or 'prompt') is missing or not a string`);
   }
@@ -126,7 +118,7 @@ function parseSample(row: Record<string, unknown>, where: string, stepFromFile: 
       `${where}: field 'step' is ${JSON.stringify(step)}; expected an integer ≥ 0 (or a <step>.jsonl name)`,
     );
   }
-  const gold = pick(row, FIELD_NAMES.gold);
+  const gold = pick(row, ["gts", "ground_truth", "gt"]);
   if (gold !== undefined && typeof gold !== "string" && typeof gold !== "number") {
     throw new Error(`${where}: field 'gts' is ${JSON.stringify(gold)}; expected a string`);
   }
@@ -154,7 +146,7 @@ interface IndexedProblem {
 }
 
 /** The validation problems a sweep exported (`<sweep>/data/verl/test-*.parquet`), for mapping dumps back to ids. */
-export async function validationIndex(sweepDir: string): Promise<IndexedProblem[]> {
+async function validationIndex(sweepDir: string): Promise<IndexedProblem[]> {
   const dir = join(sweepDir, "data", "verl");
   if (!exists(dir)) return [];
   const out: IndexedProblem[] = [];
@@ -226,11 +218,10 @@ interface Match {
 }
 
 /**
- * Grade a run's VERL validation dumps (`<runDir>/val_generations/*.jsonl`) with acebench's grader and write
- * `<runDir>/eval.jsonl` atomically (replacing any previous ingest). Problems are identified through the sweep's
- * exported validation parquet (`<runDir>/../../data/verl/`); graded as the sweep's recorded protocol says
- * (`gradingOf`: strict, explicit answer markers only, as the "Answer:" template asks, and the pool's timeout). A step whose dump lacks samples of the plan (eval.n of every exported
- * problem) throws, unless `partial`: then what exists is kept and status.json's `lostSamples` marks its cells †.
+ * Grade a run's VERL validation dumps (`<runDir>/val_generations/*.jsonl`) as the sweep's recorded protocol says
+ * (`gradingOf`) and write `<runDir>/eval.jsonl` atomically, problems identified through the sweep's exported
+ * validation parquet. A step lacking samples of the plan (eval.n of every exported problem) throws, unless
+ * `partial`: then what exists is kept and status.json's `lostSamples` marks its cells †.
  */
 export async function ingestVerlDumps(
   runDir: string,
@@ -322,10 +313,7 @@ function recordGraderRestarts(runDir: string): number {
   return restarts;
 }
 
-/**
- * The problems over the plan's prompt limit that no dump holds (VERL filtered them), named on stderr and in
- * status.json `filteredProblems` (an empty list removes it).
- */
+/** Problems over the plan's prompt limit no dump holds (VERL filtered them): stderr, status `filteredProblems`. */
 function recordFiltered(runDir: string, filter: ValFilter | null, lines: readonly EvalLine[]): string[] {
   if (filter === null) return [];
   const seen = new Set(lines.map((l) => `${l.dataset}/${l.problemId}`));
@@ -426,10 +414,7 @@ function recordLost(runDir: string, lost: NonNullable<RunStatus["lostSamples"]>)
   writeStatus(runDir, next);
 }
 
-/**
- * The VERL job ran outside the sweep runner (which recorded the run as planned, not launched): once the dumps
- * reach the configured last step (config.json settings.rl.steps), record the run as done in status.json.
- */
+/** Once the dumps reach settings.rl.steps, the run is done: the runner, which never launched it, said planned. */
 function markFinished(runDir: string, lastStep: number): boolean {
   const steps = readRunConfig<{ rl?: { steps?: number } }>(runDir)?.settings.rl?.steps;
   if (typeof steps !== "number" || lastStep < steps) return false;
@@ -447,14 +432,11 @@ function markFinished(runDir: string, lastStep: number): boolean {
 }
 
 /**
- * Turn `<runDir>/ace_metrics.jsonl` (appended per step by ace_verl.py; a resumed job repeats steps) and VERL's own
- * metrics (`verl_metrics/`, verl_metrics.ts) into the run's metrics.jsonl: one line per step, sorted, the last
- * record of a step winning. Returns the number of steps (0 and
- * nothing written when there is no file).
+ * Merge `<runDir>/ace_metrics.jsonl` (ace_verl.py's; a resumed job repeats steps) and VERL's own `verl_metrics/`
+ * into metrics.jsonl, one line per step, a step's last record winning; returns the steps (0: nothing written).
  */
 function ingestVerlMetrics(runDir: string): number {
   const source = join(runDir, ACE_METRICS_FILE);
-  // VERL's own metrics (entropy, clip fraction, response length) from its file logger, merged per step
   const verl = readVerlMetrics(runDir);
   if (!exists(source) && verl.size === 0) return 0;
   const byStep = new Map<number, Record<string, unknown>>();

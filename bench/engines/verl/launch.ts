@@ -7,6 +7,7 @@ import { configHash } from "../../../common/hash.ts";
 import { shellQuote } from "../../../common/args.ts";
 import { RUN_FILES } from "../../../common/run_folder.ts";
 import type { RunConfig } from "../engine.ts";
+import type { LaunchPlan } from "../registry.ts";
 import { entrypointFor, REWARD_MODULE, verlEnv, versionedOverrides, workerPythonPath } from "./overrides.ts";
 import { type RunCost, runCost } from "./cost.ts";
 import { GRADER_SCRIPT, graderScript, rewardModuleSource } from "./reward.ts";
@@ -22,29 +23,22 @@ export interface VerlSweep {
   dir?: string;
 }
 
-/** What `deno task sweep --dry-run` prints for a VERL run and what the run folder receives. */
-export interface VerlRunPlan {
-  /** Hydra overrides for the entrypoint, in order (the last ones win). */
-  overrides: string[];
-  /** The runnable launch script (bash), also `files["verl/launch.sh"]`. */
-  script: string;
-  /** One shell command that submits the launch script to the Ray cluster. */
+/**
+ * What `deno task sweep --dry-run` prints for a VERL run and what its folder receives: Hydra overrides in order
+ * (the last ones win), launch.sh as `script`, and `command` submitting it to the Ray cluster.
+ */
+export interface VerlRunPlan extends LaunchPlan {
+  /** `command` by the name the docs give it. */
   rayJobCommand: string;
-  /** Alias of `rayJobCommand` (the sweep registry's LaunchPlan field). */
-  command: string;
-  /** Python module the script runs. */
   entrypoint: string;
-  /** The VERL release the plan is generated for (settings.verlVersion). */
   verlVersion: VerlVersion;
-  /** The VERL checkout the script runs from (settings.verlRoot, else VERL_ROOT when planned); null: $VERL_ROOT at launch. */
+  /** The checkout launch.sh runs from (settings.verlRoot, else VERL_ROOT when planned); null: $VERL_ROOT at launch. */
   verlRoot: string | null;
-  /** Files to write, keyed by path relative to the run folder. */
+  /** Files to write, by path relative to the run folder. */
   files: Record<string, string>;
-  /** Generations, GPU-hours, checkpoint storage and the memory plan (cost.ts). */
+  /** LaunchPlan's optional fields, always given: cost.ts's record, "verl v<version>", what it cannot express. */
   cost: RunCost;
-  /** "verl v<version>": the release this plan is generated for (shown by `sweep --dry-run`). */
   target: string;
-  /** Settings the target release cannot express (also in launch.sh's header). */
   notes: string[];
   /** data.max_prompt_length: VERL drops validation prompts longer than this (prompt_filter.ts). */
   maxPromptLength: number;
@@ -63,9 +57,8 @@ export function verlDataPath(sweepDir: string, split: "train" | "test", dataset:
 }
 
 /**
- * The plan of one VERL run: overrides from `run.algo` (the RL core's resolved preset) and `run.settings` (validated
- * here too), the launch script and the Ray job command. `env` supplies RAY_ADDRESS and VERL_ROOT (default: the
- * process env).
+ * The plan of one VERL run from `run.algo` (the RL core's resolved preset) and `run.settings` (validated here):
+ * overrides, launch script, Ray job command. `env` supplies RAY_ADDRESS and VERL_ROOT (default: the process env).
  */
 export function verlRunPlan(
   run: RunConfig,
@@ -91,8 +84,8 @@ export function verlRunPlan(
     );
   }
   const release = verlRelease(settings.verlVersion);
-  const steps = sweep.rl?.steps ?? settings.rl?.steps ?? missingSteps(run.runId);
-  // memory and cost plan (cost.ts): offload / sequence parallelism chosen so the run fits its GPUs
+  const steps = sweep.rl?.steps ?? settings.rl?.steps;
+  if (steps === undefined) throw new RangeError(`runs/${run.runId}: no RL step count (sweep rl.steps)`);
   const cost = runCost({
     runId: run.runId,
     settings,
@@ -143,21 +136,16 @@ export function verlRunPlan(
       [`${VERL_DIR}/overrides.txt`]: overrides.join("\n") + "\n",
       [`${VERL_DIR}/ray_job.sh`]: rayJobScript(rayJobCommand, verlRoot, release),
       [`${VERL_DIR}/ace_verl.py`]: aceModuleSource(),
-      // acebench reward: reward.py and the grader it starts (bench/engines/verl/reward.ts)
       [`${VERL_DIR}/${REWARD_MODULE}`]: rewardModuleSource(),
       [`${VERL_DIR}/${GRADER_SCRIPT}`]: graderScript(settings),
     },
   };
 }
 
-function missingSteps(runId: string): never {
-  throw new RangeError(`runs/${runId}: no RL step count (sweep rl.steps)`);
-}
-
 /** The sweep registry's name for `verlRunPlan`. */
 export const planRun = verlRunPlan;
 
-/** Sets VERL_ROOT: to the planned checkout, else from the environment (a clear error when unset). */
+/** Sets VERL_ROOT to the planned checkout, else from the environment (a clear error when unset). */
 function verlRootLines(verlRoot: string | null, release: VerlRelease): string {
   const value = verlRoot === null
     ? `"\${VERL_ROOT:?set VERL_ROOT to a verl v${release.version} checkout (or settings.verlRoot)}"`
@@ -254,7 +242,7 @@ ${verlRootLines(verlRoot, release)}${command}
 }
 
 /** The ACE module's source, copied into each run folder so the Ray job carries it. */
-export function aceModuleSource(): string {
+function aceModuleSource(): string {
   return readFileSync(new URL("./ace_verl.py", import.meta.url), "utf8");
 }
 

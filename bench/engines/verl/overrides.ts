@@ -36,17 +36,13 @@ export interface OverrideInput {
   memory?: MemorySettings;
 }
 
-/** The name of ACE's estimator as ace_verl.py registers it. */
-export const ACE_ESTIMATOR = "ace";
-/** W-REINFORCE's estimator as ace_verl.py registers it (VERL has none built in). */
-const W_REINFORCE_ESTIMATOR = "w_reinforce";
-/** The RL core's estimators by VERL name (algorithm.adv_estimator); ACE runs use ace_verl's GRPO-based `ace`. */
-const VERL_ESTIMATORS: Record<string, string> = {
-  grpo: "grpo",
-  rloo: "rloo",
-  grpo_passk: "grpo_passk",
-  w_reinforce: W_REINFORCE_ESTIMATOR,
-};
+/** ACE's estimator as ace_verl.py registers it. */
+const ACE_ESTIMATOR = "ace";
+/**
+ * The RL core's estimators VERL has under the same name (algorithm.adv_estimator); w_reinforce is registered by
+ * ace_verl.py (VERL has none built in), and ACE runs use ace_verl's GRPO-based `ace`.
+ */
+const VERL_ESTIMATORS = ["grpo", "rloo", "grpo_passk", "w_reinforce"];
 
 /** VERL's algorithm.adv_estimator for the run; throws naming the method when VERL cannot run it. */
 export function advEstimator(algo: AlgoConfig): string {
@@ -59,9 +55,10 @@ export function advEstimator(algo: AlgoConfig): string {
     }
     return ACE_ESTIMATOR;
   }
-  const name = VERL_ESTIMATORS[algo.advEstimator];
-  if (!name) throw new RangeError(`algo.advEstimator '${algo.advEstimator}' has no VERL estimator mapped`);
-  return name;
+  if (!VERL_ESTIMATORS.includes(algo.advEstimator)) {
+    throw new RangeError(`algo.advEstimator '${algo.advEstimator}' has no VERL estimator mapped`);
+  }
+  return algo.advEstimator;
 }
 
 /** Ray calls this in every worker process so the `ace` estimator and the call-site patch exist there. */
@@ -69,8 +66,8 @@ export const ACE_SETUP_HOOK = "ace_verl.install";
 /** The reward module (bench/engines/verl/reward.py) as copied into each run's verl/ folder. */
 export const REWARD_MODULE = "reward.py";
 /** reward.py's function per reward scheme: ±1 (math_dapo's scale) or 1/0, both from acebench's strict grade. */
-export const REWARD_FUNCTIONS: Record<"native" | "binary", string> = {
-  native: "compute_score",
+export const REWARD_FUNCTIONS: Record<AlgoConfig["rewardScheme"], string> = {
+  pm1: "compute_score",
   binary: "compute_score_binary",
 };
 
@@ -84,11 +81,9 @@ export function entrypointFor(algo: AlgoConfig, settings: VerlSettings): string 
 export const ACE_METRICS_FILE = "ace_metrics.jsonl";
 
 /**
- * The environment ace_verl.py reads (strings, as Ray's env_vars require): ACE options for ACE runs, DAPO's
- * generation budget per step where the release's trainer has no round cap of its own (0.9.0's Sync DAPO:
- * ace_verl stops the run after maxRounds × genBatchSize prompts in one step; maxRounds ≤ 0: no cap, as in the
- * RL core), and the diagnostics file for every
- * run when settings.aceDiagnostics is on.
+ * The environment ace_verl.py reads (strings, as Ray's env_vars require): ACE options; DAPO's generation budget
+ * where the release's trainer has no round cap (0.9.0's Sync DAPO: ace_verl stops the run after maxRounds ×
+ * genBatchSize prompts in one step; maxRounds ≤ 0: no cap); the diagnostics file when settings.aceDiagnostics.
  */
 export function verlEnv(
   algo: AlgoConfig,
@@ -142,19 +137,10 @@ export function versionedOverrides(
   return { overrides: [...overrides, ...input.settings.extraOverrides], dropped };
 }
 
-/**
- * The Ray runtime-env override that puts ace_verl.py and the VERL checkout on every worker's path (`path` as
- * colon-separated folders; quoted for Hydra, so it may hold spaces but no single quote).
- */
+/** The override putting `path` (colon-separated; quoted for Hydra: no single quote) on every Ray worker's path. */
 export function workerPythonPath(path: string): string {
   return `++ray_kwargs.ray_init.runtime_env.env_vars.PYTHONPATH='${path}'`;
 }
-
-/** How each reward scheme of the RL core reaches VERL's math_dapo scorer (±1 natively, acc in the extra info). */
-const REWARD_SCHEMES: Record<AlgoConfig["rewardScheme"], "native" | "binary"> = {
-  pm1: "native",
-  binary: "binary",
-};
 
 /** Policy losses VERL 0.7.0 has under the RL core's names (actor.policy_loss.loss_mode). */
 const VERL_POLICY_LOSSES = ["vanilla", "clip_cov", "kl_cov"];
@@ -199,9 +185,9 @@ function checkExpressible(algo: AlgoConfig, recipe: Recipe): void {
         "subset is not mapped (Zhu et al.'s fork subsets it in ray_trainer.py)",
     );
   }
-  if (!(algo.rewardScheme in REWARD_SCHEMES)) {
+  if (!(algo.rewardScheme in REWARD_FUNCTIONS)) {
     throw new RangeError(
-      `algo.rewardScheme is '${algo.rewardScheme}'; VERL can express ${Object.keys(REWARD_SCHEMES)}`,
+      `algo.rewardScheme is '${algo.rewardScheme}'; VERL can express ${Object.keys(REWARD_FUNCTIONS)}`,
     );
   }
   if (algo.stdEps !== 1e-6) throw new RangeError(`algo.stdEps is ${algo.stdEps}; VERL fixes it at 1e-6`);
@@ -329,7 +315,7 @@ function rewardOverrides(algo: AlgoConfig, { recipe, settings, paths }: Override
   // acebench reward: every arm scores with reward.py, i.e. acebench's strict grader (the grade the report counts).
   out.push(
     `custom_reward_function.path=${JSON.stringify(`${paths.aceDir}/${REWARD_MODULE}`)}`,
-    `custom_reward_function.name=${REWARD_FUNCTIONS[REWARD_SCHEMES[algo.rewardScheme]]}`,
+    `custom_reward_function.name=${REWARD_FUNCTIONS[algo.rewardScheme]}`,
   );
   if (!algo.overlong.enabled) return out;
   const buffer = {

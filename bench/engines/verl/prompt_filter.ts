@@ -1,15 +1,12 @@
-// Which validation problems VERL's prompt-length filter drops (`data.filter_overlong_prompts=True`: a prompt whose
-// chat-templated token count exceeds `data.max_prompt_length` is never validated), so ingest checks completeness
-// against the problems VERL was asked to validate. The sweep counts each exported validation prompt once
-// (`<sweep>/data/verl/prompt_tokens.json`); each run's plan keeps the ones over its own limit
-// (`<run>/verl/val_filter.json`).
+// Which validation problems VERL's prompt-length filter drops (`data.filter_overlong_prompts=True`: a prompt over
+// `data.max_prompt_length` chat-templated tokens is never validated), so ingest checks completeness against what
+// VERL was asked to validate. The sweep counts each exported prompt once (prompt_tokens.json); each run's plan
+// keeps the ones over its own limit (val_filter.json).
 //
-// Counts are exact when the model's tokenizer is at hand: settings.model is a folder on the planning machine and
-// settings.python imports transformers; then they are `len(tokenizer.apply_chat_template(prompt,
-// add_generation_prompt=True, tokenize=True))`, what VERL's RLHFDataset computes. Otherwise they are a
-// conservative bound: a byte-level BPE (or byte-fallback) token covers at least one UTF-8 byte, so a prompt has at
-// most bytes(message) + TEMPLATE_TOKENS tokens; a problem under the bound is certainly validated, one over it may
-// be dropped (ingest then accepts it absent, never partly present).
+// Counts are exact (what VERL's RLHFDataset computes) when settings.model is a local folder and settings.python
+// imports transformers. Otherwise they are a conservative bound: a byte-level BPE (or byte-fallback) token
+// covers at least one UTF-8 byte, so a prompt has at most bytes(message) + TEMPLATE_TOKENS tokens; a problem
+// under the bound is certainly validated, one over it may be dropped (ingest accepts it absent, never partly).
 import { join } from "node:path";
 import { exists, readJson, writeJson } from "../../../common/fs.ts";
 import { readVerlParquet } from "./export.ts";

@@ -1,10 +1,7 @@
-// A VERL run through Ray's job API (settings.launch "ray-job"): launch.sh submitted under a submission id that is
-// a function of the run (no timestamp), followed until it ends, reattached to when the sweep runs again, stopped or
-// left running on Ctrl-C (settings.onInterrupt), resubmitted once after a failure by setting (jobRetries), and
-// submitted only once the cluster holds it beside the sweep's other jobs (VERL fails at once, not waits, when its
-// GPUs are taken: a node lost, a lane freed before its job's resources). Submits
-// with the `ray` CLI (it uploads the working dir); status, logs, stop and the cluster's nodes through the
-// dashboard's REST API with curl (a status query costs milliseconds, not a Python start).
+// A VERL run through Ray's job API (settings.launch "ray-job"), under a submission id that is a function of the
+// run, so a sweep run again reattaches; submitted only once the cluster holds it beside the sweep's other jobs
+// (VERL fails at once, not waits, when its GPUs are taken). Submits with the `ray` CLI (it uploads the working
+// dir); status, logs, stop and nodes through the dashboard's REST API with curl (no Python start per query).
 import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { atomicWrite, exists, readJson, writeJson } from "../../../common/fs.ts";
@@ -32,10 +29,7 @@ const TERMINAL: ReadonlySet<string> = new Set(["SUCCEEDED", "FAILED", "STOPPED"]
 /** A run's job states (status.json's rayJob.state) that hold cluster resources, or soon will. */
 const IN_FLIGHT: ReadonlySet<string> = new Set(["SUBMITTING", "PENDING", "RUNNING"]);
 const SLOT_LOCK = join(VERL_DIR, "submit.lock");
-/**
- * A slot lock older than this is left over from a killed sweep: the check it guards is a few dashboard queries
- * (milliseconds; each gives up after 30 s), so a busy dashboard can hold it a while.
- */
+/** A slot lock older than this (s) is a killed sweep's: it guards a few dashboard queries (each ≤ 30 s). */
 const STALE_LOCK_S = 120;
 /** A SUBMITTING status older than this, for a job the cluster does not know, is left over from a killed sweep. */
 const SUBMIT_S = 600;
@@ -65,16 +59,8 @@ async function command(cmd: string, args: string[]): Promise<{ code: number; out
 
 /** One request to the dashboard's REST API: the HTTP code and body; an unreachable dashboard throws one line. */
 async function rest(address: string, method: "GET" | "POST", path: string) {
-  const r = await command("curl", [
-    "-sS",
-    "--max-time",
-    "30",
-    "-X",
-    method,
-    "-w",
-    "\n%{http_code}",
-    address + path,
-  ]);
+  const args = ["-sS", "--max-time", "30", "-X", method, "-w", "\n%{http_code}", address + path];
+  const r = await command("curl", args);
   if (r.code !== 0) {
     throw new Error(
       `ray-job: cannot reach the Ray dashboard at ${address} (curl: ${r.err.trim().split("\n")[0]})`,
@@ -101,11 +87,6 @@ async function jobLogTail(address: string, id: string, n = LOG_LINES): Promise<s
   if (r.code !== 200) return [];
   const logs = (JSON.parse(r.body) as { logs?: string }).logs ?? "";
   return logs.split("\n").filter((l) => l.trim() !== "").slice(-n);
-}
-
-/** Ask the cluster to stop a job (a finished or unknown one is left as it is). */
-async function stopJob(address: string, id: string): Promise<void> {
-  await rest(address, "POST", `/api/jobs/${encodeURIComponent(id)}/stop`);
 }
 
 /** The cluster's alive nodes and the GPUs each declares (Ray's state API). */
@@ -169,9 +150,8 @@ function treeBytes(dir: string, limit: number): number {
 }
 
 /**
- * Check before the first submission what a job relies on: the working dir it uploads is at most
- * settings.maxUploadMB (verlInstall "upload"; "image" uploads nothing), and a probe job in the cluster reads a
- * file this machine wrote into the sweep folder and writes one back beside it (the run folders must be shared).
+ * Check what a job relies on before the first submission: the uploaded working dir is at most settings.maxUploadMB
+ * (verlInstall "upload"), and a probe job in the cluster sees the sweep folder (run folders must be shared).
  */
 export async function checkClusterAssumptions(
   sweepDir: string,
@@ -310,10 +290,7 @@ interface RayJobRun {
   log: (line: string) => void;
 }
 
-/**
- * Other runs of the sweep (siblings of `runDir`) whose job is being submitted, or pending or running as the
- * cluster says (a status left RUNNING by a killed sweep may belong to a job that has ended since).
- */
+/** Other runs of the sweep whose job is being submitted, or in flight as the cluster says (status may lag). */
 async function siblingJobsInFlight(runDir: string): Promise<number> {
   const runs = dirname(runDir);
   let busy = 0;
@@ -380,25 +357,20 @@ async function claimSlot(job: RayJobRun, address: string, record: JobRecord): Pr
   }
 }
 
-/**
- * Claim a slot, write the record, then submit: a sweep killed in between finds the id and asks the cluster about
- * it.
- */
+/** Claim a slot, write the record, then submit: a sweep killed in between finds the id and asks the cluster. */
 async function submitAttempt(job: RayJobRun, address: string, attempt: number): Promise<JobRecord> {
   const record = { submissionId: submissionId(job.clusterRunDir, job.runId, attempt), attempt, address };
   await claimSlot(job, address, record);
   if (job.verlRoot === null) throw new Error("ray-job: no VERL checkout (settings.verlRoot or VERL_ROOT)");
   const upload = job.settings.verlInstall === "upload" ? job.verlRoot : null;
   // the job's own id reaches its driver and workers (Ray passes no submission id to them)
+  const env = { VERL_ROOT: job.verlRoot, ACEBENCH_RAY_SUBMISSION_ID: record.submissionId };
   await submitJob(
     address,
     record.submissionId,
     ["bash", join(job.clusterRunDir, VERL_DIR, "launch.sh")],
     upload,
-    {
-      VERL_ROOT: job.verlRoot,
-      ACEBENCH_RAY_SUBMISSION_ID: record.submissionId,
-    },
+    env,
   );
   job.log(`run ${job.runId}: submitted Ray job ${record.submissionId} to ${address}`);
   return record;
@@ -449,10 +421,7 @@ export async function runRayJob(job: RayJobRun): Promise<void> {
   }
 }
 
-/**
- * After Ctrl-C of the sweep, for a run left running: stop its job (settings.onInterrupt "stop") or leave it
- * running to be reattached to by the next sweep ("detach"); says which on stderr.
- */
+/** After Ctrl-C, for a run left running: stop its job or leave it to be reattached (settings.onInterrupt). */
 export async function interruptRayJob(runDir: string, settings: VerlSettings): Promise<void> {
   const record = readRecord(runDir);
   if (record === null) return;
@@ -464,7 +433,7 @@ export async function interruptRayJob(runDir: string, settings: VerlSettings): P
     );
     return;
   }
-  await stopJob(record.address, record.submissionId);
+  await rest(record.address, "POST", `/api/jobs/${encodeURIComponent(record.submissionId)}/stop`);
   const end = await waitForEnd(record.address, record.submissionId, 1, 60);
   mirror(runDir, record, end?.status ?? "STOPPING");
   console.error(

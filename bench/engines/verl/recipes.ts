@@ -97,7 +97,7 @@ export const DAPO_RECIPE: Recipe = {
  * loss aggregation) come from the RL core's preset, not from here. Validation sampling follows DAPO's settings
  * so the two recipes are evaluated alike.
  */
-export const GRPO_RECIPE: Recipe = {
+const GRPO_RECIPE: Recipe = {
   trainBatchSize: 1024,
   genBatchSize: 1024,
   ppoMiniBatchSize: 256,
@@ -118,12 +118,8 @@ export const GRPO_RECIPE: Recipe = {
 
 /** Validate raw engine settings against settings.schema.json (fills defaults); the error names `source` and the field. */
 export function validateVerlSettings(raw: unknown, source = "settings"): VerlSettings {
-  const value = structuredClone(raw ?? {});
-  const settings = validate<VerlSettings>(
-    loadSchema(new URL("./settings.schema.json", import.meta.url)),
-    value,
-    source,
-  );
+  const schema = loadSchema(new URL("./settings.schema.json", import.meta.url));
+  const settings = validate<VerlSettings>(schema, structuredClone(raw ?? {}), source);
   // the bundled grader carries its own Deno: a Deno named without a checkout to run would be ignored
   if (settings.acebenchRoot === null && settings.deno !== "deno") {
     throw new RangeError(

@@ -51,12 +51,8 @@ export async function serveRewards(
       if (line.trim() === "") continue;
       const items = parseRequest(line, lineNo).map((it) => ({ ...it, strict }));
       const results = items.length ? await pool.grade(items, timeoutMs === null ? {} : { timeoutMs }) : [];
-      const verdicts: RewardVerdict[] = results.map(({ correct, status, extracted }) => ({
-        correct,
-        status,
-        extracted,
-      }));
-      await write(JSON.stringify(verdicts) + "\n");
+      // a RewardVerdict per item: only its fields, in this order
+      await write(JSON.stringify(results, ["correct", "status", "extracted"]) + "\n");
     }
   } finally {
     pool.close();
@@ -65,9 +61,8 @@ export async function serveRewards(
 }
 
 /**
- * The lines of a stream of text chunks, without their "\n" (a last line without one included). Linear in the
- * input: each chunk is searched once and a line's pieces are joined once, so a request line of hundreds of
- * megabytes costs what reading it costs.
+ * The lines of a stream of text chunks, without their "\n" (a last line without one included). Linear: each chunk
+ * is searched once and a line's pieces joined once, so a request line of hundreds of MB costs what reading it does.
  */
 export async function* splitLines(chunks: AsyncIterable<string>): AsyncIterable<string> {
   let pieces: string[] = [];

@@ -9,7 +9,7 @@ import { exists, readJsonl } from "../../../common/fs.ts";
 export const VERL_METRICS_DIR = "verl_metrics";
 
 /** VERL metric → metrics.jsonl field (bench/core/diagnostics.ts names where one exists). */
-export const VERL_METRIC_FIELDS: Readonly<Record<string, string>> = {
+const VERL_METRIC_FIELDS: Readonly<Record<string, string>> = {
   "actor/entropy": "entropy",
   "actor/pg_clipfrac": "clipfrac",
   "actor/pg_clipfrac_lower": "clipfrac_lower",

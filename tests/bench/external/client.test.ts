@@ -68,7 +68,7 @@ Deno.test("client: retries 429 (honouring Retry-After), 500, drops, malformed an
     const retries: number[] = [];
     const ep = endpoint(srv.url, { retry: { ...fastRetry, maxRetries: 6 } });
     const t0 = performance.now();
-    const r = await complete(ep, "2+2?", 3, params, 11, Rng.seeded(0), (e) => retries.push(e.delayMs));
+    const r = await complete(ep, "2+2?", 3, params, 11, Rng.seeded(0), (_, delayMs) => retries.push(delayMs));
     const elapsed = performance.now() - t0;
     assertEquals(r.attempts, 7);
     assertEquals(retries.length, 6);
@@ -135,7 +135,7 @@ Deno.test("client: refused key, unknown model and unreachable server are one-lin
       (e: Error) =>
         /model 'nope' is not served.*m1, m2.*--model/.test(e.message) && !e.message.includes("\n"),
     );
-    assertEquals(await preflight(endpoint(srv.url, { model: "m2", apiKey: "sekrit" })), ["m1", "m2"]);
+    assertEquals((await preflight(endpoint(srv.url, { model: "m2", apiKey: "sekrit" }))).names, ["m1", "m2"]);
     // A 404 from the sampling route itself (servers without /models) names --model too.
     await rejects(
       complete(endpoint(srv.url, { model: "nope", apiKey: "sekrit" }), "x", 1, params, 1, Rng.seeded(0)),

@@ -8,7 +8,8 @@ import {
 } from "../../../bench/external/evaluate.ts";
 import { gradeMany, type GradeManyItem } from "../../../evaluators/pool.ts";
 import { tempDir } from "../../temp.ts";
-import { applyTemplate, defaultTemplateFor, resolveTemplate } from "../../../bench/external/templates.ts";
+import { applyTemplate, defaultTemplateFor } from "../../../bench/external/templates.ts";
+import { resolveTemplate } from "../../../datasets/mod.ts";
 import type { EvalSettings } from "../../../bench/external/evaluate.ts";
 import { configHash } from "../../../common/hash.ts";
 
@@ -116,7 +117,6 @@ Deno.test("evaluate: grading reads each problem's text (a set asked for without 
       runId: "r",
       runDir: dir,
       samplesPath: join(dir, "samples.jsonl"),
-      evalPath: join(dir, "eval.jsonl"),
       statusPath: join(dir, "status.json"),
     };
     const sample = {

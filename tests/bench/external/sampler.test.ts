@@ -62,7 +62,7 @@ Deno.test("sampler: faults injected under concurrency lose and double-count noth
     const path = `${dir}/samples.jsonl`;
     const stats = await sampleAll(
       jobs,
-      options(srv.url, path, { onRetry: (_id, e) => retries.push(e.reason) }),
+      options(srv.url, path, { onRetry: (_id, reason) => retries.push(reason) }),
     );
     const rows = assertComplete(path, 8);
     assertEquals(stats.added, 96);

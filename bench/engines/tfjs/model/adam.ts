@@ -39,6 +39,14 @@ export interface Optimizer {
   v: Map<string, tf.Variable>;
 }
 
+/** Free an optimizer's moment tensors. */
+export function disposeOptimizer(opt: Optimizer): void {
+  for (const map of [opt.m, opt.v]) map.forEach((t) => t.dispose());
+}
+
+/** What a training step returns: the loss and the pre-clipping gradient norm. */
+export type StepResult = { loss: number; gradNorm: number };
+
 /** Serialisable optimizer state for bit-for-bit resume. */
 export interface OptimizerState {
   step: number;
@@ -83,7 +91,7 @@ export function* adamSteps(
   params: Map<string, tf.Variable>,
   opt: Optimizer,
   loss: () => tf.Scalar,
-): Generator<tf.Tensor, { loss: number; gradNorm: number }, Float32Array> {
+): Generator<tf.Tensor, StepResult, Float32Array> {
   const names = [...params.keys()];
   const { value, grads } = tf.variableGrads(loss, names.map((n) => params.get(n)!));
   try {
@@ -103,7 +111,7 @@ export function* adamApply(
   opt: Optimizer,
   byName: (tf.Tensor | undefined)[],
   lossValue: number,
-): Generator<tf.Tensor, { loss: number; gradNorm: number }, Float32Array> {
+): Generator<tf.Tensor, StepResult, Float32Array> {
   const names = [...params.keys()];
   // Pairwise adds, not tf.addN: tfjs-webgpu's addN binds every input at once, and past the device's storage-buffer
   // limit (8 by default) its shader fails validation and the result is a stale buffer (measured: it read back
@@ -117,16 +125,8 @@ export function* adamApply(
     const scale = opt.clipNorm > 0 && gradNorm > opt.clipNorm ? opt.clipNorm / gradNorm : 1;
     opt.step++;
     const bc1 = 1 - opt.beta1 ** opt.step, bc2 = 1 - opt.beta2 ** opt.step;
-    const h = {
-      scale,
-      b1: opt.beta1,
-      c1: 1 - opt.beta1,
-      b2: opt.beta2,
-      c2: 1 - opt.beta2,
-      lrc: opt.lr / bc1,
-      bc2,
-      eps: opt.eps,
-    };
+    const { beta1: b1, beta2: b2, eps } = opt;
+    const h = { scale, b1, c1: 1 - b1, b2, c2: 1 - b2, lrc: opt.lr / bc1, bc2, eps };
     tf.tidy(() => {
       names.forEach((n, i) => {
         if (!byName[i]) return; // a parameter the loss does not touch gets no update (as in torch)
@@ -143,17 +143,10 @@ export function* adamApply(
   }
 }
 
-/** Adam's per-step constants: gradient scale (clipping), betas and 1 - betas, lr / bc1, bc2, eps. */
-type AdamConstants = {
-  scale: number;
-  b1: number;
-  c1: number;
-  b2: number;
-  c2: number;
-  lrc: number;
-  bc2: number;
-  eps: number;
-};
+/** Adam's step constants, kernel order: gradient scale (clipping), betas, 1 - betas, lr / bc1, bc2, eps. */
+const CONSTANTS = ["scale", "b1", "c1", "b2", "c2", "lrc", "bc2", "eps"] as const;
+type AdamConstants = Record<typeof CONSTANTS[number], number>;
+type Consts = [number, number, number, number, number, number, number, number];
 
 let adamKernel: Fn | null = null;
 let fused = true;
@@ -174,12 +167,10 @@ function adamUpdate(p: tf.Tensor, m: tf.Tensor, v: tf.Tensor, g: tf.Tensor, h: A
   return [tf.sub(p, tf.div(tf.mul(mn, h.lrc), tf.add(tf.sqrt(tf.div(vn, h.bc2)), h.eps))), mn, vn];
 }
 
-type Consts = [number, number, number, number, number, number, number, number];
-
 /** The fused update as a tfjs-wasm kernel: inputs p, m, v, g; outputs new p, m, v. */
 function adamKernelFunc({ inputs: { p, m, v, g }, backend, attrs }: KernelArgs): tf.TensorInfo[] {
   const be = backend as WasmBackend, outs = [p, m, v].map((t) => be.makeOutput([...t.shape], "float32"));
-  const consts = ["scale", "b1", "c1", "b2", "c2", "lrc", "bc2", "eps"].map((k) => attr(attrs, k));
+  const consts = CONSTANTS.map((k) => attr(attrs, k));
   const size = p.shape.reduce((a, b) => a * b, 1), native = nativeKernels();
   if (native) {
     // The same operations in the same order (ops/kernels.c), on the native threads: the same bits.
@@ -187,15 +178,7 @@ function adamKernelFunc({ inputs: { p, m, v, g }, backend, attrs }: KernelArgs):
     native.ace_adam(at(p), at(m), at(v), at(g), po, mo, vo, size, ...consts as Consts, nativeThreads());
     return outs;
   }
-  adamKernel!(
-    addr(be, p),
-    addr(be, m),
-    addr(be, v),
-    addr(be, g),
-    ...outs.map((o) => addr(be, o)),
-    size,
-    ...consts,
-  );
+  adamKernel!(...[p, m, v, g, ...outs].map((t) => addr(be, t)), size, ...consts);
   return outs;
 }
 

@@ -5,7 +5,7 @@
 // costs a few ms. So every gradient here transposes explicitly and multiplies without flags, except on the
 // BLAS (ops/blas.ts), which takes transpose flags at full speed.
 import * as tf from "@tensorflow/tfjs-core";
-import { swapLast } from "../ops/attention.ts";
+import { grad, product, swapLast } from "../ops/attention.ts";
 import { blasActive } from "../ops/blas.ts";
 import {
   addr,
@@ -17,24 +17,15 @@ import {
 } from "../ops/wasm.ts";
 
 type T2 = tf.Tensor2D;
-// tfjs types a custom-gradient body as variadic (Tensor | save)[]; ours take fixed positional arguments.
-type Body = Parameters<typeof tf.customGrad>[0];
 
 /** x [N, K] @ w [K, M] → [N, M]; gradients dx = dy wᵀ, dw = xᵀ dy (explicit transposes unless on the BLAS). */
-export const linear = tf.customGrad(
-  ((x: tf.Tensor, w: tf.Tensor, save: tf.GradSaveFunc) => {
-    save([x, w]);
-    return {
-      value: tf.matMul(x as T2, w as T2),
-      gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
-        const [xs, ws] = saved as T2[];
-        const g = dy as T2;
-        if (blasActive()) return [tf.matMul(g, ws, false, true), tf.matMul(xs, g, true, false)];
-        return [tf.matMul(g, swapLast(ws)), tf.matMul(swapLast(xs), g)];
-      },
-    };
-  }) as unknown as Body,
-) as unknown as (x: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
+export const linear = product<T2>(
+  (x, w) => tf.matMul(x, w),
+  (g, x, w) =>
+    blasActive()
+      ? [tf.matMul(g, w, false, true), tf.matMul(x, g, true, false)]
+      : [tf.matMul(g, swapLast(w)), tf.matMul(swapLast(x), g)],
+);
 
 let lnKernels: { forward: Fn; backward: Fn } | null = null;
 let fusedLn = true;
@@ -49,33 +40,17 @@ const lnOwn = (d: number) => fusedLn && lnKernels !== null && d % 4 === 0 && tf.
 /** Forward kernel: x [n, d], g, b → y, xhat [n, d], rstd [n]. */
 function lnForwardKernel({ inputs: { x, g, b }, backend }: KernelArgs): tf.TensorInfo[] {
   const be = backend as WasmBackend, [n, d] = x.shape;
-  const outs = [
-    be.makeOutput([n, d], "float32"),
-    be.makeOutput([n, d], "float32"),
-    be.makeOutput([n, 1], "float32"),
-  ];
-  lnKernels!.forward(addr(be, x), addr(be, g), addr(be, b), ...outs.map((o) => addr(be, o)), n, d, 1e-5);
+  const outs = [[n, d], [n, d], [n, 1]].map((shape) => be.makeOutput(shape, "float32"));
+  lnKernels!.forward(...[x, g, b, ...outs].map((t) => addr(be, t)), n, d, 1e-5);
   return outs;
 }
 
 /** Backward kernel: dy, xhat [n, d], rstd [n], g → dx [n, d], dg [d], db [d]. */
 function lnBackwardKernel({ inputs: { dy, xhat, rstd, g }, backend }: KernelArgs): tf.TensorInfo[] {
   const be = backend as WasmBackend, [n, d] = dy.shape;
-  const outs = [
-    be.makeOutput([n, d], "float32"),
-    be.makeOutput([d], "float32"),
-    be.makeOutput([d], "float32"),
-  ];
+  const outs = [[n, d], [d], [d]].map((shape) => be.makeOutput(shape, "float32"));
   for (const o of outs.slice(1)) be.wasm.HEAPF32.fill(0, addr(be, o) / 4, addr(be, o) / 4 + d); // accumulated
-  lnKernels!.backward(
-    addr(be, dy),
-    addr(be, xhat),
-    addr(be, rstd),
-    addr(be, g),
-    ...outs.map((o) => addr(be, o)),
-    n,
-    d,
-  );
+  lnKernels!.backward(...[dy, xhat, rstd, g, ...outs].map((t) => addr(be, t)), n, d);
   return outs;
 }
 
@@ -110,8 +85,8 @@ function layerNormGrad(gy: tf.Tensor, xh: tf.Tensor, rs: tf.Tensor, gs: tf.Tenso
 }
 
 /** LayerNorm over the last axis of x [N, D] with gain g [D] and bias b [D] (eps 1e-5, as torch). */
-export const layerNorm = tf.customGrad(
-  ((x: tf.Tensor, g: tf.Tensor, b: tf.Tensor, save: tf.GradSaveFunc) => {
+export const layerNorm = grad<(x: T2, g: tf.Tensor1D, b: tf.Tensor1D) => T2>(
+  (x: tf.Tensor, g: tf.Tensor, b: tf.Tensor, save: tf.GradSaveFunc) => {
     const own = lnOwn(x.shape[x.shape.length - 1]) && x.rank === 2;
     let value: tf.Tensor, xhat: tf.Tensor, rstd: tf.Tensor;
     if (own) [value, xhat, rstd] = tf.engine().runKernel("AceLayerNorm", { x, g, b }, {}) as tf.Tensor[];
@@ -123,17 +98,13 @@ export const layerNorm = tf.customGrad(
     return {
       value,
       gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
-        const [xh, rs, gs] = saved, gy = dy as tf.Tensor;
-        if (!own) return layerNormGrad(gy, xh, rs, gs);
-        return tf.engine().runKernel(
-          "AceLayerNormGrad",
-          { dy: gy, xhat: xh, rstd: rs, g: gs },
-          {},
-        ) as tf.Tensor[];
+        const [xhat, rstd, g] = saved, gy = dy as tf.Tensor;
+        if (!own) return layerNormGrad(gy, xhat, rstd, g);
+        return tf.engine().runKernel("AceLayerNormGrad", { dy: gy, xhat, rstd, g }, {}) as tf.Tensor[];
       },
     };
-  }) as unknown as Body,
-) as unknown as (x: tf.Tensor2D, g: tf.Tensor1D, b: tf.Tensor1D) => tf.Tensor2D;
+  },
+);
 
 /** One-hot rows of int32 ids [N] as float32 [N, depth]; an embedding lookup is oneHot(ids) @ table. */
 export function oneHotF(ids: tf.Tensor1D, depth: number): tf.Tensor2D {

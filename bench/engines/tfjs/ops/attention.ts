@@ -107,12 +107,12 @@ function keepRowsKernel({ inputs: { x }, backend, attrs }: KernelArgs): tf.Tenso
 function decodeKernel({ inputs: { qkv, k, v }, backend, attrs }: KernelArgs): tf.TensorInfo {
   const be = backend as WasmBackend, [heads, length] = ["heads", "length"].map((n) => attr(attrs, n));
   const [b, width] = qkv.shape, [, cap, hd] = k.shape, out = be.makeOutput([b, width / 3], "float32");
-  const p = (t: tf.TensorInfo) => nativeAddr(be, t);
+  const [q, kp, vp, o] = [qkv, k, v, out].map((t) => nativeAddr(be, t));
   nativeKernels()!.ace_decode_attention(
-    p(qkv),
-    p(k),
-    p(v),
-    p(out),
+    q,
+    kp,
+    vp,
+    o,
     b,
     heads,
     hd,
@@ -126,14 +126,14 @@ function decodeKernel({ inputs: { qkv, k, v }, backend, attrs }: KernelArgs): tf
 
 /** A decoder layer's weights (model.ts names them h{l}.ln1.g, …): LayerNorm gains and biases, products [in, out]. */
 export interface LayerWeights {
-  ln1g: tf.Tensor;
-  ln1b: tf.Tensor;
-  qkv: tf.Tensor;
-  proj: tf.Tensor;
-  ln2g: tf.Tensor;
-  ln2b: tf.Tensor;
-  up: tf.Tensor;
-  down: tf.Tensor;
+  ln1g: tf.Tensor1D;
+  ln1b: tf.Tensor1D;
+  qkv: tf.Tensor2D;
+  proj: tf.Tensor2D;
+  ln2g: tf.Tensor1D;
+  ln2b: tf.Tensor1D;
+  up: tf.Tensor2D;
+  down: tf.Tensor2D;
 }
 
 /** A whole decoder layer of a decode step on the native kernels: x [b, d] → the layer's output (see kernels.c). */
@@ -142,10 +142,8 @@ function decodeLayerKernel({ inputs, backend, attrs }: KernelArgs): tf.TensorInf
   const { x, k } = inputs, [b, d] = x.shape, out = be.makeOutput([b, d], "float32");
   const heap = be.wasm.HEAPF32, from = addr(be, x) / 4;
   heap.copyWithin(addr(be, out) / 4, from, from + b * d); // updated in place by the layer's residual adds
-  const p = (name: string) => nativeAddr(be, inputs[name]);
-  const at = [out, ...["ln1g", "ln1b", "qkv", "proj", "ln2g", "ln2b", "up", "down", "k", "v"]].map((t) =>
-    typeof t === "string" ? p(t) : nativeAddr(be, t)
-  ) as [bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint];
+  const names = ["ln1g", "ln1b", "qkv", "proj", "ln2g", "ln2b", "up", "down", "k", "v"];
+  const at = [out, ...names.map((n) => inputs[n])].map((t) => nativeAddr(be, t));
   nativeKernels()!.ace_decode_layer(...at, b, d, heads, k.shape[1], length, nativeThreads());
   return out;
 }
@@ -160,15 +158,8 @@ function causalSoftmaxKernel({ inputs: { x }, backend }: KernelArgs): tf.TensorI
 /** Gradient of the causal softmax from its output p and the gradient dp at it, on the native kernels. */
 function causalSoftmaxGradKernel({ inputs: { p, dp }, backend }: KernelArgs): tf.TensorInfo {
   const be = backend as WasmBackend, [n, t] = p.shape, out = be.makeOutput([...p.shape], "float32");
-  const threads = nativeThreads();
-  nativeKernels()!.ace_causal_softmax_grad(
-    nativeAddr(be, p),
-    nativeAddr(be, dp),
-    nativeAddr(be, out),
-    n,
-    t,
-    threads,
-  );
+  const [pp, dpp, o] = [p, dp, out].map((x) => nativeAddr(be, x));
+  nativeKernels()!.ace_causal_softmax_grad(pp, dpp, o, n, t, nativeThreads());
   return out;
 }
 
@@ -270,54 +261,34 @@ function merge(y: tf.Tensor3D, b: number, width: number, offset: number): tf.Ten
     : tf.pad(rows, [[0, 0], [offset, width - offset - heads * hd]])) as tf.Tensor2D;
 }
 
+// tfjs types a custom-gradient body as variadic (Tensor | save)[]; ours take fixed positional arguments.
 type Body = Parameters<typeof tf.customGrad>[0];
-const grad = <F>(body: (...args: never[]) => unknown) =>
+/** tf.customGrad of a body with fixed positional arguments, typed as `F`. */
+export const grad = <F>(body: (...args: never[]) => unknown) =>
   tf.customGrad(body as unknown as Body) as unknown as F;
+type T3 = tf.Tensor3D;
+
+/** Differentiable product `f` of a and b, whose gradients `back(dC, a, b)` gives (a and b saved for it). */
+export const product = <T extends tf.Tensor>(
+  f: (a: T, b: T) => T,
+  back: (dy: T, a: T, b: T) => tf.Tensor[],
+) =>
+  grad<(a: T, b: T) => T>((a: T, b: T, save: tf.GradSaveFunc) => {
+    save([a, b]);
+    return { value: f(a, b), gradFunc: (dy: tf.Tensor, [as, bs]: T[]) => back(dy as T, as, bs) };
+  });
 
 /** Differentiable a @ b for [n, m, k] x [n, k, p]: dA = dC bᵀ, dB = aᵀ dC. */
-const matMulAB = grad<(a: tf.Tensor3D, b: tf.Tensor3D) => tf.Tensor3D>(
-  (a: tf.Tensor3D, b: tf.Tensor3D, save: tf.GradSaveFunc) => {
-    save([a, b]);
-    return {
-      value: bmm(a, b),
-      gradFunc: (
-        dy: tf.Tensor,
-        [as, bs]: tf.Tensor3D[],
-      ) => [bmmNT(dy as tf.Tensor3D, bs), bmmTN(as, dy as tf.Tensor3D)],
-    };
-  },
-);
+const matMulAB = product<T3>(bmm, (dy, a, b) => [bmmNT(dy, b), bmmTN(a, dy)]);
 
 /** Differentiable a @ bᵀ for [n, m, k] x [n, p, k]: dA = dC b, dB = dCᵀ a. */
-const matMulABt = grad<(a: tf.Tensor3D, b: tf.Tensor3D) => tf.Tensor3D>(
-  (a: tf.Tensor3D, b: tf.Tensor3D, save: tf.GradSaveFunc) => {
-    save([a, b]);
-    return {
-      value: bmmNT(a, b),
-      gradFunc: (
-        dy: tf.Tensor,
-        [as, bs]: tf.Tensor3D[],
-      ) => [bmm(dy as tf.Tensor3D, bs), bmmTN(dy as tf.Tensor3D, as)],
-    };
-  },
-);
+const matMulABt = product<T3>((a, b) => bmmNT(a, b), (dy, a, b) => [bmm(dy, b), bmmTN(dy, a)]);
 
-/**
- * Differentiable alpha · a @ bᵀ on the BLAS, the scale folded into each product: dA = alpha dC b,
- * dB = alpha dCᵀ a (only while blasActive()).
- */
-function scaledScores(a: tf.Tensor3D, b: tf.Tensor3D, alpha: number): tf.Tensor3D {
-  return grad<(a: tf.Tensor3D, b: tf.Tensor3D) => tf.Tensor3D>(
-    (a: tf.Tensor3D, b: tf.Tensor3D, save: tf.GradSaveFunc) => {
-      save([a, b]);
-      return {
-        value: run("AceBmmNT", { a, b }, { keys: b.shape[1], alpha }) as tf.Tensor3D,
-        gradFunc: (dy: tf.Tensor, [as, bs]: tf.Tensor3D[]) => [
-          run("AceBmm", { a: dy, b: bs }, { alpha }),
-          bmmTN(dy as tf.Tensor3D, as, alpha),
-        ],
-      };
-    },
+/** Differentiable alpha · a @ bᵀ on the BLAS (only while blasActive()), the scale folded into each product. */
+function scaledScores(a: T3, b: T3, alpha: number): T3 {
+  return product<T3>(
+    (a, b) => run("AceBmmNT", { a, b }, { keys: b.shape[1], alpha }) as T3,
+    (dy, a, b) => [run("AceBmm", { a: dy, b }, { alpha }), bmmTN(dy, a, alpha)],
   )(a, b);
 }
 
@@ -443,26 +414,19 @@ function headRows(rows: Int32Array, heads: number): Int32Array {
   return idx;
 }
 
-/** Write heads of qkv's column block `which` into the cache buffer at positions length..length+t-1. */
-function writeInPlace(cache: KvCache, buffer: tf.Tensor3D, qkv: tf.Tensor2D, which: number): void {
-  const be = tf.backend() as unknown as WasmBackend, [bh, cap, hd] = buffer.shape, t = qkv.shape[0] / cache.b;
+/** Throw unless `t` more positions fit layer l's cache buffers. */
+function checkCapacity(cache: KvCache, l: number, t: number): void {
+  const cap = cache.k[l].shape[1];
   if (cache.length + t > cap) {
     throw new Error(`kv cache: ${cache.length + t} positions exceed capacity ${cap}`);
   }
-  const d = qkv.shape[1] / 3;
-  wasmKernels!.heads(
-    addr(be, qkv),
-    addr(be, buffer),
-    cache.b,
-    t,
-    bh / cache.b,
-    hd,
-    qkv.shape[1],
-    which * d,
-    cap,
-    cache.length,
-    1,
-  );
+}
+
+/** Write heads of qkv's column block `which` into the cache buffer at positions length..length+t-1. */
+function writeInPlace(cache: KvCache, buffer: tf.Tensor3D, qkv: tf.Tensor2D, which: number): void {
+  const be = tf.backend() as unknown as WasmBackend, [bh, cap, hd] = buffer.shape, t = qkv.shape[0] / cache.b;
+  const [b, width, at] = [cache.b, qkv.shape[1], cache.length];
+  wasmKernels!.heads(addr(be, qkv), addr(be, buffer), b, t, bh / b, hd, width, which * width / 3, cap, at, 1);
 }
 
 /**
@@ -471,9 +435,8 @@ function writeInPlace(cache: KvCache, buffer: tf.Tensor3D, qkv: tf.Tensor2D, whi
  */
 export function cachedAttention(cache: KvCache, l: number, qkv: tf.Tensor2D): tf.Tensor2D {
   const { b, heads } = cache, hd = qkv.shape[1] / 3 / heads, t = qkv.shape[0] / b, keys = cache.length + t;
+  if (cache.inPlace) checkCapacity(cache, l, t);
   if (cache.inPlace && t === 1 && nativeKernels()) {
-    const cap = cache.k[l].shape[1];
-    if (keys > cap) throw new Error(`kv cache: ${keys} positions exceed capacity ${cap}`);
     const inputs = { qkv, k: cache.k[l], v: cache.v[l] };
     return run("AceDecodeAttention", inputs, { heads, length: cache.length }) as tf.Tensor2D;
   }
@@ -500,10 +463,7 @@ export function cachedAttention(cache: KvCache, l: number, qkv: tf.Tensor2D): tf
  */
 export function cachedLayer(cache: KvCache, l: number, x: tf.Tensor2D, w: LayerWeights): tf.Tensor2D | null {
   if (!cache.inPlace || x.shape[0] !== cache.b || !nativeLayers() || !blasActive()) return null;
-  const cap = cache.k[l].shape[1];
-  if (cache.length + 1 > cap) {
-    throw new Error(`kv cache: ${cache.length + 1} positions exceed capacity ${cap}`);
-  }
+  checkCapacity(cache, l, 1);
   const inputs = { x, ...w, k: cache.k[l], v: cache.v[l] } as tf.NamedTensorMap;
   return run("AceDecodeLayer", inputs, { heads: cache.heads, length: cache.length }) as tf.Tensor2D;
 }

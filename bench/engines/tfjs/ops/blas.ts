@@ -95,17 +95,8 @@ export function blasActive(): boolean {
   return active && lib !== null && tf.getBackend() === "wasm";
 }
 
-/** One product shape: C[m, n] = alpha · op(A)[m, k] · op(B)[k, n], row-major, with leading dimensions. */
-interface Gemm {
-  alpha?: number;
-  m: number;
-  n: number;
-  k: number;
-  transA: boolean;
-  transB: boolean;
-  lda: number;
-  ldb: number;
-}
+/** One product shape: C[m, n] = alpha (default 1) · op(A)[m, k] · op(B)[k, n], row-major, ldc = n. */
+type Gemm = Omit<GemmCall, "a" | "b" | "c" | "ldc" | "alpha"> & { alpha?: number };
 
 /** With splitting on, a single product at least this large (2·m·n·k FLOPs) is cut in two row blocks. */
 export const SPLIT_FLOPS = 1 << 21;
@@ -131,16 +122,10 @@ export function planGemm(
   split: boolean,
 ): GemmCall[] {
   const call = (i: number): GemmCall => ({
-    transA: g.transA,
-    transB: g.transB,
-    m: g.m,
-    n: g.n,
-    k: g.k,
+    ...g,
     alpha: g.alpha ?? 1,
     a: a + 4 * i * strides[0],
-    lda: g.lda,
     b: b + 4 * i * strides[1],
-    ldb: g.ldb,
     c: c + 4 * i * strides[2],
     ldc: g.n,
   });

@@ -6,22 +6,11 @@ const ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112;
 
 /** The symbols acebench uses; the OpenBLAS extras are optional (other BLASes lack them). */
 const SYMBOLS = {
+  // (order, transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)
   cblas_sgemm: {
     parameters: [
-      "i32",
-      "i32",
-      "i32",
-      "i32",
-      "i32",
-      "i32",
-      "f32",
-      "usize",
-      "i32",
-      "usize",
-      "i32",
-      "f32",
-      "usize",
-      "i32",
+      ...["i32", "i32", "i32", "i32", "i32", "i32", "f32"] as const,
+      ...["usize", "i32", "usize", "i32", "f32", "usize", "i32"] as const,
     ],
     result: "void",
   },

@@ -25,39 +25,21 @@ const FLAGS = [
 const VERSION = 3;
 const LIB_NAME = Deno.build.os === "darwin" ? "libacekernels.dylib" : "libacekernels.so";
 
+/** `n` native addresses in a row of parameters. */
+const addrs = (n: number) => Array<"usize">(n).fill("usize");
+
 const SYMBOLS = {
   ace_version: { parameters: [], result: "i32" },
   ace_decode_attention: {
-    parameters: ["usize", "usize", "usize", "usize", "i32", "i32", "i32", "i32", "i32", "f32", "i32"],
+    parameters: [...addrs(4), "i32", "i32", "i32", "i32", "i32", "f32", "i32"],
     result: "void",
   },
-  ace_causal_softmax: { parameters: ["usize", "usize", "i32", "i32", "i32"], result: "void" },
-  ace_causal_softmax_grad: { parameters: ["usize", "usize", "usize", "i32", "i32", "i32"], result: "void" },
+  ace_causal_softmax: { parameters: [...addrs(2), "i32", "i32", "i32"], result: "void" },
+  ace_causal_softmax_grad: { parameters: [...addrs(3), "i32", "i32", "i32"], result: "void" },
   ace_use_blas: { parameters: ["buffer"], result: "i32" },
-  ace_decode_layer: {
-    parameters: [
-      ...[
-        "usize",
-        "usize",
-        "usize",
-        "usize",
-        "usize",
-        "usize",
-        "usize",
-        "usize",
-        "usize",
-        "usize",
-        "usize",
-      ] as const,
-      ...["i32", "i32", "i32", "i32", "i32", "i32"] as const,
-    ],
-    result: "void",
-  },
+  ace_decode_layer: { parameters: [...addrs(11), "i32", "i32", "i32", "i32", "i32", "i32"], result: "void" },
   ace_adam: {
-    parameters: [
-      ...["usize", "usize", "usize", "usize", "usize", "usize", "usize", "i32"] as const,
-      ...["f32", "f32", "f32", "f32", "f32", "f32", "f32", "f32", "i32"] as const,
-    ],
+    parameters: [...addrs(7), "i32", "f32", "f32", "f32", "f32", "f32", "f32", "f32", "f32", "i32"],
     result: "void",
   },
 } as const;
@@ -84,11 +66,6 @@ function libraryPath(compiler: string): string {
   return join(cacheRoot(), "kernels", hash, LIB_NAME);
 }
 
-/** The compiler: ACEBENCH_CC, else `cc`. */
-function compilerName(): string {
-  return Deno.env.get("ACEBENCH_CC") || "cc";
-}
-
 /** Compile kernels.c to `path` through a temporary file renamed into place (concurrent builders race harmlessly). */
 async function build(compiler: string, path: string): Promise<void> {
   const dir = join(path, "..");
@@ -112,7 +89,7 @@ async function build(compiler: string, path: string): Promise<void> {
 /** Build (first use) and load the library; null with one stderr line where it cannot be (then tfjs-wasm's path). */
 export async function loadNative(): Promise<NativeInfo | null> {
   if (lib || loadError) return info;
-  const compiler = compilerName();
+  const compiler = Deno.env.get("ACEBENCH_CC") || "cc";
   try {
     if (typeof Deno === "undefined" || Deno.permissions.querySync({ name: "ffi" }).state !== "granted") {
       throw new Error("FFI not permitted (run deno with --allow-ffi)");
@@ -181,11 +158,8 @@ export function nativeInfo(): NativeInfo | null {
   return active && info ? { ...info } : null;
 }
 
-/** Run native kernels on `n` threads (1 = the caller only); results are the same bits for every n. */
+/** Run native kernels on `n` threads (1 = the caller only; `setThreads` checks n); the same bits for any n. */
 export function setNativeThreads(n: number): void {
-  if (!Number.isInteger(n) || n < 1) {
-    throw new Error(`native kernel threads must be a positive integer, got ${n}`);
-  }
   threads = n;
 }
 

@@ -5,11 +5,12 @@ import * as tf from "@tensorflow/tfjs-core";
 import { join } from "node:path";
 import { readJsonl } from "../../../../common/fs.ts";
 import { Rng } from "../../../../common/prng.ts";
-import { resolveAlgo } from "../../../../bench/core/mod.ts";
+import { groupIdsOf, resolveAlgo, type UpdateResult } from "../../../../bench/core/mod.ts";
+import { updatePolicy as loopUpdate } from "../../../../bench/engines/loop.ts";
 import { createModel, createOptimizer, sampleAsync } from "../../../../bench/engines/tfjs/model.ts";
 import type { RunConfig } from "../../../../bench/engines/engine.ts";
 import { resolveTfjsRun } from "../../../../bench/engines/tfjs/engine.ts";
-import type { Batch, RlContext } from "../../../../bench/engines/tfjs/rl.ts";
+import { type RlContext, tfjsPolicy } from "../../../../bench/engines/tfjs/rl.ts";
 import {
   modelConfig,
   settingsTokenizer,
@@ -32,6 +33,29 @@ export function rlContext(twoPassUpdate?: boolean): RlContext {
   const train = taskSets(settings).train;
   const grader = gradingOf("tfjs", null, settings as unknown as Record<string, unknown>);
   return { model, ref, opt, tok, train, settings, algo, rng: Rng.seeded(3), twoPassUpdate, grader };
+}
+
+/** The rollouts of one update, as flat arrays ([B, P + N] tokens, [B, N] per-token values). */
+export interface Batch {
+  tokens: Int32Array;
+  oldLogp: Float32Array;
+  refLogp: Float32Array;
+  mask: Float32Array;
+  advantages: Float64Array;
+  B: number;
+  /** Response columns kept (the longest response of the step). */
+  N: number;
+}
+
+/** The step's updates on a batch of whole groups (mini-batches split on G): mean loss and metrics, last grad norm. */
+export async function updatePolicy(
+  ctx: RlContext,
+  batch: Batch,
+): Promise<UpdateResult & { gradNorm: number }> {
+  const { tokens, N, ...rest } = batch;
+  const groupIds = groupIdsOf(Array(batch.B / ctx.settings.rl.groupSize).fill(ctx.settings.rl.groupSize));
+  const result = await loopUpdate(tfjsPolicy(ctx), { ...rest, rows: tokens, T: N }, groupIds, ctx.algo);
+  return { ...result, gradNorm: result.gradNorm ?? NaN }; // tfjs always measures it
 }
 
 /**

@@ -5,9 +5,9 @@ import {
   getWeightsAsync,
   initBackend,
 } from "../../../../bench/engines/tfjs/model.ts";
-import { rlStep, tfjsPolicy, updatePolicy } from "../../../../bench/engines/tfjs/rl.ts";
+import { rlStep, tfjsPolicy } from "../../../../bench/engines/tfjs/rl.ts";
 import { PRESETS, resolveAlgo } from "../../../../bench/core/mod.ts";
-import { rlContext, rolloutBatch } from "./fixtures.ts";
+import { rlContext, rolloutBatch, updatePolicy } from "./fixtures.ts";
 import { grade } from "../../../../evaluators/mod.ts";
 import { engines, gradingOf } from "../../../../bench/engines/registry.ts";
 import { writeFolderFile } from "../../../../common/run_folder.ts";

@@ -11,9 +11,8 @@ import {
   type Model,
   tokenLogProbs,
 } from "../../../../bench/engines/tfjs/model.ts";
-import { updatePolicy } from "../../../../bench/engines/tfjs/rl.ts";
 import { tinySettings } from "../../../../bench/engines/tfjs/settings.ts";
-import { metricsOf, rlContext, rolloutBatch, runConfig } from "./fixtures.ts";
+import { metricsOf, rlContext, rolloutBatch, runConfig, updatePolicy } from "./fixtures.ts";
 import { skipping } from "../../../external_inputs.ts";
 
 const gpu = (navigator as { gpu?: { requestAdapter(): Promise<unknown> } }).gpu;

@@ -170,7 +170,7 @@ Deno.test("verl launch: VERL v0.7.0 settings (seed, prompt filter, checkpoints, 
   ok(grpo.includes(`custom_reward_function.name=${REWARD_FUNCTIONS.binary}`));
   const dapo = verlRunPlan(makeRun("dapo"), SWEEP, {}).overrides;
   ok(dapo.includes('custom_reward_function.path="/shared/acebench/paper/runs/dapo_s1/verl/reward.py"'));
-  ok(dapo.includes(`custom_reward_function.name=${REWARD_FUNCTIONS.native}`));
+  ok(dapo.includes(`custom_reward_function.name=${REWARD_FUNCTIONS.pm1}`));
   const source = readFileSync(new URL("../../../../bench/engines/verl/reward.py", import.meta.url), "utf8");
   ok(Object.values(REWARD_FUNCTIONS).every((fn) => source.includes(`def ${fn}(`)));
   ok(dapo.includes("+reward_model.reward_kwargs.overlong_buffer_cfg.len=4096"));
