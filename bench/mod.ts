@@ -1,19 +1,7 @@
-/** Public API of bench/ (filled in by its issue). */
+/** Public API of bench/: the RL core, the engine contract and loop, the engines, sweeps, external evaluation. */
 export * from "./core/mod.ts";
-export type {
-  Engine,
-  EvalSpec,
-  MiniBatch,
-  PolicyBackend,
-  RolloutGroup,
-  RunBackend,
-  RunConfig,
-  RunHooks,
-  RunOutcome,
-  StepBatch,
-  UpdateRequest,
-} from "./engines/engine.ts";
-export { type LoopSchedule, rlStep, runLoop, type StepMetrics, updatePolicy } from "./engines/loop.ts";
+export * from "./engines/engine.ts";
+export * from "./engines/loop.ts";
 export {
   exactPassAtK,
   tabularEngine,

@@ -52,8 +52,7 @@ export function confidenceShift(
 ): Float64Array {
   assertShape(B, T);
   for (const [name, a] of [["logp", logp], ["refLogp", refLogp], ["mask", mask]] as const) {
-    assertLength(name, a, B * T);
-    assertFinite(name, a);
+    assertFinite(name, a, B * T);
   }
   const c = new Float64Array(B);
   for (let b = 0; b < B; b++) {
@@ -80,9 +79,8 @@ export function aceAdvantages(
   ace: AceConfig,
 ): Float64Array {
   assertFinite("advantages", advantages);
-  assertFinite("c", c);
+  assertFinite("c", c, advantages.length);
   assertLength("correct", correct, advantages.length);
-  assertLength("c", c, advantages.length);
   if (!(ace.alpha >= 0)) throw new RangeError(`ace.alpha is ${ace.alpha}; expected a number ≥ 0`);
   const out = Float64Array.from(advantages);
   if (!ace.enabled) return out;

@@ -5,18 +5,18 @@ import { assertFinite, assertLength, type Num } from "./check.ts";
 export interface GroupAdvantageOptions {
   normByStd: boolean;
   /** Added to the std before dividing (VERL: 1e-6). */
-  eps: number;
+  stdEps: number;
 }
 
 /**
- * Per-rollout advantages A_i = (r_i − mean_g) / (std_g + eps), std with Bessel's n−1; `normByStd: false` gives
+ * Per-rollout advantages A_i = (r_i − mean_g) / (std_g + stdEps), std with Bessel's n−1; `normByStd: false` gives
  * r_i − mean_g. A singleton group has mean 0 and std 1 (A = r, as VERL); a group whose rewards are all exactly
  * equal gets A = 0 without dividing by a tiny float. Returns a new Float64Array of length B.
  */
 export function groupAdvantages(
   rewards: Num,
   groupIds: Num,
-  options: GroupAdvantageOptions = { normByStd: true, eps: 1e-6 },
+  options: GroupAdvantageOptions = { normByStd: true, stdEps: 1e-6 },
 ): Float64Array {
   assertFinite("rewards", rewards);
   assertLength("groupIds", groupIds, rewards.length);
@@ -31,7 +31,7 @@ export function groupAdvantages(
     if (idx.every((i) => rewards[i] === r0)) continue; // degenerate group: no signal, exactly zero
     const mean = idx.reduce((s, i) => s + rewards[i], 0) / idx.length;
     const variance = idx.reduce((s, i) => s + (rewards[i] - mean) ** 2, 0) / (idx.length - 1);
-    const scale = options.normByStd ? Math.sqrt(variance) + options.eps : 1;
+    const scale = options.normByStd ? Math.sqrt(variance) + options.stdEps : 1;
     for (const i of idx) adv[i] = (rewards[i] - mean) / scale;
   }
   return adv;

@@ -3,8 +3,9 @@
 /** Numeric array types the core accepts (typed arrays or plain arrays). */
 export type Num = ArrayLike<number>;
 
-/** Throw if any entry is not finite (NaN or ±Infinity), naming the field and the first bad index. */
-export function assertFinite(field: string, values: Num): void {
+/** Throw unless `values` has `length` entries (when given), all finite (no NaN, ±Infinity), naming the field. */
+export function assertFinite(field: string, values: Num, length?: number): void {
+  if (length !== undefined) assertLength(field, values, length);
   for (let i = 0; i < values.length; i++) {
     if (!Number.isFinite(values[i])) {
       throw new RangeError(`${field}[${i}] is ${values[i]}; expected a finite number`);

@@ -44,14 +44,9 @@ export function trainingDiagnostics(input: DiagnosticsInput): TrainingDiagnostic
   const { rewards, correct, advantages, finalAdvantages, c } = input;
   const n = rewards.length;
   assertFinite("rewards", rewards);
-  for (
-    const [name, a] of [["correct", correct], ["advantages", advantages], [
-      "finalAdvantages",
-      finalAdvantages,
-    ]]
-  ) {
-    assertLength(name as string, a as Num, n);
-  }
+  assertLength("correct", correct, n);
+  assertLength("advantages", advantages, n);
+  assertLength("finalAdvantages", finalAdvantages, n);
   if (c) assertLength("c", c, n);
   let rewardSum = 0, correctCount = 0, advAbs = 0;
   let wrong = 0, overconf = 0, overconfC = 0, penalised = 0, multiplier = 0;

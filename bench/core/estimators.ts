@@ -1,6 +1,6 @@
 // Advantage estimators by name, as VERL's `register_adv_est`: one function and one registry line each. ACE, when
 // enabled, rescales the negative advantages of incorrect rollouts after whichever estimator ran.
-import { groupAdvantages, groupMembers } from "./advantages.ts";
+import { type GroupAdvantageOptions, groupAdvantages, groupMembers } from "./advantages.ts";
 import { assertFinite, assertLength, type Num } from "./check.ts";
 import { Registry } from "./registry.ts";
 import { softplus } from "./ace.ts";
@@ -15,9 +15,7 @@ export interface AdvantageInput {
 }
 
 /** The algorithm options an estimator may read (a subset of AlgoConfig). */
-export interface AdvantageOptions {
-  normByStd: boolean;
-  stdEps: number;
+export interface AdvantageOptions extends GroupAdvantageOptions {
   /** W-REINFORCE's weight λ of a correct rollout (an incorrect one weighs 1). */
   wReinforceLambda: number;
   /** Pass@k training's k (estimator `passk`). */
@@ -31,10 +29,7 @@ export type AdvantageEstimator = (input: AdvantageInput, options: AdvantageOptio
 
 /** GRPO (and Dr. GRPO with normByStd false): (r − mean_g)/(std_g + eps), as `groupAdvantages`. */
 export function grpoAdvantages(input: AdvantageInput, options: AdvantageOptions): Float64Array {
-  return groupAdvantages(input.rewards, input.groupIds, {
-    normByStd: options.normByStd,
-    eps: options.stdEps,
-  });
+  return groupAdvantages(input.rewards, input.groupIds, options);
 }
 
 /**

@@ -5,19 +5,9 @@ import { assertFinite, assertLength, type Num } from "./check.ts";
 /** All accepted estimator names, as VERL spells them; a trailing "+" is straight-through (value of the
  * estimator, gradient of k2). */
 export const KL_TYPES = [
-  "k1",
-  "kl",
-  "abs",
-  "k2",
-  "mse",
-  "k3",
-  "low_var_kl",
-  "k1+",
-  "kl+",
-  "abs+",
-  "k3+",
-  "low_var_kl+",
-] as const;
+  ...["k1", "kl", "abs", "k2", "mse", "k3", "low_var_kl"] as const,
+  ...["k1+", "kl+", "abs+", "k3+", "low_var_kl+"] as const,
+];
 
 /** One estimator name of KL_TYPES. */
 export type KlType = (typeof KL_TYPES)[number];

@@ -1,6 +1,6 @@
 // PPO clipped surrogate (arXiv 1707.06347) with clip-higher (DAPO, arXiv 2503.14476), dual clip
 // (arXiv 1912.09729), KL and entropy terms, aggregated as VERL's agg_loss does (docs/references.md).
-import { assertFinite, assertLength, assertShape, type Num } from "./check.ts";
+import { assertFinite, assertShape, type Num } from "./check.ts";
 import { klPenalty, type KlType } from "./kl.ts";
 import { clipCovTokens, type CovConfig, covRng, klCovTokens, tokenCovariance } from "./cov_losses.ts";
 import { Registry } from "./registry.ts";
@@ -31,8 +31,7 @@ export function aggregationWeights(
   normLength: number = T,
 ): Float64Array {
   assertShape(B, T);
-  assertLength("mask", mask, B * T);
-  assertFinite("mask", mask);
+  assertFinite("mask", mask, B * T);
   const w = new Float64Array(B * T);
   const lens = new Float64Array(B);
   for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) lens[b] += mask[b * T + t];
@@ -107,15 +106,11 @@ export interface PolicyLossResult {
   metrics: PolicyLossMetrics;
 }
 
-/**
- * One token's loss from its raw log-ratio, its sequence's advantage and its index t in the [B, T] layout:
- * [loss, d(loss)/d(logp), counted as clipped, bound by the dual clip, the log-ratio used].
- */
-type TokenLoss = (
-  rawLogRatio: number,
-  A: number,
-  t: number,
-) => [number, number, boolean, boolean, number];
+/** What one token contributes: its loss, d(loss)/d(logp), whether PPO or the dual clip bound it, its log-ratio. */
+type TokenResult = [loss: number, grad: number, clipped: boolean, lower: boolean, logRatio: number];
+
+/** One token's result from its raw log-ratio, its sequence's advantage and its index t in the [B, T] layout. */
+type TokenLoss = (rawLogRatio: number, A: number, t: number) => TokenResult;
 
 /**
  * The shared body of every policy loss: input checks, aggregation by `lossAgg`, the KL and entropy terms and the
@@ -128,13 +123,11 @@ function policyLossWith(
 ): PolicyLossResult {
   const { logp, oldLogp, refLogp, advantages, mask, B, T, entropy } = input;
   assertShape(B, T);
-  assertLength("advantages", advantages, B);
-  assertFinite("advantages", advantages);
+  assertFinite("advantages", advantages, B);
   for (const [name, a] of [["logp", logp], ["oldLogp", oldLogp], ["mask", mask]] as const) {
-    assertLength(name, a, B * T);
-    assertFinite(name, a);
+    assertFinite(name, a, B * T);
   }
-  if (entropy) (assertLength("entropy", entropy, B * T), assertFinite("entropy", entropy));
+  if (entropy) assertFinite("entropy", entropy, B * T);
   if (config.clipC !== null && !(config.clipC > 1)) {
     throw new RangeError(`clipC is ${config.clipC}; expected > 1`);
   }
@@ -167,23 +160,14 @@ function policyLossWith(
   }
 
   let loss = pgLoss;
-  let klMetric: number | null = null;
-  if (refLogp) {
-    assertLength("refLogp", refLogp, B * T);
-    const kl = klPenalty(logp, refLogp, config.klType);
-    klMetric = tokenMean((t) => kl.value[t]);
-    if (config.klCoef !== 0) {
-      for (let t = 0; t < B * T; t++) {
-        loss += config.klCoef * w[t] * kl.value[t];
-        dLogp[t] += config.klCoef * w[t] * kl.grad[t];
-      }
+  const kl = refLogp ? klPenalty(logp, refLogp, config.klType) : null;
+  if (kl && config.klCoef !== 0) {
+    for (let t = 0; t < B * T; t++) {
+      loss += config.klCoef * w[t] * kl.value[t];
+      dLogp[t] += config.klCoef * w[t] * kl.grad[t];
     }
   }
-  let entropyMetric: number | null = null;
-  if (entropy) {
-    entropyMetric = tokenMean((t) => entropy[t]);
-    for (let t = 0; t < B * T; t++) loss -= config.entropyCoef * w[t] * entropy[t];
-  }
+  if (entropy) { for (let t = 0; t < B * T; t++) loss -= config.entropyCoef * w[t] * entropy[t]; }
   const per = tokens === 0 ? 0 : 1 / tokens;
   return {
     loss,
@@ -193,18 +177,14 @@ function policyLossWith(
       clipfrac: clipped * per,
       clipfrac_lower: clippedLower * per,
       ppo_kl: negLogRatio * per,
-      kl: klMetric,
-      entropy: entropyMetric,
+      kl: kl && tokenMean((t) => kl.value[t]),
+      entropy: entropy ? tokenMean((t) => entropy[t]) : null,
     },
   };
 }
 
-/** One token's clipped loss, its gradient wrt logp, whether clip-higher/low or dual clip bound it, and the log-ratio. */
-function clippedTokenLoss(
-  rawLogRatio: number,
-  A: number,
-  config: PolicyLossConfig,
-): [number, number, boolean, boolean, number] {
+/** One token's clipped loss (PPO with clip-higher, then the dual clip where A < 0). */
+function clippedTokenLoss(rawLogRatio: number, A: number, config: PolicyLossConfig): TokenResult {
   const bound = config.logRatioClamp;
   const logRatio = Math.min(bound, Math.max(-bound, rawLogRatio));
   const ratioLive = logRatio === rawLogRatio; // the clamp passes no gradient
@@ -238,12 +218,10 @@ export function clipCovLoss(input: PolicyLossInput, config: PolicyLossConfig): P
   const cov = covOptions(config, "clip_cov");
   const noDual = { ...config, clipC: null };
   return policyLossWith(input, config, ({ logp, oldLogp, advantages, mask, B, T }) => {
+    const token = (t: number) =>
+      clippedTokenLoss(logp[t] - oldLogp[t], advantages[Math.floor(t / T)], noDual);
+    const clipped = Array.from({ length: B * T }, (_, t) => mask[t] > 0 && token(t)[2]);
     const covariance = tokenCovariance(logp, advantages, mask, B, T);
-    const clipped = Array.from(
-      { length: B * T },
-      (_, t) =>
-        mask[t] > 0 && clippedTokenLoss(logp[t] - oldLogp[t], advantages[Math.floor(t / T)], noDual)[2],
-    );
     const detached = new Set(clipCovTokens(covariance, mask, clipped, cov, covRng(oldLogp)));
     return (logRatio, A, t) => {
       const out = clippedTokenLoss(logRatio, A, noDual);

@@ -3,30 +3,19 @@
 import { loadSchema, validate, ValidationError } from "../../common/config.ts";
 import type { AceConfig } from "./ace.ts";
 import type { CovConfig } from "./cov_losses.ts";
-import { ADV_ESTIMATORS } from "./estimators.ts";
-import type { KlType } from "./kl.ts";
-import { type LossAggMode, POLICY_LOSSES, type PolicyLossConfig } from "./policy_loss.ts";
+import { ADV_ESTIMATORS, type AdvantageOptions } from "./estimators.ts";
+import { POLICY_LOSSES, type PolicyLossConfig } from "./policy_loss.ts";
 
 /** Which rollouts a step's loss trains on (AlgoConfig.trainOn). */
 export type TrainOn = "all" | "correct" | "incorrect";
 
 /** Every algorithm choice of a run; engines read only this, so all engines train the same algorithm. */
-export interface AlgoConfig extends PolicyLossConfig {
-  /** Registered advantage estimator: "grpo" | "rloo" | "grpo_passk" | "w_reinforce" | "psr" (see estimators.ts). */
+export interface AlgoConfig extends PolicyLossConfig, AdvantageOptions {
+  /** Registered advantage estimator (ADV_ESTIMATORS, estimators.ts). */
   advEstimator: string;
-  /** Registered policy loss: "vanilla" | "clip_cov" | "kl_cov" (see policy_loss.ts). */
+  /** Registered policy loss (POLICY_LOSSES, policy_loss.ts). */
   policyLoss: string;
-  /** Divide group advantages by the group std (GRPO) or not (Dr. GRPO). */
-  normByStd: boolean;
-  stdEps: number;
-  /** W-REINFORCE: the advantage of a correct rollout (an incorrect one gets −1). */
-  wReinforceLambda: number;
-  /** Chen et al.'s Pass@k training (estimator `passk`): the k of the group's Pass@k reward. */
-  passK: number;
-  /**
-   * Rows the loss trains on: `all`, or only the `correct` (PSR) or `incorrect` (NSR) rollouts, as Zhu et al.'s
-   * code subsets the batch before the update, so the loss is a token mean over that subset alone.
-   */
+  /** Rows the loss trains on: `all`, or only the `correct` (PSR) or `incorrect` (NSR) ones (see trainingRows). */
   trainOn: TrainOn;
   /**
    * The oracle control: train on the correct method's traces of the sampled prompts instead of the policy's own
@@ -59,9 +48,9 @@ const GRPO: AlgoConfig = {
   clipHigh: 0.2,
   clipC: 3,
   logRatioClamp: 20,
-  lossAgg: "token-mean" as LossAggMode,
+  lossAgg: "token-mean",
   klCoef: 0.001,
-  klType: "low_var_kl" as KlType,
+  klType: "low_var_kl",
   entropyCoef: 0,
   dynamicSampling: { enabled: false, maxRounds: 10, onExhausted: "error" },
   overlong: { enabled: false, buffer: 4096, factor: 1 },
@@ -84,10 +73,7 @@ const DAPO: AlgoConfig = {
 // detaches 0.02% of the tokens from the band (1, 5) with the PPO clip range at 1/1; KL-Cov penalises the top
 // 0.2% (k_percent 0.2) with coefficient 1; both on the DAPO recipe (dynamic sampling, token-mean) without KL.
 const COV: CovConfig = { clipRatio: 0.0002, clipLb: 1, clipUb: 5, klRatio: 0.002, klCoef: 1 };
-const COV_RECIPE = {
-  klCoef: 0,
-  dynamicSampling: { enabled: true, maxRounds: 10, onExhausted: "error" as const },
-};
+const COV_RECIPE = { klCoef: 0, dynamicSampling: DAPO.dynamicSampling };
 
 /**
  * The named presets. ace-* add ACE (softplus, α = 1, c summed over tokens, no clip) to GRPO/DAPO. The baselines
@@ -135,8 +121,7 @@ export function resolveAlgo(preset: string, overrides: Record<string, unknown> =
   if (!base) {
     throw new RangeError(`preset '${preset}' is unknown; expected ${Object.keys(PRESETS).join(", ")}`);
   }
-  const algo: Record<string, unknown> = { ...structuredClone(base) };
-  for (const [path, value] of flatten(overrides)) assignPath(algo, path, value);
+  const algo = withOverrides(base, overrides);
   const source = `algo (preset ${preset})`;
   const resolved = validate<AlgoConfig>(loadSchema(schemaUrl), algo, source);
   for (const registry of [ADV_ESTIMATORS, POLICY_LOSSES]) {
@@ -149,22 +134,32 @@ export function resolveAlgo(preset: string, overrides: Record<string, unknown> =
   return resolved;
 }
 
-/** [dotted path, value] pairs of the leaves of a nested override object. */
-function flatten(obj: Record<string, unknown>, prefix = ""): [string, unknown][] {
-  return Object.entries(obj).flatMap(([k, v]) =>
-    v !== null && typeof v === "object" && !Array.isArray(v)
-      ? flatten(v as Record<string, unknown>, `${prefix}${k}.`)
-      : [[`${prefix}${k}`, v] as [string, unknown]]
-  );
+/** Leaves of an override object: [dotted path (as resolveAlgo applies it), JSON path (for errors), value]. */
+export function overrideLeaves(
+  obj: Record<string, unknown>,
+  dotted = "",
+  json = "",
+): [string, string, unknown][] {
+  return Object.entries(obj).flatMap(([k, v]) => {
+    const d = `${dotted}${k}`,
+      j = `${json}${/^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`}`;
+    return v !== null && typeof v === "object" && !Array.isArray(v)
+      ? overrideLeaves(v as Record<string, unknown>, `${d}.`, j)
+      : [[d, j, v] as [string, string, unknown]];
+  });
 }
 
-/** Set a dotted path inside `target`, creating objects on the way (the schema then rejects unknown keys). */
-function assignPath(target: Record<string, unknown>, path: string, value: unknown): void {
-  const keys = path.split(".");
-  let node = target;
-  for (const key of keys.slice(0, -1)) {
-    if (node[key] === null || typeof node[key] !== "object") node[key] = {};
-    node = node[key] as Record<string, unknown>;
+/** `base` (cloned) with each leaf of `overrides` set at its dotted path: objects merge, the rest is replaced. */
+export function withOverrides(base: object, overrides: Record<string, unknown>): Record<string, unknown> {
+  const out = structuredClone(base) as Record<string, unknown>;
+  for (const [path, , value] of overrideLeaves(overrides)) {
+    const keys = path.split(".");
+    let node = out;
+    for (const key of keys.slice(0, -1)) {
+      if (node[key] === null || typeof node[key] !== "object") node[key] = {};
+      node = node[key] as Record<string, unknown>;
+    }
+    node[keys[keys.length - 1]] = value;
   }
-  node[keys[keys.length - 1]] = value;
+  return out;
 }

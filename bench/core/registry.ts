@@ -1,20 +1,13 @@
 // Functions registered by name, as VERL's register_adv_est / register_policy_loss: adding an algorithm is one
 // function plus one registry line, and an unknown name fails naming the known ones.
 
-/** A name → function table; re-registering a name with another function throws. */
+/** A name → function table, fixed when built. */
 export class Registry<F> {
   readonly #entries: Map<string, F>;
 
   /** `field` names the config field that selects an entry (used in errors), e.g. "advEstimator". */
   constructor(readonly field: string, entries: [string, F][]) {
     this.#entries = new Map(entries);
-  }
-
-  /** Add `fn` under `name`; throws if the name holds another function. */
-  register(name: string, fn: F): void {
-    const old = this.#entries.get(name);
-    if (old && old !== fn) throw new RangeError(`${this.field} '${name}' is already registered`);
-    this.#entries.set(name, fn);
   }
 
   /** The function registered as `name`; throws naming the known ones. */

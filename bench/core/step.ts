@@ -94,17 +94,12 @@ export function batchAdvantages(rollouts: StepRollouts, algo: AlgoConfig): StepA
 export function trainingRows(correct: ArrayLike<number | boolean>, trainOn: TrainOn): number[] | null {
   if (trainOn === "all") return null;
   const want = trainOn === "correct";
-  const rows: number[] = [];
-  for (let i = 0; i < correct.length; i++) if (!!correct[i] === want) rows.push(i);
-  return rows;
+  return [...Array(correct.length).keys()].filter((i) => !!correct[i] === want);
 }
 
 /** Group id of every rollout, for groups of the given sizes laid out one after the other. */
 export function groupIdsOf(sizes: readonly number[]): Int32Array {
-  const ids = new Int32Array(sizes.reduce((a, b) => a + b, 0));
-  let at = 0;
-  sizes.forEach((n, g) => ids.fill(g, at, at += n));
-  return ids;
+  return Int32Array.from(sizes.flatMap((n, g) => Array(n).fill(g)));
 }
 
 /**

@@ -8,7 +8,7 @@ import {
   aggregationWeights,
   type AlgoConfig,
   batchAdvantages,
-  dynamicSampleAsync,
+  dynamicSample,
   errorClassDiagnostics,
   groupIdsOf,
   informativeGroup,
@@ -44,7 +44,7 @@ async function collectGroups<G extends RolloutGroup>(
     const groups = await backend.sampleGroups(step, 0);
     return { groups, generatedGroups: groups.length, rounds: 1 };
   }
-  return await dynamicSampleAsync(
+  return await dynamicSample(
     (round) => backend.sampleGroups(step, round),
     (g) => informativeGroup(g.correct),
     backend.groupsPerStep,

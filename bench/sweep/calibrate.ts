@@ -1,17 +1,16 @@
 // A time estimate for a local sweep (tabular, tfjs) on a fresh folder, before any of its runs has finished, from
-// the stored cost model (costs.json: calibrations by engine, backend and settings, with when and where each ran).
-// A calibration (`deno task sweep --dry-run --calibrate`, which stores it) trains a few RL steps of one run in a
-// temp folder (with a short SFT base model where the engine has one, measured twice to split fixed costs from
-// per-step ones); the estimate scales each part to the config.
+// the stored cost model (costs.json: calibrations by engine, backend and settings, with when and where each ran,
+// stored by `deno task sweep --dry-run --calibrate`); the estimate scales each measured part to the config.
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
-import { atomicWrite, exists, readJson } from "../../common/fs.ts";
+import { exists, readJson, writeJson } from "../../common/fs.ts";
 import { configHash } from "../../common/hash.ts";
 import { readMetrics, readRunConfig, readStatus, runDir } from "../../common/run_folder.ts";
 import type { RunConfig } from "../engines/engine.ts";
 import type { EngineSpec } from "../engines/registry.ts";
 import { expandRuns, type SweepConfig } from "./config.ts";
 import { makespan } from "./makespan.ts";
+import { withOverrides } from "../core/mod.ts";
 import { runSweep } from "./runner.ts";
 
 /** What the calibration measured, in seconds. */
@@ -65,19 +64,13 @@ export function storedCalibrations(sweep: SweepConfig, path = costModelPath()): 
   return exists(path) ? readJson<Record<string, StoredCalibration[]>>(path)[costKey(sweep)] ?? [] : [];
 }
 
-/** Add a calibration of `sweep` to the cost model (the newest KEEP per key stay); the stored entry. */
-export function storeCalibration(
-  sweep: SweepConfig,
-  cal: Calibration,
-  path = costModelPath(),
-): StoredCalibration {
+/** Add a calibration of `sweep` to the cost model, stamped with when and where; the newest KEEP per key stay. */
+export function storeCalibration(sweep: SweepConfig, cal: Calibration, path = costModelPath()): void {
   const model = exists(path) ? readJson<Record<string, StoredCalibration[]>>(path) : {};
   const entry = { ...cal, measuredAt: new Date().toISOString(), cores: cpus().length, load: loadavg()[0] };
   const key = costKey(sweep);
   model[key] = [...(model[key] ?? []), entry].slice(-KEEP);
-  const sorted = Object.fromEntries(Object.entries(model).sort(([a], [b]) => a < b ? -1 : 1));
-  atomicWrite(path, JSON.stringify(sorted, null, 2) + "\n");
-  return entry;
+  writeJson(path, Object.fromEntries(Object.entries(model).sort(([a], [b]) => a < b ? -1 : 1)));
 }
 
 /** RL steps of the calibration run, and SFT steps of its short base model. */
@@ -97,9 +90,6 @@ export function evaluations(steps: number, every: number): number {
 
 /** The sweep cut to one run of `steps` RL steps (evaluated at 0 and the end) and `sft` SFT steps. */
 function calibrationSweep(sweep: SweepConfig, steps: number, sft: number | null): SweepConfig {
-  const settings = sft === null
-    ? sweep.settings
-    : { ...sweep.settings, sft: { ...(sweep.settings.sft as Record<string, unknown> ?? {}), steps: sft } };
   return {
     ...sweep,
     name: `${sweep.name}-calibration`,
@@ -107,7 +97,7 @@ function calibrationSweep(sweep: SweepConfig, steps: number, sft: number | null)
     methods: [sweep.methods[0]],
     grid: undefined,
     compare: undefined,
-    settings,
+    settings: sft === null ? sweep.settings : withOverrides(sweep.settings, { sft: { steps: sft } }),
     rl: { ...sweep.rl, steps },
     eval: { ...sweep.eval, every: steps },
   };

@@ -7,7 +7,7 @@ import { configHash } from "../../common/hash.ts";
 import { migrateFolderFile } from "../../common/run_folder.ts";
 import type { RunConfig } from "../engines/engine.ts";
 import { engines, type EngineSpec } from "../engines/registry.ts";
-import { type AlgoConfig, PRESETS, resolveAlgo as coreResolveAlgo } from "../core/mod.ts";
+import { type AlgoConfig, overrideLeaves, PRESETS, resolveAlgo } from "../core/mod.ts";
 
 /** One method of a sweep: an RL-core preset plus overrides, shown in reports under `name`. */
 export interface MethodSpec {
@@ -42,9 +42,6 @@ export interface SweepConfig {
   eval: { n: number; ks: number[]; every: number };
 }
 
-/** Resolves a preset plus overrides into the RL core's full algorithm config (the RL core's `resolveAlgo`). */
-export type ResolveAlgo = (preset: string, overrides: Record<string, unknown>) => AlgoConfig;
-
 const schemaUrl = new URL("./sweep.schema.json", import.meta.url);
 const configsDir = new URL("../configs/", import.meta.url);
 
@@ -60,7 +57,7 @@ export function presetPath(name: string): string {
 }
 
 /** Parse and validate a sweep config file (a recorded sweep.json works too); errors name the file and field. */
-export function readSweepConfig(path: string, spec?: EngineSpec): SweepConfig {
+export function readSweepConfig(path: string): SweepConfig {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(path, "utf8"));
@@ -72,7 +69,6 @@ export function readSweepConfig(path: string, spec?: EngineSpec): SweepConfig {
   return checkSweepConfig(
     recorded ? migrateFolderFile(raw as Record<string, unknown>, path).config : raw,
     path,
-    spec,
   );
 }
 
@@ -82,83 +78,56 @@ export function readSweepConfig(path: string, spec?: EngineSpec): SweepConfig {
  */
 export function checkSweepConfig(raw: unknown, source: string, spec?: EngineSpec): SweepConfig {
   const sweep = validate<SweepConfig>(loadSchema(schemaUrl), structuredClone(raw), source);
-  const engine = spec ?? registered(sweep.engine, source);
-  checkDesign(sweep, source);
-  checkEngineDesign(sweep, source, engine);
-  for (const k of sweep.eval.ks) {
-    if (k > sweep.eval.n) {
-      throw new ValidationError(
-        `${source}: eval.ks: k=${k} exceeds eval.n=${sweep.eval.n} samples per problem`,
-      );
-    }
+  const fail = (message: string): never => {
+    throw new ValidationError(`${source}: ${message}`);
+  };
+  if (!spec && !Object.hasOwn(engines, sweep.engine)) {
+    fail(`engine: unknown engine '${sweep.engine}' (known: ${Object.keys(engines).join(", ")})`);
   }
+  const engine = spec ?? engines[sweep.engine];
+  checkDesign(sweep, engine, fail);
+  const tooBig = sweep.eval.ks.find((k) => k > sweep.eval.n);
+  if (tooBig) fail(`eval.ks: k=${tooBig} exceeds eval.n=${sweep.eval.n} samples per problem`);
   sweep.eval.ks.sort((a, b) => a - b);
   const seen = new Set<string>();
   sweep.methods.forEach((m, i) => {
     if (!Object.hasOwn(PRESETS, m.preset)) {
-      throw new ValidationError(
-        `${source}: methods[${i}].preset: unknown preset '${m.preset}' (${Object.keys(PRESETS).join(", ")})`,
-      );
+      fail(`methods[${i}].preset: unknown preset '${m.preset}' (${Object.keys(PRESETS).join(", ")})`);
     }
-    if (seen.has(m.name)) {
-      throw new ValidationError(`${source}: methods[${i}].name: duplicate method '${m.name}'`);
-    }
+    if (seen.has(m.name)) fail(`methods[${i}].name: duplicate method '${m.name}'`);
     seen.add(m.name);
   });
   sweep.methods.forEach((m, i) => checkOverrides(m, sweep.grid, `${source}: methods[${i}].overrides`));
   if (sweep.grid && !sweep.methods.some((m) => aceOn(m))) {
-    throw new ValidationError(
-      `${source}: grid: there is no ACE method (ace.enabled after overrides) to expand`,
-    );
+    fail(`grid: there is no ACE method (ace.enabled after overrides) to expand`);
   }
   sweep.compare?.forEach((c, i) => {
-    if (sweep.grid) {
-      throw new ValidationError(`${source}: compare: not supported with a grid (method labels change)`);
-    }
+    if (sweep.grid) fail(`compare: not supported with a grid (method labels change)`);
     for (const [field, name] of [["method", c.method], ...c.against.map((a, j) => [`against[${j}]`, a])]) {
-      if (!seen.has(name)) {
-        throw new ValidationError(
-          `${source}: compare[${i}].${field}: '${name}' is not a method of this sweep`,
-        );
-      }
+      if (!seen.has(name)) fail(`compare[${i}].${field}: '${name}' is not a method of this sweep`);
     }
   });
   // The sweep's rl block wins over settings.rl; the engine's schema then checks (and defaults) the merge.
-  sweep.settings = { ...sweep.settings, rl: { ...(sweep.settings.rl as object | undefined), ...sweep.rl } };
+  sweep.settings = methodSettings(sweep);
   const schemaPath = new URL(engine.settingsSchema).pathname;
   if (exists(schemaPath)) {
     const schema = loadSchema(new URL(engine.settingsSchema));
     sweep.settings = validate(schema, sweep.settings, `${source}: settings`);
     sweep.methods.forEach((m, i) => {
-      if (m.rl) validate(schema, methodSettings(sweep.settings, m), `${source}: methods[${i}].rl`);
+      if (m.rl) validate(schema, methodSettings(sweep, m), `${source}: methods[${i}].rl`);
     });
   }
   sweep.methods.forEach((m, i) => {
     const fixed = Object.keys(m.rl ?? {}).find((k) => SWEEP_ONLY_RL.includes(k));
-    if (fixed) {
-      throw new ValidationError(`${source}: methods[${i}].rl.${fixed}: set by the sweep's rl block only`);
-    }
+    if (fixed) fail(`methods[${i}].rl.${fixed}: set by the sweep's rl block only`);
   });
   return sweep;
 }
 
-/** A method's engine settings: the sweep's, with the method's own `rl` fields over the sweep's rl block. */
-function methodSettings(
-  settings: Record<string, unknown>,
-  method: MethodSpec,
-): Record<string, unknown> {
-  const rl = { ...(settings.rl as object | undefined), ...method.rl };
-  return structuredClone({ ...settings, rl });
-}
-
-/** The registry entry of a config's engine; an unknown name is refused naming the file, field and known names. */
-function registered(name: string, source: string): EngineSpec {
-  if (!Object.hasOwn(engines, name)) {
-    throw new ValidationError(
-      `${source}: engine: unknown engine '${name}' (known: ${Object.keys(engines).join(", ")})`,
-    );
-  }
-  return engines[name];
+/** A method's engine settings: the sweep's, with its rl block and then the method's own `rl` over settings.rl. */
+function methodSettings(sweep: SweepConfig, method?: MethodSpec): Record<string, unknown> {
+  const rl = { ...(sweep.settings.rl as object | undefined), ...sweep.rl, ...method?.rl };
+  return structuredClone({ ...sweep.settings, rl });
 }
 
 /**
@@ -166,27 +135,14 @@ function registered(name: string, source: string): EngineSpec {
  * method that does not resolve is judged by its preset's and its overrides' own `ace.enabled`, so the grid checks
  * still apply to it; `checkOverrides` reports why it does not resolve.
  */
-function aceOn(method: MethodSpec, resolveAlgo: ResolveAlgo = coreResolveAlgo): boolean {
+function aceOn(method: MethodSpec): boolean {
   try {
     return resolveAlgo(method.preset, method.overrides ?? {}).ace.enabled;
   } catch {
     const o = method.overrides ?? {};
     const set = (o.ace as { enabled?: unknown } | undefined)?.enabled ?? o["ace.enabled"];
-    return typeof set === "boolean"
-      ? set
-      : (PRESETS as Record<string, AlgoConfig>)[method.preset]?.ace.enabled ?? false;
+    return typeof set === "boolean" ? set : PRESETS[method.preset]?.ace.enabled ?? false;
   }
-}
-
-/** The leaves of a method's overrides: dotted path (as resolveAlgo applies it) and JSON path (as written). */
-function overrideLeaves(obj: Record<string, unknown>, dotted = "", json = ""): [string, string, unknown][] {
-  return Object.entries(obj).flatMap(([k, v]) => {
-    const d = `${dotted}${k}`,
-      j = `${json}${/^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`}`;
-    return v !== null && typeof v === "object" && !Array.isArray(v)
-      ? overrideLeaves(v as Record<string, unknown>, `${d}.`, j)
-      : [[d, j, v] as [string, string, unknown]];
-  });
 }
 
 /**
@@ -201,7 +157,7 @@ function checkOverrides(method: MethodSpec, grid: SweepConfig["grid"], at: strin
     if (axis) throw new ValidationError(`${at}${json} is also set by grid[${JSON.stringify(axis)}]`);
   }
   try {
-    coreResolveAlgo(method.preset, method.overrides ?? {});
+    resolveAlgo(method.preset, method.overrides ?? {});
   } catch (e) {
     const detail = (e as Error).message.split("\n")[0].replace(/^algo \(preset [^)]*\): /, "").split("; ")[0];
     const [field, why] = [detail.split(": ")[0], detail.slice(detail.indexOf(": ") + 2)];
@@ -217,42 +173,32 @@ function checkOverrides(method: MethodSpec, grid: SweepConfig["grid"], at: strin
   }
 }
 
-/** The design fields: exactly one of `seeds` (one base) and `bases` (+ `seedsPerBase`). */
-function checkDesign(sweep: SweepConfig, source: string): void {
+/** The design fields (exactly one of `seeds` and `bases` + `seedsPerBase`) and the engine's limit on bases. */
+function checkDesign(sweep: SweepConfig, spec: EngineSpec, fail: (message: string) => never): void {
   if (sweep.seeds !== undefined && sweep.bases !== undefined) {
-    throw new ValidationError(
-      `${source}: seeds: give either 'seeds' (one shared base model) or 'bases' with 'seedsPerBase', not both`,
-    );
+    fail(`seeds: give either 'seeds' (one shared base model) or 'bases' with 'seedsPerBase', not both`);
   }
   if (sweep.seeds === undefined && sweep.bases === undefined) {
-    throw new ValidationError(`${source}: (root): must have 'bases' (base models) or 'seeds' (one base)`);
+    fail(`(root): must have 'bases' (base models) or 'seeds' (one base)`);
   }
   if (sweep.seedsPerBase !== undefined && sweep.bases === undefined) {
-    throw new ValidationError(`${source}: seedsPerBase: only with 'bases' (a 'seeds' list has one base)`);
+    fail(`seedsPerBase: only with 'bases' (a 'seeds' list has one base)`);
   }
-}
-
-/** The engine's own limits on the design (VERL: one base, the pretrained model). */
-function checkEngineDesign(sweep: SweepConfig, source: string, spec: EngineSpec): void {
+  // VERL: one base, the pretrained model.
   if (spec.maxBases !== undefined && (sweep.bases ?? 1) > spec.maxBases) {
-    throw new ValidationError(
-      `${source}: bases: ${sweep.bases}, but a ${spec.name} sweep has at most ${spec.maxBases} base model(s); ` +
+    fail(
+      `bases: ${sweep.bases}, but a ${spec.name} sweep has at most ${spec.maxBases} base model(s); ` +
         `use bases: ${spec.maxBases}`,
     );
   }
 }
 
-/** One unit of the design: the base model a run starts from (0-based) and its RL seed within that base. */
-export interface DesignUnit {
-  base: number;
-  seed: number;
-}
-
 /**
- * The (base, seed) units of a sweep, base-major: with `bases: B, seedsPerBase: S` every base b < B with seeds
- * 0..S−1; with a `seeds` list, base 0 with those seeds.
+ * The (base, seed) units of a sweep, base-major: the base model a run starts from (0-based) and its RL seed
+ * within that base; with `bases: B, seedsPerBase: S` every base b < B with seeds 0..S−1; with a `seeds` list,
+ * base 0 with those seeds.
  */
-export function designUnits(sweep: SweepConfig): DesignUnit[] {
+export function designUnits(sweep: SweepConfig): { base: number; seed: number }[] {
   if (sweep.bases === undefined) return (sweep.seeds ?? []).map((seed) => ({ base: 0, seed }));
   const S = sweep.seedsPerBase ?? 1;
   return Array.from({ length: sweep.bases * S }, (_, i) => ({ base: Math.floor(i / S), seed: i % S }));
@@ -266,30 +212,16 @@ export function baseSeed(sweep: SweepConfig, base: number): number {
   return sweep.bases === undefined ? (sweep.seeds ?? [0])[0] : base;
 }
 
-/** Run id of a unit: `<label>_s<seed>` in a one-base `seeds` sweep, `<label>_b<base>_s<seed>` with `bases`. */
-function runIdOf(sweep: SweepConfig, label: string, unit: DesignUnit): string {
-  return sweep.bases === undefined ? `${label}_s${unit.seed}` : `${label}_b${unit.base}_s${unit.seed}`;
-}
-
-/** Short, filename-safe rendering of a grid value (1 → "1", 0.5 → "0.5"). */
-function gridToken(value: number | string): string {
-  return String(value).replace(/[^A-Za-z0-9.]/g, "");
-}
-
-/** Every grid point as [dotted path, value] pairs with its label suffix, e.g. "_a1_softplus_sum". */
-function gridPoints(grid: SweepConfig["grid"]): { sets: [string, unknown][]; suffix: string }[] {
-  let points: { sets: [string, unknown][]; suffix: string }[] = [{ sets: [], suffix: "" }];
-  const axes: [string, string, (number | string)[] | undefined][] = [
-    ["ace.alpha", "a", grid?.["ace.alpha"]],
-    ["ace.phi", "", grid?.["ace.phi"]],
-    ["ace.aggregation", "", grid?.["ace.aggregation"]],
-  ];
-  for (const [path, prefix, values] of axes) {
+/** Every grid point: values by dotted path and the label suffix (filename-safe), e.g. "_a1_softplus_sum". */
+function gridPoints(grid: SweepConfig["grid"]): { sets: Record<string, unknown>; suffix: string }[] {
+  let points = [{ sets: {} as Record<string, unknown>, suffix: "" }];
+  for (const [path, prefix] of [["ace.alpha", "a"], ["ace.phi", ""], ["ace.aggregation", ""]] as const) {
+    const values: (number | string)[] | undefined = grid?.[path];
     if (!values) continue;
     points = points.flatMap((p) =>
       values.map((v) => ({
-        sets: [...p.sets, [path, v] as [string, unknown]],
-        suffix: `${p.suffix}_${prefix}${gridToken(v)}`,
+        sets: { ...p.sets, [path]: v },
+        suffix: `${p.suffix}_${prefix}${String(v).replace(/[^A-Za-z0-9.]/g, "")}`,
       }))
     );
   }
@@ -300,18 +232,12 @@ function gridPoints(grid: SweepConfig["grid"]): { sets: [string, unknown][]; suf
  * Expand a sweep into its runs: methods (ACE ones × grid points) × (base, seed) units, in a stable order. Every
  * method gets the same units, so ACE and its baseline start from the same bases (paired).
  */
-export function expandRuns(
-  sweep: SweepConfig,
-  resolveAlgo: ResolveAlgo = coreResolveAlgo,
-): RunConfig[] {
+export function expandRuns(sweep: SweepConfig): RunConfig[] {
   const runs: RunConfig[] = [];
-  const settings = { ...sweep.settings, rl: { ...(sweep.settings.rl as object | undefined), ...sweep.rl } };
   for (const method of sweep.methods) {
-    const points = aceOn(method, resolveAlgo) ? gridPoints(sweep.grid) : [{ sets: [], suffix: "" }];
-    for (const point of points) {
+    for (const point of gridPoints(aceOn(method) ? sweep.grid : undefined)) {
       // Grid values go in as dotted keys after the method's own overrides; resolveAlgo applies them in order.
-      const overrides: Record<string, unknown> = structuredClone(method.overrides ?? {});
-      for (const [path, value] of point.sets) overrides[path] = value;
+      const overrides = { ...structuredClone(method.overrides ?? {}), ...point.sets };
       const label = method.name + point.suffix;
       let algo: AlgoConfig;
       try {
@@ -319,16 +245,16 @@ export function expandRuns(
       } catch (e) {
         throw new ValidationError(`method '${label}': ${(e as Error).message.split("\n")[0]}`);
       }
-      for (const unit of designUnits(sweep)) {
+      for (const { base, seed } of designUnits(sweep)) {
         runs.push({
-          runId: runIdOf(sweep, label, unit),
+          runId: `${label}${sweep.bases === undefined ? "" : `_b${base}`}_s${seed}`, // one base: no _b
           engine: sweep.engine,
           method: label,
           preset: method.preset,
-          seed: unit.seed,
-          base: unit.base,
+          seed,
+          base,
           algo,
-          settings: methodSettings(settings, method),
+          settings: methodSettings(sweep, method),
           eval: { ...sweep.eval },
         });
       }

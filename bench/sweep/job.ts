@@ -32,46 +32,32 @@ export type WorkerReport =
 const object = { type: "object" };
 const string = { type: "string" };
 const integer = { type: "integer" };
-const evalSpec = {
-  type: "object",
-  required: ["n", "ks", "every"],
-  properties: { n: integer, ks: { type: "array", items: integer }, every: integer },
-};
-const engineRef = {
-  type: "object",
-  additionalProperties: false,
-  required: ["name", "module", "exportName"],
-  properties: { name: { type: "string", minLength: 1 }, module: string, exportName: string },
-};
-const runConfig = {
-  type: "object",
-  required: ["runId", "engine", "method", "preset", "seed", "base", "algo", "settings", "eval"],
-  properties: {
-    runId: { type: "string", minLength: 1 },
-    engine: string,
-    method: string,
-    preset: string,
-    seed: integer,
-    base: integer,
-    algo: object,
-    settings: object,
-    eval: evalSpec,
-  },
-};
+
+/** An object schema requiring its properties (except `optional`); `closed`: no other property is allowed. */
+function shape(properties: Record<string, object>, closed: boolean, optional: string[] = []) {
+  const required = Object.keys(properties).filter((p) => !optional.includes(p));
+  return { type: "object", ...(closed ? { additionalProperties: false } : {}), required, properties };
+}
+
+const evalSpec = shape({ n: integer, ks: { type: "array", items: integer }, every: integer }, false);
+const engineRef = shape({ name: { type: "string", minLength: 1 }, module: string, exportName: string }, true);
+const runConfig = shape({
+  runId: { type: "string", minLength: 1 },
+  engine: string,
+  method: string,
+  preset: string,
+  seed: integer,
+  base: integer,
+  algo: object,
+  settings: object,
+  eval: evalSpec,
+}, false);
 
 /** One closed schema per message kind (the `kind` field is checked first, so errors name the right fields). */
-function kinds(shapes: Record<string, Record<string, object>>, optional: Record<string, string[]> = {}) {
-  return Object.fromEntries(
-    Object.entries(shapes).map(([kind, properties]) => [
-      kind,
-      compileSchema({
-        type: "object",
-        additionalProperties: false,
-        required: ["kind", ...Object.keys(properties).filter((p) => !optional[kind]?.includes(p))],
-        properties: { kind: { const: kind }, ...properties },
-      }),
-    ]),
-  );
+function kinds(shapes: Record<string, Record<string, object>>, optional: string[] = []) {
+  const schema = (kind: string, properties: Record<string, object>) =>
+    compileSchema(shape({ kind: { const: kind }, ...properties }, true, optional));
+  return Object.fromEntries(Object.entries(shapes).map(([kind, props]) => [kind, schema(kind, props)]));
 }
 
 const JOB_SCHEMAS = kinds({
@@ -92,7 +78,7 @@ const REPORT_SCHEMAS = kinds({
   record: { fields: object },
   done: { outcome: { enum: ["done", "planned"] } },
   error: { message: string, stack: string },
-}, { error: ["stack"] });
+}, ["stack"]);
 
 /**
  * Where `value` stops being plain data (JSON values, plus `undefined` for absent optional fields): the dotted path
@@ -103,7 +89,6 @@ function nonPlainData(value: unknown, path = "(root)", seen = new Set<object>())
   if (value === null || value === undefined) return null;
   const type = typeof value;
   if (type === "string" || type === "number" || type === "boolean") return null;
-  if (type === "function") return `${path} is a function`;
   if (type !== "object") return `${path} is a ${type}`;
   const obj = value as object;
   if (seen.has(obj)) return `${path} is a circular reference`;

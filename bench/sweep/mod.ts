@@ -1,36 +1,8 @@
 /** Sweeps: config validation and expansion into runs, the parallel resumable runner, and the dry-run plan. */
-export {
-  baseSeed,
-  checkSweepConfig,
-  type DesignUnit,
-  designUnits,
-  expandRuns,
-  filterRuns,
-  type MethodSpec,
-  presetPath,
-  readSweepConfig,
-  type ResolveAlgo,
-  type SweepConfig,
-  sweepHash,
-} from "./config.ts";
-export {
-  firstNonFiniteLoss,
-  runSweep,
-  type SweepOptions,
-  type SweepOutcome,
-  writeSweepJson,
-} from "./runner.ts";
-export { describePlan, designLine, measuredSecondsPerStep } from "./plan.ts";
-export { makespan } from "./makespan.ts";
-export {
-  calibrate,
-  type Calibration,
-  costKey,
-  costModelPath,
-  estimateFromCalibration,
-  evaluations,
-  storeCalibration,
-  storedCalibrations,
-} from "./calibrate.ts";
+export * from "./config.ts";
+export * from "./runner.ts";
+export * from "./plan.ts";
+export * from "./makespan.ts";
+export * from "./calibrate.ts";
 export { engines, type EngineSpec, engineSpec, loadEngine } from "../engines/registry.ts";
-export { smokeConfig } from "./smoke.ts";
+export * from "./smoke.ts";

@@ -7,7 +7,7 @@ import { costKey, costModelPath, estimateFromCalibration, type StoredCalibration
 import { makespan } from "./makespan.ts";
 import { describeDesign, designOf } from "../../common/protocol.ts";
 
-/** Seconds per RL step measured by finished runs in this sweep folder, or null when none has finished. */
+/** Seconds per RL step measured by finished first attempts in this sweep folder, or null when none has. */
 export function measuredSecondsPerStep(out: string, runs: RunConfig[]): number | null {
   let seconds = 0, steps = 0;
   for (const run of runs) {
@@ -27,7 +27,7 @@ function formatSeconds(s: number): string {
 }
 
 /** The design in one line: bases (and how each is trained), seeds per base, and which bases are still to do. */
-export function designLine(sweep: SweepConfig, runs: RunConfig[], spec: EngineSpec): string {
+function designLine(sweep: SweepConfig, runs: RunConfig[], spec: EngineSpec): string {
   const bases = [...new Set(runs.map((r) => r.base ?? 0))].sort((a, b) => a - b);
   const where = spec.base(sweep.bases === undefined ? String(baseSeed(sweep, 0)) : "b");
   const shown = bases.length === (sweep.bases ?? 1) ? "" : ` (selected runs use bases ${bases.join(", ")})`;
@@ -49,25 +49,29 @@ export async function describePlan(
 ): Promise<string> {
   const lines = [`sweep ${sweep.name}: ${runs.length} runs, engine ${sweep.engine}, out ${out}`];
   lines.push(designLine(sweep, runs, spec), "");
-  lines.push(`${"run".padEnd(36)} ${"state".padEnd(8)} ${"preset".padEnd(9)} base  seed  steps  ace`);
-  const todo: number[] = [];
+  const row = (cells: unknown[]) =>
+    cells.map((c, i) => String(c).padEnd([36, 8, 9, 5, 5, 6, 0][i])).join(" ");
+  lines.push(row(["run", "state", "preset", "base", "seed", "steps", "ace"]));
+  const stepsOf = (run: RunConfig) => (run.settings.rl as { steps: number }).steps;
+  const todoRuns: RunConfig[] = [];
   for (const run of runs) {
     const state = readStatus(runDir(out, run.runId))?.state ?? "new";
-    const steps = (run.settings.rl as { steps: number }).steps;
     const ace = run.algo.ace;
     const aceText = ace.enabled ? `α=${ace.alpha} φ=${ace.phi} c=${ace.aggregation}` : "off";
-    lines.push(
-      `${run.runId.padEnd(36)} ${state.padEnd(8)} ${run.preset.padEnd(9)} ${
-        String(run.base ?? 0).padEnd(5)
-      } ${String(run.seed).padEnd(5)} ${String(steps).padEnd(6)} ${aceText}`,
-    );
-    if (state !== "done") todo.push(steps);
+    lines.push(row([run.runId, state, run.preset, run.base ?? 0, run.seed, stepsOf(run), aceText]));
+    if (state !== "done") todoRuns.push(run);
   }
   const perStep = measuredSecondsPerStep(out, runs);
+  const todo = `${todoRuns.length} runs to do on ${workers} workers`;
   lines.push("");
-  if (todo.length === 0) lines.push("estimate: nothing to do (every run is done)");
-  else if (perStep === null && calibrations.length) {
-    const todoRuns = runs.filter((r) => readStatus(runDir(out, r.runId))?.state !== "done");
+  if (todoRuns.length === 0) lines.push("estimate: nothing to do (every run is done)");
+  else if (perStep !== null) {
+    const wall = makespan(todoRuns.map((run) => stepsOf(run) * perStep), workers);
+    lines.push(
+      `estimate: ${todo} ≈ ${formatSeconds(wall)} ` +
+        `(${perStep.toFixed(2)} s/step measured by finished runs here; excludes training the base models)`,
+    );
+  } else if (calibrations.length) {
     const walls = calibrations.map((c) => estimateFromCalibration(c, todoRuns, workers)).sort((a, b) =>
       a - b
     );
@@ -76,9 +80,7 @@ export async function describePlan(
       ? `range ${formatSeconds(walls[0])}–${formatSeconds(walls.at(-1)!)} over ${walls.length} calibrations`
       : "one calibration, so no spread known";
     lines.push(
-      `estimate: ${todo.length} runs to do on ${workers} workers ≈ ${
-        formatSeconds(walls[walls.length >> 1])
-      } ` +
+      `estimate: ${todo} ≈ ${formatSeconds(walls[walls.length >> 1])} ` +
         `(${spread}; from the stored cost model ${costModelPath()}, newest ${c.measuredAt.slice(0, 10)} on ` +
         `${c.cores} cores at load ${c.load.toFixed(1)}${c.backend ? `, backend ${c.backend}` : ""}: ` +
         `${c.stepSeconds.toFixed(2)} s/RL step, ` +
@@ -87,18 +89,12 @@ export async function describePlan(
         "; not measured on this sweep, so rough: response lengths change as training goes on, and parallel " +
         "workers share the cores; --calibrate measures again)",
     );
-  } else if (perStep === null) {
+  } else {
     lines.push(
-      `estimate: ${todo.length} runs to do on ${workers} workers; no timing measured yet in ${out} ` +
+      `estimate: ${todo}; no timing measured yet in ${out} ` +
         (spec.local ? `nor a calibration of these settings (${costKey(sweep)}) in ${costModelPath()} ` : "") +
         `(run one first, e.g. --only '${runs[0].runId}', then --dry-run again` +
         (spec.local ? "; or --dry-run --calibrate: a few RL steps in a temp folder, stored)" : ")"),
-    );
-  } else if (perStep !== null) {
-    const wall = makespan(todo.map((steps) => steps * perStep), workers);
-    lines.push(
-      `estimate: ${todo.length} runs to do on ${workers} workers ≈ ${formatSeconds(wall)} ` +
-        `(${perStep.toFixed(2)} s/step measured by finished runs here; excludes training the base models)`,
     );
   }
   const planner = await loadPlanner(spec);

@@ -20,14 +20,10 @@ function withoutAce(algo: AlgoConfig): string {
  * from ACE (null when the sweep has none).
  */
 function methodRecords(runs: readonly RunConfig[]): MethodRecord[] {
-  const first = new Map<string, RunConfig>();
-  for (const r of runs) if (!first.has(r.method)) first.set(r.method, r);
-  const all = [...first.values()];
+  const all = runs.filter((r, i) => runs.findIndex((o) => o.method === r.method) === i);
   return all.map((r) => {
     const ace = r.algo.ace.enabled;
-    const base = ace
-      ? all.find((o) => !o.algo.ace.enabled && withoutAce(o.algo) === withoutAce(r.algo))
-      : undefined;
+    const base = all.find((o) => ace && !o.algo.ace.enabled && withoutAce(o.algo) === withoutAce(r.algo));
     return {
       name: r.method,
       preset: r.preset,

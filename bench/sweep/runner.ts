@@ -5,7 +5,6 @@ import { exists } from "../../common/fs.ts";
 import { multiProgress, type Progress, progressEnabled } from "../../common/progress.ts";
 import { machineInfo, versionInfo } from "../../common/provenance.ts";
 import {
-  type LearnedFields,
   readFolderFile,
   readMetrics,
   readStatus,
@@ -17,7 +16,7 @@ import {
   writeRunConfig,
   writeStatus,
 } from "../../common/run_folder.ts";
-import type { RunConfig, RunOutcome } from "../engines/engine.ts";
+import type { RunConfig, RunHooks, RunOutcome } from "../engines/engine.ts";
 import { engineRef, type EngineSpec, engineSpec, loadCluster } from "../engines/registry.ts";
 import { interruptJobs, laneWidth } from "./cluster.ts";
 import { baseSeed, type SweepConfig, sweepHash } from "./config.ts";
@@ -53,10 +52,10 @@ type Active = Map<Worker, (reason: string | null) => void>;
 
 /**
  * Write `<out>/sweep.json` (resolved config, configHash, versions, machine, and the `record`: design, methods'
- * families and baselines, evaluation protocol). A folder that already holds a
- * different sweep (another hash) is refused, so resuming can never mix the results of two configs.
+ * families and baselines, evaluation protocol). A folder that already holds a different sweep (another hash) is
+ * refused, so resuming can never mix the results of two configs.
  */
-export function writeSweepJson(out: string, sweep: SweepConfig, runs: RunConfig[]): string {
+export function writeSweepJson(out: string, sweep: SweepConfig, runs: RunConfig[]): void {
   const hash = sweepHash(sweep);
   const old = readFolderFile(out);
   if (old && old.configHash !== hash) {
@@ -74,7 +73,6 @@ export function writeSweepJson(out: string, sweep: SweepConfig, runs: RunConfig[
     machine: machineInfo(),
     writtenAt: new Date().toISOString(),
   });
-  return hash;
 }
 
 /** The first step whose loss is not a finite number (JSON has no NaN, so engines write null), or null. */
@@ -88,17 +86,12 @@ export function firstNonFiniteLoss(dir: string): number | null {
 /** How a worker's job ended: the engine's outcome, or the failure reason. */
 type JobResult = { outcome: RunOutcome; failure: null } | { outcome: null; failure: string };
 
-/** What a job reports while it runs: progress, and (runs) the resolved config the engine will run. */
-interface JobHooks {
-  onProgress(step: number, total: number): void;
+/** What a job reports while it runs: the engine's hooks, and (runs) the resolved config the engine will run. */
+interface JobHooks extends RunHooks {
   onConfig?(config: RunConfig<unknown>): void;
-  onRecord?(fields: LearnedFields): void;
 }
 
-/**
- * Run one job in a fresh worker; resolves with the engine's outcome or the failure reason. The job is checked
- * before it is posted (a non-plain field fails the job naming it, and no Worker starts), every reply on arrival.
- */
+/** Run one job in a fresh worker; resolves with the engine's outcome or the failure reason (job.ts checks). */
 function runInWorker(job: WorkerJob, hooks: JobHooks, active: Active) {
   return new Promise<JobResult>((resolve) => {
     try {

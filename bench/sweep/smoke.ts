@@ -1,24 +1,12 @@
 // `sweep --smoke`: any sweep config shrunk to seconds (two bases or seeds, two RL steps, a handful of problems,
-// a tiny tfjs model) while keeping its engine, methods, grid and Worker lanes, so a shipped config can be run
-// end to end under its shipped command. What shrinks is the engine's registry entry's `smoke`; an engine that
-// only plans there (VERL) launches nothing. The name gains "-smoke" and the description says so: the numbers a
-// smoke sweep reports are no result.
+// the engine's registry entry's `smoke` settings) while keeping its engine, methods, grid and Worker lanes. The
+// name gains "-smoke" and the description says so: the numbers a smoke sweep reports are no result.
 import type { EngineSpec } from "../engines/registry.ts";
 import type { SweepConfig } from "./config.ts";
+import { withOverrides } from "../core/mod.ts";
 
 const SMOKE_STEPS = 2;
 const SMOKE_N = 4;
-
-/** `over` merged into `base`, objects key by key, anything else replaced. */
-function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
-  const out = { ...base };
-  for (const [k, v] of Object.entries(over)) {
-    const b = out[k];
-    const isObj = (x: unknown) => x !== null && typeof x === "object" && !Array.isArray(x);
-    out[k] = isObj(v) && isObj(b) ? deepMerge(b as Record<string, unknown>, v as Record<string, unknown>) : v;
-  }
-  return out;
-}
 
 /** The smoke version of a validated sweep for its engine's `spec` (the caller validates the result again); pure. */
 export function smokeConfig(sweep: SweepConfig, spec: EngineSpec): SweepConfig {
@@ -32,17 +20,10 @@ export function smokeConfig(sweep: SweepConfig, spec: EngineSpec): SweepConfig {
   const { bases: _b, seeds: _s, seedsPerBase: _p, ...rest } = sweep;
   // A barely trained smoke model gets uniform groups, so DAPO's filter would exhaust its rounds: smoke runs
   // train on what the rounds found ("partial"), two rounds at most. An engine that only plans keeps its methods.
-  const methods = plansOnly ? sweep.methods : sweep.methods.map((m) => ({
-    ...m,
-    overrides: {
-      ...m.overrides,
-      dynamicSampling: {
-        ...(m.overrides.dynamicSampling as object | undefined),
-        maxRounds: 2,
-        onExhausted: "partial",
-      },
-    },
-  }));
+  const partial = { dynamicSampling: { maxRounds: 2, onExhausted: "partial" } };
+  const methods = plansOnly
+    ? sweep.methods
+    : sweep.methods.map((m) => ({ ...m, overrides: withOverrides(m.overrides, partial) }));
   const what = plansOnly
     ? `only plans: ${JSON.stringify(spec.smoke.settings)}, nothing launched`
     : `${SMOKE_STEPS} RL steps, n = ${SMOKE_N}, tiny settings, DAPO's filter partial after 2 rounds`;
@@ -52,7 +33,7 @@ export function smokeConfig(sweep: SweepConfig, spec: EngineSpec): SweepConfig {
     methods,
     name: `${sweep.name}-smoke`,
     description: `SMOKE RUN (--smoke: ${what}); its numbers are no result. ${sweep.description ?? ""}`.trim(),
-    settings: deepMerge(sweep.settings, spec.smoke.settings),
+    settings: withOverrides(sweep.settings, spec.smoke.settings),
     rl,
     eval: plansOnly ? sweep.eval : { n: SMOKE_N, ks, every: SMOKE_STEPS },
   };

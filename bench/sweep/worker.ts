@@ -1,7 +1,5 @@
-// Worker entry: imports one engine and runs one job (the shared `prepare`, or one run), reporting by message.
-// A fresh worker per job keeps engine state (tfjs tensors, module caches) from leaking between runs. The job is
-// checked before anything runs (a malformed one is refused with an error report naming the field), and the
-// engine is looked up by name in the registry here, inside the Worker.
+// Worker entry: imports one engine and runs one job (the shared `prepare`, or one run), reporting by message
+// (job.ts). A fresh worker per job keeps engine state (tfjs tensors, module caches) from leaking between runs.
 import type { RunOutcome } from "../engines/engine.ts";
 import { engineOf, loadEngine } from "../engines/registry.ts";
 import { checkJob, type WorkerJob, type WorkerReport } from "./job.ts";

@@ -11,8 +11,13 @@ Deno.test("groupAdvantages: GRPO uses the Bessel std plus 1e-6", () => {
 
 Deno.test("groupAdvantages: ±1 rewards equal 1/0 rewards with std normalisation, twice them without", () => {
   close(groupAdvantages([1, -1, -1, 1], [0, 0, 0, 0]), [0.866025, -0.866025, -0.866025, 0.866025]);
-  close(groupAdvantages([1, 0, 0, 1], [0, 0, 0, 0], { normByStd: false, eps: 1e-6 }), [0.5, -0.5, -0.5, 0.5]);
-  close(groupAdvantages([1, -1, -1, 1], [0, 0, 0, 0], { normByStd: false, eps: 1e-6 }), [1, -1, -1, 1]);
+  close(groupAdvantages([1, 0, 0, 1], [0, 0, 0, 0], { normByStd: false, stdEps: 1e-6 }), [
+    0.5,
+    -0.5,
+    -0.5,
+    0.5,
+  ]);
+  close(groupAdvantages([1, -1, -1, 1], [0, 0, 0, 0], { normByStd: false, stdEps: 1e-6 }), [1, -1, -1, 1]);
 });
 
 Deno.test("groupAdvantages: interleaved groups, degenerate groups are exactly zero, singletons keep r", () => {

@@ -1,58 +1,31 @@
-import { assertClose, assertEquals, ok, throws } from "../../assert.ts";
+import { assertClose, assertEquals, ok, rejects, throws } from "../../assert.ts";
 import {
   dynamicSample,
-  dynamicSampleAsync,
   errorClassDiagnostics,
-  filterGroups,
   overlongPenalty,
   PRESETS,
   resolveAlgo,
   trainingDiagnostics,
 } from "../../../bench/core/mod.ts";
 
-Deno.test("filterGroups: drops all-equal groups, keeps mixed and singleton groups", () => {
-  const r = filterGroups([1, 1, 0, 1, 1, 1, 0.5], [0, 0, 1, 1, 2, 2, 3]);
-  assertEquals(r, { keep: [2, 3, 6], groups: 4, keptGroups: 2 });
-  throws(() => filterGroups([NaN], [0]), /rewards\[0\] is NaN/);
-});
-
-Deno.test("dynamicSample: refills to the batch size, truncates the surplus, caps the rounds", () => {
-  let next = 0;
-  const gen = () => [next++, next++, next++]; // odd numbers are "informative"
-  const odd = (g: number) => g % 2 === 1;
-  const full = dynamicSample(gen, odd, 4, 10);
-  assertEquals(full.groups, [1, 3, 5, 7]);
-  assertEquals([full.rounds, full.generatedGroups, full.keptGroups, full.exhausted], [3, 9, 4, false]);
-  next = 0;
-  throws(() => dynamicSample(gen, odd, 10, 2), /only 3\/10 informative groups after 2 rounds/);
-  next = 0;
-  const partial = dynamicSample(gen, odd, 10, 2, "partial");
-  assertEquals([partial.groups.length, partial.exhausted], [3, true]);
-  next = 0;
-  assertEquals(dynamicSample(gen, odd, 10, 0).groups.length, 10); // ≤ 0: unlimited
-});
-
-Deno.test("dynamicSampleAsync: the same rounds, groups and errors as dynamicSample", async () => {
+Deno.test("dynamicSample: refills to the batch size, truncates the surplus, caps the rounds", async () => {
   let next = 0;
   const rounds: number[] = [];
   const gen = (round: number) => {
     rounds.push(round);
     return Promise.resolve([next++, next++, next++]);
   };
-  const odd = (g: number) => g % 2 === 1;
-  const full = await dynamicSampleAsync(gen, odd, 4, 10);
-  assertEquals(full, {
-    groups: [1, 3, 5, 7],
-    rounds: 3,
-    generatedGroups: 9,
-    keptGroups: 4,
-    exhausted: false,
-  });
+  const odd = (g: number) => g % 2 === 1; // odd numbers are "informative"
+  const full = await dynamicSample(gen, odd, 4, 10);
+  assertEquals(full, { groups: [1, 3, 5, 7], rounds: 3, generatedGroups: 9 });
   assertEquals(rounds, [0, 1, 2]);
   next = 0;
-  let error = "";
-  await dynamicSampleAsync(gen, odd, 10, 2).catch((e) => (error = e.message));
-  ok(/only 3\/10 informative groups after 2 rounds/.test(error), error);
+  await rejects(() => dynamicSample(gen, odd, 10, 2), /only 3\/10 informative groups after 2 rounds/);
+  next = 0;
+  const partial = await dynamicSample(gen, odd, 10, 2, "partial");
+  assertEquals(partial, { groups: [1, 3, 5], rounds: 2, generatedGroups: 6 });
+  next = 0;
+  assertEquals((await dynamicSample(gen, odd, 10, 0)).groups.length, 10); // ≤ 0: unlimited
 });
 
 Deno.test("overlongPenalty: zero before the buffer, linear to −factor at the maximum length", () => {

@@ -74,7 +74,7 @@ Deno.test("RLOO: each advantage is the reward minus the mean of the other rollou
     assertClose(adv[i], expected, 1e-12, `rollout ${i}`);
   });
   // Leave-one-out differs from GRPO's centring by the factor n/(n−1) within each group.
-  const centred = groupAdvantages(rewards, groupIds, { normByStd: false, eps: 0 });
+  const centred = groupAdvantages(rewards, groupIds, { normByStd: false, stdEps: 0 });
   for (let i = 0; i < 8; i++) assertClose(adv[i], centred[i] * 4 / 3, 1e-12);
 });
 
@@ -140,7 +140,6 @@ Deno.test("estimator registry: presets select estimators by name; ACE rescales a
     () => ADV_ESTIMATORS.get("gae"),
     /advEstimator is 'gae'; expected grpo, rloo, passk, grpo_passk, w_reinforce/,
   );
-  throws(() => ADV_ESTIMATORS.register("rloo", () => new Float64Array()), /already registered/);
   const rollouts = {
     rewards: [1, 0, 0, 0],
     correct: [1, 0, 0, 0],

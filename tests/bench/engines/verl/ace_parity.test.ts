@@ -174,7 +174,7 @@ function vectors(): Case[] {
       },
     );
     const c = confidenceShift(base.oldLogp, base.refLogp, base.mask, base.B, base.T, v.ace);
-    const adv = groupAdvantages(base.rewards, base.groupIds, { normByStd: v.normByStd, eps: 1e-6 });
+    const adv = groupAdvantages(base.rewards, base.groupIds, { normByStd: v.normByStd, stdEps: 1e-6 });
     const expected = aceAdvantages(adv, base.correct, c, { enabled: true, ...v.ace });
     const cSum = confidenceShift(base.oldLogp, base.refLogp, base.mask, base.B, base.T);
     return {
@@ -205,7 +205,7 @@ Deno.test("verl ace: TypeScript vectors exercise every branch", () => {
   ok(cases.some((k) => k.ace.clip !== null && k.c.some((c) => Math.abs(c) === k.ace.clip)), "a clipped c_i");
   // the rescale changed something (otherwise parity would be vacuous)
   const changed = cases.some((k) => {
-    const plain = groupAdvantages(k.rewards, k.groupIds, { normByStd: k.normByStd, eps: 1e-6 });
+    const plain = groupAdvantages(k.rewards, k.groupIds, { normByStd: k.normByStd, stdEps: 1e-6 });
     return k.expected.some((e, i) => Math.abs(e - plain[i]) > 1e-3);
   });
   ok(changed, "ACE never changed an advantage");
