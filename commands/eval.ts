@@ -45,6 +45,7 @@ import {
   type TransportOptions,
 } from "../bench/external/mod.ts";
 import { type ExtraColumn, suiteCell, writeReport } from "../reports/mod.ts";
+import { slicesOf } from "../reports/passk.ts";
 import { runSuite, SUITES, type SuiteStep } from "./eval_suite.ts";
 import {
   checkpointSettings,
@@ -326,30 +327,21 @@ async function loadProblems(v: Values, settings: EvalSettings): Promise<MathReco
 const COMPACT = COMPACT_TEMPLATE.name;
 
 /**
- * The tfjs engine's default held-out tasks with their compact prompts as the problem text: the prompts a model
- * trained from scratch was trained on (its prompt window holds nothing longer). Synthetic only.
+ * The tfjs engine's held-out tasks: those of `--dataset synthetic:DIR` (the sweep's test set: same ids, problems
+ * and order; its differences from the sweep's evaluation printed), else its defaults (`--prompt-template compact`).
+ * Under the compact template the problem text is the compact prompt a model trained from scratch was trained on
+ * (its prompt window holds nothing longer).
  */
-function compactProblems(): MathRecord[] {
-  const settings = defaultSettings();
-  const test = taskSets(settings).test;
-  const families = settings.tasks.families.join(", ");
+function tfjsProblems(settings: EvalSettings): MathRecord[] {
+  const t = settings.taskSet;
+  const tfjs = t ? checkpointSettings(t.source) : defaultSettings();
+  const test = taskSets(tfjs).test;
+  const what = `(${test.length} problems; families ${tfjs.tasks.families.join(", ")}`;
   console.error(
-    `acebench eval: --prompt-template compact: the tfjs engine's default held-out tasks (${test.length} ` +
-      `problems; families ${families}); --dataset synthetic:DIR takes a sweep's own`,
-  );
-  return test.map((r) => ({ ...r, problem: renderPrompt(r) }));
-}
-
-/**
- * The held-out tasks of `--dataset synthetic:DIR` (the sweep's test set: same ids, problems and order), compact
- * prompts as the problem text under the compact template; its differences from the sweep's evaluation printed.
- */
-function sweepProblems(settings: EvalSettings): MathRecord[] {
-  const t = settings.taskSet!;
-  const test = taskSets(checkpointSettings(t.source)).test;
-  console.error(
-    `acebench eval: the held-out tasks of ${t.source} (${test.length} problems; families ` +
-      `${t.tasks.families.join(", ")}; task seed ${t.tasks.seed})`,
+    t
+      ? `acebench eval: the held-out tasks of ${t.source} ${what}; task seed ${t.tasks.seed})`
+      : `acebench eval: --prompt-template compact: the tfjs engine's default held-out tasks ${what}); ` +
+        "--dataset synthetic:DIR takes a sweep's own",
   );
   for (const note of sweepDifferences(settings)) console.error(`acebench eval: note: ${note}`);
   return settings.template.name === COMPACT ? test.map((r) => ({ ...r, problem: renderPrompt(r) })) : test;
@@ -372,10 +364,8 @@ async function evalOnce(args: string[]): Promise<SuiteStep> {
   const settings = settingsFromFlags(v);
   const out = required(v, "out");
   const apiKey = apiKeyFrom(v);
-  const all = settings.taskSet
-    ? sweepProblems(settings)
-    : settings.template.name === COMPACT
-    ? compactProblems()
+  const all = settings.taskSet || settings.template.name === COMPACT
+    ? tfjsProblems(settings)
     : await loadProblems(v, settings);
   const problems = selectProblems(all, settings.limit, settings.subsetSeed);
   const command = ["deno task eval", ...args.map(shellQuote)].join(" ");
@@ -541,11 +531,7 @@ function truncatedColumn(rows: readonly EvalRow[], samplesPath: string, n: numbe
   const onDisk = readSamples(samplesPath);
   const problemsBySlice = new Map<string, Set<string>>();
   for (const r of rows) {
-    const slices = ["all"];
-    if (typeof r.meta.family === "string") slices.push(`family=${r.meta.family}`);
-    if (typeof r.meta.subject === "string") slices.push(`subject=${r.meta.subject}`);
-    if (r.meta.level !== undefined && r.meta.level !== null) slices.push(`level=${r.meta.level}`);
-    for (const slice of slices) {
+    for (const slice of slicesOf(r, true)) {
       const key = `${r.dataset}|${slice}`;
       problemsBySlice.set(key, (problemsBySlice.get(key) ?? new Set()).add(r.problemId));
     }

@@ -5,7 +5,7 @@ import { exists } from "../../common/fs.ts";
 import { configHash } from "../../common/hash.ts";
 import { Rng } from "../../common/prng.ts";
 import { machineInfo, versionInfo } from "../../common/provenance.ts";
-import { readSamples, type SampleRecord } from "./samples.ts";
+import { readSamples } from "./samples.ts";
 import type { MathRecord, PromptTemplate } from "../../datasets/mod.ts";
 import {
   type EvalSample,
@@ -77,14 +77,6 @@ export interface EvalSettings {
 
 /** The problem fields an evaluation needs. */
 export type EvalProblem = Pick<MathRecord, "id" | "problem" | "answer" | "meta">;
-
-/** Paths of an evaluation's run folder. */
-export interface EvalPaths {
-  runId: string;
-  runDir: string;
-  samplesPath: string;
-  statusPath: string;
-}
 
 /** One graded sample in eval.jsonl (the run-folder format; `step` is 0: there is no training). */
 export interface EvalRow extends EvalSample {
@@ -197,8 +189,11 @@ export function selectProblems<T>(
   return picked.sort((a, b) => a - b).map((i) => records[i]);
 }
 
+/** Paths of an evaluation's run folder. */
+export type EvalPaths = ReturnType<typeof evalPaths>;
+
 /** The paths of the run folder of these settings in `out` (nothing is read or written). */
-export function evalPaths(out: string, s: EvalSettings): EvalPaths {
+export function evalPaths(out: string, s: EvalSettings) {
   const runId = modelSlug(s.model);
   const runDir = join(out, "runs", runId);
   return {
@@ -254,7 +249,6 @@ export function checkEvalDir(out: string, s: EvalSettings): void {
  * re-run; an older folder's sweep.json record moves there) and config.json.
  */
 export function openEvalDir(out: string, s: EvalSettings, command?: string): EvalPaths {
-  checkEvalDir(out, s);
   const paths = evalPaths(out, s);
   const { runId, runDir } = paths;
   const record = evalRecord(s);
@@ -294,24 +288,9 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
   return paths;
 }
 
-/** The first n samples of every problem that has all n on disk, in problem then sample order. */
-export function completeSamples(
-  problems: readonly EvalProblem[],
-  samplesPath: string,
-  n: number,
-): { problem: EvalProblem; samples: SampleRecord[] }[] {
-  const onDisk = readSamples(samplesPath);
-  const out = [];
-  for (const problem of problems) {
-    const have = onDisk.get(problem.id);
-    const samples = Array.from({ length: n }, (_, i) => have?.get(i));
-    if (samples.every((s) => s !== undefined)) out.push({ problem, samples: samples as SampleRecord[] });
-  }
-  return out;
-}
-
 /**
- * Grade every complete problem's samples and write eval.jsonl atomically (it is derived, so it is rewritten
+ * Grade every complete problem's samples (the first n, for each problem that has all n on disk, in problem then
+ * sample order) and write eval.jsonl atomically (it is derived, so it is rewritten
  * whole from samples.jsonl each time). A sample cut off by max_tokens is graded as is and flagged `truncated`;
  * with `excludeTruncated` it is left out of eval.jsonl (and so of Pass@k), staying in samples.jsonl.
  */
@@ -323,9 +302,11 @@ export async function gradeSamples(
   gradeMany: (items: { prediction: string; gold: string; problem: string }[]) => Promise<GradeResult[]>,
   excludeTruncated = false,
 ): Promise<EvalRow[]> {
-  const done = completeSamples(problems, paths.samplesPath, n);
-  const flat = done.flatMap(({ problem, samples }) => samples.map((s) => ({ problem, s })))
-    .filter(({ s }) => !(excludeTruncated && s.finish_reason === "length"));
+  const onDisk = readSamples(paths.samplesPath);
+  const flat = problems.flatMap((problem) => {
+    const samples = Array.from({ length: n }, (_, i) => onDisk.get(problem.id)?.get(i));
+    return samples.every((s) => s !== undefined) ? samples.map((s) => ({ problem, s: s! })) : [];
+  }).filter(({ s }) => !(excludeTruncated && s.finish_reason === "length"));
   const grades = await gradeMany(
     flat.map(({ problem, s }) => ({ prediction: s.text, gold: problem.answer, problem: problem.problem })),
   );

@@ -42,7 +42,6 @@ export { applyTemplate, defaultTemplateFor } from "./templates.ts";
 export { type PromptTemplate, resolveTemplate } from "../../datasets/mod.ts";
 export {
   checkEvalDir,
-  completeSamples,
   type EvalFileConfig,
   type EvalPaths,
   evalPaths,
