@@ -44,7 +44,7 @@ import {
   selectProblems,
   type TransportOptions,
 } from "../bench/external/mod.ts";
-import { type ExtraColumn, suiteCell, writeReport } from "../reports/mod.ts";
+import { type ExtraColumn, reportedKs, suiteCell, writeReport } from "../reports/mod.ts";
 import { slicesOf } from "../reports/passk.ts";
 import { runSuite, SUITES, type SuiteStep } from "./eval_suite.ts";
 import {
@@ -53,7 +53,6 @@ import {
   defaultSettings,
   renderPrompt,
   taskSets,
-  type TfjsSettings,
 } from "../bench/engines/tfjs/mod.ts";
 
 /** The flags of `deno task eval`, declared once for parsing, --help and validation. */
@@ -176,8 +175,7 @@ export function settingsFromFlags(v: Values): EvalSettings {
   }
   const dataset = file ? fileDatasetName(given) : taskSet ? "synthetic" : given;
   const n = v.n;
-  const ks = v.k ?? Array.from({ length: Math.floor(Math.log2(n)) + 1 }, (_, i) => 2 ** i);
-  const tooBig = ks.find((k) => k > n);
+  const tooBig = v.k?.find((k) => k > n);
   if (tooBig) {
     throw new UsageError(`--k: k=${tooBig} > --n ${n}; Pass@k needs at least k samples per problem`);
   }
@@ -192,10 +190,9 @@ export function settingsFromFlags(v: Values): EvalSettings {
   }
   const name = v["prompt-template"] ?? (taskSet ? COMPACT : defaultTemplateFor(dataset));
   const template = name === COMPACT ? COMPACT_TEMPLATE : asUsage(() => resolveTemplate(name));
-  const endpoint = asUsage(() => normaliseBaseUrl(required(v, "endpoint")));
   const sweepEval = taskSet?.sweepEval;
   return {
-    endpoint,
+    endpoint: asUsage(() => normaliseBaseUrl(required(v, "endpoint"))),
     model: required(v, "model"),
     mode: v.completions ? "completions" : "chat",
     dataset,
@@ -203,7 +200,7 @@ export function settingsFromFlags(v: Values): EvalSettings {
     subsetSeed: v["subset-seed"] ?? null,
     template,
     n,
-    ks: [...new Set(ks)].sort((a, b) => a - b),
+    ks: reportedKs(n, v.k, true),
     temperature: v.temperature ?? sweepEval?.temperature ?? 0.6,
     topP: v["top-p"] ?? sweepEval?.topP ?? 0.95,
     maxTokens: v["max-tokens"] ?? sweepEval?.maxTokens ?? 4096,
@@ -214,12 +211,12 @@ export function settingsFromFlags(v: Values): EvalSettings {
   };
 }
 
-/** `f()`, its Error turned into a UsageError with the same message (a bad flag value exits 2). */
-function asUsage<T>(f: () => T): T {
+/** `f()`, its Error turned into a UsageError with the same message after `prefix` (a bad flag value exits 2). */
+function asUsage<T>(f: () => T, prefix = ""): T {
   try {
     return f();
   } catch (e) {
-    throw new UsageError((e as Error).message);
+    throw new UsageError(prefix + (e as Error).message);
   }
 }
 
@@ -230,12 +227,7 @@ function asUsage<T>(f: () => T): T {
 function taskSetOf(given: string): EvalSettings["taskSet"] | null {
   if (!given.startsWith("synthetic:")) return null;
   const source = resolve(given.slice("synthetic:".length));
-  let s: TfjsSettings;
-  try {
-    s = checkpointSettings(source);
-  } catch (e) {
-    throw new UsageError(`--dataset ${given}: ${(e as Error).message}`);
-  }
+  const s = asUsage(() => checkpointSettings(source), `--dataset ${given}: `);
   const { families, testSize, seed, difficulty, difficultyByFamily } = s.tasks;
   return {
     source,

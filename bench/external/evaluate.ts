@@ -6,7 +6,7 @@ import { configHash } from "../../common/hash.ts";
 import { Rng } from "../../common/prng.ts";
 import { machineInfo, versionInfo } from "../../common/provenance.ts";
 import { readSamples } from "./samples.ts";
-import type { MathRecord, PromptTemplate } from "../../datasets/mod.ts";
+import type { FileDataset, MathRecord, PromptTemplate } from "../../datasets/mod.ts";
 import {
   type EvalSample,
   readFolderFile,
@@ -42,11 +42,7 @@ export interface EvalSettings {
   /** Grader mode (`--grader`); absent: "default". Not part of the samples' identity: eval.jsonl is re-graded. */
   grader?: "strict" | "default";
   /** A user's problem file (`--dataset FILE`): its path, the sha256 of its bytes and the fields read. */
-  datasetFile?: {
-    path: string;
-    sha256: string;
-    problemKey: string;
-    answerKey: string;
+  datasetFile?: Pick<FileDataset, "path" | "sha256" | "problemKey" | "answerKey"> & {
     /** The id field (absent: ids are row numbers). */
     idKey?: string;
     /** "keep-first" when repeated problems were left out (absent: there were none, or they were refused). */
@@ -65,10 +61,7 @@ export interface EvalSettings {
       difficulty: number;
       difficultyByFamily: Record<string, number>;
     };
-    sweepEval: {
-      temperature: number;
-      topP: number;
-      maxTokens: number;
+    sweepEval: Pick<EvalSettings, "temperature" | "topP" | "maxTokens"> & {
       grader: "strict" | "default";
       template: string;
     };
@@ -289,10 +282,10 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
 }
 
 /**
- * Grade every complete problem's samples (the first n, for each problem that has all n on disk, in problem then
- * sample order) and write eval.jsonl atomically (it is derived, so it is rewritten
- * whole from samples.jsonl each time). A sample cut off by max_tokens is graded as is and flagged `truncated`;
- * with `excludeTruncated` it is left out of eval.jsonl (and so of Pass@k), staying in samples.jsonl.
+ * Grade the first n samples of every problem with all n on disk and write eval.jsonl atomically (it is derived,
+ * so it is rewritten whole from samples.jsonl each time). A sample cut off by max_tokens is graded as is and
+ * flagged `truncated`; with `excludeTruncated` it is left out of eval.jsonl (and so of Pass@k), staying in
+ * samples.jsonl.
  */
 export async function gradeSamples(
   problems: readonly EvalProblem[],
