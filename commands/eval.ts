@@ -461,7 +461,7 @@ async function evalLocked(
     console.log(`report: ${written.join(", ")}`);
   }
   if (failed.length > 0) {
-    console.error(`acebench eval: ${failed.length} of ${outcome.problems} problems failed:`);
+    console.error(`acebench eval: ${failed.length} of ${outcome.health.problems} problems failed:`);
     for (const f of failed.slice(0, 10)) console.error(`  ${f.problemId}: ${f.error}`);
     if (failed.length > 10) console.error(`  … and ${failed.length - 10} more (status.json lists them all)`);
     const scope = outcome.health.scored === 0
@@ -499,7 +499,7 @@ function printOutcome(outcome: EvalOutcome, settings: EvalSettings, retries: num
   const correct = outcome.rows.filter((r) => r.correct).length;
   const lat = h.latencyMs;
   console.log(
-    `${settings.model} on ${settings.dataset}: ${h.scored}/${outcome.problems} problems × ${settings.n} ` +
+    `${settings.model} on ${settings.dataset}: ${h.scored}/${h.problems} problems × ${settings.n} ` +
       `samples (${outcome.stats.resumed} resumed, ${outcome.stats.added} new, ${retries} retries this run); ` +
       (outcome.rows.length
         ? `mean@${settings.n} ${(correct / outcome.rows.length).toFixed(4)}; `

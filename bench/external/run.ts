@@ -44,8 +44,6 @@ export interface EvalOutcome {
   paths: EvalPaths;
   stats: SamplerStats;
   rows: EvalRow[];
-  /** The problems asked for. */
-  problems: number;
   health: RunHealth;
 }
 
@@ -171,16 +169,10 @@ async function sampleAndGrade(
   );
   if (transport.signal?.aborted) throw new InterruptedError(String(transport.signal.reason));
   const scored = new Set(rows.map((r) => r.problemId)).size;
-  const health = runHealth(
-    settings.dataset,
-    problems.map((p) => p.id),
-    readSamples(paths.samplesPath),
-    settings.n,
-    scored,
-    stats.failed,
-    transport.excludeTruncated,
-    stats.nSplit,
-  );
+  const { failed, nSplit } = stats;
+  const excludeTruncated = transport.excludeTruncated ?? false;
+  const given = { dataset: settings.dataset, n: settings.n, scored, failed, excludeTruncated, nSplit };
+  const health = runHealth(given, problems.map((p) => p.id), readSamples(paths.samplesPath));
   writeJson(runFile(paths.runDir, "health"), health);
   const failedProblems = stats.failed;
   const advice = failureAdvice(failedProblems);
@@ -193,5 +185,5 @@ async function sampleAndGrade(
       `${scored}; ${advice}`;
     end("done", { note, failedProblems });
   } else end("done", {});
-  return { paths, stats, rows, problems: problems.length, health };
+  return { paths, stats, rows, health };
 }
