@@ -91,11 +91,8 @@ export function runHealth(
     }
     const extra = Math.max(0, (first.attempts ?? 1) - 1);
     retries += extra;
-    const reasons = first.retry_reasons ?? Array.from({ length: extra }, () => "unrecorded");
-    for (const reason of reasons) {
-      const cause = reason === "unrecorded" ? reason : retryCause(reason);
-      retryCauses[cause] = (retryCauses[cause] ?? 0) + 1;
-    }
+    const causes = first.retry_reasons?.map(retryCause) ?? Array(extra).fill("unrecorded");
+    for (const cause of causes) retryCauses[cause] = (retryCauses[cause] ?? 0) + 1;
   }
   const lat = [...requests.values()].map((r) => r.first.latency_ms).sort((a, b) => a - b);
   return {
