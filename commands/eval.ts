@@ -319,10 +319,9 @@ async function loadProblems(v: Values, settings: EvalSettings): Promise<MathReco
 const COMPACT = COMPACT_TEMPLATE.name;
 
 /**
- * The tfjs engine's held-out tasks: those of `--dataset synthetic:DIR` (the sweep's test set: same ids, problems
- * and order; its differences from the sweep's evaluation printed), else its defaults (`--prompt-template compact`).
- * Under the compact template the problem text is the compact prompt a model trained from scratch was trained on
- * (its prompt window holds nothing longer).
+ * The tfjs engine's held-out tasks: its sweep's for `--dataset synthetic:DIR` (same ids, problems and order;
+ * differences from the sweep's evaluation printed), else its defaults. Under the compact template the problem text
+ * is the compact prompt a model trained from scratch was trained on (its prompt window holds nothing longer).
  */
 function tfjsProblems(settings: EvalSettings): MathRecord[] {
   const t = settings.taskSet;
