@@ -174,16 +174,15 @@ async function sampleAndGrade(
   const given = { dataset: settings.dataset, n: settings.n, scored, failed, excludeTruncated, nSplit };
   const health = runHealth(given, problems.map((p) => p.id), readSamples(paths.samplesPath));
   writeJson(runFile(paths.runDir, "health"), health);
-  const failedProblems = stats.failed;
-  const advice = failureAdvice(failedProblems);
+  const advice = failureAdvice(failed);
   if (scored === 0 && problems.length > 0) {
     // Nothing to report: the run failed, whatever the cause (a status "done" over 0 problems reads as a result).
-    const first = failedProblems[0]?.error ?? "no sample graded";
-    end("failed", { reason: `every problem failed (first: ${first}); ${advice}`, failedProblems });
-  } else if (failedProblems.length) {
-    const note = `${failedProblems.length} of ${problems.length} problems failed; Pass@k is over the other ` +
+    const first = failed[0]?.error ?? "no sample graded";
+    end("failed", { reason: `every problem failed (first: ${first}); ${advice}`, failedProblems: failed });
+  } else if (failed.length) {
+    const note = `${failed.length} of ${problems.length} problems failed; Pass@k is over the other ` +
       `${scored}; ${advice}`;
-    end("done", { note, failedProblems });
+    end("done", { note, failedProblems: failed });
   } else end("done", {});
   return { paths, stats, rows, health };
 }
