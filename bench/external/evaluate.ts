@@ -241,9 +241,8 @@ export function checkEvalDir(out: string, s: EvalSettings): void {
  * Create or reopen the run folder after `checkEvalDir`: writes eval.json (with `command`, the invocation to
  * re-run; an older folder's sweep.json record moves there) and config.json.
  */
-export function openEvalDir(out: string, s: EvalSettings, command?: string): EvalPaths {
-  const paths = evalPaths(out, s);
-  const { runId, runDir } = paths;
+export function openEvalDir(out: string, s: EvalSettings, command?: string): void {
+  const { runId, runDir } = evalPaths(out, s);
   const record = evalRecord(s);
   const { endpoint, model, mode, dataset, taskSet, limit, subsetSeed, template } = s;
   writeFolderFile(out, {
@@ -278,7 +277,6 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
     eval: { n: s.n, ks: s.ks, every: 0 },
     record: runRecordFrom(record, s.model),
   });
-  return paths;
 }
 
 /**
