@@ -44,7 +44,8 @@ import {
   selectProblems,
   type TransportOptions,
 } from "../bench/external/mod.ts";
-import { type ExtraColumn, suiteCell, writeReport } from "../reports/mod.ts";
+import { type ExtraColumn, reportedKs, suiteCell, writeReport } from "../reports/mod.ts";
+import { slicesOf } from "../reports/passk.ts";
 import { runSuite, SUITES, type SuiteStep } from "./eval_suite.ts";
 import {
   checkpointSettings,
@@ -52,7 +53,6 @@ import {
   defaultSettings,
   renderPrompt,
   taskSets,
-  type TfjsSettings,
 } from "../bench/engines/tfjs/mod.ts";
 
 /** The flags of `deno task eval`, declared once for parsing, --help and validation. */
@@ -175,8 +175,7 @@ export function settingsFromFlags(v: Values): EvalSettings {
   }
   const dataset = file ? fileDatasetName(given) : taskSet ? "synthetic" : given;
   const n = v.n;
-  const ks = v.k ?? Array.from({ length: Math.floor(Math.log2(n)) + 1 }, (_, i) => 2 ** i);
-  const tooBig = ks.find((k) => k > n);
+  const tooBig = v.k?.find((k) => k > n);
   if (tooBig) {
     throw new UsageError(`--k: k=${tooBig} > --n ${n}; Pass@k needs at least k samples per problem`);
   }
@@ -191,10 +190,9 @@ export function settingsFromFlags(v: Values): EvalSettings {
   }
   const name = v["prompt-template"] ?? (taskSet ? COMPACT : defaultTemplateFor(dataset));
   const template = name === COMPACT ? COMPACT_TEMPLATE : asUsage(() => resolveTemplate(name));
-  const endpoint = asUsage(() => normaliseBaseUrl(required(v, "endpoint")));
   const sweepEval = taskSet?.sweepEval;
   return {
-    endpoint,
+    endpoint: asUsage(() => normaliseBaseUrl(required(v, "endpoint"))),
     model: required(v, "model"),
     mode: v.completions ? "completions" : "chat",
     dataset,
@@ -202,7 +200,7 @@ export function settingsFromFlags(v: Values): EvalSettings {
     subsetSeed: v["subset-seed"] ?? null,
     template,
     n,
-    ks: [...new Set(ks)].sort((a, b) => a - b),
+    ks: reportedKs(n, v.k, true),
     temperature: v.temperature ?? sweepEval?.temperature ?? 0.6,
     topP: v["top-p"] ?? sweepEval?.topP ?? 0.95,
     maxTokens: v["max-tokens"] ?? sweepEval?.maxTokens ?? 4096,
@@ -213,12 +211,12 @@ export function settingsFromFlags(v: Values): EvalSettings {
   };
 }
 
-/** `f()`, its Error turned into a UsageError with the same message (a bad flag value exits 2). */
-function asUsage<T>(f: () => T): T {
+/** `f()`, its Error turned into a UsageError with the same message after `prefix` (a bad flag value exits 2). */
+function asUsage<T>(f: () => T, prefix = ""): T {
   try {
     return f();
   } catch (e) {
-    throw new UsageError((e as Error).message);
+    throw new UsageError(prefix + (e as Error).message);
   }
 }
 
@@ -229,12 +227,7 @@ function asUsage<T>(f: () => T): T {
 function taskSetOf(given: string): EvalSettings["taskSet"] | null {
   if (!given.startsWith("synthetic:")) return null;
   const source = resolve(given.slice("synthetic:".length));
-  let s: TfjsSettings;
-  try {
-    s = checkpointSettings(source);
-  } catch (e) {
-    throw new UsageError(`--dataset ${given}: ${(e as Error).message}`);
-  }
+  const s = asUsage(() => checkpointSettings(source), `--dataset ${given}: `);
   const { families, testSize, seed, difficulty, difficultyByFamily } = s.tasks;
   return {
     source,
@@ -326,30 +319,20 @@ async function loadProblems(v: Values, settings: EvalSettings): Promise<MathReco
 const COMPACT = COMPACT_TEMPLATE.name;
 
 /**
- * The tfjs engine's default held-out tasks with their compact prompts as the problem text: the prompts a model
- * trained from scratch was trained on (its prompt window holds nothing longer). Synthetic only.
+ * The tfjs engine's held-out tasks: its sweep's for `--dataset synthetic:DIR` (same ids, problems and order;
+ * differences from the sweep's evaluation printed), else its defaults. Under the compact template the problem text
+ * is the compact prompt a model trained from scratch was trained on (its prompt window holds nothing longer).
  */
-function compactProblems(): MathRecord[] {
-  const settings = defaultSettings();
-  const test = taskSets(settings).test;
-  const families = settings.tasks.families.join(", ");
+function tfjsProblems(settings: EvalSettings): MathRecord[] {
+  const t = settings.taskSet;
+  const tfjs = t ? checkpointSettings(t.source) : defaultSettings();
+  const test = taskSets(tfjs).test;
+  const what = `(${test.length} problems; families ${tfjs.tasks.families.join(", ")}`;
   console.error(
-    `acebench eval: --prompt-template compact: the tfjs engine's default held-out tasks (${test.length} ` +
-      `problems; families ${families}); --dataset synthetic:DIR takes a sweep's own`,
-  );
-  return test.map((r) => ({ ...r, problem: renderPrompt(r) }));
-}
-
-/**
- * The held-out tasks of `--dataset synthetic:DIR` (the sweep's test set: same ids, problems and order), compact
- * prompts as the problem text under the compact template; its differences from the sweep's evaluation printed.
- */
-function sweepProblems(settings: EvalSettings): MathRecord[] {
-  const t = settings.taskSet!;
-  const test = taskSets(checkpointSettings(t.source)).test;
-  console.error(
-    `acebench eval: the held-out tasks of ${t.source} (${test.length} problems; families ` +
-      `${t.tasks.families.join(", ")}; task seed ${t.tasks.seed})`,
+    t
+      ? `acebench eval: the held-out tasks of ${t.source} ${what}; task seed ${t.tasks.seed})`
+      : `acebench eval: --prompt-template compact: the tfjs engine's default held-out tasks ${what}); ` +
+        "--dataset synthetic:DIR takes a sweep's own",
   );
   for (const note of sweepDifferences(settings)) console.error(`acebench eval: note: ${note}`);
   return settings.template.name === COMPACT ? test.map((r) => ({ ...r, problem: renderPrompt(r) })) : test;
@@ -372,10 +355,8 @@ async function evalOnce(args: string[]): Promise<SuiteStep> {
   const settings = settingsFromFlags(v);
   const out = required(v, "out");
   const apiKey = apiKeyFrom(v);
-  const all = settings.taskSet
-    ? sweepProblems(settings)
-    : settings.template.name === COMPACT
-    ? compactProblems()
+  const all = settings.taskSet || settings.template.name === COMPACT
+    ? tfjsProblems(settings)
     : await loadProblems(v, settings);
   const problems = selectProblems(all, settings.limit, settings.subsetSeed);
   const command = ["deno task eval", ...args.map(shellQuote)].join(" ");
@@ -479,7 +460,7 @@ async function evalLocked(
     console.log(`report: ${written.join(", ")}`);
   }
   if (failed.length > 0) {
-    console.error(`acebench eval: ${failed.length} of ${outcome.problems} problems failed:`);
+    console.error(`acebench eval: ${failed.length} of ${outcome.health.problems} problems failed:`);
     for (const f of failed.slice(0, 10)) console.error(`  ${f.problemId}: ${f.error}`);
     if (failed.length > 10) console.error(`  … and ${failed.length - 10} more (status.json lists them all)`);
     const scope = outcome.health.scored === 0
@@ -517,7 +498,7 @@ function printOutcome(outcome: EvalOutcome, settings: EvalSettings, retries: num
   const correct = outcome.rows.filter((r) => r.correct).length;
   const lat = h.latencyMs;
   console.log(
-    `${settings.model} on ${settings.dataset}: ${h.scored}/${outcome.problems} problems × ${settings.n} ` +
+    `${settings.model} on ${settings.dataset}: ${h.scored}/${h.problems} problems × ${settings.n} ` +
       `samples (${outcome.stats.resumed} resumed, ${outcome.stats.added} new, ${retries} retries this run); ` +
       (outcome.rows.length
         ? `mean@${settings.n} ${(correct / outcome.rows.length).toFixed(4)}; `
@@ -541,11 +522,7 @@ function truncatedColumn(rows: readonly EvalRow[], samplesPath: string, n: numbe
   const onDisk = readSamples(samplesPath);
   const problemsBySlice = new Map<string, Set<string>>();
   for (const r of rows) {
-    const slices = ["all"];
-    if (typeof r.meta.family === "string") slices.push(`family=${r.meta.family}`);
-    if (typeof r.meta.subject === "string") slices.push(`subject=${r.meta.subject}`);
-    if (r.meta.level !== undefined && r.meta.level !== null) slices.push(`level=${r.meta.level}`);
-    for (const slice of slices) {
+    for (const slice of slicesOf(r, true)) {
       const key = `${r.dataset}|${slice}`;
       problemsBySlice.set(key, (problemsBySlice.get(key) ?? new Set()).add(r.problemId));
     }

@@ -118,7 +118,7 @@ function setOf(dataset: string, step: SuiteStep): SuiteSet {
   if (!o) return failedSet(dataset, `exit ${step.code}, no samples`);
   return {
     dataset,
-    problems: o.problems,
+    problems: o.health.problems,
     scored: o.health.scored,
     truncated: o.health.truncated,
     rows: o.rows,

@@ -1,7 +1,16 @@
 // `deno task sweep`: run a training sweep (resumable, parallel), then write its report.
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { bool, flagLines, type FlagTable, num, parseTable, str, UsageError } from "../common/args.ts";
+import {
+  bool,
+  flagLines,
+  type FlagTable,
+  num,
+  parseTable,
+  shellQuote,
+  str,
+  UsageError,
+} from "../common/args.ts";
 import { exists } from "../common/fs.ts";
 import { lockFolder } from "../common/lock.ts";
 import { removeDuplicates } from "../common/run_folder.ts";
@@ -108,7 +117,7 @@ export async function main(args: string[]): Promise<number> {
     return 0;
   }
   // One writer per folder: a second sweep on `out` exits 2 here instead of retraining finished runs.
-  const command = ["deno task sweep", ...args].join(" ");
+  const command = ["deno task sweep", ...args.map(shellQuote)].join(" ");
   const lock = lockFolder(out, { command, flag: "out" });
   try {
     if (values.repair) repairRuns(out);

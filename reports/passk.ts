@@ -140,7 +140,7 @@ function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]
  * The slices a sample belongs to: always "all", plus its subject and level when present, and for an eval its
  * task family (a sweep's tfjs samples carry one too, but its report stays per dataset).
  */
-function slicesOf(s: EvalSample, external: boolean): string[] {
+export function slicesOf(s: EvalSample, external: boolean): string[] {
   const out = ["all"];
   if (external && typeof s.meta?.family === "string") out.push(`family=${s.meta.family}`);
   if (typeof s.meta?.subject === "string") out.push(`subject=${s.meta.subject}`);

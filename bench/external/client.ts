@@ -137,7 +137,8 @@ async function attempt(ep: Endpoint, path: string, body: unknown | undefined): P
   if (ep.apiKey) headers.authorization = `Bearer ${ep.apiKey}`;
   const start = performance.now();
   const timeout = AbortSignal.timeout(ep.timeoutMs);
-  let res: Response;
+  let res: Response | undefined;
+  let text: string;
   try {
     res = await fetch(`${ep.baseUrl}${path}`, {
       method: body === undefined ? "GET" : "POST",
@@ -145,16 +146,11 @@ async function attempt(ep: Endpoint, path: string, body: unknown | undefined): P
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: ep.signal ? AbortSignal.any([timeout, ep.signal]) : timeout,
     });
-  } catch (e) {
-    checkInterrupted(ep);
-    return transient(networkReason(e, ep));
-  }
-  let text: string;
-  try {
     text = await res.text();
   } catch (e) {
     checkInterrupted(ep);
-    return transient(`connection dropped mid-reply (${networkReason(e, ep)})`);
+    // Headers came but the body did not: the server dropped the connection mid-reply.
+    return transient(res ? `connection dropped mid-reply (${networkReason(e, ep)})` : networkReason(e, ep));
   }
   const latencyMs = performance.now() - start;
   if (!res.ok) {

@@ -5,8 +5,8 @@ import { exists } from "../../common/fs.ts";
 import { configHash } from "../../common/hash.ts";
 import { Rng } from "../../common/prng.ts";
 import { machineInfo, versionInfo } from "../../common/provenance.ts";
-import { readSamples, type SampleRecord } from "./samples.ts";
-import type { MathRecord, PromptTemplate } from "../../datasets/mod.ts";
+import { readSamples } from "./samples.ts";
+import type { FileDataset, MathRecord, PromptTemplate } from "../../datasets/mod.ts";
 import {
   type EvalSample,
   readFolderFile,
@@ -42,11 +42,7 @@ export interface EvalSettings {
   /** Grader mode (`--grader`); absent: "default". Not part of the samples' identity: eval.jsonl is re-graded. */
   grader?: "strict" | "default";
   /** A user's problem file (`--dataset FILE`): its path, the sha256 of its bytes and the fields read. */
-  datasetFile?: {
-    path: string;
-    sha256: string;
-    problemKey: string;
-    answerKey: string;
+  datasetFile?: Pick<FileDataset, "path" | "sha256" | "problemKey" | "answerKey"> & {
     /** The id field (absent: ids are row numbers). */
     idKey?: string;
     /** "keep-first" when repeated problems were left out (absent: there were none, or they were refused). */
@@ -65,10 +61,7 @@ export interface EvalSettings {
       difficulty: number;
       difficultyByFamily: Record<string, number>;
     };
-    sweepEval: {
-      temperature: number;
-      topP: number;
-      maxTokens: number;
+    sweepEval: Pick<EvalSettings, "temperature" | "topP" | "maxTokens"> & {
       grader: "strict" | "default";
       template: string;
     };
@@ -77,14 +70,6 @@ export interface EvalSettings {
 
 /** The problem fields an evaluation needs. */
 export type EvalProblem = Pick<MathRecord, "id" | "problem" | "answer" | "meta">;
-
-/** Paths of an evaluation's run folder. */
-export interface EvalPaths {
-  runId: string;
-  runDir: string;
-  samplesPath: string;
-  statusPath: string;
-}
 
 /** One graded sample in eval.jsonl (the run-folder format; `step` is 0: there is no training). */
 export interface EvalRow extends EvalSample {
@@ -197,8 +182,11 @@ export function selectProblems<T>(
   return picked.sort((a, b) => a - b).map((i) => records[i]);
 }
 
+/** Paths of an evaluation's run folder. */
+export type EvalPaths = ReturnType<typeof evalPaths>;
+
 /** The paths of the run folder of these settings in `out` (nothing is read or written). */
-export function evalPaths(out: string, s: EvalSettings): EvalPaths {
+export function evalPaths(out: string, s: EvalSettings) {
   const runId = modelSlug(s.model);
   const runDir = join(out, "runs", runId);
   return {
@@ -253,10 +241,8 @@ export function checkEvalDir(out: string, s: EvalSettings): void {
  * Create or reopen the run folder after `checkEvalDir`: writes eval.json (with `command`, the invocation to
  * re-run; an older folder's sweep.json record moves there) and config.json.
  */
-export function openEvalDir(out: string, s: EvalSettings, command?: string): EvalPaths {
-  checkEvalDir(out, s);
-  const paths = evalPaths(out, s);
-  const { runId, runDir } = paths;
+export function openEvalDir(out: string, s: EvalSettings, command?: string): void {
+  const { runId, runDir } = evalPaths(out, s);
   const record = evalRecord(s);
   const { endpoint, model, mode, dataset, taskSet, limit, subsetSeed, template } = s;
   writeFolderFile(out, {
@@ -291,29 +277,13 @@ export function openEvalDir(out: string, s: EvalSettings, command?: string): Eva
     eval: { n: s.n, ks: s.ks, every: 0 },
     record: runRecordFrom(record, s.model),
   });
-  return paths;
-}
-
-/** The first n samples of every problem that has all n on disk, in problem then sample order. */
-export function completeSamples(
-  problems: readonly EvalProblem[],
-  samplesPath: string,
-  n: number,
-): { problem: EvalProblem; samples: SampleRecord[] }[] {
-  const onDisk = readSamples(samplesPath);
-  const out = [];
-  for (const problem of problems) {
-    const have = onDisk.get(problem.id);
-    const samples = Array.from({ length: n }, (_, i) => have?.get(i));
-    if (samples.every((s) => s !== undefined)) out.push({ problem, samples: samples as SampleRecord[] });
-  }
-  return out;
 }
 
 /**
- * Grade every complete problem's samples and write eval.jsonl atomically (it is derived, so it is rewritten
- * whole from samples.jsonl each time). A sample cut off by max_tokens is graded as is and flagged `truncated`;
- * with `excludeTruncated` it is left out of eval.jsonl (and so of Pass@k), staying in samples.jsonl.
+ * Grade the first n samples of every problem with all n on disk and write eval.jsonl atomically (it is derived,
+ * so it is rewritten whole from samples.jsonl each time). A sample cut off by max_tokens is graded as is and
+ * flagged `truncated`; with `excludeTruncated` it is left out of eval.jsonl (and so of Pass@k), staying in
+ * samples.jsonl.
  */
 export async function gradeSamples(
   problems: readonly EvalProblem[],
@@ -323,9 +293,11 @@ export async function gradeSamples(
   gradeMany: (items: { prediction: string; gold: string; problem: string }[]) => Promise<GradeResult[]>,
   excludeTruncated = false,
 ): Promise<EvalRow[]> {
-  const done = completeSamples(problems, paths.samplesPath, n);
-  const flat = done.flatMap(({ problem, samples }) => samples.map((s) => ({ problem, s })))
-    .filter(({ s }) => !(excludeTruncated && s.finish_reason === "length"));
+  const onDisk = readSamples(paths.samplesPath);
+  const flat = problems.flatMap((problem) => {
+    const samples = Array.from({ length: n }, (_, i) => onDisk.get(problem.id)?.get(i));
+    return samples.every((s) => s !== undefined) ? samples.map((s) => ({ problem, s: s! })) : [];
+  }).filter(({ s }) => !(excludeTruncated && s.finish_reason === "length"));
   const grades = await gradeMany(
     flat.map(({ problem, s }) => ({ prediction: s.text, gold: problem.answer, problem: problem.problem })),
   );

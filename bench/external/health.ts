@@ -49,20 +49,19 @@ export function retryCause(reason: string): string {
   return "network error";
 }
 
+/** What the caller knows of the run (`scored` from grading, `failed` and `nSplit` from sampling), kept as given. */
+type Given = Pick<RunHealth, "dataset" | "n" | "scored" | "failed" | "excludeTruncated" | "nSplit">;
+
 /**
- * Health over `problemIds` × sample indices 0..n-1 of the samples on disk. `scored` and `failed` come from
- * grading and sampling. Records without `retry_reasons` (older files) count their retries as "unrecorded".
+ * Health over `problemIds` × sample indices 0..n-1 of the samples on disk. Records without `retry_reasons`
+ * (older files) count their retries as "unrecorded".
  */
 export function runHealth(
-  dataset: string,
+  given: Given,
   problemIds: readonly string[],
   onDisk: ReadonlyMap<string, ReadonlyMap<number, SampleRecord>>,
-  n: number,
-  scored: number,
-  failed: readonly FailedProblem[],
-  excludeTruncated = false,
-  nSplit: NSplit | null = null,
 ): RunHealth {
+  const n = given.n;
   const inScope: SampleRecord[] = [];
   for (const id of problemIds) {
     for (const [i, s] of onDisk.get(id) ?? []) if (i < n) inScope.push(s);
@@ -92,29 +91,21 @@ export function runHealth(
     }
     const extra = Math.max(0, (first.attempts ?? 1) - 1);
     retries += extra;
-    const reasons = first.retry_reasons ?? Array.from({ length: extra }, () => "unrecorded");
-    for (const reason of reasons) {
-      const cause = reason === "unrecorded" ? reason : retryCause(reason);
-      retryCauses[cause] = (retryCauses[cause] ?? 0) + 1;
-    }
+    const causes = first.retry_reasons?.map(retryCause) ?? Array(extra).fill("unrecorded");
+    for (const cause of causes) retryCauses[cause] = (retryCauses[cause] ?? 0) + 1;
   }
   const lat = [...requests.values()].map((r) => r.first.latency_ms).sort((a, b) => a - b);
   return {
-    dataset,
+    ...given,
     problems: problemIds.length,
-    n,
     samplesKept: inScope.length,
     truncated: inScope.filter((s) => s.finish_reason === "length").length,
-    scored,
-    excludeTruncated,
-    failed: [...failed],
     requests: requests.size,
     promptTokens,
     completionTokens: Math.round(completionTokens),
     usageCounted: partial ? "as reported by the server" : "per choice",
     samplesWithUsage,
     requestSizes: [...new Set([...requests.values()].map((r) => r.first.request_n))].sort((a, b) => a - b),
-    nSplit,
     latencyMs: lat.length
       ? { p50: percentile(lat, 0.5), p95: percentile(lat, 0.95), p99: percentile(lat, 0.99) }
       : null,

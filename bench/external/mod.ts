@@ -13,13 +13,11 @@ export {
   type SamplingParams,
   type TokenUsage,
 } from "./client.ts";
-export { DEFAULT_RETRY, parseRetryAfter, type RetryPolicy } from "./retry.ts";
-export { runPool } from "./pool.ts";
+export { DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";
 export { type BadLine, readSamples, repairSamples, repairTornTail, type SampleRecord } from "./samples.ts";
 export {
   type FailedProblem,
   failureAdvice,
-  nLimitOf,
   type NSplit,
   requestSeed,
   sampleAll,
@@ -27,22 +25,14 @@ export {
   type SamplerOptions,
   type SamplerStats,
 } from "./sampler.ts";
-export { isContextError, maxTokensAdvice, parseContextLimit } from "./context_limit.ts";
-export {
-  describeSampling,
-  OWN_PARAMS,
-  parseServerSampling,
-  SERVER_DEFAULTED,
-  serverDefaults,
-  type ServerValue,
-} from "./sampling.ts";
-export { renderHealth, retryCause, type RunHealth, runHealth } from "./health.ts";
+export { maxTokensAdvice, parseContextLimit } from "./context_limit.ts";
+export { describeSampling, parseServerSampling, serverDefaults, type ServerValue } from "./sampling.ts";
+export { renderHealth, type RunHealth, runHealth } from "./health.ts";
 export { ProgressLog } from "./progress_log.ts";
 export { applyTemplate, defaultTemplateFor } from "./templates.ts";
 export { type PromptTemplate, resolveTemplate } from "../../datasets/mod.ts";
 export {
   checkEvalDir,
-  completeSamples,
   type EvalFileConfig,
   type EvalPaths,
   evalPaths,

@@ -23,9 +23,8 @@ export class ProgressLog {
 
   /** Start printing every interval (the timer does not keep the process alive). */
   start(): this {
-    const timer = setInterval(() => this.write(this.line()), this.intervalMs);
-    Deno.unrefTimer(timer);
-    this.#timer = timer;
+    this.#timer = setInterval(() => this.write(this.line()), this.intervalMs);
+    Deno.unrefTimer(this.#timer);
     return this;
   }
 

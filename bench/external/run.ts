@@ -1,12 +1,12 @@
 // One external evaluation end to end: check the folder and the server, sample (resumably), grade, and record
 // the run status and its health. Nothing in the folder is written before the preflight passes.
-import { readFileSync, rmSync, statSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import { atomicWrite, writeJson } from "../../common/fs.ts";
 import { evalFile, runFile, type RunStatus, sweepFile, writeStatus } from "../../common/run_folder.ts";
 import { gradeMany } from "../../evaluators/mod.ts";
 import { type Endpoint, EndpointError, InterruptedError, preflight } from "./client.ts";
 import { failureAdvice, sampleAll, type SamplerOptions, type SamplerStats } from "./sampler.ts";
-import { readSamples, repairSamples } from "./samples.ts";
+import { readIfExists, readSamples, repairSamples } from "./samples.ts";
 import { type RunHealth, runHealth } from "./health.ts";
 import {
   checkEvalDir,
@@ -44,18 +44,7 @@ export interface EvalOutcome {
   paths: EvalPaths;
   stats: SamplerStats;
   rows: EvalRow[];
-  /** The problems asked for. */
-  problems: number;
   health: RunHealth;
-}
-
-/** The text of a file, or null when absent. */
-function snapshot(path: string): string | null {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return null;
-  }
 }
 
 const sizeOf = (path: string) => {
@@ -67,17 +56,17 @@ const sizeOf = (path: string) => {
 };
 
 /**
- * Remember `files` (as text; absent ones as absent) and the size of samples.jsonl; the function returned puts the
- * files back when no sample was added since, and says whether it did.
+ * Remember `files` (their bytes; absent ones as absent) and the size of samples.jsonl; the function returned puts
+ * the files back when no sample was added since, and says whether it did.
  */
 function undoUnlessSampled(files: string[], samplesPath: string): () => boolean {
-  const texts = files.map((path) => [path, snapshot(path)] as const);
+  const saved = files.map((path) => [path, readIfExists(path)] as const);
   const bytes = sizeOf(samplesPath);
   return () => {
     if (sizeOf(samplesPath) !== bytes) return false;
-    for (const [path, text] of texts) {
-      if (text === null) rmSync(path, { force: true });
-      else atomicWrite(path, text);
+    for (const [path, data] of saved) {
+      if (data === null) rmSync(path, { force: true });
+      else atomicWrite(path, data);
     }
     return true;
   };
@@ -108,23 +97,20 @@ export async function evaluateEndpoint(
   out: string,
   transport: TransportOptions,
 ): Promise<EvalOutcome> {
+  // The transport's own fields (key, timeout, retry, signal) ride along; complete() reads only Endpoint's.
   const endpoint: Endpoint = {
+    ...transport,
     baseUrl: settings.endpoint,
     model: settings.model,
-    apiKey: transport.apiKey,
-    apiKeyEnv: transport.apiKeyEnv,
     mode: settings.mode,
-    timeoutMs: transport.timeoutMs,
-    retry: transport.retry,
-    signal: transport.signal,
   };
   checkEvalDir(out, settings);
   endpoint.llamaCpp = (await preflight(endpoint)).llamaCpp;
-  const planned = evalPaths(out, settings);
-  if (transport.repair) repair(planned.samplesPath, transport.repair);
-  const written = [evalFile(out), sweepFile(out), runFile(planned.runDir, "config"), planned.statusPath];
-  const undo = undoUnlessSampled(written, planned.samplesPath);
-  const paths = openEvalDir(out, settings, transport.command);
+  const paths = evalPaths(out, settings);
+  if (transport.repair) repair(paths.samplesPath, transport.repair);
+  const written = [evalFile(out), sweepFile(out), runFile(paths.runDir, "config"), paths.statusPath];
+  const undo = undoUnlessSampled(written, paths.samplesPath);
+  openEvalDir(out, settings, transport.command);
   const startedAt = new Date().toISOString();
   writeStatus(paths.runDir, { state: "running", startedAt });
   const end = (state: RunStatus["state"], rest: Partial<RunStatus>) =>
@@ -154,21 +140,16 @@ async function sampleAndGrade(
 ): Promise<EvalOutcome> {
   const jobs = problems.map((p) => ({ id: p.id, prompt: applyTemplate(settings.template, p.problem) }));
   const { temperature, topP, maxTokens, server, n, seed } = settings;
-  const { concurrency, onProgress, onRetry, onFailure, onNotice } = transport;
   let stats: SamplerStats;
   try {
     stats = await sampleAll(jobs, {
+      ...transport,
       endpoint,
       params: { temperature, topP, maxTokens, server },
       n,
       seed,
-      concurrency,
       maxPerRequest: transport.maxPerRequest ?? n,
       samplesPath: paths.samplesPath,
-      onProgress,
-      onRetry,
-      onFailure,
-      onNotice,
     });
   } catch (e) {
     if (e instanceof InterruptedError) throw e; // status.json already says "interrupted"
@@ -188,27 +169,20 @@ async function sampleAndGrade(
   );
   if (transport.signal?.aborted) throw new InterruptedError(String(transport.signal.reason));
   const scored = new Set(rows.map((r) => r.problemId)).size;
-  const health = runHealth(
-    settings.dataset,
-    problems.map((p) => p.id),
-    readSamples(paths.samplesPath),
-    settings.n,
-    scored,
-    stats.failed,
-    transport.excludeTruncated,
-    stats.nSplit,
-  );
+  const { failed, nSplit } = stats;
+  const excludeTruncated = transport.excludeTruncated ?? false;
+  const given = { dataset: settings.dataset, n: settings.n, scored, failed, excludeTruncated, nSplit };
+  const health = runHealth(given, problems.map((p) => p.id), readSamples(paths.samplesPath));
   writeJson(runFile(paths.runDir, "health"), health);
-  const failedProblems = stats.failed;
-  const advice = failureAdvice(failedProblems);
+  const advice = failureAdvice(failed);
   if (scored === 0 && problems.length > 0) {
     // Nothing to report: the run failed, whatever the cause (a status "done" over 0 problems reads as a result).
-    const first = failedProblems[0]?.error ?? "no sample graded";
-    end("failed", { reason: `every problem failed (first: ${first}); ${advice}`, failedProblems });
-  } else if (failedProblems.length) {
-    const note = `${failedProblems.length} of ${problems.length} problems failed; Pass@k is over the other ` +
+    const first = failed[0]?.error ?? "no sample graded";
+    end("failed", { reason: `every problem failed (first: ${first}); ${advice}`, failedProblems: failed });
+  } else if (failed.length) {
+    const note = `${failed.length} of ${problems.length} problems failed; Pass@k is over the other ` +
       `${scored}; ${advice}`;
-    end("done", { note, failedProblems });
+    end("done", { note, failedProblems: failed });
   } else end("done", {});
-  return { paths, stats, rows, problems: problems.length, health };
+  return { paths, stats, rows, health };
 }

@@ -39,7 +39,7 @@ export function repairTornTail(path: string): number {
 }
 
 /** The file's bytes, or null when it does not exist (any other read error is thrown). */
-function readIfExists(path: string): Buffer | null {
+export function readIfExists(path: string): Buffer | null {
   try {
     return readFileSync(path);
   } catch (e) {

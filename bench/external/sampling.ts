@@ -5,7 +5,7 @@
 export type ServerValue = number | string | boolean | null | ServerValue[] | { [k: string]: ServerValue };
 
 /** Parameters eval always sends from its own flags; `--sampling` may not set them (one place per setting). */
-export const OWN_PARAMS: Record<string, string> = {
+const OWN_PARAMS: Record<string, string> = {
   model: "--model",
   prompt: "--prompt-template",
   messages: "--prompt-template",
@@ -26,7 +26,7 @@ export const OWN_PARAMS: Record<string, string> = {
  * distribution; vLLM also applies the model's generation_config.json unless started with
  * `--generation-config vllm`.
  */
-export const SERVER_DEFAULTED: { name: string; servers: string }[] = [
+const SERVER_DEFAULTED: { name: string; servers: string }[] = [
   { name: "top_k", servers: "vLLM, SGLang: off; llama.cpp: 40" },
   { name: "min_p", servers: "vLLM, SGLang: 0; llama.cpp: 0.05" },
   { name: "repetition_penalty", servers: "vLLM, SGLang: 1 (llama.cpp: repeat_penalty)" },

@@ -65,9 +65,9 @@ Deno.test("run health: counts only this run's problems and sample indices; token
     }
     onDisk.set(id, m);
   }
-  const h = runHealth("synthetic", ["p0", "p1", "p3"], onDisk, 2, 2, [
-    { problemId: "p3", kind: "rejected", error: "HTTP 400: too long" },
-  ]);
+  const failed = [{ problemId: "p3", kind: "rejected" as const, error: "HTTP 400: too long" }];
+  const given = { dataset: "synthetic", n: 2, scored: 2, failed, excludeTruncated: false, nSplit: null };
+  const h = runHealth(given, ["p0", "p1", "p3"], onDisk);
   assertEquals(h.samplesKept, 4, "2 problems × n 2 (p2 not selected, indices 2-3 beyond --n)");
   assertEquals(h.truncated, 0, "the truncated sample 3 is beyond --n 2");
   assertEquals(h.requests, 2);
@@ -195,12 +195,14 @@ Deno.test("run health: usage of one choice per request (llama.cpp, n > 1) is mar
       ]),
     ),
   );
-  const h = runHealth("d", ["p0", "p1"], onDisk, 4, 2, [], false, {
+  const nSplit = {
     asked: 4,
     perRequest: 2,
-    cause: "refused",
+    cause: "refused" as const,
     reason: "HTTP 400: Field 'n': Value must be between 1 <= value <= 2, but got 4",
-  });
+  };
+  const given = { dataset: "d", n: 4, scored: 2, failed: [], excludeTruncated: false, nSplit };
+  const h = runHealth(given, ["p0", "p1"], onDisk);
   assertEquals(h.completionTokens, 30 + 7 + 7);
   assertEquals(h.samplesWithUsage, 3);
   assertEquals(h.usageCounted, "as reported by the server");
@@ -211,12 +213,9 @@ Deno.test("run health: usage of one choice per request (llama.cpp, n > 1) is mar
   ok(text.includes("requests split to n = 2, the server refused n = 4"), text);
   // Usage covering all choices: shared pro rata, counted per choice, nothing marked.
   const full = runHealth(
-    "d",
+    { dataset: "d", n: 4, scored: 1, failed: [], excludeTruncated: false, nSplit: null },
     ["p0"],
     new Map([["p0", new Map([0, 1, 2, 3].map((i) => [i, rec("p0", i)]))]]),
-    4,
-    1,
-    [],
   );
   assertEquals([full.completionTokens, full.samplesWithUsage, full.usageCounted], [40, 4, "per choice"]);
   ok(!renderHealth(full).includes("as reported"));
