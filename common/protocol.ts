@@ -2,8 +2,10 @@
 // the design (a `seeds` list on one base, or `bases` × seeds per base), each method's family and baseline, and
 // the evaluation protocol (dataset and split, prompt template, sampling sent and left to server defaults, grader
 // mode and version, per-answer timeout, n, ks). One module owns the schema; readers validate on read.
-import { readFileSync } from "node:fs";
 import { compileSchema, validate, ValidationError } from "./config.ts";
+// The schema of sweep.json's `record` (config.json's and the protocol as definitions); imported, not read, so
+// bundles such as the VERL grader carry it.
+import SCHEMA from "./record.schema.json" with { type: "json" };
 
 /**
  * The record version this acebench writes and reads: 2 holds sweep.json/eval.json as `{ config, record, … }`
@@ -85,9 +87,6 @@ export interface SweepRecord {
   methods: MethodRecord[];
   protocol: EvalProtocol;
 }
-
-/** The JSON Schema of sweep.json's `record`, with `EvalProtocol`'s and config.json's `record` as definitions. */
-const SCHEMA = JSON.parse(readFileSync(new URL("./record.schema.json", import.meta.url), "utf8"));
 
 /** The JSON Schema of `EvalProtocol` (reports/schemas/summary.schema.json embeds the same, checked by a test). */
 export const PROTOCOL_SCHEMA: object = SCHEMA.definitions.protocol;
