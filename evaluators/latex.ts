@@ -28,37 +28,24 @@ export const GREEK = new Set(
 );
 const MUL_CMDS = new Set(["cdot", "times", "ast"]);
 
+// One token after spacing: a command (letters, else one character such as \{ or \,), a number, a letter, an
+// operator; else the character no token starts with, or the end.
+const TOKEN = /[ \t\n]*(?:\\([a-zA-Z]+|[\s\S]?)|([0-9.]+)|([a-zA-Z])|([-+*/^_!()[\]{}|,=<>'])|([\s\S])|$)/y;
+
 function tokenize(src: string): Tok[] {
   const out: Tok[] = [];
-  let i = 0;
-  while (i < src.length) {
-    const ch = src[i];
-    if (ch === " " || ch === "\t" || ch === "\n") {
-      i++;
-    } else if (ch === "\\") {
-      let j = i + 1;
-      while (j < src.length && /[a-zA-Z]/.test(src[j])) j++;
-      if (j === i + 1) j++; // a one-character command such as \{ or \,
-      const name = src.slice(i + 1, j);
-      if (name === "{" || name === "}") out.push({ t: "op", v: name === "{" ? "(" : ")" });
-      else if (!",;:! ".includes(name)) out.push({ t: "cmd", v: name });
-      i = j;
-    } else if (/[0-9.]/.test(ch)) {
-      let j = i;
-      while (j < src.length && /[0-9.]/.test(src[j])) j++;
-      const v = src.slice(i, j);
-      if (v === "." || (v.match(/\./g) ?? []).length > 1) throw new LatexError(`bad number '${v}'`);
-      out.push({ t: "num", v: v.startsWith(".") ? "0" + v : v });
-      i = j;
-    } else if (/[a-zA-Z]/.test(ch)) {
-      out.push({ t: "id", v: ch });
-      i++;
-    } else if ("+-*/^_!()[]{}|,=<>'".includes(ch)) {
-      out.push({ t: "op", v: ch });
-      i++;
-    } else {
-      throw new LatexError(`unexpected character '${ch}'`);
-    }
+  TOKEN.lastIndex = 0;
+  while (TOKEN.lastIndex < src.length) {
+    const [, cmd, num, id, op, bad] = TOKEN.exec(src)!;
+    if (bad !== undefined) throw new LatexError(`unexpected character '${bad}'`);
+    if (cmd === "{" || cmd === "}") out.push({ t: "op", v: cmd === "{" ? "(" : ")" });
+    else if (cmd !== undefined) {
+      if (!",;:! ".includes(cmd)) out.push({ t: "cmd", v: cmd });
+    } else if (num !== undefined) {
+      if (num === "." || (num.match(/\./g) ?? []).length > 1) throw new LatexError(`bad number '${num}'`);
+      out.push({ t: "num", v: num.startsWith(".") ? "0" + num : num });
+    } else if (id !== undefined) out.push({ t: "id", v: id });
+    else if (op !== undefined) out.push({ t: "op", v: op });
     if (out.length > LATEX_LIMITS.maxTokens) throw new LatexError("expression too long");
   }
   return out;
