@@ -75,9 +75,14 @@ class Parser {
     const t = this.peek();
     return t !== undefined && t.t === "cmd" && names.includes(t.v);
   }
-  expect(v: string): void {
-    if (!this.isOp(v)) throw new LatexError(`expected '${v}'`);
+  // Consume the operator v when it comes next.
+  eat(v: string): boolean {
+    if (!this.isOp(v)) return false;
     this.pos++;
+    return true;
+  }
+  expect(v: string): void {
+    if (!this.eat(v)) throw new LatexError(`expected '${v}'`);
   }
   enter(): void {
     if (++this.depth > LATEX_LIMITS.maxDepth) throw new LatexError("expression nested too deeply");
@@ -125,29 +130,21 @@ class Parser {
   }
 
   power(): string {
-    let base = this.postfix();
-    if (this.isOp("^")) {
-      this.pos++;
-      const exponent = this.isOp("-") ? (this.pos++, `-(${this.group()})`) : this.group();
-      base = `(${base})^(${exponent})`;
-    }
-    return base;
+    const base = this.postfix();
+    if (!this.eat("^")) return base;
+    return `(${base})^(${this.eat("-") ? `-(${this.group()})` : this.group()})`;
   }
 
   postfix(): string {
     let out = this.atom();
-    while (this.isOp("!")) {
-      this.pos++;
-      out = `fact(${out})`;
-    }
+    while (this.eat("!")) out = `fact(${out})`;
     if (this.isOp("'")) throw new LatexError("primes are not expressions");
     return out;
   }
 
   // A braced group, or a single token (as in x^2 or \frac12).
   group(): string {
-    if (this.isOp("{")) {
-      this.pos++;
+    if (this.eat("{")) {
       const inner = this.expr();
       this.expect("}");
       return inner;
@@ -201,12 +198,10 @@ class Parser {
   }
 
   subscripted(name: string): string {
-    if (!this.isOp("_")) return name;
-    this.pos++;
+    if (!this.eat("_")) return name;
     const t = this.peek();
     let sub = "";
-    if (this.isOp("{")) {
-      this.pos++;
+    if (this.eat("{")) {
       while (this.peek() && !this.isOp("}")) {
         const s = this.toks[this.pos++];
         if (s.t !== "num" && s.t !== "id") throw new LatexError("complex subscript");
@@ -227,8 +222,7 @@ class Parser {
       return `(${num}) / (${den})`;
     }
     if (name === "sqrt") {
-      if (this.isOp("[")) {
-        this.pos++;
+      if (this.eat("[")) {
         const index = this.expr();
         this.expect("]");
         return `nthRoot(${this.group()}, ${index})`;
@@ -258,14 +252,8 @@ class Parser {
   func(fn: string, isLog: boolean): string {
     let base: string | null = null;
     let power: string | null = null;
-    if (isLog && this.isOp("_")) {
-      this.pos++;
-      base = this.group();
-    }
-    if (this.isOp("^")) {
-      this.pos++;
-      power = this.group();
-    }
+    if (isLog && this.eat("_")) base = this.group();
+    if (this.eat("^")) power = this.group();
     let arg: string;
     if (this.isOp("(") || this.isOp("{")) {
       arg = this.atom();
