@@ -3,8 +3,7 @@ import { extractAnswer, extractGold, type Extraction } from "./extract.ts";
 import { normalizeAnswer, type NormalizeOptions } from "./normalize.ts";
 import { parseValue, type Value } from "./forms.ts";
 import { asksForOrder, type CompareOptions, compareValues, valuesEqual } from "./compare.ts";
-import { choiceVerdict, percentVerdict, unitVerdict } from "./readings.ts";
-import type { Unit } from "./units.ts";
+import { choiceVerdict, percentVerdict, type Reading, unitVerdict } from "./readings.ts";
 
 /**
  * Outcome classes, logged separately so a parse failure or timeout is never mistaken for a wrong answer.
@@ -67,7 +66,7 @@ function braceDepthExceeds(s: string, limit: number): boolean {
   return false;
 }
 
-type Prepared = { value: Value; percent: boolean; unit: Unit | null; norm: string; rules: string[] } | null;
+type Prepared = (Reading & { rules: string[] }) | null;
 
 // Normalise and parse an answer; null when it breaks the size caps.
 function prepare(answer: string, options: NormalizeOptions = {}): Prepared {

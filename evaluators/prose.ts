@@ -9,7 +9,7 @@ export interface MathSpan {
 }
 
 const OPENERS: [string, string][] = [["$$", "$$"], ["\\(", "\\)"], ["\\[", "\\]"], ["$", "$"]];
-const MATRIX = /\\begin\{([pbvBV]?matrix|array)\}/g;
+const MATRIX = /\\begin\{([pbvBV]?matrix|array)\}/y;
 
 // A `$…$` span holds math only if it looks like math: "$5 + $19" (currency, content "5 + ") is not a span.
 function looksLikeMath(content: string): boolean {
@@ -28,10 +28,10 @@ export function mathSpans(text: string): MathSpan[] {
       i++;
       continue;
     }
-    if (ch === "\\" && text.startsWith("\\begin{", i)) {
+    if (ch === "\\") {
       MATRIX.lastIndex = i;
       const m = MATRIX.exec(text);
-      if (m && m.index === i) {
+      if (m) {
         const endTag = `\\end{${m[1]}}`;
         const close = neverCloses.has(endTag) ? -1 : text.indexOf(endTag, i);
         if (close < 0) neverCloses.add(endTag);
