@@ -76,9 +76,7 @@ function plain(text: string): string {
 
 /** The final sentence of a text: the last sentence of its last non-empty line (math spans never split it). */
 export function finalSentence(text: string): string {
-  const lines = plain(text).trimEnd().split("\n");
-  let line = "";
-  for (let k = lines.length - 1; k >= 0 && line === ""; k--) line = lines[k].trim();
+  const line = plain(text).trimEnd().split("\n").findLast((l) => l.trim() !== "")?.trim() ?? "";
   // Mask math so periods inside it ("$7.50$", "\[ x. \]") do not end a sentence, then cut after the last end.
   const masked = maskMath(line, (s) => {
     // Display math that ends its sentence inside ("$$ … \ge \frac{2}{1}.$$ Therefore …") ends it here too.
@@ -90,9 +88,7 @@ export function finalSentence(text: string): string {
   while (bodyEnd > 0 && /[\s.!?:;"')\]]/.test(masked[bodyEnd - 1])) bodyEnd--;
   const body = masked.slice(0, bodyEnd);
   let cut = 0;
-  const ends = /[.!?]\s+/g;
-  let m: RegExpExecArray | null;
-  while ((m = ends.exec(body)) !== null) cut = m.index + m[0].length;
+  for (const m of body.matchAll(/[.!?]\s+/g)) cut = m.index + m[0].length;
   return line.slice(cut, body.length).trim();
 }
 
