@@ -178,7 +178,7 @@ class Parser {
       if (t.v.includes(".")) this.hasDecimal = true;
       return t.v;
     }
-    if (t.t === "id") return this.subscripted(t.v === "e" ? "e" : t.v === "i" ? "i" : t.v);
+    if (t.t === "id") return this.subscripted(t.v);
     if (t.t === "op") {
       if (t.v === "(" || t.v === "[" || t.v === "{") {
         const inner = this.expr();
@@ -216,11 +216,7 @@ class Parser {
   }
 
   command(name: string): string {
-    if (name === "frac") {
-      const num = this.group();
-      const den = this.group();
-      return `(${num}) / (${den})`;
-    }
+    if (name === "frac") return `(${this.group()}) / (${this.group()})`;
     if (name === "sqrt") {
       if (this.eat("[")) {
         const index = this.expr();
@@ -254,15 +250,9 @@ class Parser {
     let power: string | null = null;
     if (isLog && this.eat("_")) base = this.group();
     if (this.eat("^")) power = this.group();
-    let arg: string;
-    if (this.isOp("(") || this.isOp("{")) {
-      arg = this.atom();
-    } else {
-      arg = this.power();
-      while (this.peek() && (this.peek()!.t === "id" || this.peek()!.t === "num")) {
-        arg = `${arg} * ${this.power()}`;
-      }
-    }
+    const braced = this.isOp("(") || this.isOp("{");
+    let arg = braced ? this.atom() : this.power();
+    while (!braced && (this.peek()?.t === "id" || this.peek()?.t === "num")) arg = `${arg} * ${this.power()}`;
     const call = base !== null ? `log(${arg}, ${base})` : `${fn}(${arg})`;
     return power !== null ? `(${call})^(${power})` : call;
   }

@@ -141,7 +141,7 @@ export interface CrossedComponents {
   msResidual: number;
 }
 
-/** Var(mean) of a crossed design as its three terms above, each with its degrees of freedom. */
+/** Var(mean) of a crossed design as its three terms above, with their df: S − 1, P − 1 and (S − 1)(P − 1). */
 export interface CrossedTerms {
   seedTerm: number;
   seedDf: number;
