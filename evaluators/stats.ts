@@ -194,25 +194,16 @@ export function crossedComponents(
     for (let p = 0; p < P; p++) ssResidual += (values[s * P + p] - rowMean[s] - colMean[p] + m) ** 2;
   }
   const msSeed = S > 1 ? ssSeed / (S - 1) : NaN, msProblem = P > 1 ? ssProblem / (P - 1) : NaN;
-  const msResidual = S > 1 && P > 1 ? ssResidual / ((S - 1) * (P - 1)) : NaN;
+  const two = S > 1 && P > 1; // with one level of a factor only the other's mean square is known
+  const msResidual = two ? ssResidual / ((S - 1) * (P - 1)) : NaN;
   const base = { seeds: S, problems: P, mean: m, msSeed, msProblem, msResidual };
-  if (S === 1 || P === 1) {
-    return {
-      ...base,
-      seed: P === 1 && S > 1 ? msSeed : 0,
-      problem: S === 1 && P > 1 ? msProblem : 0,
-      residual: 0,
-      seedKnown: S > 1,
-      problemKnown: P > 1,
-    };
-  }
   return {
     ...base,
-    seed: Math.max(0, (msSeed - msResidual) / P),
-    problem: Math.max(0, (msProblem - msResidual) / S),
-    residual: msResidual,
-    seedKnown: true,
-    problemKnown: true,
+    seed: two ? Math.max(0, (msSeed - msResidual) / P) : S > 1 ? msSeed : 0,
+    problem: two ? Math.max(0, (msProblem - msResidual) / S) : P > 1 ? msProblem : 0,
+    residual: two ? msResidual : 0,
+    seedKnown: S > 1,
+    problemKnown: P > 1,
   };
 }
 
@@ -377,45 +368,34 @@ export function nestedInterval(
   const seedsPerBase = B / groups.reduce((acc, g) => acc + 1 / g.length, 0);
   const within = withinBase(values, groups, P);
   const common = { bases: B, seedsPerBase, units: U, problems: P };
-  if (B === 1) {
-    const ci = crossedInterval(values, U, P);
-    const c = ci.components;
-    const two = U > 1 && P > 1;
-    const nested: NestedComponents = {
-      ...common,
-      mean: ci.mean,
-      base: NaN,
-      seed: U > 1 ? (P > 1 ? (c.msSeed - c.msResidual) / P : c.msSeed) : NaN,
-      problem: P > 1 ? (two ? (c.msProblem - c.msResidual) / U : c.msProblem) : NaN,
-      baseProblem: NaN,
-      residual: two ? c.msResidual : NaN,
-      basesKnown: false,
-      seedsKnown: U > 1,
-    };
-    return { ...ci, nested, scope: "one base" };
-  }
+  // One base: the interval over its seeds × problems (it holds for that base only); else over the base means.
+  const one = B === 1;
   const M = new Float64Array(B * P);
-  groups.forEach((rows, b) => {
-    for (const u of rows) for (let p = 0; p < P; p++) M[b * P + p] += values[u * P + p] / rows.length;
-  });
-  const ci = crossedInterval(M, B, P);
+  if (!one) {
+    groups.forEach((rows, b) => {
+      for (const u of rows) for (let p = 0; p < P; p++) M[b * P + p] += values[u * P + p] / rows.length;
+    });
+  }
+  const R = one ? U : B;
+  const ci = crossedInterval(one ? values : M, R, P);
   const c = ci.components;
-  const rowVar = P > 1 ? (c.msSeed - c.msResidual) / P : c.msSeed;
-  const resid = P > 1 ? c.msResidual : NaN;
-  const seed = within.known ? (P > 1 ? (within.msSeed - within.msResidual) / P : within.msSeed) : NaN;
-  const residual = within.known && P > 1 ? within.msResidual : NaN;
+  const rowVar = R > 1 ? (P > 1 ? (c.msSeed - c.msResidual) / P : c.msSeed) : NaN;
+  const resid = R > 1 && P > 1 ? c.msResidual : NaN;
+  const withinSeed = within.known ? (P > 1 ? (within.msSeed - within.msResidual) / P : within.msSeed) : NaN;
+  const seed = one ? rowVar : withinSeed;
+  const residual = one ? resid : within.known && P > 1 ? within.msResidual : NaN;
   const nested: NestedComponents = {
     ...common,
     mean: ci.mean,
-    base: within.known ? rowVar - seed / seedsPerBase : rowVar,
+    base: one ? NaN : within.known ? rowVar - seed / seedsPerBase : rowVar,
     seed,
-    problem: P > 1 ? (c.msProblem - c.msResidual) / B : NaN,
-    baseProblem: within.known ? resid - residual / seedsPerBase : resid,
+    problem: P > 1 ? (R > 1 ? (c.msProblem - c.msResidual) / R : c.msProblem) : NaN,
+    baseProblem: one ? NaN : within.known ? resid - residual / seedsPerBase : resid,
     residual,
-    basesKnown: true,
-    seedsKnown: within.known,
+    basesKnown: !one,
+    seedsKnown: one ? U > 1 : within.known,
   };
-  return { ...ci, nested, scope: "bases" };
+  return { ...ci, nested, scope: one ? "one base" : "bases" };
 }
 
 /** log C(n, k) for integers 0 ≤ k ≤ n. */
