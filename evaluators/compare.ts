@@ -218,13 +218,10 @@ const isRelationJoin = (v: Value): boolean =>
 // "y = 3, x = 2" is (2, 3) however it is written (and "y = 2, x = 3" is not); other labels keep their order.
 function labelledValues(v: Value): Value[] | null {
   if (v.kind !== "set" || v.items.length < 2) return null;
-  const named: { label: string; value: Value }[] = [];
-  for (const item of v.items) {
-    if (item.kind !== "rel" || item.ops.length !== 1 || item.ops[0] !== "=" || !isLabel(item.srcs[0])) {
-      return null;
-    }
-    named.push({ label: item.srcs[0].replace(/[\s{}]/g, ""), value: item.sides[1] });
-  }
+  const isLabelled = (item: Value): item is Rel =>
+    item.kind === "rel" && item.ops.length === 1 && item.ops[0] === "=" && isLabel(item.srcs[0]);
+  if (!v.items.every(isLabelled)) return null;
+  const named = v.items.map((item) => ({ label: item.srcs[0].replace(/[\s{}]/g, ""), value: item.sides[1] }));
   if (new Set(named.map((n) => n.label)).size !== named.length) return null;
   const letters = named.map((n) => /^([a-zA-Z])(?:_(\d+))?$/.exec(n.label));
   if (letters.every((m) => m !== null)) {

@@ -131,20 +131,18 @@ function boxesVerdict(
   compare: CompareOptions,
 ): string | null {
   if (!ex.boxes) return null;
-  const multi = g.value.kind === "set" && g.value.items.length > 1;
-  if (multi) {
-    const parts = ex.boxes.map((b) => prepare(b, options));
-    if (parts.some((x) => x === null)) return null;
-    const items = parts.flatMap((x) => x!.value.kind === "set" ? x!.value.items : [x!.value]);
-    return valuesEqual({ kind: "set", items, form: g.value.form }, g.value, compare) ? "boxed_union" : null;
-  }
+  const gv = g.value;
+  const multi = gv.kind === "set" && gv.items.length > 1;
   // Labelled parts boxed one by one, "(a) \boxed{3} … (b) \boxed{7}", against a tuple gold (3, 7): the boxes
   // in order are its coordinates, one box each.
-  if (g.value.kind === "tuple" && g.value.open === "(" && ex.boxes.length === g.value.items.length) {
-    const parts = ex.boxes.map((b) => prepare(b, options));
-    if (parts.some((x) => x === null)) return null;
-    const tuple = { ...g.value, items: parts.map((x) => x!.value) };
-    return valuesEqual(tuple, g.value, compare) ? "boxed_tuple" : null;
+  const tuple = gv.kind === "tuple" && gv.open === "(" && ex.boxes.length === gv.items.length;
+  if (multi || tuple) {
+    const parts = ex.boxes.map((b) => prepare(b, options)?.value);
+    if (parts.some((x) => x === undefined)) return null;
+    const values = parts as Value[];
+    if (tuple) return valuesEqual({ ...gv, items: values }, gv, compare) ? "boxed_tuple" : null;
+    const items = values.flatMap((v) => v.kind === "set" ? v.items : [v]);
+    return valuesEqual({ kind: "set", items, form: gv.form }, gv, compare) ? "boxed_union" : null;
   }
   const group = (ex.finalBoxes ?? []).map((b) => prepare(b, options));
   if (group.length < 2 || group.some((x) => x === null)) return null;
