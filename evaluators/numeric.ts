@@ -384,10 +384,8 @@ export function compileExpr(src: string, hasDecimal: boolean): Expr | null {
     const node = math.parse(src);
     const vars = new Set<string>();
     node.traverse((n, _p, parent) => {
-      if (n.type === "SymbolNode" && !KNOWN.has((n as unknown as { name: string }).name)) {
-        const isFn = parent?.type === "FunctionNode" && (parent as unknown as { fn: unknown }).fn === n;
-        if (!isFn) vars.add((n as unknown as { name: string }).name);
-      }
+      const isFn = parent !== null && math.isFunctionNode(parent) && parent.fn === n;
+      if (math.isSymbolNode(n) && !KNOWN.has(n.name) && !isFn) vars.add(n.name);
     });
     return {
       kind: "expr",
