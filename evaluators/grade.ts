@@ -169,6 +169,12 @@ const described = (p: NonNullable<Prepared>) => ({
   rules: p.unit === null ? p.rules : [...p.rules, `unit=${p.unit.name}`],
 });
 
+const NOTHING_COMPARED: Omit<GradeExplanation, "extraction"> = {
+  prediction: null,
+  gold: null,
+  comparison: "none",
+};
+
 /**
  * Grade one model response against a reference answer. Never throws: unexpected internal errors are reported
  * as `error`. A gold that cannot be read (empty, over the caps) grades every prediction `parse_error`.
@@ -177,21 +183,10 @@ export function grade(prediction: string, gold: string, options: GradeOptions = 
   let extracted: string | null = null;
   let rule = "no_answer";
   const explain = options.explain === true;
-  const result = (
-    correct: boolean,
-    status: GradeStatus,
-    r: string,
-    why?: Omit<GradeExplanation, "extraction">,
-  ): GradeResult =>
-    explain
-      ? {
-        correct,
-        status,
-        extracted,
-        rule: r,
-        explain: { extraction: rule, ...(why ?? { prediction: null, gold: null, comparison: "none" }) },
-      }
-      : { correct, status, extracted, rule: r };
+  const result = (correct: boolean, status: GradeStatus, r: string, why = NOTHING_COMPARED): GradeResult => {
+    const out: GradeResult = { correct, status, extracted, rule: r };
+    return explain ? { ...out, explain: { extraction: rule, ...why } } : out;
+  };
   try {
     const ex = extractAnswer(String(prediction ?? ""), options);
     extracted = ex.answer;
