@@ -66,10 +66,10 @@ function braceDepthExceeds(s: string, limit: number): boolean {
   return false;
 }
 
-type Prepared = (Reading & { rules: string[] }) | null;
+type Prepared = Reading & { rules: string[] };
 
 // Normalise and parse an answer; null when it breaks the size caps.
-function prepare(answer: string, options: NormalizeOptions = {}): Prepared {
+function prepare(answer: string, options: NormalizeOptions = {}): Prepared | null {
   if (answer.length > GRADE_LIMITS.answerChars || braceDepthExceeds(answer, GRADE_LIMITS.braceDepth)) {
     return null;
   }
@@ -98,11 +98,7 @@ function decimalCommaReading(commaSide: string, decimalSide: string): Value | nu
  * Equivalence of two prepared answers (pred against reference gold): a multiple-choice gold, then units, then
  * the values (percent as a value, readings.ts), then the decimal-comma reading.
  */
-function preparedCompare(
-  p: NonNullable<Prepared>,
-  g: NonNullable<Prepared>,
-  options: CompareOptions,
-): { equal: boolean; by: string } {
+function preparedCompare(p: Prepared, g: Prepared, options: CompareOptions): { equal: boolean; by: string } {
   const choice = choiceVerdict(p, g, options);
   if (choice !== null) return choice;
   const unit = unitVerdict(p, g, options);
@@ -126,7 +122,7 @@ function preparedCompare(
 // one-value gold against a final group of different boxes ("\boxed{3} or \boxed{4}") is a hedge and wrong.
 function boxesVerdict(
   ex: Extraction,
-  g: NonNullable<Prepared>,
+  g: Prepared,
   options: NormalizeOptions,
   compare: CompareOptions,
 ): string | null {
@@ -155,7 +151,7 @@ function boxesVerdict(
 // `--explain` names the decimal rule that applied when either side has a decimal (docs/evaluators.md).
 const HAS_DECIMAL = /\d\.\d/;
 const NO_DECIMAL_RULE = new Set(["same_string", "same_word", "decimal_comma", "choice", "unit_dimension"]);
-function decimalRule(p: NonNullable<Prepared>, g: NonNullable<Prepared>, strict: boolean): string {
+function decimalRule(p: Prepared, g: Prepared, strict: boolean): string {
   if (!HAS_DECIMAL.test(p.norm) && !HAS_DECIMAL.test(g.norm)) return "";
   if (!strict || HAS_DECIMAL.test(g.norm)) {
     return "; decimals: a plain decimal may be the other value rounded to its places";
@@ -163,7 +159,7 @@ function decimalRule(p: NonNullable<Prepared>, g: NonNullable<Prepared>, strict:
   return "; decimals: exact (strict mode, the gold has no decimal)";
 }
 
-const described = (p: NonNullable<Prepared>) => ({
+const described = (p: Prepared) => ({
   normalized: p.norm,
   form: p.value.form ?? p.value.kind,
   rules: p.unit === null ? p.rules : [...p.rules, `unit=${p.unit.name}`],
