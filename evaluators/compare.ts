@@ -2,7 +2,7 @@
 // ordered list of named comparisons (COMPARISONS): the first one that applies to the pair decides, and its name is what `--explain` reports.
 // Asymmetric on purpose where noted: the prediction is compared against the reference gold.
 import { compileExpr, type Expr, exprEqual, proportional } from "./numeric.ts";
-import { constantOf, exprValue, interval, type Value } from "./forms.ts";
+import { constantOf, exprValue, interval, type Tuple, type Value } from "./forms.ts";
 
 type Rel = Extract<Value, { kind: "rel" }>;
 
@@ -104,7 +104,6 @@ function relationEqual(p: Rel, g: Rel): boolean {
 // A one-variable inequality as a union of intervals: x > 2 → (2, ∞); 1 ≤ x < 3 → [1, 3); x ≠ 1 → (−∞, 1) ∪
 // (1, ∞). `unknown` is the variable's source, so x > 2 and y > 2 are never the same set.
 let infinities: [Value, Value] | null = null;
-type Tuple = Extract<Value, { kind: "tuple" }>;
 type Pieces = { unknown: string; pieces: Tuple[] };
 
 function inequalityPieces(g: Rel): Pieces | null {
