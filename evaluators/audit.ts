@@ -122,13 +122,11 @@ export function auditGolds(
   golds: readonly { id: string; answer: string }[],
 ): { id: string; answer: string; why: string }[] {
   const seen = new Map<string, GoldAudit>();
-  const out: { id: string; answer: string; why: string }[] = [];
-  for (const { id, answer } of golds) {
+  return golds.flatMap(({ id, answer }) => {
     let a = seen.get(answer);
     if (a === undefined) seen.set(answer, a = auditGold(answer));
-    if (a.failure !== null) {
-      out.push({ id, answer, why: a.rendered ? `${a.failure}: ${a.rendered}` : a.failure });
-    }
-  }
-  return out;
+    return a.failure === null
+      ? []
+      : [{ id, answer, why: a.rendered ? `${a.failure}: ${a.rendered}` : a.failure }];
+  });
 }

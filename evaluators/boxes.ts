@@ -110,14 +110,12 @@ const REJECTS =
 // The sentences (with where they start) that take something back, in order: usually none or a few.
 function rejectingSentences(text: string): { start: number; text: string }[] {
   const out: { start: number; text: string }[] = [];
-  const ends = /[.!?]\s+|\n+/g;
-  let from = 0;
-  for (let m; (m = ends.exec(text)) !== null; from = m.index + m[0].length) {
+  const ends = /[.!?]\s+|\n+|$/g; // the end of the text ends the last sentence
+  for (let m, from = 0; (m = ends.exec(text)) !== null; from = m.index + m[0].length) {
     const sentence = text.slice(from, m.index + 1);
     if (REJECTS.test(sentence)) out.push({ start: from, text: sentence });
+    if (m[0] === "") break;
   }
-  const last = text.slice(from);
-  if (REJECTS.test(last)) out.push({ start: from, text: last });
   return out;
 }
 

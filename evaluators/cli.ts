@@ -63,7 +63,7 @@ export function parseInput(text: string, file: string): { lines: Line[]; errors:
   text.split("\n").forEach((raw, i) => {
     if (raw.trim() === "") return;
     const where = `${file}:${i + 1}`;
-    let record: unknown;
+    let record: Record<string, unknown> | null;
     try {
       record = JSON.parse(raw);
     } catch (e) {
@@ -72,13 +72,11 @@ export function parseInput(text: string, file: string): { lines: Line[]; errors:
     }
     if (record === null || typeof record !== "object" || Array.isArray(record)) {
       errors.push(`${where}: expected a JSON object`);
-    } else if (typeof (record as Record<string, unknown>).prediction !== "string") {
-      errors.push(`${where}: field "prediction" must be a string`);
-    } else if (typeof (record as Record<string, unknown>).gold !== "string") {
-      errors.push(`${where}: field "gold" must be a string`);
-    } else {
-      lines.push({ lineNo: i + 1, record: record as Record<string, unknown> });
+      return;
     }
+    const field = ["prediction", "gold"].find((f) => typeof record[f] !== "string");
+    if (field) errors.push(`${where}: field "${field}" must be a string`);
+    else lines.push({ lineNo: i + 1, record });
   });
   return { lines, errors };
 }
@@ -116,12 +114,11 @@ export async function main(args: string[]): Promise<number> {
     lines.forEach((l, k) => console.error(explainLine(values.input!, l.lineNo, results[k])));
   }
   printAgreement(lines, results.map((r) => r.correct), values.input);
-  const counts: Record<string, number> = {};
-  for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  const counts = Object.entries(Object.groupBy(results, (r) => r.status)).map(([k, v]) =>
+    `${k} ${v!.length}`
+  );
   console.error(
-    `graded ${lines.length} lines (${
-      Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ") || "none"
-    })` +
+    `graded ${lines.length} lines (${counts.join(", ") || "none"})` +
       (errors.length ? `; ${errors.length} malformed line(s) skipped` : ""),
   );
   return errors.length ? 1 : 0;

@@ -2,7 +2,7 @@
 // ordered list of named comparisons (COMPARISONS): the first one that applies to the pair decides, and its name is what `--explain` reports.
 // Asymmetric on purpose where noted: the prediction is compared against the reference gold.
 import { compileExpr, type Expr, exprEqual, proportional } from "./numeric.ts";
-import { constantOf, exprValue, interval, type Value } from "./forms.ts";
+import { constantOf, exprValue, interval, type Tuple, type Value } from "./forms.ts";
 
 type Rel = Extract<Value, { kind: "rel" }>;
 
@@ -104,7 +104,6 @@ function relationEqual(p: Rel, g: Rel): boolean {
 // A one-variable inequality as a union of intervals: x > 2 → (2, ∞); 1 ≤ x < 3 → [1, 3); x ≠ 1 → (−∞, 1) ∪
 // (1, ∞). `unknown` is the variable's source, so x > 2 and y > 2 are never the same set.
 let infinities: [Value, Value] | null = null;
-type Tuple = Extract<Value, { kind: "tuple" }>;
 type Pieces = { unknown: string; pieces: Tuple[] };
 
 function inequalityPieces(g: Rel): Pieces | null {
@@ -218,13 +217,10 @@ const isRelationJoin = (v: Value): boolean =>
 // "y = 3, x = 2" is (2, 3) however it is written (and "y = 2, x = 3" is not); other labels keep their order.
 function labelledValues(v: Value): Value[] | null {
   if (v.kind !== "set" || v.items.length < 2) return null;
-  const named: { label: string; value: Value }[] = [];
-  for (const item of v.items) {
-    if (item.kind !== "rel" || item.ops.length !== 1 || item.ops[0] !== "=" || !isLabel(item.srcs[0])) {
-      return null;
-    }
-    named.push({ label: item.srcs[0].replace(/[\s{}]/g, ""), value: item.sides[1] });
-  }
+  const isLabelled = (item: Value): item is Rel =>
+    item.kind === "rel" && item.ops.length === 1 && item.ops[0] === "=" && isLabel(item.srcs[0]);
+  if (!v.items.every(isLabelled)) return null;
+  const named = v.items.map((item) => ({ label: item.srcs[0].replace(/[\s{}]/g, ""), value: item.sides[1] }));
   if (new Set(named.map((n) => n.label)).size !== named.length) return null;
   const letters = named.map((n) => /^([a-zA-Z])(?:_(\d+))?$/.exec(n.label));
   if (letters.every((m) => m !== null)) {

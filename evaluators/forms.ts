@@ -218,7 +218,8 @@ function realOf(v: Value | undefined): number {
   return Number.isFinite(x) ? x : NaN;
 }
 
-type Tuple = Extract<Value, { kind: "tuple" }>;
+/** A tuple or interval value. */
+export type Tuple = Extract<Value, { kind: "tuple" }>;
 
 /** The interval (or pair) open lo, hi close. */
 export const interval = (open: string, lo: Value, hi: Value, close: string): Tuple => ({

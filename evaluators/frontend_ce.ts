@@ -32,6 +32,21 @@ const INFIX: Record<string, string> = {
   Divide: " / ",
 };
 
+// The other heads, by their arguments (undefined: a form this serialiser does not handle).
+const HEADS: Record<string, (a: string[]) => string | undefined> = {
+  Negate: ([x]) => `-(${x})`,
+  Power: ([x, y]) => `(${x})^(${y})`,
+  Square: ([x]) => `(${x})^2`,
+  Root: ([x, n]) => `nthRoot(${x}, ${n})`,
+  Rational: ([p, q]) => `((${p}) / (${q}))`,
+  Complex: ([re, im]) => `(${re} + ${im} * i)`,
+  Binomial: ([n, k]) => `combinations(${n}, ${k})`,
+  Lb: ([x]) => `log(${x}, 2)`,
+  Lg: ([x]) => `log10(${x})`,
+  Log: (a) => (a.length === 2 ? `log(${a[0]}, ${a[1]})` : `log10(${a[0]})`),
+  Delimiter: (a) => (a.length === 1 ? `(${a[0]})` : undefined),
+};
+
 type Json = number | string | { num: string } | Json[];
 
 function serialise(j: Json, state: { hasDecimal: boolean }): string {
@@ -53,31 +68,9 @@ function serialise(j: Json, state: { hasDecimal: boolean }): string {
   const a = args.map((x) => serialise(x, state));
   if (head in INFIX) return `(${a.join(INFIX[head])})`;
   if (head in UNARY && a.length === 1) return `${UNARY[head]}(${a[0]})`;
-  switch (head) {
-    case "Negate":
-      return `-(${a[0]})`;
-    case "Power":
-      return `(${a[0]})^(${a[1]})`;
-    case "Square":
-      return `(${a[0]})^2`;
-    case "Root":
-      return `nthRoot(${a[0]}, ${a[1]})`;
-    case "Rational":
-      return `((${a[0]}) / (${a[1]}))`;
-    case "Complex":
-      return `(${a[0]} + ${a[1]} * i)`;
-    case "Binomial":
-      return `combinations(${a[0]}, ${a[1]})`;
-    case "Lb":
-      return `log(${a[0]}, 2)`;
-    case "Lg":
-      return `log10(${a[0]})`;
-    case "Log":
-      return a.length === 2 ? `log(${a[0]}, ${a[1]})` : `log10(${a[0]})`;
-    case "Delimiter":
-      if (a.length === 1) return `(${a[0]})`;
-  }
-  throw new LatexError(`unsupported MathJSON head ${head}`);
+  const out = Object.hasOwn(HEADS, head) ? HEADS[head](a) : undefined;
+  if (out === undefined) throw new LatexError(`unsupported MathJSON head ${head}`);
+  return out;
 }
 
 /** Translate LaTeX to mathjs syntax through compute-engine's parser (non-canonical, so no evaluation here). */

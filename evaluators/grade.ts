@@ -3,8 +3,7 @@ import { extractAnswer, extractGold, type Extraction } from "./extract.ts";
 import { normalizeAnswer, type NormalizeOptions } from "./normalize.ts";
 import { parseValue, type Value } from "./forms.ts";
 import { asksForOrder, type CompareOptions, compareValues, valuesEqual } from "./compare.ts";
-import { choiceVerdict, percentVerdict, unitVerdict } from "./readings.ts";
-import type { Unit } from "./units.ts";
+import { choiceVerdict, percentVerdict, type Reading, unitVerdict } from "./readings.ts";
 
 /**
  * Outcome classes, logged separately so a parse failure or timeout is never mistaken for a wrong answer.
@@ -67,10 +66,10 @@ function braceDepthExceeds(s: string, limit: number): boolean {
   return false;
 }
 
-type Prepared = { value: Value; percent: boolean; unit: Unit | null; norm: string; rules: string[] } | null;
+type Prepared = Reading & { rules: string[] };
 
 // Normalise and parse an answer; null when it breaks the size caps.
-function prepare(answer: string, options: NormalizeOptions = {}): Prepared {
+function prepare(answer: string, options: NormalizeOptions = {}): Prepared | null {
   if (answer.length > GRADE_LIMITS.answerChars || braceDepthExceeds(answer, GRADE_LIMITS.braceDepth)) {
     return null;
   }
@@ -99,11 +98,7 @@ function decimalCommaReading(commaSide: string, decimalSide: string): Value | nu
  * Equivalence of two prepared answers (pred against reference gold): a multiple-choice gold, then units, then
  * the values (percent as a value, readings.ts), then the decimal-comma reading.
  */
-function preparedCompare(
-  p: NonNullable<Prepared>,
-  g: NonNullable<Prepared>,
-  options: CompareOptions,
-): { equal: boolean; by: string } {
+function preparedCompare(p: Prepared, g: Prepared, options: CompareOptions): { equal: boolean; by: string } {
   const choice = choiceVerdict(p, g, options);
   if (choice !== null) return choice;
   const unit = unitVerdict(p, g, options);
@@ -127,25 +122,23 @@ function preparedCompare(
 // one-value gold against a final group of different boxes ("\boxed{3} or \boxed{4}") is a hedge and wrong.
 function boxesVerdict(
   ex: Extraction,
-  g: NonNullable<Prepared>,
+  g: Prepared,
   options: NormalizeOptions,
   compare: CompareOptions,
 ): string | null {
   if (!ex.boxes) return null;
-  const multi = g.value.kind === "set" && g.value.items.length > 1;
-  if (multi) {
-    const parts = ex.boxes.map((b) => prepare(b, options));
-    if (parts.some((x) => x === null)) return null;
-    const items = parts.flatMap((x) => x!.value.kind === "set" ? x!.value.items : [x!.value]);
-    return valuesEqual({ kind: "set", items, form: g.value.form }, g.value, compare) ? "boxed_union" : null;
-  }
+  const gv = g.value;
+  const multi = gv.kind === "set" && gv.items.length > 1;
   // Labelled parts boxed one by one, "(a) \boxed{3} … (b) \boxed{7}", against a tuple gold (3, 7): the boxes
   // in order are its coordinates, one box each.
-  if (g.value.kind === "tuple" && g.value.open === "(" && ex.boxes.length === g.value.items.length) {
-    const parts = ex.boxes.map((b) => prepare(b, options));
-    if (parts.some((x) => x === null)) return null;
-    const tuple = { ...g.value, items: parts.map((x) => x!.value) };
-    return valuesEqual(tuple, g.value, compare) ? "boxed_tuple" : null;
+  const tuple = gv.kind === "tuple" && gv.open === "(" && ex.boxes.length === gv.items.length;
+  if (multi || tuple) {
+    const parts = ex.boxes.map((b) => prepare(b, options)?.value);
+    if (parts.some((x) => x === undefined)) return null;
+    const values = parts as Value[];
+    if (tuple) return valuesEqual({ ...gv, items: values }, gv, compare) ? "boxed_tuple" : null;
+    const items = values.flatMap((v) => v.kind === "set" ? v.items : [v]);
+    return valuesEqual({ kind: "set", items, form: gv.form }, gv, compare) ? "boxed_union" : null;
   }
   const group = (ex.finalBoxes ?? []).map((b) => prepare(b, options));
   if (group.length < 2 || group.some((x) => x === null)) return null;
@@ -158,7 +151,7 @@ function boxesVerdict(
 // `--explain` names the decimal rule that applied when either side has a decimal (docs/evaluators.md).
 const HAS_DECIMAL = /\d\.\d/;
 const NO_DECIMAL_RULE = new Set(["same_string", "same_word", "decimal_comma", "choice", "unit_dimension"]);
-function decimalRule(p: NonNullable<Prepared>, g: NonNullable<Prepared>, strict: boolean): string {
+function decimalRule(p: Prepared, g: Prepared, strict: boolean): string {
   if (!HAS_DECIMAL.test(p.norm) && !HAS_DECIMAL.test(g.norm)) return "";
   if (!strict || HAS_DECIMAL.test(g.norm)) {
     return "; decimals: a plain decimal may be the other value rounded to its places";
@@ -166,11 +159,17 @@ function decimalRule(p: NonNullable<Prepared>, g: NonNullable<Prepared>, strict:
   return "; decimals: exact (strict mode, the gold has no decimal)";
 }
 
-const described = (p: NonNullable<Prepared>) => ({
+const described = (p: Prepared) => ({
   normalized: p.norm,
   form: p.value.form ?? p.value.kind,
   rules: p.unit === null ? p.rules : [...p.rules, `unit=${p.unit.name}`],
 });
+
+const NOTHING_COMPARED: Omit<GradeExplanation, "extraction"> = {
+  prediction: null,
+  gold: null,
+  comparison: "none",
+};
 
 /**
  * Grade one model response against a reference answer. Never throws: unexpected internal errors are reported
@@ -180,21 +179,10 @@ export function grade(prediction: string, gold: string, options: GradeOptions = 
   let extracted: string | null = null;
   let rule = "no_answer";
   const explain = options.explain === true;
-  const result = (
-    correct: boolean,
-    status: GradeStatus,
-    r: string,
-    why?: Omit<GradeExplanation, "extraction">,
-  ): GradeResult =>
-    explain
-      ? {
-        correct,
-        status,
-        extracted,
-        rule: r,
-        explain: { extraction: rule, ...(why ?? { prediction: null, gold: null, comparison: "none" }) },
-      }
-      : { correct, status, extracted, rule: r };
+  const result = (correct: boolean, status: GradeStatus, r: string, why = NOTHING_COMPARED): GradeResult => {
+    const out: GradeResult = { correct, status, extracted, rule: r };
+    return explain ? { ...out, explain: { extraction: rule, ...why } } : out;
+  };
   try {
     const ex = extractAnswer(String(prediction ?? ""), options);
     extracted = ex.answer;

@@ -28,37 +28,24 @@ export const GREEK = new Set(
 );
 const MUL_CMDS = new Set(["cdot", "times", "ast"]);
 
+// One token after spacing: a command (letters, else one character such as \{ or \,), a number, a letter, an
+// operator; else the character no token starts with, or the end.
+const TOKEN = /[ \t\n]*(?:\\([a-zA-Z]+|[\s\S]?)|([0-9.]+)|([a-zA-Z])|([-+*/^_!()[\]{}|,=<>'])|([\s\S])|$)/y;
+
 function tokenize(src: string): Tok[] {
   const out: Tok[] = [];
-  let i = 0;
-  while (i < src.length) {
-    const ch = src[i];
-    if (ch === " " || ch === "\t" || ch === "\n") {
-      i++;
-    } else if (ch === "\\") {
-      let j = i + 1;
-      while (j < src.length && /[a-zA-Z]/.test(src[j])) j++;
-      if (j === i + 1) j++; // a one-character command such as \{ or \,
-      const name = src.slice(i + 1, j);
-      if (name === "{" || name === "}") out.push({ t: "op", v: name === "{" ? "(" : ")" });
-      else if (!",;:! ".includes(name)) out.push({ t: "cmd", v: name });
-      i = j;
-    } else if (/[0-9.]/.test(ch)) {
-      let j = i;
-      while (j < src.length && /[0-9.]/.test(src[j])) j++;
-      const v = src.slice(i, j);
-      if (v === "." || (v.match(/\./g) ?? []).length > 1) throw new LatexError(`bad number '${v}'`);
-      out.push({ t: "num", v: v.startsWith(".") ? "0" + v : v });
-      i = j;
-    } else if (/[a-zA-Z]/.test(ch)) {
-      out.push({ t: "id", v: ch });
-      i++;
-    } else if ("+-*/^_!()[]{}|,=<>'".includes(ch)) {
-      out.push({ t: "op", v: ch });
-      i++;
-    } else {
-      throw new LatexError(`unexpected character '${ch}'`);
-    }
+  TOKEN.lastIndex = 0;
+  while (TOKEN.lastIndex < src.length) {
+    const [, cmd, num, id, op, bad] = TOKEN.exec(src)!;
+    if (bad !== undefined) throw new LatexError(`unexpected character '${bad}'`);
+    if (cmd === "{" || cmd === "}") out.push({ t: "op", v: cmd === "{" ? "(" : ")" });
+    else if (cmd !== undefined) {
+      if (!",;:! ".includes(cmd)) out.push({ t: "cmd", v: cmd });
+    } else if (num !== undefined) {
+      if (num === "." || (num.match(/\./g) ?? []).length > 1) throw new LatexError(`bad number '${num}'`);
+      out.push({ t: "num", v: num.startsWith(".") ? "0" + num : num });
+    } else if (id !== undefined) out.push({ t: "id", v: id });
+    else if (op !== undefined) out.push({ t: "op", v: op });
     if (out.length > LATEX_LIMITS.maxTokens) throw new LatexError("expression too long");
   }
   return out;
@@ -88,9 +75,14 @@ class Parser {
     const t = this.peek();
     return t !== undefined && t.t === "cmd" && names.includes(t.v);
   }
-  expect(v: string): void {
-    if (!this.isOp(v)) throw new LatexError(`expected '${v}'`);
+  // Consume the operator v when it comes next.
+  eat(v: string): boolean {
+    if (!this.isOp(v)) return false;
     this.pos++;
+    return true;
+  }
+  expect(v: string): void {
+    if (!this.eat(v)) throw new LatexError(`expected '${v}'`);
   }
   enter(): void {
     if (++this.depth > LATEX_LIMITS.maxDepth) throw new LatexError("expression nested too deeply");
@@ -138,29 +130,21 @@ class Parser {
   }
 
   power(): string {
-    let base = this.postfix();
-    if (this.isOp("^")) {
-      this.pos++;
-      const exponent = this.isOp("-") ? (this.pos++, `-(${this.group()})`) : this.group();
-      base = `(${base})^(${exponent})`;
-    }
-    return base;
+    const base = this.postfix();
+    if (!this.eat("^")) return base;
+    return `(${base})^(${this.eat("-") ? `-(${this.group()})` : this.group()})`;
   }
 
   postfix(): string {
     let out = this.atom();
-    while (this.isOp("!")) {
-      this.pos++;
-      out = `fact(${out})`;
-    }
+    while (this.eat("!")) out = `fact(${out})`;
     if (this.isOp("'")) throw new LatexError("primes are not expressions");
     return out;
   }
 
   // A braced group, or a single token (as in x^2 or \frac12).
   group(): string {
-    if (this.isOp("{")) {
-      this.pos++;
+    if (this.eat("{")) {
       const inner = this.expr();
       this.expect("}");
       return inner;
@@ -194,7 +178,7 @@ class Parser {
       if (t.v.includes(".")) this.hasDecimal = true;
       return t.v;
     }
-    if (t.t === "id") return this.subscripted(t.v === "e" ? "e" : t.v === "i" ? "i" : t.v);
+    if (t.t === "id") return this.subscripted(t.v);
     if (t.t === "op") {
       if (t.v === "(" || t.v === "[" || t.v === "{") {
         const inner = this.expr();
@@ -214,12 +198,10 @@ class Parser {
   }
 
   subscripted(name: string): string {
-    if (!this.isOp("_")) return name;
-    this.pos++;
+    if (!this.eat("_")) return name;
     const t = this.peek();
     let sub = "";
-    if (this.isOp("{")) {
-      this.pos++;
+    if (this.eat("{")) {
       while (this.peek() && !this.isOp("}")) {
         const s = this.toks[this.pos++];
         if (s.t !== "num" && s.t !== "id") throw new LatexError("complex subscript");
@@ -234,14 +216,9 @@ class Parser {
   }
 
   command(name: string): string {
-    if (name === "frac") {
-      const num = this.group();
-      const den = this.group();
-      return `(${num}) / (${den})`;
-    }
+    if (name === "frac") return `(${this.group()}) / (${this.group()})`;
     if (name === "sqrt") {
-      if (this.isOp("[")) {
-        this.pos++;
+      if (this.eat("[")) {
         const index = this.expr();
         this.expect("]");
         return `nthRoot(${this.group()}, ${index})`;
@@ -271,23 +248,11 @@ class Parser {
   func(fn: string, isLog: boolean): string {
     let base: string | null = null;
     let power: string | null = null;
-    if (isLog && this.isOp("_")) {
-      this.pos++;
-      base = this.group();
-    }
-    if (this.isOp("^")) {
-      this.pos++;
-      power = this.group();
-    }
-    let arg: string;
-    if (this.isOp("(") || this.isOp("{")) {
-      arg = this.atom();
-    } else {
-      arg = this.power();
-      while (this.peek() && (this.peek()!.t === "id" || this.peek()!.t === "num")) {
-        arg = `${arg} * ${this.power()}`;
-      }
-    }
+    if (isLog && this.eat("_")) base = this.group();
+    if (this.eat("^")) power = this.group();
+    const braced = this.isOp("(") || this.isOp("{");
+    let arg = braced ? this.atom() : this.power();
+    while (!braced && (this.peek()?.t === "id" || this.peek()?.t === "num")) arg = `${arg} * ${this.power()}`;
     const call = base !== null ? `log(${arg}, ${base})` : `${fn}(${arg})`;
     return power !== null ? `(${call})^(${power})` : call;
   }

@@ -53,10 +53,7 @@ export function cleanValue(value: string): string {
 
 /** The last match of a global regex, or null. */
 export function lastMatch(text: string, re: RegExp): RegExpExecArray | null {
-  let last: RegExpExecArray | null = null;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) last = m;
-  return last;
+  return [...text.matchAll(re)].at(-1) ?? null;
 }
 
 function lineEnd(text: string, from: number): number {

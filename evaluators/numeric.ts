@@ -224,45 +224,32 @@ function complexParts(e: Expr): [Rational, Rational] | null {
   return im !== null && line !== null && ratEqual(line, f2) ? [f0, im] : null;
 }
 
-// Top-level terms of a mathjs source (sign kept), each with its top-level factors sorted, whitespace dropped.
-function terms(src: string): string[] {
+// Parts of a mathjs source split at the depth-0 characters `cut` accepts; a kept cut character starts the next
+// part (a term's sign), a dropped one is removed (a factor's "*").
+function splitOuter(s: string, cut: (i: number, start: number) => boolean, keep: boolean): string[] {
   const out: string[] = [];
   let depth = 0;
   let start = 0;
-  const s = src.replace(/\s+/g, "");
-  const push = (t: string) => {
-    if (t === "" || t === "+" || t === "-") return;
-    const sign = t[0] === "-" ? "-" : "+";
-    const body = t[0] === "-" || t[0] === "+" ? t.slice(1) : t;
-    out.push(sign + splitFactors(body).sort().join("*"));
-  };
   for (let i = 0; i < s.length; i++) {
-    const ch = s[i];
-    if (ch === "(") depth++;
-    else if (ch === ")") depth--;
-    else if (depth === 0 && (ch === "+" || ch === "-") && i > start && !/[*/^(,eE]/.test(s[i - 1])) {
-      push(s.slice(start, i));
-      start = i;
+    if (s[i] === "(") depth++;
+    else if (s[i] === ")") depth--;
+    else if (depth === 0 && cut(i, start)) {
+      out.push(s.slice(start, i));
+      start = keep ? i : i + 1;
     }
   }
-  push(s.slice(start));
+  out.push(s.slice(start));
   return out;
 }
 
-function splitFactors(t: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let start = 0;
-  for (let i = 0; i < t.length; i++) {
-    if (t[i] === "(") depth++;
-    else if (t[i] === ")") depth--;
-    else if (depth === 0 && t[i] === "*") {
-      out.push(t.slice(start, i));
-      start = i + 1;
-    }
-  }
-  out.push(t.slice(start));
-  return out;
+// Top-level terms of a mathjs source (sign kept), each with its top-level factors sorted, whitespace dropped.
+function terms(src: string): string[] {
+  const s = src.replace(/\s+/g, "");
+  const sign = (i: number, start: number) => "+-".includes(s[i]) && i > start && !/[*/^(,eE]/.test(s[i - 1]);
+  return splitOuter(s, sign, true).filter((t) => t !== "" && t !== "+" && t !== "-").map((t) => {
+    const body = t[0] === "-" || t[0] === "+" ? t.slice(1) : t;
+    return (t[0] === "-" ? "-" : "+") + splitOuter(body, (i) => body[i] === "*", false).sort().join("*");
+  });
 }
 
 /**
@@ -397,10 +384,8 @@ export function compileExpr(src: string, hasDecimal: boolean): Expr | null {
     const node = math.parse(src);
     const vars = new Set<string>();
     node.traverse((n, _p, parent) => {
-      if (n.type === "SymbolNode" && !KNOWN.has((n as unknown as { name: string }).name)) {
-        const isFn = parent?.type === "FunctionNode" && (parent as unknown as { fn: unknown }).fn === n;
-        if (!isFn) vars.add((n as unknown as { name: string }).name);
-      }
+      const isFn = parent !== null && math.isFunctionNode(parent) && parent.fn === n;
+      if (math.isSymbolNode(n) && !KNOWN.has(n.name) && !isFn) vars.add(n.name);
     });
     return {
       kind: "expr",

@@ -1,7 +1,7 @@
 // gradeMany: a pool of Deno Workers (one per core) grading batches, with a hard per-answer timeout. A stuck
 // worker is terminated and replaced; its current answer is marked `timeout`, the rest of its batch re-queued.
 import { grade, type GradeResult } from "./grade.ts";
-import { type BatchMessage, type GradeManyItem, itemOptions } from "./worker_serve.ts";
+import type { BatchMessage, GradeManyItem } from "./worker_serve.ts";
 
 export type { GradeManyItem } from "./worker_serve.ts";
 
@@ -198,7 +198,7 @@ export async function gradeMany(
 ): Promise<GradeResult[]> {
   const workers = options.workers ?? (navigator.hardwareConcurrency || 1);
   if (workers === 0) {
-    return items.map((it) => grade(it.prediction, it.gold, itemOptions(it)));
+    return items.map((it) => grade(it.prediction, it.gold, it));
   }
   const pool = new GraderPool(Math.min(workers, Math.max(1, Math.ceil(items.length / 16))));
   try {

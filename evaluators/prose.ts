@@ -9,7 +9,7 @@ export interface MathSpan {
 }
 
 const OPENERS: [string, string][] = [["$$", "$$"], ["\\(", "\\)"], ["\\[", "\\]"], ["$", "$"]];
-const MATRIX = /\\begin\{([pbvBV]?matrix|array)\}/g;
+const MATRIX = /\\begin\{([pbvBV]?matrix|array)\}/y;
 
 // A `$…$` span holds math only if it looks like math: "$5 + $19" (currency, content "5 + ") is not a span.
 function looksLikeMath(content: string): boolean {
@@ -28,10 +28,10 @@ export function mathSpans(text: string): MathSpan[] {
       i++;
       continue;
     }
-    if (ch === "\\" && text.startsWith("\\begin{", i)) {
+    if (ch === "\\") {
       MATRIX.lastIndex = i;
       const m = MATRIX.exec(text);
-      if (m && m.index === i) {
+      if (m) {
         const endTag = `\\end{${m[1]}}`;
         const close = neverCloses.has(endTag) ? -1 : text.indexOf(endTag, i);
         if (close < 0) neverCloses.add(endTag);
@@ -76,9 +76,7 @@ function plain(text: string): string {
 
 /** The final sentence of a text: the last sentence of its last non-empty line (math spans never split it). */
 export function finalSentence(text: string): string {
-  const lines = plain(text).trimEnd().split("\n");
-  let line = "";
-  for (let k = lines.length - 1; k >= 0 && line === ""; k--) line = lines[k].trim();
+  const line = plain(text).trimEnd().split("\n").findLast((l) => l.trim() !== "")?.trim() ?? "";
   // Mask math so periods inside it ("$7.50$", "\[ x. \]") do not end a sentence, then cut after the last end.
   const masked = maskMath(line, (s) => {
     // Display math that ends its sentence inside ("$$ … \ge \frac{2}{1}.$$ Therefore …") ends it here too.
@@ -90,9 +88,7 @@ export function finalSentence(text: string): string {
   while (bodyEnd > 0 && /[\s.!?:;"')\]]/.test(masked[bodyEnd - 1])) bodyEnd--;
   const body = masked.slice(0, bodyEnd);
   let cut = 0;
-  const ends = /[.!?]\s+/g;
-  let m: RegExpExecArray | null;
-  while ((m = ends.exec(body)) !== null) cut = m.index + m[0].length;
+  for (const m of body.matchAll(/[.!?]\s+/g)) cut = m.index + m[0].length;
   return line.slice(cut, body.length).trim();
 }
 
@@ -132,12 +128,10 @@ export function maskMath(text: string, mark = (s: MathSpan) => " ".repeat(s.end 
   return out + text.slice(at);
 }
 
+const CLOSING = /\b(?:hope|helps?|let me know|questions?|good luck|enjoy|thanks?|feel free|happy to)\b/i;
 /** A closing remark ("I hope this helps!", "Let me know if you have questions") that states no value. */
 export function isClosingRemark(sentence: string): boolean {
-  return /\b(?:hope|helps?|let me know|questions?|good luck|enjoy|thanks?|feel free|happy to)\b/i.test(
-    sentence,
-  ) &&
-    sentenceAnswer(sentence) === null;
+  return CLOSING.test(sentence) && sentenceAnswer(sentence) === null;
 }
 
 /**
@@ -158,15 +152,13 @@ export function statesNothing(sentence: string): boolean {
 // Several values stated for one name, "x = 5 and x = -2" (math spans or plain prose), as the list "5, -2". With
 // math spans, the final run of "name = value" spans joined only by commas, "and" or "or" is read ("the values
 // of $x$ for which $f(x) = g(x)$ are $x = 5$ and $x = -2$"); a span before the run names the question.
+const SPAN_PAIR = /^([a-zA-Z])\s*=\s*([^=<>]+)$/;
+const PROSE_PAIR = /(?<![\w^_])([a-zA-Z])\s*=\s*([-−]?\d+(?:\.\d+)?(?:\/\d+)?)/g;
 function sameNameValues(sentence: string): string | null {
   const spans = mathSpans(sentence);
   const pairs = spans.length > 1
-    ? finalRun(sentence, spans).map((s) => /^([a-zA-Z])\s*=\s*([^=<>]+)$/.exec(s.content))
-    : [
-      ...maskMath(sentence, () => " ").matchAll(
-        /(?<![\w^_])([a-zA-Z])\s*=\s*([-−]?\d+(?:\.\d+)?(?:\/\d+)?)/g,
-      ),
-    ];
+    ? finalRun(sentence, spans).map((s) => SPAN_PAIR.exec(s.content))
+    : [...maskMath(sentence, () => " ").matchAll(PROSE_PAIR)];
   if (pairs.length < 2 || pairs.some((m) => m === null)) return null;
   const names = new Set(pairs.map((m) => m![1]));
   return names.size === 1 ? pairs.map((m) => m![2].trim()).join(", ") : null;
@@ -174,7 +166,7 @@ function sameNameValues(sentence: string): string | null {
 
 // The last spans of a sentence that are "name = value" and joined by nothing but commas, "and" or "or".
 function finalRun(sentence: string, spans: MathSpan[]): MathSpan[] {
-  const isPair = (sp: MathSpan) => /^[a-zA-Z]\s*=\s*[^=<>]+$/.test(sp.content);
+  const isPair = (sp: MathSpan) => SPAN_PAIR.test(sp.content);
   let k = spans.length - 1;
   if (k < 0 || !isPair(spans[k])) return spans;
   while (k > 0 && isPair(spans[k - 1]) && JOIN.test(sentence.slice(spans[k - 1].end, spans[k].start))) k--;

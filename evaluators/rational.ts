@@ -113,6 +113,12 @@ class Evaluator {
     const t = this.toks[this.pos];
     return t !== undefined && t.t === "op" && t.v === v;
   }
+  // Consume the operator v when it comes next.
+  eat(v: string): boolean {
+    if (!this.isOp(v)) return false;
+    this.pos++;
+    return true;
+  }
   expr(): Rational | null {
     let a = this.term();
     while (a && (this.isOp("+") || this.isOp("-"))) {
@@ -139,12 +145,9 @@ class Evaluator {
   }
   power(): Rational | null {
     const a = this.primary();
-    if (a && this.isOp("^")) {
-      this.pos++;
-      const e = this.unary();
-      return e && pow(a, e);
-    }
-    return a;
+    if (!a || !this.eat("^")) return a;
+    const e = this.unary();
+    return e && pow(a, e);
   }
   primary(): Rational | null {
     const t = this.toks[this.pos++];
@@ -153,22 +156,16 @@ class Evaluator {
     if (t.t === "op") {
       if (t.v !== "(") return null;
       const a = this.expr();
-      if (!this.isOp(")")) return null;
-      this.pos++;
-      return a;
+      return this.eat(")") ? a : null;
     }
-    if (this.isOp("(")) {
-      this.pos++;
+    if (this.eat("(")) {
       const args: Rational[] = [];
-      for (;;) {
+      do {
         const a = this.expr();
         if (!a) return null;
         args.push(a);
-        if (this.isOp(",")) this.pos++;
-        else break;
-      }
-      if (!this.isOp(")")) return null;
-      this.pos++;
+      } while (this.eat(","));
+      if (!this.eat(")")) return null;
       if (t.v === "fact" && args.length === 1) return factorial(args[0]);
       if (t.v === "combinations" && args.length === 2) return binomial(args[0], args[1]);
       return null;

@@ -141,10 +141,7 @@ export interface CrossedComponents {
   msResidual: number;
 }
 
-/**
- * Var(mean) of a crossed design as independent terms, each with its degrees of freedom: the seed component over
- * S (S − 1 df), the problem component over P (P − 1 df) and the residual over S·P ((S − 1)(P − 1) df).
- */
+/** Var(mean) of a crossed design as its three terms above, with their df: S − 1, P − 1 and (S − 1)(P − 1). */
 export interface CrossedTerms {
   seedTerm: number;
   seedDf: number;
@@ -154,13 +151,11 @@ export interface CrossedTerms {
   residualDf: number;
 }
 
-/** A crossed interval: mean ± half-width, with the design, terms and components behind it. */
+/** A crossed interval: mean ± half-width, with the terms and components behind it. */
 export interface CrossedInterval extends Interval {
   /** Standard error √(seedTerm + problemTerm + residualTerm) (NaN when the interval is not defined). */
   se: number;
   terms: CrossedTerms;
-  seeds: number;
-  problems: number;
   /** Every value is the same: the interval has zero width because nothing varies. */
   identical: boolean;
   components: CrossedComponents;
@@ -199,49 +194,30 @@ export function crossedComponents(
     for (let p = 0; p < P; p++) ssResidual += (values[s * P + p] - rowMean[s] - colMean[p] + m) ** 2;
   }
   const msSeed = S > 1 ? ssSeed / (S - 1) : NaN, msProblem = P > 1 ? ssProblem / (P - 1) : NaN;
-  const msResidual = S > 1 && P > 1 ? ssResidual / ((S - 1) * (P - 1)) : NaN;
+  const two = S > 1 && P > 1; // with one level of a factor only the other's mean square is known
+  const msResidual = two ? ssResidual / ((S - 1) * (P - 1)) : NaN;
   const base = { seeds: S, problems: P, mean: m, msSeed, msProblem, msResidual };
-  if (S === 1 || P === 1) {
-    return {
-      ...base,
-      seed: P === 1 && S > 1 ? msSeed : 0,
-      problem: S === 1 && P > 1 ? msProblem : 0,
-      residual: 0,
-      seedKnown: S > 1,
-      problemKnown: P > 1,
-    };
-  }
   return {
     ...base,
-    seed: Math.max(0, (msSeed - msResidual) / P),
-    problem: Math.max(0, (msProblem - msResidual) / S),
-    residual: msResidual,
-    seedKnown: true,
-    problemKnown: true,
+    seed: two ? Math.max(0, (msSeed - msResidual) / P) : S > 1 ? msSeed : 0,
+    problem: two ? Math.max(0, (msProblem - msResidual) / S) : P > 1 ? msProblem : 0,
+    residual: two ? msResidual : 0,
+    seedKnown: S > 1,
+    problemKnown: P > 1,
   };
 }
 
 /**
- * Terms of Var(mean) for a seeds × problems design with components `c`: σ²_seed/S + σ²_problem/P +
- * σ²_residual/(S·P). A component that was not estimable contributes nothing (one seed: the per-problem variance
- * is the problem term, seed variance unknown). Needs ≥ 2 seeds when the seed component is known.
+ * Terms of Var(mean) for a seeds × problems design with components `c`. A component that was not estimable is
+ * 0 and contributes nothing (one seed: the per-problem variance is the problem term). Needs ≥ 2 seeds when the
+ * seed component is known.
  */
 export function crossedVariance(
   c: CrossedComponents,
   design: { seeds: number; problems: number },
 ): CrossedTerms {
   const S = design.seeds, P = design.problems;
-  if (!c.seedKnown) {
-    return {
-      seedTerm: 0,
-      seedDf: 0,
-      problemTerm: c.problem / P,
-      problemDf: P - 1,
-      residualTerm: 0,
-      residualDf: 0,
-    };
-  }
-  if (S < 2) throw new RangeError(`crossedVariance: need ≥ 2 seeds, got ${S}`);
+  if (c.seedKnown && S < 2) throw new RangeError(`crossedVariance: need ≥ 2 seeds, got ${S}`);
   return {
     seedTerm: c.seed / S,
     seedDf: S - 1,
@@ -250,11 +226,6 @@ export function crossedVariance(
     residualTerm: c.residual / (S * P),
     residualDf: (S - 1) * (P - 1),
   };
-}
-
-/** Σ of the terms (the variance of the mean). */
-export function termsVariance(t: CrossedTerms): number {
-  return t.seedTerm + t.problemTerm + t.residualTerm;
 }
 
 /** √Σ q(df)²·term: each term scaled by its own quantile multiplier (a term with 0 df must be 0). */
@@ -286,27 +257,25 @@ export function termsPValue(terms: CrossedTerms, distance: number): number {
 }
 
 /**
- * Crossed 95% interval of the mean of a seeds × problems array (row-major): Var(mean) = σ²_seed/S + σ²_problem/P +
- * σ²_residual/(S·P) from the two-way ANOVA components (`crossedComponents`, negative estimates set to 0), and the
- * half-width √Σ t²(df)·term, each term with its own Student-t quantile (S − 1, P − 1 and (S − 1)(P − 1) df; a
- * single pooled Satterthwaite ν is liberal when the seed term is estimated small by chance). One seed: s²/P over
- * problems only. One problem: over seeds only. Bounds are not clipped. All values equal: [mean, mean] with
- * `identical` set; one value: lo = hi = NaN.
+ * Crossed 95% interval of the mean of a seeds × problems array (row-major, see above): half-width √Σ t²(df)·term,
+ * each term with its own Student-t quantile (a single pooled Satterthwaite ν is liberal when the seed term is
+ * estimated small by chance). One seed: over problems only; one problem: over seeds only. Bounds are not
+ * clipped. All values equal: [mean, mean] with `identical` set; one value: lo = hi = NaN.
  */
 export function crossedInterval(
   values: ArrayLike<number>,
   seeds: number,
   problems: number,
 ): CrossedInterval {
-  const S = seeds, P = problems;
-  const c = crossedComponents(values, S, P);
-  const terms = crossedVariance(c, { seeds: S, problems: P });
+  const c = crossedComponents(values, seeds, problems);
+  const terms = crossedVariance(c, { seeds, problems });
   let identical = true;
   for (let i = 1; i < values.length && identical; i++) identical = values[i] === values[0];
-  const base = { mean: c.mean, seeds: S, problems: P, components: c, terms, identical };
-  if (S * P === 1) return { ...base, lo: NaN, hi: NaN, se: NaN, identical: false };
+  const base = { mean: c.mean, components: c, terms, identical };
+  if (seeds * problems === 1) return { ...base, lo: NaN, hi: NaN, se: NaN, identical: false };
   const half = combine(terms, (df) => tCritical(0.95, df));
-  return { ...base, lo: c.mean - half, hi: c.mean + half, se: Math.sqrt(termsVariance(terms)) };
+  const se = Math.sqrt(terms.seedTerm + terms.problemTerm + terms.residualTerm);
+  return { ...base, lo: c.mean - half, hi: c.mean + half, se };
 }
 
 /**
@@ -399,45 +368,34 @@ export function nestedInterval(
   const seedsPerBase = B / groups.reduce((acc, g) => acc + 1 / g.length, 0);
   const within = withinBase(values, groups, P);
   const common = { bases: B, seedsPerBase, units: U, problems: P };
-  if (B === 1) {
-    const ci = crossedInterval(values, U, P);
-    const c = ci.components;
-    const two = U > 1 && P > 1;
-    const nested: NestedComponents = {
-      ...common,
-      mean: ci.mean,
-      base: NaN,
-      seed: U > 1 ? (P > 1 ? (c.msSeed - c.msResidual) / P : c.msSeed) : NaN,
-      problem: P > 1 ? (two ? (c.msProblem - c.msResidual) / U : c.msProblem) : NaN,
-      baseProblem: NaN,
-      residual: two ? c.msResidual : NaN,
-      basesKnown: false,
-      seedsKnown: U > 1,
-    };
-    return { ...ci, nested, scope: "one base" };
-  }
+  // One base: the interval over its seeds × problems (it holds for that base only); else over the base means.
+  const one = B === 1;
   const M = new Float64Array(B * P);
-  groups.forEach((rows, b) => {
-    for (const u of rows) for (let p = 0; p < P; p++) M[b * P + p] += values[u * P + p] / rows.length;
-  });
-  const ci = crossedInterval(M, B, P);
+  if (!one) {
+    groups.forEach((rows, b) => {
+      for (const u of rows) for (let p = 0; p < P; p++) M[b * P + p] += values[u * P + p] / rows.length;
+    });
+  }
+  const R = one ? U : B;
+  const ci = crossedInterval(one ? values : M, R, P);
   const c = ci.components;
-  const rowVar = P > 1 ? (c.msSeed - c.msResidual) / P : c.msSeed;
-  const resid = P > 1 ? c.msResidual : NaN;
-  const seed = within.known ? (P > 1 ? (within.msSeed - within.msResidual) / P : within.msSeed) : NaN;
-  const residual = within.known && P > 1 ? within.msResidual : NaN;
+  const rowVar = R > 1 ? (P > 1 ? (c.msSeed - c.msResidual) / P : c.msSeed) : NaN;
+  const resid = R > 1 && P > 1 ? c.msResidual : NaN;
+  const withinSeed = within.known ? (P > 1 ? (within.msSeed - within.msResidual) / P : within.msSeed) : NaN;
+  const seed = one ? rowVar : withinSeed;
+  const residual = one ? resid : within.known && P > 1 ? within.msResidual : NaN;
   const nested: NestedComponents = {
     ...common,
     mean: ci.mean,
-    base: within.known ? rowVar - seed / seedsPerBase : rowVar,
+    base: one ? NaN : within.known ? rowVar - seed / seedsPerBase : rowVar,
     seed,
-    problem: P > 1 ? (c.msProblem - c.msResidual) / B : NaN,
-    baseProblem: within.known ? resid - residual / seedsPerBase : resid,
+    problem: P > 1 ? (R > 1 ? (c.msProblem - c.msResidual) / R : c.msProblem) : NaN,
+    baseProblem: one ? NaN : within.known ? resid - residual / seedsPerBase : resid,
     residual,
-    basesKnown: true,
-    seedsKnown: within.known,
+    basesKnown: !one,
+    seedsKnown: one ? U > 1 : within.known,
   };
-  return { ...ci, nested, scope: "bases" };
+  return { ...ci, nested, scope: one ? "one base" : "bases" };
 }
 
 /** log C(n, k) for integers 0 ≤ k ≤ n. */
@@ -524,13 +482,12 @@ export function nestedTerms(
 }
 
 /**
- * Chi-square interval of a variance from a mean square `ms` with `df` degrees of freedom (normal data):
- * [df·ms/χ²(1 − a/2, df), df·ms/χ²(a/2, df)], a = 1 − level. NaN bounds when df < 1 or ms is not finite.
+ * 95% chi-square interval of a variance from a mean square `ms` with `df` degrees of freedom (normal data):
+ * [df·ms/χ²(0.975, df), df·ms/χ²(0.025, df)]. NaN bounds when df < 1 or ms is not finite.
  */
-export function varianceInterval(ms: number, df: number, level = 0.95): { lo: number; hi: number } {
-  checkLevel(level);
+export function varianceInterval(ms: number, df: number): { lo: number; hi: number } {
   if (!(df >= 1) || !Number.isFinite(ms)) return { lo: NaN, hi: NaN };
-  const a = 1 - level;
+  const a = 1 - 0.95; // a/2 here is not the literal 0.025: kept so the bounds stay bit-identical
   return {
     lo: (df * ms) / jstat.chisquare.inv(1 - a / 2, df),
     hi: (df * ms) / jstat.chisquare.inv(a / 2, df),

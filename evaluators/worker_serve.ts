@@ -3,13 +3,9 @@
 import type { GradeOptions, GradeResult } from "./grade.ts";
 
 /** One answer to grade, with the per-item options of `grade`. */
-export interface GradeManyItem {
+export interface GradeManyItem extends GradeOptions {
   prediction: string;
   gold: string;
-  strict?: boolean;
-  decimalComma?: boolean;
-  explain?: boolean;
-  problem?: string;
 }
 
 /** A batch message from the pool; `progress[0]` receives 1 + the position being graded (0 when idle). */
@@ -17,12 +13,6 @@ export interface BatchMessage {
   batch: number;
   items: GradeManyItem[];
   progress: SharedArrayBuffer;
-}
-
-/** The `grade` options an item carries. */
-export function itemOptions(it: GradeManyItem): GradeOptions {
-  const { prediction: _prediction, gold: _gold, ...options } = it;
-  return options;
 }
 
 /** Answer batches on this worker with `gradeOne` (tests substitute a grader that can hang). */
@@ -38,7 +28,7 @@ export function serveBatches(
     const counter = new Int32Array(progress);
     const results = items.map((it, k) => {
       Atomics.store(counter, 0, k + 1);
-      return gradeOne(it.prediction, it.gold, itemOptions(it));
+      return gradeOne(it.prediction, it.gold, it);
     });
     Atomics.store(counter, 0, 0);
     scope.postMessage({ batch, results });
