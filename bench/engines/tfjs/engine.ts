@@ -102,7 +102,7 @@ async function trainBase(s: TfjsSettings, seed: number, index: number, dir: stri
   const model = createModel(modelConfig(s, tok), rng.derive("init"));
   const t0 = performance.now();
   const checkpoints = join(dir, "sft-checkpoints");
-  const log = await trainSft(model, tok, taskSets(s).train, s, rng, hooks?.onProgress, { dir: checkpoints });
+  const log = await trainSft(model, tok, taskSets(s).train, s, rng, hooks?.onProgress, checkpoints);
   const seconds = (performance.now() - t0) / 1000;
   atomicWrite(join(dir, "sft_metrics.jsonl"), log.map((l) => JSON.stringify(l)).join("\n") + "\n");
   const bundle: BaseBundle = { settings: s, weights: await getWeightsAsync(model), key, seed };

@@ -309,23 +309,22 @@ function streamReply(
   const object = chat ? "chat.completion.chunk" : "text_completion";
   const events: unknown[] = [];
   const chunk = (choices: unknown[]) => ({ ...head, object, choices, ...(usage ? { usage: null } : {}) });
+  // A chunk of one choice: a piece of text (null: none, at the end) with its log-probs and finish reason.
+  const piece = (index: number, text: string | null, logprobs: unknown, finish: string | null) =>
+    chunk([
+      chat
+        ? { index, delta: text === null ? {} : { content: text }, logprobs, finish_reason: finish }
+        : { index, text: text ?? "", logprobs, finish_reason: finish },
+    ]);
   outs.forEach((o, index) => {
     if (chat) events.push(chunk([{ index, delta: { role: "assistant", content: "" }, finish_reason: null }]));
     // One chunk per token, as a streaming server sends them (the text is whole already: sampling is batched).
     const pieces = o.logprobs ?? [...o.text].map((token) => ({ token, logprob: 0, top: [] }));
     pieces.forEach((p) => {
       const lp = o.logprobs ? (chat ? chatLogprobs([p]) : completionLogprobs([p], top)) : null;
-      events.push(chunk([
-        chat
-          ? { index, delta: { content: p.token }, logprobs: lp, finish_reason: null }
-          : { index, text: p.token, logprobs: lp, finish_reason: null },
-      ]));
+      events.push(piece(index, p.token, lp, null));
     });
-    events.push(chunk([
-      chat
-        ? { index, delta: {}, logprobs: null, finish_reason: o.finishReason }
-        : { index, text: "", logprobs: null, finish_reason: o.finishReason },
-    ]));
+    events.push(piece(index, null, null, o.finishReason));
   });
   if (usage) events.push({ ...head, object, choices: [], usage });
   const text = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("") + "data: [DONE]\n\n";

@@ -107,20 +107,8 @@ function keepRowsKernel({ inputs: { x }, backend, attrs }: KernelArgs): tf.Tenso
 function decodeKernel({ inputs: { qkv, k, v }, backend, attrs }: KernelArgs): tf.TensorInfo {
   const be = backend as WasmBackend, [heads, length] = ["heads", "length"].map((n) => attr(attrs, n));
   const [b, width] = qkv.shape, [, cap, hd] = k.shape, out = be.makeOutput([b, width / 3], "float32");
-  const [q, kp, vp, o] = [qkv, k, v, out].map((t) => nativeAddr(be, t));
-  nativeKernels()!.ace_decode_attention(
-    q,
-    kp,
-    vp,
-    o,
-    b,
-    heads,
-    hd,
-    cap,
-    length,
-    1 / Math.sqrt(hd),
-    nativeThreads(),
-  );
+  const [q, kp, vp, o] = [qkv, k, v, out].map((t) => nativeAddr(be, t)), scale = 1 / Math.sqrt(hd);
+  nativeKernels()!.ace_decode_attention(q, kp, vp, o, b, heads, hd, cap, length, scale, nativeThreads());
   return out;
 }
 
