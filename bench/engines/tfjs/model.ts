@@ -279,20 +279,15 @@ export interface LogitsRequest {
 }
 
 /**
- * Last-position logits [rows, V] of successive chunks of the same rows, through a key/value cache of the
- * model's context (a prefill, then one token at a time). `close` frees the cache.
+ * Last-position logits [rows, V] of successive chunks of `rows` rows of `model` on the active backend, through
+ * a key/value cache of the model's context (made on first use; a prefill, then one token at a time). `close`
+ * frees the cache.
  */
-export interface LocalLogits {
-  next(req: LogitsRequest): tf.Tensor;
-  close(): void;
-}
-
-/** A `LocalLogits` over `rows` rows of `model` on the active backend (the cache is made on first use). */
-export function localLogits(model: Model, rows: number): LocalLogits {
+export function localLogits(model: Model, rows: number) {
   const { layers, heads, dModel, context } = model.config;
   let cache: KvCache | null = null;
   return {
-    next(req) {
+    next(req: LogitsRequest): tf.Tensor {
       cache ??= createKvCache(layers, rows, heads, dModel / heads, context);
       if (req.keep) compactKvCache(cache, req.keep);
       const { b } = cache!, t = req.t;
@@ -332,29 +327,30 @@ export function setSamplerDelegate(d: SamplerDelegate | null): void {
  * numbers: where their next-token distributions agree, they draw the same token).
  */
 export function sample(model: Model, prompts: Int32Array, b: number, opts: SampleOptions): SampleResult {
+  return driveSync(locally(model, b, sampleSteps(model, prompts, b, opts, opts.compact ?? true)));
+}
+
+/** A sampling loop with its chunks' logits computed here (`localLogits`): yields each logits tensor to read. */
+function* locally(
+  model: Model,
+  b: number,
+  gen: Generator<LogitsRequest, SampleResult, Float32Array>,
+): Generator<tf.Tensor, SampleResult, Float32Array> {
   const source = localLogits(model, b);
   try {
-    return driveSync(locally(sampleSteps(model, prompts, b, opts, opts.compact ?? true), source));
+    let step = gen.next(undefined as unknown as Float32Array);
+    while (!step.done) {
+      const logits = source.next(step.value);
+      try {
+        step = gen.next(yield logits);
+      } finally {
+        logits.dispose();
+      }
+    }
+    return step.value;
   } finally {
     source.close();
   }
-}
-
-/** A sampling loop with its chunks' logits computed by `source`: yields each logits tensor to read, then frees it. */
-function* locally(
-  gen: Generator<LogitsRequest, SampleResult, Float32Array>,
-  source: LocalLogits,
-): Generator<tf.Tensor, SampleResult, Float32Array> {
-  let step = gen.next(undefined as unknown as Float32Array);
-  while (!step.done) {
-    const logits = source.next(step.value);
-    try {
-      step = gen.next(yield logits);
-    } finally {
-      logits.dispose();
-    }
-  }
-  return step.value;
 }
 
 /**
@@ -371,14 +367,7 @@ export async function sampleAsync(
   // Finished rows are dropped from the batch only here: a delegate's workers hold fixed slices of the rows.
   const remote = delegate?.(model, b) ?? null;
   const gen = sampleSteps(model, prompts, b, opts, remote === null && (opts.compact ?? true));
-  if (!remote) {
-    const local = localLogits(model, b);
-    try {
-      return await driveAsync(locally(gen, local));
-    } finally {
-      local.close();
-    }
-  }
+  if (!remote) return driveAsync(locally(model, b, gen));
   try {
     let step = gen.next(undefined as unknown as Float32Array);
     while (!step.done) step = gen.next(await remote.next(step.value));

@@ -1,7 +1,7 @@
 // A data-parallel replica (see parallel.ts): loads weights from the shared buffer, returns its rows' gradient.
 import * as tf from "@tensorflow/tfjs-core";
 import { Rng } from "../../../common/prng.ts";
-import { createModel, initBackend, type LocalLogits, localLogits, type Model } from "./model.ts";
+import { createModel, initBackend, localLogits, type Model } from "./model.ts";
 import { type FromWorker, maskedNll, type ToWorker } from "./parallel.ts";
 import { setSplit } from "./ops/blas.ts";
 
@@ -13,7 +13,7 @@ const scope = self as unknown as {
 
 let model: Model | null = null;
 let weights: Float32Array | null = null;
-let sampler: LocalLogits | null = null;
+let sampler: ReturnType<typeof localLogits> | null = null;
 
 function loadWeights(): void {
   let off = 0;

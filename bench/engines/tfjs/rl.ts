@@ -158,22 +158,14 @@ function errorClassOf(record: MathRecord, method: string): string {
   return m && !m.correct ? "shortcut" : "other";
 }
 
-/** Concatenate per-group typed arrays. */
-function concat<A extends Float32Array | Int32Array | Uint8Array>(parts: A[], make: (n: number) => A): A {
-  const out = make(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
+/** The row-major [rows, cols] arrays of the groups stacked, each row cut to its first `keep` columns. */
+function stackRows<A extends Float32Array | Int32Array>(parts: A[], cols: number, keep: number): A {
+  const rows = parts.reduce((n, p) => n + p.length / cols, 0);
+  const out = new (parts[0].constructor as new (n: number) => A)(rows * keep);
+  let r = 0;
   for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
+    for (let i = 0; i < p.length; i += cols) out.set(p.subarray(i, i + keep), keep * r++);
   }
-  return out;
-}
-
-/** Columns [0, keep) of a row-major [rows, cols] array (drops the all-padding tail of a batch). */
-function trimColumns<A extends Float32Array | Int32Array>(a: A, rows: number, cols: number, keep: number): A {
-  if (keep === cols) return a;
-  const out = new (a.constructor as new (n: number) => A)(rows * keep);
-  for (let r = 0; r < rows; r++) out.set(a.subarray(r * cols, r * cols + keep), r * keep);
   return out;
 }
 
@@ -208,14 +200,12 @@ export function tfjsPolicy(ctx: RlContext): PolicyBackend<TfjsGroup, Int32Array>
       const B = groups.reduce((n, g) => n + g.correct.length, 0);
       const longest = Math.max(...groups.map((g) => Math.max(...g.lengths)));
       const N = algo.lossAgg === "seq-mean-token-sum-norm" ? maxNew : longest;
-      const cat = <A extends Float32Array | Int32Array>(parts: A[], make: (n: number) => A, cols: number) =>
-        trimColumns(concat(parts, make), B, cols, cols - maxNew + N);
       return {
-        rows: cat(groups.map((g) => g.tokens), (n) => new Int32Array(n), P + maxNew),
+        rows: stackRows(groups.map((g) => g.tokens), P + maxNew, P + N),
         B,
         T: N,
-        oldLogp: cat(groups.map((g) => g.oldLogp), (n) => new Float32Array(n), maxNew),
-        mask: cat(groups.map((g) => g.mask), (n) => new Float32Array(n), maxNew),
+        oldLogp: stackRows(groups.map((g) => g.oldLogp), maxNew, N),
+        mask: stackRows(groups.map((g) => g.mask), maxNew, N),
       };
     },
     sliceRows: (rows, from, to, T) => rows.slice(from * (P + T), to * (P + T)),

@@ -3,7 +3,7 @@
 // without any external service. A parameter it does not implement is refused with a 400 naming it.
 import * as tf from "@tensorflow/tfjs-core";
 import { tokenLogProbs } from "./model.ts";
-import { generate, type GenerateOptions, loadPolicy, type Policy } from "./policy.ts";
+import { generate, type GenerateOptions, type Policy } from "./policy.ts";
 import { encodePrompts } from "./tokenizer.ts";
 
 /** Log-prob of one returned token and, when asked, the most likely alternatives at its position. */
@@ -11,17 +11,6 @@ interface TokenLogprob {
   token: string;
   logprob: number;
   top: { token: string; logprob: number }[];
-}
-
-/** A served model: its id and the policy that answers. */
-export interface ServedModel {
-  id: string;
-  policy: Policy;
-}
-
-/** Wrap a tfjs checkpoint folder (a run's checkpoints/, a step-* folder, a sweep's base/<b>/) as a served model. */
-export function tfjsServedModel(checkpointDir: string, id: string): ServedModel {
-  return { id, policy: loadPolicy(checkpointDir) };
 }
 
 /** Tokens of a prompt as the model sees it: the engine prepends BOS. */
@@ -334,8 +323,8 @@ function streamReply(
   });
 }
 
-/** The OpenAI-compatible request handler for one model; `counter` numbers the reply ids. */
-function openAiHandler({ id: modelId, policy }: ServedModel): (req: Request) => Promise<Response> {
+/** The OpenAI-compatible request handler for `policy` served as `modelId`; `counter` numbers the reply ids. */
+function openAiHandler(policy: Policy, modelId: string): (req: Request) => Promise<Response> {
   let counter = 0;
   const created = Math.floor(Date.now() / 1000);
   const modelObject = { id: modelId, object: "model", created, owned_by: "acebench" };
@@ -437,9 +426,16 @@ function openAiHandler({ id: modelId, policy }: ServedModel): (req: Request) => 
   };
 }
 
-/** Serve a model on 127.0.0.1 (loopback only); port 0 lets the OS choose. Returns the server and its base URL. */
-export function serveModel(model: ServedModel, port: number): { server: Deno.HttpServer; url: string } {
-  const server = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, openAiHandler(model));
+/**
+ * Serve `policy` (e.g. `loadPolicy` of a checkpoint folder) as model `id` on 127.0.0.1 (loopback only); port 0 lets
+ * the OS choose. Returns the server and its base URL.
+ */
+export function serveModel(
+  policy: Policy,
+  id: string,
+  port: number,
+): { server: Deno.HttpServer; url: string } {
+  const server = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, openAiHandler(policy, id));
   const addr = server.addr as Deno.NetAddr;
   return { server, url: `http://127.0.0.1:${addr.port}/v1` };
 }

@@ -180,12 +180,7 @@ export async function loadKernels(): Promise<boolean> {
     kernelName: "AceTranspose",
     gradFunc: (dy) => ({ x: () => swapLast(dy as tf.Tensor) }),
   });
-  wasmKernels = {
-    bmm: exports.bmm,
-    bmmNT: exports.bmmNT,
-    heads: exports.heads,
-    transpose: exports.transpose,
-  };
+  wasmKernels = exports as NonNullable<typeof wasmKernels>;
   return true;
 }
 
@@ -210,7 +205,6 @@ export function swapLast<T extends tf.Tensor>(x: T): T {
   if (own() && x.dtype === "float32" && r % 4 === 0 && c % 4 === 0) return run("AceTranspose", { x }) as T;
   return tf.transpose(x, [...Array.from({ length: n - 2 }, (_, i) => i), n - 1, n - 2]);
 }
-const t3 = (x: tf.Tensor) => swapLast(x) as tf.Tensor3D;
 
 /** a [n, m, k] @ b [n, k, p] (b may hold more rows than k: only the first k are used). */
 export function bmm(a: tf.Tensor3D, b: tf.Tensor3D): tf.Tensor3D {
@@ -228,7 +222,7 @@ export function bmmNT(a: tf.Tensor3D, b: tf.Tensor3D, keys = b.shape[1]): tf.Ten
 /** a[n, k, m]ᵀ @ b [n, k, p] → [n, m, p], times alpha: one transposed product on the BLAS, else transpose + bmm. */
 function bmmTN(a: tf.Tensor3D, b: tf.Tensor3D, alpha = 1): tf.Tensor3D {
   if (own() && blasActive()) return run("AceBmm", { a, b }, { transA: 1, alpha }) as tf.Tensor3D;
-  const c = bmm(t3(a), b);
+  const c = bmm(swapLast(a), b);
   return alpha === 1 ? c : tf.mul(c, alpha);
 }
 
