@@ -42,21 +42,18 @@ export function fullBatch(tokens: Int32Array, rows: number, cols: number): Maske
   };
 }
 
-/** The masked next-token loss −Σ mask·logp / denom of tokens [B, T] and mask [B, maskCols] (differentiable). */
-export function maskedNll(
-  model: Model,
-  tokens: tf.Tensor2D,
-  mask: tf.Tensor2D,
-  maskStart: number,
-  denom: number,
-): tf.Scalar {
+/** The masked next-token loss −Σ mask·logp / denom of a batch (differentiable; absent denom: Σ mask). */
+export function maskedNll(model: Model, b: MaskedBatch): tf.Scalar {
+  const denom = b.denom ?? b.mask.reduce((a, x) => a + x, 0);
   return tf.tidy(() => {
-    const logp = tokenLogProbs(model, tokens).logp;
-    const cols = mask.shape[1];
-    const part = cols === logp.shape[1] && maskStart === 0
+    const logp = tokenLogProbs(model, tf.tensor2d(b.tokens, [b.rows, b.cols], "int32")).logp;
+    const part = b.maskCols === logp.shape[1] && b.maskStart === 0
       ? logp
-      : tf.slice(logp, [0, maskStart], [logp.shape[0], cols]);
-    return tf.div(tf.neg(tf.sum(tf.mul(part, mask))), denom) as tf.Scalar;
+      : tf.slice(logp, [0, b.maskStart], [logp.shape[0], b.maskCols]);
+    return tf.div(
+      tf.neg(tf.sum(tf.mul(part, tf.tensor2d(b.mask, [b.rows, b.maskCols])))),
+      denom,
+    ) as tf.Scalar;
   });
 }
 

@@ -8,11 +8,9 @@ import {
   getOptimizerStateAsync,
   getWeightsAsync,
   type Model,
-  type Optimizer,
   type OptimizerState,
   setOptimizerState,
   setWeights,
-  type StepResult,
   type TensorData,
   trainStepAsync,
 } from "./model.ts";
@@ -164,7 +162,9 @@ export async function trainSft(
     for (let step = start; step < total; step++) {
       const mb = encodeExamples(tok, drawExamples(train, s, rng, s.sft.batchSize), P, s.rl.maxNewTokens);
       opt.lr = lrAt(step, total, s.sft.lr, s.sft.warmupSteps);
-      const { loss, gradNorm } = trainer ? await trainer.step(mb) : await localStep(model, opt, mb);
+      const { loss, gradNorm } = trainer
+        ? await trainer.step(mb)
+        : await trainStepAsync(model, opt, () => maskedNll(model, mb));
       if (!Number.isFinite(loss)) {
         throw new Error(`SFT step ${step}: loss is ${loss} (gradient norm ${gradNorm})`);
       }
@@ -186,19 +186,4 @@ export async function trainSft(
   }
   disposeOptimizer(opt);
   return log;
-}
-
-/** One single-process step of the masked next-token loss (what `DataParallelTrainer.step` does over workers). */
-async function localStep(
-  model: Model,
-  opt: Optimizer,
-  mb: MaskedBatch & { denom: number },
-): Promise<StepResult> {
-  const tokens = tf.tensor2d(mb.tokens, [mb.rows, mb.cols], "int32");
-  const mask = tf.tensor2d(mb.mask, [mb.rows, mb.maskCols]);
-  try {
-    return await trainStepAsync(model, opt, () => maskedNll(model, tokens, mask, mb.maskStart, mb.denom));
-  } finally {
-    tf.dispose([tokens, mask]);
-  }
 }
