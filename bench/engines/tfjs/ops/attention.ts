@@ -42,7 +42,7 @@ function bmmKernel({ inputs: { a, b }, backend, attrs }: KernelArgs): tf.TensorI
   const out = be.makeOutput([n, m, p], "float32");
   if (blasActive() && (m >= BLAS_MIN_ROWS || transA || alpha !== 1)) {
     const g = { m, n: p, k, transA, transB: false, lda: ac, ldb: p, alpha };
-    gemmBatch(be, g, n, addr(be, a), addr(be, b), addr(be, out), [m * k, rows * p, m * p]);
+    gemmBatch(be, g, n, [a, b, out], [m * k, rows * p, m * p]);
   } else wasmKernels!.bmm(addr(be, a), addr(be, b), addr(be, out), n, m, k, p, rows * p);
   return out;
 }
@@ -60,7 +60,7 @@ function bmmNTKernel({ inputs: { a, b }, backend, attrs }: KernelArgs): tf.Tenso
   const out = be.makeOutput([n, m, keys], "float32");
   if (blasActive() && (m >= BLAS_MIN_ROWS || alpha !== 1)) {
     const g = { m, n: keys, k, transA: false, transB: true, lda: k, ldb: k, alpha };
-    gemmBatch(be, g, n, addr(be, a), addr(be, b), addr(be, out), [m * k, rows * k, m * keys]);
+    gemmBatch(be, g, n, [a, b, out], [m * k, rows * k, m * keys]);
   } else wasmKernels!.bmmNT(addr(be, a), addr(be, b), addr(be, out), n, m, k, keys, rows * k);
   return out;
 }
