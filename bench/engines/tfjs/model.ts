@@ -190,10 +190,7 @@ export interface SampleOptions {
 let scratch = new Float64Array(0);
 
 /** w[i] = exp((logits[i] − max) / temperature) into `scratch` (float64); the argmax (first) and Σ w in index order. */
-function weights(
-  logits: ArrayLike<number>,
-  temperature: number,
-): { best: number; z: number; w: Float64Array } {
+function weights(logits: ArrayLike<number>, temperature: number) {
   const v = logits.length, best = argmax(logits);
   if (scratch.length < v) scratch = new Float64Array(v);
   const w = scratch;
@@ -358,12 +355,7 @@ function* locally(
  * With a sampler delegate set (parallel.ts), the rows' logits are computed by its workers; the draws stay
  * here, in row order, so the result is the same as `sample`'s.
  */
-export async function sampleAsync(
-  model: Model,
-  prompts: Int32Array,
-  b: number,
-  opts: SampleOptions,
-): Promise<SampleResult> {
+export async function sampleAsync(model: Model, prompts: Int32Array, b: number, opts: SampleOptions) {
   // Finished rows are dropped from the batch only here: a delegate's workers hold fixed slices of the rows.
   const remote = delegate?.(model, b) ?? null;
   const gen = sampleSteps(model, prompts, b, opts, remote === null && (opts.compact ?? true));
@@ -458,12 +450,7 @@ export function trainStep(model: Model, opt: Optimizer, loss: () => tf.Scalar): 
  * The update of `trainStep` from precomputed gradients (one Float32Array per parameter, in `model.params`
  * order, e.g. summed over data-parallel workers): the same clipping and Adam; returns `loss` and the norm.
  */
-export function applyGradients(
-  model: Model,
-  opt: Optimizer,
-  grads: Float32Array[],
-  loss: number,
-): StepResult {
+export function applyGradients(model: Model, opt: Optimizer, grads: Float32Array[], loss: number) {
   const vars = [...model.params.values()];
   const tensors = grads.map((g, i) => tf.tensor(g, vars[i].shape, "float32"));
   try {

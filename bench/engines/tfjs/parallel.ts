@@ -331,10 +331,7 @@ export class SamplerPool {
  * Data-parallel sampling for `model` as the settings ask (`sampleWorkers`, wasm and cpu only), for a `using`
  * declaration: the workers stop when the scope ends, also on a throw. A no-op for one worker.
  */
-export async function parallelSampling(
-  s: TfjsSettings,
-  model: Model,
-): Promise<Disposable & { workers: number }> {
+export async function parallelSampling(s: TfjsSettings, model: Model) {
   const n = sampleWorkers(s, rowInvariant());
   const pool = n > 1 ? await SamplerPool.start(model, n) : null;
   return { workers: pool?.workers ?? 1, [Symbol.dispose]: () => pool?.close() };

@@ -430,11 +430,7 @@ function openAiHandler(policy: Policy, modelId: string): (req: Request) => Promi
  * Serve `policy` (e.g. `loadPolicy` of a checkpoint folder) as model `id` on 127.0.0.1 (loopback only); port 0 lets
  * the OS choose. Returns the server and its base URL.
  */
-export function serveModel(
-  policy: Policy,
-  id: string,
-  port: number,
-): { server: Deno.HttpServer; url: string } {
+export function serveModel(policy: Policy, id: string, port: number) {
   const server = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, openAiHandler(policy, id));
   const addr = server.addr as Deno.NetAddr;
   return { server, url: `http://127.0.0.1:${addr.port}/v1` };

@@ -231,11 +231,7 @@ function* readVariables(
 }
 
 /** Assign plain data to a variable map; the error names the missing or mis-shaped entry. */
-export function fromData(
-  vars: Map<string, tf.Variable>,
-  data: Record<string, TensorData>,
-  what: string,
-): void {
+export function fromData(vars: Map<string, tf.Variable>, data: Record<string, TensorData>, what: string) {
   for (const [n, v] of vars) {
     const d = data[n];
     if (!d) throw new Error(`${what}: missing '${n}'`);

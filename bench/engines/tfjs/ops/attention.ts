@@ -350,13 +350,7 @@ export interface KvCache {
 }
 
 /** An empty cache for `layers` layers of `heads` heads of width hd, up to `capacity` positions. */
-export function createKvCache(
-  layers: number,
-  b: number,
-  heads: number,
-  hd: number,
-  capacity: number,
-): KvCache {
+export function createKvCache(layers: number, b: number, heads: number, hd: number, capacity: number) {
   const inPlace = own(hd);
   const buffers = () =>
     Array.from({ length: layers }, () => tf.keep(tf.zeros([b * heads, capacity, hd])) as tf.Tensor3D);
