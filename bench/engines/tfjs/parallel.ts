@@ -13,7 +13,7 @@ import {
 } from "./model.ts";
 import { backendInUse, rowInvariant } from "./backend.ts";
 import { threadsInUse } from "./ops/blas.ts";
-import { sampleWorkers, type TfjsSettings } from "./settings.ts";
+import type { TfjsSettings } from "./settings.ts";
 
 /**
  * A batch for masked next-token cross-entropy: tokens [rows, cols] (int32, row-major) and a mask
@@ -75,19 +75,15 @@ export type ToWorker =
   /** Free the sampling cache (no reply). */
   | { kind: "sample-close" };
 
-/** Messages from a worker: ready after init; a step's loss share and gradients (flat, params order). */
+/**
+ * Messages from a worker: ready after init; a step's loss share and gradients (flat, params order) with where its
+ * time went (ms: weight load, forward+backward, gradient read).
+ */
 export type FromWorker =
   | { kind: "ready" }
-  | { kind: "grads"; loss: number; grads: Float32Array; ms: WorkerTimes }
+  | { kind: "grads"; loss: number; grads: Float32Array; ms: { load: number; compute: number; read: number } }
   | { kind: "logits"; logits: Float32Array }
   | { kind: "error"; message: string };
-
-/** Where a worker's share of a data-parallel step went (ms): weight load, forward+backward, gradient read. */
-export interface WorkerTimes {
-  load: number;
-  compute: number;
-  read: number;
-}
 
 /** A worker with a one-message-at-a-time request/reply channel. */
 class Replica {
@@ -328,11 +324,12 @@ export class SamplerPool {
 }
 
 /**
- * Data-parallel sampling for `model` as the settings ask (`sampleWorkers`, wasm and cpu only), for a `using`
- * declaration: the workers stop when the scope ends, also on a throw. A no-op for one worker.
+ * Data-parallel sampling for `model` as the settings ask (`sampleWorkers`: absent = 1, 0 = one per core; wasm
+ * and cpu only), for a `using` declaration: the workers stop when the scope ends, also on a throw. A no-op for
+ * one worker.
  */
 export async function parallelSampling(s: TfjsSettings, model: Model) {
-  const n = sampleWorkers(s, rowInvariant());
+  const n = !rowInvariant() ? 1 : s.sampleWorkers === 0 ? coreCount() : s.sampleWorkers ?? 1;
   const pool = n > 1 ? await SamplerPool.start(model, n) : null;
   return { workers: pool?.workers ?? 1, [Symbol.dispose]: () => pool?.close() };
 }

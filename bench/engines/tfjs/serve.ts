@@ -3,7 +3,7 @@
 // without any external service. A parameter it does not implement is refused with a 400 naming it.
 import * as tf from "@tensorflow/tfjs-core";
 import { tokenLogProbs } from "./model.ts";
-import { generate, type GenerateOptions, type Policy } from "./policy.ts";
+import { type Completion, generate, type GenerateOptions, type Policy } from "./policy.ts";
 import { encodePrompts } from "./tokenizer.ts";
 
 /** Log-prob of one returned token and, when asked, the most likely alternatives at its position. */
@@ -255,12 +255,8 @@ function applyStop(text: string, stops: readonly string[]): { text: string; stop
   return cut < 0 ? { text, stopped: false } : { text: text.slice(0, cut), stopped: true };
 }
 
-interface Generated {
-  text: string;
-  finishReason: string;
-  tokens: number;
-  logprobs: TokenLogprob[] | null;
-}
+/** A completion as returned: cut at a stop sequence, with its log-probs when asked. */
+type Generated = Completion & { logprobs: TokenLogprob[] | null };
 
 /** Log-probs in the legacy completions shape: parallel lists of tokens, their log-probs, top maps, offsets. */
 function completionLogprobs(lps: TokenLogprob[], top: number) {

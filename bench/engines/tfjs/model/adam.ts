@@ -218,15 +218,11 @@ export async function driveAsync<R>(gen: Generator<tf.Tensor, R, Float32Array>):
 }
 
 /** Copy a variable map out as plain data (an awaited read, so it works on every backend, webgpu included). */
-export function toDataAsync(vars: Map<string, tf.Variable>): Promise<Record<string, TensorData>> {
-  return driveAsync(readVariables(vars));
-}
-
-function* readVariables(
-  vars: Map<string, tf.Variable>,
-): Generator<tf.Tensor, Record<string, TensorData>, Float32Array> {
+export async function toDataAsync(vars: Map<string, tf.Variable>): Promise<Record<string, TensorData>> {
   const out: Record<string, TensorData> = {};
-  for (const [n, v] of vars) out[n] = { shape: [...v.shape], data: new Float32Array(yield v) };
+  for (const [n, v] of vars) {
+    out[n] = { shape: [...v.shape], data: new Float32Array(await v.data() as Float32Array) };
+  }
   return out;
 }
 
