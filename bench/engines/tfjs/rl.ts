@@ -230,15 +230,9 @@ export function rlStep(ctx: RlContext, step: number): Promise<StepMetrics> {
 
 /** Fraction of rollouts that reproduce each method's exact trace ("other" for anything else). */
 function methodFractions(groups: TfjsGroup[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  let total = 0;
-  for (const g of groups) {
-    for (const m of g.methods) {
-      counts[m] = (counts[m] ?? 0) + 1;
-      total++;
-    }
-  }
-  for (const k of Object.keys(counts)) counts[k] /= total;
+  const methods = groups.flatMap((g) => g.methods), counts: Record<string, number> = {};
+  for (const m of methods) counts[m] = (counts[m] ?? 0) + 1;
+  for (const k of Object.keys(counts)) counts[k] /= methods.length;
   return counts;
 }
 

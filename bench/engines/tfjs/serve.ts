@@ -19,10 +19,7 @@ const promptTokens = (policy: Policy, prompt: string) => policy.tokenizer.encode
 /** Name of a token id: its character, or <pad>/<bos>/<eos> for the special tokens. */
 function tokenName(policy: Policy, id: number): string {
   const tok = policy.tokenizer;
-  if (id === tok.pad) return "<pad>";
-  if (id === tok.bos) return "<bos>";
-  if (id === tok.eos) return "<eos>";
-  return tok.decode([id]);
+  return { [tok.pad]: "<pad>", [tok.bos]: "<bos>", [tok.eos]: "<eos>" }[id] ?? tok.decode([id]);
 }
 
 /**
