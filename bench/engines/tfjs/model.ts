@@ -477,7 +477,5 @@ export function setWeights(model: Model, w: Record<string, TensorData>): void {
 
 /** Number of scalar parameters. */
 export function parameterCount(model: Model): number {
-  let n = 0;
-  for (const v of model.params.values()) n += v.size;
-  return n;
+  return [...model.params.values()].reduce((n, v) => n + v.size, 0);
 }
