@@ -185,7 +185,7 @@ function stopsOf(body: Record<string, unknown>): string[] {
 /** How many top alternatives to return per token, or null for no log-probs. */
 function logprobsOf(body: Record<string, unknown>, chat: boolean): number | null {
   if (chat) {
-    if (body.logprobs !== undefined && body.logprobs !== null && typeof body.logprobs !== "boolean") {
+    if (body.logprobs != null && typeof body.logprobs !== "boolean") {
       throw new HttpError(400, "logprobs: expected true or false", "logprobs");
     }
     const top = numberField(body, "top_logprobs", 0, 0, 20, true);
@@ -194,9 +194,7 @@ function logprobsOf(body: Record<string, unknown>, chat: boolean): number | null
     }
     return body.logprobs === true ? top : null;
   }
-  return body.logprobs === undefined || body.logprobs === null
-    ? null
-    : numberField(body, "logprobs", 0, 0, 5, true);
+  return body.logprobs == null ? null : numberField(body, "logprobs", 0, 0, 5, true);
 }
 
 /**
@@ -342,12 +340,9 @@ function openAiHandler(policy: Policy, modelId: string): (req: Request) => Promi
       const chat = path === "/v1/chat/completions";
       if (!chat && path !== "/v1/completions") throw new HttpError(404, `no route ${req.method} ${path}`);
       if (req.method !== "POST") throw new HttpError(405, `${path} takes POST`);
-      let body: Record<string, unknown>;
-      try {
-        body = await req.json();
-      } catch {
+      const body: Record<string, unknown> = await req.json().catch(() => {
         throw new HttpError(400, "request body is not JSON");
-      }
+      });
       if (body === null || typeof body !== "object" || Array.isArray(body)) {
         throw new HttpError(400, "request body must be a JSON object");
       }
