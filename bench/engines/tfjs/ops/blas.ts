@@ -26,15 +26,9 @@ const BLAS_CANDIDATES = [
   "libopenblas.dll",
 ];
 
-/** The loaded library: its path, OpenBLAS core name (or "unknown") and threads per product (1). */
-export interface BlasInfo {
-  library: string;
-  core: string;
-  threads: number;
-}
-
 let lib: BlasLib | null = null;
-let info: BlasInfo | null = null;
+/** The loaded library: its path, OpenBLAS core name (or "unknown") and threads per product (1). */
+let info: { library: string; core: string; threads: number } | null = null;
 let loadError = "";
 let active = false;
 
@@ -74,7 +68,7 @@ function open(): BlasLib | null {
 }
 
 /** The loaded BLAS, or null; `blasError()` says why not. Loads it on first call. */
-export function blasInfo(): BlasInfo | null {
+export function blasInfo(): typeof info {
   open();
   return info && { ...info };
 }
