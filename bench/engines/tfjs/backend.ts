@@ -21,21 +21,16 @@ export type BackendName = typeof BACKENDS[number];
 
 let wasmPathsSet = false;
 
-/** Directory of the wasm binaries inside node_modules (deno.json sets nodeModulesDir "auto"). */
-function wasmDir(): string {
-  // Resolve relative to this file so it works from any working directory inside the repo.
-  const dir = fileURLToPath(
-    new URL("../../../node_modules/@tensorflow/tfjs-backend-wasm/dist/", import.meta.url),
-  );
-  if (!existsSync(dir + "tfjs-backend-wasm-simd.wasm")) {
-    throw new Error(`wasm backend: ${dir}tfjs-backend-wasm-simd.wasm not found; run 'deno install' first`);
-  }
-  return dir;
-}
-
 async function startWasm(): Promise<void> {
   if (!wasmPathsSet) {
-    const dir = wasmDir();
+    // The wasm binaries inside node_modules (deno.json sets nodeModulesDir "auto"), relative to this file so it
+    // works from any working directory inside the repo.
+    const dir = fileURLToPath(
+      new URL("../../../node_modules/@tensorflow/tfjs-backend-wasm/dist/", import.meta.url),
+    );
+    if (!existsSync(dir + "tfjs-backend-wasm-simd.wasm")) {
+      throw new Error(`wasm backend: ${dir}tfjs-backend-wasm-simd.wasm not found; run 'deno install' first`);
+    }
     // Full file paths (not a prefix) so emscripten reads them with fs under Deno's Node compat layer.
     setWasmPaths({
       "tfjs-backend-wasm.wasm": dir + "tfjs-backend-wasm.wasm",

@@ -11,12 +11,12 @@ interface TensorRef {
 
 /** Write `value` to `dir` (created if needed); Float32Arrays anywhere inside are stored bit-exactly. */
 export function saveBundle(dir: string, value: unknown): void {
-  const chunks: Float32Array[] = [];
+  const chunks: [Float32Array, number][] = [];
   let offset = 0;
   const json = JSON.stringify(value, (_k, v) => {
     if (v instanceof Float32Array) {
       const ref: TensorRef = { $f32: [offset, v.length] };
-      chunks.push(v);
+      chunks.push([v, offset]);
       offset += v.length;
       return ref;
     }
@@ -26,11 +26,7 @@ export function saveBundle(dir: string, value: unknown): void {
     return v;
   });
   const bin = new Float32Array(offset);
-  let at = 0;
-  for (const c of chunks) {
-    bin.set(c, at);
-    at += c.length;
-  }
+  for (const [c, at] of chunks) bin.set(c, at);
   mkdirSync(dir, { recursive: true });
   atomicWrite(join(dir, "tensors.bin"), new Uint8Array(bin.buffer));
   atomicWrite(join(dir, "state.json"), json + "\n");

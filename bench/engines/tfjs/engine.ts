@@ -21,7 +21,6 @@ import {
   createOptimizer,
   getOptimizerStateAsync,
   getWeightsAsync,
-  type Model,
   type OptimizerState,
   setOptimizerState,
   setWeights,
@@ -79,7 +78,8 @@ export async function prepareBase(
   hooks?: RunHooks,
 ) {
   const s = resolveSettings(sweep.settings, "tfjs settings");
-  using _threads = blasThreadsStop(); // the helper threads end with the job (the sweep runs jobs in Workers)
+  // Back to one thread, no helpers, when the job ends (the sweep runs jobs in Workers).
+  using _threads = { [Symbol.dispose]: stopThreads };
   const index = sweep.base ?? 0, dir = baseDir(sweepDir, index);
   const needsEval = sweep.eval !== undefined && !exists(join(dir, `eval-n${sweep.eval.n}.jsonl`));
   if (exists(join(dir, "base.json"))) {
@@ -102,7 +102,7 @@ async function trainBase(s: TfjsSettings, seed: number, index: number, dir: stri
   const model = createModel(modelConfig(s, tok), rng.derive("init"));
   const t0 = performance.now();
   const checkpoints = join(dir, "sft-checkpoints");
-  const log = await trainSft(model, tok, taskSets(s).train, s, rng, hooks?.onProgress, { dir: checkpoints });
+  const log = await trainSft(model, tok, taskSets(s).train, s, rng, hooks?.onProgress, checkpoints);
   const seconds = (performance.now() - t0) / 1000;
   atomicWrite(join(dir, "sft_metrics.jsonl"), log.map((l) => JSON.stringify(l)).join("\n") + "\n");
   const bundle: BaseBundle = { settings: s, weights: await getWeightsAsync(model), key, seed };
@@ -152,18 +152,6 @@ function protocolSeed(seed: number, protocol?: EvalProtocolSetting): number {
   return protocol ? Rng.seeded(seed).derive(`protocol|${protocol.name}`).int(2 ** 31) : seed;
 }
 
-/** One evaluation point's records: the main protocol, plus every `eval.protocols` one at step 0 and the last step. */
-async function evaluateAll(
-  run: RunConfig<TfjsSettings>,
-  main: (protocol?: EvalProtocolSetting) => Promise<EvalRecord[]>,
-  step: number,
-): Promise<EvalRecord[]> {
-  const extra = step === 0 || step === run.settings.rl.steps ? run.settings.eval.protocols ?? [] : [];
-  const out = await main();
-  for (const protocol of extra) out.push(...await main(protocol));
-  return out;
-}
-
 /**
  * The run as tfjs trains it: settings with defaults, and an overlong buffer larger than the response budget fitted
  * to it (`fitOverlongBuffer`), so config.json records the buffer the penalty uses.
@@ -187,12 +175,7 @@ function tfjsGrading(sweepDir: string, s: TfjsSettings, e: { n: number; ks: numb
 }
 
 /** The tfjs run backend: the policy of `tfjsPolicy` plus evaluation and bit-for-bit checkpoints. */
-function tfjsRunBackend(
-  run: RunConfig<TfjsSettings>,
-  runDir: string,
-  sweepDir: string,
-  base: BaseBundle,
-): { backend: RunBackend<TfjsGroup, Int32Array>; model: Model } {
+function tfjsRunBackend(run: RunConfig<TfjsSettings>, runDir: string, sweepDir: string, base: BaseBundle) {
   const s = run.settings;
   const { train, test } = taskSets(s);
   const policy = policyFrom(base);
@@ -218,7 +201,12 @@ function tfjsRunBackend(
         step === 0
           ? baseEval(base, s, sweepDir, run.base ?? 0, run.eval.n, protocol)
           : evaluate(policy, test, run.eval.n, step, protocolSeed(seed, protocol), ctx.grader, protocol);
-      return { samples: await evaluateAll(run, main, step) };
+      // The main protocol, plus every `eval.protocols` one at step 0 and the last step.
+      const samples = await main();
+      if (step === 0 || step === s.rl.steps) {
+        for (const protocol of s.eval.protocols ?? []) samples.push(...await main(protocol));
+      }
+      return { samples };
     },
     async save(step) {
       const checkpoint: RunCheckpoint = {
@@ -270,11 +258,6 @@ async function startBlasThreads(s: TfjsSettings, decision: BackendDecision): Pro
   return { ...decision, blasThreads: threadsInUse() };
 }
 
-/** For `using`: back to one thread, no helpers, when the scope ends. */
-function blasThreadsStop(): Disposable {
-  return { [Symbol.dispose]: () => stopThreads() };
-}
-
 /** RL from the run's base model, resuming from the newest checkpoint when there is one. */
 async function runRl(
   run: RunConfig<TfjsSettings>,
@@ -292,7 +275,7 @@ async function runRl(
   if (base.key !== baseKey(s)) {
     throw new Error(`${baseBundlePath}: base model was trained with other settings`);
   }
-  using _threads = blasThreadsStop();
+  using _threads = { [Symbol.dispose]: stopThreads };
   const decision = await runBackendDecision(s, baseFolder);
   hooks.onRecord?.({ backendDecision: decision });
   const { backend, model } = tfjsRunBackend(run, runDir, sweepDir, base);

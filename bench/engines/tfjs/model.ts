@@ -190,10 +190,7 @@ export interface SampleOptions {
 let scratch = new Float64Array(0);
 
 /** w[i] = exp((logits[i] − max) / temperature) into `scratch` (float64); the argmax (first) and Σ w in index order. */
-function weights(
-  logits: ArrayLike<number>,
-  temperature: number,
-): { best: number; z: number; w: Float64Array } {
+function weights(logits: ArrayLike<number>, temperature: number) {
   const v = logits.length, best = argmax(logits);
   if (scratch.length < v) scratch = new Float64Array(v);
   const w = scratch;
@@ -279,20 +276,15 @@ export interface LogitsRequest {
 }
 
 /**
- * Last-position logits [rows, V] of successive chunks of the same rows, through a key/value cache of the
- * model's context (a prefill, then one token at a time). `close` frees the cache.
+ * Last-position logits [rows, V] of successive chunks of `rows` rows of `model` on the active backend, through
+ * a key/value cache of the model's context (made on first use; a prefill, then one token at a time). `close`
+ * frees the cache.
  */
-export interface LocalLogits {
-  next(req: LogitsRequest): tf.Tensor;
-  close(): void;
-}
-
-/** A `LocalLogits` over `rows` rows of `model` on the active backend (the cache is made on first use). */
-export function localLogits(model: Model, rows: number): LocalLogits {
+export function localLogits(model: Model, rows: number) {
   const { layers, heads, dModel, context } = model.config;
   let cache: KvCache | null = null;
   return {
-    next(req) {
+    next(req: LogitsRequest): tf.Tensor {
       cache ??= createKvCache(layers, rows, heads, dModel / heads, context);
       if (req.keep) compactKvCache(cache, req.keep);
       const { b } = cache!, t = req.t;
@@ -332,29 +324,30 @@ export function setSamplerDelegate(d: SamplerDelegate | null): void {
  * numbers: where their next-token distributions agree, they draw the same token).
  */
 export function sample(model: Model, prompts: Int32Array, b: number, opts: SampleOptions): SampleResult {
+  return driveSync(locally(model, b, sampleSteps(model, prompts, b, opts, opts.compact ?? true)));
+}
+
+/** A sampling loop with its chunks' logits computed here (`localLogits`): yields each logits tensor to read. */
+function* locally(
+  model: Model,
+  b: number,
+  gen: Generator<LogitsRequest, SampleResult, Float32Array>,
+): Generator<tf.Tensor, SampleResult, Float32Array> {
   const source = localLogits(model, b);
   try {
-    return driveSync(locally(sampleSteps(model, prompts, b, opts, opts.compact ?? true), source));
+    let step = gen.next(undefined as unknown as Float32Array);
+    while (!step.done) {
+      const logits = source.next(step.value);
+      try {
+        step = gen.next(yield logits);
+      } finally {
+        logits.dispose();
+      }
+    }
+    return step.value;
   } finally {
     source.close();
   }
-}
-
-/** A sampling loop with its chunks' logits computed by `source`: yields each logits tensor to read, then frees it. */
-function* locally(
-  gen: Generator<LogitsRequest, SampleResult, Float32Array>,
-  source: LocalLogits,
-): Generator<tf.Tensor, SampleResult, Float32Array> {
-  let step = gen.next(undefined as unknown as Float32Array);
-  while (!step.done) {
-    const logits = source.next(step.value);
-    try {
-      step = gen.next(yield logits);
-    } finally {
-      logits.dispose();
-    }
-  }
-  return step.value;
 }
 
 /**
@@ -362,23 +355,11 @@ function* locally(
  * With a sampler delegate set (parallel.ts), the rows' logits are computed by its workers; the draws stay
  * here, in row order, so the result is the same as `sample`'s.
  */
-export async function sampleAsync(
-  model: Model,
-  prompts: Int32Array,
-  b: number,
-  opts: SampleOptions,
-): Promise<SampleResult> {
+export async function sampleAsync(model: Model, prompts: Int32Array, b: number, opts: SampleOptions) {
   // Finished rows are dropped from the batch only here: a delegate's workers hold fixed slices of the rows.
   const remote = delegate?.(model, b) ?? null;
   const gen = sampleSteps(model, prompts, b, opts, remote === null && (opts.compact ?? true));
-  if (!remote) {
-    const local = localLogits(model, b);
-    try {
-      return await driveAsync(locally(gen, local));
-    } finally {
-      local.close();
-    }
-  }
+  if (!remote) return driveAsync(locally(model, b, gen));
   try {
     let step = gen.next(undefined as unknown as Float32Array);
     while (!step.done) step = gen.next(await remote.next(step.value));
@@ -469,12 +450,7 @@ export function trainStep(model: Model, opt: Optimizer, loss: () => tf.Scalar): 
  * The update of `trainStep` from precomputed gradients (one Float32Array per parameter, in `model.params`
  * order, e.g. summed over data-parallel workers): the same clipping and Adam; returns `loss` and the norm.
  */
-export function applyGradients(
-  model: Model,
-  opt: Optimizer,
-  grads: Float32Array[],
-  loss: number,
-): StepResult {
+export function applyGradients(model: Model, opt: Optimizer, grads: Float32Array[], loss: number) {
   const vars = [...model.params.values()];
   const tensors = grads.map((g, i) => tf.tensor(g, vars[i].shape, "float32"));
   try {
@@ -501,7 +477,5 @@ export function setWeights(model: Model, w: Record<string, TensorData>): void {
 
 /** Number of scalar parameters. */
 export function parameterCount(model: Model): number {
-  let n = 0;
-  for (const v of model.params.values()) n += v.size;
-  return n;
+  return [...model.params.values()].reduce((n, v) => n + v.size, 0);
 }

@@ -13,7 +13,7 @@ import {
 } from "./model.ts";
 import { backendInUse, rowInvariant } from "./backend.ts";
 import { threadsInUse } from "./ops/blas.ts";
-import { sampleWorkers, type TfjsSettings } from "./settings.ts";
+import type { TfjsSettings } from "./settings.ts";
 
 /**
  * A batch for masked next-token cross-entropy: tokens [rows, cols] (int32, row-major) and a mask
@@ -42,21 +42,18 @@ export function fullBatch(tokens: Int32Array, rows: number, cols: number): Maske
   };
 }
 
-/** The masked next-token loss −Σ mask·logp / denom of tokens [B, T] and mask [B, maskCols] (differentiable). */
-export function maskedNll(
-  model: Model,
-  tokens: tf.Tensor2D,
-  mask: tf.Tensor2D,
-  maskStart: number,
-  denom: number,
-): tf.Scalar {
+/** The masked next-token loss −Σ mask·logp / denom of a batch (differentiable; absent denom: Σ mask). */
+export function maskedNll(model: Model, b: MaskedBatch): tf.Scalar {
+  const denom = b.denom ?? b.mask.reduce((a, x) => a + x, 0);
   return tf.tidy(() => {
-    const logp = tokenLogProbs(model, tokens).logp;
-    const cols = mask.shape[1];
-    const part = cols === logp.shape[1] && maskStart === 0
+    const logp = tokenLogProbs(model, tf.tensor2d(b.tokens, [b.rows, b.cols], "int32")).logp;
+    const part = b.maskCols === logp.shape[1] && b.maskStart === 0
       ? logp
-      : tf.slice(logp, [0, maskStart], [logp.shape[0], cols]);
-    return tf.div(tf.neg(tf.sum(tf.mul(part, mask))), denom) as tf.Scalar;
+      : tf.slice(logp, [0, b.maskStart], [logp.shape[0], b.maskCols]);
+    return tf.div(
+      tf.neg(tf.sum(tf.mul(part, tf.tensor2d(b.mask, [b.rows, b.maskCols])))),
+      denom,
+    ) as tf.Scalar;
   });
 }
 
@@ -78,19 +75,15 @@ export type ToWorker =
   /** Free the sampling cache (no reply). */
   | { kind: "sample-close" };
 
-/** Messages from a worker: ready after init; a step's loss share and gradients (flat, params order). */
+/**
+ * Messages from a worker: ready after init; a step's loss share and gradients (flat, params order) with where its
+ * time went (ms: weight load, forward+backward, gradient read).
+ */
 export type FromWorker =
   | { kind: "ready" }
-  | { kind: "grads"; loss: number; grads: Float32Array; ms: WorkerTimes }
+  | { kind: "grads"; loss: number; grads: Float32Array; ms: { load: number; compute: number; read: number } }
   | { kind: "logits"; logits: Float32Array }
   | { kind: "error"; message: string };
-
-/** Where a worker's share of a data-parallel step went (ms): weight load, forward+backward, gradient read. */
-export interface WorkerTimes {
-  load: number;
-  compute: number;
-  read: number;
-}
 
 /** A worker with a one-message-at-a-time request/reply channel. */
 class Replica {
@@ -331,14 +324,12 @@ export class SamplerPool {
 }
 
 /**
- * Data-parallel sampling for `model` as the settings ask (`sampleWorkers`, wasm and cpu only), for a `using`
- * declaration: the workers stop when the scope ends, also on a throw. A no-op for one worker.
+ * Data-parallel sampling for `model` as the settings ask (`sampleWorkers`: absent = 1, 0 = one per core; wasm
+ * and cpu only), for a `using` declaration: the workers stop when the scope ends, also on a throw. A no-op for
+ * one worker.
  */
-export async function parallelSampling(
-  s: TfjsSettings,
-  model: Model,
-): Promise<Disposable & { workers: number }> {
-  const n = sampleWorkers(s, rowInvariant());
+export async function parallelSampling(s: TfjsSettings, model: Model) {
+  const n = !rowInvariant() ? 1 : s.sampleWorkers === 0 ? coreCount() : s.sampleWorkers ?? 1;
   const pool = n > 1 ? await SamplerPool.start(model, n) : null;
   return { workers: pool?.workers ?? 1, [Symbol.dispose]: () => pool?.close() };
 }

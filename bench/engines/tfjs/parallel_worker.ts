@@ -1,7 +1,7 @@
 // A data-parallel replica (see parallel.ts): loads weights from the shared buffer, returns its rows' gradient.
 import * as tf from "@tensorflow/tfjs-core";
 import { Rng } from "../../../common/prng.ts";
-import { createModel, initBackend, type LocalLogits, localLogits, type Model } from "./model.ts";
+import { createModel, initBackend, localLogits, type Model } from "./model.ts";
 import { type FromWorker, maskedNll, type ToWorker } from "./parallel.ts";
 import { setSplit } from "./ops/blas.ts";
 
@@ -13,7 +13,7 @@ const scope = self as unknown as {
 
 let model: Model | null = null;
 let weights: Float32Array | null = null;
-let sampler: LocalLogits | null = null;
+let sampler: ReturnType<typeof localLogits> | null = null;
 
 function loadWeights(): void {
   let off = 0;
@@ -55,13 +55,8 @@ async function handle(msg: ToWorker): Promise<void> {
   const t0 = performance.now();
   loadWeights();
   const t1 = performance.now();
-  const tokens = tf.tensor2d(msg.tokens, [msg.rows, msg.cols], "int32");
-  const mask = tf.tensor2d(msg.mask, [msg.rows, msg.mask.length / msg.rows]);
   const vars = [...model!.params.values()];
-  const { value, grads } = tf.variableGrads(
-    () => maskedNll(model!, tokens, mask, msg.maskStart, msg.denom),
-    vars,
-  );
+  const { value, grads } = tf.variableGrads(() => maskedNll(model!, msg), vars);
   const t2 = performance.now();
   const flat = new Float32Array(weights!.length);
   let off = 0;
@@ -71,7 +66,7 @@ async function handle(msg: ToWorker): Promise<void> {
     off += v.size;
   }
   const loss = value.dataSync()[0];
-  tf.dispose([tokens, mask, value, ...Object.values(grads)]);
+  tf.dispose([value, ...Object.values(grads)]);
   const ms = { load: t1 - t0, compute: t2 - t1, read: performance.now() - t2 };
   post({ kind: "grads", loss, grads: flat, ms }, [flat.buffer]);
 }

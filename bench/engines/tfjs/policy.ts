@@ -95,11 +95,7 @@ export interface GenerateOptions {
  * options give the same texts on one backend. Rejects when a prompt has characters outside the vocabulary or is
  * too long. Reads are asynchronous, so it runs on every backend, webgpu included.
  */
-export async function generate(
-  policy: Policy,
-  promptTexts: readonly string[],
-  opts: GenerateOptions,
-): Promise<Completion[][]> {
+export async function generate(policy: Policy, promptTexts: readonly string[], opts: GenerateOptions) {
   const { model, tokenizer: tok, settings } = policy;
   const P = settings.model.promptLength;
   const maxNew = Math.min(opts.maxTokens, model.config.context - P);

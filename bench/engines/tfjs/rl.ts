@@ -21,9 +21,9 @@ import {
 import { readsSync } from "./backend.ts";
 import { methodOf } from "./policy.ts";
 import type { TfjsSettings } from "./settings.ts";
-import { responseSlice } from "./sft.ts";
+import { responseSlice, traceIds } from "./sft.ts";
 import { cutAtEos, encodePrompts, type Tokenizer } from "./tokenizer.ts";
-import { methodsOf, renderPrompt, renderTrace } from "./traces.ts";
+import { methodsOf, renderPrompt } from "./traces.ts";
 
 /** The G rollouts of one prompt. */
 export interface TfjsGroup extends RolloutGroup {
@@ -125,11 +125,7 @@ async function oracleGroups(ctx: RlContext, step: number, round: number): Promis
   const tokens = new Int32Array(records.length * G * T).fill(tok.pad);
   const prompts = encodePrompts(tok, records.map(renderPrompt), P);
   const lengths = records.map((record, g) => {
-    const method = methodsOf(record.meta.family as string).find((m) => m.correct)!;
-    const ids = [...tok.encode(renderTrace(method, record.meta.params ?? {}).text), tok.eos];
-    if (ids.length > N) {
-      throw new Error(`oracle trace of ${record.id} needs ${ids.length} tokens; rl.maxNewTokens is ${N}`);
-    }
+    const ids = traceIds(tok, record, methodsOf(record.meta.family as string).find((m) => m.correct)!, N);
     for (let i = 0; i < G; i++) {
       const row = (g * G + i) * T;
       tokens.set(prompts.subarray(g * P, (g + 1) * P), row);
@@ -162,22 +158,14 @@ function errorClassOf(record: MathRecord, method: string): string {
   return m && !m.correct ? "shortcut" : "other";
 }
 
-/** Concatenate per-group typed arrays. */
-function concat<A extends Float32Array | Int32Array | Uint8Array>(parts: A[], make: (n: number) => A): A {
-  const out = make(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
+/** The row-major [rows, cols] arrays of the groups stacked, each row cut to its first `keep` columns. */
+function stackRows<A extends Float32Array | Int32Array>(parts: A[], cols: number, keep: number): A {
+  const rows = parts.reduce((n, p) => n + p.length / cols, 0);
+  const out = new (parts[0].constructor as new (n: number) => A)(rows * keep);
+  let r = 0;
   for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
+    for (let i = 0; i < p.length; i += cols) out.set(p.subarray(i, i + keep), keep * r++);
   }
-  return out;
-}
-
-/** Columns [0, keep) of a row-major [rows, cols] array (drops the all-padding tail of a batch). */
-function trimColumns<A extends Float32Array | Int32Array>(a: A, rows: number, cols: number, keep: number): A {
-  if (keep === cols) return a;
-  const out = new (a.constructor as new (n: number) => A)(rows * keep);
-  for (let r = 0; r < rows; r++) out.set(a.subarray(r * cols, r * cols + keep), r * keep);
   return out;
 }
 
@@ -212,14 +200,12 @@ export function tfjsPolicy(ctx: RlContext): PolicyBackend<TfjsGroup, Int32Array>
       const B = groups.reduce((n, g) => n + g.correct.length, 0);
       const longest = Math.max(...groups.map((g) => Math.max(...g.lengths)));
       const N = algo.lossAgg === "seq-mean-token-sum-norm" ? maxNew : longest;
-      const cat = <A extends Float32Array | Int32Array>(parts: A[], make: (n: number) => A, cols: number) =>
-        trimColumns(concat(parts, make), B, cols, cols - maxNew + N);
       return {
-        rows: cat(groups.map((g) => g.tokens), (n) => new Int32Array(n), P + maxNew),
+        rows: stackRows(groups.map((g) => g.tokens), P + maxNew, P + N),
         B,
         T: N,
-        oldLogp: cat(groups.map((g) => g.oldLogp), (n) => new Float32Array(n), maxNew),
-        mask: cat(groups.map((g) => g.mask), (n) => new Float32Array(n), maxNew),
+        oldLogp: stackRows(groups.map((g) => g.oldLogp), maxNew, N),
+        mask: stackRows(groups.map((g) => g.mask), maxNew, N),
       };
     },
     sliceRows: (rows, from, to, T) => rows.slice(from * (P + T), to * (P + T)),
@@ -244,85 +230,49 @@ export function rlStep(ctx: RlContext, step: number): Promise<StepMetrics> {
 
 /** Fraction of rollouts that reproduce each method's exact trace ("other" for anything else). */
 function methodFractions(groups: TfjsGroup[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  let total = 0;
-  for (const g of groups) {
-    for (const m of g.methods) {
-      counts[m] = (counts[m] ?? 0) + 1;
-      total++;
-    }
-  }
-  for (const k of Object.keys(counts)) counts[k] /= total;
+  const methods = groups.flatMap((g) => g.methods), counts: Record<string, number> = {};
+  for (const m of methods) counts[m] = (counts[m] ?? 0) + 1;
+  for (const k of Object.keys(counts)) counts[k] /= methods.length;
   return counts;
 }
 
-/** One Adam step on one mini-batch: the core gives dLogp at the current logp; autodiff does the rest. */
+/**
+ * One Adam step on one mini-batch: the core gives dLogp at the current logp; autodiff does the rest. With
+ * synchronous reads the loss closure reads logp inside the tape; on webgpu a forward pass is read with `await
+ * data()` first: the same update (the forward is deterministic) at the cost of one more forward pass.
+ */
 async function updateMiniBatch(ctx: RlContext, mb: MiniBatch<Int32Array>, request: UpdateRequest) {
-  const P = ctx.settings.model.promptLength, N = mb.T;
-  const tokens = tf.tensor2d(mb.rows, [mb.B, P + N], "int32");
-  const w = tf.tensor2d(Float32Array.from(request.weights), [mb.B, N]);
+  const P = ctx.settings.model.promptLength;
+  const tokens = tf.tensor2d(mb.rows, [mb.B, P + mb.T], "int32");
+  const w = tf.tensor2d(Float32Array.from(request.weights), [mb.B, mb.T]);
+  const outputs = () => {
+    const out = tokenLogProbs(ctx.model, tokens, { entropy: true });
+    return { logp: responseSlice(out.logp, P, mb.T), entropy: responseSlice(out.entropy!, P, mb.T) };
+  };
+  // The scalar whose gradient is the core's: sum(dLogp ⊙ logp) − entropyCoef · sum(w ⊙ entropy).
+  const surrogate = (core: CoreLoss, out: ReturnType<typeof outputs>) => {
+    const dLogp = tf.tensor(Float32Array.from(core.dLogp), out.logp.shape), coef = request.entropyCoef;
+    return tf.sub(tf.sum(tf.mul(dLogp, out.logp)), tf.mul(coef, tf.sum(tf.mul(w, out.entropy)))) as tf.Scalar;
+  };
   try {
-    const twoPass = ctx.twoPassUpdate ?? !readsSync();
-    const inputs = { ctx, mb, request, tokens, w };
-    return twoPass ? await updateTwoPass(inputs) : updateOnePass(inputs);
+    if (!(ctx.twoPassUpdate ?? !readsSync())) {
+      return trainStep(ctx.model, ctx.opt, () => {
+        const out = outputs();
+        // The core needs the values at the current parameters: constants for the surrogate's gradient.
+        return surrogate(request.lossAt(out.logp.dataSync(), out.entropy.dataSync()), out);
+      }).gradNorm;
+    }
+    const first = tf.tidy(outputs);
+    let core: CoreLoss;
+    try {
+      core = request.lossAt(await first.logp.data(), await first.entropy.data());
+    } finally {
+      tf.dispose([first.logp, first.entropy]);
+    }
+    return (await trainStepAsync(ctx.model, ctx.opt, () => surrogate(core, outputs()))).gradNorm;
   } finally {
     tf.dispose([tokens, w]);
   }
 }
 
 type CoreLoss = ReturnType<UpdateRequest["lossAt"]>;
-
-/** What one update works on: the context, the mini-batch and the core's request, its tokens and weights. */
-interface UpdateInputs {
-  ctx: RlContext;
-  mb: MiniBatch<Int32Array>;
-  request: UpdateRequest;
-  tokens: tf.Tensor2D;
-  w: tf.Tensor;
-}
-
-/** The response log-probs and entropies [B, N] of the policy on `tokens` (inside the tape when training). */
-function responseOutputs(model: Model, tokens: tf.Tensor2D, P: number, N: number) {
-  const out = tokenLogProbs(model, tokens, { entropy: true });
-  return { logp: responseSlice(out.logp, P, N), entropy: responseSlice(out.entropy!, P, N) };
-}
-
-/** The scalar whose gradient is the core's: sum(dLogp ⊙ logp) − entropyCoef · sum(w ⊙ entropy). */
-function surrogate(core: CoreLoss, out: { logp: tf.Tensor; entropy: tf.Tensor }, w: tf.Tensor, coef: number) {
-  const dLogp = tf.tensor(Float32Array.from(core.dLogp), out.logp.shape);
-  return tf.sub(tf.sum(tf.mul(dLogp, out.logp)), tf.mul(coef, tf.sum(tf.mul(w, out.entropy)))) as tf.Scalar;
-}
-
-/** One pass: the loss closure reads logp synchronously, so dLogp is computed inside the tape (CPU backends). */
-function updateOnePass({ ctx, mb, request, tokens, w }: UpdateInputs) {
-  const P = ctx.settings.model.promptLength;
-  const { gradNorm } = trainStep(ctx.model, ctx.opt, () => {
-    const out = responseOutputs(ctx.model, tokens, P, mb.T);
-    // The core needs the values at the current parameters; they are constants for the surrogate's gradient.
-    const core = request.lossAt(out.logp.dataSync(), out.entropy.dataSync());
-    return surrogate(core, out, w, request.entropyCoef);
-  });
-  return gradNorm;
-}
-
-/**
- * Two passes, for backends without synchronous reads: a forward pass read with `await data()`, the core, then a
- * forward/backward pass of the surrogate. The same update as `updateOnePass` (the forward is deterministic), at
- * the cost of one more forward pass.
- */
-async function updateTwoPass({ ctx, mb, request, tokens, w }: UpdateInputs) {
-  const P = ctx.settings.model.promptLength;
-  const first = tf.tidy(() => responseOutputs(ctx.model, tokens, P, mb.T));
-  let core: CoreLoss;
-  try {
-    core = request.lossAt(await first.logp.data(), await first.entropy.data());
-  } finally {
-    tf.dispose([first.logp, first.entropy]);
-  }
-  const { gradNorm } = await trainStepAsync(
-    ctx.model,
-    ctx.opt,
-    () => surrogate(core, responseOutputs(ctx.model, tokens, P, mb.T), w, request.entropyCoef),
-  );
-  return gradNorm;
-}

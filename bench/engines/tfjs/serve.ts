@@ -3,7 +3,7 @@
 // without any external service. A parameter it does not implement is refused with a 400 naming it.
 import * as tf from "@tensorflow/tfjs-core";
 import { tokenLogProbs } from "./model.ts";
-import { generate, type GenerateOptions, loadPolicy, type Policy } from "./policy.ts";
+import { type Completion, generate, type GenerateOptions, type Policy } from "./policy.ts";
 import { encodePrompts } from "./tokenizer.ts";
 
 /** Log-prob of one returned token and, when asked, the most likely alternatives at its position. */
@@ -13,27 +13,13 @@ interface TokenLogprob {
   top: { token: string; logprob: number }[];
 }
 
-/** A served model: its id and the policy that answers. */
-export interface ServedModel {
-  id: string;
-  policy: Policy;
-}
-
-/** Wrap a tfjs checkpoint folder (a run's checkpoints/, a step-* folder, a sweep's base/<b>/) as a served model. */
-export function tfjsServedModel(checkpointDir: string, id: string): ServedModel {
-  return { id, policy: loadPolicy(checkpointDir) };
-}
-
 /** Tokens of a prompt as the model sees it: the engine prepends BOS. */
 const promptTokens = (policy: Policy, prompt: string) => policy.tokenizer.encode(prompt).length + 1;
 
 /** Name of a token id: its character, or <pad>/<bos>/<eos> for the special tokens. */
 function tokenName(policy: Policy, id: number): string {
   const tok = policy.tokenizer;
-  if (id === tok.pad) return "<pad>";
-  if (id === tok.bos) return "<bos>";
-  if (id === tok.eos) return "<eos>";
-  return tok.decode([id]);
+  return { [tok.pad]: "<pad>", [tok.bos]: "<bos>", [tok.eos]: "<eos>" }[id] ?? tok.decode([id]);
 }
 
 /**
@@ -199,7 +185,7 @@ function stopsOf(body: Record<string, unknown>): string[] {
 /** How many top alternatives to return per token, or null for no log-probs. */
 function logprobsOf(body: Record<string, unknown>, chat: boolean): number | null {
   if (chat) {
-    if (body.logprobs !== undefined && body.logprobs !== null && typeof body.logprobs !== "boolean") {
+    if (body.logprobs != null && typeof body.logprobs !== "boolean") {
       throw new HttpError(400, "logprobs: expected true or false", "logprobs");
     }
     const top = numberField(body, "top_logprobs", 0, 0, 20, true);
@@ -208,9 +194,7 @@ function logprobsOf(body: Record<string, unknown>, chat: boolean): number | null
     }
     return body.logprobs === true ? top : null;
   }
-  return body.logprobs === undefined || body.logprobs === null
-    ? null
-    : numberField(body, "logprobs", 0, 0, 5, true);
+  return body.logprobs == null ? null : numberField(body, "logprobs", 0, 0, 5, true);
 }
 
 /**
@@ -266,12 +250,8 @@ function applyStop(text: string, stops: readonly string[]): { text: string; stop
   return cut < 0 ? { text, stopped: false } : { text: text.slice(0, cut), stopped: true };
 }
 
-interface Generated {
-  text: string;
-  finishReason: string;
-  tokens: number;
-  logprobs: TokenLogprob[] | null;
-}
+/** A completion as returned: cut at a stop sequence, with its log-probs when asked. */
+type Generated = Completion & { logprobs: TokenLogprob[] | null };
 
 /** Log-probs in the legacy completions shape: parallel lists of tokens, their log-probs, top maps, offsets. */
 function completionLogprobs(lps: TokenLogprob[], top: number) {
@@ -309,23 +289,22 @@ function streamReply(
   const object = chat ? "chat.completion.chunk" : "text_completion";
   const events: unknown[] = [];
   const chunk = (choices: unknown[]) => ({ ...head, object, choices, ...(usage ? { usage: null } : {}) });
+  // A chunk of one choice: a piece of text (null: none, at the end) with its log-probs and finish reason.
+  const piece = (index: number, text: string | null, logprobs: unknown, finish: string | null) =>
+    chunk([
+      chat
+        ? { index, delta: text === null ? {} : { content: text }, logprobs, finish_reason: finish }
+        : { index, text: text ?? "", logprobs, finish_reason: finish },
+    ]);
   outs.forEach((o, index) => {
     if (chat) events.push(chunk([{ index, delta: { role: "assistant", content: "" }, finish_reason: null }]));
     // One chunk per token, as a streaming server sends them (the text is whole already: sampling is batched).
     const pieces = o.logprobs ?? [...o.text].map((token) => ({ token, logprob: 0, top: [] }));
     pieces.forEach((p) => {
       const lp = o.logprobs ? (chat ? chatLogprobs([p]) : completionLogprobs([p], top)) : null;
-      events.push(chunk([
-        chat
-          ? { index, delta: { content: p.token }, logprobs: lp, finish_reason: null }
-          : { index, text: p.token, logprobs: lp, finish_reason: null },
-      ]));
+      events.push(piece(index, p.token, lp, null));
     });
-    events.push(chunk([
-      chat
-        ? { index, delta: {}, logprobs: null, finish_reason: o.finishReason }
-        : { index, text: "", logprobs: null, finish_reason: o.finishReason },
-    ]));
+    events.push(piece(index, null, null, o.finishReason));
   });
   if (usage) events.push({ ...head, object, choices: [], usage });
   const text = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("") + "data: [DONE]\n\n";
@@ -335,8 +314,8 @@ function streamReply(
   });
 }
 
-/** The OpenAI-compatible request handler for one model; `counter` numbers the reply ids. */
-function openAiHandler({ id: modelId, policy }: ServedModel): (req: Request) => Promise<Response> {
+/** The OpenAI-compatible request handler for `policy` served as `modelId`; `counter` numbers the reply ids. */
+function openAiHandler(policy: Policy, modelId: string): (req: Request) => Promise<Response> {
   let counter = 0;
   const created = Math.floor(Date.now() / 1000);
   const modelObject = { id: modelId, object: "model", created, owned_by: "acebench" };
@@ -361,12 +340,9 @@ function openAiHandler({ id: modelId, policy }: ServedModel): (req: Request) => 
       const chat = path === "/v1/chat/completions";
       if (!chat && path !== "/v1/completions") throw new HttpError(404, `no route ${req.method} ${path}`);
       if (req.method !== "POST") throw new HttpError(405, `${path} takes POST`);
-      let body: Record<string, unknown>;
-      try {
-        body = await req.json();
-      } catch {
+      const body: Record<string, unknown> = await req.json().catch(() => {
         throw new HttpError(400, "request body is not JSON");
-      }
+      });
       if (body === null || typeof body !== "object" || Array.isArray(body)) {
         throw new HttpError(400, "request body must be a JSON object");
       }
@@ -438,9 +414,12 @@ function openAiHandler({ id: modelId, policy }: ServedModel): (req: Request) => 
   };
 }
 
-/** Serve a model on 127.0.0.1 (loopback only); port 0 lets the OS choose. Returns the server and its base URL. */
-export function serveModel(model: ServedModel, port: number): { server: Deno.HttpServer; url: string } {
-  const server = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, openAiHandler(model));
+/**
+ * Serve `policy` (e.g. `loadPolicy` of a checkpoint folder) as model `id` on 127.0.0.1 (loopback only); port 0 lets
+ * the OS choose. Returns the server and its base URL.
+ */
+export function serveModel(policy: Policy, id: string, port: number) {
+  const server = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, openAiHandler(policy, id));
   const addr = server.addr as Deno.NetAddr;
   return { server, url: `http://127.0.0.1:${addr.port}/v1` };
 }

@@ -88,7 +88,7 @@ export async function main(args: string[]): Promise<number> {
   if (misfit) {
     throw new Error(`--checkpoint ${values.checkpoint}: ${misfit}`);
   }
-  const { server, url } = serveModel({ id, policy }, values.port);
+  const { server, url } = serveModel(policy, id, values.port);
   console.log(
     `serving '${id}' from ${dir} at ${url} (backend ${backend}${
       backend === "blas" ? `, ${threadsInUse().threads} BLAS thread(s)` : ""

@@ -175,13 +175,6 @@ export function presetSettings(name: typeof SETTINGS_PRESETS[number] | string): 
   return resolveSettings(JSON.parse(text), `${name}.settings.json`);
 }
 
-/** Sampling workers: `sampleWorkers` (absent = 1, 0 = one per core) where pooled sampling is allowed, else 1. */
-export function sampleWorkers(s: TfjsSettings, poolAllowed: boolean): number {
-  if (!poolAllowed) return 1;
-  const n = s.sampleWorkers ?? 1;
-  return n === 0 ? Math.max(1, navigator.hardwareConcurrency ?? 1) : n;
-}
-
 /** BLAS threads the settings ask for: `blasThreads` (absent = 1, 0 = one per core, see `threadsAsked`). */
 export function blasThreads(s: TfjsSettings): number {
   return threadsAsked(s.blasThreads ?? 1);

@@ -8,11 +8,9 @@ import {
   getOptimizerStateAsync,
   getWeightsAsync,
   type Model,
-  type Optimizer,
   type OptimizerState,
   setOptimizerState,
   setWeights,
-  type StepResult,
   type TensorData,
   trainStepAsync,
 } from "./model.ts";
@@ -50,21 +48,24 @@ function drawExamples(train: readonly MathRecord[], s: TfjsSettings, rng: Rng, c
   });
 }
 
+/** Token ids of a method's trace of `record` and EOS; throws when they do not fit the response budget `maxNew`. */
+export function traceIds(tok: Tokenizer, record: MathRecord, method: Method, maxNew: number): number[] {
+  const ids = [...tok.encode(renderTrace(method, record.meta.params ?? {}).text), tok.eos];
+  if (ids.length > maxNew) {
+    throw new Error(
+      `trace of ${record.id} by ${method.name} needs ${ids.length} tokens; rl.maxNewTokens is ${maxNew}`,
+    );
+  }
+  return ids;
+}
+
 /**
- * Token rows [B, T] (left-padded prompt, trace, EOS, right PAD) and the loss mask [B, N] over the response tokens
- * including EOS, where N is the longest response of the batch and T = promptLength + N (padding columns that no
- * row uses are not computed). Throws when a trace does not fit the response budget `maxNew`.
+ * The masked batch of `examples`: token rows [B, T] (left-padded prompt, trace, EOS, right PAD) and the loss mask
+ * [B, N] over the response tokens including EOS, where N is the longest response of the batch and
+ * T = promptLength + N (padding columns that no row uses are not computed).
  */
 function encodeExamples(tok: Tokenizer, examples: readonly Example[], promptLength: number, maxNew: number) {
-  const responses = examples.map((e) => {
-    const ids = [...tok.encode(renderTrace(e.method, e.record.meta.params ?? {}).text), tok.eos];
-    if (ids.length > maxNew) {
-      throw new Error(
-        `trace of ${e.record.id} by ${e.method.name} needs ${ids.length} tokens; rl.maxNewTokens is ${maxNew}`,
-      );
-    }
-    return ids;
-  });
+  const responses = examples.map((e) => traceIds(tok, e.record, e.method, maxNew));
   const B = examples.length, N = Math.max(...responses.map((r) => r.length)), T = promptLength + N;
   const prompts = encodePrompts(tok, examples.map((e) => renderPrompt(e.record)), promptLength);
   const tokens = new Int32Array(B * T).fill(tok.pad);
@@ -74,7 +75,16 @@ function encodeExamples(tok: Tokenizer, examples: readonly Example[], promptLeng
     tokens.set(response, b * T + promptLength);
     mask.fill(1, b * N, b * N + response.length);
   });
-  return { tokens, mask, B, T, N };
+  const denom = mask.reduce((a, b) => a + b, 0);
+  return {
+    tokens,
+    rows: B,
+    cols: T,
+    mask,
+    maskStart: promptLength - 1,
+    maskCols: N,
+    denom,
+  } satisfies MaskedBatch;
 }
 
 /** Response log-probs [B, maxNew] from the model's [B, T−1] next-token log-probs (response starts at promptLength). */
@@ -109,12 +119,6 @@ interface SftCheckpoint {
   log: SftLog[];
 }
 
-/** Where and how often `trainSft` checkpoints (atomic, newest kept), and whether it resumes from there. */
-export interface SftCheckpointing {
-  dir: string;
-  every?: number;
-}
-
 /** Workers SFT uses: `sft.workers` (0 = one per core) on the CPU backends, 1 (single process) on the others. */
 export function sftWorkers(s: TfjsSettings): number {
   if (!trainsDataParallel()) return 1;
@@ -125,8 +129,8 @@ export function sftWorkers(s: TfjsSettings): number {
  * Train `model` in place for `s.sft.steps` steps on traces of `train`; returns the log (every 10th step and the
  * last). The mean token NLL over response tokens is the loss; a non-finite loss throws naming the step. With
  * more than one worker (`sftWorkers`) each step is data-parallel (parallel.ts), deterministic per worker count.
- * With `checkpointing`, every `every` steps the state goes to `dir` atomically, and a call finding a checkpoint
- * there continues from it bit-for-bit (the caller removes `dir` once the trained model is saved).
+ * With `checkpointDir`, every `sft.checkpointEvery` steps the state goes there atomically, and a call finding a
+ * checkpoint there continues from it bit-for-bit (the caller removes the folder once the trained model is saved).
  */
 export async function trainSft(
   model: Model,
@@ -135,13 +139,13 @@ export async function trainSft(
   s: TfjsSettings,
   rng: Rng,
   onStep: (step: number, total: number) => void = () => {},
-  checkpointing?: SftCheckpointing,
+  checkpointDir?: string,
 ): Promise<SftLog[]> {
   const opt = createOptimizer(model, { lr: s.sft.lr, clipNorm: s.sft.clipNorm });
   const P = s.model.promptLength, total = s.sft.steps;
   let log: SftLog[] = [], start = 0;
-  const resumed = checkpointing && exists(checkpointing.dir)
-    ? loadLatestCheckpoint<SftCheckpoint>(checkpointing.dir)
+  const resumed = checkpointDir && exists(checkpointDir)
+    ? loadLatestCheckpoint<SftCheckpoint>(checkpointDir)
     : null;
   if (resumed) {
     setWeights(model, resumed.value.weights);
@@ -151,28 +155,21 @@ export async function trainSft(
     start = resumed.step;
     onStep(start, total);
   }
-  const every = checkpointing?.every ?? s.sft.checkpointEvery ?? SFT_CHECKPOINT_EVERY;
+  const every = s.sft.checkpointEvery ?? SFT_CHECKPOINT_EVERY;
   const workers = sftWorkers(s);
   const trainer = workers > 1 && total > start ? await DataParallelTrainer.create(model, opt, workers) : null;
   try {
     for (let step = start; step < total; step++) {
-      const batch = encodeExamples(tok, drawExamples(train, s, rng, s.sft.batchSize), P, s.rl.maxNewTokens);
+      const mb = encodeExamples(tok, drawExamples(train, s, rng, s.sft.batchSize), P, s.rl.maxNewTokens);
       opt.lr = lrAt(step, total, s.sft.lr, s.sft.warmupSteps);
-      const mb: MaskedBatch = {
-        tokens: batch.tokens,
-        rows: batch.B,
-        cols: batch.T,
-        mask: batch.mask,
-        maskStart: P - 1,
-        maskCols: batch.N,
-        denom: batch.mask.reduce((a, b) => a + b, 0),
-      };
-      const { loss, gradNorm } = trainer ? await trainer.step(mb) : await localStep(model, opt, mb);
+      const { loss, gradNorm } = trainer
+        ? await trainer.step(mb)
+        : await trainStepAsync(model, opt, () => maskedNll(model, mb));
       if (!Number.isFinite(loss)) {
         throw new Error(`SFT step ${step}: loss is ${loss} (gradient norm ${gradNorm})`);
       }
       if (step % 10 === 0 || step === total - 1) log.push({ step, loss, gradNorm, lr: opt.lr });
-      if (checkpointing && (step + 1) % every === 0 && step + 1 < total) {
+      if (checkpointDir && (step + 1) % every === 0 && step + 1 < total) {
         const state: SftCheckpoint = {
           step: step + 1,
           weights: await getWeightsAsync(model),
@@ -180,7 +177,7 @@ export async function trainSft(
           rng: rng.state(),
           log,
         };
-        saveCheckpoint(checkpointing.dir, step + 1, state);
+        saveCheckpoint(checkpointDir, step + 1, state);
       }
       onStep(step + 1, total);
     }
@@ -189,15 +186,4 @@ export async function trainSft(
   }
   disposeOptimizer(opt);
   return log;
-}
-
-/** One single-process step of the masked next-token loss (what `DataParallelTrainer.step` does over workers). */
-async function localStep(model: Model, opt: Optimizer, mb: MaskedBatch): Promise<StepResult> {
-  const tokens = tf.tensor2d(mb.tokens, [mb.rows, mb.cols], "int32");
-  const mask = tf.tensor2d(mb.mask, [mb.rows, mb.maskCols]);
-  try {
-    return await trainStepAsync(model, opt, () => maskedNll(model, tokens, mask, mb.maskStart, mb.denom!));
-  } finally {
-    tf.dispose([tokens, mask]);
-  }
 }

@@ -1,33 +1,18 @@
-// Tokenizers for the tfjs policy. The engine only sees the `Tokenizer` interface, so a BPE tokenizer can be
-// plugged in later by adding a kind to `makeTokenizer`.
-
-/** Text <-> token ids, with the three special tokens the engine relies on. */
-export interface Tokenizer {
-  /** Stable name stored in checkpoints, e.g. "char-ascii". */
-  readonly kind: string;
-  /** Number of distinct ids (special tokens included); ids are 0..vocabSize-1. */
-  readonly vocabSize: number;
-  /** Padding id: fills the left of prompts and the right of finished responses (never trained on). */
-  readonly pad: number;
-  /** Begin-of-sequence id, placed before every prompt. */
-  readonly bos: number;
-  /** End-of-sequence id: a response ends when it is sampled. */
-  readonly eos: number;
-  /** Ids of the text (no special tokens); throws on a character the vocabulary lacks. */
-  encode(text: string): number[];
-  /** Text of the ids; special tokens are dropped. */
-  decode(ids: ArrayLike<number>): string;
-}
+// The tfjs policy's tokenizer: one id per printable ASCII character, after the three special tokens.
 
 const PAD = 0, BOS = 1, EOS = 2, FIRST_CHAR = 3;
 /** Printable ASCII (space to tilde): enough for compact arithmetic prompts, traces and `\boxed{}`. */
 const ASCII = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join("");
 
-/** One id per character of a fixed alphabet, after PAD=0, BOS=1, EOS=2. */
-export class CharTokenizer implements Tokenizer {
+/**
+ * Text <-> token ids, one id per character of a fixed alphabet after PAD=0 (left of prompts, right of finished
+ * responses; never trained on), BOS=1 (before every prompt) and EOS=2 (a response ends when it is sampled).
+ */
+export class CharTokenizer {
   readonly pad = PAD;
   readonly bos = BOS;
   readonly eos = EOS;
+  /** Number of distinct ids (special tokens included); ids are 0..vocabSize-1. */
   readonly vocabSize: number;
   readonly #ids = new Map<string, number>();
 
@@ -39,7 +24,7 @@ export class CharTokenizer implements Tokenizer {
     this.vocabSize = FIRST_CHAR + this.#ids.size;
   }
 
-  /** Ids of the characters of `text`; the error names the offending character and its position. */
+  /** Ids of the characters of `text` (no special tokens); the error names a character outside the vocabulary. */
   encode(text: string): number[] {
     return [...text].map((ch, i) => {
       const id = this.#ids.get(ch);
@@ -63,6 +48,9 @@ export class CharTokenizer implements Tokenizer {
     return out;
   }
 }
+
+/** The tokenizer the engine uses (settings name one kind, "char"). */
+export type Tokenizer = CharTokenizer;
 
 /** The tokenizer named in settings; "char" is printable ASCII (vocab 98). */
 export function makeTokenizer(kind: string): Tokenizer {

@@ -239,10 +239,7 @@ export function renderPrompt(record: MathRecord): string {
 }
 
 /** The response text of a method: its steps, then the answer in a strict-mode marker, e.g. "4*5=20;3+20=23;\boxed{23}". */
-export function renderTrace(
-  method: Method,
-  params: Record<string, unknown>,
-): { text: string; answer: string } {
+export function renderTrace(method: Method, params: Record<string, unknown>) {
   const { steps, answer } = method.solve(params);
   return { text: [...steps, `\\boxed{${answer}}`].join(";"), answer };
 }

@@ -6,7 +6,8 @@ import { fromCsv } from "../../../common/csv.ts";
 import { loadDataset, renderPrompt } from "../../../datasets/mod.ts";
 import { main } from "../../../commands/eval.ts";
 import type { EvalRow, SampleRecord } from "../../../bench/external/mod.ts";
-import { serveModel, tfjsServedModel } from "../../../bench/engines/tfjs/serve.ts";
+import { serveModel } from "../../../bench/engines/tfjs/serve.ts";
+import { loadPolicy } from "../../../bench/engines/tfjs/policy.ts";
 import { startFaultServer } from "./fault_server.ts";
 import { writeTinyCheckpoint } from "./tiny_checkpoint.ts";
 import { signalEval, spawnTaskEval } from "./task_eval.ts";
@@ -160,7 +161,7 @@ Deno.test("eval: killed mid-run (SIGKILL), the same command resumes without losi
 Deno.test("eval: against `serve` with a tfjs checkpoint, the whole path runs and is reproducible", async () => {
   const ckpt = Deno.makeTempDirSync();
   await writeTinyCheckpoint(ckpt, 40);
-  const { server, url } = serveModel(tfjsServedModel(ckpt, "tiny"), 0);
+  const { server, url } = serveModel(loadPolicy(ckpt), "tiny", 0);
   const outA = Deno.makeTempDirSync(), outB = Deno.makeTempDirSync();
   try {
     const args = (out: string, extra: string[] = []) => [

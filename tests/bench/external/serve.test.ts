@@ -1,11 +1,7 @@
 import { assertEquals, ok, rejects } from "../../assert.ts";
 import { Rng } from "../../../common/prng.ts";
-import {
-  boundedMessage,
-  MAX_ERROR_CHARS,
-  serveModel,
-  tfjsServedModel,
-} from "../../../bench/engines/tfjs/serve.ts";
+import { boundedMessage, MAX_ERROR_CHARS, serveModel } from "../../../bench/engines/tfjs/serve.ts";
+import { loadPolicy } from "../../../bench/engines/tfjs/policy.ts";
 import { complete, type Endpoint, preflight } from "../../../bench/external/client.ts";
 import { writeTinyCheckpoint } from "./tiny_checkpoint.ts";
 import { runCli, taskPermissions } from "../../run_cli.ts";
@@ -21,7 +17,7 @@ async function post(url: string, body: unknown) {
 }
 
 Deno.test("serve: a tfjs checkpoint answers /v1/models, /v1/completions and /v1/chat/completions", async () => {
-  const { server, url } = serveModel(tfjsServedModel(dir, "tiny"), 0);
+  const { server, url } = serveModel(loadPolicy(dir), "tiny", 0);
   try {
     const models = await (await fetch(`${url}/models`)).json();
     assertEquals(models.data.map((m: { id: string }) => m.id), ["tiny"]);
@@ -55,7 +51,7 @@ Deno.test("serve: a tfjs checkpoint answers /v1/models, /v1/completions and /v1/
 });
 
 Deno.test("serve: bad requests get OpenAI-style errors the client turns into one-line advice", async () => {
-  const { server, url } = serveModel(tfjsServedModel(dir, "tiny"), 0);
+  const { server, url } = serveModel(loadPolicy(dir), "tiny", 0);
   try {
     const wrongModel = await post(`${url}/completions`, { model: "gpt-9", prompt: "1+1=" });
     assertEquals(wrongModel.status, 404);

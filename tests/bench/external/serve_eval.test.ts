@@ -5,7 +5,8 @@ import { exists, readJson, readJsonl, writeJson } from "../../../common/fs.ts";
 import { main as reportMain } from "../../../reports/cli.ts";
 import { main } from "../../../commands/eval.ts";
 import type { EvalRow, SampleRecord } from "../../../bench/external/mod.ts";
-import { serveModel, tfjsServedModel } from "../../../bench/engines/tfjs/serve.ts";
+import { serveModel } from "../../../bench/engines/tfjs/serve.ts";
+import { loadPolicy } from "../../../bench/engines/tfjs/policy.ts";
 import { writeTinyCheckpoint } from "./tiny_checkpoint.ts";
 import { parseSummary, type SummaryModel } from "../../../reports/mod.ts";
 import { tempDir } from "../../temp.ts";
@@ -31,7 +32,7 @@ async function evalCaptured(argv: string[]): Promise<{ code: number; stderr: str
 
 /** Serve the tiny checkpoint on a free port for `body`, then shut the server down. */
 async function withServer(body: (url: string, out: string) => Promise<void>): Promise<void> {
-  const { server, url } = serveModel(tfjsServedModel(ckpt, "tiny"), 0);
+  const { server, url } = serveModel(loadPolicy(ckpt), "tiny", 0);
   try {
     await body(url, tempDir());
   } finally {

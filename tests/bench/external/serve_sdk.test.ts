@@ -3,12 +3,13 @@
 // usage in the last chunk), log-probs, and a parameter serve does not implement raising BadRequestError.
 import OpenAI from "openai";
 import { assertEquals, ok, rejects } from "../../assert.ts";
-import { serveModel, tfjsServedModel } from "../../../bench/engines/tfjs/serve.ts";
+import { serveModel } from "../../../bench/engines/tfjs/serve.ts";
+import { loadPolicy } from "../../../bench/engines/tfjs/policy.ts";
 import { writeTinyCheckpoint } from "./tiny_checkpoint.ts";
 
 const dir = Deno.makeTempDirSync({ prefix: "acebench-sdk-" });
 await writeTinyCheckpoint(dir);
-const { server, url } = serveModel(tfjsServedModel(dir, "tiny"), 0);
+const { server, url } = serveModel(loadPolicy(dir), "tiny", 0);
 const client = new OpenAI({ baseURL: url, apiKey: "unused", maxRetries: 0, timeout: 30_000 });
 /** The error a promise rejects with (fails when it resolves). */
 async function caught(p: Promise<unknown>): Promise<Error> {

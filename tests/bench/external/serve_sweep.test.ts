@@ -8,7 +8,8 @@ import { FLAGS, main, settingsFromFlags, sweepDifferences } from "../../../comma
 import { parseTable } from "../../../common/args.ts";
 import type { EvalRow } from "../../../bench/external/mod.ts";
 import { prepareBase } from "../../../bench/engines/tfjs/mod.ts";
-import { serveModel, tfjsServedModel } from "../../../bench/engines/tfjs/serve.ts";
+import { serveModel } from "../../../bench/engines/tfjs/serve.ts";
+import { loadPolicy } from "../../../bench/engines/tfjs/policy.ts";
 import type { SummaryModel } from "../../../reports/mod.ts";
 import { tempDir } from "../../temp.ts";
 
@@ -23,7 +24,7 @@ Deno.test("serve → eval --dataset synthetic:<sweep>: the sweep's held-out task
   await prepareBase({ settings: { ...CI_TFJS.settings, rl: CI_TFJS.rl }, seed: 0, eval: { n: 16 } }, sweep);
   const own = readJsonl<EvalRow>(`${sweep}/base/0/eval-n16.jsonl`);
   const sweepPass1 = own.filter((r) => r.correct).length / own.length;
-  const { server, url } = serveModel(tfjsServedModel(`${sweep}/base/0`, "ci-base"), 0);
+  const { server, url } = serveModel(loadPolicy(`${sweep}/base/0`), "ci-base", 0);
   const out = tempDir();
   const lines: string[] = [], original = console.error;
   console.error = (...a: unknown[]) => lines.push(a.join(" "));

@@ -18,26 +18,21 @@ export interface TensorData {
   data: Float32Array;
 }
 
-/** Adam hyper-parameters; `lr` may be changed between steps (schedules). */
+/** Adam hyper-parameters: lr > 0, clipNorm >= 0 (0 = no clipping); the settings schema checks both. */
 export interface AdamOptions {
   lr: number;
   clipNorm: number;
-  beta1?: number;
-  beta2?: number;
-  eps?: number;
 }
 
-/** Adam state: first/second moments per parameter name and the step count (for bias correction). */
-export interface Optimizer {
-  lr: number;
-  clipNorm: number;
-  beta1: number;
-  beta2: number;
-  eps: number;
+/** Adam state: `lr` (may be changed between steps: schedules), moments per parameter name, step count. */
+export interface Optimizer extends AdamOptions {
   step: number;
   m: Map<string, tf.Variable>;
   v: Map<string, tf.Variable>;
 }
+
+/** Adam's betas and epsilon (torch's defaults). */
+const BETA1 = 0.9, BETA2 = 0.999, EPS = 1e-8;
 
 /** Free an optimizer's moment tensors. */
 export function disposeOptimizer(opt: Optimizer): void {
@@ -54,32 +49,10 @@ export interface OptimizerState {
   v: Record<string, TensorData>;
 }
 
-function check(opts: AdamOptions): void {
-  for (const [k, v] of Object.entries(opts)) {
-    if (v !== undefined && !Number.isFinite(v)) {
-      throw new Error(`createOptimizer: ${k} must be a finite number, got ${v}`);
-    }
-  }
-  if (!(opts.lr > 0)) throw new Error(`createOptimizer: lr must be > 0, got ${opts.lr}`);
-  if (!(opts.clipNorm >= 0)) {
-    throw new Error(`createOptimizer: clipNorm must be >= 0 (0 = no clipping), got ${opts.clipNorm}`);
-  }
-}
-
 /** Adam over `params` (moments start at zero); clipNorm 0 disables clipping. */
 export function adam(params: Map<string, tf.Variable>, opts: AdamOptions): Optimizer {
-  check(opts);
   const zeros = () => new Map([...params].map(([n, p]) => [n, tf.variable(tf.zerosLike(p), false)]));
-  return {
-    lr: opts.lr,
-    clipNorm: opts.clipNorm,
-    beta1: opts.beta1 ?? 0.9,
-    beta2: opts.beta2 ?? 0.999,
-    eps: opts.eps ?? 1e-8,
-    step: 0,
-    m: zeros(),
-    v: zeros(),
-  };
+  return { lr: opts.lr, clipNorm: opts.clipNorm, step: 0, m: zeros(), v: zeros() };
 }
 
 /**
@@ -124,9 +97,8 @@ export function* adamApply(
     if (!Number.isFinite(lossValue) || !Number.isFinite(gradNorm)) return { loss: lossValue, gradNorm };
     const scale = opt.clipNorm > 0 && gradNorm > opt.clipNorm ? opt.clipNorm / gradNorm : 1;
     opt.step++;
-    const bc1 = 1 - opt.beta1 ** opt.step, bc2 = 1 - opt.beta2 ** opt.step;
-    const { beta1: b1, beta2: b2, eps } = opt;
-    const h = { scale, b1, c1: 1 - b1, b2, c2: 1 - b2, lrc: opt.lr / bc1, bc2, eps };
+    const bc1 = 1 - BETA1 ** opt.step, bc2 = 1 - BETA2 ** opt.step;
+    const h = { scale, b1: BETA1, c1: 1 - BETA1, b2: BETA2, c2: 1 - BETA2, lrc: opt.lr / bc1, bc2, eps: EPS };
     tf.tidy(() => {
       names.forEach((n, i) => {
         if (!byName[i]) return; // a parameter the loss does not touch gets no update (as in torch)
@@ -218,24 +190,16 @@ export async function driveAsync<R>(gen: Generator<tf.Tensor, R, Float32Array>):
 }
 
 /** Copy a variable map out as plain data (an awaited read, so it works on every backend, webgpu included). */
-export function toDataAsync(vars: Map<string, tf.Variable>): Promise<Record<string, TensorData>> {
-  return driveAsync(readVariables(vars));
-}
-
-function* readVariables(
-  vars: Map<string, tf.Variable>,
-): Generator<tf.Tensor, Record<string, TensorData>, Float32Array> {
+export async function toDataAsync(vars: Map<string, tf.Variable>): Promise<Record<string, TensorData>> {
   const out: Record<string, TensorData> = {};
-  for (const [n, v] of vars) out[n] = { shape: [...v.shape], data: new Float32Array(yield v) };
+  for (const [n, v] of vars) {
+    out[n] = { shape: [...v.shape], data: new Float32Array(await v.data() as Float32Array) };
+  }
   return out;
 }
 
 /** Assign plain data to a variable map; the error names the missing or mis-shaped entry. */
-export function fromData(
-  vars: Map<string, tf.Variable>,
-  data: Record<string, TensorData>,
-  what: string,
-): void {
+export function fromData(vars: Map<string, tf.Variable>, data: Record<string, TensorData>, what: string) {
   for (const [n, v] of vars) {
     const d = data[n];
     if (!d) throw new Error(`${what}: missing '${n}'`);

@@ -61,7 +61,7 @@ export async function loadLayerNormKernels(): Promise<boolean> {
   if (!exports) return false;
   registerWasmKernel("AceLayerNorm", lnForwardKernel);
   registerWasmKernel("AceLayerNormGrad", lnBackwardKernel);
-  lnKernels = { forward: exports.forward, backward: exports.backward };
+  lnKernels = exports as NonNullable<typeof lnKernels>;
   return true;
 }
 

@@ -42,7 +42,7 @@ function bmmKernel({ inputs: { a, b }, backend, attrs }: KernelArgs): tf.TensorI
   const out = be.makeOutput([n, m, p], "float32");
   if (blasActive() && (m >= BLAS_MIN_ROWS || transA || alpha !== 1)) {
     const g = { m, n: p, k, transA, transB: false, lda: ac, ldb: p, alpha };
-    gemmBatch(be, g, n, addr(be, a), addr(be, b), addr(be, out), [m * k, rows * p, m * p]);
+    gemmBatch(be, g, n, [a, b, out], [m * k, rows * p, m * p]);
   } else wasmKernels!.bmm(addr(be, a), addr(be, b), addr(be, out), n, m, k, p, rows * p);
   return out;
 }
@@ -60,7 +60,7 @@ function bmmNTKernel({ inputs: { a, b }, backend, attrs }: KernelArgs): tf.Tenso
   const out = be.makeOutput([n, m, keys], "float32");
   if (blasActive() && (m >= BLAS_MIN_ROWS || alpha !== 1)) {
     const g = { m, n: keys, k, transA: false, transB: true, lda: k, ldb: k, alpha };
-    gemmBatch(be, g, n, addr(be, a), addr(be, b), addr(be, out), [m * k, rows * k, m * keys]);
+    gemmBatch(be, g, n, [a, b, out], [m * k, rows * k, m * keys]);
   } else wasmKernels!.bmmNT(addr(be, a), addr(be, b), addr(be, out), n, m, k, keys, rows * k);
   return out;
 }
@@ -107,20 +107,8 @@ function keepRowsKernel({ inputs: { x }, backend, attrs }: KernelArgs): tf.Tenso
 function decodeKernel({ inputs: { qkv, k, v }, backend, attrs }: KernelArgs): tf.TensorInfo {
   const be = backend as WasmBackend, [heads, length] = ["heads", "length"].map((n) => attr(attrs, n));
   const [b, width] = qkv.shape, [, cap, hd] = k.shape, out = be.makeOutput([b, width / 3], "float32");
-  const [q, kp, vp, o] = [qkv, k, v, out].map((t) => nativeAddr(be, t));
-  nativeKernels()!.ace_decode_attention(
-    q,
-    kp,
-    vp,
-    o,
-    b,
-    heads,
-    hd,
-    cap,
-    length,
-    1 / Math.sqrt(hd),
-    nativeThreads(),
-  );
+  const [q, kp, vp, o] = [qkv, k, v, out].map((t) => nativeAddr(be, t)), scale = 1 / Math.sqrt(hd);
+  nativeKernels()!.ace_decode_attention(q, kp, vp, o, b, heads, hd, cap, length, scale, nativeThreads());
   return out;
 }
 
@@ -192,12 +180,7 @@ export async function loadKernels(): Promise<boolean> {
     kernelName: "AceTranspose",
     gradFunc: (dy) => ({ x: () => swapLast(dy as tf.Tensor) }),
   });
-  wasmKernels = {
-    bmm: exports.bmm,
-    bmmNT: exports.bmmNT,
-    heads: exports.heads,
-    transpose: exports.transpose,
-  };
+  wasmKernels = exports as NonNullable<typeof wasmKernels>;
   return true;
 }
 
@@ -222,7 +205,6 @@ export function swapLast<T extends tf.Tensor>(x: T): T {
   if (own() && x.dtype === "float32" && r % 4 === 0 && c % 4 === 0) return run("AceTranspose", { x }) as T;
   return tf.transpose(x, [...Array.from({ length: n - 2 }, (_, i) => i), n - 1, n - 2]);
 }
-const t3 = (x: tf.Tensor) => swapLast(x) as tf.Tensor3D;
 
 /** a [n, m, k] @ b [n, k, p] (b may hold more rows than k: only the first k are used). */
 export function bmm(a: tf.Tensor3D, b: tf.Tensor3D): tf.Tensor3D {
@@ -240,7 +222,7 @@ export function bmmNT(a: tf.Tensor3D, b: tf.Tensor3D, keys = b.shape[1]): tf.Ten
 /** a[n, k, m]ᵀ @ b [n, k, p] → [n, m, p], times alpha: one transposed product on the BLAS, else transpose + bmm. */
 function bmmTN(a: tf.Tensor3D, b: tf.Tensor3D, alpha = 1): tf.Tensor3D {
   if (own() && blasActive()) return run("AceBmm", { a, b }, { transA: 1, alpha }) as tf.Tensor3D;
-  const c = bmm(t3(a), b);
+  const c = bmm(swapLast(a), b);
   return alpha === 1 ? c : tf.mul(c, alpha);
 }
 
@@ -368,13 +350,7 @@ export interface KvCache {
 }
 
 /** An empty cache for `layers` layers of `heads` heads of width hd, up to `capacity` positions. */
-export function createKvCache(
-  layers: number,
-  b: number,
-  heads: number,
-  hd: number,
-  capacity: number,
-): KvCache {
+export function createKvCache(layers: number, b: number, heads: number, hd: number, capacity: number) {
   const inPlace = own(hd);
   const buffers = () =>
     Array.from({ length: layers }, () => tf.keep(tf.zeros([b * heads, capacity, hd])) as tf.Tensor3D);

@@ -26,15 +26,9 @@ const BLAS_CANDIDATES = [
   "libopenblas.dll",
 ];
 
-/** The loaded library: its path, OpenBLAS core name (or "unknown") and threads per product (1). */
-export interface BlasInfo {
-  library: string;
-  core: string;
-  threads: number;
-}
-
 let lib: BlasLib | null = null;
-let info: BlasInfo | null = null;
+/** The loaded library: its path, OpenBLAS core name (or "unknown") and threads per product (1). */
+let info: { library: string; core: string; threads: number } | null = null;
 let loadError = "";
 let active = false;
 
@@ -74,7 +68,7 @@ function open(): BlasLib | null {
 }
 
 /** The loaded BLAS, or null; `blasError()` says why not. Loads it on first call. */
-export function blasInfo(): BlasInfo | null {
+export function blasInfo(): typeof info {
   open();
   return info && { ...info };
 }
@@ -106,21 +100,14 @@ const ROW_TILE = 16;
 let splitting = false;
 
 /**
- * The sgemm calls that compute `batch` products C_i = alpha · op(A_i) op(B_i) (addresses a + i·strideA etc.,
+ * The sgemm calls that compute `batch` products C_i = alpha · op(A_i) op(B_i) (addresses `abc` + i·strides,
  * strides in floats, 0 broadcasts): one call per product, and with `split` a single product of at least
  * SPLIT_FLOPS in two row blocks, so that two threads can share it. A row's result depends on the rows in its
  * call (measured on OpenBLAS), so splitting changes the last bits; the cut depends on the shapes only, so for a
  * given `split` the bits are the same on any number of threads.
  */
-export function planGemm(
-  g: Gemm,
-  batch: number,
-  a: number,
-  b: number,
-  c: number,
-  strides: [number, number, number],
-  split: boolean,
-): GemmCall[] {
+export function planGemm(g: Gemm, batch: number, abc: number[], strides: number[], split: boolean) {
+  const [a, b, c] = abc;
   const call = (i: number): GemmCall => ({
     ...g,
     alpha: g.alpha ?? 1,
@@ -142,25 +129,18 @@ export function planGemm(
 }
 
 /**
- * `batch` products C_i = op(A_i) op(B_i) at byte offsets a + i·strideA etc. of the wasm heap (strides in
+ * `n` products C_i = op(A_i) op(B_i) of the tfjs-wasm tensors a, b into c, at i·strideA etc. (strides in
  * floats; 0 broadcasts), on the BLAS threads (`setThreads`). k = 0 writes zeros, as a product over an empty sum.
  */
-export function gemmBatch(
-  be: WasmBackend,
-  g: Gemm,
-  batch: number,
-  a: number,
-  b: number,
-  c: number,
-  strides: [number, number, number],
-): void {
+export function gemmBatch(be: WasmBackend, g: Gemm, n: number, abc: tf.TensorInfo[], strides: number[]) {
   if (g.m === 0 || g.n === 0) return;
+  const [a, b, c] = abc.map((t) => addr(be, t));
   if (g.k === 0) {
-    be.wasm.HEAPF32.fill(0, c / 4, c / 4 + batch * strides[2]);
+    be.wasm.HEAPF32.fill(0, c / 4, c / 4 + n * strides[2]);
     return;
   }
   const base = heapAddress(be);
-  runCalls(lib!, planGemm(g, batch, base + a, base + b, base + c, strides, splitting));
+  runCalls(lib!, planGemm(g, n, [base + a, base + b, base + c], strides, splitting));
 }
 
 /**
@@ -216,7 +196,7 @@ function batchMatMulKernel(args: KernelArgs): tf.TensorInfo {
   }
   const out = be.makeOutput([...batchShape, m, n], "float32");
   const g = { m, n, k, transA: transposeA, transB: transposeB, lda: ac, ldb: bc };
-  gemmBatch(be, g, batch, addr(be, a), addr(be, b), addr(be, out), [ar * ac, rb === 2 ? 0 : br * bc, m * n]);
+  gemmBatch(be, g, batch, [a, b, out], [ar * ac, rb === 2 ? 0 : br * bc, m * n]);
   return out;
 }
 

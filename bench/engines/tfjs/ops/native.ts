@@ -47,14 +47,9 @@ const SYMBOLS = {
 /** The library's functions. */
 export type NativeLib = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
 
-/** The loaded library: its path, and the compiler that built it ("cached" when found built). */
-export interface NativeInfo {
-  library: string;
-  built: string;
-}
-
 let lib: NativeLib | null = null;
-let info: NativeInfo | null = null;
+/** The loaded library: its path, and the compiler that built it ("cached" when found built). */
+let info: { library: string; built: string } | null = null;
 let loadError = "";
 let active = false;
 let threads = 1;
@@ -87,7 +82,7 @@ async function build(compiler: string, path: string): Promise<void> {
 }
 
 /** Build (first use) and load the library; null with one stderr line where it cannot be (then tfjs-wasm's path). */
-export async function loadNative(): Promise<NativeInfo | null> {
+export async function loadNative(): Promise<typeof info> {
   if (lib || loadError) return info;
   const compiler = Deno.env.get("ACEBENCH_CC") || "cc";
   try {
@@ -154,7 +149,7 @@ export function nativeKernels(): NativeLib | null {
 }
 
 /** The loaded library while in use (for run records), else null. */
-export function nativeInfo(): NativeInfo | null {
+export function nativeInfo(): typeof info {
   return active && info ? { ...info } : null;
 }
 

@@ -99,9 +99,8 @@ test("blas: one thread per product, and a worker's gradient is the main thread's
   // A one-worker trainer computes the whole batch's gradient in a worker that loads the library itself.
   const model = createModel(CFG, Rng.seeded(5)), opt = createOptimizer(model, { lr: 1e-2, clipNorm: 1 });
   const rng = Rng.seeded(6), b = fullBatch(Int32Array.from({ length: 6 * 12 }, () => rng.int(11)), 6, 12);
-  const tokens = tf.tensor2d(b.tokens, [6, 12], "int32"), mask = tf.tensor2d(b.mask, [6, b.maskCols]);
   const vars = [...model.params.values()];
-  const here = tf.variableGrads(() => maskedNll(model, tokens, mask, b.maskStart, 6 * 11), vars).grads;
+  const here = tf.variableGrads(() => maskedNll(model, { ...b, denom: 6 * 11 }), vars).grads;
   const trainer = await DataParallelTrainer.create(model, opt, 1);
   try {
     const { grads } = await trainer.gradients(b);

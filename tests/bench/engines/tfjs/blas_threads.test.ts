@@ -32,16 +32,16 @@ import { skipping } from "../../../external_inputs.ts";
 const G = { m: 100, n: 384, k: 128, transA: false, transB: false, lda: 128, ldb: 384 };
 
 Deno.test("planGemm: one call per product unless splitting; a large single product in two row blocks", () => {
-  assertEquals(planGemm(G, 1, 0, 0, 0, [0, 0, 0], false).length, 1);
+  assertEquals(planGemm(G, 1, [0, 0, 0], [0, 0, 0], false).length, 1);
   // A batch keeps one call per product (each unchanged), split or not.
-  const batch = planGemm({ ...G, m: 64 }, 3, 1000, 2000, 3000, [64 * 128, 0, 64 * 384], true);
+  const batch = planGemm({ ...G, m: 64 }, 3, [1000, 2000, 3000], [64 * 128, 0, 64 * 384], true);
   assertEquals(batch.map((c) => [c.m, c.a, c.b, c.c]), [
     [64, 1000, 2000, 3000],
     [64, 1000 + 4 * 64 * 128, 2000, 3000 + 4 * 64 * 384],
     [64, 1000 + 2 * 4 * 64 * 128, 2000, 3000 + 2 * 4 * 64 * 384],
   ]);
   // 100 rows: blocks of 64 (a multiple of 16 rows) and 36; A's and C's lower block start 64 rows in.
-  const [top, bottom] = planGemm(G, 1, 1000, 2000, 3000, [0, 0, 0], true);
+  const [top, bottom] = planGemm(G, 1, [1000, 2000, 3000], [0, 0, 0], true);
   assertEquals([top.m, bottom.m, top.a, bottom.a, bottom.b, bottom.c], [
     64,
     36,
@@ -51,13 +51,13 @@ Deno.test("planGemm: one call per product unless splitting; a large single produ
     3000 + 4 * 64 * 384,
   ]);
   // With A transposed (stored k × m), the lower block starts 64 columns in.
-  const [, lowT] = planGemm({ ...G, transA: true, lda: 100 }, 1, 1000, 2000, 3000, [0, 0, 0], true);
+  const [, lowT] = planGemm({ ...G, transA: true, lda: 100 }, 1, [1000, 2000, 3000], [0, 0, 0], true);
   assertEquals(lowT.a, 1000 + 4 * 64);
   // Below SPLIT_FLOPS, or too few rows for two tiles, a product stays whole.
   const small = { ...G, m: 16, n: 16, k: 16, lda: 16, ldb: 16 };
   assert(2 * 16 ** 3 < SPLIT_FLOPS);
-  assertEquals(planGemm(small, 1, 0, 0, 0, [0, 0, 0], true).length, 1);
-  assertEquals(planGemm({ ...G, m: 31, n: 4096, ldb: 4096 }, 1, 0, 0, 0, [0, 0, 0], true).length, 1);
+  assertEquals(planGemm(small, 1, [0, 0, 0], [0, 0, 0], true).length, 1);
+  assertEquals(planGemm({ ...G, m: 31, n: 4096, ldb: 4096 }, 1, [0, 0, 0], [0, 0, 0], true).length, 1);
 });
 
 Deno.test("blasThreads setting: absent = 1, 0 = one per core (at least 2); only 1 against not-1 moves the base key", () => {

@@ -25,6 +25,7 @@ async function sft(workers: number, dir?: string, stopAt?: number) {
   const s = tinySettings();
   s.sft.steps = 10;
   s.sft.workers = workers;
+  s.sft.checkpointEvery = 4;
   const tok = settingsTokenizer(s);
   const rng = Rng.seeded(5).derive("sft");
   const model = createModel(modelConfig(s, tok), rng.derive("init"));
@@ -41,7 +42,7 @@ async function sft(workers: number, dir?: string, stopAt?: number) {
       s,
       rng,
       onStep,
-      dir ? { dir, every: 4 } : undefined,
+      dir,
     );
     const weights = Object.entries(await getWeightsAsync(model)).map(([k, v]) => [k, [...v.data]]);
     return { log, weights, seen };
