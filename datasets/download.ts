@@ -5,12 +5,9 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { progressBar } from "../common/progress.ts";
 
-/** A failed download; `network` is true when the server could not be reached at all. */
+/** A failed download (fetch adds how to get the file another way; other errors pass through). */
 export class DownloadError extends Error {
-  constructor(message: string, readonly network = false) {
-    super(message);
-    this.name = "DownloadError";
-  }
+  override name = "DownloadError";
 }
 
 /** What to download and how to check it. */
@@ -83,7 +80,7 @@ async function request(url: string, offset: number, token?: string): Promise<Res
     const res = await fetch(current, { headers, redirect: "manual" }).catch(
       (err: Error & { cause?: Error }) => {
         const why = [err.message, err.cause?.message].filter(Boolean).join(": ").split("\n")[0];
-        throw new DownloadError(`cannot reach ${current}: ${why}`, true);
+        throw new DownloadError(`cannot reach ${current}: ${why}`);
       },
     );
     if (!REDIRECTS.has(res.status)) return res;
