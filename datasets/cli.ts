@@ -1,10 +1,19 @@
 // `deno task fetch`: download (or copy from a mirror), verify, cache and normalise the datasets.
 import { bool, flagLines, type FlagTable, parseTable, str, UsageError } from "../common/args.ts";
-import { cacheRoot, type Manifest, readManifest } from "./cache.ts";
+import { cacheRoot, readManifest } from "./cache.ts";
 import { auditLine, fetchDataset } from "./fetch.ts";
 import { type AuditGolds, auditRecords } from "./gold_fixes.ts";
 import { loadDataset } from "./load.ts";
-import { FETCHABLE, hubEndpoint, hubUrl, pickSource, type Source, SOURCES, sourcesOf } from "./sources.ts";
+import {
+  FETCHABLE,
+  hubEndpoint,
+  hubUrl,
+  isOffline,
+  pickSource,
+  type Source,
+  SOURCES,
+  sourcesOf,
+} from "./sources.ts";
 
 /** The flags of `deno task fetch`, declared once for parsing, --help and validation. */
 export const FLAGS = {
@@ -138,7 +147,7 @@ function origin(s: Source): string {
     : s.host === "github"
     ? s.files.map((f) => hubUrl(s, f, "https://raw.githubusercontent.com")).join(", ")
     : `${s.repo}@${s.revision}:${s.files.map((f) => f.hubPath).join(",")}`;
-  const mirror = s.files.every((f) => f.mirrorPath)
+  const mirror = isOffline(s)
     ? (s.files.length === 1 ? s.files[0].mirrorPath! : `${s.files.length} files`) + " in a --mirror"
     : "";
   return [hub, mirror].filter(Boolean).join("; also ");
@@ -147,7 +156,7 @@ function origin(s: Source): string {
 /** The `--list` text: a table of datasets, then every source. */
 function listing(root: string): string {
   const rows = FETCHABLE.map((d) => {
-    const m: Manifest | null = readManifest(root, d);
+    const m = readManifest(root, d);
     const source = (m && sourcesOf(d).find((s) => s.id === m.source)) || pickSource(d);
     return [
       d,

@@ -1,7 +1,7 @@
 // HTTP downloads into the cache: stream to `<dest>.part`, resume it with a Range request, follow redirects,
 // verify the sha256, and only then rename onto `dest`, so the cache never holds a half-written file.
 import { createHash } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { progressBar } from "../common/progress.ts";
 
@@ -33,7 +33,7 @@ export async function download(options: DownloadOptions) {
   const { url, dest } = options;
   const part = `${dest}.part`;
   mkdirSync(dirname(dest), { recursive: true });
-  let offset = fileSize(part);
+  let offset = existsSync(part) ? statSync(part).size : 0;
   let res = await request(url, offset, options.token);
   if (res.status === 416 && offset > 0) {
     // Range past the end: the part may already be complete (a run stopped before its rename), or stale.
@@ -158,19 +158,8 @@ function httpError(status: number, statusText: string, url: string): DownloadErr
 
 /** Delete a partial download (if any); returns the new offset, 0. */
 function removePart(part: string): number {
-  try {
-    Deno.removeSync(part);
-  } catch { /* already gone */ }
+  rmSync(part, { force: true });
   return 0;
-}
-
-/** Size of a file in bytes, 0 if it does not exist. */
-function fileSize(path: string): number {
-  try {
-    return Deno.statSync(path).size;
-  } catch {
-    return 0;
-  }
 }
 
 /** Hex sha256 of a file, streamed so large files need no memory. */
