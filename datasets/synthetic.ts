@@ -9,7 +9,7 @@ import type { MathRecord } from "./record.ts";
 /** The synthetic task families. */
 export type Family = keyof typeof DRAW;
 
-/** Easiest and hardest difficulty knob values. */
+/** Easiest difficulty knob value. */
 export const MIN_DIFFICULTY = 1;
 /** Hardest difficulty knob value. */
 export const MAX_DIFFICULTY = 5;
