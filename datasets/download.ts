@@ -107,8 +107,7 @@ async function streamToFile(
   url: string,
   label: string,
 ): Promise<number> {
-  const length = Number(res.headers.get("content-length") ?? NaN);
-  const total = Number.isFinite(length) ? offset + length : NaN;
+  const total = offset + Number(res.headers.get("content-length") ?? NaN); // NaN when the length is unknown
   const bar = progressBar(label, Number.isFinite(total) ? total : 0, "bytes");
   bar.update(offset);
   const file = await Deno.open(part, {
