@@ -4,16 +4,7 @@ import { cacheRoot, readManifest } from "./cache.ts";
 import { auditLine, fetchDataset } from "./fetch.ts";
 import { type AuditGolds, auditRecords } from "./gold_fixes.ts";
 import { loadDataset } from "./load.ts";
-import {
-  FETCHABLE,
-  hubEndpoint,
-  hubUrl,
-  isOffline,
-  pickSource,
-  type Source,
-  SOURCES,
-  sourcesOf,
-} from "./sources.ts";
+import { FETCHABLE, hubEndpoint, hubUrl, pickSource, type Source, SOURCES, sourcesOf } from "./sources.ts";
 
 /** The flags of `deno task fetch`, declared once for parsing, --help and validation. */
 export const FLAGS = {
@@ -147,7 +138,7 @@ function origin(s: Source): string {
     : s.host === "github"
     ? s.files.map((f) => hubUrl(s, f, "https://raw.githubusercontent.com")).join(", ")
     : `${s.repo}@${s.revision}:${s.files.map((f) => f.hubPath).join(",")}`;
-  const mirror = isOffline(s)
+  const mirror = s.files.every((f) => f.mirrorPath)
     ? (s.files.length === 1 ? s.files[0].mirrorPath! : `${s.files.length} files`) + " in a --mirror"
     : "";
   return [hub, mirror].filter(Boolean).join("; also ");
