@@ -58,14 +58,9 @@ export function cacheRoot(explicit?: string): string {
   return join(home, ".cache", "acebench");
 }
 
-/** Folder holding one dataset's records.json and manifest.json. */
-export function datasetDir(root: string, dataset: string): string {
-  return join(root, dataset);
-}
-
 /** Path of a dataset's manifest. */
 export function manifestPath(root: string, dataset: string): string {
-  return join(datasetDir(root, dataset), "manifest.json");
+  return join(root, dataset, "manifest.json");
 }
 
 /** Where a downloaded hub file is kept: <cache>/raw/<repo>/<revision>/<path>. */

@@ -1,6 +1,6 @@
 // `deno task fetch`: download (or copy from a mirror), verify, cache and normalise the datasets.
 import { bool, flagLines, type FlagTable, parseTable, str, UsageError } from "../common/args.ts";
-import { cacheRoot, type Manifest, readManifest } from "./cache.ts";
+import { cacheRoot, readManifest } from "./cache.ts";
 import { auditLine, fetchDataset } from "./fetch.ts";
 import { type AuditGolds, auditRecords } from "./gold_fixes.ts";
 import { loadDataset } from "./load.ts";
@@ -147,7 +147,7 @@ function origin(s: Source): string {
 /** The `--list` text: a table of datasets, then every source. */
 function listing(root: string): string {
   const rows = FETCHABLE.map((d) => {
-    const m: Manifest | null = readManifest(root, d);
+    const m = readManifest(root, d);
     const source = (m && sourcesOf(d).find((s) => s.id === m.source)) || pickSource(d);
     return [
       d,

@@ -1,16 +1,13 @@
 // HTTP downloads into the cache: stream to `<dest>.part`, resume it with a Range request, follow redirects,
 // verify the sha256, and only then rename onto `dest`, so the cache never holds a half-written file.
 import { createHash } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { progressBar } from "../common/progress.ts";
 
-/** A failed download; `network` is true when the server could not be reached at all. */
+/** A failed download (fetch adds how to get the file another way; other errors pass through). */
 export class DownloadError extends Error {
-  constructor(message: string, readonly network = false) {
-    super(message);
-    this.name = "DownloadError";
-  }
+  override name = "DownloadError";
 }
 
 /** What to download and how to check it. */
@@ -36,7 +33,7 @@ export async function download(options: DownloadOptions) {
   const { url, dest } = options;
   const part = `${dest}.part`;
   mkdirSync(dirname(dest), { recursive: true });
-  let offset = fileSize(part);
+  let offset = existsSync(part) ? statSync(part).size : 0;
   let res = await request(url, offset, options.token);
   if (res.status === 416 && offset > 0) {
     // Range past the end: the part may already be complete (a run stopped before its rename), or stale.
@@ -83,7 +80,7 @@ async function request(url: string, offset: number, token?: string): Promise<Res
     const res = await fetch(current, { headers, redirect: "manual" }).catch(
       (err: Error & { cause?: Error }) => {
         const why = [err.message, err.cause?.message].filter(Boolean).join(": ").split("\n")[0];
-        throw new DownloadError(`cannot reach ${current}: ${why}`, true);
+        throw new DownloadError(`cannot reach ${current}: ${why}`);
       },
     );
     if (!REDIRECTS.has(res.status)) return res;
@@ -110,8 +107,7 @@ async function streamToFile(
   url: string,
   label: string,
 ): Promise<number> {
-  const length = Number(res.headers.get("content-length") ?? NaN);
-  const total = Number.isFinite(length) ? offset + length : NaN;
+  const total = offset + Number(res.headers.get("content-length") ?? NaN); // NaN when the length is unknown
   const bar = progressBar(label, Number.isFinite(total) ? total : 0, "bytes");
   bar.update(offset);
   const file = await Deno.open(part, {
@@ -161,19 +157,8 @@ function httpError(status: number, statusText: string, url: string): DownloadErr
 
 /** Delete a partial download (if any); returns the new offset, 0. */
 function removePart(part: string): number {
-  try {
-    Deno.removeSync(part);
-  } catch { /* already gone */ }
+  rmSync(part, { force: true });
   return 0;
-}
-
-/** Size of a file in bytes, 0 if it does not exist. */
-function fileSize(path: string): number {
-  try {
-    return Deno.statSync(path).size;
-  } catch {
-    return 0;
-  }
 }
 
 /** Hex sha256 of a file, streamed so large files need no memory. */

@@ -9,7 +9,6 @@ import { describeErrors, loadSchema } from "../common/config.ts";
 import { canonicalJson, sha256 } from "../common/hash.ts";
 import {
   cacheRoot,
-  datasetDir,
   type Manifest,
   type ManifestFile,
   manifestPath,
@@ -87,7 +86,7 @@ export function auditLine(dataset: string, a: GoldAuditResult): string {
 
 /** True if the manifest's records file exists with the recorded size (its sha256 is checked on load). */
 function recordsPresent(root: string, manifest: Manifest): boolean {
-  const path = join(datasetDir(root, manifest.dataset), manifest.records.path);
+  const path = join(root, manifest.dataset, manifest.records.path);
   return exists(path) && statSync(path).size === manifest.records.bytes;
 }
 
@@ -246,7 +245,7 @@ function writeRecords(
   records: MathRecord[],
   audit: GoldAuditResult | undefined,
 ): Manifest {
-  const dir = datasetDir(root, source.dataset);
+  const dir = join(root, source.dataset);
   const bytes = new TextEncoder().encode(JSON.stringify(records));
   const sum = sha256(bytes);
   // Content-addressed name: a crash between the two writes leaves the old manifest pointing at its own file.

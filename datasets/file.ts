@@ -93,10 +93,7 @@ function idOf(fields: Record<string, unknown>, key: string, where: string): stri
   throw new Error(`${where}: field '${key}' ${describe(value)}, expected the problem's id (--id-key)`);
 }
 
-/**
- * Repeated problems: a row whose problem text (whitespace collapsed) or id an earlier row has. "refuse" throws one
- * line naming up to 5 repeats with both lines; "keep-first" keeps the first of each and returns a warning line.
- */
+/** Drop (or refuse, naming up to 5 with both lines) rows whose problem text, whitespace collapsed, or id repeats. */
 function dropRepeats(
   records: readonly MathRecord[],
   wheres: readonly string[],
@@ -145,10 +142,7 @@ function at(fields: Record<string, unknown>, key: string): unknown {
   return value;
 }
 
-/**
- * The fields of the problem (`problem`, else `question`), the answer (`answer`, else `solution:boxed`) and the id
- * (`id`, `idx` or `unique_id`, else none: row numbers), where `keys` does not name them; decided on the first row.
- */
+/** The problem, answer and id fields (id null: row numbers), by the defaults where `keys` does not name them. */
 function chooseKeys(fields: Record<string, unknown>, keys: FileKeys, where: string) {
   const has = (k: string) => fields[k] !== undefined;
   const named = `(fields: ${Object.keys(fields).join(", ")})`;

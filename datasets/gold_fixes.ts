@@ -71,19 +71,14 @@ export interface GoldFailure {
 export type AuditGolds = (golds: readonly { id: string; answer: string }[]) => GoldFailure[];
 
 /** What the audit of one dataset found (recorded in its manifest): failures listed as known or not. */
-export interface GoldAuditResult {
-  checked: number;
-  fixed: number;
-  known: GoldFailure[];
-  failed: GoldFailure[];
-}
+export type GoldAuditResult = ReturnType<typeof auditRecords>;
 
 /** Run `audit` over a dataset's records and sort its failures into known-unmatchable and new ones. */
 export function auditRecords(
   dataset: string,
   records: readonly MathRecord[],
   audit: AuditGolds,
-): GoldAuditResult {
+) {
   const known = KNOWN_UNMATCHABLE[dataset] ?? {};
   const failures = audit(records);
   return {

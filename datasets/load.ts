@@ -2,29 +2,22 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sha256 } from "../common/hash.ts";
-import { cacheRoot, datasetDir, readManifest } from "./cache.ts";
+import { cacheRoot, readManifest } from "./cache.ts";
 import { fetchDataset } from "./fetch.ts";
 import { DATASET_NAMES, type DatasetName, type MathRecord } from "./record.ts";
 import { generateTasks } from "./synthetic.ts";
-
-/** Options for `loadDataset`. */
-export interface LoadOptions {
-  cacheDir?: string;
-  /** If the dataset is not cached, fetch it from this offline folder first (no network). */
-  mirror?: string;
-}
 
 /** The fixed synthetic evaluation set `loadDataset("synthetic")` returns (seed 0, test split, difficulty 1). */
 export const SYNTHETIC_DEFAULT = { seed: 0, split: "test", count: 500, difficulty: 1 } as const;
 
 /**
  * Records of a fetched dataset, read from the cache and checked against the manifest's sha256. A dataset not
- * in the cache is fetched from `mirror` if given; otherwise the error says how to fetch it. "synthetic"
- * returns the fixed SYNTHETIC_DEFAULT set (use generateTasks for others).
+ * in the cache is fetched from the offline folder `mirror` if given (no network); otherwise the error says how
+ * to fetch it. "synthetic" returns the fixed SYNTHETIC_DEFAULT set (use generateTasks for others).
  */
 export async function loadDataset(
   name: DatasetName | string,
-  options: LoadOptions = {},
+  options: { cacheDir?: string; mirror?: string } = {},
 ): Promise<MathRecord[]> {
   if (!DATASET_NAMES.includes(name as DatasetName)) {
     throw new Error(`unknown dataset '${name}' (known: ${DATASET_NAMES.join(", ")})`);
@@ -41,7 +34,7 @@ export async function loadDataset(
     }
     manifest = (await fetchDataset(name, { cacheDir: root, mirror: options.mirror })).manifest;
   }
-  const path = join(datasetDir(root, name), manifest.records.path);
+  const path = join(root, name, manifest.records.path);
   let bytes: Uint8Array;
   try {
     bytes = readFileSync(path);

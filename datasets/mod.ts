@@ -30,4 +30,4 @@ export {
 export { FETCHABLE, hubUrl, pickSource, type Source, SOURCES, sourcesOf } from "./sources.ts";
 export { cacheRoot, type Manifest, readManifest, type RowCounts } from "./cache.ts";
 export { fetchDataset, type FetchOptions, type FetchResult, type OnBadRow } from "./fetch.ts";
-export { loadDataset, type LoadOptions, SYNTHETIC_DEFAULT } from "./load.ts";
+export { loadDataset, SYNTHETIC_DEFAULT } from "./load.ts";

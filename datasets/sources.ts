@@ -57,9 +57,7 @@ const MATHARENA_SRC_FILES = ["I", "II"].flatMap((exam) => {
   return [`${dir}/answers.csv`, ...Array.from({ length: 15 }, (_, i) => `${dir}/problems/${i + 1}.tex`)];
 }).map(mirrorFile);
 
-const MIT = "MIT";
 const AIME_LICENCE = "CC BY-NC-SA 4.0 (MathArena)";
-const APACHE = "Apache-2.0";
 
 /** The commit of QwenLM/Qwen2.5-Math whose evaluation/data/ files the evaluation sets are pinned to. */
 const QWEN_COMMIT = "a45202bd16f1ec06f433442dc1152d0074773465";
@@ -134,7 +132,7 @@ export const SOURCES: readonly Source[] = [
     format: "math500-jsonl",
     repo: "HuggingFaceH4/MATH-500",
     revision: "main",
-    licence: MIT,
+    licence: "MIT",
     about: "MATH-500 (PRM800K test split), 500 rows",
     files: [{
       hubPath: "test.jsonl",
@@ -176,7 +174,7 @@ export const SOURCES: readonly Source[] = [
     format: "dapo-verl-parquet",
     repo: "BytedTsinghua-SIA/DAPO-Math-17k",
     revision: "main",
-    licence: APACHE,
+    licence: "Apache-2.0",
     about: "DAPO-Math-17K upstream: 1,791,700 rows (17,917 records x 100), prompts in the Answer: template",
     files: [{ hubPath: "data/dapo-math-17k.parquet" }],
   },
@@ -186,7 +184,7 @@ export const SOURCES: readonly Source[] = [
     format: "dapo-openr1-parquet",
     repo: "open-r1/DAPO-Math-17k-Processed",
     revision: "main",
-    licence: APACHE,
+    licence: "Apache-2.0",
     about: "open-r1's processed DAPO-Math-17K (bare prompt + solution columns), config 'all'",
     files: [{ hubPath: "all/train-00000-of-00001.parquet" }],
   },
@@ -195,7 +193,7 @@ export const SOURCES: readonly Source[] = [
     dataset: "dapo-math-17k",
     format: "dapo-verl-parquet",
     revision: "MasterVito/SvS@9fd8f35375b31b8632b52e715296c264a3ad4176",
-    licence: APACHE,
+    licence: "Apache-2.0",
     about: "DAPO-Math-17K, one row per record, template stripped, integer index, offline only",
     files: [mirrorFile("dapo-math-17k/dapo_math_17k.parquet")],
   },

@@ -7,12 +7,9 @@ import { hash32, Rng } from "../common/prng.ts";
 import type { MathRecord } from "./record.ts";
 
 /** The synthetic task families. */
-export type Family = "arith" | "frac" | "linear" | "mod" | "gcd";
+export type Family = keyof typeof DRAW;
 
-/** All families, in the round-robin order `generateTasks` uses. */
-export const FAMILIES: readonly Family[] = ["arith", "frac", "linear", "mod", "gcd"];
-
-/** Easiest and hardest difficulty knob values. */
+/** Easiest difficulty knob value. */
 export const MIN_DIFFICULTY = 1;
 /** Hardest difficulty knob value. */
 export const MAX_DIFFICULTY = 5;
@@ -160,13 +157,16 @@ function drawGcd(rng: Rng, d: number): Drawn {
   return { problem: `Compute gcd(${a},${b}).`, answer: String(gcd(a, b)), params: { a, b } };
 }
 
-const DRAW: Record<Family, (rng: Rng, d: number) => Drawn> = {
+const DRAW = {
   arith: drawArith,
   frac: drawFrac,
   linear: drawLinear,
   mod: drawMod,
   gcd: drawGcd,
 };
+
+/** All families, in the round-robin order `generateTasks` uses. */
+export const FAMILIES = Object.keys(DRAW) as readonly Family[];
 
 /** Fresh draws tried before a family counts as exhausted at this difficulty (then repeats are allowed). */
 const FRESH_ATTEMPTS = 2000;

@@ -38,16 +38,13 @@ export function stripDapoTemplate(content: string): string | null {
 }
 
 /** A resolved template: its name (or file path) and its text with a `{problem}` placeholder. */
-export interface PromptTemplate {
-  name: string;
-  text: string;
-}
+export type PromptTemplate = ReturnType<typeof resolveTemplate>;
 
 /**
  * Resolve `--prompt-template NAME|FILE`: a shipped name (dapo-answer, boxed, raw) or a path to a UTF-8 file whose
  * text contains `{problem}` exactly where the problem goes. Errors are one line naming the flag and what to pass.
  */
-export function resolveTemplate(nameOrFile: string): PromptTemplate {
+export function resolveTemplate(nameOrFile: string) {
   const shipped = TEMPLATES[nameOrFile];
   if (shipped !== undefined) return { name: nameOrFile, text: shipped };
   let text: string;
