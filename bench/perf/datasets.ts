@@ -35,15 +35,14 @@ export async function main(args: string[]): Promise<number> {
   const temporary = !v["cache-dir"];
   const root = temporary ? Deno.makeTempDirSync({ prefix: "acebench-bench-" }) : cacheRoot(v["cache-dir"]);
   try {
-    return await run(root, v.mirror, v.repeat);
+    return await run(root, v.mirror ?? Deno.env.get("ACEBENCH_DATASET_MIRROR"), v.repeat);
   } finally {
     if (temporary) Deno.removeSync(root, { recursive: true });
   }
 }
 
 /** Fill the cache from the mirror if needed, then time the loads and the generator. */
-async function run(root: string, mirrorFlag: string | undefined, repeat: number): Promise<number> {
-  const mirror = mirrorFlag ?? Deno.env.get("ACEBENCH_DATASET_MIRROR");
+async function run(root: string, mirror: string | undefined, repeat: number): Promise<number> {
   if (!mirror && FETCHABLE.every((name) => !readManifest(root, name))) {
     throw new Error(
       `nothing cached in ${root}: pass --cache-dir (after deno task fetch) or --mirror DIR ` +
