@@ -264,12 +264,6 @@ function torchRow(result: Record<string, unknown>, python: string, tfjs: { train
   };
 }
 
-/** tfjs train and sample tokens/s of one run. */
-async function tfjsRun(rig: Rig, steps: number, reps: number): Promise<{ train: number; sample: number }> {
-  const trainTimes = (await Array.fromAsync({ length: steps + 2 }, () => timeTrainStep(rig))).slice(2);
-  return { train: (TRAIN_B * CFG.context) / median(trainTimes), sample: await sampleRate(rig, reps) };
-}
-
 /** Sampling tokens/s: a warm-up run, then the median of `reps` runs. */
 async function sampleRate(rig: Rig, reps: number): Promise<number> {
   await timeSample(rig);
@@ -463,7 +457,12 @@ async function sampleWithoutNative(b: Bench): Promise<number> {
 /** One run: tfjs train and sample tokens/s, its matmul peak, then each working torch; printed as it goes. */
 async function measureRun(b: Bench, run: number) {
   const load_before = load1();
-  const t = await tfjsRun(b.rig, b.values.steps, b.values.reps);
+  const trainTimes = (await Array.fromAsync({ length: b.values.steps + 2 }, () => timeTrainStep(b.rig)))
+    .slice(2);
+  const t = {
+    train: (TRAIN_B * CFG.context) / median(trainTimes),
+    sample: await sampleRate(b.rig, b.values.reps),
+  };
   // With --native-ab: sampling tokens/s with the native kernels off, in the same run.
   const noNative = b.values["native-ab"] ? await sampleWithoutNative(b) : undefined;
   // Measured each run, beside its figures, so both see the same load.
