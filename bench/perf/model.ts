@@ -333,9 +333,6 @@ async function profile(rig: Rig, pythons: string[], torchArgs: string[]): Promis
   return out;
 }
 
-/** One tfjs run's figures beside each torch's, with the load before and after. */
-type RunRow = Awaited<ReturnType<typeof measureRun>>;
-
 /** What every run of one invocation shares: the rig, the flags, the thread counts, the Pythons still working. */
 interface Bench {
   rig: Rig;
@@ -383,8 +380,7 @@ export async function main(args: string[]): Promise<number> {
       const threads = (workers: number) => Math.min(workers > 1 ? workers : blasThreads, coreCount());
       const trainThreads = threads(trainWorkers), sampleThreads = threads(sampleWorkers);
       const bench: Bench = { rig, values, trainThreads, sampleThreads, torchArgs, pythons, result };
-      const rows: RunRow[] = [];
-      for (let run = 1; run <= values.runs; run++) rows.push(await measureRun(bench, run));
+      const rows = await Array.fromAsync({ length: values.runs }, (_, i) => measureRun(bench, i + 1));
       summarise(rows, bench, backend);
     }
     console.log(JSON.stringify(result));
@@ -512,7 +508,7 @@ async function measureRun(b: Bench, run: number) {
 }
 
 /** Medians and ranges over the runs into `b.result`, printed with the limit table (each engine vs its peak). */
-function summarise(rows: RunRow[], b: Bench, backend: string): void {
+function summarise(rows: Awaited<ReturnType<typeof measureRun>>[], b: Bench, backend: string): void {
   const result = b.result;
   const col = (k: string) => rows.map((r) => (r as Record<string, unknown>)[k] as number);
   console.log(`\nmedian (range) over ${rows.length} run(s); 1-min load ${spread(col("load_before"), 2)}:`);
