@@ -527,8 +527,8 @@ function summarise(rows: Awaited<ReturnType<typeof measureRun>>[], b: Bench, bac
   const header = ["engine", "train tok/s", "GFLOP/s", "% peak", "sample tok/s", "GFLOP/s", "% peak"];
   const effKeys = ["train_gflops", "train_pct_peak", "sample_gflops", "sample_pct_peak"];
   const table: string[][] = [[...header, "peak GFLOP/s train, sample"]];
-  /** One engine's line of the table from its columns (`of`), and its efficiency medians as `median_<key>`. */
-  const engineLine = (name: string, of: (k: string) => number[]) => {
+  /** One engine's line of the table from its columns (`of`), and its efficiency medians (`median_<prefix><key>`). */
+  const engineLine = (name: string, of: (k: string) => number[], prefix = "") => {
     const m = (k: string) => median(of(k));
     table.push([
       name,
@@ -538,10 +538,9 @@ function summarise(rows: Awaited<ReturnType<typeof measureRun>>[], b: Bench, bac
       ...effKeys.slice(2).map((k) => m(k).toFixed(1)),
       `${m("train_peak_gflops").toFixed(1)}, ${m("sample_peak_gflops").toFixed(1)}`,
     ]);
-    return Object.fromEntries(effKeys.map((k) => [`median_${k}`, m(k)]));
+    return Object.fromEntries(effKeys.map((k) => [`median_${prefix}${k}`, m(k)]));
   };
-  const tfjsEff = engineLine(`tfjs ${backend}`, (k) => col(`tfjs_${k}`));
-  for (const [k, v] of Object.entries(tfjsEff)) result[k.replace("median_", "median_tfjs_")] = v;
+  Object.assign(result, engineLine(`tfjs ${backend}`, (k) => col(`tfjs_${k}`), "tfjs_"));
   const engines = [...new Set(rows.flatMap((r) => r.torch.map((t) => t.engine)))];
   result.torch = engines.map((engine) => {
     const of = rows.flatMap((r) => r.torch.filter((t) => t.engine === engine));
@@ -553,15 +552,9 @@ function summarise(rows: Awaited<ReturnType<typeof measureRun>>[], b: Bench, bac
       `    ratio tfjs/torch (per run): ${ratios}  (targets against a current torch: train >= 1.3, sample >= 2.0)`,
     );
     const eff = engineLine(engine, tcol);
-    return {
-      engine,
-      python: of[0].python,
-      median_train: median(tcol("train")),
-      median_sample: median(tcol("sample")),
-      median_ratio_train: median(tcol("ratio_train")),
-      median_ratio_sample: median(tcol("ratio_sample")),
-      ...eff,
-    };
+    const medianOf = (k: string) => [`median_${k}`, median(tcol(k))];
+    const medians = Object.fromEntries(["train", "sample", "ratio_train", "ratio_sample"].map(medianOf));
+    return { engine, python: of[0].python, ...medians, ...eff };
   });
   const [trainM, sampleM] = [result.flops_per_train_token, result.flops_per_sample_token].map((f) =>
     ((f as number) / 1e6).toFixed(2)
