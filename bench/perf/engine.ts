@@ -81,10 +81,9 @@ async function measure(s: TfjsSettings, sftSteps: number, rlSteps: number) {
   t0 = performance.now();
   for (let step = 1; step <= rlSteps; step++) {
     const m = await rlStep(ctx, step);
-    const tokens = (m.response_len as number) * s.rl.promptsPerStep * s.rl.groupSize;
     sampleS += m.sample_s as number;
     updateS += m.update_s as number;
-    generated += tokens;
+    generated += (m.response_len as number) * s.rl.promptsPerStep * s.rl.groupSize;
   }
   const rlSeconds = (performance.now() - t0) / 1000;
   disposeModel(model);
@@ -103,11 +102,8 @@ async function measure(s: TfjsSettings, sftSteps: number, rlSteps: number) {
 export async function main(args: string[]): Promise<number> {
   const { values } = parseTable(args, FLAGS);
   const backends = values.backends.split(",").map((b) => b.trim());
-  for (const b of backends) {
-    if (!(BACKENDS as readonly string[]).includes(b)) {
-      throw new UsageError(`--backends: '${b}' is not one of ${BACKENDS.join(", ")}`);
-    }
-  }
+  const bad = backends.find((b) => !(BACKENDS as readonly string[]).includes(b));
+  if (bad !== undefined) throw new UsageError(`--backends: '${bad}' is not one of ${BACKENDS.join(", ")}`);
   const sftSteps = values["sft-steps"], rlSteps = values["rl-steps"];
   const preset = values.tiny ? "tiny" : values.settings;
   const results: (EngineRate | { backend: string; unavailable: string })[] = [];

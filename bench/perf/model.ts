@@ -197,10 +197,7 @@ export async function matmulPeak(n: number, reps = 4): Promise<number> {
 }
 
 /** Run torch_reference.py under `python` with `args`; its last stdout line as JSON, or why it could not run. */
-async function runTorch(
-  python: string,
-  args: string[],
-): Promise<{ result?: Record<string, unknown>; missing?: string }> {
+async function runTorch(python: string, args: string[]) {
   try {
     const probe = await new Deno.Command(python, { args: ["-c", "import torch"], stderr: "null" }).output();
     if (!probe.success) {
@@ -214,7 +211,8 @@ async function runTorch(
       const err = new TextDecoder().decode(out.stderr).trim().split("\n").at(-1);
       return { missing: `torch_reference.py under ${python} failed: ${err}` };
     }
-    return { result: JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!) };
+    const last = new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!;
+    return { result: JSON.parse(last) as Record<string, unknown> };
   } catch (e) {
     return { missing: `${python} not runnable: ${(e as Error).message}` };
   }
@@ -440,16 +438,6 @@ function makeRig() {
   };
 }
 
-/** Sampling tokens/s with the native kernels off (`sampleRate`), back on after. */
-async function sampleWithoutNative(b: Bench): Promise<number> {
-  useNative(false);
-  try {
-    return Math.round(await sampleRate(b.rig, b.values.reps));
-  } finally {
-    useNative(true);
-  }
-}
-
 /** One run: tfjs train and sample tokens/s, its matmul peak, then each working torch; printed as it goes. */
 async function measureRun(b: Bench, run: number) {
   const load_before = load1();
@@ -459,8 +447,16 @@ async function measureRun(b: Bench, run: number) {
     train: (TRAIN_B * CFG.context) / median(trainTimes),
     sample: await sampleRate(b.rig, b.values.reps),
   };
-  // With --native-ab: sampling tokens/s with the native kernels off, in the same run.
-  const noNative = b.values["native-ab"] ? await sampleWithoutNative(b) : undefined;
+  // With --native-ab: sampling tokens/s with the native kernels off, in the same run (back on after).
+  let noNative: number | undefined;
+  if (b.values["native-ab"]) {
+    useNative(false);
+    try {
+      noNative = Math.round(await sampleRate(b.rig, b.values.reps));
+    } finally {
+      useNative(true);
+    }
+  }
   // Measured each run, beside its figures, so both see the same load.
   const peak = await matmulPeak(b.values["peak-n"]);
   const eff = efficiency(t.train, t.sample, peak * b.trainThreads, peak * b.sampleThreads);
