@@ -24,7 +24,6 @@ import {
 import { parallelSampling } from "../engines/tfjs/parallel.ts";
 import { initEngineBackend } from "../engines/tfjs/auto.ts";
 import { sftWorkers, trainSft } from "../engines/tfjs/sft.ts";
-import { loadAverage } from "./model.ts";
 
 /** The flags of `deno task bench engine`, declared once for parsing, --help and validation. */
 export const FLAGS = {
@@ -82,10 +81,9 @@ async function measure(s: TfjsSettings, sftSteps: number, rlSteps: number) {
   t0 = performance.now();
   for (let step = 1; step <= rlSteps; step++) {
     const m = await rlStep(ctx, step);
-    const tokens = (m.response_len as number) * s.rl.promptsPerStep * s.rl.groupSize;
     sampleS += m.sample_s as number;
     updateS += m.update_s as number;
-    generated += tokens;
+    generated += (m.response_len as number) * s.rl.promptsPerStep * s.rl.groupSize;
   }
   const rlSeconds = (performance.now() - t0) / 1000;
   disposeModel(model);
@@ -104,36 +102,28 @@ async function measure(s: TfjsSettings, sftSteps: number, rlSteps: number) {
 export async function main(args: string[]): Promise<number> {
   const { values } = parseTable(args, FLAGS);
   const backends = values.backends.split(",").map((b) => b.trim());
-  for (const b of backends) {
-    if (!(BACKENDS as readonly string[]).includes(b)) {
-      throw new UsageError(`--backends: '${b}' is not one of ${BACKENDS.join(", ")}`);
-    }
-  }
+  const bad = backends.find((b) => !(BACKENDS as readonly string[]).includes(b));
+  if (bad !== undefined) throw new UsageError(`--backends: '${bad}' is not one of ${BACKENDS.join(", ")}`);
   const sftSteps = values["sft-steps"], rlSteps = values["rl-steps"];
   const preset = values.tiny ? "tiny" : values.settings;
   const results: (EngineRate | { backend: string; unavailable: string })[] = [];
   for (const backend of backends) {
     const s = { ...presetSettings(preset), backend: backend as TfjsSettings["backend"] };
     if (values["sample-workers"] !== undefined) s.sampleWorkers = values["sample-workers"];
-    let decision;
+    let started = false, r: EngineRate;
     try {
-      decision = await initEngineBackend(backend, modelConfig(s, settingsTokenizer(s)));
+      const decision = await initEngineBackend(backend, modelConfig(s, settingsTokenizer(s)));
       if (backend === "auto") console.log(`auto       ${JSON.stringify(decision)}`);
-    } catch (e) {
-      const why = (e as Error).message.split("\n")[0];
-      console.log(`${backend.padEnd(10)} unavailable: ${why}`);
-      results.push({ backend, unavailable: why });
-      continue;
-    }
-    let r: EngineRate;
-    try {
+      started = true;
       r = { backend, decision, ...(await measure(s, sftSteps, rlSteps)) };
     } catch (e) {
-      // A failure inside one backend (e.g. the gpu preset's batches outgrowing the 4 GB wasm heap on a CPU
-      // backend, measured) is that backend's result; the others still run.
-      const hint = trainsDataParallel() && preset === "gpu" ? " (the gpu preset needs a GPU backend)" : "";
+      // A backend that cannot start, or fails inside (e.g. the gpu preset's batches outgrowing the 4 GB wasm
+      // heap on a CPU backend, measured), is that backend's result; the others still run.
+      const hint = started && trainsDataParallel() && preset === "gpu"
+        ? " (the gpu preset needs a GPU backend)"
+        : "";
       const why = `${(e as Error).message.split("\n")[0]}${hint}`;
-      console.log(`${backend.padEnd(10)} failed: ${why}`);
+      console.log(`${backend.padEnd(10)} ${started ? "failed" : "unavailable"}: ${why}`);
       results.push({ backend, unavailable: why });
       continue;
     }
@@ -144,6 +134,6 @@ export async function main(args: string[]): Promise<number> {
     );
     results.push(r);
   }
-  console.log(JSON.stringify({ settings: preset, sftSteps, rlSteps, load: loadAverage(), results }));
+  console.log(JSON.stringify({ settings: preset, sftSteps, rlSteps, load: Deno.loadavg(), results }));
   return 0;
 }

@@ -53,7 +53,7 @@ export function sampleFlopsPerToken(cfg: ModelConfig, prompt: number, newTokens:
   return total / newTokens;
 }
 
-/** FLOPs of one m×k by k×n matrix product (one multiply and one add per term): 2·m·n·k. */
-export function gemmFlops(m: number, n = m, k = m): number {
-  return 2 * m * n * k;
+/** FLOPs of one n×n by n×n matrix product (one multiply and one add per term): 2·n³. */
+export function gemmFlops(n: number): number {
+  return 2 * n ** 3;
 }

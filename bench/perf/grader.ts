@@ -249,8 +249,7 @@ function frontendCompare(loads: Record<string, Case[]>): void {
   useFrontEnd();
   translationCoverage(loads, fronts);
   const [a, b] = Object.values(verdicts);
-  const corpus = loads["corpus"];
-  const differ = corpus.map((c, i) => ({ c, i })).filter(({ i }) => a[i] !== b[i]);
+  const differ = loads["corpus"].map((c, i) => ({ c, i })).filter(({ i }) => a[i] !== b[i]);
   console.log(`\ncorpus cases where the front ends disagree (${differ.length}):`);
   for (const { c, i } of differ) {
     const note = (c as { note?: string }).note ?? "";

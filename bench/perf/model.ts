@@ -22,9 +22,7 @@ import {
   createOptimizer,
   disposeModel,
   initBackend,
-  type Model,
   type ModelConfig,
-  type Optimizer,
   parameterCount,
   sample,
   sampleAsync,
@@ -140,27 +138,11 @@ function randomTokens(rng: Rng, n: number, vocab: number): Int32Array {
   return Int32Array.from({ length: n }, () => rng.int(vocab));
 }
 
-/** The 1-, 5- and 15-minute load averages, or null where the OS does not report them. */
-export function loadAverage(): number[] | null {
-  try {
-    return Deno.loadavg();
-  } catch {
-    return null;
-  }
-}
-
-/** The 1-minute load average, or NaN where the OS does not report it. */
-const load1 = () => loadAverage()?.[0] ?? NaN;
+/** The 1-minute load average (0 where the OS does not report it: Windows). */
+const load1 = () => Deno.loadavg()[0];
 
 /** What one tfjs run needs: the model, its optimizer, a batch, and the worker pools (null = one process). */
-interface Rig {
-  model: Model;
-  opt: Optimizer;
-  batch: tf.Tensor2D;
-  trainer: DataParallelTrainer | null;
-  sampler: SamplerPool | null;
-  rng: Rng;
-}
+type Rig = ReturnType<typeof makeRig>;
 
 /** One Adam step on next-token cross-entropy over a [TRAIN_B, context+1] batch; returns seconds. */
 async function timeTrainStep(rig: Rig, single = false): Promise<number> {
@@ -184,12 +166,6 @@ async function timeSample(rig: Rig): Promise<number> {
   if (readsSync() && !rig.sampler) sample(rig.model, prompts, SAMPLE_B, opts);
   else await sampleAsync(rig.model, prompts, SAMPLE_B, opts);
   return (performance.now() - t0) / 1000;
-}
-
-async function repeat(n: number, f: () => Promise<number>): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) out.push(await f());
-  return out;
 }
 
 /**
@@ -221,10 +197,7 @@ export async function matmulPeak(n: number, reps = 4): Promise<number> {
 }
 
 /** Run torch_reference.py under `python` with `args`; its last stdout line as JSON, or why it could not run. */
-async function runTorch(
-  python: string,
-  args: string[],
-): Promise<{ result?: Record<string, unknown>; missing?: string }> {
+async function runTorch(python: string, args: string[]) {
   try {
     const probe = await new Deno.Command(python, { args: ["-c", "import torch"], stderr: "null" }).output();
     if (!probe.success) {
@@ -238,7 +211,8 @@ async function runTorch(
       const err = new TextDecoder().decode(out.stderr).trim().split("\n").at(-1);
       return { missing: `torch_reference.py under ${python} failed: ${err}` };
     }
-    return { result: JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!) };
+    const last = new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!;
+    return { result: JSON.parse(last) as Record<string, unknown> };
   } catch (e) {
     return { missing: `${python} not runnable: ${(e as Error).message}` };
   }
@@ -288,16 +262,10 @@ function torchRow(result: Record<string, unknown>, python: string, tfjs: { train
   };
 }
 
-/** tfjs train and sample tokens/s of one run. */
-async function tfjsRun(rig: Rig, steps: number, reps: number): Promise<{ train: number; sample: number }> {
-  const trainTimes = (await repeat(steps + 2, () => timeTrainStep(rig))).slice(2);
-  return { train: (TRAIN_B * CFG.context) / median(trainTimes), sample: await sampleRate(rig, reps) };
-}
-
 /** Sampling tokens/s: a warm-up run, then the median of `reps` runs. */
 async function sampleRate(rig: Rig, reps: number): Promise<number> {
   await timeSample(rig);
-  return (SAMPLE_B * NEW) / median(await repeat(reps, () => timeSample(rig)));
+  return (SAMPLE_B * NEW) / median(await Array.fromAsync({ length: reps }, () => timeSample(rig)));
 }
 
 /** "median (min–max)" of xs with `digits` decimals. */
@@ -363,21 +331,6 @@ async function profile(rig: Rig, pythons: string[], torchArgs: string[]): Promis
   return out;
 }
 
-/** One tfjs run's figures beside each torch's, with the load before and after. */
-type RunRow = {
-  run: number;
-  load_before: number;
-  load_after?: number;
-  tfjs_train?: number;
-  tfjs_sample?: number;
-  /** With --native-ab: sampling tokens/s with the native kernels off, in the same run. */
-  tfjs_sample_no_native?: number;
-  tfjs_peak_gflops_per_thread?: number;
-  tfjs_train_threads?: number;
-  tfjs_sample_threads?: number;
-  torch: ReturnType<typeof torchRow>[];
-} & Partial<{ [K in keyof ReturnType<typeof efficiency> as `tfjs_${K}`]: number }>;
-
 /** What every run of one invocation shares: the rig, the flags, the thread counts, the Pythons still working. */
 interface Bench {
   rig: Rig;
@@ -425,8 +378,7 @@ export async function main(args: string[]): Promise<number> {
       const threads = (workers: number) => Math.min(workers > 1 ? workers : blasThreads, coreCount());
       const trainThreads = threads(trainWorkers), sampleThreads = threads(sampleWorkers);
       const bench: Bench = { rig, values, trainThreads, sampleThreads, torchArgs, pythons, result };
-      const rows: RunRow[] = [];
-      for (let run = 1; run <= values.runs; run++) rows.push(await measureRun(bench, run));
+      const rows = await Array.fromAsync({ length: values.runs }, (_, i) => measureRun(bench, i + 1));
       summarise(rows, bench, backend);
     }
     console.log(JSON.stringify(result));
@@ -470,41 +422,45 @@ async function configure(values: FlagValues<typeof FLAGS>) {
 }
 
 /** The model of the configuration in use (seeded), its optimizer and one random training batch; no pools yet. */
-function makeRig(): Rig {
+function makeRig() {
   const rng = Rng.seeded(0);
   const model = createModel(CFG, rng.split());
   const opt = createOptimizer(model, { lr: 1e-3, clipNorm: 0 });
   const shape: [number, number] = [TRAIN_B, CFG.context + 1];
   const batch = tf.tensor2d(randomTokens(rng, shape[0] * shape[1], CFG.vocab), shape, "int32");
-  return { model, opt, batch, trainer: null, sampler: null, rng };
-}
-
-/** Sampling tokens/s with the native kernels off (`sampleRate`), back on after. */
-async function sampleWithoutNative(b: Bench): Promise<number> {
-  useNative(false);
-  try {
-    return await sampleRate(b.rig, b.values.reps);
-  } finally {
-    useNative(true);
-  }
+  return {
+    model,
+    opt,
+    batch,
+    trainer: null as DataParallelTrainer | null,
+    sampler: null as SamplerPool | null,
+    rng,
+  };
 }
 
 /** One run: tfjs train and sample tokens/s, its matmul peak, then each working torch; printed as it goes. */
-async function measureRun(b: Bench, run: number): Promise<RunRow> {
-  const row: RunRow = { run, load_before: load1(), torch: [] };
-  const t = await tfjsRun(b.rig, b.values.steps, b.values.reps);
-  if (b.values["native-ab"]) row.tfjs_sample_no_native = Math.round(await sampleWithoutNative(b));
+async function measureRun(b: Bench, run: number) {
+  const load_before = load1();
+  const trainTimes = (await Array.fromAsync({ length: b.values.steps + 2 }, () => timeTrainStep(b.rig)))
+    .slice(2);
+  const t = {
+    train: (TRAIN_B * CFG.context) / median(trainTimes),
+    sample: await sampleRate(b.rig, b.values.reps),
+  };
+  // With --native-ab: sampling tokens/s with the native kernels off, in the same run (back on after).
+  let noNative: number | undefined;
+  if (b.values["native-ab"]) {
+    useNative(false);
+    try {
+      noNative = Math.round(await sampleRate(b.rig, b.values.reps));
+    } finally {
+      useNative(true);
+    }
+  }
   // Measured each run, beside its figures, so both see the same load.
   const peak = await matmulPeak(b.values["peak-n"]);
   const eff = efficiency(t.train, t.sample, peak * b.trainThreads, peak * b.sampleThreads);
-  Object.assign(row, {
-    tfjs_train: Math.round(t.train),
-    tfjs_sample: Math.round(t.sample),
-    tfjs_peak_gflops_per_thread: sig3(peak),
-    tfjs_train_threads: b.trainThreads,
-    tfjs_sample_threads: b.sampleThreads,
-  });
-  for (const [k, v] of Object.entries(eff)) (row as Record<string, unknown>)[`tfjs_${k}`] = v;
+  const torch: ReturnType<typeof torchRow>[] = [];
   for (const python of [...b.pythons]) {
     const r = await runTorch(python, b.torchArgs);
     if (!r.result) {
@@ -513,15 +469,27 @@ async function measureRun(b: Bench, run: number): Promise<RunRow> {
       b.pythons.splice(b.pythons.indexOf(python), 1);
       continue;
     }
-    row.torch.push(torchRow(r.result, python, t));
+    torch.push(torchRow(r.result, python, t));
   }
-  row.load_after = load1();
+  const row = {
+    run,
+    load_before,
+    torch,
+    tfjs_sample_no_native: noNative,
+    tfjs_train: Math.round(t.train),
+    tfjs_sample: Math.round(t.sample),
+    tfjs_peak_gflops_per_thread: sig3(peak),
+    tfjs_train_threads: b.trainThreads,
+    tfjs_sample_threads: b.sampleThreads,
+    ...Object.fromEntries(Object.entries(eff).map(([k, v]) => [`tfjs_${k}`, v])),
+    load_after: load1(),
+  };
   const peakN = b.values["peak-n"];
-  const noNative = row.tfjs_sample_no_native ? ` (native kernels off: ${row.tfjs_sample_no_native})` : "";
+  const offNote = noNative ? ` (native kernels off: ${noNative})` : "";
   console.log(
     `run ${run}: load ${row.load_before.toFixed(2)} → ${row.load_after.toFixed(2)}; tfjs train ` +
       `${row.tfjs_train}${effNote(eff.train_gflops, eff.train_pct_peak)}, sample ${row.tfjs_sample}` +
-      `${effNote(eff.sample_gflops, eff.sample_pct_peak)}${noNative} tokens/s; peak ${peak.toFixed(1)} ` +
+      `${effNote(eff.sample_gflops, eff.sample_pct_peak)}${offNote} tokens/s; peak ${peak.toFixed(1)} ` +
       `GFLOP/s per thread (${peakN}² tf.matMul) × ${b.trainThreads} train, ${b.sampleThreads} sample thread(s)`,
   );
   for (const r of row.torch) {
@@ -536,7 +504,7 @@ async function measureRun(b: Bench, run: number): Promise<RunRow> {
 }
 
 /** Medians and ranges over the runs into `b.result`, printed with the limit table (each engine vs its peak). */
-function summarise(rows: RunRow[], b: Bench, backend: string): void {
+function summarise(rows: Awaited<ReturnType<typeof measureRun>>[], b: Bench, backend: string): void {
   const result = b.result;
   const col = (k: string) => rows.map((r) => (r as Record<string, unknown>)[k] as number);
   console.log(`\nmedian (range) over ${rows.length} run(s); 1-min load ${spread(col("load_before"), 2)}:`);
@@ -555,8 +523,8 @@ function summarise(rows: RunRow[], b: Bench, backend: string): void {
   const header = ["engine", "train tok/s", "GFLOP/s", "% peak", "sample tok/s", "GFLOP/s", "% peak"];
   const effKeys = ["train_gflops", "train_pct_peak", "sample_gflops", "sample_pct_peak"];
   const table: string[][] = [[...header, "peak GFLOP/s train, sample"]];
-  /** One engine's line of the table from its columns (`of`), and its efficiency medians as `median_<key>`. */
-  const engineLine = (name: string, of: (k: string) => number[]) => {
+  /** One engine's line of the table from its columns (`of`), and its efficiency medians (`median_<prefix><key>`). */
+  const engineLine = (name: string, of: (k: string) => number[], prefix = "") => {
     const m = (k: string) => median(of(k));
     table.push([
       name,
@@ -566,10 +534,9 @@ function summarise(rows: RunRow[], b: Bench, backend: string): void {
       ...effKeys.slice(2).map((k) => m(k).toFixed(1)),
       `${m("train_peak_gflops").toFixed(1)}, ${m("sample_peak_gflops").toFixed(1)}`,
     ]);
-    return Object.fromEntries(effKeys.map((k) => [`median_${k}`, m(k)]));
+    return Object.fromEntries(effKeys.map((k) => [`median_${prefix}${k}`, m(k)]));
   };
-  const tfjsEff = engineLine(`tfjs ${backend}`, (k) => col(`tfjs_${k}`));
-  for (const [k, v] of Object.entries(tfjsEff)) result[k.replace("median_", "median_tfjs_")] = v;
+  Object.assign(result, engineLine(`tfjs ${backend}`, (k) => col(`tfjs_${k}`), "tfjs_"));
   const engines = [...new Set(rows.flatMap((r) => r.torch.map((t) => t.engine)))];
   result.torch = engines.map((engine) => {
     const of = rows.flatMap((r) => r.torch.filter((t) => t.engine === engine));
@@ -581,15 +548,9 @@ function summarise(rows: RunRow[], b: Bench, backend: string): void {
       `    ratio tfjs/torch (per run): ${ratios}  (targets against a current torch: train >= 1.3, sample >= 2.0)`,
     );
     const eff = engineLine(engine, tcol);
-    return {
-      engine,
-      python: of[0].python,
-      median_train: median(tcol("train")),
-      median_sample: median(tcol("sample")),
-      median_ratio_train: median(tcol("ratio_train")),
-      median_ratio_sample: median(tcol("ratio_sample")),
-      ...eff,
-    };
+    const medianOf = (k: string) => [`median_${k}`, median(tcol(k))];
+    const medians = Object.fromEntries(["train", "sample", "ratio_train", "ratio_sample"].map(medianOf));
+    return { engine, python: of[0].python, ...medians, ...eff };
   });
   const [trainM, sampleM] = [result.flops_per_train_token, result.flops_per_sample_token].map((f) =>
     ((f as number) / 1e6).toFixed(2)

@@ -85,7 +85,6 @@ const fmt = (a: { mean: number; lo: number; hi: number }) =>
 /** Entry point for `deno task bench tabular`. */
 export async function main(args: string[]): Promise<number> {
   const { values } = parseTable(args, FLAGS);
-  const workers = values.workers;
   const sweep = readSweepConfig(values.config ?? presetPath("tabular"));
   if (sweep.engine !== "tabular") {
     throw new UsageError(`--config: engine is '${sweep.engine}'; expected tabular`);
@@ -101,7 +100,7 @@ export async function main(args: string[]): Promise<number> {
   Deno.removeSync(soloDir, { recursive: true });
 
   const t0 = performance.now();
-  const outcome = await runSweep(sweep, runs, { out: outDir, workers });
+  const outcome = await runSweep(sweep, runs, { out: outDir, workers: values.workers });
   const seconds = (performance.now() - t0) / 1000;
   if (outcome.failed.length) throw new Error(`bench tabular: runs failed: ${JSON.stringify(outcome.failed)}`);
   const steps = sweep.rl.steps;
