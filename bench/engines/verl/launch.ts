@@ -7,13 +7,13 @@ import { configHash } from "../../../common/hash.ts";
 import { shellQuote } from "../../../common/args.ts";
 import { RUN_FILES } from "../../../common/run_folder.ts";
 import type { RunConfig } from "../engine.ts";
-import type { LaunchPlan } from "../registry.ts";
+import type { LaunchPlan, PlanSweep } from "../registry.ts";
 import { entrypointFor, REWARD_MODULE, verlEnv, versionedOverrides, workerPythonPath } from "./overrides.ts";
-import { type RunCost, runCost } from "./cost.ts";
+import { runCost } from "./cost.ts";
 import { GRADER_SCRIPT, graderScript, rewardModuleSource } from "./reward.ts";
 import { VERL_METRICS_DIR } from "./verl_metrics.ts";
 import { resolveRecipe, validateVerlSettings, type VerlDataset, type VerlSettings } from "./recipes.ts";
-import { MAIN_DAPO, type VerlRelease, verlRelease, type VerlVersion } from "./versions.ts";
+import { MAIN_DAPO, type VerlRelease, verlRelease } from "./versions.ts";
 
 /** The parts of a sweep a plan needs: its name and RL steps (else run.settings.rl.steps), and its folder. */
 export interface VerlSweep {
@@ -21,29 +21,6 @@ export interface VerlSweep {
   rl?: { steps: number };
   /** The sweep folder (default runs/<name>); relative paths resolve against the working directory. */
   dir?: string;
-}
-
-/**
- * What `deno task sweep --dry-run` prints for a VERL run and what its folder receives: Hydra overrides in order
- * (the last ones win), launch.sh as `script`, and `command` submitting it to the Ray cluster.
- */
-export interface VerlRunPlan extends LaunchPlan {
-  /** `command` by the name the docs give it. */
-  rayJobCommand: string;
-  entrypoint: string;
-  verlVersion: VerlVersion;
-  /** The checkout launch.sh runs from (settings.verlRoot, else VERL_ROOT when planned); null: $VERL_ROOT at launch. */
-  verlRoot: string | null;
-  /** Files to write, by path relative to the run folder. */
-  files: Record<string, string>;
-  /** LaunchPlan's optional fields, always given: cost.ts's record, "verl v<version>", what it cannot express. */
-  cost: RunCost;
-  target: string;
-  notes: string[];
-  /** data.max_prompt_length: VERL drops validation prompts longer than this (prompt_filter.ts). */
-  maxPromptLength: number;
-  /** The run folder as the cluster sees it (settings.clusterSweepDir, else the local absolute path). */
-  clusterRunDir: string;
 }
 
 /** Folder of a run's VERL files, relative to the run folder; it is also the Ray job's working_dir. */
@@ -64,7 +41,7 @@ export function verlRunPlan(
   run: RunConfig,
   sweep: VerlSweep,
   env: Record<string, string | undefined> = Deno.env.toObject(),
-): VerlRunPlan {
+) {
   const settings = validateVerlSettings(run.settings, `runs/${run.runId}/${RUN_FILES.config}: settings`);
   const algo = run.algo;
   // The entry point follows the resolved algorithm (dynamic sampling needs DAPO's trainer), never the preset name.
@@ -121,16 +98,21 @@ export function verlRunPlan(
   return {
     overrides,
     script,
+    // `command` by the name the docs give it
     rayJobCommand,
     command: rayJobCommand,
     entrypoint,
     verlVersion: release.version,
     target: `verl v${release.version}`,
     notes: dropped.map((d) => `not expressible in verl v${release.version}, so not passed: ${d}`),
+    // the checkout launch.sh runs from (settings.verlRoot, else VERL_ROOT when planned); null: $VERL_ROOT at launch
     verlRoot,
     cost,
+    // data.max_prompt_length: VERL drops validation prompts longer than this (prompt_filter.ts)
     maxPromptLength: recipe.maxPromptLength,
+    // the run folder as the cluster sees it (settings.clusterSweepDir, else the local absolute path)
     clusterRunDir,
+    // by path relative to the run folder
     files: {
       [`${VERL_DIR}/launch.sh`]: script,
       [`${VERL_DIR}/overrides.txt`]: overrides.join("\n") + "\n",
@@ -142,8 +124,14 @@ export function verlRunPlan(
   };
 }
 
+/**
+ * What `deno task sweep --dry-run` prints for a VERL run and what its folder receives: Hydra overrides in order
+ * (the last ones win), launch.sh as `script`, and `command` submitting it to the Ray cluster.
+ */
+export type VerlRunPlan = ReturnType<typeof verlRunPlan>;
+
 /** The sweep registry's name for `verlRunPlan`. */
-export const planRun = verlRunPlan;
+export const planRun: (run: RunConfig, sweep: PlanSweep) => LaunchPlan = verlRunPlan;
 
 /** Sets VERL_ROOT to the planned checkout, else from the environment (a clear error when unset). */
 function verlRootLines(verlRoot: string | null, release: VerlRelease): string {
