@@ -16,13 +16,6 @@ import { validateVerlSettings, type VerlDataset, type VerlSettings } from "./rec
 /** Loads a dataset's normalised records (the datasets area's `loadDataset` in production, fixtures in tests). */
 export type RecordLoader = (name: VerlDataset) => Promise<MathRecord[]>;
 
-export interface ExportedFile {
-  dataset: VerlDataset;
-  split: "train" | "test";
-  path: string;
-  rows: number;
-}
-
 /**
  * Write the sweep's training and validation sets as VERL parquet under `<sweepDir>/data/verl/` (train-<name>,
  * test-<name>), each prompt rendered with settings.template.
@@ -31,12 +24,12 @@ export async function exportVerlData(
   sweepDir: string,
   settings: Pick<VerlSettings, "trainDatasets" | "valDatasets" | "template" | "dataSources">,
   load: RecordLoader,
-): Promise<ExportedFile[]> {
+) {
   const jobs = [
     ...settings.trainDatasets.map((dataset) => ({ dataset, split: "train" as const })),
     ...settings.valDatasets.map((dataset) => ({ dataset, split: "test" as const })),
   ];
-  const out: ExportedFile[] = [];
+  const out = [];
   for (const { dataset, split } of jobs) {
     const rows = toVerlRows(await load(dataset), {
       template: settings.template,

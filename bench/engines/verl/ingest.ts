@@ -278,9 +278,6 @@ export async function ingestVerlDumps(
   };
 }
 
-/** What an ingest did. */
-export type IngestSummary = Awaited<ReturnType<typeof ingestVerlDumps>>;
-
 /** Count reward.py's restart lines into status.json `graderRestarts` (absent file: 0, nothing written). */
 function recordGraderRestarts(runDir: string): number {
   const restarts = readJsonl(join(runDir, VERL_DIR, RESTARTS_FILE)).length;
