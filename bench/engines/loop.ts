@@ -76,22 +76,7 @@ function sum(values: Num): number {
   return s;
 }
 
-/** Rows [from, to) of a mini-batch. */
-function sliceBatch<R>(backend: PolicyBackend<RolloutGroup, R>, mb: MiniBatch<R>, from: number, to: number) {
-  const T = mb.T;
-  const cut = (a: TokenArray) => a.slice(from * T, to * T);
-  return {
-    rows: backend.sliceRows(mb.rows, from, to, T),
-    B: to - from,
-    T,
-    oldLogp: cut(mb.oldLogp),
-    refLogp: cut(mb.refLogp),
-    mask: cut(mb.mask),
-    advantages: mb.advantages.slice(from, to),
-  };
-}
-
-/** The rows `rows` of a batch, in order (the subset a PSR/NSR loss trains on). */
+/** The rows `rows` of a batch, in order (a mini-batch, or the subset a PSR/NSR loss trains on). */
 function selectBatch<R>(
   backend: PolicyBackend<RolloutGroup, R>,
   mb: MiniBatch<R>,
@@ -161,7 +146,8 @@ export async function updatePolicy<R>(
   const parts = miniBatchRows(groupIds, miniBatches);
   for (let epoch = 0; epoch < backend.ppoEpochs; epoch++) {
     for (const [from, to] of parts) {
-      results.push(await updateOnce(backend, sliceBatch(backend, batch, from, to), algo));
+      const rows = Array.from({ length: to - from }, (_, i) => from + i);
+      results.push(await updateOnce(backend, selectBatch(backend, batch, rows), algo));
     }
   }
   return meanUpdates(results);

@@ -118,7 +118,6 @@ export function tabularBackend(
         mask: new Float64Array(B).fill(1),
       };
     },
-    sliceRows: (rows, from, to) => rows.slice(from, to),
     selectRows: (rows, indices) => indices.map((i) => rows[i]),
     refLogp: (batch) => Promise.resolve(Float64Array.from(batch.rows, (r) => r.refLogp)),
     update(mb, request) {

@@ -222,7 +222,6 @@ export function tfjsPolicy(ctx: RlContext): PolicyBackend<TfjsGroup, Int32Array>
         mask: cat(groups.map((g) => g.mask), (n) => new Float32Array(n), maxNew),
       };
     },
-    sliceRows: (rows, from, to, T) => rows.slice(from * (P + T), to * (P + T)),
     selectRows: (rows, indices, T) => {
       const out = new Int32Array(indices.length * (P + T));
       indices.forEach((r, i) => out.set(rows.subarray(r * (P + T), (r + 1) * (P + T)), i * (P + T)));
