@@ -53,17 +53,6 @@ async function collectGroups<G extends RolloutGroup>(
   );
 }
 
-/** Concatenate per-group arrays into one Float64Array (or Uint8Array for verdicts). */
-function flat<T extends Float64Array | Uint8Array>(
-  parts: ArrayLike<number | boolean>[],
-  make: (n: number) => T,
-) {
-  const out = make(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) for (let i = 0; i < p.length; i++) out[at++] = Number(p[i]);
-  return out;
-}
-
 /** Values at masked-out positions set to exactly zero (padding is never NaN), as doubles. */
 function masked(values: Num, mask: Num): Float64Array {
   return Float64Array.from({ length: mask.length }, (_, i) => (mask[i] ? values[i] : 0));
@@ -166,9 +155,9 @@ export async function rlStep<G extends RolloutGroup, R>(
   const t0 = performance.now();
   const { groups, generatedGroups, rounds } = await collectGroups(backend, algo, step);
   const tSample = performance.now();
-  const correct = flat(groups.map((g) => g.correct), (n) => new Uint8Array(n));
+  const correct = Uint8Array.from(groups.flatMap((g) => Array.from(g.correct, Number)));
   const lengths = groups.every((g) => g.lengths)
-    ? flat(groups.map((g) => g.lengths!), (n) => new Float64Array(n))
+    ? Float64Array.from(groups.flatMap((g) => Array.from(g.lengths!)))
     : null;
   const rewards = scoreRollouts(correct, lengths, backend.maxResponseLength, algo);
   const groupIds = groupIdsOf(groups.map((g) => g.correct.length));

@@ -15,14 +15,6 @@ import { VERL_METRICS_DIR } from "./verl_metrics.ts";
 import { resolveRecipe, validateVerlSettings, type VerlDataset, type VerlSettings } from "./recipes.ts";
 import { MAIN_DAPO, type VerlRelease, verlRelease } from "./versions.ts";
 
-/** The parts of a sweep a plan needs: its name and RL steps (else run.settings.rl.steps), and its folder. */
-export interface VerlSweep {
-  name: string;
-  rl?: { steps: number };
-  /** The sweep folder (default runs/<name>); relative paths resolve against the working directory. */
-  dir?: string;
-}
-
 /** Folder of a run's VERL files, relative to the run folder; it is also the Ray job's working_dir. */
 export const VERL_DIR = "verl";
 /** Ray's dashboard address when neither settings.rayAddress nor $RAY_ADDRESS names one. */
@@ -39,7 +31,7 @@ export function verlDataPath(sweepDir: string, split: "train" | "test", dataset:
  */
 export function verlRunPlan(
   run: RunConfig,
-  sweep: VerlSweep,
+  sweep: PlanSweep,
   env: Record<string, string | undefined> = Deno.env.toObject(),
 ) {
   const settings = validateVerlSettings(run.settings, `runs/${run.runId}/${RUN_FILES.config}: settings`);
@@ -47,8 +39,7 @@ export function verlRunPlan(
   // The entry point follows the resolved algorithm (dynamic sampling needs DAPO's trainer), never the preset name.
   const family = algo.dynamicSampling?.enabled ? "dapo" : "grpo";
   const recipe = resolveRecipe(family, settings);
-  const localSweep = resolve(sweep.dir ?? join("runs", sweep.name));
-  const clusterSweep = settings.clusterSweepDir ?? localSweep;
+  const clusterSweep = settings.clusterSweepDir ?? resolve(sweep.dir);
   if (!isAbsolute(clusterSweep) || /["'\\]/.test(clusterSweep)) {
     throw new RangeError(`settings.clusterSweepDir '${clusterSweep}' must be absolute, without quotes or \\`);
   }
@@ -61,8 +52,7 @@ export function verlRunPlan(
     );
   }
   const release = verlRelease(settings.verlVersion);
-  const steps = sweep.rl?.steps ?? settings.rl?.steps;
-  if (steps === undefined) throw new RangeError(`runs/${run.runId}: no RL step count (sweep rl.steps)`);
+  const steps = sweep.rl.steps;
   const cost = runCost({
     runId: run.runId,
     settings,

@@ -42,8 +42,6 @@ export interface VerlSettings extends Partial<Record<keyof Recipe, number | null
   aceDiagnostics: boolean;
   projectName: string;
   extraOverrides: string[];
-  /** Added by the sweep (its rl.steps); not a VERL knob. */
-  rl?: { steps?: number };
 }
 
 /**
