@@ -23,15 +23,6 @@ import {
 } from "./policy.ts";
 import type { TabularSettings, TabularWorld } from "./world.ts";
 
-/** One sampled rollout: prompt x, chosen strategy, its log-probs at sampling time and under the reference. */
-export interface Rollout {
-  x: number;
-  strategy: number;
-  oldLogp: number;
-  refLogp: number;
-  correct: boolean;
-}
-
 /** G rollouts on prompt x from the current policy. */
 export function sampleGroup(
   world: TabularWorld,
@@ -39,7 +30,7 @@ export function sampleGroup(
   x: number,
   G: number,
   rng: Rng,
-): Rollout[] {
+) {
   const logp = logProbs(world, params, x);
   const ref = refLogProbs(world, x);
   const probs = logp.map(Math.exp);
@@ -54,6 +45,9 @@ export function sampleGroup(
     };
   });
 }
+
+/** One sampled rollout: prompt x, chosen strategy, its log-probs at sampling time and under the reference. */
+export type Rollout = ReturnType<typeof sampleGroup>[number];
 
 /** A group of tabular rollouts as the loop sees it. */
 export interface TabularGroup extends RolloutGroup {

@@ -13,17 +13,14 @@ import { checkClusterAssumptions, interruptRayJob, rayJobConcurrency, runRayJob 
 import { VERL_DIR, verlDataPath, verlRunPlan, writeRunPlan } from "./launch.ts";
 import { validateVerlSettings, type VerlDataset, type VerlSettings } from "./recipes.ts";
 
-/** Loads a dataset's normalised records (the datasets area's `loadDataset` in production, fixtures in tests). */
-export type RecordLoader = (name: VerlDataset) => Promise<MathRecord[]>;
-
 /**
  * Write the sweep's training and validation sets as VERL parquet under `<sweepDir>/data/verl/` (train-<name>,
- * test-<name>), each prompt rendered with settings.template.
+ * test-<name>), each prompt rendered with settings.template; `load` gives a dataset's records (fixtures in tests).
  */
 export async function exportVerlData(
   sweepDir: string,
   settings: Pick<VerlSettings, "trainDatasets" | "valDatasets" | "template" | "dataSources">,
-  load: RecordLoader,
+  load: (name: VerlDataset) => Promise<MathRecord[]>,
 ) {
   const jobs = [
     ...settings.trainDatasets.map((dataset) => ({ dataset, split: "train" as const })),

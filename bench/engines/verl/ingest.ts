@@ -109,31 +109,24 @@ function parseSample(row: Record<string, unknown>, where: string, stepFromFile: 
 
 export type DumpSample = ReturnType<typeof parseSample>;
 
-/** An exported validation problem, found by its rendered prompt text. */
-interface IndexedProblem {
-  id: string;
-  dataset: string;
-  gold: string;
-  content: string;
+/** The validation problems a sweep exported (`<sweep>/data/verl/test-*.parquet`), for mapping dumps back to ids. */
+async function validationIndex(sweepDir: string) {
+  const dir = join(sweepDir, "data", "verl");
+  const files = exists(dir)
+    ? readdirSync(dir).filter((f) => f.startsWith("test-") && f.endsWith(".parquet"))
+    : [];
+  const rows = [];
+  for (const file of files.sort()) rows.push(...await readVerlParquet(join(dir, file)));
+  return rows.map((row) => ({
+    id: row.extra_info.id,
+    dataset: row.extra_info.dataset,
+    gold: row.reward_model.ground_truth,
+    content: row.prompt[row.prompt.length - 1].content,
+  }));
 }
 
-/** The validation problems a sweep exported (`<sweep>/data/verl/test-*.parquet`), for mapping dumps back to ids. */
-async function validationIndex(sweepDir: string): Promise<IndexedProblem[]> {
-  const dir = join(sweepDir, "data", "verl");
-  if (!exists(dir)) return [];
-  const out: IndexedProblem[] = [];
-  for (const file of readdirSync(dir).filter((f) => f.startsWith("test-") && f.endsWith(".parquet")).sort()) {
-    for (const row of await readVerlParquet(join(dir, file))) {
-      out.push({
-        id: row.extra_info.id,
-        dataset: row.extra_info.dataset,
-        gold: row.reward_model.ground_truth,
-        content: row.prompt[row.prompt.length - 1].content,
-      });
-    }
-  }
-  return out;
-}
+/** An exported validation problem, found by its rendered prompt text. */
+type IndexedProblem = Awaited<ReturnType<typeof validationIndex>>[number];
 
 /** How a dumped prompt was mapped to its problem (null: not mapped). */
 export type MatchKind = "exact" | "contains" | "alphanumeric" | "ground-truth";

@@ -13,16 +13,6 @@ import {
   verlRelease,
 } from "./versions.ts";
 
-/** Where the run's files live as the cluster sees them. */
-export interface ClusterPaths {
-  trainFiles: string[];
-  valFiles: string[];
-  /** The run folder (checkpoints and validation dumps go under it). */
-  runDir: string;
-  /** The folder holding the run's ace_verl.py (<runDir>/verl). */
-  aceDir: string;
-}
-
 /** Everything the overrides depend on besides the algorithm. */
 export interface OverrideInput {
   runId: string;
@@ -31,7 +21,8 @@ export interface OverrideInput {
   eval: { n: number; every: number };
   settings: VerlSettings;
   recipe: Recipe;
-  paths: ClusterPaths;
+  /** Where the run's files live as the cluster sees them; aceDir (<runDir>/verl) holds its ace_verl.py. */
+  paths: { trainFiles: string[]; valFiles: string[]; runDir: string; aceDir: string };
   /** FSDP offload and sequence parallelism (cost.ts planMemory); absent: VERL's defaults. */
   memory?: MemorySettings;
 }

@@ -20,19 +20,13 @@ export const PROMPT_TOKENS_FILE = join("data", "verl", "prompt_tokens.json");
 /** A run's planned validation filter, relative to the run folder. */
 const VAL_FILTER_FILE = join(VERL_DIR, "val_filter.json");
 
-/** One validation problem's prompt length: exact tokens, or the conservative upper bound. */
-interface PromptLength {
-  dataset: string;
-  id: string;
-  tokens: number;
-}
-
 /** prompt_tokens.json: how the counts were made (and why not exactly), then one entry per problem. */
 interface PromptTokens {
   method: "tokenizer" | "estimate";
   /** For "estimate": why no tokenizer was used; for "tokenizer": the tokenizer's folder. */
   why: string;
-  problems: PromptLength[];
+  /** Exact tokens, or the conservative upper bound. */
+  problems: { dataset: string; id: string; tokens: number }[];
 }
 
 /** val_filter.json: the problems a run's VERL drops ("tokenizer") or may drop ("estimate") at its limit. */
@@ -41,7 +35,7 @@ export interface ValFilter {
   method: PromptTokens["method"];
   why: string;
   /** Over the limit: dropped by VERL (tokenizer), or possibly dropped (estimate: `tokens` is the upper bound). */
-  overLimit: PromptLength[];
+  overLimit: PromptTokens["problems"];
 }
 
 /** The bound for one user message: its UTF-8 bytes plus the template's tokens. */

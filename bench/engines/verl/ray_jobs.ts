@@ -152,6 +152,7 @@ function treeBytes(dir: string, limit: number): number {
 /**
  * Check what a job relies on before the first submission: the uploaded working dir is at most settings.maxUploadMB
  * (verlInstall "upload"), and a probe job in the cluster sees the sweep folder (run folders must be shared).
+ * Returns the host name of the node that ran the probe.
  */
 export async function checkClusterAssumptions(
   sweepDir: string,
@@ -180,16 +181,8 @@ export async function checkClusterAssumptions(
       );
     }
   }
-  return await probeSweepFolder(sweepDir, clusterSweepDir, rayDashboard(settings), settings.jobPollSeconds);
-}
-
-/** A probe job reads `<sweep>/verl/probe/<nonce>` and writes `<nonce>.ack` beside it; throws one line otherwise. */
-async function probeSweepFolder(
-  sweepDir: string,
-  clusterSweepDir: string,
-  address: string,
-  pollS: number,
-): Promise<string> {
+  // a probe job reads <sweep>/verl/probe/<nonce> and writes <nonce>.ack beside it, with the node's name
+  const address = rayDashboard(settings);
   const nonce = `${Deno.pid}-${Date.now()}`; // identifies this check, not a random choice
   const local = join(sweepDir, VERL_DIR, "probe", nonce);
   const remote = join(clusterSweepDir, VERL_DIR, "probe", nonce);
@@ -200,7 +193,7 @@ async function probeSweepFolder(
       shellQuote(`${remote}.ack`)
     }`;
     await submitJob(address, id, ["bash", "-c", script], null, {});
-    const end = await waitForEnd(address, id, Math.min(pollS, 2), 120);
+    const end = await waitForEnd(address, id, Math.min(settings.jobPollSeconds, 2), 120);
     const ack = exists(`${local}.ack`) ? Deno.readTextFileSync(`${local}.ack`).split("\n") : [];
     if (end?.status !== "SUCCEEDED" || ack[0] !== nonce) {
       const tail = (await jobLogTail(address, id, 3)).join(" | ");
