@@ -63,11 +63,9 @@ function newest(path: string): number {
 }
 
 /** Pending when the run folder's `dumps` folder has files newer than its eval.jsonl (or eval.jsonl is absent). */
-function newerThanEval(dumps: string): (runDir: string) => boolean {
-  return (dir) => {
-    const latest = newest(join(dir, dumps));
-    return latest > 0 && latest > newest(runFile(dir, "eval"));
-  };
+function newerThanEval(dir: string, dumps: string): boolean {
+  const latest = newest(join(dir, dumps));
+  return latest > 0 && latest > newest(runFile(dir, "eval"));
 }
 
 /** Split sampling settings into those sent (non-null) and those left to the sampler's defaults (null). */
@@ -147,7 +145,7 @@ export const engines: Record<string, EngineSpec> = {
     module: here("./verl/mod.ts"),
     exportName: "verlEngine",
     settingsSchema: here("./verl/settings.schema.json"),
-    ingest: { exportName: "ingestVerlDumps", pending: newerThanEval("val_generations") },
+    ingest: { exportName: "ingestVerlDumps", pending: (dir) => newerThanEval(dir, "val_generations") },
     planner: "planRun",
     cluster: "verlCluster",
     smoke: { settings: { launch: "none" }, plansOnly: true },

@@ -177,10 +177,7 @@ function matcher(index: IndexedProblem[]): (prompt: string, gold: string | null)
   };
 }
 
-interface Match {
-  problem: IndexedProblem;
-  kind: MatchKind;
-}
+type Match = { problem: IndexedProblem; kind: MatchKind };
 
 /**
  * Grade a run's VERL validation dumps (`<runDir>/val_generations/*.jsonl`) as the sweep's recorded protocol says

@@ -10,7 +10,7 @@ import type { RunConfig } from "../engine.ts";
 import type { LaunchPlan, PlanSweep } from "../registry.ts";
 import { entrypointFor, REWARD_MODULE, verlEnv, versionedOverrides, workerPythonPath } from "./overrides.ts";
 import { runCost } from "./cost.ts";
-import { GRADER_SCRIPT, graderScript, rewardModuleSource } from "./reward.ts";
+import { GRADER_SCRIPT, graderScript } from "./reward.ts";
 import { VERL_METRICS_DIR } from "./verl_metrics.ts";
 import { resolveRecipe, validateVerlSettings, type VerlDataset, type VerlSettings } from "./recipes.ts";
 import { MAIN_DAPO, type VerlRelease, verlRelease } from "./versions.ts";
@@ -107,8 +107,9 @@ export function verlRunPlan(
       [`${VERL_DIR}/launch.sh`]: script,
       [`${VERL_DIR}/overrides.txt`]: overrides.join("\n") + "\n",
       [`${VERL_DIR}/ray_job.sh`]: rayJobScript(rayJobCommand, verlRoot, release),
-      [`${VERL_DIR}/ace_verl.py`]: aceModuleSource(),
-      [`${VERL_DIR}/${REWARD_MODULE}`]: rewardModuleSource(),
+      // the Python modules, copied so that the Ray job carries them and VERL loads them from the run folder
+      [`${VERL_DIR}/ace_verl.py`]: readFileSync(new URL("./ace_verl.py", import.meta.url), "utf8"),
+      [`${VERL_DIR}/${REWARD_MODULE}`]: readFileSync(new URL(`./${REWARD_MODULE}`, import.meta.url), "utf8"),
       [`${VERL_DIR}/${GRADER_SCRIPT}`]: graderScript(settings),
     },
   };
@@ -217,11 +218,6 @@ function rayJobScript(command: string, verlRoot: string | null, release: VerlRel
 set -euo pipefail
 ${verlRootLines(verlRoot, release)}${command}
 `;
-}
-
-/** The ACE module's source, copied into each run folder so the Ray job carries it. */
-function aceModuleSource(): string {
-  return readFileSync(new URL("./ace_verl.py", import.meta.url), "utf8");
 }
 
 /** Write the plan's files into the run folder atomically (scripts made executable). */

@@ -13,11 +13,6 @@ import type { VerlSettings } from "./recipes.ts";
 
 /** A Ray job's state (Ray's JobStatus). */
 type JobState = "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "STOPPED";
-/** What the dashboard says about one job. */
-interface JobInfo {
-  status: JobState;
-  message: string;
-}
 /** The engine's record of a run's current submission, `<run>/verl/ray_job.json` (mirrored in status.json). */
 interface JobRecord {
   submissionId: string;
@@ -71,7 +66,7 @@ async function rest(address: string, method: "GET" | "POST", path: string) {
 }
 
 /** A job's state and message, or null when the cluster does not know the id. */
-export async function jobStatus(address: string, id: string): Promise<JobInfo | null> {
+export async function jobStatus(address: string, id: string) {
   const r = await rest(address, "GET", `/api/jobs/${encodeURIComponent(id)}`);
   if (r.code === 404) return null;
   if (r.code !== 200) {
@@ -80,6 +75,9 @@ export async function jobStatus(address: string, id: string): Promise<JobInfo | 
   const info = JSON.parse(r.body) as { status: JobState; message?: string | null };
   return { status: info.status, message: info.message ?? "" };
 }
+
+/** What the dashboard says about one job. */
+type JobInfo = NonNullable<Awaited<ReturnType<typeof jobStatus>>>;
 
 /** The last `n` lines of a job's driver log ([] when there is none). */
 async function jobLogTail(address: string, id: string, n = LOG_LINES): Promise<string[]> {
