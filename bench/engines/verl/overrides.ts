@@ -176,11 +176,6 @@ function checkExpressible(algo: AlgoConfig, recipe: Recipe): void {
         "subset is not mapped (Zhu et al.'s fork subsets it in ray_trainer.py)",
     );
   }
-  if (!(algo.rewardScheme in REWARD_FUNCTIONS)) {
-    throw new RangeError(
-      `algo.rewardScheme is '${algo.rewardScheme}'; VERL can express ${Object.keys(REWARD_FUNCTIONS)}`,
-    );
-  }
   if (algo.stdEps !== 1e-6) throw new RangeError(`algo.stdEps is ${algo.stdEps}; VERL fixes it at 1e-6`);
   if (algo.logRatioClamp !== 20) {
     throw new RangeError(`algo.logRatioClamp is ${algo.logRatioClamp}; VERL fixes the log-ratio clamp at 20`);
