@@ -101,11 +101,10 @@ export const verlEngine: Engine = {
     const status = readStatus(runDir);
     if (digest !== null && status !== null) writeStatus(runDir, { ...status, graderBundleSha256: digest });
     if (settings.launch === "none") {
+      const dir = join(runDir, VERL_DIR);
       console.log(
-        `verl: ${run.runId} planned, not launched (settings.launch is "none"): run ${
-          join(runDir, VERL_DIR)
-        }/` +
-          `ray_job.sh or launch.sh, then ingest with deno task report ${sweepDir} --ingest`,
+        `verl: ${run.runId} planned, not launched (settings.launch is "none"): run ${dir}/ray_job.sh or ` +
+          `launch.sh, then ingest with deno task report ${sweepDir} --ingest`,
       );
       return "planned";
     }

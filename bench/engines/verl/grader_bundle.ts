@@ -53,12 +53,10 @@ function checkBundleReplace(sweepDir: string, next: string): void {
       status.graderBundleSha256 === current;
   }).sort();
   if (users.length === 0) return;
+  const change = `sha256 ${current.slice(0, 12)} → ${next.slice(0, 12)}`;
   throw new Error(
-    `${join(sweepDir, GRADER_BUNDLE_DIR)}: planning would replace the grader bundle (sha256 ${
-      current.slice(0, 12)
-    } → ` +
-      `${next.slice(0, 12)}) that planned or running runs score with (${users.join(", ")}); ` +
-      "finish them, or plan into another --out",
+    `${join(sweepDir, GRADER_BUNDLE_DIR)}: planning would replace the grader bundle (${change}) that ` +
+      `planned or running runs score with (${users.join(", ")}); finish them, or plan into another --out`,
   );
 }
 

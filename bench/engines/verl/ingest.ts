@@ -225,9 +225,8 @@ export async function ingestVerlDumps(
   }
   const filter = readValFilter(runDir);
   const gaps = dumpGaps(lines, index, n, filter);
-  const where = `${runDir}: VERL dump ${
-    gaps.map((g) => `step ${g.step} (${g.dataset}): ${g.text}`).join("; ")
-  }`;
+  const described = gaps.map((g) => `step ${g.step} (${g.dataset}): ${g.text}`).join("; ");
+  const where = `${runDir}: VERL dump ${described}`;
   if (gaps.some((g) => g.over)) {
     throw new Error(
       `${where}; more samples than the plan's n = ${n} (config.json eval.n): not this run's dumps?`,

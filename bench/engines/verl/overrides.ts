@@ -229,13 +229,8 @@ function algorithmOverrides(algo: AlgoConfig, { recipe }: OverrideInput, release
       `algorithm.filter_groups.max_num_gen_batches=${algo.dynamicSampling.maxRounds}`,
     );
     // VERL's own Sync DAPO (V1 trainer) keeps up to this many train batches of prompts in flight: the gen batch.
-    if (!release.dapoFromRecipe) {
-      out.push(
-        `algorithm.filter_groups.max_inflight_gen_batches=${
-          Math.ceil(recipe.genBatchSize / recipe.trainBatchSize)
-        }`,
-      );
-    }
+    const inflight = Math.ceil(recipe.genBatchSize / recipe.trainBatchSize);
+    if (!release.dapoFromRecipe) out.push(`algorithm.filter_groups.max_inflight_gen_batches=${inflight}`);
   }
   return out;
 }

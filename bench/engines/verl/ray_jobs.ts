@@ -121,10 +121,10 @@ export async function rayJobConcurrency(settings: VerlSettings): Promise<number>
   const nodes = await aliveNodes(address);
   const slots = clusterSlots(nodes, settings);
   if (slots === 0) {
+    const gpus = nodes.map((n) => n.gpus).join("+") || "none";
     throw new Error(
-      `ray-job: the cluster at ${address} (${nodes.length} alive nodes, GPUs ${
-        nodes.map((n) => n.gpus).join("+") || "none"
-      }) cannot hold one run of ${settings.nodes} node(s) x ${settings.gpusPerNode} GPUs`,
+      `ray-job: the cluster at ${address} (${nodes.length} alive nodes, GPUs ${gpus}) cannot hold one run of ` +
+        `${settings.nodes} node(s) x ${settings.gpusPerNode} GPUs`,
     );
   }
   return slots;
@@ -187,9 +187,8 @@ export async function checkClusterAssumptions(
   atomicWrite(local, `${nonce}\n`);
   const id = `acebench-probe-${nonce}`;
   try {
-    const script = `cat ${shellQuote(remote)} > ${shellQuote(`${remote}.ack`)} && hostname >> ${
-      shellQuote(`${remote}.ack`)
-    }`;
+    const ackFile = shellQuote(`${remote}.ack`);
+    const script = `cat ${shellQuote(remote)} > ${ackFile} && hostname >> ${ackFile}`;
     await submitJob(address, id, ["bash", "-c", script], null, {});
     const end = await waitForEnd(address, id, Math.min(settings.jobPollSeconds, 2), 120);
     const ack = exists(`${local}.ack`) ? Deno.readTextFileSync(`${local}.ack`).split("\n") : [];
@@ -403,11 +402,8 @@ export async function runRayJob(job: RayJobRun): Promise<void> {
         tail.length ? `; last log lines: ${tail.join(" | ")}` : ""
       }`;
     if (end?.status !== "FAILED" || retries >= job.settings.jobRetries) throw new Error(reason);
-    job.log(
-      `run ${job.runId}: ${
-        reason.split("; last log lines")[0]
-      }; resubmitting (jobRetries ${job.settings.jobRetries})`,
-    );
+    const why = reason.split("; last log lines")[0];
+    job.log(`run ${job.runId}: ${why}; resubmitting (jobRetries ${job.settings.jobRetries})`);
     record = await submitAttempt(job, address, current.attempt + 1);
   }
 }

@@ -23,12 +23,11 @@ set -euo pipefail
 `;
   if (settings.acebenchRoot !== null) {
     const root = settings.acebenchRoot;
+    const config = q(`${root}/deno.json`);
     return `${header}here="$(cd "$(dirname "\${BASH_SOURCE[0]}")" && pwd)"
 export ACEBENCH_SWEEP_DIR="$here/../../.." # its sweep.json record says how to grade
 deno=\${ACEBENCH_DENO:-${q(settings.deno)}}
-exec "$deno" run --quiet --no-prompt --config ${
-      q(`${root}/deno.json`)
-    } --allow-read --allow-env --allow-sys \\
+exec "$deno" run --quiet --no-prompt --config ${config} --allow-read --allow-env --allow-sys \\
   ${q(`${root}/bench/engines/verl/reward_serve.ts`)}
 `;
   }
