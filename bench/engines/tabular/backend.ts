@@ -17,7 +17,6 @@ import {
   exactPassAtK,
   logitGradient,
   logProbs,
-  refLogProbs,
   type TabularParams,
   zeroParams,
 } from "./policy.ts";
@@ -32,7 +31,7 @@ export function sampleGroup(
   rng: Rng,
 ) {
   const logp = logProbs(world, params, x);
-  const ref = refLogProbs(world, x);
+  const ref = logProbs(world, zeroParams(world), x); // the reference policy: zero parameters
   const probs = logp.map(Math.exp);
   return Array.from({ length: G }, () => {
     const s = rng.categorical(probs);
