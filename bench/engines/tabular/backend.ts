@@ -191,14 +191,13 @@ function evaluate(world: TabularWorld, params: TabularParams, run: RunConfig<Tab
     for (let sample = 0; sample < run.eval.n; sample++) {
       const s = rng.categorical(probs);
       const correct = world.correct[x * world.strategies + s] === 1;
-      const status = correct ? "correct" : "wrong";
       samples.push({
         step,
         dataset: "tabular",
         problemId: `tabular/${x}`,
         sample,
         correct,
-        status,
+        status: correct ? "correct" : "wrong",
         extracted: `s${s}`,
       });
     }

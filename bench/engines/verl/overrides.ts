@@ -27,8 +27,6 @@ export interface OverrideInput {
   memory?: MemorySettings;
 }
 
-/** ACE's estimator as ace_verl.py registers it. */
-const ACE_ESTIMATOR = "ace";
 /**
  * The RL core's estimators VERL has under the same name (algorithm.adv_estimator); w_reinforce is registered by
  * ace_verl.py (VERL has none built in), and ACE runs use ace_verl's GRPO-based `ace`.
@@ -44,7 +42,7 @@ export function advEstimator(algo: AlgoConfig): string {
           `ACE over ${algo.advEstimator} is not mapped to VERL`,
       );
     }
-    return ACE_ESTIMATOR;
+    return "ace"; // as ace_verl.py registers it
   }
   if (!VERL_ESTIMATORS.includes(algo.advEstimator)) {
     throw new RangeError(`algo.advEstimator '${algo.advEstimator}' has no VERL estimator mapped`);
