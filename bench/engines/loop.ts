@@ -66,11 +66,7 @@ function sum(values: Num): number {
 }
 
 /** The rows `rows` of a batch, in order (a mini-batch, or the subset a PSR/NSR loss trains on). */
-function selectBatch<R>(
-  backend: PolicyBackend<RolloutGroup, R>,
-  mb: MiniBatch<R>,
-  rows: number[],
-): MiniBatch<R> {
+function selectBatch<R>(backend: PolicyBackend<RolloutGroup, R>, mb: MiniBatch<R>, rows: number[]) {
   const T = mb.T;
   const pick = <A extends TokenArray>(a: A) => {
     const out = new (a.constructor as new (n: number) => A)(rows.length * T);
@@ -89,11 +85,7 @@ function selectBatch<R>(
 }
 
 /** One update through the backend with the registered policy loss; throws when it diverged. */
-async function updateOnce<R>(
-  backend: PolicyBackend<RolloutGroup, R>,
-  mb: MiniBatch<R>,
-  algo: AlgoConfig,
-): Promise<UpdateResult> {
+async function updateOnce<R>(backend: PolicyBackend<RolloutGroup, R>, mb: MiniBatch<R>, algo: AlgoConfig) {
   const loss = POLICY_LOSSES.get(algo.policyLoss);
   let result: ReturnType<typeof loss> | null = null;
   const gradNorm = await backend.update(mb, {

@@ -64,9 +64,7 @@ function checkBundleReplace(sweepDir: string, next: string): void {
  * Build the grader into `<sweepDir>/verl/grader/` (beside it, then renamed into place: a crash leaves the previous
  * one whole), unless `checkBundleReplace` refuses (needs --allow-run). Returns the folder, file sha256s, digest.
  */
-export async function bundleGrader(
-  sweepDir: string,
-): Promise<{ dir: string; sha256: Record<string, string>; digest: string }> {
+export async function bundleGrader(sweepDir: string) {
   const dir = join(sweepDir, GRADER_BUNDLE_DIR);
   const tmp = `${dir}.${Deno.pid}.tmp`;
   rmSync(tmp, { recursive: true, force: true });

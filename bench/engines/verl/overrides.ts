@@ -103,10 +103,7 @@ export function verlEnv(
  * express. `dropped`: neutral overrides the release has no key for, each "key=value: reason" (launch.sh prints
  * them); a key the release only keeps for backward compatibility (legacy) throws naming it.
  */
-export function versionedOverrides(
-  algo: AlgoConfig,
-  input: OverrideInput,
-): { overrides: string[]; dropped: string[] } {
+export function versionedOverrides(algo: AlgoConfig, input: OverrideInput) {
   checkExpressible(algo, input.recipe);
   const release = verlRelease(input.settings.verlVersion);
   const neutral = [

@@ -58,10 +58,7 @@ print(json.dumps(out))
 `;
 
 /** Exact counts through settings.python and the model folder's tokenizer, in row order; or why not. */
-async function tokenizerCounts(
-  settings: Pick<VerlSettings, "model" | "python">,
-  files: string[],
-): Promise<number[] | string> {
+async function tokenizerCounts(settings: Pick<VerlSettings, "model" | "python">, files: string[]) {
   if (!exists(join(settings.model, "tokenizer_config.json"))) {
     return `settings.model '${settings.model}' is not a local folder with tokenizer_config.json`;
   }

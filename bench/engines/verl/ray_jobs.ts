@@ -106,10 +106,7 @@ async function aliveNodes(address: string): Promise<{ nodeId: string; gpus: numb
  * Runs that fit at once: each takes `nodes` nodes with `gpusPerNode` GPUs (VERL's resource pool asks for that
  * many per node), so a node holds ⌊its GPUs / gpusPerNode⌋ run-nodes and the cluster ⌊their sum / nodes⌋ runs.
  */
-export function clusterSlots(
-  cluster: { gpus: number }[],
-  plan: { nodes: number; gpusPerNode: number },
-): number {
+export function clusterSlots(cluster: { gpus: number }[], plan: { nodes: number; gpusPerNode: number }) {
   const perNode = cluster.reduce((t, n) => t + Math.floor(n.gpus / plan.gpusPerNode), 0);
   return Math.floor(perNode / plan.nodes);
 }
