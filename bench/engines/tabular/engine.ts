@@ -25,14 +25,12 @@ export const tabularEngine: Engine<TabularSettings> & { resolve: typeof resolveT
   async run(run, runDir, _sweepDir, hooks) {
     const world = buildWorld(run.settings, run.base ?? 0);
     const backend = tabularBackend(world, run, runDir);
-    const { steps } = run.settings.rl;
-    await runLoop(
-      backend,
-      run.algo,
-      { steps, evalEvery: run.eval.every, checkpointEvery: run.settings.checkpointEvery },
-      runDir,
-      hooks,
-    );
+    const schedule = {
+      steps: run.settings.rl.steps,
+      evalEvery: run.eval.every,
+      checkpointEvery: run.settings.checkpointEvery,
+    };
+    await runLoop(backend, run.algo, schedule, runDir, hooks);
     return "done";
   },
 };

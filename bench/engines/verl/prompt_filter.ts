@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { exists, readJson, writeJson } from "../../../common/fs.ts";
 import { readVerlParquet } from "./export.ts";
 import { VERL_DIR, verlDataPath } from "./launch.ts";
-import type { VerlDataset, VerlSettings } from "./recipes.ts";
+import type { VerlSettings } from "./recipes.ts";
 
 /** Upper bound on the tokens a chat template adds around one user message (system prompt and markers). */
 export const TEMPLATE_TOKENS = 128;
@@ -93,7 +93,7 @@ export async function countPromptTokens(
   sweepDir: string,
   settings: Pick<VerlSettings, "model" | "python" | "valDatasets">,
 ): Promise<PromptTokens> {
-  const files = settings.valDatasets.map((d: VerlDataset) => verlDataPath(sweepDir, "test", d));
+  const files = settings.valDatasets.map((d) => verlDataPath(sweepDir, "test", d));
   const rows = [];
   for (const file of files) rows.push(...await readVerlParquet(file));
   const exact = await tokenizerCounts(settings, files);
