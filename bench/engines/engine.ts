@@ -111,9 +111,7 @@ export interface PolicyBackend<G extends RolloutGroup = RolloutGroup, R = unknow
   sampleGroups(step: number, round: number): Promise<G[]>;
   /** The kept groups as one batch (the algorithm decides padding, e.g. Dr. GRPO's constant length). */
   toBatch(groups: G[], algo: AlgoConfig): StepBatch<R>;
-  /** Rows [from, to) of the backend's view. */
-  sliceRows(rows: R, from: number, to: number, T: number): R;
-  /** The rows at `indices`, in that order (the subset a PSR/NSR loss trains on). */
+  /** The rows at `indices`, in that order (a mini-batch, or the subset a PSR/NSR loss trains on). */
   selectRows(rows: R, indices: readonly number[], T: number): R;
   /** Reference-policy log-probs [B, T] of a batch. */
   refLogp(batch: StepBatch<R>): Promise<TokenArray>;

@@ -53,17 +53,6 @@ async function collectGroups<G extends RolloutGroup>(
   );
 }
 
-/** Concatenate per-group arrays into one Float64Array (or Uint8Array for verdicts). */
-function flat<T extends Float64Array | Uint8Array>(
-  parts: ArrayLike<number | boolean>[],
-  make: (n: number) => T,
-) {
-  const out = make(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) for (let i = 0; i < p.length; i++) out[at++] = Number(p[i]);
-  return out;
-}
-
 /** Values at masked-out positions set to exactly zero (padding is never NaN), as doubles. */
 function masked(values: Num, mask: Num): Float64Array {
   return Float64Array.from({ length: mask.length }, (_, i) => (mask[i] ? values[i] : 0));
@@ -76,27 +65,8 @@ function sum(values: Num): number {
   return s;
 }
 
-/** Rows [from, to) of a mini-batch. */
-function sliceBatch<R>(backend: PolicyBackend<RolloutGroup, R>, mb: MiniBatch<R>, from: number, to: number) {
-  const T = mb.T;
-  const cut = (a: TokenArray) => a.slice(from * T, to * T);
-  return {
-    rows: backend.sliceRows(mb.rows, from, to, T),
-    B: to - from,
-    T,
-    oldLogp: cut(mb.oldLogp),
-    refLogp: cut(mb.refLogp),
-    mask: cut(mb.mask),
-    advantages: mb.advantages.slice(from, to),
-  };
-}
-
-/** The rows `rows` of a batch, in order (the subset a PSR/NSR loss trains on). */
-function selectBatch<R>(
-  backend: PolicyBackend<RolloutGroup, R>,
-  mb: MiniBatch<R>,
-  rows: number[],
-): MiniBatch<R> {
+/** The rows `rows` of a batch, in order (a mini-batch, or the subset a PSR/NSR loss trains on). */
+function selectBatch<R>(backend: PolicyBackend<RolloutGroup, R>, mb: MiniBatch<R>, rows: number[]) {
   const T = mb.T;
   const pick = <A extends TokenArray>(a: A) => {
     const out = new (a.constructor as new (n: number) => A)(rows.length * T);
@@ -115,11 +85,7 @@ function selectBatch<R>(
 }
 
 /** One update through the backend with the registered policy loss; throws when it diverged. */
-async function updateOnce<R>(
-  backend: PolicyBackend<RolloutGroup, R>,
-  mb: MiniBatch<R>,
-  algo: AlgoConfig,
-): Promise<UpdateResult> {
+async function updateOnce<R>(backend: PolicyBackend<RolloutGroup, R>, mb: MiniBatch<R>, algo: AlgoConfig) {
   const loss = POLICY_LOSSES.get(algo.policyLoss);
   let result: ReturnType<typeof loss> | null = null;
   const gradNorm = await backend.update(mb, {
@@ -161,7 +127,8 @@ export async function updatePolicy<R>(
   const parts = miniBatchRows(groupIds, miniBatches);
   for (let epoch = 0; epoch < backend.ppoEpochs; epoch++) {
     for (const [from, to] of parts) {
-      results.push(await updateOnce(backend, sliceBatch(backend, batch, from, to), algo));
+      const rows = Array.from({ length: to - from }, (_, i) => from + i);
+      results.push(await updateOnce(backend, selectBatch(backend, batch, rows), algo));
     }
   }
   return meanUpdates(results);
@@ -180,9 +147,9 @@ export async function rlStep<G extends RolloutGroup, R>(
   const t0 = performance.now();
   const { groups, generatedGroups, rounds } = await collectGroups(backend, algo, step);
   const tSample = performance.now();
-  const correct = flat(groups.map((g) => g.correct), (n) => new Uint8Array(n));
+  const correct = Uint8Array.from(groups.flatMap((g) => Array.from(g.correct, Number)));
   const lengths = groups.every((g) => g.lengths)
-    ? flat(groups.map((g) => g.lengths!), (n) => new Float64Array(n))
+    ? Float64Array.from(groups.flatMap((g) => Array.from(g.lengths!)))
     : null;
   const rewards = scoreRollouts(correct, lengths, backend.maxResponseLength, algo);
   const groupIds = groupIdsOf(groups.map((g) => g.correct.length));

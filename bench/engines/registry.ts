@@ -41,11 +41,7 @@ export interface EngineSpec {
 }
 
 /** An engine as a Worker job names it: plain strings only (the registry name, its module and export). */
-export interface EngineRef {
-  name: string;
-  module: string;
-  exportName: string;
-}
+export type EngineRef = Pick<EngineSpec, "name" | "module" | "exportName">;
 
 /** The plain-data reference a job carries for `spec`. */
 export function engineRef(spec: EngineSpec): EngineRef {
@@ -67,11 +63,9 @@ function newest(path: string): number {
 }
 
 /** Pending when the run folder's `dumps` folder has files newer than its eval.jsonl (or eval.jsonl is absent). */
-function newerThanEval(dumps: string): (runDir: string) => boolean {
-  return (dir) => {
-    const latest = newest(join(dir, dumps));
-    return latest > 0 && latest > newest(runFile(dir, "eval"));
-  };
+function newerThanEval(dir: string, dumps: string): boolean {
+  const latest = newest(join(dir, dumps));
+  return latest > 0 && latest > newest(runFile(dir, "eval"));
 }
 
 /** Split sampling settings into those sent (non-null) and those left to the sampler's defaults (null). */
@@ -151,7 +145,7 @@ export const engines: Record<string, EngineSpec> = {
     module: here("./verl/mod.ts"),
     exportName: "verlEngine",
     settingsSchema: here("./verl/settings.schema.json"),
-    ingest: { exportName: "ingestVerlDumps", pending: newerThanEval("val_generations") },
+    ingest: { exportName: "ingestVerlDumps", pending: (dir) => newerThanEval(dir, "val_generations") },
     planner: "planRun",
     cluster: "verlCluster",
     smoke: { settings: { launch: "none" }, plansOnly: true },
@@ -206,14 +200,19 @@ export function engineOf(ref: EngineRef): EngineRef {
   return engineRef(spec);
 }
 
-/** Import an engine module and return its `Engine`; the error names the module when the export is missing. */
-export async function loadEngine(spec: EngineRef): Promise<Engine> {
-  const mod = await import(spec.module);
-  const engine = mod[spec.exportName] as Engine | undefined;
-  if (!engine || typeof engine.run !== "function") {
-    throw new Error(`${spec.module}: no engine exported as '${spec.exportName}'`);
+/** Import `module`'s export `name`: a function, or an object with function `members`; else throws naming both. */
+async function exported<T>(module: string, name: string, what: string, members: string[] = []): Promise<T> {
+  const value = (await import(module))[name];
+  const fn = (v: unknown) => typeof v === "function";
+  if (members.length ? !members.every((m) => fn(value?.[m])) : !fn(value)) {
+    throw new Error(`${module}: no ${what} '${name}'`);
   }
-  return engine;
+  return value;
+}
+
+/** Import an engine module and return its `Engine`; the error names the module when the export is missing. */
+export function loadEngine(spec: EngineRef): Promise<Engine> {
+  return exported(spec.module, spec.exportName, "engine exported as", ["run"]);
 }
 
 /** What `--dry-run` shows for a run whose engine launches external jobs (VERL): overrides, script, command. */
@@ -240,12 +239,7 @@ export interface PlanSweep {
 export async function loadPlanner(
   spec: EngineSpec,
 ): Promise<((run: RunConfig, sweep: PlanSweep) => LaunchPlan) | null> {
-  if (!spec.planner) return null;
-  const mod = await import(spec.module);
-  if (typeof mod[spec.planner] !== "function") {
-    throw new Error(`${spec.module}: no planner '${spec.planner}'`);
-  }
-  return mod[spec.planner];
+  return spec.planner ? await exported(spec.module, spec.planner, "planner") : null;
 }
 
 /** Run the engine's ingest on a run folder (none: null); `partial` keeps short outputs, cells marked †. */
@@ -256,9 +250,11 @@ export async function runIngest(
   options: { partial?: boolean } = {},
 ): Promise<unknown> {
   if (!spec.ingest) return null;
-  const mod = await import(spec.module);
-  const ingest = mod[spec.ingest.exportName];
-  if (typeof ingest !== "function") throw new Error(`${spec.module}: no ingest '${spec.ingest.exportName}'`);
+  const ingest: (dir: string, o: object) => Promise<unknown> = await exported(
+    spec.module,
+    spec.ingest.exportName,
+    "ingest",
+  );
   return await ingest(runDir, { sweepDir, partial: options.partial });
 }
 
@@ -273,12 +269,7 @@ export interface EngineCluster {
 /** Import the engine's declared cluster scheduler, in the runner's thread; null when it declares none. */
 export async function loadCluster(spec: EngineSpec): Promise<EngineCluster | null> {
   if (!spec.cluster) return null;
-  const mod = await import(spec.module);
-  const cluster = mod[spec.cluster] as EngineCluster | undefined;
-  if (typeof cluster?.concurrency !== "function" || typeof cluster.interrupt !== "function") {
-    throw new Error(`${spec.module}: no cluster scheduler '${spec.cluster}'`);
-  }
-  return cluster;
+  return await exported(spec.module, spec.cluster, "cluster scheduler", ["concurrency", "interrupt"]);
 }
 
 /** Import an engine module's optional `costTable(costs)` (VERL: generations, GPU-hours, storage, memory), if any. */

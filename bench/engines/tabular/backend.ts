@@ -17,20 +17,10 @@ import {
   exactPassAtK,
   logitGradient,
   logProbs,
-  refLogProbs,
   type TabularParams,
   zeroParams,
 } from "./policy.ts";
 import type { TabularSettings, TabularWorld } from "./world.ts";
-
-/** One sampled rollout: prompt x, chosen strategy, its log-probs at sampling time and under the reference. */
-export interface Rollout {
-  x: number;
-  strategy: number;
-  oldLogp: number;
-  refLogp: number;
-  correct: boolean;
-}
 
 /** G rollouts on prompt x from the current policy. */
 export function sampleGroup(
@@ -39,9 +29,9 @@ export function sampleGroup(
   x: number,
   G: number,
   rng: Rng,
-): Rollout[] {
+) {
   const logp = logProbs(world, params, x);
-  const ref = refLogProbs(world, x);
+  const ref = logProbs(world, zeroParams(world), x); // the reference policy: zero parameters
   const probs = logp.map(Math.exp);
   return Array.from({ length: G }, () => {
     const s = rng.categorical(probs);
@@ -54,6 +44,9 @@ export function sampleGroup(
     };
   });
 }
+
+/** One sampled rollout: prompt x, chosen strategy, its log-probs at sampling time and under the reference. */
+export type Rollout = ReturnType<typeof sampleGroup>[number];
 
 /** A group of tabular rollouts as the loop sees it. */
 export interface TabularGroup extends RolloutGroup {
@@ -118,7 +111,6 @@ export function tabularBackend(
         mask: new Float64Array(B).fill(1),
       };
     },
-    sliceRows: (rows, from, to) => rows.slice(from, to),
     selectRows: (rows, indices) => indices.map((i) => rows[i]),
     refLogp: (batch) => Promise.resolve(Float64Array.from(batch.rows, (r) => r.refLogp)),
     update(mb, request) {
@@ -199,14 +191,13 @@ function evaluate(world: TabularWorld, params: TabularParams, run: RunConfig<Tab
     for (let sample = 0; sample < run.eval.n; sample++) {
       const s = rng.categorical(probs);
       const correct = world.correct[x * world.strategies + s] === 1;
-      const status = correct ? "correct" : "wrong";
       samples.push({
         step,
         dataset: "tabular",
         problemId: `tabular/${x}`,
         sample,
         correct,
-        status,
+        status: correct ? "correct" : "wrong",
         extracted: `s${s}`,
       });
     }

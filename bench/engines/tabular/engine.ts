@@ -4,25 +4,11 @@ import { runLoop } from "../loop.ts";
 import { tabularBackend } from "./backend.ts";
 import { buildWorld, resolveSettings, type TabularSettings } from "./world.ts";
 
-function checkEval(run: RunConfig): void {
-  const { n, ks, every } = run.eval ?? {};
-  if (!Number.isInteger(n) || n < 1) {
-    throw new RangeError(`${run.runId}: eval.n is ${n}; expected an integer ≥ 1`);
-  }
-  if (!Array.isArray(ks) || ks.some((k) => !Number.isInteger(k) || k < 1)) {
-    throw new RangeError(`${run.runId}: eval.ks is ${JSON.stringify(ks)}; expected positive integers`);
-  }
-  if (!Number.isInteger(every) || every < 1) {
-    throw new RangeError(`${run.runId}: eval.every is ${every}; expected an integer ≥ 1`);
-  }
-}
-
 /**
  * The run as the tabular engine trains it: settings with every default filled in, and overlong shaping off
  * (a tabular rollout is one action, it has no length), so config.json records what is applied.
  */
 function resolveTabularRun(run: RunConfig): RunConfig<TabularSettings> {
-  checkEval(run);
   const settings = resolveSettings(run.settings, `${run.runId}: settings`);
   const algo = structuredClone(run.algo);
   algo.overlong.enabled = false;
@@ -39,14 +25,12 @@ export const tabularEngine: Engine<TabularSettings> & { resolve: typeof resolveT
   async run(run, runDir, _sweepDir, hooks) {
     const world = buildWorld(run.settings, run.base ?? 0);
     const backend = tabularBackend(world, run, runDir);
-    const { steps } = run.settings.rl;
-    await runLoop(
-      backend,
-      run.algo,
-      { steps, evalEvery: run.eval.every, checkpointEvery: run.settings.checkpointEvery },
-      runDir,
-      hooks,
-    );
+    const schedule = {
+      steps: run.settings.rl.steps,
+      evalEvery: run.eval.every,
+      checkpointEvery: run.settings.checkpointEvery,
+    };
+    await runLoop(backend, run.algo, schedule, runDir, hooks);
     return "done";
   },
 };

@@ -31,11 +31,6 @@ export function logProbs(world: TabularWorld, params: TabularParams, x: number):
   return z;
 }
 
-/** log π_ref(· | x): the policy at zero parameters. */
-export function refLogProbs(world: TabularWorld, x: number): Float64Array {
-  return logProbs(world, zeroParams(world), x);
-}
-
 /** Entropy in nats of π(· | x) given its log-probs. */
 export function entropyOf(logp: Float64Array): number {
   let h = 0;

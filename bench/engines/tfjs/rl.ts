@@ -208,7 +208,6 @@ export function tfjsPolicy(ctx: RlContext): PolicyBackend<TfjsGroup, Int32Array>
         mask: stackRows(groups.map((g) => g.mask), maxNew, N),
       };
     },
-    sliceRows: (rows, from, to, T) => rows.slice(from * (P + T), to * (P + T)),
     selectRows: (rows, indices, T) => {
       const out = new Int32Array(indices.length * (P + T));
       indices.forEach((r, i) => out.set(rows.subarray(r * (P + T), (r + 1) * (P + T)), i * (P + T)));

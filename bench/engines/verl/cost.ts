@@ -59,21 +59,6 @@ export interface MemorySettings {
 /** Memory settings as a run's settings give them (null or absent: the plan chooses). */
 export type MemoryChoice = { [K in keyof MemorySettings]?: MemorySettings[K] | null };
 
-/** Per-GPU memory in GB by component; `peak` = max(training phase, rollout phase). */
-export interface MemoryEstimate {
-  weights: number;
-  grads: number;
-  optimizer: number;
-  reference: number;
-  activations: number;
-  logits: number;
-  rollout: number;
-  kvTokens: number;
-  train: number;
-  peak: number;
-  fits: boolean;
-}
-
 const GB = 1e9;
 
 /**
@@ -89,7 +74,7 @@ export function estimateMemory(
   recipe: Recipe,
   gpus: number,
   mem: MemorySettings,
-): MemoryEstimate {
+) {
   const p = shape.params;
   const weights = mem.paramOffload ? 0 : 4 * p / gpus / GB;
   const grads = mem.paramOffload ? 0 : 4 * p / gpus / GB;
@@ -118,6 +103,9 @@ export function estimateMemory(
     fits: peak <= HEADROOM * GPU_GB,
   };
 }
+
+/** Per-GPU memory in GB by component; `peak` = max(training phase, rollout phase). */
+export type MemoryEstimate = ReturnType<typeof estimateMemory>;
 
 /** Candidate memory settings, cheapest first (offload costs host transfers; sequence parallelism costs all-to-all). */
 const CANDIDATES: MemorySettings[] = [1, 2, 4, 8].flatMap((sp) => [
@@ -152,26 +140,6 @@ export function planMemory(
   return { memory, estimate: estimateMemory(shape, recipe, gpus, memory) };
 }
 
-/** The cost of one run: generations, tokens, GPU-hours at the assumed throughput, checkpoint storage. */
-export interface RunCost {
-  runId: string;
-  gpus: number;
-  /** Generations per training step (DAPO: per generation round; dynamic sampling may need more rounds). */
-  generationsPerStep: number;
-  trainGenerations: number;
-  validations: number;
-  valGenerations: number;
-  generatedTokens: number;
-  gpuHours: number;
-  /** Bytes of one actor checkpoint (fp32 weights + Adam moments) and the most kept on disk at once. */
-  checkpointBytes: number;
-  checkpointPeakBytes: number;
-  memory: MemorySettings;
-  estimate: MemoryEstimate | null;
-  /** DAPO's dynamic sampling: generation counts are lower bounds. */
-  atLeast: boolean;
-}
-
 /** Cost of a run from its resolved recipe and plan facts (no I/O). */
 export function runCost(input: {
   runId: string;
@@ -183,7 +151,7 @@ export function runCost(input: {
   eval: { n: number; every: number };
   saveFreq: number;
   dynamicSampling: boolean;
-}): RunCost {
+}) {
   const { recipe, steps, settings } = input;
   const gpus = settings.nodes * settings.gpusPerNode;
   const prompts = input.dynamicSampling ? recipe.genBatchSize : recipe.trainBatchSize;
@@ -203,20 +171,26 @@ export function runCost(input: {
   return {
     runId: input.runId,
     gpus,
+    // per training step (DAPO: per generation round; dynamic sampling may need more rounds)
     generationsPerStep,
     trainGenerations,
     validations,
     valGenerations,
     generatedTokens,
     gpuHours: generatedTokens / ASSUMED_TOKENS_PER_GPU_SECOND / 3600,
+    // one actor checkpoint: fp32 weights + Adam moments
     checkpointBytes,
     // a new checkpoint is written before the oldest kept one is deleted
     checkpointPeakBytes: checkpointBytes * Math.min(saves, kept + 1),
     memory,
     estimate,
+    // DAPO's dynamic sampling: generation counts are lower bounds
     atLeast: input.dynamicSampling,
   };
 }
+
+/** The cost of one run: generations, tokens, GPU-hours at the assumed throughput, checkpoint storage. */
+export type RunCost = ReturnType<typeof runCost>;
 
 const fmt = (x: number) =>
   x >= 1e6 ? `${(x / 1e6).toFixed(1)}M` : x >= 1e4 ? `${(x / 1e3).toFixed(0)}k` : `${x}`;

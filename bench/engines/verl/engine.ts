@@ -13,30 +13,20 @@ import { checkClusterAssumptions, interruptRayJob, rayJobConcurrency, runRayJob 
 import { VERL_DIR, verlDataPath, verlRunPlan, writeRunPlan } from "./launch.ts";
 import { validateVerlSettings, type VerlDataset, type VerlSettings } from "./recipes.ts";
 
-/** Loads a dataset's normalised records (the datasets area's `loadDataset` in production, fixtures in tests). */
-export type RecordLoader = (name: VerlDataset) => Promise<MathRecord[]>;
-
-export interface ExportedFile {
-  dataset: VerlDataset;
-  split: "train" | "test";
-  path: string;
-  rows: number;
-}
-
 /**
  * Write the sweep's training and validation sets as VERL parquet under `<sweepDir>/data/verl/` (train-<name>,
- * test-<name>), each prompt rendered with settings.template.
+ * test-<name>), each prompt rendered with settings.template; `load` gives a dataset's records (fixtures in tests).
  */
 export async function exportVerlData(
   sweepDir: string,
   settings: Pick<VerlSettings, "trainDatasets" | "valDatasets" | "template" | "dataSources">,
-  load: RecordLoader,
-): Promise<ExportedFile[]> {
+  load: (name: VerlDataset) => Promise<MathRecord[]>,
+) {
   const jobs = [
     ...settings.trainDatasets.map((dataset) => ({ dataset, split: "train" as const })),
     ...settings.valDatasets.map((dataset) => ({ dataset, split: "test" as const })),
   ];
-  const out: ExportedFile[] = [];
+  const out = [];
   for (const { dataset, split } of jobs) {
     const rows = toVerlRows(await load(dataset), {
       template: settings.template,
@@ -111,11 +101,10 @@ export const verlEngine: Engine = {
     const status = readStatus(runDir);
     if (digest !== null && status !== null) writeStatus(runDir, { ...status, graderBundleSha256: digest });
     if (settings.launch === "none") {
+      const dir = join(runDir, VERL_DIR);
       console.log(
-        `verl: ${run.runId} planned, not launched (settings.launch is "none"): run ${
-          join(runDir, VERL_DIR)
-        }/` +
-          `ray_job.sh or launch.sh, then ingest with deno task report ${sweepDir} --ingest`,
+        `verl: ${run.runId} planned, not launched (settings.launch is "none"): run ${dir}/ray_job.sh or ` +
+          `launch.sh, then ingest with deno task report ${sweepDir} --ingest`,
       );
       return "planned";
     }

@@ -53,12 +53,10 @@ function checkBundleReplace(sweepDir: string, next: string): void {
       status.graderBundleSha256 === current;
   }).sort();
   if (users.length === 0) return;
+  const change = `sha256 ${current.slice(0, 12)} → ${next.slice(0, 12)}`;
   throw new Error(
-    `${join(sweepDir, GRADER_BUNDLE_DIR)}: planning would replace the grader bundle (sha256 ${
-      current.slice(0, 12)
-    } → ` +
-      `${next.slice(0, 12)}) that planned or running runs score with (${users.join(", ")}); ` +
-      "finish them, or plan into another --out",
+    `${join(sweepDir, GRADER_BUNDLE_DIR)}: planning would replace the grader bundle (${change}) that ` +
+      `planned or running runs score with (${users.join(", ")}); finish them, or plan into another --out`,
   );
 }
 
@@ -66,9 +64,7 @@ function checkBundleReplace(sweepDir: string, next: string): void {
  * Build the grader into `<sweepDir>/verl/grader/` (beside it, then renamed into place: a crash leaves the previous
  * one whole), unless `checkBundleReplace` refuses (needs --allow-run). Returns the folder, file sha256s, digest.
  */
-export async function bundleGrader(
-  sweepDir: string,
-): Promise<{ dir: string; sha256: Record<string, string>; digest: string }> {
+export async function bundleGrader(sweepDir: string) {
   const dir = join(sweepDir, GRADER_BUNDLE_DIR);
   const tmp = `${dir}.${Deno.pid}.tmp`;
   rmSync(tmp, { recursive: true, force: true });

@@ -23,44 +23,10 @@ import { RESTARTS_FILE } from "./reward.ts";
 import { VERL_DIR } from "./launch.ts";
 import { readValFilter, TEMPLATE_TOKENS, type ValFilter } from "./prompt_filter.ts";
 
-/** One generation from a dump, with where it came from. */
-export interface DumpSample {
-  step: number;
-  prompt: string;
-  output: string;
-  /** Ground truth as VERL saw it (null when the dump has none; the exported data then supplies it). */
-  gold: string | null;
-  /** VERL's own reward for the sample, kept for comparison. */
-  verlScore: number | null;
-  /** Optional identity carried by the dump itself (data_source, problem id). */
-  dataSource: string | null;
-  problemId: string | null;
-  where: string;
-}
-
 /** One line of eval.jsonl (ARCHITECTURE.md). */
 export interface EvalLine extends EvalSample {
   rule: string;
   meta: { engine: "verl"; verlScore: number | null; matched: boolean; matchedBy: MatchKind | null };
-}
-
-/** What an ingest did. */
-export interface IngestSummary {
-  files: number;
-  samples: number;
-  steps: number[];
-  problems: number;
-  /** Samples whose prompt matched no exported validation problem (their id is a hash of the prompt). */
-  unmatched: number;
-  correct: number;
-  /** Training steps with diagnostics turned into metrics.jsonl (0 without ace_metrics.jsonl). */
-  metricsSteps: number;
-  /** True when the dumps reach the run's last RL step, so status.json now says "done". */
-  finished: boolean;
-  /** "dataset/id" of the problems VERL's prompt-length filter left out (over the plan's limit and absent). */
-  filtered: string[];
-  /** Reward grader restarts during the run (reward.py's verl/grader_restarts.jsonl), also in status.json. */
-  graderRestarts: number;
 }
 
 /** Where VERL writes the dumps of a run (`trainer.validation_data_dir` in the generated overrides). */
@@ -105,7 +71,8 @@ function pick(row: Record<string, unknown>, names: readonly string[]): unknown {
   return undefined;
 }
 
-function parseSample(row: Record<string, unknown>, where: string, stepFromFile: number): DumpSample {
+/** One generation from a dump, with where it came from. */
+function parseSample(row: Record<string, unknown>, where: string, stepFromFile: number) {
   const prompt = pick(row, ["input", "prompt"]);
   const output = pick(row, ["output", "response"]);
   if (typeof prompt !== "string") {
@@ -129,39 +96,37 @@ function parseSample(row: Record<string, unknown>, where: string, stepFromFile: 
     step,
     prompt,
     output,
+    // as VERL saw it; null when the dump has none (the exported data then supplies it)
     gold: gold === undefined ? null : String(gold),
+    // VERL's own reward, kept for comparison
     verlScore: typeof score === "number" ? score : null,
+    // optional identity carried by the dump itself
     dataSource: typeof source === "string" ? source : null,
     problemId: typeof id === "string" || typeof id === "number" ? String(id) : null,
     where,
   };
 }
 
-/** An exported validation problem, found by its rendered prompt text. */
-interface IndexedProblem {
-  id: string;
-  dataset: string;
-  gold: string;
-  content: string;
-}
+export type DumpSample = ReturnType<typeof parseSample>;
 
 /** The validation problems a sweep exported (`<sweep>/data/verl/test-*.parquet`), for mapping dumps back to ids. */
-async function validationIndex(sweepDir: string): Promise<IndexedProblem[]> {
+async function validationIndex(sweepDir: string) {
   const dir = join(sweepDir, "data", "verl");
-  if (!exists(dir)) return [];
-  const out: IndexedProblem[] = [];
-  for (const file of readdirSync(dir).filter((f) => f.startsWith("test-") && f.endsWith(".parquet")).sort()) {
-    for (const row of await readVerlParquet(join(dir, file))) {
-      out.push({
-        id: row.extra_info.id,
-        dataset: row.extra_info.dataset,
-        gold: row.reward_model.ground_truth,
-        content: row.prompt[row.prompt.length - 1].content,
-      });
-    }
-  }
-  return out;
+  const files = exists(dir)
+    ? readdirSync(dir).filter((f) => f.startsWith("test-") && f.endsWith(".parquet"))
+    : [];
+  const rows = [];
+  for (const file of files.sort()) rows.push(...await readVerlParquet(join(dir, file)));
+  return rows.map((row) => ({
+    id: row.extra_info.id,
+    dataset: row.extra_info.dataset,
+    gold: row.reward_model.ground_truth,
+    content: row.prompt[row.prompt.length - 1].content,
+  }));
 }
+
+/** An exported validation problem, found by its rendered prompt text. */
+type IndexedProblem = Awaited<ReturnType<typeof validationIndex>>[number];
 
 /** How a dumped prompt was mapped to its problem (null: not mapped). */
 export type MatchKind = "exact" | "contains" | "alphanumeric" | "ground-truth";
@@ -212,10 +177,7 @@ function matcher(index: IndexedProblem[]): (prompt: string, gold: string | null)
   };
 }
 
-interface Match {
-  problem: IndexedProblem;
-  kind: MatchKind;
-}
+type Match = { problem: IndexedProblem; kind: MatchKind };
 
 /**
  * Grade a run's VERL validation dumps (`<runDir>/val_generations/*.jsonl`) as the sweep's recorded protocol says
@@ -226,7 +188,7 @@ interface Match {
 export async function ingestVerlDumps(
   runDir: string,
   options: { dumpDir?: string; sweepDir?: string; partial?: boolean } = {},
-): Promise<IngestSummary> {
+) {
   const { samples, files } = await readVerlDumps(options.dumpDir ?? join(runDir, DUMP_DIR));
   const sweepDir = options.sweepDir ?? join(runDir, "..", "..");
   const index = await validationIndex(sweepDir);
@@ -263,9 +225,8 @@ export async function ingestVerlDumps(
   }
   const filter = readValFilter(runDir);
   const gaps = dumpGaps(lines, index, n, filter);
-  const where = `${runDir}: VERL dump ${
-    gaps.map((g) => `step ${g.step} (${g.dataset}): ${g.text}`).join("; ")
-  }`;
+  const described = gaps.map((g) => `step ${g.step} (${g.dataset}): ${g.text}`).join("; ");
+  const where = `${runDir}: VERL dump ${described}`;
   if (gaps.some((g) => g.over)) {
     throw new Error(
       `${where}; more samples than the plan's n = ${n} (config.json eval.n): not this run's dumps?`,
@@ -292,11 +253,16 @@ export async function ingestVerlDumps(
     samples: lines.length,
     steps: [...new Set(lines.map((l) => l.step))].sort((a, b) => a - b),
     problems: new Set(lines.map((l) => `${l.dataset}/${l.problemId}`)).size,
+    // prompts that matched no exported validation problem (their id is a hash of the prompt)
     unmatched: lines.filter((l) => !l.meta.matched).length,
     correct: lines.filter((l) => l.correct).length,
+    // training steps with diagnostics turned into metrics.jsonl (0 without ace_metrics.jsonl)
     metricsSteps: ingestVerlMetrics(runDir),
+    // the dumps reach the run's last RL step, so status.json now says "done"
     finished: markFinished(runDir, Math.max(-1, ...lines.map((l) => l.step))),
+    // "dataset/id" of problems VERL's prompt-length filter left out
     filtered,
+    // reward grader restarts (reward.py's verl/grader_restarts.jsonl), also in status.json
     graderRestarts: recordGraderRestarts(runDir),
   };
 }
@@ -342,16 +308,6 @@ function recordFiltered(runDir: string, filter: ValFilter | null, lines: readonl
   return names;
 }
 
-/** A (step, dataset) whose dump differs from the plan, described for a reader. */
-interface Gap {
-  step: number;
-  dataset: string;
-  text: string;
-  lacking: number;
-  expected: number;
-  over: boolean;
-}
-
 /**
  * Compare each dumped step with the plan, n samples of every exported validation problem: VERL writes whatever
  * survived validation, so a failed reward group shows up only as missing samples. A problem over the plan's prompt
@@ -362,7 +318,7 @@ function dumpGaps(
   planned: readonly IndexedProblem[],
   n: number | undefined,
   filter: ValFilter | null,
-): Gap[] {
+) {
   if (n === undefined || !Number.isInteger(n)) return [];
   const cells = new Map<string, Map<string, number>>(); // "step\0dataset" → problemId → samples
   const count = (step: number, dataset: string, id: string, add: number) => {
@@ -377,30 +333,28 @@ function dumpGaps(
     for (const p of asked) count(step, p.dataset, p.id, 0);
   }
   for (const l of lines) count(l.step, l.dataset, l.problemId, 1);
-  const gaps: Gap[] = [];
-  for (const [key, byProblem] of cells) {
-    const [stepText, dataset] = key.split("\u0000");
-    const step = Number(stepText);
+  const gaps = [...cells].flatMap(([key, byProblem]) => {
+    const [step, dataset] = key.split("\u0000");
     const counts = [...byProblem.values()];
     const absent = counts.filter((c) => c === 0).length;
     const odd = new Map<number, number>(); // samples → problems with that many (0 < samples ≠ n)
     for (const c of counts.filter((c) => c > 0 && c !== n)) odd.set(c, (odd.get(c) ?? 0) + 1);
-    if (absent === 0 && odd.size === 0) continue;
+    if (absent === 0 && odd.size === 0) return [];
     const parts = [
       ...(absent ? [`${absent} of ${counts.length} problems absent`] : []),
       ...[...odd].sort((a, b) => a[0] - b[0]).map(([c, k]) =>
         `${k} problem${k === 1 ? "" : "s"} with ${c} of ${n} samples`
       ),
     ];
-    gaps.push({
-      step,
+    return [{
+      step: Number(step),
       dataset,
       text: parts.join(", "),
       lacking: counts.reduce((t, c) => t + Math.max(0, n - c), 0),
       expected: counts.length * n,
       over: counts.some((c) => c > n),
-    });
-  }
+    }];
+  });
   return gaps.sort((a, b) => a.step - b.step || a.dataset.localeCompare(b.dataset));
 }
 

@@ -7,44 +7,13 @@ import { configHash } from "../../../common/hash.ts";
 import { shellQuote } from "../../../common/args.ts";
 import { RUN_FILES } from "../../../common/run_folder.ts";
 import type { RunConfig } from "../engine.ts";
-import type { LaunchPlan } from "../registry.ts";
+import type { LaunchPlan, PlanSweep } from "../registry.ts";
 import { entrypointFor, REWARD_MODULE, verlEnv, versionedOverrides, workerPythonPath } from "./overrides.ts";
-import { type RunCost, runCost } from "./cost.ts";
-import { GRADER_SCRIPT, graderScript, rewardModuleSource } from "./reward.ts";
+import { runCost } from "./cost.ts";
+import { GRADER_SCRIPT, graderScript } from "./reward.ts";
 import { VERL_METRICS_DIR } from "./verl_metrics.ts";
 import { resolveRecipe, validateVerlSettings, type VerlDataset, type VerlSettings } from "./recipes.ts";
-import { MAIN_DAPO, type VerlRelease, verlRelease, type VerlVersion } from "./versions.ts";
-
-/** The parts of a sweep a plan needs: its name and RL steps (else run.settings.rl.steps), and its folder. */
-export interface VerlSweep {
-  name: string;
-  rl?: { steps: number };
-  /** The sweep folder (default runs/<name>); relative paths resolve against the working directory. */
-  dir?: string;
-}
-
-/**
- * What `deno task sweep --dry-run` prints for a VERL run and what its folder receives: Hydra overrides in order
- * (the last ones win), launch.sh as `script`, and `command` submitting it to the Ray cluster.
- */
-export interface VerlRunPlan extends LaunchPlan {
-  /** `command` by the name the docs give it. */
-  rayJobCommand: string;
-  entrypoint: string;
-  verlVersion: VerlVersion;
-  /** The checkout launch.sh runs from (settings.verlRoot, else VERL_ROOT when planned); null: $VERL_ROOT at launch. */
-  verlRoot: string | null;
-  /** Files to write, by path relative to the run folder. */
-  files: Record<string, string>;
-  /** LaunchPlan's optional fields, always given: cost.ts's record, "verl v<version>", what it cannot express. */
-  cost: RunCost;
-  target: string;
-  notes: string[];
-  /** data.max_prompt_length: VERL drops validation prompts longer than this (prompt_filter.ts). */
-  maxPromptLength: number;
-  /** The run folder as the cluster sees it (settings.clusterSweepDir, else the local absolute path). */
-  clusterRunDir: string;
-}
+import { MAIN_DAPO, type VerlRelease, verlRelease } from "./versions.ts";
 
 /** Folder of a run's VERL files, relative to the run folder; it is also the Ray job's working_dir. */
 export const VERL_DIR = "verl";
@@ -62,16 +31,15 @@ export function verlDataPath(sweepDir: string, split: "train" | "test", dataset:
  */
 export function verlRunPlan(
   run: RunConfig,
-  sweep: VerlSweep,
+  sweep: PlanSweep,
   env: Record<string, string | undefined> = Deno.env.toObject(),
-): VerlRunPlan {
+) {
   const settings = validateVerlSettings(run.settings, `runs/${run.runId}/${RUN_FILES.config}: settings`);
   const algo = run.algo;
   // The entry point follows the resolved algorithm (dynamic sampling needs DAPO's trainer), never the preset name.
   const family = algo.dynamicSampling?.enabled ? "dapo" : "grpo";
   const recipe = resolveRecipe(family, settings);
-  const localSweep = resolve(sweep.dir ?? join("runs", sweep.name));
-  const clusterSweep = settings.clusterSweepDir ?? localSweep;
+  const clusterSweep = settings.clusterSweepDir ?? resolve(sweep.dir);
   if (!isAbsolute(clusterSweep) || /["'\\]/.test(clusterSweep)) {
     throw new RangeError(`settings.clusterSweepDir '${clusterSweep}' must be absolute, without quotes or \\`);
   }
@@ -84,8 +52,7 @@ export function verlRunPlan(
     );
   }
   const release = verlRelease(settings.verlVersion);
-  const steps = sweep.rl?.steps ?? settings.rl?.steps;
-  if (steps === undefined) throw new RangeError(`runs/${run.runId}: no RL step count (sweep rl.steps)`);
+  const steps = sweep.rl.steps;
   const cost = runCost({
     runId: run.runId,
     settings,
@@ -121,29 +88,41 @@ export function verlRunPlan(
   return {
     overrides,
     script,
+    // `command` by the name the docs give it
     rayJobCommand,
     command: rayJobCommand,
     entrypoint,
     verlVersion: release.version,
     target: `verl v${release.version}`,
     notes: dropped.map((d) => `not expressible in verl v${release.version}, so not passed: ${d}`),
+    // the checkout launch.sh runs from (settings.verlRoot, else VERL_ROOT when planned); null: $VERL_ROOT at launch
     verlRoot,
     cost,
+    // data.max_prompt_length: VERL drops validation prompts longer than this (prompt_filter.ts)
     maxPromptLength: recipe.maxPromptLength,
+    // the run folder as the cluster sees it (settings.clusterSweepDir, else the local absolute path)
     clusterRunDir,
+    // by path relative to the run folder
     files: {
       [`${VERL_DIR}/launch.sh`]: script,
       [`${VERL_DIR}/overrides.txt`]: overrides.join("\n") + "\n",
       [`${VERL_DIR}/ray_job.sh`]: rayJobScript(rayJobCommand, verlRoot, release),
-      [`${VERL_DIR}/ace_verl.py`]: aceModuleSource(),
-      [`${VERL_DIR}/${REWARD_MODULE}`]: rewardModuleSource(),
+      // the Python modules, copied so that the Ray job carries them and VERL loads them from the run folder
+      [`${VERL_DIR}/ace_verl.py`]: readFileSync(new URL("./ace_verl.py", import.meta.url), "utf8"),
+      [`${VERL_DIR}/${REWARD_MODULE}`]: readFileSync(new URL(`./${REWARD_MODULE}`, import.meta.url), "utf8"),
       [`${VERL_DIR}/${GRADER_SCRIPT}`]: graderScript(settings),
     },
   };
 }
 
+/**
+ * What `deno task sweep --dry-run` prints for a VERL run and what its folder receives: Hydra overrides in order
+ * (the last ones win), launch.sh as `script`, and `command` submitting it to the Ray cluster.
+ */
+export type VerlRunPlan = ReturnType<typeof verlRunPlan>;
+
 /** The sweep registry's name for `verlRunPlan`. */
-export const planRun = verlRunPlan;
+export const planRun: (run: RunConfig, sweep: PlanSweep) => LaunchPlan = verlRunPlan;
 
 /** Sets VERL_ROOT to the planned checkout, else from the environment (a clear error when unset). */
 function verlRootLines(verlRoot: string | null, release: VerlRelease): string {
@@ -196,24 +175,22 @@ function launchScript(
     `"${workerPythonPath("$PYTHONPATH")}"`,
     `"++ray_kwargs.ray_init.runtime_env.env_vars.VERL_FILE_LOGGER_PATH='$VERL_FILE_LOGGER_PATH'"`,
   ].map((o) => `  ${o}`).join(" \\\n");
+  const algo = configHash(run.algo);
+  const python = shellQuote(settings.python);
+  const root = verlRootLines(verlRoot, release);
+  const check = versionCheck(settings.python, entrypoint, release);
   return `#!/usr/bin/env bash
-# acebench VERL run ${run.runId}: method ${run.method} (preset ${run.preset}), seed ${run.seed}, algo ${
-    configHash(run.algo)
-  }.
+# acebench VERL run ${run.runId}: method ${run.method} (preset ${run.preset}), seed ${run.seed}, algo ${algo}.
 # Runs verl v${release.version} (${entrypoint}) from ${verlRoot ?? "$VERL_ROOT"}.
 # Generated by acebench (bench/engines/verl); regenerate rather than edit. Runs locally, or on a cluster
 # through ray_job.sh.
 ${droppedLines(release, dropped)}set -euo pipefail
 HERE="$(cd "$(dirname "\${BASH_SOURCE[0]}")" && pwd)"
-${
-    verlRootLines(verlRoot, release)
-  }# DAPO's recipe config loads file://verl/trainer/config and imports \`recipe\`: both relative to the checkout.
+${root}# DAPO's recipe config loads file://verl/trainer/config and imports \`recipe\`: both relative to the checkout.
 cd "$VERL_ROOT"
 # ace_verl.py sits next to this script; Ray workers get the same path through the runtime env (last override).
 export PYTHONPATH="$HERE:$VERL_ROOT\${PYTHONPATH:+:$PYTHONPATH}"
-${versionCheck(settings.python, entrypoint, release)}${env}${metricsFileLines()}exec ${
-    shellQuote(settings.python)
-  } -m ${entrypoint} \\
+${check}${env}${metricsFileLines()}exec ${python} -m ${entrypoint} \\
 ${args}
 `;
 }
@@ -239,11 +216,6 @@ function rayJobScript(command: string, verlRoot: string | null, release: VerlRel
 set -euo pipefail
 ${verlRootLines(verlRoot, release)}${command}
 `;
-}
-
-/** The ACE module's source, copied into each run folder so the Ray job carries it. */
-function aceModuleSource(): string {
-  return readFileSync(new URL("./ace_verl.py", import.meta.url), "utf8");
 }
 
 /** Write the plan's files into the run folder atomically (scripts made executable). */

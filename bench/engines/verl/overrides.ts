@@ -13,16 +13,6 @@ import {
   verlRelease,
 } from "./versions.ts";
 
-/** Where the run's files live as the cluster sees them. */
-export interface ClusterPaths {
-  trainFiles: string[];
-  valFiles: string[];
-  /** The run folder (checkpoints and validation dumps go under it). */
-  runDir: string;
-  /** The folder holding the run's ace_verl.py (<runDir>/verl). */
-  aceDir: string;
-}
-
 /** Everything the overrides depend on besides the algorithm. */
 export interface OverrideInput {
   runId: string;
@@ -31,13 +21,12 @@ export interface OverrideInput {
   eval: { n: number; every: number };
   settings: VerlSettings;
   recipe: Recipe;
-  paths: ClusterPaths;
+  /** Where the run's files live as the cluster sees them; aceDir (<runDir>/verl) holds its ace_verl.py. */
+  paths: { trainFiles: string[]; valFiles: string[]; runDir: string; aceDir: string };
   /** FSDP offload and sequence parallelism (cost.ts planMemory); absent: VERL's defaults. */
   memory?: MemorySettings;
 }
 
-/** ACE's estimator as ace_verl.py registers it. */
-const ACE_ESTIMATOR = "ace";
 /**
  * The RL core's estimators VERL has under the same name (algorithm.adv_estimator); w_reinforce is registered by
  * ace_verl.py (VERL has none built in), and ACE runs use ace_verl's GRPO-based `ace`.
@@ -53,7 +42,7 @@ export function advEstimator(algo: AlgoConfig): string {
           `ACE over ${algo.advEstimator} is not mapped to VERL`,
       );
     }
-    return ACE_ESTIMATOR;
+    return "ace"; // as ace_verl.py registers it
   }
   if (!VERL_ESTIMATORS.includes(algo.advEstimator)) {
     throw new RangeError(`algo.advEstimator '${algo.advEstimator}' has no VERL estimator mapped`);
@@ -114,10 +103,7 @@ export function verlEnv(
  * express. `dropped`: neutral overrides the release has no key for, each "key=value: reason" (launch.sh prints
  * them); a key the release only keeps for backward compatibility (legacy) throws naming it.
  */
-export function versionedOverrides(
-  algo: AlgoConfig,
-  input: OverrideInput,
-): { overrides: string[]; dropped: string[] } {
+export function versionedOverrides(algo: AlgoConfig, input: OverrideInput) {
   checkExpressible(algo, input.recipe);
   const release = verlRelease(input.settings.verlVersion);
   const neutral = [
@@ -185,11 +171,6 @@ function checkExpressible(algo: AlgoConfig, recipe: Recipe): void {
         "subset is not mapped (Zhu et al.'s fork subsets it in ray_trainer.py)",
     );
   }
-  if (!(algo.rewardScheme in REWARD_FUNCTIONS)) {
-    throw new RangeError(
-      `algo.rewardScheme is '${algo.rewardScheme}'; VERL can express ${Object.keys(REWARD_FUNCTIONS)}`,
-    );
-  }
   if (algo.stdEps !== 1e-6) throw new RangeError(`algo.stdEps is ${algo.stdEps}; VERL fixes it at 1e-6`);
   if (algo.logRatioClamp !== 20) {
     throw new RangeError(`algo.logRatioClamp is ${algo.logRatioClamp}; VERL fixes the log-ratio clamp at 20`);
@@ -243,13 +224,8 @@ function algorithmOverrides(algo: AlgoConfig, { recipe }: OverrideInput, release
       `algorithm.filter_groups.max_num_gen_batches=${algo.dynamicSampling.maxRounds}`,
     );
     // VERL's own Sync DAPO (V1 trainer) keeps up to this many train batches of prompts in flight: the gen batch.
-    if (!release.dapoFromRecipe) {
-      out.push(
-        `algorithm.filter_groups.max_inflight_gen_batches=${
-          Math.ceil(recipe.genBatchSize / recipe.trainBatchSize)
-        }`,
-      );
-    }
+    const inflight = Math.ceil(recipe.genBatchSize / recipe.trainBatchSize);
+    if (!release.dapoFromRecipe) out.push(`algorithm.filter_groups.max_inflight_gen_batches=${inflight}`);
   }
   return out;
 }

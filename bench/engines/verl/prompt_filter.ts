@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { exists, readJson, writeJson } from "../../../common/fs.ts";
 import { readVerlParquet } from "./export.ts";
 import { VERL_DIR, verlDataPath } from "./launch.ts";
-import type { VerlDataset, VerlSettings } from "./recipes.ts";
+import type { VerlSettings } from "./recipes.ts";
 
 /** Upper bound on the tokens a chat template adds around one user message (system prompt and markers). */
 export const TEMPLATE_TOKENS = 128;
@@ -20,19 +20,13 @@ export const PROMPT_TOKENS_FILE = join("data", "verl", "prompt_tokens.json");
 /** A run's planned validation filter, relative to the run folder. */
 const VAL_FILTER_FILE = join(VERL_DIR, "val_filter.json");
 
-/** One validation problem's prompt length: exact tokens, or the conservative upper bound. */
-interface PromptLength {
-  dataset: string;
-  id: string;
-  tokens: number;
-}
-
 /** prompt_tokens.json: how the counts were made (and why not exactly), then one entry per problem. */
 interface PromptTokens {
   method: "tokenizer" | "estimate";
   /** For "estimate": why no tokenizer was used; for "tokenizer": the tokenizer's folder. */
   why: string;
-  problems: PromptLength[];
+  /** Exact tokens, or the conservative upper bound. */
+  problems: { dataset: string; id: string; tokens: number }[];
 }
 
 /** val_filter.json: the problems a run's VERL drops ("tokenizer") or may drop ("estimate") at its limit. */
@@ -41,7 +35,7 @@ export interface ValFilter {
   method: PromptTokens["method"];
   why: string;
   /** Over the limit: dropped by VERL (tokenizer), or possibly dropped (estimate: `tokens` is the upper bound). */
-  overLimit: PromptLength[];
+  overLimit: PromptTokens["problems"];
 }
 
 /** The bound for one user message: its UTF-8 bytes plus the template's tokens. */
@@ -64,10 +58,7 @@ print(json.dumps(out))
 `;
 
 /** Exact counts through settings.python and the model folder's tokenizer, in row order; or why not. */
-async function tokenizerCounts(
-  settings: Pick<VerlSettings, "model" | "python">,
-  files: string[],
-): Promise<number[] | string> {
+async function tokenizerCounts(settings: Pick<VerlSettings, "model" | "python">, files: string[]) {
   if (!exists(join(settings.model, "tokenizer_config.json"))) {
     return `settings.model '${settings.model}' is not a local folder with tokenizer_config.json`;
   }
@@ -102,7 +93,7 @@ export async function countPromptTokens(
   sweepDir: string,
   settings: Pick<VerlSettings, "model" | "python" | "valDatasets">,
 ): Promise<PromptTokens> {
-  const files = settings.valDatasets.map((d: VerlDataset) => verlDataPath(sweepDir, "test", d));
+  const files = settings.valDatasets.map((d) => verlDataPath(sweepDir, "test", d));
   const rows = [];
   for (const file of files) rows.push(...await readVerlParquet(file));
   const exact = await tokenizerCounts(settings, files);

@@ -13,11 +13,6 @@ import type { VerlSettings } from "./recipes.ts";
 
 /** A Ray job's state (Ray's JobStatus). */
 type JobState = "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "STOPPED";
-/** What the dashboard says about one job. */
-interface JobInfo {
-  status: JobState;
-  message: string;
-}
 /** The engine's record of a run's current submission, `<run>/verl/ray_job.json` (mirrored in status.json). */
 interface JobRecord {
   submissionId: string;
@@ -71,7 +66,7 @@ async function rest(address: string, method: "GET" | "POST", path: string) {
 }
 
 /** A job's state and message, or null when the cluster does not know the id. */
-export async function jobStatus(address: string, id: string): Promise<JobInfo | null> {
+export async function jobStatus(address: string, id: string) {
   const r = await rest(address, "GET", `/api/jobs/${encodeURIComponent(id)}`);
   if (r.code === 404) return null;
   if (r.code !== 200) {
@@ -80,6 +75,9 @@ export async function jobStatus(address: string, id: string): Promise<JobInfo | 
   const info = JSON.parse(r.body) as { status: JobState; message?: string | null };
   return { status: info.status, message: info.message ?? "" };
 }
+
+/** What the dashboard says about one job. */
+type JobInfo = NonNullable<Awaited<ReturnType<typeof jobStatus>>>;
 
 /** The last `n` lines of a job's driver log ([] when there is none). */
 async function jobLogTail(address: string, id: string, n = LOG_LINES): Promise<string[]> {
@@ -108,10 +106,7 @@ async function aliveNodes(address: string): Promise<{ nodeId: string; gpus: numb
  * Runs that fit at once: each takes `nodes` nodes with `gpusPerNode` GPUs (VERL's resource pool asks for that
  * many per node), so a node holds ⌊its GPUs / gpusPerNode⌋ run-nodes and the cluster ⌊their sum / nodes⌋ runs.
  */
-export function clusterSlots(
-  cluster: { gpus: number }[],
-  plan: { nodes: number; gpusPerNode: number },
-): number {
+export function clusterSlots(cluster: { gpus: number }[], plan: { nodes: number; gpusPerNode: number }) {
   const perNode = cluster.reduce((t, n) => t + Math.floor(n.gpus / plan.gpusPerNode), 0);
   return Math.floor(perNode / plan.nodes);
 }
@@ -123,10 +118,10 @@ export async function rayJobConcurrency(settings: VerlSettings): Promise<number>
   const nodes = await aliveNodes(address);
   const slots = clusterSlots(nodes, settings);
   if (slots === 0) {
+    const gpus = nodes.map((n) => n.gpus).join("+") || "none";
     throw new Error(
-      `ray-job: the cluster at ${address} (${nodes.length} alive nodes, GPUs ${
-        nodes.map((n) => n.gpus).join("+") || "none"
-      }) cannot hold one run of ${settings.nodes} node(s) x ${settings.gpusPerNode} GPUs`,
+      `ray-job: the cluster at ${address} (${nodes.length} alive nodes, GPUs ${gpus}) cannot hold one run of ` +
+        `${settings.nodes} node(s) x ${settings.gpusPerNode} GPUs`,
     );
   }
   return slots;
@@ -152,6 +147,7 @@ function treeBytes(dir: string, limit: number): number {
 /**
  * Check what a job relies on before the first submission: the uploaded working dir is at most settings.maxUploadMB
  * (verlInstall "upload"), and a probe job in the cluster sees the sweep folder (run folders must be shared).
+ * Returns the host name of the node that ran the probe.
  */
 export async function checkClusterAssumptions(
   sweepDir: string,
@@ -180,27 +176,18 @@ export async function checkClusterAssumptions(
       );
     }
   }
-  return await probeSweepFolder(sweepDir, clusterSweepDir, rayDashboard(settings), settings.jobPollSeconds);
-}
-
-/** A probe job reads `<sweep>/verl/probe/<nonce>` and writes `<nonce>.ack` beside it; throws one line otherwise. */
-async function probeSweepFolder(
-  sweepDir: string,
-  clusterSweepDir: string,
-  address: string,
-  pollS: number,
-): Promise<string> {
+  // a probe job reads <sweep>/verl/probe/<nonce> and writes <nonce>.ack beside it, with the node's name
+  const address = rayDashboard(settings);
   const nonce = `${Deno.pid}-${Date.now()}`; // identifies this check, not a random choice
   const local = join(sweepDir, VERL_DIR, "probe", nonce);
   const remote = join(clusterSweepDir, VERL_DIR, "probe", nonce);
   atomicWrite(local, `${nonce}\n`);
   const id = `acebench-probe-${nonce}`;
   try {
-    const script = `cat ${shellQuote(remote)} > ${shellQuote(`${remote}.ack`)} && hostname >> ${
-      shellQuote(`${remote}.ack`)
-    }`;
+    const ackFile = shellQuote(`${remote}.ack`);
+    const script = `cat ${shellQuote(remote)} > ${ackFile} && hostname >> ${ackFile}`;
     await submitJob(address, id, ["bash", "-c", script], null, {});
-    const end = await waitForEnd(address, id, Math.min(pollS, 2), 120);
+    const end = await waitForEnd(address, id, Math.min(settings.jobPollSeconds, 2), 120);
     const ack = exists(`${local}.ack`) ? Deno.readTextFileSync(`${local}.ack`).split("\n") : [];
     if (end?.status !== "SUCCEEDED" || ack[0] !== nonce) {
       const tail = (await jobLogTail(address, id, 3)).join(" | ");
@@ -412,11 +399,8 @@ export async function runRayJob(job: RayJobRun): Promise<void> {
         tail.length ? `; last log lines: ${tail.join(" | ")}` : ""
       }`;
     if (end?.status !== "FAILED" || retries >= job.settings.jobRetries) throw new Error(reason);
-    job.log(
-      `run ${job.runId}: ${
-        reason.split("; last log lines")[0]
-      }; resubmitting (jobRetries ${job.settings.jobRetries})`,
-    );
+    const why = reason.split("; last log lines")[0];
+    job.log(`run ${job.runId}: ${why}; resubmitting (jobRetries ${job.settings.jobRetries})`);
     record = await submitAttempt(job, address, current.attempt + 1);
   }
 }

@@ -5,27 +5,6 @@ import type { VerlVersion } from "./versions.ts";
 /** Datasets the VERL export can write. */
 export type VerlDataset = "dapo-math-17k" | "math500" | "aime2025";
 
-/** The recipe knobs a null setting falls back to. */
-export interface Recipe {
-  trainBatchSize: number;
-  /** Prompts generated per round of dynamic sampling (DAPO's gen batch); GRPO generates the train batch. */
-  genBatchSize: number;
-  ppoMiniBatchSize: number;
-  rolloutN: number;
-  maxPromptLength: number;
-  maxResponseLength: number;
-  lr: number;
-  lrWarmupSteps: number;
-  weightDecay: number;
-  gradClip: number;
-  rolloutTemperature: number;
-  rolloutTopP: number;
-  valTemperature: number;
-  valTopP: number;
-  tensorParallel: number;
-  gpuMemoryUtilization: number;
-}
-
 /** Validated settings of a VERL run (schema defaults filled in; null recipe knobs resolved by `resolveRecipe`). */
 export interface VerlSettings extends Partial<Record<keyof Recipe, number | null>> {
   model: string;
@@ -63,8 +42,6 @@ export interface VerlSettings extends Partial<Record<keyof Recipe, number | null
   aceDiagnostics: boolean;
   projectName: string;
   extraOverrides: string[];
-  /** Added by the sweep (its rl.steps); not a VERL knob. */
-  rl?: { steps?: number };
 }
 
 /**
@@ -72,8 +49,9 @@ export interface VerlSettings extends Partial<Record<keyof Recipe, number | null
  * 2503.14476; prompt batch 512, gen batch 3x, mini-batch 32, n 16, lr 1e-6 with 10 warmup steps, wd 0.1, grad
  * clip 1.0, max response 8192, rollout temp/top_p 1.0/1.0, validation temp/top_p 1.0/0.7).
  */
-export const DAPO_RECIPE: Recipe = {
+export const DAPO_RECIPE = {
   trainBatchSize: 512,
+  /** Prompts generated per round of dynamic sampling (DAPO's gen batch); GRPO generates the train batch. */
   genBatchSize: 1536,
   ppoMiniBatchSize: 32,
   rolloutN: 16,
@@ -90,6 +68,9 @@ export const DAPO_RECIPE: Recipe = {
   tensorParallel: 4,
   gpuMemoryUtilization: 0.8,
 };
+
+/** The recipe knobs a null setting falls back to. */
+export type Recipe = typeof DAPO_RECIPE;
 
 /**
  * GRPO: VERL's GRPO example (`examples/grpo_trainer`, Qwen2-7B on math): prompt batch 1024, mini-batch 256, n 5,

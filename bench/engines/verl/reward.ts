@@ -1,7 +1,6 @@
 // The reward a VERL run trains on: reward.py (VERL's custom_reward_function) asks acebench's strict grader, run by
 // grader.sh as a long-lived process (reward_serve.ts), so the training reward and the reported grade are one
-// implementation. This module writes both files into the run's verl/ folder.
-import { readFileSync } from "node:fs";
+// implementation. This module writes grader.sh; launch.ts copies reward.py beside it into the run's verl/ folder.
 import { GRADER_BUNDLE_DIR } from "./grader_bundle.ts";
 import type { VerlSettings } from "./recipes.ts";
 
@@ -9,11 +8,6 @@ import type { VerlSettings } from "./recipes.ts";
 export const GRADER_SCRIPT = "grader.sh";
 /** reward.py appends one JSON line per grader restart here (beside it in the run's verl/ folder). */
 export const RESTARTS_FILE = "grader_restarts.jsonl";
-
-/** reward.py's source, copied into each run folder so VERL loads it from there. */
-export function rewardModuleSource(): string {
-  return readFileSync(new URL("./reward.py", import.meta.url), "utf8");
-}
 
 /**
  * grader.sh: runs the sweep's bundled grader (`<sweep>/verl/grader/`, grader_bundle.ts), found relative to the
@@ -29,12 +23,11 @@ set -euo pipefail
 `;
   if (settings.acebenchRoot !== null) {
     const root = settings.acebenchRoot;
+    const config = q(`${root}/deno.json`);
     return `${header}here="$(cd "$(dirname "\${BASH_SOURCE[0]}")" && pwd)"
 export ACEBENCH_SWEEP_DIR="$here/../../.." # its sweep.json record says how to grade
 deno=\${ACEBENCH_DENO:-${q(settings.deno)}}
-exec "$deno" run --quiet --no-prompt --config ${
-      q(`${root}/deno.json`)
-    } --allow-read --allow-env --allow-sys \\
+exec "$deno" run --quiet --no-prompt --config ${config} --allow-read --allow-env --allow-sys \\
   ${q(`${root}/bench/engines/verl/reward_serve.ts`)}
 `;
   }

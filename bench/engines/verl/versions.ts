@@ -112,10 +112,7 @@ export function checkNotLegacy(override: string, release: VerlRelease, where: st
  * Rewrite neutral (v0.7.0-named) overrides for `release`: renamed keys keep their `+`/`++` prefix and value;
  * dropped ones go to `dropped` as "key=value: reason" (printed in the launch script), never silently.
  */
-export function forVersion(
-  overrides: string[],
-  release: VerlRelease,
-): { overrides: string[]; dropped: string[] } {
+export function forVersion(overrides: string[], release: VerlRelease) {
   const out: string[] = [];
   const dropped: string[] = [];
   for (const override of overrides) {

@@ -35,7 +35,6 @@ function recordingBackend(correct: number[], classes?: string[]) {
       rows.forEach((id, b) => mask.fill(1, b * T, b * T + lengths[id]));
       return { rows, B: rows.length, T, oldLogp: new Float64Array(rows.length * T), mask };
     },
-    sliceRows: (rows, from, to) => rows.slice(from, to),
     selectRows: (rows, indices) => indices.map((i) => rows[i]),
     refLogp: (batch) => Promise.resolve(new Float64Array(batch.B * T)),
     update: (mb, request) => {

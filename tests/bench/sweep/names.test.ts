@@ -71,7 +71,8 @@ Deno.test("names: every shipped config, renamed and with ACE on through override
         `${name}: ${run.runId}`,
       );
       if (sweep.engine === "verl") {
-        const [pa, pb] = [verlRunPlan(run, { name: "x" }, {}), verlRunPlan(twin, { name: "x" }, {})];
+        const at = { name: "x", rl: sweep.rl, dir: "runs/x" };
+        const [pa, pb] = [verlRunPlan(run, at, {}), verlRunPlan(twin, at, {})];
         assertEquals(pb.entrypoint, pa.entrypoint, `${name}: VERL entry point of ${run.runId}`);
       }
     });

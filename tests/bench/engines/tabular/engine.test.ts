@@ -4,6 +4,8 @@ import { tempDir } from "../../../temp.ts";
 import { exists, readJson, readJsonl } from "../../../../common/fs.ts";
 import { resolveAlgo } from "../../../../bench/core/mod.ts";
 import type { RunConfig } from "../../../../bench/engines/engine.ts";
+import { engines } from "../../../../bench/engines/registry.ts";
+import { checkSweepConfig } from "../../../../bench/sweep/mod.ts";
 import {
   buildWorld,
   exactPassAtK,
@@ -173,6 +175,17 @@ Deno.test("tabular engine: GRPO learns (pass@1 rises well above the reference) a
 
 Deno.test("tabular engine: bad configs fail with a clear message", () => {
   throws(() => runConfig("grpo", 0, { prompts: -1 }), /grpo_b0_s0: settings: prompts/);
-  const badEval = { ...spec("grpo", 0), eval: { n: 0, ks: [1], every: 1 } };
-  throws(() => tabularEngine.resolve(badEval), /eval.n is 0/);
+  // eval is checked once, by the sweep config's schema, before any run reaches the engine
+  const sweep = {
+    name: "t",
+    engine: "tabular",
+    seeds: [0],
+    methods: [{ name: "grpo", preset: "grpo" }],
+    rl: { steps: 5 },
+  };
+  const bad = (ev: Record<string, unknown>) => () =>
+    checkSweepConfig({ ...sweep, eval: ev }, "sweep.json", engines.tabular);
+  throws(bad({ n: 0, ks: [1] }), /sweep\.json: eval\.n: must be >= 1/);
+  throws(bad({ n: 2, ks: [0] }), /sweep\.json: eval\.ks\[0\]: must be >= 1/);
+  throws(bad({ n: 2, ks: [1], every: 0 }), /sweep\.json: eval\.every: must be >= 1/);
 });

@@ -31,7 +31,7 @@ Deno.test("verl configs: every bench/configs/verl-*.json validates and plans eac
     ok(runs.length >= (file === "verl-smoke.json" ? 2 : 4), file);
     const lengths = new Set<string>();
     for (const run of runs) {
-      const plan = verlRunPlan(run, sweep, {});
+      const plan = verlRunPlan(run, { ...sweep, dir: join("runs", sweep.name) }, {});
       const length = (key: string) =>
         Number(plan.overrides.find((o) => o.startsWith(`${key}=`))!.split("=")[1]);
       const total = length("data.max_prompt_length") + length("data.max_response_length");
