@@ -27,11 +27,6 @@ export interface AdvantageOptions extends GroupAdvantageOptions {
 /** An estimator: per-rollout advantages (a new Float64Array of length B). */
 export type AdvantageEstimator = (input: AdvantageInput, options: AdvantageOptions) => Float64Array;
 
-/** GRPO (and Dr. GRPO with normByStd false): (r − mean_g)/(std_g + eps), as `groupAdvantages`. */
-export function grpoAdvantages(input: AdvantageInput, options: AdvantageOptions): Float64Array {
-  return groupAdvantages(input.rewards, input.groupIds, options);
-}
-
 /**
  * RLOO (Ahmadian et al. 2024, arXiv 2402.14740): A_i = r_i − mean of the other n − 1 rewards of the group,
  * computed as VERL does, r_i·n/(n−1) − mean·n/(n−1); a singleton group keeps A = r.
@@ -158,7 +153,8 @@ export function psrAdvantages(input: AdvantageInput): Float64Array {
 
 /** The advantage estimators by VERL's names (`algo.advEstimator`). */
 export const ADV_ESTIMATORS = new Registry<AdvantageEstimator>("advEstimator", [
-  ["grpo", grpoAdvantages],
+  // GRPO (and Dr. GRPO with normByStd false): (r − mean_g)/(std_g + eps)
+  ["grpo", ({ rewards, groupIds }, options) => groupAdvantages(rewards, groupIds, options)],
   ["rloo", rlooAdvantages],
   ["passk", passkAdvantages],
   ["grpo_passk", maxMinusSecondAdvantages],
