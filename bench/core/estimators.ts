@@ -117,10 +117,7 @@ export function passkAdvantages(input: AdvantageInput, options: AdvantageOptions
 export function wReinforceAdvantages(input: AdvantageInput, options: AdvantageOptions): Float64Array {
   const { correct } = input;
   assertLength("correct", correct, input.rewards.length);
-  return Float64Array.from(
-    { length: correct.length },
-    (_, i) => (correct[i] ? options.wReinforceLambda : -1),
-  );
+  return Float64Array.from(correct, (ok) => (ok ? options.wReinforceLambda : -1));
 }
 
 /**
@@ -137,7 +134,7 @@ export function wReinforceAceAdvantages(input: AdvantageInput, options: Advantag
   const mean = wrong.reduce((s, i) => s + 1 + options.ace.alpha * softplus(c[i]), 0) /
     Math.max(wrong.length, 1);
   const lambda = wrong.length ? 1 / mean : 1;
-  return Float64Array.from({ length: correct.length }, (_, i) => (correct[i] ? lambda : -1));
+  return Float64Array.from(correct, (ok) => (ok ? lambda : -1));
 }
 
 /**
@@ -148,7 +145,7 @@ export function wReinforceAceAdvantages(input: AdvantageInput, options: Advantag
 export function psrAdvantages(input: AdvantageInput): Float64Array {
   const { correct } = input;
   assertLength("correct", correct, input.rewards.length);
-  return Float64Array.from({ length: correct.length }, (_, i) => (correct[i] ? 1 : 0));
+  return Float64Array.from(correct, (ok) => (ok ? 1 : 0));
 }
 
 /** The advantage estimators by VERL's names (`algo.advEstimator`). */
