@@ -2,24 +2,6 @@
 import { assertFinite, assertLength, type Num } from "./check.ts";
 import type { PolicyLossMetrics } from "./policy_loss.ts";
 
-/** One metrics.jsonl record (without `step`); null where a quantity does not exist this step. */
-export interface TrainingDiagnostics {
-  reward_mean: number;
-  accuracy: number;
-  groups_kept_frac: number;
-  entropy: number | null;
-  kl: number | null;
-  clipfrac: number;
-  clipfrac_lower: number;
-  ppo_kl: number;
-  loss: number;
-  pg_loss: number;
-  ace_overconf_frac: number | null;
-  ace_overconf_mean_c: number | null;
-  ace_multiplier: number | null;
-  adv_abs_mean: number;
-}
-
 /** Inputs: the step's rollouts (after filtering), their advantages before and after ACE, and the loss result. */
 export interface DiagnosticsInput {
   rewards: Num;
@@ -36,11 +18,12 @@ export interface DiagnosticsInput {
 }
 
 /**
- * The shared diagnostics. ACE ones, over incorrect rollouts: `ace_overconf_frac` = fraction with c > 0,
- * `ace_overconf_mean_c` = their mean c (null if none), `ace_multiplier` = mean A'/A over incorrect rollouts with
- * A < 0 (1 with ACE off; null if there are none). They are logged for GRPO too, to see overconfidence without ACE.
+ * One metrics.jsonl record (without `step`); null where a quantity does not exist this step. ACE ones, over
+ * incorrect rollouts: `ace_overconf_frac` = fraction with c > 0, `ace_overconf_mean_c` = their mean c (null if
+ * none), `ace_multiplier` = mean A'/A over incorrect rollouts with A < 0 (1 with ACE off; null if there are none).
+ * They are logged for GRPO too, to see overconfidence without ACE.
  */
-export function trainingDiagnostics(input: DiagnosticsInput): TrainingDiagnostics {
+export function trainingDiagnostics(input: DiagnosticsInput) {
   const { rewards, correct, advantages, finalAdvantages, c } = input;
   const n = rewards.length;
   assertFinite("rewards", rewards);

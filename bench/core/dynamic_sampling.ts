@@ -1,16 +1,10 @@
 // DAPO dynamic sampling (arXiv 2503.14476): keep only informative groups, regenerate until the batch is full.
 
-/** What `dynamicSample` returns: exactly `batchGroups` groups unless the round cap was hit first. */
-export interface DynamicSampleResult<G> {
-  groups: G[];
-  rounds: number;
-  generatedGroups: number;
-}
-
 /**
  * Generate rounds of groups with `generate(round)`, keep the informative ones, and stop once `batchGroups` are
  * kept (the surplus is truncated, as DAPO). `maxRounds ≤ 0` means unlimited. When the cap is hit first, `onExhausted`
- * "error" throws (DAPO's behaviour) and "partial" returns what was kept (fewer groups).
+ * "error" throws (DAPO's behaviour) and "partial" returns what was kept (fewer groups). Returns the kept groups,
+ * the rounds run and the groups generated.
  */
 export async function dynamicSample<G>(
   generate: (round: number) => Promise<G[]>,
@@ -18,7 +12,7 @@ export async function dynamicSample<G>(
   batchGroups: number,
   maxRounds: number,
   onExhausted: "error" | "partial" = "error",
-): Promise<DynamicSampleResult<G>> {
+) {
   const kept: G[] = [];
   let rounds = 0, generated = 0;
   while (kept.length < batchGroups && !(maxRounds > 0 && rounds >= maxRounds)) {

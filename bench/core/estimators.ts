@@ -27,11 +27,6 @@ export interface AdvantageOptions extends GroupAdvantageOptions {
 /** An estimator: per-rollout advantages (a new Float64Array of length B). */
 export type AdvantageEstimator = (input: AdvantageInput, options: AdvantageOptions) => Float64Array;
 
-/** GRPO (and Dr. GRPO with normByStd false): (r − mean_g)/(std_g + eps), as `groupAdvantages`. */
-export function grpoAdvantages(input: AdvantageInput, options: AdvantageOptions): Float64Array {
-  return groupAdvantages(input.rewards, input.groupIds, options);
-}
-
 /**
  * RLOO (Ahmadian et al. 2024, arXiv 2402.14740): A_i = r_i − mean of the other n − 1 rewards of the group,
  * computed as VERL does, r_i·n/(n−1) − mean·n/(n−1); a singleton group keeps A = r.
@@ -122,10 +117,7 @@ export function passkAdvantages(input: AdvantageInput, options: AdvantageOptions
 export function wReinforceAdvantages(input: AdvantageInput, options: AdvantageOptions): Float64Array {
   const { correct } = input;
   assertLength("correct", correct, input.rewards.length);
-  return Float64Array.from(
-    { length: correct.length },
-    (_, i) => (correct[i] ? options.wReinforceLambda : -1),
-  );
+  return Float64Array.from(correct, (ok) => (ok ? options.wReinforceLambda : -1));
 }
 
 /**
@@ -142,7 +134,7 @@ export function wReinforceAceAdvantages(input: AdvantageInput, options: Advantag
   const mean = wrong.reduce((s, i) => s + 1 + options.ace.alpha * softplus(c[i]), 0) /
     Math.max(wrong.length, 1);
   const lambda = wrong.length ? 1 / mean : 1;
-  return Float64Array.from({ length: correct.length }, (_, i) => (correct[i] ? lambda : -1));
+  return Float64Array.from(correct, (ok) => (ok ? lambda : -1));
 }
 
 /**
@@ -153,12 +145,13 @@ export function wReinforceAceAdvantages(input: AdvantageInput, options: Advantag
 export function psrAdvantages(input: AdvantageInput): Float64Array {
   const { correct } = input;
   assertLength("correct", correct, input.rewards.length);
-  return Float64Array.from({ length: correct.length }, (_, i) => (correct[i] ? 1 : 0));
+  return Float64Array.from(correct, (ok) => (ok ? 1 : 0));
 }
 
 /** The advantage estimators by VERL's names (`algo.advEstimator`). */
 export const ADV_ESTIMATORS = new Registry<AdvantageEstimator>("advEstimator", [
-  ["grpo", grpoAdvantages],
+  // GRPO (and Dr. GRPO with normByStd false): (r − mean_g)/(std_g + eps)
+  ["grpo", ({ rewards, groupIds }, options) => groupAdvantages(rewards, groupIds, options)],
   ["rloo", rlooAdvantages],
   ["passk", passkAdvantages],
   ["grpo_passk", maxMinusSecondAdvantages],

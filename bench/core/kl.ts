@@ -47,10 +47,8 @@ export function klPenalty(
 
 /** Schulman's low-variance k3 and its gradient wrt logp, with VERL's clamps. */
 function k3(diff: number): [number, number] {
-  const raw = -diff;
-  const d = Math.min(20, Math.max(-20, raw));
+  const d = Math.min(20, Math.max(-20, -diff));
   const v = Math.exp(d) - d - 1;
-  const dClamped = d !== raw;
   if (v > 10) return [10, 0];
-  return [v, dClamped ? 0 : 1 - Math.exp(d)];
+  return [v, d !== -diff ? 0 : 1 - Math.exp(d)]; // a clamped d passes no gradient
 }

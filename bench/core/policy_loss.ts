@@ -20,16 +20,10 @@ export type LossAggMode = (typeof LOSS_AGG_MODES)[number];
 /**
  * Per-token weights w so that an aggregated loss is Σ_t w_t·ℓ_t over the [B, T] layout. token-mean: mask/Σmask;
  * seq-mean-token-mean: mask/(len_b·#non-empty rows); seq-mean-token-sum: mask/#non-empty rows;
- * seq-mean-token-sum-norm (Dr. GRPO): mask/normLength (default T, the padded length; not divided by B, as VERL).
+ * seq-mean-token-sum-norm (Dr. GRPO): mask/T (the padded length; not divided by B, as VERL).
  * An all-masked batch gives all-zero weights (loss 0, no NaN).
  */
-export function aggregationWeights(
-  mask: Num,
-  B: number,
-  T: number,
-  mode: LossAggMode,
-  normLength: number = T,
-): Float64Array {
+export function aggregationWeights(mask: Num, B: number, T: number, mode: LossAggMode): Float64Array {
   assertShape(B, T);
   assertFinite("mask", mask, B * T);
   const w = new Float64Array(B * T);
@@ -43,7 +37,7 @@ export function aggregationWeights(
     if (mode === "token-mean") scale = 1 / total;
     else if (mode === "seq-mean-token-mean") scale = 1 / (lens[b] * nonEmpty);
     else if (mode === "seq-mean-token-sum") scale = 1 / nonEmpty;
-    else if (mode === "seq-mean-token-sum-norm") scale = 1 / normLength;
+    else if (mode === "seq-mean-token-sum-norm") scale = 1 / T;
     else throw new RangeError(`lossAgg is '${mode}'; expected ${LOSS_AGG_MODES.join(", ")}`);
     for (let t = b * T; t < (b + 1) * T; t++) w[t] = mask[t] * scale;
   }
@@ -95,15 +89,8 @@ export interface PolicyLossMetrics {
  * −entropyCoef·agg(entropy). `dLogp` is d(loss)/d(logp) per token (policy and KL terms; zero where a clip or clamp
  * is active, as autograd would give), so an engine backpropagates through sum(dLogp ⊙ logp).
  */
-export function policyLoss(input: PolicyLossInput, config: PolicyLossConfig): PolicyLossResult {
+export function policyLoss(input: PolicyLossInput, config: PolicyLossConfig) {
   return policyLossWith(input, config, () => (logRatio, A) => clippedTokenLoss(logRatio, A, config));
-}
-
-/** What a policy loss returns: the loss, d(loss)/d(logp) per token, and the metrics. */
-export interface PolicyLossResult {
-  loss: number;
-  dLogp: Float64Array;
-  metrics: PolicyLossMetrics;
 }
 
 /** What one token contributes: its loss, d(loss)/d(logp), whether PPO or the dual clip bound it, its log-ratio. */
@@ -120,7 +107,7 @@ function policyLossWith(
   input: PolicyLossInput,
   config: PolicyLossConfig,
   rule: (input: PolicyLossInput) => TokenLoss,
-): PolicyLossResult {
+): { loss: number; dLogp: Float64Array; metrics: PolicyLossMetrics } {
   const { logp, oldLogp, refLogp, advantages, mask, B, T, entropy } = input;
   assertShape(B, T);
   assertFinite("advantages", advantages, B);
@@ -214,7 +201,7 @@ function covOptions(config: PolicyLossConfig, loss: string): CovConfig {
  * dual clip (the authors' recipe sets the clip range to 1/1), except that a random covCount(clipRatio) of the tokens with (A − Ā)(logp − mean logp) in
  * (clipLb, clipUb), not already clipped, contribute neither loss nor gradient (see clipCovTokens).
  */
-export function clipCovLoss(input: PolicyLossInput, config: PolicyLossConfig): PolicyLossResult {
+export function clipCovLoss(input: PolicyLossInput, config: PolicyLossConfig) {
   const cov = covOptions(config, "clip_cov");
   const noDual = { ...config, clipC: null };
   return policyLossWith(input, config, ({ logp, oldLogp, advantages, mask, B, T }) => {
@@ -235,7 +222,7 @@ export function clipCovLoss(input: PolicyLossInput, config: PolicyLossConfig): P
  * klCoef·|log r| on the covCount(klRatio) tokens with the largest (A − Ā)(logp − mean logp) (see klCovTokens);
  * |·|'s gradient at 0 is 0, as torch's.
  */
-export function klCovLoss(input: PolicyLossInput, config: PolicyLossConfig): PolicyLossResult {
+export function klCovLoss(input: PolicyLossInput, config: PolicyLossConfig) {
   const cov = covOptions(config, "kl_cov");
   return policyLossWith(input, config, ({ logp, oldLogp, advantages, mask, B, T }) => {
     const covariance = tokenCovariance(logp, advantages, mask, B, T);
@@ -255,7 +242,7 @@ export function klCovLoss(input: PolicyLossInput, config: PolicyLossConfig): Pol
 }
 
 /** A policy loss: the loss, its gradient wrt logp per token, and the metrics (the signature of `policyLoss`). */
-export type PolicyLossFn = (input: PolicyLossInput, config: PolicyLossConfig) => PolicyLossResult;
+export type PolicyLossFn = typeof policyLoss;
 
 /**
  * The policy losses by VERL's names (`algo.policyLoss`): vanilla is the clipped loss above; clip_cov and kl_cov

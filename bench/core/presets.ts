@@ -121,9 +121,8 @@ export function resolveAlgo(preset: string, overrides: Record<string, unknown> =
   if (!base) {
     throw new RangeError(`preset '${preset}' is unknown; expected ${Object.keys(PRESETS).join(", ")}`);
   }
-  const algo = withOverrides(base, overrides);
   const source = `algo (preset ${preset})`;
-  const resolved = validate<AlgoConfig>(loadSchema(schemaUrl), algo, source);
+  const resolved = validate<AlgoConfig>(loadSchema(schemaUrl), withOverrides(base, overrides), source);
   for (const registry of [ADV_ESTIMATORS, POLICY_LOSSES]) {
     const field = registry.field as "advEstimator" | "policyLoss", known = registry.names();
     const name = resolved[field];

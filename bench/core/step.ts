@@ -60,19 +60,12 @@ export interface StepRollouts {
   T: number;
 }
 
-/** The advantages of a step: the estimator's, the confidence shift c_i, and what the loss sees (after ACE). */
-export interface StepAdvantages {
-  advantages: Float64Array;
-  c: Float64Array;
-  finalAdvantages: Float64Array;
-}
-
 /**
  * Rewards → the registered estimator's advantages (`algo.advEstimator`) → ACE (when enabled, from c_i = the
  * rollout's log-ratio to the reference, aggregated by `algo.ace`; all-wrong groups too under `ace.allWrong`) → the
- * advantages the loss sees.
+ * advantages the loss sees (`finalAdvantages`), returned with the estimator's and the confidence shifts c.
  */
-export function batchAdvantages(rollouts: StepRollouts, algo: AlgoConfig): StepAdvantages {
+export function batchAdvantages(rollouts: StepRollouts, algo: AlgoConfig) {
   const { rewards, correct, groupIds, oldLogp, refLogp, mask, B, T } = rollouts;
   const c = confidenceShift(oldLogp, refLogp, mask, B, T, algo.ace);
   const advantages = ADV_ESTIMATORS.get(algo.advEstimator)({ rewards, groupIds, correct, c }, algo);

@@ -96,8 +96,10 @@ export function checkSweepConfig(raw: unknown, source: string, spec?: EngineSpec
     }
     if (seen.has(m.name)) fail(`methods[${i}].name: duplicate method '${m.name}'`);
     seen.add(m.name);
+    checkOverrides(m, sweep.grid, `${source}: methods[${i}].overrides`);
+    const fixed = Object.keys(m.rl ?? {}).find((k) => SWEEP_ONLY_RL.includes(k));
+    if (fixed) fail(`methods[${i}].rl.${fixed}: set by the sweep's rl block only`);
   });
-  sweep.methods.forEach((m, i) => checkOverrides(m, sweep.grid, `${source}: methods[${i}].overrides`));
   if (sweep.grid && !sweep.methods.some((m) => aceOn(m))) {
     fail(`grid: there is no ACE method (ace.enabled after overrides) to expand`);
   }
@@ -117,10 +119,6 @@ export function checkSweepConfig(raw: unknown, source: string, spec?: EngineSpec
       if (m.rl) validate(schema, methodSettings(sweep, m), `${source}: methods[${i}].rl`);
     });
   }
-  sweep.methods.forEach((m, i) => {
-    const fixed = Object.keys(m.rl ?? {}).find((k) => SWEEP_ONLY_RL.includes(k));
-    if (fixed) fail(`methods[${i}].rl.${fixed}: set by the sweep's rl block only`);
-  });
   return sweep;
 }
 

@@ -5,20 +5,13 @@
 // Worker on each job it receives.
 import { compileSchema, describeErrors } from "../../common/config.ts";
 import type { LearnedFields } from "../../common/run_folder.ts";
-import type { EvalSpec, RunConfig, RunOutcome } from "../engines/engine.ts";
+import type { Engine, RunConfig, RunOutcome } from "../engines/engine.ts";
 import type { EngineRef } from "../engines/registry.ts";
 
-/** A job the runner sends a Worker: one base model's shared `prepare`, or one run. */
+/** A job the runner sends a Worker: one base model's shared `prepare` (what the engine's prepare takes), or one run. */
 export type WorkerJob =
-  | {
-    kind: "prepare";
-    engine: EngineRef;
-    settings: Record<string, unknown>;
-    seed: number;
-    base: number;
-    eval: EvalSpec;
-    sweepDir: string;
-  }
+  | { kind: "prepare"; engine: EngineRef; sweepDir: string }
+    & Required<Parameters<NonNullable<Engine["prepare"]>>[0]>
   | { kind: "run"; engine: EngineRef; run: RunConfig; runDir: string; sweepDir: string };
 
 /** What a Worker reports back while its job runs, and how it ended. */

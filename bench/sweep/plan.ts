@@ -72,9 +72,8 @@ export async function describePlan(
         `(${perStep.toFixed(2)} s/step measured by finished runs here; excludes training the base models)`,
     );
   } else if (calibrations.length) {
-    const walls = calibrations.map((c) => estimateFromCalibration(c, todoRuns, workers)).sort((a, b) =>
-      a - b
-    );
+    const walls = calibrations.map((c) => estimateFromCalibration(c, todoRuns, workers));
+    walls.sort((a, b) => a - b);
     const c = calibrations.at(-1)!;
     const spread = walls.length > 1
       ? `range ${formatSeconds(walls[0])}–${formatSeconds(walls.at(-1)!)} over ${walls.length} calibrations`

@@ -87,9 +87,7 @@ export function firstNonFiniteLoss(dir: string): number | null {
 type JobResult = { outcome: RunOutcome; failure: null } | { outcome: null; failure: string };
 
 /** What a job reports while it runs: the engine's hooks, and (runs) the resolved config the engine will run. */
-interface JobHooks extends RunHooks {
-  onConfig?(config: RunConfig<unknown>): void;
-}
+type JobHooks = RunHooks & { onConfig?(config: RunConfig<unknown>): void };
 
 /** Run one job in a fresh worker; resolves with the engine's outcome or the failure reason (job.ts checks). */
 function runInWorker(job: WorkerJob, hooks: JobHooks, active: Active) {

@@ -34,12 +34,8 @@ scope.onmessage = (e) => {
   Promise.resolve().then(() => perform(checkJob(e.data))).then(
     (outcome) => scope.postMessage({ kind: "done", outcome }),
     (err) => {
-      const error = err instanceof Error ? err : new Error(String(err));
-      scope.postMessage({
-        kind: "error",
-        message: error.message,
-        ...(error.stack ? { stack: error.stack } : {}),
-      });
+      const { message, stack } = err instanceof Error ? err : new Error(String(err));
+      scope.postMessage({ kind: "error", message, ...(stack ? { stack } : {}) });
     },
   );
 };
