@@ -12,6 +12,7 @@ import { holm, termsPValue } from "../evaluators/mod.ts";
 import { crossedName } from "./caveats.ts";
 import { type DiffCell, pairedDiff } from "./compare.ts";
 import { finalRows, type PassKRow } from "./passk.ts";
+import { csv6 } from "./format.ts";
 
 /** The side of a claim that is the policy before RL: each run's own step-0 evaluation (its base model). */
 export const BASE_SIDE = "base (step 0)";
@@ -241,7 +242,6 @@ export function controlsSection(
 
 /** controls.csv: one row per claim checked per dataset (differences in Pass@k units), Holm-corrected outcome. */
 export function controlsCsv(results: readonly ControlResult[]): string {
-  const r6 = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : "");
   const rows = results.map((r) => ({
     dataset: r.dataset,
     id: r.claim.id,
@@ -252,12 +252,12 @@ export function controlsCsv(results: readonly ControlResult[]): string {
     k: r.cell.k,
     a: r.a,
     b: r.b,
-    diff: r6(r.cell.mean),
-    lo: r6(r.cell.lo),
-    hi: r6(r.cell.hi),
-    mdd: r6(r.cell.mdd),
-    p_zero: r6(r.pZero),
-    p_published: r6(r.pPublished),
+    diff: csv6(r.cell.mean),
+    lo: csv6(r.cell.lo),
+    hi: csv6(r.cell.hi),
+    mdd: csv6(r.cell.mdd),
+    p_zero: csv6(r.pZero),
+    p_published: csv6(r.pPublished),
     outcome: r.outcome,
   }));
   return toCsv(rows, Object.keys(rows[0] ?? {})); // written only when a claim was checked

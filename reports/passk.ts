@@ -11,6 +11,7 @@ import {
   passAtK,
 } from "../evaluators/mod.ts";
 import type { EvalSample, RunData } from "./load.ts";
+import { r6 } from "./format.ts";
 
 /** One long-format row of passk.csv, plus the per-problem values behind it (for paired comparisons). */
 export interface PassKRow {
@@ -209,7 +210,6 @@ export function passKRows(runs: readonly RunData[], iters = 2000): PassKRow[] {
 
 /** A CSV record of a row (numbers rounded to 6 decimals so the file is stable across platforms). */
 export function csvRecord(row: PassKRow): Record<string, unknown> {
-  const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
   return {
     method: row.method,
     base: row.base,

@@ -5,6 +5,7 @@ import type { EvalFileConfig } from "../bench/external/mod.ts";
 import type { Folder } from "./load.ts";
 import type { ReferenceCurve } from "./plots.ts";
 import type { AggregateCell } from "./passk.ts";
+import { f3 } from "./format.ts";
 
 /** One published pass@k value. */
 export interface ReferenceRow {
@@ -130,7 +131,6 @@ export function referenceSection(
   if (refs.length === 0) return [];
   const mine = cells.filter((c) => c.dataset === dataset && c.slice === "all");
   const methods = [...new Set(mine.map((c) => c.method))];
-  const f3 = (x: number) => x.toFixed(3);
   const lines = [
     `### ${dataset}: published reference points`,
     "",

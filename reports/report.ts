@@ -45,6 +45,7 @@ import {
 } from "./summary_model.ts";
 import { rankingSection } from "./ranking.ts";
 import { referenceCurves, type ReferenceRow, referenceSection, runProtocol } from "./references.ts";
+import { f3, signed } from "./format.ts";
 
 /** A column a caller adds to passk.csv (after the shared ones): its name and its value for each row. */
 export interface ExtraColumn {
@@ -253,8 +254,6 @@ export async function compareSweeps(
   }
   const ks = [...new Set(comparisons.flatMap((c) => c.cells.map((d) => d.k)))].sort((x, y) => x - y);
   const aggA = aggregateSeeds(finalA), aggB = aggregateSeeds(finalB);
-  const fmt = (x: number) => x.toFixed(3);
-  const sgn = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(3);
   lines.push(
     evals
       ? "B − A is paired by problem: each problem's Pass@k in B minus in A (sample i of a problem was requested " +
@@ -275,7 +274,9 @@ export async function compareSweeps(
       const ca = aggA.find((x) => x.method === method && x.dataset === c.dataset && x.k === k);
       const cb = aggB.find((x) => x.method === method && x.dataset === c.dataset && x.k === k);
       return d && ca && cb
-        ? `${fmt(ca.mean)} → ${fmt(cb.mean)} (${sgn(d.mean)} [${sgn(d.lo)}, ${sgn(d.hi)}], MDD ${fmt(d.mdd)})`
+        ? `${f3(ca.mean)} → ${f3(cb.mean)} (${signed(d.mean)} [${signed(d.lo)}, ${signed(d.hi)}], MDD ${
+          f3(d.mdd)
+        })`
         : "–";
     });
     lines.push(`| ${method} | ${c.dataset} | ${cellsText.join(" | ")} |`);

@@ -12,6 +12,7 @@ import type { Comparison } from "./compare.ts";
 import { type DataIssue, touches } from "./completeness.ts";
 import { folderName, type SweepData } from "./load.ts";
 import type { AggregateCell } from "./passk.ts";
+import { csv6 } from "./format.ts";
 
 /** The version of the summary model (summary.json `version`); a change of meaning bumps it. */
 const SUMMARY_VERSION = 1;
@@ -189,9 +190,6 @@ export function parseSummary(text: string, source: string): Record<string, unkno
   return validate<Record<string, unknown>>(loadSchema(SUMMARY_SCHEMA), JSON.parse(text), source);
 }
 
-/** A number for a CSV: rounded to 6 decimals (stable across platforms); empty when not defined. */
-const r6 = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : "");
-
 const COMPONENT_COLUMNS = [
   "var_base",
   "var_seed",
@@ -202,7 +200,7 @@ const COMPONENT_COLUMNS = [
 
 function componentRecord(x: ComponentsModel): Record<string, unknown> {
   const values = [x.base, x.seed, x.problem, x.baseProblem, x.residual];
-  return Object.fromEntries(COMPONENT_COLUMNS.map((name, i) => [name, r6(values[i])]));
+  return Object.fromEntries(COMPONENT_COLUMNS.map((name, i) => [name, csv6(values[i])]));
 }
 
 /** cells.csv: every Pass@k cell over runs (slices included), with its interval and variance components. */
@@ -213,10 +211,10 @@ export function cellsCsv(model: SummaryModel): string {
     slice: c.slice,
     step: c.step,
     k: c.k,
-    pass_at_k: r6(c.mean),
-    ci_lo: r6(c.lo),
-    ci_hi: r6(c.hi),
-    se: r6(c.se),
+    pass_at_k: csv6(c.mean),
+    ci_lo: csv6(c.lo),
+    ci_hi: csv6(c.hi),
+    se: csv6(c.se),
     interval: c.interval,
     scope: c.scope,
     bases: c.bases,
@@ -264,13 +262,13 @@ export function differencesCsv(model: SummaryModel): string {
         a: c.a,
         b: c.b,
         k: d.k,
-        diff: r6(d.mean),
-        ci_lo: r6(d.lo),
-        ci_hi: r6(d.hi),
-        se: r6(d.se),
-        mdd: r6(d.mdd),
-        mdd_lo: r6(d.mddRange.lo),
-        mdd_hi: r6(d.mddRange.hi),
+        diff: csv6(d.mean),
+        ci_lo: csv6(d.lo),
+        ci_hi: csv6(d.hi),
+        se: csv6(d.se),
+        mdd: csv6(d.mdd),
+        mdd_lo: csv6(d.mddRange.lo),
+        mdd_hi: csv6(d.mddRange.hi),
         mdd_df: d.mddRange.df,
         interval: d.interval,
         scope: d.scope,
