@@ -3,13 +3,7 @@ import { join } from "node:path";
 import { atomicWrite } from "../common/fs.ts";
 import { toCsv } from "../common/csv.ts";
 import { checkSameProtocol, protocolTable } from "../common/protocol.ts";
-import {
-  aceComparisons,
-  type Comparison,
-  comparisonSentence,
-  pairedDiff,
-  requestedComparisons,
-} from "./compare.ts";
+import { aceComparisons, comparePairs, comparisonSentence, requestedComparisons } from "./compare.ts";
 import { boundaryRecord, boundaryRows, boundarySection } from "./boundary.ts";
 import { type DataIssue, dataIssues } from "./completeness.ts";
 import { calibrationCsv, calibrationPoints, calibrationSection } from "./calibration.ts";
@@ -107,7 +101,6 @@ export async function buildReport(dir: string, options: ReportOptions = {}) {
     comparisons,
     boundary,
     issues,
-    firstMethod: methods[0],
   });
   const summary = renderSummary({
     data,
@@ -236,15 +229,14 @@ export async function compareSweeps(
   lines.push(evals ? `Config hashes (${what}): ${hashes}` : `Config hashes: ${hashes}`, "");
   lines.push("Evaluation protocols (grader mode first):", "", ...protocolTable(sides[0], sides[1]), "");
   if (notes.length) lines.push(...notes.map((n) => `- ${n}`), "");
-  const comparisons: Comparison[] = [];
-  for (const method of methodsA.filter((m) => methodsB.includes(m))) {
-    for (const dataset of [...new Set(finalA.map((r) => r.dataset))].sort()) {
-      const ra = finalA.filter((r) => r.method === method && r.dataset === dataset);
-      const rb = finalB.filter((r) => r.method === method && r.dataset === dataset);
-      if (ra.length === 0 || rb.length === 0) continue;
-      comparisons.push({ dataset, a: `${method} [A]`, b: `${method} [B]`, ...pairedDiff(ra, rb) });
-    }
-  }
+  // Each side's rows labelled "<method> [A]" / "[B]", in dataset order (code units), as comparePairs takes them.
+  const label = (rows: PassKRow[], side: string) =>
+    rows.map((r) => ({ ...r, method: `${r.method} [${side}]` }))
+      .sort((x, y) => (x.dataset < y.dataset ? -1 : x.dataset > y.dataset ? 1 : 0));
+  const comparisons = comparePairs(
+    [...label(finalA, "A"), ...label(finalB, "B")],
+    methodsA.filter((m) => methodsB.includes(m)).map((m) => [`${m} [A]`, `${m} [B]`] as const),
+  );
   if (comparisons.length === 0) {
     return lines.concat(
       `The two ${evals ? "evals share no dataset" : "sweeps share no method and dataset"}.`,

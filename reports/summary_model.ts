@@ -42,8 +42,6 @@ export interface ModelInput {
   comparisons: Comparison[];
   boundary: BoundaryRow[];
   issues: DataIssue[];
-  /** The method whose step-0 samples make the BEFORE_RL row. */
-  firstMethod: string;
 }
 
 function components(x: NestedComponents): ComponentsModel {
@@ -153,7 +151,8 @@ function comparisonModel(
 
 /** Build the summary model of a report (pure: the same inputs give the same model). */
 export function summaryModel(input: ModelInput) {
-  const { data, cells, comparisons, boundary, issues, firstMethod } = input;
+  const { data, cells, comparisons, boundary, issues } = input;
+  const firstMethod = input.methods.find((m) => m !== BEFORE_RL)!; // its step-0 samples make the BEFORE_RL row
   const datasets = [...new Set(cells.map((c) => c.dataset))].sort();
   const designs = datasets.map((ds) =>
     designOf(ds, cells.filter((c) => c.dataset === ds && c.slice === "all"))
