@@ -44,15 +44,8 @@ export function readReferences(path: string): ReferenceRow[] {
     for (const field of ["model", "dataset", "method", "source"] as const) {
       if (!r[field]) throw new Error(`${where}: ${field} is empty`);
     }
-    return {
-      model: r.model,
-      dataset: r.dataset,
-      method: r.method,
-      k,
-      value,
-      source: r.source,
-      protocol: r.protocol,
-    };
+    const { model, dataset, method, source, protocol } = r;
+    return { model, dataset, method, k, value, source, protocol };
   });
 }
 
