@@ -138,8 +138,9 @@ export function checkClaims(
     const trained = [claim.a, claim.b].filter((x) => x !== BASE_SIDE);
     const names = trained.map((p) => methodFor(p, presets));
     const missing = trained.filter((_, i) => names[i] === null);
+    const skip = (why: string) => skipped.push({ claim, why });
     if (missing.length) {
-      skipped.push({ claim, why: `no ${missing.join(" or ")} method in this sweep` });
+      skip(`no ${missing.join(" or ")} method in this sweep`);
       continue;
     }
     const name = (side: string) => (side === BASE_SIDE ? BASE_SIDE : names[trained.indexOf(side)]!);
@@ -151,20 +152,17 @@ export function checkClaims(
           : final.filter((r) => r.method === name(s) && r.dataset === dataset);
       const rowsA = side(claim.a), rowsB = side(claim.b);
       if (rowsA.length === 0 || rowsB.length === 0) {
-        skipped.push({
-          claim,
-          why: `${dataset}: ${rowsA.length ? name(claim.b) : name(claim.a)} has no rows`,
-        });
+        skip(`${dataset}: ${rowsA.length ? name(claim.b) : name(claim.a)} has no rows`);
         continue;
       }
       const { cells } = pairedDiff(rowsA, rowsB);
       if (cells.length === 0) {
-        skipped.push({ claim, why: `${dataset}: no paired runs and problems` });
+        skip(`${dataset}: no paired runs and problems`);
         continue;
       }
       const cell = claim.k === 1 ? cells.find((c) => c.k === 1) : cells[cells.length - 1];
       if (!cell) {
-        skipped.push({ claim, why: `${dataset}: no Pass@1 on both sides` });
+        skip(`${dataset}: no Pass@1 on both sides`);
         continue;
       }
       const p = (d: number) => (Number.isFinite(cell.lo) ? termsPValue(cell.terms, cell.mean - d) : NaN);

@@ -7,7 +7,7 @@ import { sweepFile } from "../common/run_folder.ts";
 import { describeDesign, describeProtocol, designOf, MIGRATE_HINT } from "../common/protocol.ts";
 import {
   CEILING_MARK,
-  ceilingNote,
+  CEILING_NOTE,
   chanceLine,
   crossedName,
   fewBasesWarning,
@@ -340,7 +340,7 @@ export function renderSummary(input: SummaryInput): string {
         "",
       );
     }
-    if (all.some((c) => c.nearCeiling)) lines.push(ceilingNote(), "");
+    if (all.some((c) => c.nearCeiling)) lines.push(CEILING_NOTE, "");
     const diffs = model.comparisons.filter((c) => c.dataset === dataset);
     if (diffs.length) {
       const dropped = droppedText(diffs);
