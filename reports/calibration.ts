@@ -9,6 +9,7 @@ import { crossedName } from "./caveats.ts";
 import { type DiffCell, pairedDiff } from "./compare.ts";
 import type { RunData } from "./load.ts";
 import { finalRows, type PassKRow } from "./passk.ts";
+import { r6, signed, withInterval } from "./format.ts";
 
 /**
  * The rule, written before the data. Among the step sizes tried, the default is the largest whose GRPO
@@ -113,9 +114,6 @@ export function pickStepSize(
   return { lr: working[0]?.lr ?? null, inRange: false, reasons };
 }
 
-const signed = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(3);
-const withInterval = (c: DiffCell) =>
-  `${signed(c.mean)} ${Number.isFinite(c.lo) ? `[${signed(c.lo)}, ${signed(c.hi)}]` : "(no interval)"}`;
 const fixed = (x: number | null, digits: number) => (x === null ? "–" : x.toFixed(digits));
 
 /** summary.md's calibration section for one dataset: the table per preset and step size, then the rule's pick. */
@@ -160,7 +158,7 @@ export function calibrationSection(points: readonly CalibrationPoint[], dataset:
  * `chosen` true on the step size the rule picks (per dataset).
  */
 export function calibrationCsv(points: readonly CalibrationPoint[]): string {
-  const r6 = (x: number | null) => (x === null ? "" : Math.round(x * 1e6) / 1e6);
+  const num = (x: number | null) => (x === null ? "" : r6(x));
   const rows = points.map((p) => ({
     dataset: p.dataset,
     preset: p.preset,
@@ -168,16 +166,16 @@ export function calibrationCsv(points: readonly CalibrationPoint[]): string {
     method: p.method,
     runs: p.runs,
     k_max: p.passMax.k,
-    d_pass1: r6(p.pass1.mean),
-    d_pass1_lo: r6(p.pass1.lo),
-    d_pass1_hi: r6(p.pass1.hi),
-    d_passmax: r6(p.passMax.mean),
-    d_passmax_lo: r6(p.passMax.lo),
-    d_passmax_hi: r6(p.passMax.hi),
-    kl: r6(p.kl),
-    entropy: r6(p.entropy),
-    overconf_frac: r6(p.overconfFrac),
-    overconf_mean_c: r6(p.overconfMeanC),
+    d_pass1: num(p.pass1.mean),
+    d_pass1_lo: num(p.pass1.lo),
+    d_pass1_hi: num(p.pass1.hi),
+    d_passmax: num(p.passMax.mean),
+    d_passmax_lo: num(p.passMax.lo),
+    d_passmax_hi: num(p.passMax.hi),
+    kl: num(p.kl),
+    entropy: num(p.entropy),
+    overconf_frac: num(p.overconfFrac),
+    overconf_mean_c: num(p.overconfMeanC),
     chosen: p.preset === CALIBRATION_RULE.preset && pickStepSize(points, p.dataset).lr === p.lr,
   }));
   return toCsv(rows, Object.keys(rows[0] ?? {})); // written only with calibration points

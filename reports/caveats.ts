@@ -25,11 +25,10 @@ export function nearCeiling(c: { mean: number; problems: number }): boolean {
 }
 
 /** The note under a Pass@k table with flagged cells. */
-export function ceilingNote(): string {
-  return `${CEILING_MARK} Pass@k ≥ ${CEILING_PASS} on ≤ ${CEILING_PROBLEMS} problems: near the ceiling the ` +
-    "problems' skewed distribution makes such a 95% interval cover only about 86–89% (known-truth simulation); " +
-    "more problems restore it (160: about 94%).";
-}
+export const CEILING_NOTE =
+  `${CEILING_MARK} Pass@k ≥ ${CEILING_PASS} on ≤ ${CEILING_PROBLEMS} problems: near the ` +
+  "ceiling the problems' skewed distribution makes such a 95% interval cover only about 86–89% (known-truth " +
+  "simulation); more problems restore it (160: about 94%).";
 
 /** A warning under the difference table when a comparison spans 2–4 bases (empty otherwise). */
 export function fewBasesWarning(comparisons: readonly ComparisonView[]): string[] {

@@ -157,7 +157,7 @@ export function baselineOf(
 }
 
 /** B − A for each (a, b) pair of method names and every dataset with rows of both, in pair order. */
-function comparePairs(
+export function comparePairs(
   rows: readonly PassKRow[],
   pairs: readonly (readonly [string, string])[],
 ): Comparison[] {

@@ -119,15 +119,8 @@ export function dataIssues(data: SweepData): DataIssue[] {
   for (const id of planned.filter((id) => !present.has(id))) {
     issues.push({ runId: id, method: methodOf(id, data), message: NEVER_STARTED });
   }
-  const union = new Map<string, Set<string>>();
-  for (const run of data.runs) {
-    for (const s of run.samples) {
-      const key = `${s.dataset}\u0000${s.step}`;
-      const set = union.get(key) ?? new Set<string>();
-      set.add(s.problemId);
-      union.set(key, set);
-    }
-  }
+  const samples = Map.groupBy(data.runs.flatMap((r) => r.samples), (s) => `${s.dataset}\u0000${s.step}`);
+  const union = new Map([...samples].map(([key, list]) => [key, new Set(list.map((s) => s.problemId))]));
   for (const run of data.runs) {
     if (run.state === "failed" || run.state === "running") {
       const why = run.state === "failed" ? `failed${run.reason ? ` (${run.reason})` : ""}` : "not finished";

@@ -12,6 +12,7 @@ import { holm, termsPValue } from "../evaluators/mod.ts";
 import { crossedName } from "./caveats.ts";
 import { type DiffCell, pairedDiff } from "./compare.ts";
 import { finalRows, type PassKRow } from "./passk.ts";
+import { csv6 } from "./format.ts";
 
 /** The side of a claim that is the policy before RL: each run's own step-0 evaluation (its base model). */
 export const BASE_SIDE = "base (step 0)";
@@ -137,8 +138,9 @@ export function checkClaims(
     const trained = [claim.a, claim.b].filter((x) => x !== BASE_SIDE);
     const names = trained.map((p) => methodFor(p, presets));
     const missing = trained.filter((_, i) => names[i] === null);
+    const skip = (why: string) => skipped.push({ claim, why });
     if (missing.length) {
-      skipped.push({ claim, why: `no ${missing.join(" or ")} method in this sweep` });
+      skip(`no ${missing.join(" or ")} method in this sweep`);
       continue;
     }
     const name = (side: string) => (side === BASE_SIDE ? BASE_SIDE : names[trained.indexOf(side)]!);
@@ -150,20 +152,17 @@ export function checkClaims(
           : final.filter((r) => r.method === name(s) && r.dataset === dataset);
       const rowsA = side(claim.a), rowsB = side(claim.b);
       if (rowsA.length === 0 || rowsB.length === 0) {
-        skipped.push({
-          claim,
-          why: `${dataset}: ${rowsA.length ? name(claim.b) : name(claim.a)} has no rows`,
-        });
+        skip(`${dataset}: ${rowsA.length ? name(claim.b) : name(claim.a)} has no rows`);
         continue;
       }
       const { cells } = pairedDiff(rowsA, rowsB);
       if (cells.length === 0) {
-        skipped.push({ claim, why: `${dataset}: no paired runs and problems` });
+        skip(`${dataset}: no paired runs and problems`);
         continue;
       }
       const cell = claim.k === 1 ? cells.find((c) => c.k === 1) : cells[cells.length - 1];
       if (!cell) {
-        skipped.push({ claim, why: `${dataset}: no Pass@1 on both sides` });
+        skip(`${dataset}: no Pass@1 on both sides`);
         continue;
       }
       const p = (d: number) => (Number.isFinite(cell.lo) ? termsPValue(cell.terms, cell.mean - d) : NaN);
@@ -241,7 +240,6 @@ export function controlsSection(
 
 /** controls.csv: one row per claim checked per dataset (differences in Pass@k units), Holm-corrected outcome. */
 export function controlsCsv(results: readonly ControlResult[]): string {
-  const r6 = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : "");
   const rows = results.map((r) => ({
     dataset: r.dataset,
     id: r.claim.id,
@@ -252,12 +250,12 @@ export function controlsCsv(results: readonly ControlResult[]): string {
     k: r.cell.k,
     a: r.a,
     b: r.b,
-    diff: r6(r.cell.mean),
-    lo: r6(r.cell.lo),
-    hi: r6(r.cell.hi),
-    mdd: r6(r.cell.mdd),
-    p_zero: r6(r.pZero),
-    p_published: r6(r.pPublished),
+    diff: csv6(r.cell.mean),
+    lo: csv6(r.cell.lo),
+    hi: csv6(r.cell.hi),
+    mdd: csv6(r.cell.mdd),
+    p_zero: csv6(r.pZero),
+    p_published: csv6(r.pPublished),
     outcome: r.outcome,
   }));
   return toCsv(rows, Object.keys(rows[0] ?? {})); // written only when a claim was checked

@@ -12,6 +12,7 @@ import { baselineOf, type DiffCell, pairedDiff } from "./compare.ts";
 import { crossedName, mddText } from "./caveats.ts";
 import type { RunData } from "./load.ts";
 import { finalRows, type PassKRow } from "./passk.ts";
+import { csv6, withInterval } from "./format.ts";
 
 /** A slope of Pass@k per unit α with its nested 95% interval and MDD (80% power, 5% two-sided). */
 export interface SlopeInterval {
@@ -173,10 +174,6 @@ export function doseResults(rows: readonly PassKRow[], variants: readonly DoseVa
   return out;
 }
 
-const signed = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(3);
-const interval = (c: { lo: number; hi: number }) =>
-  Number.isFinite(c.lo) ? `[${signed(c.lo)}, ${signed(c.hi)}]` : "(no interval)";
-
 /** The verdict on a slope: distinguishable from 0 (which sign), or not, with the MDD. */
 function slopeVerdict(s: SlopeInterval): string {
   if (!Number.isFinite(s.lo)) return "no interval";
@@ -215,9 +212,9 @@ export function doseSection(results: readonly DoseResult[], dataset: string): st
       `| ${r.variant.label} vs ${r.variant.baseline} | ${r.k} | ${
         alphas.map((a) => {
           const d = r.deltas.find((x) => x.alpha === a);
-          return d ? `${signed(d.cell.mean)} ${interval(d.cell)}` : "–";
+          return d ? withInterval(d.cell) : "–";
         }).join(" | ")
-      } | ${signed(r.slope.mean)} ${interval(r.slope)} | ${mddText(r.slope.mdd)} | ${slopeVerdict(r.slope)} |`
+      } | ${withInterval(r.slope)} | ${mddText(r.slope.mdd)} | ${slopeVerdict(r.slope)} |`
     ),
     "",
   ];
@@ -225,7 +222,6 @@ export function doseSection(results: readonly DoseResult[], dataset: string): st
 
 /** dose.csv: per variant, dataset and k, ΔPass@k against the baseline at each α and the slope (Pass@k units). */
 export function doseCsv(results: readonly DoseResult[]): string {
-  const r6 = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : "");
   const rows = results.flatMap((r) => {
     const row = (
       alpha: number | "",
@@ -238,10 +234,10 @@ export function doseCsv(results: readonly DoseResult[]): string {
       k: r.k,
       alpha,
       kind,
-      value: r6(c.mean),
-      lo: r6(c.lo),
-      hi: r6(c.hi),
-      mdd: r6(c.mdd),
+      value: csv6(c.mean),
+      lo: csv6(c.lo),
+      hi: csv6(c.hi),
+      mdd: csv6(c.mdd),
     });
     return [...r.deltas.map((d) => row(d.alpha, "delta", d.cell)), row("", "slope", r.slope)];
   });

@@ -7,7 +7,7 @@ import { readRunConfig } from "../common/run_folder.ts";
 import { engines, runIngest } from "../bench/engines/registry.ts";
 
 /** Run folders of `dir` (a sweep, or one run folder), in name order. */
-function runFolders(dir: string): string[] {
+export function runFolders(dir: string): string[] {
   const runs = join(dir, "runs");
   if (!exists(runs)) return [dir];
   return [...Deno.readDirSync(runs)].filter((e) => e.isDirectory).map((e) => join(runs, e.name)).sort();

@@ -16,7 +16,7 @@ import {
 import type { AceConfig } from "../bench/core/mod.ts";
 import type { SweepConfig } from "../bench/sweep/mod.ts";
 import type { EvalFileConfig } from "../bench/external/mod.ts";
-import { checkIngested } from "./ingest.ts";
+import { checkIngested, runFolders } from "./ingest.ts";
 export type { EvalSample };
 
 /** One line of metrics.jsonl (only the fields reports plot are named). */
@@ -126,14 +126,7 @@ export function loadSweep(dir: string): SweepData {
   if (!exists(dir)) throw new Error(`${dir}: no such folder`);
   checkIngested(dir);
   const folder = readFolderFile(dir) as Folder | null;
-  let runDirs: string[];
-  if (exists(join(dir, "runs"))) {
-    runDirs = [...Deno.readDirSync(join(dir, "runs"))].filter((e) => e.isDirectory).map((e) =>
-      join(dir, "runs", e.name)
-    );
-  } else if (exists(runFile(dir, "eval"))) {
-    runDirs = [dir];
-  } else {
+  if (!exists(join(dir, "runs")) && !exists(runFile(dir, "eval"))) {
     throw new Error(`${dir}: neither a sweep (no runs/ folder) nor a run folder (no eval.jsonl)`);
   }
   const order = folder?.runIds ?? [];
@@ -141,9 +134,8 @@ export function loadSweep(dir: string): SweepData {
     const i = order.indexOf(path.split("/").pop()!);
     return i < 0 ? order.length : i;
   };
-  runDirs.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
-  const runs: RunData[] = [];
-  for (const runDir of runDirs) runs.push(loadRun(runDir, runDir.split("/").pop()!));
+  const runDirs = runFolders(dir).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  const runs = runDirs.map((runDir) => loadRun(runDir, runDir.split("/").pop()!));
   const decision = runDirs.map((r) => readRunConfig(r)?.backendDecision).find((d) => d !== undefined);
   return { dir, folder, resolvedBackend: decision ? resolvedBackend(decision) : null, runs };
 }

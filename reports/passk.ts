@@ -11,6 +11,7 @@ import {
   passAtK,
 } from "../evaluators/mod.ts";
 import type { EvalSample, RunData } from "./load.ts";
+import { r6 } from "./format.ts";
 
 /** One long-format row of passk.csv, plus the per-problem values behind it (for paired comparisons). */
 export interface PassKRow {
@@ -125,17 +126,6 @@ export function reportedKs(n: number, configured: readonly number[] = [], only =
   return [...ks].sort((a, b) => a - b);
 }
 
-function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const list = out.get(k);
-    if (list) list.push(item);
-    else out.set(k, [item]);
-  }
-  return out;
-}
-
 /**
  * The slices a sample belongs to: always "all", plus its subject and level when present, and for an eval its
  * task family (a sweep's tfjs samples carry one too, but its report stays per dataset).
@@ -153,11 +143,11 @@ function runPassK(run: RunData, iters = 2000): PassKRow[] {
   const rows: PassKRow[] = [];
   const external = run.engine === EXTERNAL_ENGINE;
   const inSlices = run.samples.flatMap((s) => slicesOf(s, external).map((slice) => ({ s, slice })));
-  const bySlice = groupBy(inSlices, ({ s, slice }) => `${s.dataset}\u0000${slice}\u0000${s.step}`);
+  const bySlice = Map.groupBy(inSlices, ({ s, slice }) => `${s.dataset}\u0000${slice}\u0000${s.step}`);
   for (const [key, list] of bySlice) {
     const samples = list.map((x) => x.s);
     const [dataset, slice, stepText] = key.split("\u0000");
-    const counts = [...groupBy(samples, (s) => s.problemId)].map(([id, list]) => ({
+    const counts = [...Map.groupBy(samples, (s) => s.problemId)].map(([id, list]) => ({
       id,
       n: list.length,
       c: list.filter((s) => s.correct).length,
@@ -209,7 +199,6 @@ export function passKRows(runs: readonly RunData[], iters = 2000): PassKRow[] {
 
 /** A CSV record of a row (numbers rounded to 6 decimals so the file is stable across platforms). */
 export function csvRecord(row: PassKRow): Record<string, unknown> {
-  const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
   return {
     method: row.method,
     base: row.base,
@@ -243,7 +232,7 @@ export function finalRows(rows: readonly PassKRow[]): PassKRow[] {
  * one method × dataset × slice × step × k.
  */
 export function aggregateSeeds(rows: readonly PassKRow[]): AggregateCell[] {
-  const groups = groupBy(rows, (r) => [r.method, r.dataset, r.slice, r.step, r.k].join("\u0000"));
+  const groups = Map.groupBy(rows, (r) => [r.method, r.dataset, r.slice, r.step, r.k].join("\u0000"));
   return [...groups.values()].map((unsorted) => {
     const list = [...unsorted].sort((a, b) => a.base - b.base || a.seed - b.seed);
     const first = list[0];

@@ -11,6 +11,7 @@ import type { DoseResult } from "./dose.ts";
 import type { RunData } from "./load.ts";
 import type { AggregateCell } from "./passk.ts";
 import { BEFORE_RL } from "./summary_model.ts";
+import { r6, signed } from "./format.ts";
 
 /** Render a vega-lite spec to an SVG string. */
 export async function renderSvg(spec: vl.TopLevelSpec): Promise<string> {
@@ -243,11 +244,10 @@ export function diffSpec(comparisons: readonly Comparison[], dataset: string): v
  */
 export function doseSpec(results: readonly DoseResult[], dataset: string): vl.TopLevelSpec {
   const mine = results.filter((r) => r.dataset === dataset);
-  const sgn = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(3);
   const values = mine.flatMap((r) => {
     const slope = Number.isFinite(r.slope.lo)
-      ? `slope ${sgn(r.slope.mean)} [${sgn(r.slope.lo)}, ${sgn(r.slope.hi)}]`
-      : `slope ${sgn(r.slope.mean)}`;
+      ? `slope ${signed(r.slope.mean)} [${signed(r.slope.lo)}, ${signed(r.slope.hi)}]`
+      : `slope ${signed(r.slope.mean)}`;
     const line = `${r.variant.label}, k=${r.k}: ${slope}`;
     const panel = `k = ${r.k}`;
     const base = { panel, line, variant: r.variant.label, alpha: 0, diff: 0, lo: 0, hi: 0 };
@@ -432,7 +432,6 @@ function trainingSummary(runs: readonly RunData[]): { values: TrainingPoint[]; u
 
 /** training.csv: the curves of `trainingSummary`, one row per method, metric and step (6 decimals). */
 export function trainingCsv(runs: readonly RunData[]): string {
-  const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
   return toCsv(
     trainingSummary(runs).values.map((v) => ({ ...v, median: r6(v.median), q25: r6(v.q25), q75: r6(v.q75) })),
     ["method", "metric", "step", "median", "q25", "q75"],

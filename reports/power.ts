@@ -191,29 +191,6 @@ function componentText(x: number): string {
 
 const f3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : "–");
 
-function componentsTable(c: Comparison): { lines: string[]; negative: boolean; plugIn: number[] } {
-  const lines = [
-    "| k | mean Δ | σ²_base | σ²_seed(base) | σ²_problem | σ²_base×problem | σ²_residual | of which within-problem | design | MDD (this design) | MDD with the base term at its 95% χ² bounds |",
-    "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
-  ];
-  let negative = false;
-  const plugIn: number[] = [];
-  for (const d of c.cells) {
-    const x = d.nested, w = withinEstimate(d, d.n);
-    const values = [x.base, x.seed, x.problem, x.baseProblem, x.residual];
-    negative ||= values.some((v) => v < -1e-12);
-    if (w.plugIn) plugIn.push(d.k);
-    lines.push(
-      `| ${d.k} | ${f3(d.mean)} | ${values.map(componentText).join(" | ")} | ${componentText(w.variance)}${
-        w.plugIn ? " (plug-in)" : ""
-      } | ${designText(ownDesign(d), x)} | ${mddText(d.mdd)} | ${
-        mddBounds(d) ? `${mddBounds(d)} (${d.mddRange.df} df)` : "–"
-      } |`,
-    );
-  }
-  return { lines, negative, plugIn };
-}
-
 function designText(d: Design, x?: NestedComponents): string {
   const per = Number.isInteger(d.seedsPerBase) ? d.seedsPerBase : d.seedsPerBase.toFixed(1);
   const base = x && !x.basesKnown ? `1 base × ${x.units} seeds` : `${d.bases} bases × ${per} seeds`;
@@ -221,29 +198,23 @@ function designText(d: Design, x?: NestedComponents): string {
 }
 
 /** Notes under a comparison's components table: what is unknown, confounded, negative or plug-in. */
-function notes(
-  own: DiffCell,
-  negative: boolean,
-  plugIn: number[],
-  design: Design,
-  rho: number,
-): string[] {
-  const x = own.nested, out: string[] = [];
-  if (!x.basesKnown) {
+function notes(e: PowerComparison, negative: boolean, plugIn: number[]): string[] {
+  const out: string[] = [], rho = e.pairedSampleCorrelation;
+  if (!e.basesKnown) {
     out.push(
       "One base model: σ²_base and σ²_base×problem are not measured, so every figure holds for this base model " +
-        `only${design.bases > 1 ? " and projections to more bases are lower bounds" : ""}.`,
+        `only${e.design.bases > 1 ? " and projections to more bases are lower bounds" : ""}.`,
     );
-  } else if (!x.seedsKnown) {
+  } else if (!e.seedsKnown) {
     out.push(
       "One seed per base: σ²_base includes the seed variance and σ²_base×problem the seed × problem part of the " +
         "residual; projections keep them at the base level (conservative for more seeds per base).",
     );
   }
-  if (x.basesKnown && x.bases <= 4) {
+  if (e.basesKnown && e.ownDesign.bases <= 4) {
     out.push(
-      `Warning: ${x.bases} bases leave ${
-        x.bases - 1
+      `Warning: ${e.ownDesign.bases} bases leave ${
+        e.ownDesign.bases - 1
       } degree(s) of freedom for the base term; a difference's ` +
         "interval under-covers there (91–93% at 4 bases in simulation); use more than 4.",
     );
@@ -271,51 +242,6 @@ function notes(
     );
   }
   return out.length ? [...out.map((l) => `- ${l}`), ""] : [];
-}
-
-/** One k of a comparison in `power --json`: the measured components and MDD, and the projection or the target. */
-export interface PowerCell {
-  k: number;
-  /** Mean paired difference B − A. */
-  mean: number;
-  components: { base: number; seed: number; problem: number; baseProblem: number; residual: number };
-  /** The within-problem sampling part of the residual, and whether it is the (biased) plug-in (n < 2k). */
-  within: { variance: number; plugIn: boolean };
-  /** MDD of the sweep's own design (summary.md's) and its range with the base term at its χ² bounds. */
-  mdd: number;
-  mddRange: { lo: number; hi: number; df: number };
-  /** MDD of the requested design (null with --target); `truncated`: a projected term was negative (a lower bound). */
-  projected: { mdd: number; truncated: boolean } | null;
-}
-
-/** One comparison in `power --json`. */
-export interface PowerComparison {
-  dataset: string;
-  a: string;
-  b: string;
-  /** The sweep's own design and the design projected to (or searched over, with --target). */
-  ownDesign: Design;
-  design: Design;
-  basesKnown: boolean;
-  seedsKnown: boolean;
-  /** Correlation of paired samples within a problem (null: not measurable). */
-  pairedSampleCorrelation: number;
-  cells: PowerCell[];
-  /** --target: for each base count, the problems needed at each k ≤ n (null: not reachable) and for all ks. */
-  target: {
-    mdd: number;
-    ks: number[];
-    rows: { bases: number; problems: (number | null)[]; all: number | null }[];
-  } | null;
-}
-
-/** `power --json`'s output (schema: reports/schemas/power.schema.json; non-finite numbers are null). */
-export interface PowerModel {
-  version: 1;
-  sweep: string;
-  /** The sweep has incomplete data (see its summary.md); the figures still come from the data there is. */
-  incomplete: boolean;
-  comparisons: PowerComparison[];
 }
 
 /** The JSON Schema of `power --json`. */
@@ -382,51 +308,55 @@ export async function main(args: string[]): Promise<number> {
       `power: warning: ${dir} has incomplete data (${report.issues.length} issue(s); see summary.md)`,
     );
   }
-  const lines = [`# Power of ${dir}`, ""];
-  const model: PowerModel = { version: 1, sweep: dir, incomplete: report.issues.length > 0, comparisons: [] };
-  for (const c of report.comparisons) {
-    if (c.cells.length === 0) continue;
-    const { entry, text } = powerOf(c, report.runs, values);
-    model.comparisons.push(entry);
-    lines.push(...text);
-  }
-  console.log(values.json ? powerJson(model) : lines.join("\n"));
+  const shown = report.comparisons.filter((c) => c.cells.length > 0);
+  const entries = shown.map((c) => powerEntry(c, report.runs, values));
+  const model: PowerModel = {
+    version: 1,
+    sweep: dir,
+    incomplete: report.issues.length > 0,
+    comparisons: entries,
+  };
+  const text = [
+    `# Power of ${dir}`,
+    "",
+    ...entries.flatMap((e, i) => powerText(e, shown[i].cells[0].nested)),
+  ];
+  console.log(values.json ? powerJson(model) : text.join("\n"));
   return 0;
 }
 
-/** One comparison's power entry and its Markdown: components, then the projection or the --target table. */
-function powerOf(
-  c: Comparison,
-  runs: readonly RunData[],
-  values: FlagValues<typeof FLAGS>,
-): { entry: PowerComparison; text: string[] } {
+/**
+ * One comparison's `power --json` entry (fields: reports/schemas/power.schema.json): per k the measured components
+ * and MDD, and the projection to the requested design or, with --target, the problems each base count needs.
+ */
+function powerEntry(c: Comparison, runs: readonly RunData[], values: FlagValues<typeof FLAGS>) {
   const own = ownDesign(c.cells[0]);
+  const { basesKnown, seedsKnown } = c.cells[0].nested;
   const design: Design = {
     bases: values.bases ?? own.bases,
     seedsPerBase: values["seeds-per-base"] ?? own.seedsPerBase,
     problems: values.problems ?? own.problems,
     n: values.n ?? own.n,
   };
-  const units = c.cells[0].nested.basesKnown ? design.bases : design.bases * design.seedsPerBase;
+  const units = basesKnown ? design.bases : design.bases * design.seedsPerBase;
   if (units < 2) {
     throw new UsageError(
-      c.cells[0].nested.basesKnown
+      basesKnown
         ? "--bases: a projection needs ≥ 2 bases"
         : "--bases × --seeds-per-base: a projection needs ≥ 2 runs",
     );
   }
   const target = values.target ?? null;
-  const table = componentsTable(c);
-  const rho = pairedSampleCorrelation(runs, c.a, c.b, c.dataset);
-  const entry: PowerComparison = {
+  const ks = c.cells.filter((d) => d.k <= design.n);
+  return {
     dataset: c.dataset,
     a: c.a,
     b: c.b,
     ownDesign: own,
     design,
-    basesKnown: c.cells[0].nested.basesKnown,
-    seedsKnown: c.cells[0].nested.seedsKnown,
-    pairedSampleCorrelation: rho,
+    basesKnown,
+    seedsKnown,
+    pairedSampleCorrelation: pairedSampleCorrelation(runs, c.a, c.b, c.dataset),
     cells: c.cells.map((d) => {
       const { base, seed, problem, baseProblem, residual } = d.nested;
       return {
@@ -441,25 +371,61 @@ function powerOf(
           : null,
       };
     }),
-    target: null,
+    target: target === null ? null : {
+      mdd: target,
+      ks: ks.map((d) => d.k),
+      rows: values["try-bases"].filter((b) => b * (units / design.bases) >= 2).map((bases) => {
+        const need = ks.map((d) => problemsNeeded(d, target, { ...design, bases }));
+        return {
+          bases,
+          problems: need,
+          all: need.some((p) => p === null) ? null : Math.max(...need.map((p) => p!)),
+        };
+      }),
+    },
   };
+}
+
+/** One comparison in `power --json`. */
+type PowerComparison = ReturnType<typeof powerEntry>;
+
+/** `power --json`'s output (schema: reports/schemas/power.schema.json; non-finite numbers are null). */
+export interface PowerModel {
+  version: 1;
+  sweep: string;
+  incomplete: boolean;
+  comparisons: PowerComparison[];
+}
+
+/** The Markdown of one entry: its components table and notes, then the projection or the --target table. */
+function powerText(e: PowerComparison, x: NestedComponents): string[] {
+  const negative = e.cells.some((d) => Object.values(d.components).some((v) => v < -1e-12));
+  const plugIn = e.cells.filter((d) => d.within.plugIn).map((d) => d.k);
   const text = [
-    `## ${c.b} − ${c.a} (${c.dataset})`,
+    `## ${e.b} − ${e.a} (${e.dataset})`,
     "",
     "Variance components of the paired difference (per value; method of moments):",
     "",
-    ...table.lines,
+    "| k | mean Δ | σ²_base | σ²_seed(base) | σ²_problem | σ²_base×problem | σ²_residual | of which within-problem | design | MDD (this design) | MDD with the base term at its 95% χ² bounds |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
+    ...e.cells.map((d) =>
+      `| ${d.k} | ${f3(d.mean)} | ${Object.values(d.components).map(componentText).join(" | ")} | ${
+        componentText(d.within.variance)
+      }${d.within.plugIn ? " (plug-in)" : ""} | ${designText(e.ownDesign, x)} | ${mddText(d.mdd)} | ${
+        mddBounds(d) ? `${mddBounds(d)} (${d.mddRange.df} df)` : "–"
+      } |`
+    ),
     "",
-    ...notes(c.cells[0], table.negative, table.plugIn, design, rho),
+    ...notes(e, negative, plugIn),
   ];
-  if (target === null) {
-    const cut = entry.cells.map((d) => d.projected!.truncated);
+  if (e.target === null) {
+    const cut = e.cells.map((d) => d.projected!.truncated);
     text.push(
-      `Projected MDD for ${designText(design)}:`,
+      `Projected MDD for ${designText(e.design)}:`,
       "",
-      `| ${c.cells.map((d) => `MDD@${d.k}`).join(" | ")} |`,
-      `|${c.cells.map(() => "---:").join("|")}|`,
-      `| ${entry.cells.map((d, i) => mddText(d.projected!.mdd) + (cut[i] ? "*" : "")).join(" | ")} |`,
+      `| ${e.cells.map((d) => `MDD@${d.k}`).join(" | ")} |`,
+      `|${e.cells.map(() => "---:").join("|")}|`,
+      `| ${e.cells.map((d, i) => mddText(d.projected!.mdd) + (cut[i] ? "*" : "")).join(" | ")} |`,
       "",
     );
     if (cut.some((x) => x)) {
@@ -469,23 +435,17 @@ function powerOf(
         "",
       );
     }
-    return { entry, text };
+    return text;
   }
-  const ks = c.cells.filter((d) => d.k <= design.n);
-  text.push(
-    `Problems needed for MDD ≤ ${target} (${design.seedsPerBase} seed(s) per base, n ${design.n}; "–": not ` +
-      "reachable with that many bases):",
+  const { mdd, ks, rows } = e.target;
+  return [
+    ...text,
+    `Problems needed for MDD ≤ ${mdd} (${e.design.seedsPerBase} seed(s) per base, n ${e.design.n}; "–": not ` +
+    "reachable with that many bases):",
     "",
-    `| bases | ${ks.map((d) => `k=${d.k}`).join(" | ")} | all k |`,
+    `| bases | ${ks.map((k) => `k=${k}`).join(" | ")} | all k |`,
     `|---:|${ks.map(() => "---:").join("|")}|---:|`,
-  );
-  entry.target = { mdd: target, ks: ks.map((d) => d.k), rows: [] };
-  for (const bases of values["try-bases"].filter((b) => b * (units / design.bases) >= 2)) {
-    const need = ks.map((d) => problemsNeeded(d, target, { ...design, bases }));
-    const all = need.some((p) => p === null) ? null : Math.max(...need.map((p) => p!));
-    entry.target.rows.push({ bases, problems: need, all });
-    text.push(`| ${bases} | ${need.map((p) => p ?? "–").join(" | ")} | ${all ?? "–"} |`);
-  }
-  text.push("");
-  return { entry, text };
+    ...rows.map((r) => `| ${r.bases} | ${r.problems.map((p) => p ?? "–").join(" | ")} | ${r.all ?? "–"} |`),
+    "",
+  ];
 }

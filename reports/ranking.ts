@@ -3,6 +3,7 @@
 // as a leaderboard. The ranks order means; whether two neighbours differ beyond noise is what the paired comparisons (compare.ts) say, not overlapping intervals.
 import { crossedName } from "./caveats.ts";
 import type { AggregateCell } from "./passk.ts";
+import { f3 } from "./format.ts";
 
 /** One dataset's ranking section for summary.md (empty with fewer than three trained methods). */
 export function rankingSection(
@@ -17,7 +18,6 @@ export function rankingSection(
   const ranked = (k: number) =>
     mine.filter((c) => c.k === k).sort((a, b) => b.mean - a.mean || a.method.localeCompare(b.method));
   const first = ranked(1), last = ranked(kMax);
-  const f3 = (x: number) => x.toFixed(3);
   const overBases = mine.every((c) => c.scope === "bases");
   const cell = (c: AggregateCell | undefined) =>
     c ? `${c.method} | ${f3(c.mean)} [${f3(c.lo)}, ${f3(c.hi)}]` : "– | –";

@@ -5,6 +5,7 @@ import type { EvalFileConfig } from "../bench/external/mod.ts";
 import type { Folder } from "./load.ts";
 import type { ReferenceCurve } from "./plots.ts";
 import type { AggregateCell } from "./passk.ts";
+import { f3 } from "./format.ts";
 
 /** One published pass@k value. */
 export interface ReferenceRow {
@@ -43,15 +44,8 @@ export function readReferences(path: string): ReferenceRow[] {
     for (const field of ["model", "dataset", "method", "source"] as const) {
       if (!r[field]) throw new Error(`${where}: ${field} is empty`);
     }
-    return {
-      model: r.model,
-      dataset: r.dataset,
-      method: r.method,
-      k,
-      value,
-      source: r.source,
-      protocol: r.protocol,
-    };
+    const { model, dataset, method, source, protocol } = r;
+    return { model, dataset, method, k, value, source, protocol };
   });
 }
 
@@ -130,7 +124,6 @@ export function referenceSection(
   if (refs.length === 0) return [];
   const mine = cells.filter((c) => c.dataset === dataset && c.slice === "all");
   const methods = [...new Set(mine.map((c) => c.method))];
-  const f3 = (x: number) => x.toFixed(3);
   const lines = [
     `### ${dataset}: published reference points`,
     "",

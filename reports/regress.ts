@@ -11,6 +11,7 @@ import type { ReportOptions } from "./report.ts";
 import { buildReport } from "./report.ts";
 import { type AggregateCell, aggregateSeeds, finalRows, type PassKRow } from "./passk.ts";
 import { folderName } from "./load.ts";
+import { r6 } from "./format.ts";
 
 /** One baseline cell: a method's final Pass@k on a dataset, mean over seeds, with its noise for a re-run. */
 export interface BaselineCell {
@@ -52,7 +53,6 @@ export interface RegressionCell {
   regressed: boolean;
 }
 
-const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
 const r9 = (x: number) => Number(x.toPrecision(6));
 
 /** Noise of a cell for a re-run on the same problems: its seed and residual terms (one seed: the problem term). */

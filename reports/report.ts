@@ -3,13 +3,7 @@ import { join } from "node:path";
 import { atomicWrite } from "../common/fs.ts";
 import { toCsv } from "../common/csv.ts";
 import { checkSameProtocol, protocolTable } from "../common/protocol.ts";
-import {
-  aceComparisons,
-  type Comparison,
-  comparisonSentence,
-  pairedDiff,
-  requestedComparisons,
-} from "./compare.ts";
+import { aceComparisons, comparePairs, comparisonSentence, requestedComparisons } from "./compare.ts";
 import { boundaryRecord, boundaryRows, boundarySection } from "./boundary.ts";
 import { type DataIssue, dataIssues } from "./completeness.ts";
 import { calibrationCsv, calibrationPoints, calibrationSection } from "./calibration.ts";
@@ -45,6 +39,7 @@ import {
 } from "./summary_model.ts";
 import { rankingSection } from "./ranking.ts";
 import { referenceCurves, type ReferenceRow, referenceSection, runProtocol } from "./references.ts";
+import { f3, signed } from "./format.ts";
 
 /** A column a caller adds to passk.csv (after the shared ones): its name and its value for each row. */
 export interface ExtraColumn {
@@ -106,7 +101,6 @@ export async function buildReport(dir: string, options: ReportOptions = {}) {
     comparisons,
     boundary,
     issues,
-    firstMethod: methods[0],
   });
   const summary = renderSummary({
     data,
@@ -235,15 +229,14 @@ export async function compareSweeps(
   lines.push(evals ? `Config hashes (${what}): ${hashes}` : `Config hashes: ${hashes}`, "");
   lines.push("Evaluation protocols (grader mode first):", "", ...protocolTable(sides[0], sides[1]), "");
   if (notes.length) lines.push(...notes.map((n) => `- ${n}`), "");
-  const comparisons: Comparison[] = [];
-  for (const method of methodsA.filter((m) => methodsB.includes(m))) {
-    for (const dataset of [...new Set(finalA.map((r) => r.dataset))].sort()) {
-      const ra = finalA.filter((r) => r.method === method && r.dataset === dataset);
-      const rb = finalB.filter((r) => r.method === method && r.dataset === dataset);
-      if (ra.length === 0 || rb.length === 0) continue;
-      comparisons.push({ dataset, a: `${method} [A]`, b: `${method} [B]`, ...pairedDiff(ra, rb) });
-    }
-  }
+  // Each side's rows labelled "<method> [A]" / "[B]", in dataset order (code units), as comparePairs takes them.
+  const label = (rows: PassKRow[], side: string) =>
+    rows.map((r) => ({ ...r, method: `${r.method} [${side}]` }))
+      .sort((x, y) => (x.dataset < y.dataset ? -1 : x.dataset > y.dataset ? 1 : 0));
+  const comparisons = comparePairs(
+    [...label(finalA, "A"), ...label(finalB, "B")],
+    methodsA.filter((m) => methodsB.includes(m)).map((m) => [`${m} [A]`, `${m} [B]`] as const),
+  );
   if (comparisons.length === 0) {
     return lines.concat(
       `The two ${evals ? "evals share no dataset" : "sweeps share no method and dataset"}.`,
@@ -253,8 +246,6 @@ export async function compareSweeps(
   }
   const ks = [...new Set(comparisons.flatMap((c) => c.cells.map((d) => d.k)))].sort((x, y) => x - y);
   const aggA = aggregateSeeds(finalA), aggB = aggregateSeeds(finalB);
-  const fmt = (x: number) => x.toFixed(3);
-  const sgn = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(3);
   lines.push(
     evals
       ? "B − A is paired by problem: each problem's Pass@k in B minus in A (sample i of a problem was requested " +
@@ -275,7 +266,9 @@ export async function compareSweeps(
       const ca = aggA.find((x) => x.method === method && x.dataset === c.dataset && x.k === k);
       const cb = aggB.find((x) => x.method === method && x.dataset === c.dataset && x.k === k);
       return d && ca && cb
-        ? `${fmt(ca.mean)} → ${fmt(cb.mean)} (${sgn(d.mean)} [${sgn(d.lo)}, ${sgn(d.hi)}], MDD ${fmt(d.mdd)})`
+        ? `${f3(ca.mean)} → ${f3(cb.mean)} (${signed(d.mean)} [${signed(d.lo)}, ${signed(d.hi)}], MDD ${
+          f3(d.mdd)
+        })`
         : "–";
     });
     lines.push(`| ${method} | ${c.dataset} | ${cellsText.join(" | ")} |`);

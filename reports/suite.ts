@@ -31,14 +31,8 @@ export interface SuiteInput {
 
 /** Mean and standard error over problems of Pass@k, or null when no problem has k graded samples. */
 export function suiteCell(rows: SuiteSet["rows"], k: number): { mean: number; se: number | null } | null {
-  const byProblem = new Map<string, { n: number; c: number }>();
-  for (const r of rows) {
-    const p = byProblem.get(r.problemId) ?? { n: 0, c: 0 };
-    p.n++;
-    if (r.correct) p.c++;
-    byProblem.set(r.problemId, p);
-  }
-  const values = [...byProblem.values()].filter((p) => p.n >= k).map((p) => passAtK(p.n, p.c, k));
+  const values = [...Map.groupBy(rows, (r) => r.problemId).values()].filter((p) => p.length >= k)
+    .map((p) => passAtK(p.length, p.filter((r) => r.correct).length, k));
   if (values.length === 0) return null;
   const mean = values.reduce((a, b) => a + b, 0) / values.length;
   if (values.length < 2) return { mean, se: null };

@@ -7,7 +7,7 @@ import { sweepFile } from "../common/run_folder.ts";
 import { describeDesign, describeProtocol, designOf, MIGRATE_HINT } from "../common/protocol.ts";
 import {
   CEILING_MARK,
-  ceilingNote,
+  CEILING_NOTE,
   chanceLine,
   crossedName,
   fewBasesWarning,
@@ -27,6 +27,7 @@ import {
   type DifferenceModel,
   type SummaryModel,
 } from "./summary_model.ts";
+import { f3, signed, withInterval } from "./format.ts";
 
 /** What summary.md is rendered from: the summary model and, for the texts around it, the folder. */
 export interface SummaryInput {
@@ -41,9 +42,6 @@ export interface SummaryInput {
 const INCOMPLETE_MARK = "†";
 const NO_SPREAD_MARK = "°";
 
-const f3 = (x: number) => x.toFixed(3);
-const signed = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(3);
-
 function table(header: string[], rows: string[][]): string[] {
   return [
     `| ${header.join(" | ")} |`,
@@ -53,12 +51,8 @@ function table(header: string[], rows: string[][]): string[] {
 }
 
 /** "0.412 [0.380, 0.444]", with ° when the interval has zero width because every value is equal. */
-function cellText(
-  c: { mean: number; lo: number; hi: number; identical: boolean },
-  fmt: (x: number) => string,
-): string {
-  if (!Number.isFinite(c.lo)) return `${fmt(c.mean)} (no interval)`;
-  return `${fmt(c.mean)} [${fmt(c.lo)}, ${fmt(c.hi)}]${c.identical ? NO_SPREAD_MARK : ""}`;
+function cellText(c: { mean: number; lo: number; hi: number; identical: boolean }, fmt = f3): string {
+  return withInterval(c, fmt) + (c.identical && Number.isFinite(c.lo) ? NO_SPREAD_MARK : "");
 }
 
 function passKTable(cells: readonly CellModel[], methods: readonly string[]): string[] {
@@ -68,7 +62,7 @@ function passKTable(cells: readonly CellModel[], methods: readonly string[]): st
     ...ks.map((k) => {
       const c = cells.find((c) => c.method === m && c.k === k);
       if (!c) return "–";
-      return cellText(c, f3) + (c.incomplete ? INCOMPLETE_MARK : "") +
+      return cellText(c) + (c.incomplete ? INCOMPLETE_MARK : "") +
         (c.ungraded ? ` (${c.ungraded} ungraded)` : "") + (c.nearCeiling ? CEILING_MARK : "");
     }),
   ]);
@@ -346,7 +340,7 @@ export function renderSummary(input: SummaryInput): string {
         "",
       );
     }
-    if (all.some((c) => c.nearCeiling)) lines.push(ceilingNote(), "");
+    if (all.some((c) => c.nearCeiling)) lines.push(CEILING_NOTE, "");
     const diffs = model.comparisons.filter((c) => c.dataset === dataset);
     if (diffs.length) {
       const dropped = droppedText(diffs);

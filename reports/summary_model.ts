@@ -5,14 +5,14 @@
 // reports/schemas/summary.schema.json (ajv).
 import { loadSchema, validate } from "../common/config.ts";
 import { toCsv } from "../common/csv.ts";
-import type { EvalProtocol } from "../common/protocol.ts";
 import type { NestedComponents } from "../evaluators/mod.ts";
 import type { BoundaryRow } from "./boundary.ts";
 import { nearCeiling } from "./caveats.ts";
-import type { Comparison, DroppedK } from "./compare.ts";
+import type { Comparison } from "./compare.ts";
 import { type DataIssue, touches } from "./completeness.ts";
 import { folderName, type SweepData } from "./load.ts";
-import type { AggregateCell, IntervalKind } from "./passk.ts";
+import type { AggregateCell } from "./passk.ts";
+import { csv6 } from "./format.ts";
 
 /** The version of the summary model (summary.json `version`); a change of meaning bumps it. */
 const SUMMARY_VERSION = 1;
@@ -26,93 +26,12 @@ type ComponentsModel = Pick<
   "base" | "seed" | "problem" | "baseProblem" | "residual" | "basesKnown" | "seedsKnown"
 >;
 
-/** What a cell and a difference share: the mean at k with its 95% interval, design and variance components. */
-interface IntervalModel {
-  k: number;
-  mean: number;
-  /** 95% interval (clipped to the value's range; NaN, null in JSON: not defined) and the standard error. */
-  lo: number;
-  hi: number;
-  se: number;
-  interval: IntervalKind;
-  scope: "bases" | "one base";
-  /** Every value behind it is equal, so the interval has zero width. */
-  identical: boolean;
-  bases: number;
-  /** Runs (base × seed units) behind a cell; run pairs behind a difference. */
-  runs: number;
-  problems: number;
-  n: number;
-  components: ComponentsModel;
-}
-
-/** One Pass@k cell: a method's mean over its runs at one dataset, slice, step and k. */
-export interface CellModel extends IntervalModel {
-  method: string;
-  dataset: string;
-  /** "all", "family=<name>" (an eval's task family), "subject=<name>" or "level=<n>". */
-  slice: string;
-  step: number;
-  /** The seeds of the runs behind the cell. */
-  seeds: number[];
-  /** Fed by an incomplete run, or (a trained method's cell) a smaller design than its dataset's (marked †). */
-  incomplete: boolean;
-  /** Answers behind the cell the grader could not grade (counted as not correct). */
-  ungraded: number;
-  /** Pass@k ≥ 0.93 on ≤ 60 problems: the interval under-covers (marked ‡). */
-  nearCeiling: boolean;
-}
-
-/** B − A at one k, paired by base, seed and problem. */
-export interface DifferenceModel extends IntervalModel {
-  /** Minimum detectable difference (80% power, 5% two-sided) and its range with the base term at its χ² bounds. */
-  mdd: number;
-  mddRange: { lo: number; hi: number; df: number };
-}
-
-/** One comparison (e.g. ace-grpo − grpo on one dataset) at every k both sides have. */
-export interface ComparisonModel {
-  dataset: string;
-  a: string;
-  b: string;
-  /** A run feeding either side is incomplete (every difference of the comparison is marked †). */
-  incomplete: boolean;
-  /** Runs only one side has (left out of the pairs). */
-  unpaired: string[];
-  /** ks some run reports that the difference lacks, with the runs lacking them. */
-  dropped: DroppedK[];
-  differences: DifferenceModel[];
-}
-
-/** The design most trained cells of a dataset share (cells that differ are marked incomplete). */
-export interface DesignModel {
-  dataset: string;
-  bases: number;
-  runs: number;
-  problems: number;
-  n: number;
-  /** Whether the dataset has cells of trained methods (not only the policy before RL). */
-  trained: boolean;
-}
-
-/** Everything a report prints, as numbers. */
-export interface SummaryModel {
-  version: typeof SUMMARY_VERSION;
-  /** "sweep": trained methods; "eval": `deno task eval` of one served model. */
-  kind: "sweep" | "eval";
-  name: string;
-  /** The evaluation protocol the folder recorded (common/protocol.ts); null for a folder written before it. */
-  protocol: EvalProtocol | null;
-  /** Methods in display order (the policy before RL first when present). */
-  methods: string[];
-  designs: DesignModel[];
-  cells: CellModel[];
-  comparisons: ComparisonModel[];
-  /** Reasoning-boundary counts per unit mean, with 95% t intervals over units (boundary.ts). */
-  boundary: BoundaryRow[];
-  /** Incomplete data, one entry per issue. */
-  issues: DataIssue[];
-}
+/** Everything a report prints, as numbers; its fields are described in reports/schemas/summary.schema.json. */
+export type SummaryModel = ReturnType<typeof summaryModel>;
+export type DesignModel = SummaryModel["designs"][number];
+export type CellModel = SummaryModel["cells"][number];
+export type ComparisonModel = SummaryModel["comparisons"][number];
+export type DifferenceModel = ComparisonModel["differences"][number];
 
 /** What the model is built from (computed by `buildReport`). */
 export interface ModelInput {
@@ -123,8 +42,6 @@ export interface ModelInput {
   comparisons: Comparison[];
   boundary: BoundaryRow[];
   issues: DataIssue[];
-  /** The method whose step-0 samples make the BEFORE_RL row. */
-  firstMethod: string;
 }
 
 function components(x: NestedComponents): ComponentsModel {
@@ -139,7 +56,7 @@ function mode(values: number[]): number {
 }
 
 /** The design most trained cells (else all cells) of one dataset's slice "all" share. */
-function designOf(dataset: string, cells: readonly AggregateCell[]): DesignModel {
+function designOf(dataset: string, cells: readonly AggregateCell[]) {
   const trained = cells.filter((c) => c.method !== BEFORE_RL);
   const use = trained.length ? trained : cells;
   return {
@@ -162,8 +79,8 @@ function cellModel(
   c: AggregateCell,
   issues: readonly DataIssue[],
   firstMethod: string,
-  design: DesignModel | undefined,
-): CellModel {
+  design: ReturnType<typeof designOf> | undefined,
+) {
   const mine = issuesOf(c, issues, firstMethod);
   // Slices are marked only by their runs' issues: their own problem counts are smaller by construction.
   const odd = design !== undefined && c.slice === "all" && c.method !== BEFORE_RL &&
@@ -203,7 +120,7 @@ function comparisonModel(
   c: Comparison,
   cells: readonly AggregateCell[],
   issues: readonly DataIssue[],
-): ComparisonModel {
+) {
   const hit = (m: string) => issues.some((i) => touches(i, m, c.dataset, finalStep(cells, m, c.dataset)));
   return {
     dataset: c.dataset,
@@ -233,8 +150,9 @@ function comparisonModel(
 }
 
 /** Build the summary model of a report (pure: the same inputs give the same model). */
-export function summaryModel(input: ModelInput): SummaryModel {
-  const { data, cells, comparisons, boundary, issues, firstMethod } = input;
+export function summaryModel(input: ModelInput) {
+  const { data, cells, comparisons, boundary, issues } = input;
+  const firstMethod = input.methods.find((m) => m !== BEFORE_RL)!; // its step-0 samples make the BEFORE_RL row
   const datasets = [...new Set(cells.map((c) => c.dataset))].sort();
   const designs = datasets.map((ds) =>
     designOf(ds, cells.filter((c) => c.dataset === ds && c.slice === "all"))
@@ -271,9 +189,6 @@ export function parseSummary(text: string, source: string): Record<string, unkno
   return validate<Record<string, unknown>>(loadSchema(SUMMARY_SCHEMA), JSON.parse(text), source);
 }
 
-/** A number for a CSV: rounded to 6 decimals (stable across platforms); empty when not defined. */
-const r6 = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : "");
-
 const COMPONENT_COLUMNS = [
   "var_base",
   "var_seed",
@@ -284,7 +199,7 @@ const COMPONENT_COLUMNS = [
 
 function componentRecord(x: ComponentsModel): Record<string, unknown> {
   const values = [x.base, x.seed, x.problem, x.baseProblem, x.residual];
-  return Object.fromEntries(COMPONENT_COLUMNS.map((name, i) => [name, r6(values[i])]));
+  return Object.fromEntries(COMPONENT_COLUMNS.map((name, i) => [name, csv6(values[i])]));
 }
 
 /** cells.csv: every Pass@k cell over runs (slices included), with its interval and variance components. */
@@ -295,10 +210,10 @@ export function cellsCsv(model: SummaryModel): string {
     slice: c.slice,
     step: c.step,
     k: c.k,
-    pass_at_k: r6(c.mean),
-    ci_lo: r6(c.lo),
-    ci_hi: r6(c.hi),
-    se: r6(c.se),
+    pass_at_k: csv6(c.mean),
+    ci_lo: csv6(c.lo),
+    ci_hi: csv6(c.hi),
+    se: csv6(c.se),
     interval: c.interval,
     scope: c.scope,
     bases: c.bases,
@@ -346,13 +261,13 @@ export function differencesCsv(model: SummaryModel): string {
         a: c.a,
         b: c.b,
         k: d.k,
-        diff: r6(d.mean),
-        ci_lo: r6(d.lo),
-        ci_hi: r6(d.hi),
-        se: r6(d.se),
-        mdd: r6(d.mdd),
-        mdd_lo: r6(d.mddRange.lo),
-        mdd_hi: r6(d.mddRange.hi),
+        diff: csv6(d.mean),
+        ci_lo: csv6(d.lo),
+        ci_hi: csv6(d.hi),
+        se: csv6(d.se),
+        mdd: csv6(d.mdd),
+        mdd_lo: csv6(d.mddRange.lo),
+        mdd_hi: csv6(d.mddRange.hi),
         mdd_df: d.mddRange.df,
         interval: d.interval,
         scope: d.scope,
