@@ -11,11 +11,4 @@ export {
 export * from "./sweep/mod.ts";
 export * from "./external/mod.ts";
 export * from "./engines/verl/mod.ts";
-export {
-  generate,
-  loadPolicy,
-  type Policy,
-  tfjsEngine,
-  type TfjsSettings,
-  tinySettings,
-} from "./engines/tfjs/mod.ts";
+export { generate, loadPolicy, type Policy, tfjsEngine, type TfjsSettings } from "./engines/tfjs/mod.ts";

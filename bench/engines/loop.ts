@@ -191,14 +191,11 @@ export async function rlStep<G extends RolloutGroup, R>(
   }
   const update = await updatePolicy(backend, trained, units, algo, miniBatches);
   const diag = trainingDiagnostics({
+    ...adv,
+    ...update,
     rewards,
     correct,
-    advantages: adv.advantages,
-    finalAdvantages: adv.finalAdvantages,
-    c: adv.c,
     groupsKeptFrac: groups.length / generatedGroups,
-    loss: update.loss,
-    metrics: update.metrics,
   });
   const classes = groups.every((g) => g.errorClasses) ? groups.flatMap((g) => [...g.errorClasses!]) : null;
   return {

@@ -154,11 +154,6 @@ export function modelConfig(s: TfjsSettings, tok: Tokenizer): ModelConfig {
   };
 }
 
-/** The tiny configuration for tests and CI (an SFT+RL run of a few seconds), with defaults filled in. */
-export function tinySettings(): TfjsSettings {
-  return presetSettings("tiny");
-}
-
 /** Names of the settings presets: the defaults, `tiny` (tests, CI) and `gpu` (width 512, 8 layers, context 256). */
 export const SETTINGS_PRESETS = ["default", "tiny", "gpu"] as const;
 

@@ -5,10 +5,10 @@ import { exists, readJson, readJsonl } from "../../../../common/fs.ts";
 import { loadBundle, saveBundle } from "../../../../bench/engines/tfjs/checkpoint.ts";
 import { tfjsEngine } from "../../../../bench/engines/tfjs/engine.ts";
 import { generate, loadPolicy, type SavedModel } from "../../../../bench/engines/tfjs/policy.ts";
-import { tinySettings } from "../../../../bench/engines/tfjs/settings.ts";
+import { presetSettings } from "../../../../bench/engines/tfjs/settings.ts";
 import { metricsOf, runConfig as tfjsRun } from "./fixtures.ts";
 
-const settings = tinySettings() as unknown as Record<string, unknown>;
+const settings = presetSettings("tiny") as unknown as Record<string, unknown>;
 const EVAL = { n: 4, ks: [1, 4], every: 4 };
 
 function runConfig(preset: string, seed: number, steps = 30) {

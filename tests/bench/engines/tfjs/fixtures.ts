@@ -13,17 +13,17 @@ import { resolveTfjsRun } from "../../../../bench/engines/tfjs/engine.ts";
 import { type RlContext, tfjsPolicy } from "../../../../bench/engines/tfjs/rl.ts";
 import {
   modelConfig,
+  presetSettings,
   settingsTokenizer,
   taskSets,
   type TfjsSettings,
-  tinySettings,
 } from "../../../../bench/engines/tfjs/settings.ts";
 import { encodePrompts } from "../../../../bench/engines/tfjs/tokenizer.ts";
 import { renderPrompt } from "../../../../bench/engines/tfjs/traces.ts";
 
 /** Policy (seed 1), reference (seed 2), Adam, and ACE-GRPO with KL and an entropy bonus over 2 mini-batches. */
 export function rlContext(twoPassUpdate?: boolean): RlContext {
-  const settings = tinySettings();
+  const settings = presetSettings("tiny");
   settings.rl.miniBatches = 2;
   const tok = settingsTokenizer(settings);
   const model = createModel(modelConfig(settings, tok), Rng.seeded(1));

@@ -22,9 +22,9 @@ import {
 } from "../../../../bench/engines/tfjs/parallel.ts";
 import {
   modelConfig,
+  presetSettings,
   settingsTokenizer,
   taskSets,
-  tinySettings,
 } from "../../../../bench/engines/tfjs/settings.ts";
 import { sftWorkers, trainSft } from "../../../../bench/engines/tfjs/sft.ts";
 
@@ -130,7 +130,7 @@ Deno.test("parallel: a bad worker count is rejected", async () => {
 });
 
 Deno.test("parallel SFT: the same seed and worker count give identical weights", async () => {
-  const s = tinySettings();
+  const s = presetSettings("tiny");
   s.sft.steps = 3;
   s.sft.workers = 2;
   const tok = settingsTokenizer(s), train = taskSets(s).train;

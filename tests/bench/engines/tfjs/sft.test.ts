@@ -12,9 +12,9 @@ import {
 } from "../../../../bench/engines/tfjs/model.ts";
 import {
   modelConfig,
+  presetSettings,
   settingsTokenizer,
   taskSets,
-  tinySettings,
 } from "../../../../bench/engines/tfjs/settings.ts";
 import { trainSft } from "../../../../bench/engines/tfjs/sft.ts";
 
@@ -22,7 +22,7 @@ await initBackend("wasm");
 
 /** SFT of the tiny settings for 10 steps with `workers`; `stopAt` throws from the progress hook at that step. */
 async function sft(workers: number, dir?: string, stopAt?: number) {
-  const s = tinySettings();
+  const s = presetSettings("tiny");
   s.sft.steps = 10;
   s.sft.workers = workers;
   s.sft.checkpointEvery = 4;

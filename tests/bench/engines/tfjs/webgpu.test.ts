@@ -11,7 +11,7 @@ import {
   type Model,
   tokenLogProbs,
 } from "../../../../bench/engines/tfjs/model.ts";
-import { tinySettings } from "../../../../bench/engines/tfjs/settings.ts";
+import { presetSettings } from "../../../../bench/engines/tfjs/settings.ts";
 import { metricsOf, rlContext, rolloutBatch, runConfig, updatePolicy } from "./fixtures.ts";
 import { skipping } from "../../../external_inputs.ts";
 
@@ -74,7 +74,7 @@ Deno.test({
   name: "webgpu: SFT then RL end to end; the same seed gives the same numbers",
   ignore,
   fn: async () => {
-    const settings = tinySettings() as unknown as Record<string, Record<string, unknown>>;
+    const settings = presetSettings("tiny") as unknown as Record<string, Record<string, unknown>>;
     settings.backend = "webgpu" as unknown as Record<string, unknown>;
     Object.assign(settings.sft, { steps: 40 });
     Object.assign(settings.rl, { steps: 2, promptsPerStep: 4, groupSize: 4 });
