@@ -54,9 +54,8 @@ export function renderValue(v: Value): string | null {
     case "union":
       return join(v.parts, " \\cup ", "", "");
     case "matrix": {
-      const rows = v.rows.map((r) => r.map(renderValue));
-      if (rows.some((r) => r.some((c) => c === null))) return null;
-      return `\\begin{pmatrix}${rows.map((r) => r.join(" & ")).join(" \\\\ ")}\\end{pmatrix}`;
+      const rows = v.rows.map((r) => join(r, " & ", "", ""));
+      return rows.some((r) => r === null) ? null : `\\begin{pmatrix}${rows.join(" \\\\ ")}\\end{pmatrix}`;
     }
     case "rel": {
       const sides = v.sides.map(renderValue);

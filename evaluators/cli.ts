@@ -101,8 +101,8 @@ export async function main(args: string[]): Promise<number> {
       prediction: record.prediction as string,
       gold: record.gold as string,
       strict: values.strict || record.strict === true,
-      ...(values["decimal-comma"] ? { decimalComma: true } : {}),
-      ...(values.explain ? { explain: true } : {}),
+      decimalComma: values["decimal-comma"],
+      explain: values.explain,
     })),
     { workers: values.workers, timeoutMs: values["timeout-ms"] },
   );

@@ -193,11 +193,7 @@ export function grade(prediction: string, gold: string, options: GradeOptions = 
     if (g === null) return result(false, "parse_error", `${rule}; gold_unreadable`);
     const p = prepare(extracted, options);
     if (p === null) {
-      return result(false, "parse_error", `${rule}; over_caps`, {
-        prediction: null,
-        gold: described(g),
-        comparison: "none",
-      });
+      return result(false, "parse_error", `${rule}; over_caps`, { ...NOTHING_COMPARED, gold: described(g) });
     }
     const strict = options.strict ?? false;
     const why = (comparison: string) => ({

@@ -23,8 +23,7 @@ export interface GradeManyOptions {
 // current task before stopping the isolate), so a replacement never shares the cell its predecessor writes.
 interface Slot {
   worker: Worker;
-  progress: SharedArrayBuffer;
-  counter: Int32Array;
+  counter: Int32Array<SharedArrayBuffer>; // its progress cell
   busy: { batch: number; indices: number[] } | null;
   lastProgress: number;
   lastChange: number;
@@ -49,12 +48,9 @@ export class GraderPool {
   }
 
   #spawn(): Slot {
-    const worker = new Worker(this.#workerUrl, { type: "module" });
-    const progress = new SharedArrayBuffer(4);
     return {
-      worker,
-      progress,
-      counter: new Int32Array(progress),
+      worker: new Worker(this.#workerUrl, { type: "module" }),
+      counter: new Int32Array(new SharedArrayBuffer(4)),
       busy: null,
       lastProgress: 0,
       lastChange: 0,
@@ -116,7 +112,11 @@ export class GraderPool {
         slot.lastProgress = 0;
         slot.lastChange = performance.now();
         Atomics.store(slot.counter, 0, 0);
-        const msg: BatchMessage = { batch, items: indices.map((i) => items[i]), progress: slot.progress };
+        const msg: BatchMessage = {
+          batch,
+          items: indices.map((i) => items[i]),
+          progress: slot.counter.buffer,
+        };
         slot.worker.postMessage(msg);
       };
       const attach = (s: number) => {
