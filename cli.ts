@@ -81,12 +81,9 @@ async function runCli(argv: string[]): Promise<number> {
       return 0;
     }
     // A config the user passed that fails validation is their input to fix, like a bad flag: exit 2.
-    if (e instanceof ValidationError || e instanceof FolderInUseError) {
-      console.error(`acebench ${name}: ${e.message}`);
-      return 2;
-    }
-    if (e instanceof UsageError) {
-      console.error(`acebench ${name}: ${e.message}\nsee \`deno task ${name} --help\``);
+    if (e instanceof ValidationError || e instanceof FolderInUseError || e instanceof UsageError) {
+      const help = e instanceof UsageError ? `\nsee \`deno task ${name} --help\`` : "";
+      console.error(`acebench ${name}: ${e.message}${help}`);
       return 2;
     }
     const err = e as Error;

@@ -21,7 +21,6 @@ import {
   DATASET_NAMES,
   fileDatasetName,
   isDatasetFile,
-  loadDataset,
   loadFileDataset,
   type MathRecord,
   resolveTemplate,
@@ -46,7 +45,7 @@ import {
 } from "../bench/external/mod.ts";
 import { type ExtraColumn, reportedKs, suiteCell, writeReport } from "../reports/mod.ts";
 import { slicesOf } from "../reports/passk.ts";
-import { runSuite, SUITES, type SuiteStep } from "./eval_suite.ts";
+import { fetchHint, loadFetched, runSuite, SUITES, type SuiteStep } from "./eval_suite.ts";
 import {
   checkpointSettings,
   COMPACT_TEMPLATE,
@@ -302,17 +301,9 @@ async function loadProblems(v: Values, settings: EvalSettings): Promise<MathReco
     };
     return file.records;
   }
-  try {
-    return await loadDataset(dataset, { cacheDir: v["cache-dir"], mirror: v.mirror && resolve(v.mirror) });
-  } catch (e) {
-    const message = (e as Error).message;
-    if (!/not in the cache/.test(message)) throw e;
-    const cacheFlag = v["cache-dir"] ? ` --cache-dir ${v["cache-dir"]}` : "";
-    throw new Error(
-      `dataset '${dataset}' is not fetched yet: run \`deno task fetch ${dataset}${cacheFlag}\` ` +
-        `or pass --mirror DIR (an offline copy of the source files, laid out as in deno task fetch --list)`,
-    );
-  }
+  const records = await loadFetched(dataset, { cacheDir: v["cache-dir"], mirror: v.mirror });
+  if (records) return records;
+  throw new Error(`dataset '${dataset}' is not fetched yet: ${fetchHint([dataset], v["cache-dir"])}`);
 }
 
 /** The template name for the tfjs engine's own prompts ("3+4*5="), rendered from a synthetic record's parameters. */

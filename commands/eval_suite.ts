@@ -4,7 +4,7 @@
 import { join, resolve } from "node:path";
 import { UsageError } from "../common/args.ts";
 import { lockFolder } from "../common/lock.ts";
-import { loadDataset } from "../datasets/mod.ts";
+import { loadDataset, type MathRecord } from "../datasets/mod.ts";
 import { EndpointSetupError, type EvalOutcome, type EvalSettings } from "../bench/external/mod.ts";
 import { type SuiteSet, writeSuiteReport } from "../reports/mod.ts";
 
@@ -30,27 +30,39 @@ function without(args: readonly string[], name: string): string[] {
   return out;
 }
 
+/** A dataset's records from the cache (or `mirror`, a path); null when it is not fetched yet. */
+export async function loadFetched(
+  dataset: string,
+  options: { cacheDir?: string; mirror?: string },
+): Promise<MathRecord[] | null> {
+  try {
+    return await loadDataset(dataset, {
+      cacheDir: options.cacheDir,
+      mirror: options.mirror && resolve(options.mirror),
+    });
+  } catch (e) {
+    if (!/not in the cache/.test((e as Error).message)) throw e;
+    return null;
+  }
+}
+
+/** How to get `missing` datasets: the `deno task fetch` command (with --cache-dir when given), or --mirror. */
+export function fetchHint(missing: readonly string[], cacheDir?: string): string {
+  const flag = cacheDir ? ` --cache-dir ${cacheDir}` : "";
+  return `run \`deno task fetch ${missing.join(" ")}${flag}\` or pass --mirror DIR (an offline copy of the ` +
+    "source files, laid out as in deno task fetch --list)";
+}
+
 /** Check every dataset of the suite is fetched (or in --mirror) before the first request; one line names them all. */
 async function preflight(
   datasets: readonly string[],
   options: { cacheDir?: string; mirror?: string },
 ): Promise<void> {
   const missing: string[] = [];
-  for (const d of datasets) {
-    try {
-      await loadDataset(d, { cacheDir: options.cacheDir, mirror: options.mirror && resolve(options.mirror) });
-    } catch (e) {
-      if (!/not in the cache/.test((e as Error).message)) throw e;
-      missing.push(d);
-    }
-  }
+  for (const d of datasets) if (!await loadFetched(d, options)) missing.push(d);
   if (missing.length) {
-    const fetch = `deno task fetch ${missing.join(" ")}${
-      options.cacheDir ? ` --cache-dir ${options.cacheDir}` : ""
-    }`;
     throw new Error(
-      `the suite needs ${missing.join(", ")}, not fetched yet: run \`${fetch}\` ` +
-        "or pass --mirror DIR (deno task fetch --list names each file)",
+      `the suite needs ${missing.join(", ")}, not fetched yet: ${fetchHint(missing, options.cacheDir)}`,
     );
   }
 }

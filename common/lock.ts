@@ -30,9 +30,6 @@ export class FolderInUseError extends Error {
   }
 }
 
-/** A held lock; `release` unlocks it and removes the file (idempotent). */
-export type FolderLock = ReturnType<typeof heldLock>;
-
 /** Name of the lock file inside a locked folder. */
 export const LOCK_FILE = ".lock";
 
@@ -94,6 +91,7 @@ export function lockFolder(dir: string, opts: { command?: string; flag?: string 
   throw new Error(`${path}: could not take the lock after 5 tries (the folder is being locked and released)`);
 }
 
+/** A held lock; `release` unlocks it and removes the file (idempotent). */
 function heldLock(path: string, file: Deno.FsFile) {
   let held = true;
   const release = () => {

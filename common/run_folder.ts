@@ -236,9 +236,9 @@ export interface RunStatus {
 }
 
 /** Read a run's status.json, or null when the run never started. */
-export function readStatus<T extends RunStatus = RunStatus>(dir: string): T | null {
+export function readStatus(dir: string): RunStatus | null {
   const path = runFile(dir, "status");
-  return exists(path) ? readJson<T>(path) : null;
+  return exists(path) ? readJson<RunStatus>(path) : null;
 }
 
 /** The one writer of status.json (atomic); every field is declared in RunStatus (no caller adds its own). */
