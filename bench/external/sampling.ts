@@ -53,16 +53,12 @@ function parseValue(text: string): ServerValue {
 export function parseServerSampling(text: string): Record<string, ServerValue> {
   let entries: [string, ServerValue][];
   if (text.trim().startsWith("{")) {
-    let obj: unknown;
+    // Text starting with "{" parses to an object or not at all.
     try {
-      obj = JSON.parse(text);
+      entries = Object.entries(JSON.parse(text));
     } catch (e) {
       throw new Error(`--sampling: not a JSON object (${(e as Error).message})`);
     }
-    if (obj === null || typeof obj !== "object" || Array.isArray(obj)) {
-      throw new Error("--sampling: expected a JSON object");
-    }
-    entries = Object.entries(obj as Record<string, ServerValue>);
   } else {
     entries = text.split(",").map((pair) => {
       const eq = pair.indexOf("=");
