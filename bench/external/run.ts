@@ -117,13 +117,13 @@ export async function evaluateEndpoint(
   transport.signal?.addEventListener("abort", onAbort, { once: true });
   try {
     const jobs = problems.map((p) => ({ id: p.id, prompt: applyTemplate(settings.template, p.problem) }));
-    const { temperature, topP, maxTokens, server, n, seed } = settings;
+    const { n, seed } = settings;
     let stats: SamplerStats;
     try {
       stats = await sampleAll(jobs, {
         ...transport,
         endpoint,
-        params: { temperature, topP, maxTokens, server },
+        params: settings,
         n,
         seed,
         maxPerRequest: transport.maxPerRequest ?? n,
