@@ -305,17 +305,13 @@ export async function complete(
 
 /** The preflight failure, told apart: a failing server, something that is not the API, or nothing listening. */
 function unreachable(ep: Endpoint, last: string): EndpointError {
-  if (last.startsWith("HTTP ")) {
-    return new EndpointSetupError(
-      `${ep.baseUrl} keeps failing (${last}); check the server's log, then re-run`,
-    );
-  }
-  if (last.startsWith("malformed")) {
-    return new EndpointSetupError(
-      `${ep.baseUrl} is not an OpenAI-compatible API (GET /models: ${last}); fix --endpoint (it usually ends in /v1)`,
-    );
-  }
-  return new EndpointSetupError(`cannot reach ${ep.baseUrl} (${last}); start the server or fix --endpoint`);
+  return new EndpointSetupError(
+    last.startsWith("HTTP ")
+      ? `${ep.baseUrl} keeps failing (${last}); check the server's log, then re-run`
+      : last.startsWith("malformed")
+      ? `${ep.baseUrl} is not an OpenAI-compatible API (GET /models: ${last}); fix --endpoint (it usually ends in /v1)`
+      : `cannot reach ${ep.baseUrl} (${last}); start the server or fix --endpoint`,
+  );
 }
 
 /**

@@ -70,15 +70,13 @@ export interface FailedProblem {
 export function failureAdvice(failed: readonly FailedProblem[]): string {
   const retried = failed.filter((f) => f.kind === "retries").length;
   const rejected = failed.length - retried;
-  const parts: string[] = [];
-  if (retried) parts.push(`re-run the same command to retry the ${retried} that ran out of retries`);
-  if (rejected) {
-    parts.push(
-      `the server rejected ${rejected} (a re-run sends the same requests: change the prompt template, ` +
-        `--max-tokens or the server)`,
-    );
-  }
-  return parts.join("; ");
+  return [
+    retried ? `re-run the same command to retry the ${retried} that ran out of retries` : "",
+    rejected
+      ? `the server rejected ${rejected} (a re-run sends the same requests: change the prompt template, ` +
+        `--max-tokens or the server)`
+      : "",
+  ].filter(Boolean).join("; ");
 }
 
 /** What a sampling pass did. */

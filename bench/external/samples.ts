@@ -60,22 +60,21 @@ function scanSamples(path: string): { lines: string[]; records: (SampleRecord | 
   if (bytes === null) return { lines: [], records: [], bad: [] };
   const lines = bytes.toString("utf8").split("\n");
   lines.pop(); // "" after the final newline, or a torn tail (repairTornTail drops it before appending)
-  const records: (SampleRecord | null)[] = [];
   const bad: BadLine[] = [];
-  lines.forEach((line, i) => {
-    if (line.trim() === "") return records.push(null);
+  const records = lines.map((line, i): SampleRecord | null => {
+    if (line.trim() === "") return null;
     let r: SampleRecord;
     try {
       r = JSON.parse(line);
     } catch (e) {
       bad.push({ line: i + 1, problem: `invalid JSON (${(e as Error).message})` });
-      return records.push(null);
+      return null;
     }
     if (typeof r?.problemId !== "string" || !Number.isInteger(r?.sample) || typeof r?.text !== "string") {
       bad.push({ line: i + 1, problem: "not a sample record (needs problemId, sample, text)" });
-      return records.push(null);
+      return null;
     }
-    records.push(r);
+    return r;
   });
   return { lines, records, bad };
 }

@@ -39,8 +39,7 @@ const NAME = /^[a-z][a-z0-9_]*$/;
 
 /** A value of `--sampling key=value`: a number, true/false/null, or else the text as a string. */
 function parseValue(text: string): ServerValue {
-  if (text === "true" || text === "false") return text === "true";
-  if (text === "null") return null;
+  if (["true", "false", "null"].includes(text)) return JSON.parse(text);
   if (text !== "" && Number.isFinite(Number(text))) return Number(text);
   return text;
 }
