@@ -66,18 +66,6 @@ function undoUnlessSampled(files: string[], samplesPath: string): () => boolean 
   };
 }
 
-/** `--repair`: drop the bad and duplicate lines of samples.jsonl (after a backup) and say what was dropped. */
-function repair(samplesPath: string, tell: (message: string) => void): void {
-  const { backup, dropped, duplicates } = repairSamples(samplesPath);
-  tell(
-    backup
-      ? `--repair: dropped ${dropped.length} bad lines` +
-        (dropped.length ? ` (lines ${dropped.map((d) => d.line).join(", ")})` : "") +
-        ` and ${duplicates} duplicate samples of ${samplesPath}; backup in ${backup}`
-      : `--repair: ${samplesPath} has no bad line and no duplicate sample`,
-  );
-}
-
 /**
  * Evaluate `problems` on the endpoint into `out` (the run-folder format). Re-running with the same settings
  * resumes: finished samples are kept, only missing ones are requested (so a re-run retries only the problems
@@ -101,7 +89,7 @@ export async function evaluateEndpoint(
   checkEvalDir(out, settings);
   endpoint.llamaCpp = (await preflight(endpoint)).llamaCpp;
   const paths = evalPaths(out, settings);
-  if (transport.repair) repair(paths.samplesPath, transport.repair);
+  if (transport.repair) transport.repair(repairSamples(paths.samplesPath));
   const written = [evalFile(out), sweepFile(out), runFile(paths.runDir, "config"), paths.statusPath];
   const undo = undoUnlessSampled(written, paths.samplesPath);
   openEvalDir(out, settings, transport.command);

@@ -103,13 +103,11 @@ export function readSamples(path: string): Map<string, Map<number, SampleRecord>
 }
 
 /**
- * Drop every bad line of samples.jsonl, and every duplicate (problemId, sample) line after the first (left by two
- * writers on one folder), after copying the file to `<path>.bak-<UTC time>`; the dropped bad samples are
- * requested again. Returns the backup path (null when nothing was dropped), the bad lines and the duplicates.
+ * `--repair`: drop every bad line of samples.jsonl, and every duplicate (problemId, sample) line after the first
+ * (left by two writers on one folder), after copying the file to `<path>.bak-<UTC time>`; the dropped bad samples
+ * are requested again. Returns one line saying what was dropped and where the backup is.
  */
-export function repairSamples(
-  path: string,
-): { backup: string | null; dropped: BadLine[]; duplicates: number } {
+export function repairSamples(path: string): string {
   repairTornTail(path);
   const { lines, records, bad } = scanSamples(path);
   const seen = new Set<string>();
@@ -121,10 +119,12 @@ export function repairSamples(
     if (seen.has(key)) drop.add(i + 1), duplicates++;
     seen.add(key);
   });
-  if (drop.size === 0) return { backup: null, dropped: [], duplicates: 0 };
+  if (drop.size === 0) return `--repair: ${path} has no bad line and no duplicate sample`;
   const backup = `${path}.bak-${new Date().toISOString().replace(/[:.]/g, "-")}`;
   copyFileSync(path, backup);
   const kept = lines.filter((l, i) => !drop.has(i + 1) && l.trim() !== "");
   atomicWrite(path, kept.map((l) => l + "\n").join(""));
-  return { backup, dropped: bad, duplicates };
+  return `--repair: dropped ${bad.length} bad lines` +
+    (bad.length ? ` (lines ${bad.map((d) => d.line).join(", ")})` : "") +
+    ` and ${duplicates} duplicate samples of ${path}; backup in ${backup}`;
 }
