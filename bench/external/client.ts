@@ -48,17 +48,14 @@ export interface TokenUsage {
 }
 
 /** A successful request: its choices in index order, usage, and the wall time (ms) of the successful attempt. */
-export interface ApiCompletion extends Attempts {
+export interface ApiCompletion {
   choices: Choice[];
   usage: TokenUsage | null;
   /** What `usage.completion_tokens` covers: "first_choice" only for llama.cpp with n > 1 (it copies the first's). */
   usageScope: "all" | "first_choice";
   latencyMs: number;
-}
-
-/** Attempts made for a request, and the reason of each failed one before the last. */
-interface Attempts {
   attempts: number;
+  /** The reason of each failed attempt before the last. */
   retryReasons: string[];
 }
 
@@ -212,7 +209,7 @@ async function requestJson(
   rng: Rng,
   isValid: (body: unknown) => string | null = () => null,
   onRetry?: (reason: string, delayMs: number) => void,
-): Promise<Attempts & { body: unknown; latencyMs: number }> {
+): Promise<Pick<ApiCompletion, "attempts" | "retryReasons" | "latencyMs"> & { body: unknown }> {
   const retryReasons: string[] = [];
   for (let retry = 0;; retry++) {
     const a = await attempt(ep, path, body);
@@ -308,17 +305,13 @@ export async function complete(
 
 /** The preflight failure, told apart: a failing server, something that is not the API, or nothing listening. */
 function unreachable(ep: Endpoint, last: string): EndpointError {
-  if (last.startsWith("HTTP ")) {
-    return new EndpointSetupError(
-      `${ep.baseUrl} keeps failing (${last}); check the server's log, then re-run`,
-    );
-  }
-  if (last.startsWith("malformed")) {
-    return new EndpointSetupError(
-      `${ep.baseUrl} is not an OpenAI-compatible API (GET /models: ${last}); fix --endpoint (it usually ends in /v1)`,
-    );
-  }
-  return new EndpointSetupError(`cannot reach ${ep.baseUrl} (${last}); start the server or fix --endpoint`);
+  return new EndpointSetupError(
+    last.startsWith("HTTP ")
+      ? `${ep.baseUrl} keeps failing (${last}); check the server's log, then re-run`
+      : last.startsWith("malformed")
+      ? `${ep.baseUrl} is not an OpenAI-compatible API (GET /models: ${last}); fix --endpoint (it usually ends in /v1)`
+      : `cannot reach ${ep.baseUrl} (${last}); start the server or fix --endpoint`,
+  );
 }
 
 /**

@@ -16,11 +16,12 @@ import {
   writeRunConfig,
 } from "../../common/run_folder.ts";
 import { serverDefaults, type ServerValue } from "./sampling.ts";
+import type { SamplingParams } from "./client.ts";
 import { RECORD_VERSION, runRecordFrom, type SweepRecord } from "../../common/protocol.ts";
 import { GRADE_TIMEOUT_MS, type GradeResult, graderVersion } from "../../evaluators/mod.ts";
 
 /** Everything that defines an external evaluation. */
-export interface EvalSettings {
+export interface EvalSettings extends SamplingParams {
   /** Normalised base URL (recorded, not part of the identity: a restarted server may move ports). */
   endpoint: string;
   model: string;
@@ -33,9 +34,6 @@ export interface EvalSettings {
   template: PromptTemplate;
   n: number;
   ks: number[];
-  temperature: number;
-  topP: number;
-  maxTokens: number;
   seed: number;
   /** Server-specific sampling parameters (`--sampling`), sent with every request; {} when none. */
   server: Record<string, ServerValue>;

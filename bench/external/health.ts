@@ -62,19 +62,14 @@ export function runHealth(
   onDisk: ReadonlyMap<string, ReadonlyMap<number, SampleRecord>>,
 ): RunHealth {
   const n = given.n;
-  const inScope: SampleRecord[] = [];
-  for (const id of problemIds) {
-    for (const [i, s] of onDisk.get(id) ?? []) if (i < n) inScope.push(s);
-  }
-  const requests = new Map<string, { first: SampleRecord; kept: number }>();
-  for (const s of inScope) {
-    const r = requests.get(s.request);
-    if (r) r.kept++;
-    else requests.set(s.request, { first: s, kept: 1 });
-  }
+  const inScope = problemIds.flatMap((id) =>
+    [...onDisk.get(id) ?? []].filter(([i]) => i < n).map(([, s]) => s)
+  );
+  const requests = Map.groupBy(inScope, (s) => s.request);
   let promptTokens = 0, completionTokens = 0, retries = 0, samplesWithUsage = 0, partial = false;
   const retryCauses: Record<string, number> = {};
-  for (const [id, { first, kept }] of requests) {
+  for (const [id, kept] of requests) {
+    const first = kept[0];
     promptTokens += first.usage?.prompt_tokens ?? 0;
     if (first.usage_scope === "first_choice") {
       // The tokens are those of the request's first choice, the sample named in its id "problem#first".
@@ -86,15 +81,15 @@ export function runHealth(
         samplesWithUsage++;
       }
     } else {
-      completionTokens += (first.usage?.completion_tokens ?? 0) * kept / Math.max(1, first.request_n);
-      samplesWithUsage += kept;
+      completionTokens += (first.usage?.completion_tokens ?? 0) * kept.length / Math.max(1, first.request_n);
+      samplesWithUsage += kept.length;
     }
     const extra = Math.max(0, (first.attempts ?? 1) - 1);
     retries += extra;
     const causes = first.retry_reasons?.map(retryCause) ?? Array(extra).fill("unrecorded");
     for (const cause of causes) retryCauses[cause] = (retryCauses[cause] ?? 0) + 1;
   }
-  const lat = [...requests.values()].map((r) => r.first.latency_ms).sort((a, b) => a - b);
+  const lat = [...requests.values()].map((r) => r[0].latency_ms).sort((a, b) => a - b);
   return {
     ...given,
     problems: problemIds.length,
@@ -105,7 +100,7 @@ export function runHealth(
     completionTokens: Math.round(completionTokens),
     usageCounted: partial ? "as reported by the server" : "per choice",
     samplesWithUsage,
-    requestSizes: [...new Set([...requests.values()].map((r) => r.first.request_n))].sort((a, b) => a - b),
+    requestSizes: [...new Set([...requests.values()].map((r) => r[0].request_n))].sort((a, b) => a - b),
     latencyMs: lat.length
       ? { p50: percentile(lat, 0.5), p95: percentile(lat, 0.95), p99: percentile(lat, 0.99) }
       : null,

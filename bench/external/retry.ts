@@ -30,13 +30,10 @@ export function isRetryableStatus(status: number): boolean {
  * (relative to `nowMs`); null when absent or unparseable, 0 for dates in the past.
  */
 export function parseRetryAfter(header: string | null, nowMs = Date.now()): number | null {
-  if (header === null) return null;
-  const text = header.trim();
-  if (text === "") return null;
+  const text = header?.trim() ?? "";
   if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
-  const date = Date.parse(text);
-  if (Number.isNaN(date)) return null;
-  return Math.max(0, date - nowMs);
+  const date = Date.parse(text); // NaN for "" and for anything not a date
+  return Number.isNaN(date) ? null : Math.max(0, date - nowMs);
 }
 
 /** Delay before retry number `retry` (0-based): the server's Retry-After if given, else jittered backoff. */

@@ -1,7 +1,7 @@
 // One external evaluation end to end: check the folder and the server, sample (resumably), grade, and record
 // the run status and its health. Nothing in the folder is written before the preflight passes.
 import { rmSync, statSync } from "node:fs";
-import { atomicWrite, writeJson } from "../../common/fs.ts";
+import { atomicWrite, exists, writeJson } from "../../common/fs.ts";
 import { evalFile, runFile, type RunStatus, sweepFile, writeStatus } from "../../common/run_folder.ts";
 import { gradeMany } from "../../evaluators/mod.ts";
 import { type Endpoint, EndpointError, InterruptedError, preflight } from "./client.ts";
@@ -47,13 +47,7 @@ export interface EvalOutcome {
   health: RunHealth;
 }
 
-const sizeOf = (path: string) => {
-  try {
-    return statSync(path).size;
-  } catch {
-    return 0;
-  }
-};
+const sizeOf = (path: string) => exists(path) ? statSync(path).size : 0;
 
 /**
  * Remember `files` (their bytes; absent ones as absent) and the size of samples.jsonl; the function returned puts
@@ -70,18 +64,6 @@ function undoUnlessSampled(files: string[], samplesPath: string): () => boolean 
     }
     return true;
   };
-}
-
-/** `--repair`: drop the bad and duplicate lines of samples.jsonl (after a backup) and say what was dropped. */
-function repair(samplesPath: string, tell: (message: string) => void): void {
-  const { backup, dropped, duplicates } = repairSamples(samplesPath);
-  tell(
-    backup
-      ? `--repair: dropped ${dropped.length} bad lines` +
-        (dropped.length ? ` (lines ${dropped.map((d) => d.line).join(", ")})` : "") +
-        ` and ${duplicates} duplicate samples of ${samplesPath}; backup in ${backup}`
-      : `--repair: ${samplesPath} has no bad line and no duplicate sample`,
-  );
 }
 
 /**
@@ -107,7 +89,7 @@ export async function evaluateEndpoint(
   checkEvalDir(out, settings);
   endpoint.llamaCpp = (await preflight(endpoint)).llamaCpp;
   const paths = evalPaths(out, settings);
-  if (transport.repair) repair(paths.samplesPath, transport.repair);
+  if (transport.repair) transport.repair(repairSamples(paths.samplesPath));
   const written = [evalFile(out), sweepFile(out), runFile(paths.runDir, "config"), paths.statusPath];
   const undo = undoUnlessSampled(written, paths.samplesPath);
   openEvalDir(out, settings, transport.command);
@@ -122,67 +104,54 @@ export async function evaluateEndpoint(
     });
   transport.signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    return await sampleAndGrade(problems, settings, transport, endpoint, paths, undo, end);
+    const jobs = problems.map((p) => ({ id: p.id, prompt: applyTemplate(settings.template, p.problem) }));
+    const { n, seed } = settings;
+    let stats: SamplerStats;
+    try {
+      stats = await sampleAll(jobs, {
+        ...transport,
+        endpoint,
+        params: settings,
+        n,
+        seed,
+        maxPerRequest: transport.maxPerRequest ?? n,
+        samplesPath: paths.samplesPath,
+      });
+    } catch (e) {
+      if (e instanceof InterruptedError) throw e; // status.json already says "interrupted"
+      // Nothing sampled: the folder stays as it was (e.g. a key refused after the preflight).
+      if (!(e instanceof EndpointError && undo())) {
+        end("failed", { reason: (e as Error).message.split("\n")[0] });
+      }
+      throw e;
+    }
+    const rows = await gradeSamples(
+      problems,
+      settings.dataset,
+      paths,
+      settings.n,
+      (items) => gradeMany(items.map((i) => ({ ...i, strict: settings.grader === "strict" }))),
+      transport.excludeTruncated,
+    );
+    if (transport.signal?.aborted) throw new InterruptedError(String(transport.signal.reason));
+    const scored = new Set(rows.map((r) => r.problemId)).size;
+    const { failed, nSplit } = stats;
+    const excludeTruncated = transport.excludeTruncated ?? false;
+    const given = { dataset: settings.dataset, n: settings.n, scored, failed, excludeTruncated, nSplit };
+    const health = runHealth(given, problems.map((p) => p.id), readSamples(paths.samplesPath));
+    writeJson(runFile(paths.runDir, "health"), health);
+    const advice = failureAdvice(failed);
+    if (scored === 0 && problems.length > 0) {
+      // Nothing to report: the run failed, whatever the cause (a status "done" over 0 problems reads as a result).
+      const first = failed[0]?.error ?? "no sample graded";
+      end("failed", { reason: `every problem failed (first: ${first}); ${advice}`, failedProblems: failed });
+    } else if (failed.length) {
+      const note = `${failed.length} of ${problems.length} problems failed; Pass@k is over the other ` +
+        `${scored}; ${advice}`;
+      end("done", { note, failedProblems: failed });
+    } else end("done", {});
+    return { paths, stats, rows, health };
   } finally {
     transport.signal?.removeEventListener("abort", onAbort);
   }
-}
-
-/** Sampling, grading and the final status (written by `end`) of `evaluateEndpoint`, once the folder is open. */
-async function sampleAndGrade(
-  problems: readonly EvalProblem[],
-  settings: EvalSettings,
-  transport: TransportOptions,
-  endpoint: Endpoint,
-  paths: EvalPaths,
-  undo: () => boolean,
-  end: (state: RunStatus["state"], rest: Partial<RunStatus>) => void,
-): Promise<EvalOutcome> {
-  const jobs = problems.map((p) => ({ id: p.id, prompt: applyTemplate(settings.template, p.problem) }));
-  const { temperature, topP, maxTokens, server, n, seed } = settings;
-  let stats: SamplerStats;
-  try {
-    stats = await sampleAll(jobs, {
-      ...transport,
-      endpoint,
-      params: { temperature, topP, maxTokens, server },
-      n,
-      seed,
-      maxPerRequest: transport.maxPerRequest ?? n,
-      samplesPath: paths.samplesPath,
-    });
-  } catch (e) {
-    if (e instanceof InterruptedError) throw e; // status.json already says "interrupted"
-    // Nothing sampled: the folder stays as it was (e.g. a key refused after the preflight).
-    if (!(e instanceof EndpointError && undo())) {
-      end("failed", { reason: (e as Error).message.split("\n")[0] });
-    }
-    throw e;
-  }
-  const rows = await gradeSamples(
-    problems,
-    settings.dataset,
-    paths,
-    settings.n,
-    (items) => gradeMany(items.map((i) => ({ ...i, strict: settings.grader === "strict" }))),
-    transport.excludeTruncated,
-  );
-  if (transport.signal?.aborted) throw new InterruptedError(String(transport.signal.reason));
-  const scored = new Set(rows.map((r) => r.problemId)).size;
-  const { failed, nSplit } = stats;
-  const excludeTruncated = transport.excludeTruncated ?? false;
-  const given = { dataset: settings.dataset, n: settings.n, scored, failed, excludeTruncated, nSplit };
-  const health = runHealth(given, problems.map((p) => p.id), readSamples(paths.samplesPath));
-  writeJson(runFile(paths.runDir, "health"), health);
-  const advice = failureAdvice(failed);
-  if (scored === 0 && problems.length > 0) {
-    // Nothing to report: the run failed, whatever the cause (a status "done" over 0 problems reads as a result).
-    const first = failed[0]?.error ?? "no sample graded";
-    end("failed", { reason: `every problem failed (first: ${first}); ${advice}`, failedProblems: failed });
-  } else if (failed.length) {
-    const note = `${failed.length} of ${problems.length} problems failed; Pass@k is over the other ` +
-      `${scored}; ${advice}`;
-    end("done", { note, failedProblems: failed });
-  } else end("done", {});
-  return { paths, stats, rows, health };
 }

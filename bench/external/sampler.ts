@@ -11,7 +11,6 @@ import {
   type SamplingParams,
 } from "./client.ts";
 import { isContextError, maxTokensAdvice } from "./context_limit.ts";
-import { runPool } from "./pool.ts";
 import { appendJsonl } from "../../common/fs.ts";
 import { readSamples, repairTornTail, type SampleRecord } from "./samples.ts";
 
@@ -71,15 +70,13 @@ export interface FailedProblem {
 export function failureAdvice(failed: readonly FailedProblem[]): string {
   const retried = failed.filter((f) => f.kind === "retries").length;
   const rejected = failed.length - retried;
-  const parts: string[] = [];
-  if (retried) parts.push(`re-run the same command to retry the ${retried} that ran out of retries`);
-  if (rejected) {
-    parts.push(
-      `the server rejected ${rejected} (a re-run sends the same requests: change the prompt template, ` +
-        `--max-tokens or the server)`,
-    );
-  }
-  return parts.join("; ");
+  return [
+    retried ? `re-run the same command to retry the ${retried} that ran out of retries` : "",
+    rejected
+      ? `the server rejected ${rejected} (a re-run sends the same requests: change the prompt template, ` +
+        `--max-tokens or the server)`
+      : "",
+  ].filter(Boolean).join("; ");
 }
 
 /** What a sampling pass did. */
@@ -138,8 +135,8 @@ export async function sampleAll(jobs: readonly SampleJob[], opts: SamplerOptions
   };
   opts.onProgress?.(resumed, total);
 
-  await runPool(todo, opts.concurrency, async ({ job, missing }, lane) => {
-    const jitter = Rng.seeded(`${opts.seed}|jitter|${lane}`);
+  const sampleJob = async ({ job, missing }: (typeof todo)[number], index: number) => {
+    const jitter = Rng.seeded(`${opts.seed}|jitter|${index}`);
     try {
       while (missing.length > 0 && fatal === null && interrupted === null) {
         const got = await sampleOnce(job, missing, opts, stats, jitter);
@@ -157,7 +154,13 @@ export async function sampleAll(jobs: readonly SampleJob[], opts: SamplerOptions
         fail({ problemId: job.id, kind: "retries", error: e.message });
       } else throw e;
     }
-  });
+  };
+  // At most `concurrency` lanes, each taking the next problem when it finishes one.
+  let next = 0;
+  const lane = async () => {
+    for (let i = next++; i < todo.length; i = next++) await sampleJob(todo[i], i);
+  };
+  await Promise.all(Array.from({ length: Math.min(opts.concurrency, todo.length) }, lane));
   if (interrupted) throw interrupted;
   if (fatal) throw fatal;
   const order = new Map(jobs.map((j, i) => [j.id, i]));

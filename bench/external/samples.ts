@@ -60,22 +60,21 @@ function scanSamples(path: string): { lines: string[]; records: (SampleRecord | 
   if (bytes === null) return { lines: [], records: [], bad: [] };
   const lines = bytes.toString("utf8").split("\n");
   lines.pop(); // "" after the final newline, or a torn tail (repairTornTail drops it before appending)
-  const records: (SampleRecord | null)[] = [];
   const bad: BadLine[] = [];
-  lines.forEach((line, i) => {
-    if (line.trim() === "") return records.push(null);
+  const records = lines.map((line, i): SampleRecord | null => {
+    if (line.trim() === "") return null;
     let r: SampleRecord;
     try {
       r = JSON.parse(line);
     } catch (e) {
       bad.push({ line: i + 1, problem: `invalid JSON (${(e as Error).message})` });
-      return records.push(null);
+      return null;
     }
     if (typeof r?.problemId !== "string" || !Number.isInteger(r?.sample) || typeof r?.text !== "string") {
       bad.push({ line: i + 1, problem: "not a sample record (needs problemId, sample, text)" });
-      return records.push(null);
+      return null;
     }
-    records.push(r);
+    return r;
   });
   return { lines, records, bad };
 }
@@ -104,13 +103,11 @@ export function readSamples(path: string): Map<string, Map<number, SampleRecord>
 }
 
 /**
- * Drop every bad line of samples.jsonl, and every duplicate (problemId, sample) line after the first (left by two
- * writers on one folder), after copying the file to `<path>.bak-<UTC time>`; the dropped bad samples are
- * requested again. Returns the backup path (null when nothing was dropped), the bad lines and the duplicates.
+ * `--repair`: drop every bad line of samples.jsonl, and every duplicate (problemId, sample) line after the first
+ * (left by two writers on one folder), after copying the file to `<path>.bak-<UTC time>`; the dropped bad samples
+ * are requested again. Returns one line saying what was dropped and where the backup is.
  */
-export function repairSamples(
-  path: string,
-): { backup: string | null; dropped: BadLine[]; duplicates: number } {
+export function repairSamples(path: string): string {
   repairTornTail(path);
   const { lines, records, bad } = scanSamples(path);
   const seen = new Set<string>();
@@ -122,10 +119,12 @@ export function repairSamples(
     if (seen.has(key)) drop.add(i + 1), duplicates++;
     seen.add(key);
   });
-  if (drop.size === 0) return { backup: null, dropped: [], duplicates: 0 };
+  if (drop.size === 0) return `--repair: ${path} has no bad line and no duplicate sample`;
   const backup = `${path}.bak-${new Date().toISOString().replace(/[:.]/g, "-")}`;
   copyFileSync(path, backup);
   const kept = lines.filter((l, i) => !drop.has(i + 1) && l.trim() !== "");
   atomicWrite(path, kept.map((l) => l + "\n").join(""));
-  return { backup, dropped: bad, duplicates };
+  return `--repair: dropped ${bad.length} bad lines` +
+    (bad.length ? ` (lines ${bad.map((d) => d.line).join(", ")})` : "") +
+    ` and ${duplicates} duplicate samples of ${path}; backup in ${backup}`;
 }

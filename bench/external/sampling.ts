@@ -39,8 +39,7 @@ const NAME = /^[a-z][a-z0-9_]*$/;
 
 /** A value of `--sampling key=value`: a number, true/false/null, or else the text as a string. */
 function parseValue(text: string): ServerValue {
-  if (text === "true" || text === "false") return text === "true";
-  if (text === "null") return null;
+  if (["true", "false", "null"].includes(text)) return JSON.parse(text);
   if (text !== "" && Number.isFinite(Number(text))) return Number(text);
   return text;
 }
@@ -53,16 +52,12 @@ function parseValue(text: string): ServerValue {
 export function parseServerSampling(text: string): Record<string, ServerValue> {
   let entries: [string, ServerValue][];
   if (text.trim().startsWith("{")) {
-    let obj: unknown;
+    // Text starting with "{" parses to an object or not at all.
     try {
-      obj = JSON.parse(text);
+      entries = Object.entries(JSON.parse(text));
     } catch (e) {
       throw new Error(`--sampling: not a JSON object (${(e as Error).message})`);
     }
-    if (obj === null || typeof obj !== "object" || Array.isArray(obj)) {
-      throw new Error("--sampling: expected a JSON object");
-    }
-    entries = Object.entries(obj as Record<string, ServerValue>);
   } else {
     entries = text.split(",").map((pair) => {
       const eq = pair.indexOf("=");
