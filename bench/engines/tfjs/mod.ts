@@ -2,4 +2,4 @@
 export { prepareBase, tfjsEngine } from "./engine.ts";
 export { checkpointSettings, generate, loadPolicy, type Policy } from "./policy.ts";
 export { COMPACT_TEMPLATE, renderPrompt } from "./traces.ts";
-export { defaultSettings, taskSets, type TfjsSettings } from "./settings.ts";
+export { defaultSettings, presetSettings, taskSets, type TfjsSettings } from "./settings.ts";
