@@ -10,7 +10,7 @@ import { PRESETS, resolveAlgo } from "../../../../bench/core/mod.ts";
 import { rlContext, rolloutBatch, updatePolicy } from "./fixtures.ts";
 import { grade } from "../../../../evaluators/mod.ts";
 import { engines, gradingOf } from "../../../../bench/engines/registry.ts";
-import { writeFolderFile } from "../../../../common/run_folder.ts";
+import { writeProtocolSweep } from "../../../sweep_record.ts";
 import { tempDir } from "../../../temp.ts";
 
 await initBackend("wasm");
@@ -101,16 +101,7 @@ Deno.test("the reward grades as the sweep's recorded protocol says: changing the
     const dir = tempDir();
     const protocol = engines.tfjs.protocol(settings, { n: 1, ks: [1] });
     protocol.grader.mode = mode;
-    writeFolderFile(dir, {
-      kind: "sweep",
-      config: { name: "x" },
-      record: { version: 2, design: { kind: "seeds", seeds: [0] }, methods: [], protocol },
-      configHash: "h",
-      runIds: [],
-      versions: {},
-      machine: {},
-      writtenAt: "2026-12-04T00:00:00Z",
-    });
+    writeProtocolSweep(dir, protocol, { name: "x" });
     const ctx = rlContext();
     ctx.grader = gradingOf("tfjs", dir, settings);
     assertEquals(ctx.grader, { strict: mode === "strict", timeoutMs: null });

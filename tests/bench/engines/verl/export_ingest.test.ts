@@ -5,13 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { atomicWrite, exists, readJsonl } from "../../../../common/fs.ts";
-import {
-  readRunConfig,
-  readStatus,
-  writeFolderFile,
-  writeRunConfig,
-  writeStatus,
-} from "../../../../common/run_folder.ts";
+import { readRunConfig, readStatus, writeRunConfig, writeStatus } from "../../../../common/run_folder.ts";
 import { resolveAlgo } from "../../../../bench/core/mod.ts";
 import { buildReport } from "../../../../reports/mod.ts";
 import { main as reportMain } from "../../../../reports/cli.ts";
@@ -34,6 +28,7 @@ import {
 } from "../../../../bench/engines/verl/prompt_filter.ts";
 import { assertEquals, ok, rejects, throws } from "../../../assert.ts";
 import { skipping } from "../../../external_inputs.ts";
+import { writeProtocolSweep } from "../../../sweep_record.ts";
 import { TOKENIZER_DIR, VENV_PYTHON, verlVenvMissing } from "./verl_venv.ts";
 
 const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
@@ -122,16 +117,7 @@ Deno.test(
         n: 3,
         ks: [1],
       };
-      writeFolderFile(dir, {
-        kind: "sweep",
-        config: {},
-        record: { version: 2, design: { kind: "seeds", seeds: [0] }, methods: [], protocol },
-        configHash: "h",
-        runIds: [],
-        versions: {},
-        machine: {},
-        writtenAt: "2026-12-04T00:00:00Z",
-      });
+      writeProtocolSweep(dir, protocol);
       await ingestVerlDumps(runDir);
       return readJsonl<EvalLine>(join(runDir, "eval.jsonl")).filter((l) => l.correct).length;
     };
