@@ -24,7 +24,7 @@ const CLASS_OF: [string, string[]][] = [
   ["layer norm", ["AceLayerNorm", "AceLayerNormGrad"]],
   // A whole decoder layer of a decode step in one native call (ops/kernels.c): its products, attention and
   // element-wise work cannot be told apart there.
-  ["decode layer (native: products, attention, layer norm, MLP)", ["AceDecodeLayer"]],
+  ["decode step (native: embedding, layers, head)", ["AceDecodeStep"]],
   ["softmax/cross-entropy", ["LogSoftmax", "Max", "Exp", "Log", "Sub"]],
   ["Adam", ["AceAdam", "Square", "Sqrt"]],
   ["gather/one-hot", ["OneHot", "Cast", "GatherV2"]],

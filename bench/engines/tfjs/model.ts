@@ -9,12 +9,11 @@ import { layerNorm, linear, oneHotF } from "./model/ops.ts";
 import {
   advance,
   cachedAttention,
-  cachedLayer,
+  cachedStep,
   compactKvCache,
   createKvCache,
   disposeKvCache,
   type KvCache,
-  type LayerWeights,
   selfAttention,
   swapLast,
 } from "./ops/attention.ts";
@@ -110,11 +109,13 @@ export function disposeModel(model: Model): void {
   for (const v of model.params.values()) v.dispose();
 }
 
-/** Layer l's weights by role (parameter `h{l}.ln1.g` is role ln1g). */
-function layerWeights(model: Model, l: number): LayerWeights {
+/** Layer l's weights, parameter `h{l}.ln1.g` as ln1g (in kernels.c's order: the native step takes their values). */
+function layerWeights(model: Model, l: number) {
   const names = ["ln1.g", "ln1.b", "qkv", "proj", "ln2.g", "ln2.b", "up", "down"];
   const weights = names.map((n) => [n.replace(".", ""), model.params.get(`h${l}.${n}`)!]);
-  return Object.fromEntries(weights) as unknown as LayerWeights;
+  return Object.fromEntries(weights) as
+    & Record<"ln1g" | "ln1b" | "ln2g" | "ln2b", tf.Tensor1D>
+    & Record<"qkv" | "proj" | "up" | "down", tf.Tensor2D>;
 }
 
 /** Logits [B*T, V] for int32 tokens [B, T] at positions start..start+T-1 (start = cache length). */
@@ -125,16 +126,15 @@ function forward(model: Model, tokens: tf.Tensor2D, cache?: KvCache): tf.Tensor2
     throw new Error(`model: sequence of ${start + t} tokens exceeds context ${context}`);
   }
   const p = (name: string) => model.params.get(name)!;
-  const wte = p("wte") as tf.Tensor2D;
+  const wte = p("wte") as tf.Tensor2D, lw = Array.from({ length: layers }, (_, l) => layerWeights(model, l));
+  const step = cache && t === 1 &&
+    cachedStep(cache, tokens, ["wte", "wpe", "lnf.g", "lnf.b"].map(p), lw.map((w) => Object.values(w)));
+  if (step) return step;
   const tok = linear(oneHotF(tf.reshape(tokens, [n]) as tf.Tensor1D, vocab), wte);
   const pos = tf.slice(p("wpe"), [start, 0], [t, d]);
   let x = tf.reshape(tf.add(tf.reshape(tok, [b, t, d]), pos), [n, d]) as tf.Tensor2D;
   for (let l = 0; l < layers; l++) {
-    const w = layerWeights(model, l), fused = cache && t === 1 ? cachedLayer(cache, l, x, w) : null;
-    if (fused) {
-      x = fused;
-      continue;
-    }
+    const w = lw[l];
     const qkv = linear(layerNorm(x, w.ln1g, w.ln1b), w.qkv);
     const y = cache ? cachedAttention(cache, l, qkv) : selfAttention(qkv, b, model.config.heads);
     x = tf.add(x, linear(y, w.proj));

@@ -16,7 +16,7 @@ import {
   type WasmBackend,
 } from "./wasm.ts";
 import { blasActive, gemmBatch } from "./blas.ts";
-import { nativeKernels, nativeLayers, nativeThreads } from "./native.ts";
+import { nativeKernels, nativeSteps, nativeThreads } from "./native.ts";
 
 let wasmKernels: { bmm: Fn; bmmNT: Fn; heads: Fn; transpose: Fn } | null = null;
 let enabled = true;
@@ -112,27 +112,19 @@ function decodeKernel({ inputs: { qkv, k, v }, backend, attrs }: KernelArgs): tf
   return out;
 }
 
-/** A decoder layer's weights (model.ts names them h{l}.ln1.g, …): LayerNorm gains and biases, products [in, out]. */
-export interface LayerWeights {
-  ln1g: tf.Tensor1D;
-  ln1b: tf.Tensor1D;
-  qkv: tf.Tensor2D;
-  proj: tf.Tensor2D;
-  ln2g: tf.Tensor1D;
-  ln2b: tf.Tensor1D;
-  up: tf.Tensor2D;
-  down: tf.Tensor2D;
-}
-
-/** A whole decoder layer of a decode step on the native kernels: x [b, d] → the layer's output (see kernels.c). */
-function decodeLayerKernel({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo {
-  const be = backend as WasmBackend, [heads, length] = ["heads", "length"].map((n) => attr(attrs, n));
-  const { x, k } = inputs, [b, d] = x.shape, out = be.makeOutput([b, d], "float32");
-  const heap = be.wasm.HEAPF32, from = addr(be, x) / 4;
-  heap.copyWithin(addr(be, out) / 4, from, from + b * d); // updated in place by the layer's residual adds
-  const names = ["ln1g", "ln1b", "qkv", "proj", "ln2g", "ln2b", "up", "down", "k", "v"];
-  const at = [out, ...names.map((n) => inputs[n])].map((t) => nativeAddr(be, t));
-  nativeKernels()!.ace_decode_layer(...at, b, d, heads, k.shape[1], length, nativeThreads());
+/**
+ * A whole decode step on the native kernels (kernels.c's ace_decode_step): inputs w0, w1, … are tokens [b, 1]
+ * and the model's tensors in step_args's order (wte, wpe, LNf gain and bias, per layer its eight weights and
+ * its key and value cache buffers) → logits [b, V].
+ */
+function decodeStepKernel({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo {
+  const be = backend as WasmBackend,
+    [heads, length, layers] = ["heads", "length", "layers"].map((n) => attr(attrs, n));
+  const { w0: tokens, w1: wte, w13: k } = inputs, [vocab, d] = wte.shape, b = tokens.shape[0];
+  const out = be.makeOutput([b, vocab], "float32"),
+    named = Array.from({ length: 5 + 10 * layers }, (_, i) => inputs[`w${i}`]);
+  const w = BigUint64Array.from([out, ...named], (t) => BigInt(nativeAddr(be, t)));
+  nativeKernels()!.ace_decode_step(w, b, d, heads, k.shape[1], length, layers, vocab, nativeThreads());
   return out;
 }
 
@@ -172,7 +164,7 @@ export async function loadKernels(): Promise<boolean> {
   registerWasmKernel("AceTranspose", transposeKernel);
   registerWasmKernel("AceKeepRows", keepRowsKernel);
   registerWasmKernel("AceDecodeAttention", decodeKernel);
-  registerWasmKernel("AceDecodeLayer", decodeLayerKernel);
+  registerWasmKernel("AceDecodeStep", decodeStepKernel);
   registerWasmKernel("AceCausalSoftmax", causalSoftmaxKernel);
   registerWasmKernel("AceCausalSoftmaxGrad", causalSoftmaxGradKernel);
   // Used inside differentiated code too (the tied output head), so it needs a gradient: transpose back.
@@ -187,8 +179,8 @@ export async function loadKernels(): Promise<boolean> {
 /** Which path attention takes on the current backend (for benchmark output). */
 export function kernelInfo(): string {
   if (!own()) return "tfjs ops";
-  const decode = nativeLayers()
-    ? `whole native decode layers (kernels.c, ${nativeThreads()} thread(s))`
+  const decode = nativeSteps()
+    ? `whole native decode steps (kernels.c, ${nativeThreads()} thread(s))`
     : nativeKernels()
     ? `native decode attention (kernels.c, ${nativeThreads()} thread(s))`
     : "wasm SIMD kernels (attention.wat)";
@@ -433,15 +425,17 @@ export function cachedAttention(cache: KvCache, l: number, qkv: tf.Tensor2D): tf
 }
 
 /**
- * Layer `l` of a decode step (one new position per row of x [b, d]) as one native call: LayerNorms, products,
- * cached attention (writing the position's keys and values), ReLU MLP and residual adds; null where it does not
- * apply (not one position, not the in-place cache, native layers off), and the caller runs the tfjs ops.
+ * A decode step (one new position per row, tokens [b, 1]) as one native call: embedding, every layer (writing
+ * the position's keys and values), final LayerNorm and tied head → logits [b, V], and the cache advanced; `head`
+ * is wte, wpe and the final LayerNorm's gain and bias, `layers` each layer's eight weights (kernels.c's order).
+ * Null where it does not apply (not the in-place cache, native steps off), and the caller runs the tfjs ops.
  */
-export function cachedLayer(cache: KvCache, l: number, x: tf.Tensor2D, w: LayerWeights): tf.Tensor2D | null {
-  if (!cache.inPlace || x.shape[0] !== cache.b || !nativeLayers() || !blasActive()) return null;
-  checkCapacity(cache, l, 1);
-  const inputs = { x, ...w, k: cache.k[l], v: cache.v[l] } as tf.NamedTensorMap;
-  return run("AceDecodeLayer", inputs, { heads: cache.heads, length: cache.length }) as tf.Tensor2D;
+export function cachedStep(cache: KvCache, tokens: tf.Tensor2D, head: tf.Tensor[], layers: tf.Tensor[][]) {
+  if (!cache.inPlace || tokens.shape[0] !== cache.b || !nativeSteps() || !blasActive()) return null;
+  layers.forEach((_, l) => checkCapacity(cache, l, 1));
+  const w = [tokens, ...head, ...layers.flatMap((lw, l) => [...lw, cache.k[l], cache.v[l]])];
+  const attrs = { heads: cache.heads, length: cache.length++, layers: layers.length };
+  return run("AceDecodeStep", Object.fromEntries(w.map((t, i) => [`w${i}`, t])), attrs) as tf.Tensor2D;
 }
 
 /** Record that a chunk of t positions went through every layer. */

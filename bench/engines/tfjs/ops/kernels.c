@@ -15,7 +15,7 @@
 #include <string.h>
 
 /** Bumped when an exported signature changes (ops/native.ts checks it). */
-int ace_version(void) { return 3; }
+int ace_version(void) { return 4; }
 
 typedef void (*range_fn)(const void *args, int lo, int hi);
 
@@ -265,12 +265,13 @@ void ace_causal_softmax_grad(const float *p, const float *dp, float *dx, int n, 
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// One whole transformer layer of a decode step (one new position per row), the model of model.ts:
-//   x += proj(attention(qkv(LN1(x)))); x += down(relu(up(LN2(x))))
+// A whole decode step (one new position per row) of the model of model.ts, from tokens to logits:
+//   x = wte[token] + wpe[pos]; per layer: x += proj(attention(qkv(LN1(x)))); x += down(relu(up(LN2(x))));
+//   logits = LNf(x) · wteᵀ (tied head)
 // Rows are independent in decode, so the rows are cut into blocks of DECODE_ROWS (fixed: the products' bits
-// depend on the rows in a BLAS call) and each block runs the whole layer on one thread, its products through the
-// BLAS (one thread per call), its attention as ace_decode_attention's. One call per layer-step instead of ~10
-// tfjs kernels, each with its bookkeeping.
+// depend on the rows in a BLAS call) and each block runs the whole step on one thread, its residual stream in
+// that thread's cache, its products through the BLAS (one thread per call), its attention as
+// ace_decode_attention's. One call per step instead of ~14 tfjs kernels per layer-step, each with its bookkeeping.
 
 #define DECODE_ROWS 64
 typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *, int, float,
@@ -283,13 +284,6 @@ int ace_use_blas(const char *path) {
   sgemm = h ? (sgemm_fn)dlsym(h, "cblas_sgemm") : NULL;
   return sgemm ? 0 : -1;
 }
-
-struct layer_args {
-  float *x;  // [b, d] residual stream, updated in place (a fresh output tensor the caller filled with x)
-  const float *ln1g, *ln1b, *wqkv, *wproj, *ln2g, *ln2b, *wup, *wdown;
-  float *k, *v;  // cache buffers [b·heads, cap, hd]
-  int b, d, heads, cap, pos;
-};
 
 // LayerNorm of rows x [n, d] into y, as layernorm.wat computes it (eps 1e-5): mean and variance summed in 4 lanes
 // then (l0 + l1) + (l2 + l3), rstd = 1/√(var + eps), y = ((x − mean)·rstd)·g + b.
@@ -310,9 +304,9 @@ static void layer_norm(const float *x, const float *g, const float *b, float *y,
   }
 }
 
-// C[m, n] = A[m, k] · B[k, n] (+ C when accumulate), row-major, on the BLAS.
-static void gemm(const float *a, const float *b, float *c, int m, int n, int k, int accumulate) {
-  sgemm(101, 111, 111, m, n, k, 1.0f, a, k, b, n, accumulate ? 1.0f : 0.0f, c, n);
+// C[m, n] = A[m, k] · B (+ C when accumulate), row-major; B is [k, n], or [n, k] read transposed (`bt`).
+static void gemm(const float *a, const float *b, float *c, int m, int n, int k, int accumulate, int bt) {
+  sgemm(101, 111, bt ? 112 : 111, m, n, k, 1.0f, a, k, b, bt ? k : n, accumulate ? 1.0f : 0.0f, c, n);
 }
 
 // Per-thread working memory, grown as needed and kept (the pool's threads live as long as the process).
@@ -328,32 +322,54 @@ static float *scratch(size_t floats) {
   return buf;
 }
 
-static void layer_range(const void *p, int lo, int hi) {
-  const struct layer_args *a = p;
+/** A layer's tensors in the order of `w`: LayerNorm 1 gain and bias, qkv, proj, LayerNorm 2, up, down, k, v. */
+enum { LN1G, LN1B, WQKV, WPROJ, LN2G, LN2B, WUP, WDOWN, KCACHE, VCACHE, PER_LAYER };
+
+struct step_args {
+  const uint64_t *w;  // logits [b, vocab], tokens [b] (int32, position `pos`), wte [vocab, d], wpe [context, d],
+                      // LNf gain, LNf bias, then PER_LAYER addresses per layer
+  int b, d, heads, cap, pos, layers, vocab;
+};
+
+// Layer `w` for the m rows x [m, d] (updated in place) starting at batch row r0; h: m·8·d floats of scratch.
+static void layer_block(const struct step_args *a, const uint64_t *w, float *x, float *h, int r0, int m) {
   const int d = a->d, hd = d / a->heads;
+  const float *const *t = (const float *const *)w;
+  float *qkv = h + (size_t)m * d, *up = qkv + (size_t)m * 3 * d, *y = up;  // y and up are never live together
+  layer_norm(x, t[LN1G], t[LN1B], h, m, d);
+  gemm(h, t[WQKV], qkv, m, 3 * d, d, 0, 0);
+  const size_t at = (size_t)r0 * a->heads * a->cap * hd;
+  struct decode_args att = {qkv, (float *)t[KCACHE] + at, (float *)t[VCACHE] + at, y, m, a->heads, hd, a->cap,
+                            a->pos, 1.0f / sqrtf((float)hd)};
+  decode_range(&att, 0, m * a->heads);
+  gemm(y, t[WPROJ], x, m, d, d, 1, 0);  // x += y·proj (beta 1: the residual add inside the product)
+  layer_norm(x, t[LN2G], t[LN2B], h, m, d);
+  gemm(h, t[WUP], up, m, 4 * d, d, 0, 0);
+  for (size_t i = 0; i < (size_t)m * 4 * d; i++) up[i] = up[i] > 0 ? up[i] : 0;
+  gemm(up, t[WDOWN], x, m, d, 4 * d, 1, 0);
+}
+
+static void step_range(const void *p, int lo, int hi) {
+  const struct step_args *a = p;
+  const int d = a->d;
+  const int32_t *tokens = (const int32_t *)a->w[1];
+  const float *wte = (const float *)a->w[2], *wpe = (const float *)a->w[3] + (size_t)a->pos * d;
   for (int blk = lo; blk < hi; blk++) {
     const int r0 = blk * DECODE_ROWS, m = a->b - r0 < DECODE_ROWS ? a->b - r0 : DECODE_ROWS;
-    float *x = a->x + (size_t)r0 * d;
-    float *h = scratch((size_t)m * 8 * d);  // LN out [m, d], qkv [m, 3d], up [m, 4d] (= y [m, d] earlier)
-    float *qkv = h + (size_t)m * d, *up = qkv + (size_t)m * 3 * d, *y = up;  // y and up are never live together
-    layer_norm(x, a->ln1g, a->ln1b, h, m, d);
-    gemm(h, a->wqkv, qkv, m, 3 * d, d, 0);
-    struct decode_args att = {qkv, a->k + (size_t)r0 * a->heads * a->cap * hd,
-                              a->v + (size_t)r0 * a->heads * a->cap * hd, y, m, a->heads, hd, a->cap, a->pos,
-                              1.0f / sqrtf((float)hd)};
-    decode_range(&att, 0, m * a->heads);
-    gemm(y, a->wproj, x, m, d, d, 1);  // x += y·proj (beta 1: the residual add inside the product)
-    layer_norm(x, a->ln2g, a->ln2b, h, m, d);
-    gemm(h, a->wup, up, m, 4 * d, d, 0);
-    for (size_t i = 0; i < (size_t)m * 4 * d; i++) up[i] = up[i] > 0 ? up[i] : 0;
-    gemm(up, a->wdown, x, m, d, 4 * d, 1);
+    float *x = scratch((size_t)m * 9 * d), *h = x + (size_t)m * d;  // x [m, d], then the layer's scratch
+    for (int r = 0; r < m; r++) {
+      const float *e = wte + (size_t)tokens[r0 + r] * d;
+      for (int c = 0; c < d; c++) x[(size_t)r * d + c] = e[c] + wpe[c];
+    }
+    for (int l = 0; l < a->layers; l++) layer_block(a, a->w + 6 + (size_t)l * PER_LAYER, x, h, r0, m);
+    layer_norm(x, (const float *)a->w[4], (const float *)a->w[5], h, m, d);
+    gemm(h, wte, (float *)a->w[0] + (size_t)r0 * a->vocab, m, a->vocab, d, 0, 1);
   }
 }
 
-/** One decode layer for b rows (see layer_args) on `threads` threads; ace_use_blas must have succeeded. */
-void ace_decode_layer(float *x, const float *ln1g, const float *ln1b, const float *wqkv, const float *wproj,
-                      const float *ln2g, const float *ln2b, const float *wup, const float *wdown, float *k,
-                      float *v, int b, int d, int heads, int cap, int pos, int threads) {
-  struct layer_args a = {x, ln1g, ln1b, wqkv, wproj, ln2g, ln2b, wup, wdown, k, v, b, d, heads, cap, pos};
-  parallel_for(layer_range, &a, (b + DECODE_ROWS - 1) / DECODE_ROWS, threads);
+/** One decode step for b rows (see step_args) on `threads` threads; ace_use_blas must have succeeded. */
+void ace_decode_step(const uint64_t *w, int b, int d, int heads, int cap, int pos, int layers, int vocab,
+                     int threads) {
+  struct step_args a = {w, b, d, heads, cap, pos, layers, vocab};
+  parallel_for(step_range, &a, (b + DECODE_ROWS - 1) / DECODE_ROWS, threads);
 }

@@ -22,7 +22,7 @@ const FLAGS = [
   ...(Deno.build.os === "linux" ? ["-Wl,-z,nodelete"] : []),
 ];
 /** What kernels.c's ace_version returns; a library answering otherwise is stale. */
-const VERSION = 3;
+const VERSION = 4;
 const LIB_NAME = Deno.build.os === "darwin" ? "libacekernels.dylib" : "libacekernels.so";
 
 /** `n` native addresses in a row of parameters. */
@@ -37,7 +37,7 @@ const SYMBOLS = {
   ace_causal_softmax: { parameters: [...addrs(2), "i32", "i32", "i32"], result: "void" },
   ace_causal_softmax_grad: { parameters: [...addrs(3), "i32", "i32", "i32"], result: "void" },
   ace_use_blas: { parameters: ["buffer"], result: "i32" },
-  ace_decode_layer: { parameters: [...addrs(11), "i32", "i32", "i32", "i32", "i32", "i32"], result: "void" },
+  ace_decode_step: { parameters: ["buffer", ...Array<"i32">(8).fill("i32")], result: "void" },
   ace_adam: {
     parameters: [...addrs(7), "i32", "f32", "f32", "f32", "f32", "f32", "f32", "f32", "f32", "i32"],
     result: "void",
@@ -120,16 +120,16 @@ function sayOnce(line: string): void {
 let layers = false;
 
 /**
- * Let the native kernels call the BLAS at `path` (the library ops/blas.ts loaded) for whole decode layers
- * (`ace_decode_layer`); false when the library lacks cblas_sgemm or the native kernels are off.
+ * Let the native kernels call the BLAS at `path` (the library ops/blas.ts loaded) for whole decode steps
+ * (`ace_decode_step`); false when the library lacks cblas_sgemm or the native kernels are off.
  */
 export function useNativeBlas(path: string): boolean {
   layers = lib !== null && lib.ace_use_blas(new TextEncoder().encode(`${path}\0`)) === 0;
   return layers;
 }
 
-/** Whether whole decode layers run natively (native kernels in use, and the BLAS reachable from them). */
-export function nativeLayers(): boolean {
+/** Whether whole decode steps run natively (native kernels in use, and the BLAS reachable from them). */
+export function nativeSteps(): boolean {
   return active && layers;
 }
 

@@ -169,9 +169,9 @@ test("native Adam: the bits of tfjs-wasm's fused kernel, on 1, 2 and 7 threads",
   }
 });
 
-test("native kernels in a model (whole decode layers): sampling and a training step, same bits on 1, 2, 7 threads", async () => {
+test("native kernels in a model (whole decode steps): sampling and a training step, same bits on 1, 2, 7 threads", async () => {
   const cfg = { vocab: 64, dModel: 64, heads: 4, layers: 2, context: 24 };
-  // 150 rows: decode layers run natively in row blocks of 64, 64 and 22 (kernels.c DECODE_ROWS).
+  // 150 rows: decode steps run natively in row blocks of 64, 64 and 22 (kernels.c DECODE_ROWS).
   const rows = 150, prompts = Int32Array.from({ length: rows * 8 }, (_, i) => (i * 7) % 64);
   const tokens = Int32Array.from({ length: 8 * 24 }, (_, i) => (i * 13) % 64);
   const run = async (on: boolean, threads: number) => {
@@ -200,7 +200,7 @@ test("native kernels in a model (whole decode layers): sampling and a training s
   const one = await run(true, 1), off = await run(false, 1);
   assertClose(one.s.logp, off.s.logp, 1e-4, "sampled log-probs against tfjs-wasm's kernels");
   const kernels = await tf.profile(async () => (await run(true, 1), []));
-  ok(kernels.kernelNames.includes("AceDecodeLayer"), "decode steps ran as whole native layers");
+  ok(kernels.kernelNames.includes("AceDecodeStep"), "decode steps ran natively");
   for (const threads of [2, 7]) {
     const other = await run(true, threads);
     assertEquals(other.s, one.s, `samples on ${threads} threads`);
