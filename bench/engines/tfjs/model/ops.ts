@@ -12,9 +12,11 @@ import {
   compileWat,
   type Fn,
   type KernelArgs,
+  nativeAddr,
   registerWasmKernel,
   type WasmBackend,
 } from "../ops/wasm.ts";
+import { nativeKernels, nativeThreads } from "../ops/native.ts";
 
 type T2 = tf.Tensor2D;
 
@@ -37,20 +39,26 @@ export function useFusedLayerNorm(on: boolean): void {
 
 const lnOwn = (d: number) => fusedLn && lnKernels !== null && d % 4 === 0 && tf.getBackend() === "wasm";
 
-/** Forward kernel: x [n, d], g, b → y, xhat [n, d], rstd [n]. */
+/** Forward kernel: x [n, d], g, b → y, xhat [n, d], rstd [n] (the native kernels' threads: the same bits). */
 function lnForwardKernel({ inputs: { x, g, b }, backend }: KernelArgs): tf.TensorInfo[] {
-  const be = backend as WasmBackend, [n, d] = x.shape;
-  const outs = [[n, d], [n, d], [n, 1]].map((shape) => be.makeOutput(shape, "float32"));
-  lnKernels!.forward(...[x, g, b, ...outs].map((t) => addr(be, t)), n, d, 1e-5);
+  const be = backend as WasmBackend, [n, d] = x.shape, native = nativeKernels();
+  const outs = [[n, d], [n, d], [n, 1]].map((shape) => be.makeOutput(shape, "float32")),
+    at = [x, g, b, ...outs];
+  if (native) native.ace_layer_norm(...at.map((t) => nativeAddr(be, t)), n, d, nativeThreads());
+  else lnKernels!.forward(...at.map((t) => addr(be, t)), n, d, 1e-5);
   return outs;
 }
 
-/** Backward kernel: dy, xhat [n, d], rstd [n], g → dx [n, d], dg [d], db [d]. */
+/** Backward kernel: dy, xhat [n, d], rstd [n], g → dx [n, d], dg [d], db [d] (native: the same bits). */
 function lnBackwardKernel({ inputs: { dy, xhat, rstd, g }, backend }: KernelArgs): tf.TensorInfo[] {
-  const be = backend as WasmBackend, [n, d] = dy.shape;
-  const outs = [[n, d], [d], [d]].map((shape) => be.makeOutput(shape, "float32"));
-  for (const o of outs.slice(1)) be.wasm.HEAPF32.fill(0, addr(be, o) / 4, addr(be, o) / 4 + d); // accumulated
-  lnKernels!.backward(...[dy, xhat, rstd, g, ...outs].map((t) => addr(be, t)), n, d);
+  const be = backend as WasmBackend, [n, d] = dy.shape, native = nativeKernels();
+  const outs = [[n, d], [d], [d]].map((shape) => be.makeOutput(shape, "float32")),
+    at = [dy, xhat, rstd, g, ...outs];
+  if (native) native.ace_layer_norm_grad(...at.map((t) => nativeAddr(be, t)), n, d, nativeThreads());
+  else {
+    for (const o of outs.slice(1)) be.wasm.HEAPF32.fill(0, addr(be, o) / 4, addr(be, o) / 4 + d); // accumulated
+    lnKernels!.backward(...at.map((t) => addr(be, t)), n, d);
+  }
   return outs;
 }
 

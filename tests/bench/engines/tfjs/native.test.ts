@@ -22,6 +22,7 @@ import {
   disposeKvCache,
   selfAttention,
 } from "../../../../bench/engines/tfjs/ops/attention.ts";
+import { layerNorm } from "../../../../bench/engines/tfjs/model/ops.ts";
 import { blasError, blasInfo } from "../../../../bench/engines/tfjs/ops/blas.ts";
 import {
   nativeError,
@@ -142,6 +143,35 @@ test("native causal softmax (training attention): values and gradient within 1e-
   ok(!(await ran(false)).includes("AceCausalSoftmax"), "off: tfjs-wasm's kernels");
   for (const threads of [2, 7]) {
     assertEquals(withNative(true, threads, attentionRun), one, `${threads} threads`);
+  }
+});
+
+/** LayerNorm of 300 rows × 128 (rows and columns split among threads): y and the gradients of x, g and b. */
+function layerNormRun(): Float32Array {
+  const [x, g, b, w] = [[300, 128], [128], [128], [300, 128]].map((s, i) => rand(s, 20 + i));
+  try {
+    const f = (x: tf.Tensor, g: tf.Tensor, b: tf.Tensor) =>
+      tf.sum(tf.mul(layerNorm(x as tf.Tensor2D, g as tf.Tensor1D, b as tf.Tensor1D), w)) as tf.Scalar;
+    const { value, grads } = tf.valueAndGrads(f)([x, g, b]);
+    const out = Float32Array.from([value, ...grads].flatMap((t) => [...t.dataSync()]));
+    tf.dispose([value, ...grads]);
+    return out;
+  } finally {
+    tf.dispose([x, g, b, w]);
+  }
+}
+
+test("native LayerNorm: the bits of layernorm.wat, forward and gradient, on 1, 2 and 7 threads", async () => {
+  const wasm = withNative(false, 1, layerNormRun), lib = nativeKernels() as Record<string, unknown>;
+  let calls = 0;
+  for (const name of ["ace_layer_norm", "ace_layer_norm_grad"]) {
+    const f = lib[name] as (...a: unknown[]) => void;
+    lib[name] = (...a: unknown[]) => (calls++, f(...a));
+  }
+  withNative(true, 1, layerNormRun);
+  assertEquals(calls, 2, "forward and gradient ran natively");
+  for (const threads of [1, 2, 7]) {
+    assertEquals(withNative(true, threads, layerNormRun), wasm, `${threads} threads`);
   }
 });
 
