@@ -6,6 +6,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import type { Rng } from "../../../common/prng.ts";
 import { layerNorm, linear, oneHotF } from "./model/ops.ts";
+import { nativeDraws } from "./ops/native.ts";
 import {
   advance,
   cachedAttention,
@@ -411,13 +412,16 @@ function* sampleSteps(
   const done = new Uint8Array(b), uniforms = Array.from({ length: b }, (_, r) => rng.derive(firstRow + r));
   let logits = yield { tokens: prompts, t: p };
   for (let s = 0; s < maxNew; s++) {
-    const drawn: number[] = [];
+    const drawn: number[] = [], u = Float64Array.from(live, (r) => done[r] ? NaN : uniforms[r].float());
+    const native = temperature === 1 && topP >= 1 ? nativeDraws(logits, u, vocab) : null;
     for (let i = 0; i < live.length; i++) {
       const r = live[i];
       let tok = eos!;
       if (!done[r]) {
         const row = logits.subarray(i * vocab, (i + 1) * vocab);
-        [tok, logp[r * maxNew + s]] = drawScored(row, temperature, topP, uniforms[r].float());
+        [tok, logp[r * maxNew + s]] = native
+          ? [native.tokens[i], native.logp[i]]
+          : drawScored(row, temperature, topP, u[i]);
         lengths[r]++;
         if (tok === eos) done[r] = 1;
         else drawn.push(i);

@@ -15,7 +15,7 @@
 #include <string.h>
 
 /** Bumped when an exported signature changes (ops/native.ts checks it). */
-int ace_version(void) { return 5; }
+int ace_version(void) { return 6; }
 
 typedef void (*range_fn)(const void *args, int lo, int hi);
 
@@ -262,6 +262,54 @@ static void causal_softmax_grad_range(const void *q, int lo, int hi) {
 void ace_causal_softmax_grad(const float *p, const float *dp, float *dx, int n, int t, int threads) {
   struct softmax_args a = {p, dp, dx, t};
   parallel_for(causal_softmax_grad_range, &a, n * t, threads);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The sampler's draw at temperature 1 without truncation (model.ts's drawScored, in float64 in its order):
+// w_j = exp(x_j − x_best), z = Σ w_j in index order, the token where u·z falls walking w, and its log-prob
+// x_tok − max − log z. exp and log are libm's, so a last bit may differ from JavaScript's Math.
+
+struct draw_args {
+  const float *logits;  // [rows, v]
+  const double *u;      // [rows]: each row's uniform; NaN: the row draws nothing
+  int32_t *tokens;
+  double *logp;
+  int v;
+};
+
+static void draw_range(const void *p, int lo, int hi) {
+  const struct draw_args *a = p;
+  double *w = malloc(sizeof(double) * (size_t)a->v);
+  if (!w) abort();
+  for (int i = lo; i < hi; i++) {
+    if (isnan(a->u[i])) continue;
+    const float *x = a->logits + (size_t)i * a->v;
+    int best = 0;
+    double mx = -INFINITY, z = 0;
+    for (int j = 0; j < a->v; j++) {
+      if (x[j] > x[best]) best = j;
+      if (x[j] > mx || (x[j] == mx && signbit(mx) && !signbit(x[j]))) mx = x[j];  // Math.max: +0 over −0
+    }
+    for (int j = 0; j < a->v; j++) z += (w[j] = exp((double)x[j] - (double)x[best]));
+    double r = a->u[i] * z;
+    int tok = best;
+    for (int j = 0; j < a->v; j++) {
+      r -= w[j];
+      if (r < 0) {
+        tok = j;
+        break;
+      }
+    }
+    a->tokens[i] = tok;
+    a->logp[i] = (double)x[tok] - mx - log(z);
+  }
+  free(w);
+}
+
+/** Draws for `rows` rows of logits (see draw_args) on `threads` threads. */
+void ace_draw(const float *logits, const double *u, int32_t *tokens, double *logp, int rows, int v, int threads) {
+  struct draw_args a = {logits, u, tokens, logp, v};
+  parallel_for(draw_range, &a, rows, threads);
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ const FLAGS = [
   ...(Deno.build.os === "linux" ? ["-Wl,-z,nodelete"] : []),
 ];
 /** What kernels.c's ace_version returns; a library answering otherwise is stale. */
-const VERSION = 5;
+const VERSION = 6;
 const LIB_NAME = Deno.build.os === "darwin" ? "libacekernels.dylib" : "libacekernels.so";
 
 /** `n` native addresses in a row of parameters. */
@@ -38,6 +38,7 @@ const SYMBOLS = {
   ace_causal_softmax_grad: { parameters: [...addrs(3), "i32", "i32", "i32"], result: "void" },
   ace_layer_norm: { parameters: [...addrs(6), "i32", "i32", "i32"], result: "void" },
   ace_layer_norm_grad: { parameters: [...addrs(7), "i32", "i32", "i32"], result: "void" },
+  ace_draw: { parameters: [...Array<"buffer">(4).fill("buffer"), "i32", "i32", "i32"], result: "void" },
   ace_use_blas: { parameters: ["buffer"], result: "i32" },
   ace_decode_step: { parameters: ["buffer", ...Array<"i32">(8).fill("i32")], result: "void" },
   ace_adam: {
@@ -102,7 +103,9 @@ export async function loadNative(): Promise<typeof info> {
     info = { library: path, built: cached ? "cached" : compiler };
   } catch (e) {
     loadError = (e as Error).message.split("\n")[0];
-    sayOnce(`native kernels: off (${loadError}); attention and Adam stay on tfjs-wasm's thread`);
+    sayOnce(
+      `native kernels: off (${loadError}); decoding, attention, LayerNorm and Adam stay on tfjs-wasm's thread`,
+    );
   }
   return info;
 }
@@ -148,6 +151,18 @@ export function useNative(on: boolean): void {
 /** The library's functions while the native kernels are in use, else null. */
 export function nativeKernels(): NativeLib | null {
   return active ? lib : null;
+}
+
+/**
+ * Tokens drawn at temperature 1 without truncation from rows of `logits` [u.length, vocab], row i with the
+ * uniform u[i] (NaN: none), and their log-probs: drawScored's float64 arithmetic in its order (libm's exp and
+ * log, so a last bit may differ from Math's); null while the native kernels are off.
+ */
+export function nativeDraws(logits: Float32Array, u: Float64Array, vocab: number) {
+  if (!active || !lib) return null;
+  const tokens = new Int32Array(u.length), logp = new Float64Array(u.length);
+  lib.ace_draw(logits, u, tokens, logp, u.length, vocab, threads);
+  return { tokens, logp };
 }
 
 /** The loaded library while in use (for run records), else null. */

@@ -9,6 +9,7 @@ import {
   createModel,
   createOptimizer,
   disposeModel,
+  drawScored,
   getWeightsAsync,
   initBackend,
   sample,
@@ -25,6 +26,7 @@ import {
 import { layerNorm } from "../../../../bench/engines/tfjs/model/ops.ts";
 import { blasError, blasInfo } from "../../../../bench/engines/tfjs/ops/blas.ts";
 import {
+  nativeDraws,
   nativeError,
   nativeInfo,
   nativeKernels,
@@ -175,6 +177,23 @@ test("native LayerNorm: the bits of layernorm.wat, forward and gradient, on 1, 2
   }
 });
 
+test("native draw: drawScored's tokens and log-probs (to 1e-12) at temperature 1, rows without a uniform skipped; same bits on 1, 2, 7 threads", () => {
+  const rng = Rng.seeded(5), rows = 3000, vocab = 64;
+  const logits = Float32Array.from({ length: rows * vocab }, () => 4 * rng.normal());
+  const u = Float64Array.from({ length: rows }, (_, i) => i % 7 === 3 ? NaN : rng.float());
+  const one = withNative(true, 1, () => nativeDraws(logits, u, vocab))!;
+  for (let i = 0; i < rows; i++) {
+    if (Number.isNaN(u[i])) continue;
+    const [tok, lp] = drawScored(logits.subarray(i * vocab, (i + 1) * vocab), 1, 1, u[i]);
+    assertEquals(one.tokens[i], tok, `row ${i}`);
+    ok(Math.abs(one.logp[i] - lp) <= 1e-12 * Math.abs(lp), `row ${i}: ${one.logp[i]} against ${lp}`);
+  }
+  for (const threads of [2, 7]) {
+    assertEquals(withNative(true, threads, () => nativeDraws(logits, u, vocab)), one);
+  }
+  assertEquals(withNative(false, 1, () => nativeDraws(logits, u, vocab)), null, "off: none");
+});
+
 /** Adam moments after a few updates of a parameter shared among threads (≥ 2^18 floats) with a partial block. */
 function adamRun(): Float32Array[] {
   const rng = Rng.seeded(3), n = 64 * 4096 + 5;
@@ -263,7 +282,7 @@ test("native kernels: built into an empty cache on first use, found there next t
   const lines = none.err.split("\n").filter((l) => l.startsWith("native kernels:"));
   assertEquals(lines.length, 1, none.err);
   ok(
-    /^native kernels: off \(\/nonexistent\/cc did not start \(.*\)\); attention and Adam stay on tfjs-wasm's thread$/
+    /^native kernels: off \(\/nonexistent\/cc did not start \(.*\)\); decoding, attention, LayerNorm and Adam stay on tfjs-wasm's thread$/
       .test(lines[0]),
     lines[0],
   );
