@@ -163,7 +163,7 @@ function layerNormRun(): Float32Array {
   }
 }
 
-test("native LayerNorm: the bits of layernorm.wat, forward and gradient, on 1, 2 and 7 threads", async () => {
+test("native LayerNorm: the bits of layernorm.wat, forward and gradient, on 1, 2 and 7 threads", () => {
   const wasm = withNative(false, 1, layerNormRun), lib = nativeKernels() as Record<string, unknown>;
   let calls = 0;
   for (const name of ["ace_layer_norm", "ace_layer_norm_grad"]) {
