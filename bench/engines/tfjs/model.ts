@@ -5,7 +5,7 @@
 // no 4-D/5-D transpose is ever needed; embeddings are one-hot matmuls (gather has no gradient on wasm).
 import * as tf from "@tensorflow/tfjs-core";
 import type { Rng } from "../../../common/prng.ts";
-import { layerNorm, linear, oneHotF } from "./model/ops.ts";
+import { layerNorm, linear, oneHotF, tokenScores } from "./model/ops.ts";
 import { nativeDraws } from "./ops/native.ts";
 import {
   advance,
@@ -162,7 +162,12 @@ export function tokenLogProbs(
   if (t < 2) throw new Error(`tokenLogProbs: need at least 2 tokens per row, got ${t}`);
   const inputs = tf.slice(tokens, [0, 0], [b, t - 1]);
   const targets = tf.reshape(tf.slice(tokens, [0, 1], [b, t - 1]), [b * (t - 1)]) as tf.Tensor1D;
-  const logsm = tf.logSoftmax(forward(model, inputs));
+  const logits = forward(model, inputs), scores = tokenScores(logits, targets);
+  if (scores) {
+    const column = (c: number) => tf.reshape(tf.slice(scores, [0, c], [-1, 1]), [b, t - 1]) as tf.Tensor2D;
+    return opts.entropy ? { logp: column(0), entropy: column(1) } : { logp: column(0) };
+  }
+  const logsm = tf.logSoftmax(logits);
   const logp = tf.reshape(tf.sum(tf.mul(logsm, oneHotF(targets, model.config.vocab)), 1), [
     b,
     t - 1,

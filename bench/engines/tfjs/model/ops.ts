@@ -62,13 +62,48 @@ function lnBackwardKernel({ inputs: { dy, xhat, rstd, g }, backend }: KernelArgs
   return outs;
 }
 
-/** Compile layernorm.wat and register the fused LayerNorm kernels on tfjs-wasm; false on other backends. */
+/** Token scores kernel (native): x [n, V], targets [n] → scores [n, 2] (log-prob, entropy), log-softmax [n, V]. */
+function scoresKernel({ inputs: { x, targets }, backend }: KernelArgs): tf.TensorInfo[] {
+  const be = backend as WasmBackend, [n, v] = x.shape;
+  const outs = [[n, 2], [n, v]].map((shape) => be.makeOutput(shape, "float32")), at = [x, targets, ...outs];
+  nativeKernels()!.ace_token_scores(...at.map((t) => nativeAddr(be, t)), n, v, nativeThreads());
+  return outs;
+}
+
+/** Its gradient: log-softmax [n, V], scores [n, 2], targets [n], dy [n, 2] → dx [n, V]. */
+function scoresGradKernel({ inputs: { logsm, scores, targets, dy }, backend }: KernelArgs): tf.TensorInfo {
+  const be = backend as WasmBackend, [n, v] = logsm.shape, out = be.makeOutput([n, v], "float32");
+  const at = [logsm, scores, targets, dy, out].map((t) => nativeAddr(be, t));
+  nativeKernels()!.ace_token_scores_grad(...at, n, v, nativeThreads());
+  return out;
+}
+
+/**
+ * Per row of logits [N, V]: the log-prob of its target (int32 [N]) and the entropy (nats), as [N, 2], fused on
+ * the native kernels (one pass per row, the gradient from the saved log-softmax); null while they are off.
+ */
+export function tokenScores(logits: T2, targets: tf.Tensor1D): T2 | null {
+  if (!nativeKernels() || !lnKernels || tf.getBackend() !== "wasm") return null;
+  return grad<(x: T2) => T2>((x: T2, save: tf.GradSaveFunc) => {
+    const [value, logsm] = tf.engine().runKernel("AceTokenScores", { x, targets }, {}) as tf.Tensor[];
+    save([logsm, value]);
+    return {
+      value,
+      gradFunc: (dy: tf.Tensor | tf.Tensor[], [logsm, scores]: tf.Tensor[]) =>
+        tf.engine().runKernel("AceTokenScoresGrad", { logsm, scores, targets, dy: dy as tf.Tensor }, {}),
+    };
+  })(logits);
+}
+
+/** Compile layernorm.wat and register the fused LayerNorm kernels on tfjs-wasm (and the token scores); false on other backends. */
 export async function loadLayerNormKernels(): Promise<boolean> {
   if (lnKernels) return tf.getBackend() === "wasm";
   const exports = await compileWat(new URL("./layernorm.wat", import.meta.url));
   if (!exports) return false;
   registerWasmKernel("AceLayerNorm", lnForwardKernel);
   registerWasmKernel("AceLayerNormGrad", lnBackwardKernel);
+  registerWasmKernel("AceTokenScores", scoresKernel);
+  registerWasmKernel("AceTokenScoresGrad", scoresGradKernel);
   lnKernels = exports as NonNullable<typeof lnKernels>;
   return true;
 }

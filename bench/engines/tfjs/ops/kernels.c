@@ -15,7 +15,7 @@
 #include <string.h>
 
 /** Bumped when an exported signature changes (ops/native.ts checks it). */
-int ace_version(void) { return 6; }
+int ace_version(void) { return 7; }
 
 typedef void (*range_fn)(const void *args, int lo, int hi);
 
@@ -310,6 +310,61 @@ static void draw_range(const void *p, int lo, int hi) {
 void ace_draw(const float *logits, const double *u, int32_t *tokens, double *logp, int rows, int v, int threads) {
   struct draw_args a = {logits, u, tokens, logp, v};
   parallel_for(draw_range, &a, rows, threads);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Per-token scores for training, one pass per row of logits x [n, v]: the log-softmax l_j = (x_j − max) − log Σ
+// exp(x_k − max) (sum in order), the target's log-prob l_target and the entropy H = −Σ exp(l_j)·l_j; the gradient
+// from the saved log-softmax, with p_j = exp(l_j): dx_j = dlogp·([j = target] − p_j) − dH·p_j·(l_j + H).
+
+struct score_args {
+  const float *x, *logsm, *scores, *dy;  // scores, dy: [n, 2] (log-prob, entropy) and their gradients
+  const int32_t *target;
+  float *scores_out, *logsm_out, *dx;
+  int v;
+};
+
+static void scores_range(const void *p, int lo, int hi) {
+  const struct score_args *a = p;
+  for (int r = lo; r < hi; r++) {
+    const float *x = a->x + (size_t)r * a->v;
+    float *l = a->logsm_out + (size_t)r * a->v, mx = -INFINITY, sum = 0, h = 0;
+    for (int j = 0; j < a->v; j++) mx = x[j] > mx ? x[j] : mx;
+    for (int j = 0; j < a->v; j++) sum += expf(x[j] - mx);
+    const float lse = logf(sum);
+    for (int j = 0; j < a->v; j++) {
+      l[j] = (x[j] - mx) - lse;
+      h -= expf(l[j]) * l[j];
+    }
+    a->scores_out[2 * r] = l[a->target[r]];
+    a->scores_out[2 * r + 1] = h;
+  }
+}
+
+/** Scores of n rows (see score_args): logits x, targets → scores [n, 2], log-softmax [n, v], on `threads`. */
+void ace_token_scores(const float *x, const int32_t *target, float *scores, float *logsm, int n, int v,
+                      int threads) {
+  struct score_args a = {.x = x, .target = target, .scores_out = scores, .logsm_out = logsm, .v = v};
+  parallel_for(scores_range, &a, n, threads);
+}
+
+static void scores_grad_range(const void *p, int lo, int hi) {
+  const struct score_args *a = p;
+  for (int r = lo; r < hi; r++) {
+    const float *l = a->logsm + (size_t)r * a->v, dl = a->dy[2 * r], dh = a->dy[2 * r + 1], h = a->scores[2 * r + 1];
+    float *dx = a->dx + (size_t)r * a->v;
+    for (int j = 0; j < a->v; j++) {
+      const float pj = expf(l[j]);
+      dx[j] = dl * ((j == a->target[r] ? 1.0f : 0.0f) - pj) - dh * pj * (l[j] + h);
+    }
+  }
+}
+
+/** Gradient of the scores: log-softmax [n, v], scores, targets, dy [n, 2] → dx [n, v], on `threads` threads. */
+void ace_token_scores_grad(const float *logsm, const float *scores, const int32_t *target, const float *dy,
+                           float *dx, int n, int v, int threads) {
+  struct score_args a = {.logsm = logsm, .scores = scores, .target = target, .dy = dy, .dx = dx, .v = v};
+  parallel_for(scores_grad_range, &a, n, threads);
 }
 
 // ---------------------------------------------------------------------------------------------------------

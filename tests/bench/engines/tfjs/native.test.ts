@@ -23,7 +23,7 @@ import {
   disposeKvCache,
   selfAttention,
 } from "../../../../bench/engines/tfjs/ops/attention.ts";
-import { layerNorm } from "../../../../bench/engines/tfjs/model/ops.ts";
+import { layerNorm, tokenScores } from "../../../../bench/engines/tfjs/model/ops.ts";
 import { blasError, blasInfo } from "../../../../bench/engines/tfjs/ops/blas.ts";
 import {
   nativeDraws,
@@ -192,6 +192,43 @@ test("native draw: drawScored's tokens and log-probs (to 1e-12) at temperature 1
     assertEquals(withNative(true, threads, () => nativeDraws(logits, u, vocab)), one);
   }
   assertEquals(withNative(false, 1, () => nativeDraws(logits, u, vocab)), null, "off: none");
+});
+
+/**
+ * Target log-probs and entropies of 300 rows of 64 logits, weighted per token (as the RL loss weights them), by
+ * `tokenScores` where it applies, else by tf ops: the scores and the gradient of their weighted sum.
+ */
+function scoresRun(): Float32Array {
+  const x = rand([300, 64], 30), w = rand([300, 2], 31), rng = Rng.seeded(4);
+  const targets = tf.tensor1d(Int32Array.from({ length: 300 }, () => rng.int(64)), "int32");
+  const scores = (x: tf.Tensor) =>
+    tokenScores(x as tf.Tensor2D, targets) ?? tf.tidy(() => {
+      const l = tf.logSoftmax(x);
+      const logp = tf.sum(tf.mul(l, tf.oneHot(targets, 64).toFloat()), 1, true);
+      return tf.concat([logp, tf.neg(tf.sum(tf.mul(tf.exp(l), l), 1, true))], 1);
+    });
+  try {
+    const { value, grad } = tf.valueAndGrad((x: tf.Tensor) => tf.sum(tf.mul(scores(x), w)) as tf.Scalar)(x);
+    const s = tf.tidy(() => scores(x));
+    const out = Float32Array.from([s, value, grad].flatMap((t) => [...t.dataSync()]));
+    tf.dispose([s, value, grad]);
+    return out;
+  } finally {
+    tf.dispose([x, w, targets]);
+  }
+}
+
+test("native token scores (log-prob and entropy, weighted): within 1e-5 of tf ops, gradient included; same bits on 1, 2, 7 threads", () => {
+  const tfjs = withNative(false, 1, scoresRun), lib = nativeKernels() as Record<string, unknown>;
+  let calls = 0;
+  for (const name of ["ace_token_scores", "ace_token_scores_grad"]) {
+    const f = lib[name] as (...a: unknown[]) => void;
+    lib[name] = (...a: unknown[]) => (calls++, f(...a));
+  }
+  const one = withNative(true, 1, scoresRun);
+  ok(calls >= 3, "scores and their gradient ran natively");
+  assertClose(one, tfjs, 1e-5, "native against tf ops");
+  for (const threads of [2, 7]) assertEquals(withNative(true, threads, scoresRun), one, `${threads} threads`);
 });
 
 /** Adam moments after a few updates of a parameter shared among threads (≥ 2^18 floats) with a partial block. */
