@@ -141,16 +141,6 @@ export interface CrossedComponents {
   msResidual: number;
 }
 
-/** Var(mean) of a crossed design as its three terms above, with their df: S − 1, P − 1 and (S − 1)(P − 1). */
-export interface CrossedTerms {
-  seedTerm: number;
-  seedDf: number;
-  problemTerm: number;
-  problemDf: number;
-  residualTerm: number;
-  residualDf: number;
-}
-
 /** A crossed interval: mean ± half-width, with the terms and components behind it. */
 export interface CrossedInterval extends Interval {
   /** Standard error √(seedTerm + problemTerm + residualTerm) (NaN when the interval is not defined). */
@@ -207,15 +197,15 @@ export function crossedComponents(
   };
 }
 
+/** Var(mean) of a crossed design as its three terms above, with their df: S − 1, P − 1 and (S − 1)(P − 1). */
+export type CrossedTerms = ReturnType<typeof crossedVariance>;
+
 /**
  * Terms of Var(mean) for a seeds × problems design with components `c`. A component that was not estimable is
  * 0 and contributes nothing (one seed: the per-problem variance is the problem term). Needs ≥ 2 seeds when the
  * seed component is known.
  */
-export function crossedVariance(
-  c: CrossedComponents,
-  design: { seeds: number; problems: number },
-): CrossedTerms {
+export function crossedVariance(c: CrossedComponents, design: { seeds: number; problems: number }) {
   const S = design.seeds, P = design.problems;
   if (c.seedKnown && S < 2) throw new RangeError(`crossedVariance: need ≥ 2 seeds, got ${S}`);
   return {
