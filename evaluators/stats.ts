@@ -123,23 +123,7 @@ export function seedAggregate(values: readonly number[]): Interval & { n: number
 // 6:285, on resampling exchangeable arrays); the moment estimator is unbiased. See docs/sweeps-reports.md.
 
 /** Variance components of a crossed seeds × problems array (per-value variances, ≥ 0), and its mean squares. */
-export interface CrossedComponents {
-  seeds: number;
-  problems: number;
-  mean: number;
-  /** σ² between seeds (0 and `seedKnown` false with one seed: not estimable). */
-  seed: number;
-  /** σ² between problems (with one seed: the whole per-problem variance, residual included). */
-  problem: number;
-  /** σ² of the seed × problem residual (interaction plus within-problem sampling noise). */
-  residual: number;
-  seedKnown: boolean;
-  problemKnown: boolean;
-  /** ANOVA mean squares (NaN where a factor has one level). */
-  msSeed: number;
-  msProblem: number;
-  msResidual: number;
-}
+export type CrossedComponents = ReturnType<typeof crossedComponents>;
 
 /** A crossed interval: mean ± half-width, with the terms and components behind it. */
 export interface CrossedInterval extends Interval {
@@ -156,11 +140,7 @@ export interface CrossedInterval extends Interval {
  * estimates from the two-way ANOVA mean squares, each truncated at 0. One seed: only the total per-problem
  * variance is known; one problem: only the between-seed variance. Throws on a size mismatch or a non-finite value.
  */
-export function crossedComponents(
-  values: ArrayLike<number>,
-  seeds: number,
-  problems: number,
-): CrossedComponents {
+export function crossedComponents(values: ArrayLike<number>, seeds: number, problems: number) {
   const S = seeds, P = problems;
   if (!(Number.isInteger(S) && Number.isInteger(P) && S >= 1 && P >= 1) || values.length !== S * P) {
     throw new RangeError(`crossedComponents: ${values.length} values for ${S} seeds × ${P} problems`);
@@ -186,14 +166,21 @@ export function crossedComponents(
   const msSeed = S > 1 ? ssSeed / (S - 1) : NaN, msProblem = P > 1 ? ssProblem / (P - 1) : NaN;
   const two = S > 1 && P > 1; // with one level of a factor only the other's mean square is known
   const msResidual = two ? ssResidual / ((S - 1) * (P - 1)) : NaN;
-  const base = { seeds: S, problems: P, mean: m, msSeed, msProblem, msResidual };
   return {
-    ...base,
+    seeds: S,
+    problems: P,
+    mean: m,
+    /** σ² between seeds (0 and `seedKnown` false with one seed: not estimable). */
     seed: two ? Math.max(0, (msSeed - msResidual) / P) : S > 1 ? msSeed : 0,
+    /** σ² between problems (with one seed: the whole per-problem variance, residual included). */
     problem: two ? Math.max(0, (msProblem - msResidual) / S) : P > 1 ? msProblem : 0,
+    /** σ² of the seed × problem residual (interaction plus within-problem sampling noise). */
     residual: two ? msResidual : 0,
     seedKnown: S > 1,
-    problemKnown: P > 1,
+    /** ANOVA mean squares (NaN where a factor has one level). */
+    msSeed,
+    msProblem,
+    msResidual,
   };
 }
 
