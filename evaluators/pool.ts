@@ -119,6 +119,7 @@ export class GraderPool {
         };
         slot.worker.postMessage(msg);
       };
+      const next = (s: number) => (remaining === 0 ? finish() : dispatch(s));
       const attach = (s: number) => {
         const slot = this.#slots[s];
         slot.worker.onmessage = (e: MessageEvent<{ batch: number; results: GradeResult[] }>) => {
@@ -126,8 +127,7 @@ export class GraderPool {
           if (done || this.#slots[s] !== slot || slot.busy?.batch !== e.data.batch) return;
           slot.busy.indices.forEach((i, k) => settle(i, e.data.results[k]));
           slot.busy = null;
-          if (remaining === 0) return finish();
-          dispatch(s);
+          next(s);
         };
         slot.worker.onerror = (e) => {
           e.preventDefault();
@@ -166,8 +166,7 @@ export class GraderPool {
         slot.worker.terminate();
         this.#slots[s] = this.#spawn();
         attach(s);
-        if (remaining === 0) return finish();
-        dispatch(s);
+        next(s);
       };
       const timer = setInterval(() => {
         const now = performance.now();
