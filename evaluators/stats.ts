@@ -125,16 +125,6 @@ export function seedAggregate(values: readonly number[]): Interval & { n: number
 /** Variance components of a crossed seeds × problems array (per-value variances, ≥ 0), and its mean squares. */
 export type CrossedComponents = ReturnType<typeof crossedComponents>;
 
-/** A crossed interval: mean ± half-width, with the terms and components behind it. */
-export interface CrossedInterval extends Interval {
-  /** Standard error √(seedTerm + problemTerm + residualTerm) (NaN when the interval is not defined). */
-  se: number;
-  terms: CrossedTerms;
-  /** Every value is the same: the interval has zero width because nothing varies. */
-  identical: boolean;
-  components: CrossedComponents;
-}
-
 /**
  * Variance components of `values`, a row-major seeds × problems array (values[s·P + p]): method-of-moments
  * estimates from the two-way ANOVA mean squares, each truncated at 0. One seed: only the total per-problem
@@ -239,11 +229,7 @@ export function termsPValue(terms: CrossedTerms, distance: number): number {
  * estimated small by chance). One seed: over problems only; one problem: over seeds only. Bounds are not
  * clipped. All values equal: [mean, mean] with `identical` set; one value: lo = hi = NaN.
  */
-export function crossedInterval(
-  values: ArrayLike<number>,
-  seeds: number,
-  problems: number,
-): CrossedInterval {
+export function crossedInterval(values: ArrayLike<number>, seeds: number, problems: number) {
   const c = crossedComponents(values, seeds, problems);
   const terms = crossedVariance(c, { seeds, problems });
   let identical = true;
@@ -251,6 +237,7 @@ export function crossedInterval(
   const base = { mean: c.mean, components: c, terms, identical };
   if (seeds * problems === 1) return { ...base, lo: NaN, hi: NaN, se: NaN, identical: false };
   const half = combine(terms, (df) => tCritical(0.95, df));
+  // The standard error: NaN above, where the interval is not defined.
   const se = Math.sqrt(terms.seedTerm + terms.problemTerm + terms.residualTerm);
   return { ...base, lo: c.mean - half, hi: c.mean + half, se };
 }
@@ -298,12 +285,14 @@ export interface NestedComponents {
   seedsKnown: boolean;
 }
 
-/** A nested interval: the crossed interval of the base-mean matrix (one base: of the seeds × problems array). */
-export interface NestedInterval extends CrossedInterval {
+/**
+ * A nested interval: the crossed interval of the base-mean matrix (one base: of the seeds × problems array); scope
+ * "bases": inference over base models, "one base": the interval holds for that base model only.
+ */
+export type NestedInterval = ReturnType<typeof crossedInterval> & {
   nested: NestedComponents;
-  /** "bases": inference over base models; "one base": the interval holds for that base model only. */
   scope: "bases" | "one base";
-}
+};
 
 /** Pooled within-base mean squares (seed, residual) with their degrees of freedom, over bases with ≥ 2 seeds. */
 function withinBase(values: ArrayLike<number>, groups: readonly number[][], P: number) {
