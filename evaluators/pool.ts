@@ -21,18 +21,20 @@ export interface GradeManyOptions {
 
 // One worker and its own progress cell. A terminated worker may run on for a while (Deno lets it finish its
 // current task before stopping the isolate), so a replacement never shares the cell its predecessor writes.
-interface Slot {
-  worker: Worker;
-  counter: Int32Array<SharedArrayBuffer>; // its progress cell
-  busy: { batch: number; indices: number[] } | null;
-  lastProgress: number;
-  lastChange: number;
+function spawn(workerUrl: string) {
+  return {
+    worker: new Worker(workerUrl, { type: "module" }),
+    counter: new Int32Array(new SharedArrayBuffer(4)),
+    busy: null as { batch: number; indices: number[] } | null,
+    lastProgress: 0,
+    lastChange: 0,
+  };
 }
 
 /** A reusable grading pool; call `close()` when done (workers are real threads). */
 export class GraderPool {
   readonly size: number;
-  #slots: Slot[] = [];
+  #slots: ReturnType<typeof spawn>[] = [];
   #running = false;
 
   readonly #workerUrl: string;
@@ -44,17 +46,7 @@ export class GraderPool {
   ) {
     this.size = Math.max(1, Math.floor(size));
     this.#workerUrl = workerUrl;
-    for (let s = 0; s < this.size; s++) this.#slots.push(this.#spawn());
-  }
-
-  #spawn(): Slot {
-    return {
-      worker: new Worker(this.#workerUrl, { type: "module" }),
-      counter: new Int32Array(new SharedArrayBuffer(4)),
-      busy: null,
-      lastProgress: 0,
-      lastChange: 0,
-    };
+    for (let s = 0; s < this.size; s++) this.#slots.push(spawn(this.#workerUrl));
   }
 
   /**
@@ -164,7 +156,7 @@ export class GraderPool {
         }
         slot.busy = null;
         slot.worker.terminate();
-        this.#slots[s] = this.#spawn();
+        this.#slots[s] = spawn(this.#workerUrl);
         attach(s);
         next(s);
       };

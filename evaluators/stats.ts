@@ -468,9 +468,8 @@ export function varianceInterval(ms: number, df: number): { lo: number; hi: numb
  * measured design. NaN bounds with one run.
  */
 export function mddInterval(ci: NestedInterval): { mdd: number; lo: number; hi: number; df: number } {
-  const x = ci.nested, c = ci.components;
-  const d = { bases: x.bases, seedsPerBase: x.seedsPerBase, problems: x.problems };
-  const mdd = x.units * x.problems > 1 ? minDetectable(nestedTerms(x, d)) : NaN;
+  const x = ci.nested, c = ci.components; // x is also the measured design
+  const mdd = x.units * x.problems > 1 ? minDetectable(nestedTerms(x, x)) : NaN;
   const df = c.seeds - 1;
   if (x.units === 1 || df < 1) return { mdd, lo: NaN, hi: NaN, df: Math.max(df, 0) };
   const bounds = varianceInterval(c.msSeed, df);
@@ -479,7 +478,7 @@ export function mddInterval(ci: NestedInterval): { mdd: number; lo: number; hi: 
     const rowVar = (ms - msRes) / c.problems;
     const seedPart = x.basesKnown && x.seedsKnown ? x.seed / x.seedsPerBase : 0;
     const moved: NestedComponents = x.basesKnown ? { ...x, base: rowVar - seedPart } : { ...x, seed: rowVar };
-    return minDetectable(nestedTerms(moved, d));
+    return minDetectable(nestedTerms(moved, x));
   };
   return { mdd, lo: at(bounds.lo), hi: at(bounds.hi), df };
 }
