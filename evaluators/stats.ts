@@ -160,6 +160,10 @@ export function crossedComponents(values: ArrayLike<number>, seeds: number, prob
     seeds: S,
     problems: P,
     mean: m,
+    /** ANOVA mean squares (NaN where a factor has one level). */
+    msSeed,
+    msProblem,
+    msResidual,
     /** σ² between seeds (0 and `seedKnown` false with one seed: not estimable). */
     seed: two ? Math.max(0, (msSeed - msResidual) / P) : S > 1 ? msSeed : 0,
     /** σ² between problems (with one seed: the whole per-problem variance, residual included). */
@@ -167,10 +171,6 @@ export function crossedComponents(values: ArrayLike<number>, seeds: number, prob
     /** σ² of the seed × problem residual (interaction plus within-problem sampling noise). */
     residual: two ? msResidual : 0,
     seedKnown: S > 1,
-    /** ANOVA mean squares (NaN where a factor has one level). */
-    msSeed,
-    msProblem,
-    msResidual,
   };
 }
 
@@ -262,37 +262,13 @@ export function minDetectable(t: CrossedTerms): number {
  * Method-of-moments variance components of a bases × seeds × problems design, raw (a negative estimate is
  * reported as such; callers truncate at 0 and say so). NaN marks a component the design cannot estimate.
  */
-export interface NestedComponents {
-  bases: number;
-  /** Harmonic mean of the seeds per base (the S_b of Var(ȳ) for unbalanced designs). */
-  seedsPerBase: number;
-  units: number;
-  problems: number;
-  mean: number;
-  /** σ²_G between bases (NaN with one base; includes σ²_S when no base has two seeds). */
-  base: number;
-  /** σ²_S between seeds of one base (NaN when no base has two seeds). */
-  seed: number;
-  /** σ²_P between problems. */
-  problem: number;
-  /** σ²_GP base × problem (NaN with one base; includes σ²_E when no base has two seeds). */
-  baseProblem: number;
-  /** σ²_E seed × problem within a base plus the within-problem sampling noise (NaN when no base has two seeds). */
-  residual: number;
-  /** B ≥ 2: the base components are estimable. */
-  basesKnown: boolean;
-  /** Some base has ≥ 2 seeds: seed and residual are separated from base and base × problem. */
-  seedsKnown: boolean;
-}
+export type NestedComponents = NestedInterval["nested"];
 
 /**
  * A nested interval: the crossed interval of the base-mean matrix (one base: of the seeds × problems array); scope
  * "bases": inference over base models, "one base": the interval holds for that base model only.
  */
-export type NestedInterval = ReturnType<typeof crossedInterval> & {
-  nested: NestedComponents;
-  scope: "bases" | "one base";
-};
+export type NestedInterval = ReturnType<typeof nestedInterval>;
 
 /** Pooled within-base mean squares (seed, residual) with their degrees of freedom, over bases with ≥ 2 seeds. */
 function withinBase(values: ArrayLike<number>, groups: readonly number[][], P: number) {
@@ -319,11 +295,7 @@ function withinBase(values: ArrayLike<number>, groups: readonly number[][], P: n
  * components base, seed within base, problem, base × problem, residual. One base: the crossed seeds × problems
  * interval (`scope` "one base": it holds for that base only). Throws on a size mismatch.
  */
-export function nestedInterval(
-  values: ArrayLike<number>,
-  baseOf: readonly number[],
-  problems: number,
-): NestedInterval {
+export function nestedInterval(values: ArrayLike<number>, baseOf: readonly number[], problems: number) {
   const U = baseOf.length, P = problems;
   if (values.length !== U * P || U === 0) {
     throw new RangeError(`nestedInterval: ${values.length} values for ${U} units × ${P} problems`);
@@ -333,7 +305,6 @@ export function nestedInterval(
   const B = ids.length;
   const seedsPerBase = B / groups.reduce((acc, g) => acc + 1 / g.length, 0);
   const within = withinBase(values, groups, P);
-  const common = { bases: B, seedsPerBase, units: U, problems: P };
   // One base: the interval over its seeds × problems (it holds for that base only); else over the base means.
   const one = B === 1;
   const M = new Float64Array(B * P);
@@ -350,18 +321,29 @@ export function nestedInterval(
   const withinSeed = within.known ? (P > 1 ? (within.msSeed - within.msResidual) / P : within.msSeed) : NaN;
   const seed = one ? rowVar : withinSeed;
   const residual = one ? resid : within.known && P > 1 ? within.msResidual : NaN;
-  const nested: NestedComponents = {
-    ...common,
+  const nested = {
+    bases: B,
+    /** Harmonic mean of the seeds per base (the S_b of Var(ȳ) for unbalanced designs). */
+    seedsPerBase,
+    units: U,
+    problems: P,
     mean: ci.mean,
+    /** σ²_G between bases (NaN with one base; includes σ²_S when no base has two seeds). */
     base: one ? NaN : within.known ? rowVar - seed / seedsPerBase : rowVar,
+    /** σ²_S between seeds of one base (NaN when no base has two seeds). */
     seed,
+    /** σ²_P between problems. */
     problem: P > 1 ? (R > 1 ? (c.msProblem - c.msResidual) / R : c.msProblem) : NaN,
+    /** σ²_GP base × problem (NaN with one base; includes σ²_E when no base has two seeds). */
     baseProblem: one ? NaN : within.known ? resid - residual / seedsPerBase : resid,
+    /** σ²_E seed × problem within a base plus within-problem sampling noise (NaN: no base has two seeds). */
     residual,
+    /** B ≥ 2: the base components are estimable. */
     basesKnown: !one,
+    /** Some base has ≥ 2 seeds: seed and residual are separated from base and base × problem. */
     seedsKnown: one ? U > 1 : within.known,
   };
-  return { ...ci, nested, scope: one ? "one base" : "bases" };
+  return { ...ci, nested, scope: one ? ("one base" as const) : ("bases" as const) };
 }
 
 /** log C(n, k) for integers 0 ≤ k ≤ n. */
