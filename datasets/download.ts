@@ -43,12 +43,14 @@ export async function download(options: DownloadOptions) {
       Deno.renameSync(part, dest);
       return { bytes: offset, sha256: sum, resumedFrom: offset };
     }
-    offset = removePart(part);
+    rmSync(part, { force: true });
+    offset = 0;
     res = await request(url, 0, options.token);
   }
   if (res.status === 206 && !rangeStartsAt(res, offset)) {
     await res.body?.cancel();
-    offset = removePart(part);
+    rmSync(part, { force: true });
+    offset = 0;
     res = await request(url, 0, options.token);
   }
   if (res.status === 200) offset = 0;
@@ -59,7 +61,7 @@ export async function download(options: DownloadOptions) {
   const bytes = await streamToFile(res, part, offset, url, options.label ?? url);
   const sum = await fileSha256(part);
   if (options.sha256 && sum !== options.sha256) {
-    removePart(part);
+    rmSync(part, { force: true });
     throw new DownloadError(
       `checksum mismatch for ${url}: expected sha256 ${options.sha256}, got ${sum}; the download was discarded (rerun to retry)`,
     );
@@ -153,12 +155,6 @@ function httpError(status: number, statusText: string, url: string): DownloadErr
     ? "the server is busy or failing: rerun later"
     : "unexpected response";
   return new DownloadError(`HTTP ${status}${statusText ? " " + statusText : ""} for ${url}: ${hint}`);
-}
-
-/** Delete a partial download (if any); returns the new offset, 0. */
-function removePart(part: string): number {
-  rmSync(part, { force: true });
-  return 0;
 }
 
 /** Hex sha256 of a file, streamed so large files need no memory. */

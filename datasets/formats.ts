@@ -142,12 +142,6 @@ function dapoRecord(problem: string, answer: string, index: DapoIndex, dataSourc
   };
 }
 
-/** "I-1" for an AoPS url ".../2024_AIME_I_Problems/Problem_1", "12A-1" for ".../2023_AMC_12A_Problems/Problem_1". */
-function aopsId(url: string | undefined, contest: "AIME" | "AMC"): string | null {
-  const m = url?.match(new RegExp(`_${contest}_(\\w+?)_Problems/Problem_(\\d+)`));
-  return m ? `${m[1]}-${Number(m[2])}` : null;
-}
-
 /** A boxed-template record of `dataset` with the given id suffix, answer and metadata. */
 function record(
   dataset: MathRecord["dataset"],
@@ -164,16 +158,17 @@ function idAndUrl(r: { id: number; url?: string }): Record<string, string | numb
   return r.url ? { id: r.id, url: r.url } : { id: r.id };
 }
 
-/** AIME 2024 (aime24/test.jsonl): answers are published zero-padded ("025"); the record holds the integer ("25"). */
-function aime2024Record(r: { id: number; problem: string; answer: string; url?: string }): MathRecord {
-  const id = aopsId(r.url, "AIME") ?? r.id;
-  return record("aime2024", id, r.problem, String(Number(r.answer)), { sourceIds: idAndUrl(r) });
-}
-
-/** AMC 2023 (amc23/test.jsonl): answers are JSON numbers written as floats (27.0); the record holds "27". */
-function amc2023Record(r: { id: number; problem: string; answer: number; url?: string }): MathRecord {
-  const id = aopsId(r.url, "AMC") ?? r.id;
-  return record("amc2023", id, r.problem, String(r.answer), { sourceIds: idAndUrl(r) });
+/**
+ * AIME 2024 / AMC 2023 (aime24, amc23 test.jsonl), the id from the AoPS url (".../2024_AIME_I_Problems/Problem_1"
+ * is "I-1", ".../2023_AMC_12A_Problems/Problem_1" "12A-1"; else the row's id). Answers are published zero-padded
+ * ("025") or as JSON floats (27.0); the record holds the integer ("25", "27").
+ */
+function aopsRecord(dataset: "aime2024" | "amc2023", contest: "AIME" | "AMC") {
+  return (r: { id: number; problem: string; answer: string | number; url?: string }): MathRecord => {
+    const m = r.url?.match(new RegExp(`_${contest}_(\\w+?)_Problems/Problem_(\\d+)`));
+    const id = m ? `${m[1]}-${Number(m[2])}` : r.id;
+    return record(dataset, id, r.problem, String(Number(r.answer)), { sourceIds: idAndUrl(r) });
+  };
 }
 
 /** Minerva Math (minerva_math/test.jsonl): the answer is the solution's last \boxed{}; the course is kept. */
@@ -281,8 +276,8 @@ export const FORMATS = {
         r.data_source,
       ),
   },
-  "qwen-aime-jsonl": { rows: jsonlRows, toRecord: aime2024Record },
-  "qwen-amc-jsonl": { rows: jsonlRows, toRecord: amc2023Record },
+  "qwen-aime-jsonl": { rows: jsonlRows, toRecord: aopsRecord("aime2024", "AIME") },
+  "qwen-amc-jsonl": { rows: jsonlRows, toRecord: aopsRecord("amc2023", "AMC") },
   "minerva-jsonl": { rows: jsonlRows, toRecord: minervaRecord },
   "olympiadbench-jsonl": { rows: jsonlRows, toRecord: olympiadBenchRecord },
   "gsm8k-jsonl": { rows: jsonlRows, toRecord: gsm8kRecord },

@@ -60,15 +60,11 @@ export function fixGold(dataset: string, answer: string): { answer: string; fixe
   return { answer, fixes };
 }
 
-/** A gold the audit could not match: record id, the gold, and why. */
-export interface GoldFailure {
-  id: string;
-  answer: string;
-  why: string;
-}
-
-/** The grader's audit, passed in by the command layer (datasets/ does not import the grader). */
-export type AuditGolds = (golds: readonly { id: string; answer: string }[]) => GoldFailure[];
+/** The grader's audit, passed in by the command layer (datasets/ does not import the grader): each gold no
+ * correct answer can match, with why. */
+export type AuditGolds = (
+  golds: readonly { id: string; answer: string }[],
+) => { id: string; answer: string; why: string }[];
 
 /** What the audit of one dataset found (recorded in its manifest): failures listed as known or not. */
 export type GoldAuditResult = ReturnType<typeof auditRecords>;

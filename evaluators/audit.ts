@@ -92,14 +92,8 @@ function exprTex(src: string): string | null {
   }
 }
 
-/** Why a gold fails the audit: "unreadable" (no value), "no rendering", or "rendering not accepted". */
-export interface GoldAudit {
-  rendered: string | null;
-  failure: string | null;
-}
-
 /** Audit one gold (see the file comment): its rendering, and why no correct answer can match it (null: fine). */
-export function auditGold(gold: string): GoldAudit {
+export function auditGold(gold: string): { rendered: string | null; failure: string | null } {
   const answer = extractGold(gold);
   if (answer === null) return { rendered: null, failure: "empty" };
   const text = normalizeAnswer(answer).text;
@@ -120,7 +114,7 @@ export function auditGold(gold: string): GoldAudit {
 export function auditGolds(
   golds: readonly { id: string; answer: string }[],
 ): { id: string; answer: string; why: string }[] {
-  const seen = new Map<string, GoldAudit>();
+  const seen = new Map<string, ReturnType<typeof auditGold>>();
   return golds.flatMap(({ id, answer }) => {
     let a = seen.get(answer);
     if (a === undefined) seen.set(answer, a = auditGold(answer));

@@ -42,11 +42,6 @@ ${flagLines(FLAGS)}
 
 example: deno task grade --input preds.jsonl --output graded.jsonl`;
 
-interface Line {
-  lineNo: number;
-  record: Record<string, unknown>;
-}
-
 /** True when both paths name one existing file (after links and `..`), so writing one would destroy the other. */
 function sameFile(a: string, b: string): boolean {
   try {
@@ -57,8 +52,8 @@ function sameFile(a: string, b: string): boolean {
 }
 
 /** Parse the input text into records, collecting one-line errors ("FILE:N: why") for malformed lines. */
-export function parseInput(text: string, file: string): { lines: Line[]; errors: string[] } {
-  const lines: Line[] = [];
+export function parseInput(text: string, file: string) {
+  const lines: { lineNo: number; record: Record<string, unknown> }[] = [];
   const errors: string[] = [];
   text.split("\n").forEach((raw, i) => {
     if (raw.trim() === "") return;
@@ -135,7 +130,7 @@ export function explainLine(file: string, lineNo: number, r: GradeResult): strin
 }
 
 // Agreement with the lines' boolean "expected" labels, with every disagreeing line listed.
-function printAgreement(lines: Line[], correct: boolean[], file: string): void {
+function printAgreement(lines: ReturnType<typeof parseInput>["lines"], correct: boolean[], file: string) {
   const labelled = lines.map((l, k) => ({ l, got: correct[k] })).filter(({ l }) =>
     typeof l.record.expected === "boolean"
   );

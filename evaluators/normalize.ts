@@ -65,17 +65,6 @@ const EMPTY_WORDS =
 
 const ROW_BREAK = "\uE000"; // a private-use character no answer contains
 
-/**
- * What `normalizeAnswer` found: the text, a percent marker (the value is v/100, see grade.ts), the unit stripped
- * from a single quantity ("5 cm", "\$5"; null when none or not one of units.ts), the rules that fired.
- */
-export interface Normalized {
-  text: string;
-  percent: boolean;
-  unit: Unit | null;
-  fired: string[];
-}
-
 /** Normalisation options: `decimalComma` reads "1,5" as 1.5 (never by default: "1,5" is usually a list). */
 export interface NormalizeOptions {
   decimalComma?: boolean;
@@ -345,8 +334,12 @@ export const NORMALIZE_RULES: readonly NormalizeRule[] = [
   { name: "unmask_row_breaks", apply: (s) => s.replaceAll(ROW_BREAK, "\\\\") },
 ];
 
-/** Normalise an extracted LaTeX answer string with NORMALIZE_RULES in order; never throws. */
-export function normalizeAnswer(raw: string, options: NormalizeOptions = {}): Normalized {
+/**
+ * Normalise an extracted LaTeX answer string with NORMALIZE_RULES in order; never throws. Returns the text, a
+ * percent marker (the value is v/100, see grade.ts), the unit stripped from a single quantity ("5 cm", "\$5";
+ * null when none or not one of units.ts) and the rules that fired.
+ */
+export function normalizeAnswer(raw: string, options: NormalizeOptions = {}) {
   const ctx: Ctx = { percent: false, unit: null, options };
   const fired: string[] = [];
   let s = raw;

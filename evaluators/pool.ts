@@ -21,18 +21,20 @@ export interface GradeManyOptions {
 
 // One worker and its own progress cell. A terminated worker may run on for a while (Deno lets it finish its
 // current task before stopping the isolate), so a replacement never shares the cell its predecessor writes.
-interface Slot {
-  worker: Worker;
-  counter: Int32Array<SharedArrayBuffer>; // its progress cell
-  busy: { batch: number; indices: number[] } | null;
-  lastProgress: number;
-  lastChange: number;
+function spawn(workerUrl: string) {
+  return {
+    worker: new Worker(workerUrl, { type: "module" }),
+    counter: new Int32Array(new SharedArrayBuffer(4)),
+    busy: null as { batch: number; indices: number[] } | null,
+    lastProgress: 0,
+    lastChange: 0,
+  };
 }
 
 /** A reusable grading pool; call `close()` when done (workers are real threads). */
 export class GraderPool {
   readonly size: number;
-  #slots: Slot[] = [];
+  #slots: ReturnType<typeof spawn>[] = [];
   #running = false;
 
   readonly #workerUrl: string;
@@ -44,17 +46,7 @@ export class GraderPool {
   ) {
     this.size = Math.max(1, Math.floor(size));
     this.#workerUrl = workerUrl;
-    for (let s = 0; s < this.size; s++) this.#slots.push(this.#spawn());
-  }
-
-  #spawn(): Slot {
-    return {
-      worker: new Worker(this.#workerUrl, { type: "module" }),
-      counter: new Int32Array(new SharedArrayBuffer(4)),
-      busy: null,
-      lastProgress: 0,
-      lastChange: 0,
-    };
+    for (let s = 0; s < this.size; s++) this.#slots.push(spawn(this.#workerUrl));
   }
 
   /**
@@ -119,6 +111,7 @@ export class GraderPool {
         };
         slot.worker.postMessage(msg);
       };
+      const next = (s: number) => (remaining === 0 ? finish() : dispatch(s));
       const attach = (s: number) => {
         const slot = this.#slots[s];
         slot.worker.onmessage = (e: MessageEvent<{ batch: number; results: GradeResult[] }>) => {
@@ -126,8 +119,7 @@ export class GraderPool {
           if (done || this.#slots[s] !== slot || slot.busy?.batch !== e.data.batch) return;
           slot.busy.indices.forEach((i, k) => settle(i, e.data.results[k]));
           slot.busy = null;
-          if (remaining === 0) return finish();
-          dispatch(s);
+          next(s);
         };
         slot.worker.onerror = (e) => {
           e.preventDefault();
@@ -164,10 +156,9 @@ export class GraderPool {
         }
         slot.busy = null;
         slot.worker.terminate();
-        this.#slots[s] = this.#spawn();
+        this.#slots[s] = spawn(this.#workerUrl);
         attach(s);
-        if (remaining === 0) return finish();
-        dispatch(s);
+        next(s);
       };
       const timer = setInterval(() => {
         const now = performance.now();

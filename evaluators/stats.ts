@@ -123,54 +123,14 @@ export function seedAggregate(values: readonly number[]): Interval & { n: number
 // 6:285, on resampling exchangeable arrays); the moment estimator is unbiased. See docs/sweeps-reports.md.
 
 /** Variance components of a crossed seeds × problems array (per-value variances, ≥ 0), and its mean squares. */
-export interface CrossedComponents {
-  seeds: number;
-  problems: number;
-  mean: number;
-  /** σ² between seeds (0 and `seedKnown` false with one seed: not estimable). */
-  seed: number;
-  /** σ² between problems (with one seed: the whole per-problem variance, residual included). */
-  problem: number;
-  /** σ² of the seed × problem residual (interaction plus within-problem sampling noise). */
-  residual: number;
-  seedKnown: boolean;
-  problemKnown: boolean;
-  /** ANOVA mean squares (NaN where a factor has one level). */
-  msSeed: number;
-  msProblem: number;
-  msResidual: number;
-}
-
-/** Var(mean) of a crossed design as its three terms above, with their df: S − 1, P − 1 and (S − 1)(P − 1). */
-export interface CrossedTerms {
-  seedTerm: number;
-  seedDf: number;
-  problemTerm: number;
-  problemDf: number;
-  residualTerm: number;
-  residualDf: number;
-}
-
-/** A crossed interval: mean ± half-width, with the terms and components behind it. */
-export interface CrossedInterval extends Interval {
-  /** Standard error √(seedTerm + problemTerm + residualTerm) (NaN when the interval is not defined). */
-  se: number;
-  terms: CrossedTerms;
-  /** Every value is the same: the interval has zero width because nothing varies. */
-  identical: boolean;
-  components: CrossedComponents;
-}
+export type CrossedComponents = ReturnType<typeof crossedComponents>;
 
 /**
  * Variance components of `values`, a row-major seeds × problems array (values[s·P + p]): method-of-moments
  * estimates from the two-way ANOVA mean squares, each truncated at 0. One seed: only the total per-problem
  * variance is known; one problem: only the between-seed variance. Throws on a size mismatch or a non-finite value.
  */
-export function crossedComponents(
-  values: ArrayLike<number>,
-  seeds: number,
-  problems: number,
-): CrossedComponents {
+export function crossedComponents(values: ArrayLike<number>, seeds: number, problems: number) {
   const S = seeds, P = problems;
   if (!(Number.isInteger(S) && Number.isInteger(P) && S >= 1 && P >= 1) || values.length !== S * P) {
     throw new RangeError(`crossedComponents: ${values.length} values for ${S} seeds × ${P} problems`);
@@ -196,26 +156,33 @@ export function crossedComponents(
   const msSeed = S > 1 ? ssSeed / (S - 1) : NaN, msProblem = P > 1 ? ssProblem / (P - 1) : NaN;
   const two = S > 1 && P > 1; // with one level of a factor only the other's mean square is known
   const msResidual = two ? ssResidual / ((S - 1) * (P - 1)) : NaN;
-  const base = { seeds: S, problems: P, mean: m, msSeed, msProblem, msResidual };
   return {
-    ...base,
+    seeds: S,
+    problems: P,
+    mean: m,
+    /** ANOVA mean squares (NaN where a factor has one level). */
+    msSeed,
+    msProblem,
+    msResidual,
+    /** σ² between seeds (0 and `seedKnown` false with one seed: not estimable). */
     seed: two ? Math.max(0, (msSeed - msResidual) / P) : S > 1 ? msSeed : 0,
+    /** σ² between problems (with one seed: the whole per-problem variance, residual included). */
     problem: two ? Math.max(0, (msProblem - msResidual) / S) : P > 1 ? msProblem : 0,
+    /** σ² of the seed × problem residual (interaction plus within-problem sampling noise). */
     residual: two ? msResidual : 0,
     seedKnown: S > 1,
-    problemKnown: P > 1,
   };
 }
+
+/** Var(mean) of a crossed design as its three terms above, with their df: S − 1, P − 1 and (S − 1)(P − 1). */
+export type CrossedTerms = ReturnType<typeof crossedVariance>;
 
 /**
  * Terms of Var(mean) for a seeds × problems design with components `c`. A component that was not estimable is
  * 0 and contributes nothing (one seed: the per-problem variance is the problem term). Needs ≥ 2 seeds when the
  * seed component is known.
  */
-export function crossedVariance(
-  c: CrossedComponents,
-  design: { seeds: number; problems: number },
-): CrossedTerms {
+export function crossedVariance(c: CrossedComponents, design: { seeds: number; problems: number }) {
   const S = design.seeds, P = design.problems;
   if (c.seedKnown && S < 2) throw new RangeError(`crossedVariance: need ≥ 2 seeds, got ${S}`);
   return {
@@ -262,11 +229,7 @@ export function termsPValue(terms: CrossedTerms, distance: number): number {
  * estimated small by chance). One seed: over problems only; one problem: over seeds only. Bounds are not
  * clipped. All values equal: [mean, mean] with `identical` set; one value: lo = hi = NaN.
  */
-export function crossedInterval(
-  values: ArrayLike<number>,
-  seeds: number,
-  problems: number,
-): CrossedInterval {
+export function crossedInterval(values: ArrayLike<number>, seeds: number, problems: number) {
   const c = crossedComponents(values, seeds, problems);
   const terms = crossedVariance(c, { seeds, problems });
   let identical = true;
@@ -274,6 +237,7 @@ export function crossedInterval(
   const base = { mean: c.mean, components: c, terms, identical };
   if (seeds * problems === 1) return { ...base, lo: NaN, hi: NaN, se: NaN, identical: false };
   const half = combine(terms, (df) => tCritical(0.95, df));
+  // The standard error: NaN above, where the interval is not defined.
   const se = Math.sqrt(terms.seedTerm + terms.problemTerm + terms.residualTerm);
   return { ...base, lo: c.mean - half, hi: c.mean + half, se };
 }
@@ -298,35 +262,13 @@ export function minDetectable(t: CrossedTerms): number {
  * Method-of-moments variance components of a bases × seeds × problems design, raw (a negative estimate is
  * reported as such; callers truncate at 0 and say so). NaN marks a component the design cannot estimate.
  */
-export interface NestedComponents {
-  bases: number;
-  /** Harmonic mean of the seeds per base (the S_b of Var(ȳ) for unbalanced designs). */
-  seedsPerBase: number;
-  units: number;
-  problems: number;
-  mean: number;
-  /** σ²_G between bases (NaN with one base; includes σ²_S when no base has two seeds). */
-  base: number;
-  /** σ²_S between seeds of one base (NaN when no base has two seeds). */
-  seed: number;
-  /** σ²_P between problems. */
-  problem: number;
-  /** σ²_GP base × problem (NaN with one base; includes σ²_E when no base has two seeds). */
-  baseProblem: number;
-  /** σ²_E seed × problem within a base plus the within-problem sampling noise (NaN when no base has two seeds). */
-  residual: number;
-  /** B ≥ 2: the base components are estimable. */
-  basesKnown: boolean;
-  /** Some base has ≥ 2 seeds: seed and residual are separated from base and base × problem. */
-  seedsKnown: boolean;
-}
+export type NestedComponents = NestedInterval["nested"];
 
-/** A nested interval: the crossed interval of the base-mean matrix (one base: of the seeds × problems array). */
-export interface NestedInterval extends CrossedInterval {
-  nested: NestedComponents;
-  /** "bases": inference over base models; "one base": the interval holds for that base model only. */
-  scope: "bases" | "one base";
-}
+/**
+ * A nested interval: the crossed interval of the base-mean matrix (one base: of the seeds × problems array); scope
+ * "bases": inference over base models, "one base": the interval holds for that base model only.
+ */
+export type NestedInterval = ReturnType<typeof nestedInterval>;
 
 /** Pooled within-base mean squares (seed, residual) with their degrees of freedom, over bases with ≥ 2 seeds. */
 function withinBase(values: ArrayLike<number>, groups: readonly number[][], P: number) {
@@ -353,11 +295,7 @@ function withinBase(values: ArrayLike<number>, groups: readonly number[][], P: n
  * components base, seed within base, problem, base × problem, residual. One base: the crossed seeds × problems
  * interval (`scope` "one base": it holds for that base only). Throws on a size mismatch.
  */
-export function nestedInterval(
-  values: ArrayLike<number>,
-  baseOf: readonly number[],
-  problems: number,
-): NestedInterval {
+export function nestedInterval(values: ArrayLike<number>, baseOf: readonly number[], problems: number) {
   const U = baseOf.length, P = problems;
   if (values.length !== U * P || U === 0) {
     throw new RangeError(`nestedInterval: ${values.length} values for ${U} units × ${P} problems`);
@@ -367,7 +305,6 @@ export function nestedInterval(
   const B = ids.length;
   const seedsPerBase = B / groups.reduce((acc, g) => acc + 1 / g.length, 0);
   const within = withinBase(values, groups, P);
-  const common = { bases: B, seedsPerBase, units: U, problems: P };
   // One base: the interval over its seeds × problems (it holds for that base only); else over the base means.
   const one = B === 1;
   const M = new Float64Array(B * P);
@@ -384,18 +321,29 @@ export function nestedInterval(
   const withinSeed = within.known ? (P > 1 ? (within.msSeed - within.msResidual) / P : within.msSeed) : NaN;
   const seed = one ? rowVar : withinSeed;
   const residual = one ? resid : within.known && P > 1 ? within.msResidual : NaN;
-  const nested: NestedComponents = {
-    ...common,
+  const nested = {
+    bases: B,
+    /** Harmonic mean of the seeds per base (the S_b of Var(ȳ) for unbalanced designs). */
+    seedsPerBase,
+    units: U,
+    problems: P,
     mean: ci.mean,
+    /** σ²_G between bases (NaN with one base; includes σ²_S when no base has two seeds). */
     base: one ? NaN : within.known ? rowVar - seed / seedsPerBase : rowVar,
+    /** σ²_S between seeds of one base (NaN when no base has two seeds). */
     seed,
+    /** σ²_P between problems. */
     problem: P > 1 ? (R > 1 ? (c.msProblem - c.msResidual) / R : c.msProblem) : NaN,
+    /** σ²_GP base × problem (NaN with one base; includes σ²_E when no base has two seeds). */
     baseProblem: one ? NaN : within.known ? resid - residual / seedsPerBase : resid,
+    /** σ²_E seed × problem within a base plus within-problem sampling noise (NaN: no base has two seeds). */
     residual,
+    /** B ≥ 2: the base components are estimable. */
     basesKnown: !one,
+    /** Some base has ≥ 2 seeds: seed and residual are separated from base and base × problem. */
     seedsKnown: one ? U > 1 : within.known,
   };
-  return { ...ci, nested, scope: one ? "one base" : "bases" };
+  return { ...ci, nested, scope: one ? ("one base" as const) : ("bases" as const) };
 }
 
 /** log C(n, k) for integers 0 ≤ k ≤ n. */
@@ -502,9 +450,8 @@ export function varianceInterval(ms: number, df: number): { lo: number; hi: numb
  * measured design. NaN bounds with one run.
  */
 export function mddInterval(ci: NestedInterval): { mdd: number; lo: number; hi: number; df: number } {
-  const x = ci.nested, c = ci.components;
-  const d = { bases: x.bases, seedsPerBase: x.seedsPerBase, problems: x.problems };
-  const mdd = x.units * x.problems > 1 ? minDetectable(nestedTerms(x, d)) : NaN;
+  const x = ci.nested, c = ci.components; // x is also the measured design
+  const mdd = x.units * x.problems > 1 ? minDetectable(nestedTerms(x, x)) : NaN;
   const df = c.seeds - 1;
   if (x.units === 1 || df < 1) return { mdd, lo: NaN, hi: NaN, df: Math.max(df, 0) };
   const bounds = varianceInterval(c.msSeed, df);
@@ -513,7 +460,7 @@ export function mddInterval(ci: NestedInterval): { mdd: number; lo: number; hi: 
     const rowVar = (ms - msRes) / c.problems;
     const seedPart = x.basesKnown && x.seedsKnown ? x.seed / x.seedsPerBase : 0;
     const moved: NestedComponents = x.basesKnown ? { ...x, base: rowVar - seedPart } : { ...x, seed: rowVar };
-    return minDetectable(nestedTerms(moved, d));
+    return minDetectable(nestedTerms(moved, x));
   };
   return { mdd, lo: at(bounds.lo), hi: at(bounds.hi), df };
 }

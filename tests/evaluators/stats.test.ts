@@ -291,7 +291,7 @@ Deno.test("minDetectable is a power statement: a true difference of one MDD is d
       problem: d.problem,
       residual: d.residual,
     };
-    const c = { ...truth, seedKnown: true, problemKnown: true, msSeed: NaN, msProblem: NaN, msResidual: NaN };
+    const c = { ...truth, seedKnown: true, msSeed: NaN, msProblem: NaN, msResidual: NaN };
     const mdd = minDetectable(crossedVariance(c, { seeds: d.S, problems: d.P }));
     const rng = Rng.seeded(500 + i);
     const sims = 800;
