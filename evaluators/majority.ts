@@ -2,24 +2,18 @@
 import { extractAnswer } from "./extract.ts";
 import { grade, isEquivalent } from "./grade.ts";
 
-/** The voted answer, its vote count among the first k samples, and whether it is correct. */
-export interface MajResult {
-  correct: boolean;
-  answer: string | null;
-  votes: number;
-}
-
 /**
  * maj@k over the first k responses (k ≤ responses.length; default all): answers are extracted, clustered by
  * `isEquivalent`, the largest cluster wins (ties → the first-seen cluster) and its first answer is graded
- * against gold. Responses without an answer do not vote; with no votes at all the result is incorrect.
+ * against gold. Returns that answer, its votes and whether it is correct; responses without an answer do not
+ * vote, and with no votes at all the answer is null and incorrect.
  */
 export function majAtK(
   responses: readonly string[],
   gold: string,
   k = responses.length,
   options: { strict?: boolean } = {},
-): MajResult {
+) {
   if (!Number.isInteger(k) || k < 1) throw new RangeError(`majAtK: k must be a positive integer, got ${k}`);
   if (k > responses.length) throw new RangeError(`majAtK: k=${k} > ${responses.length} responses`);
   const clusters: { answer: string; votes: number }[] = [];
