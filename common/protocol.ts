@@ -174,10 +174,7 @@ export function describeProtocol(p: EvalProtocol): string[] {
 }
 
 /** One side of a comparison: its label (a folder or file) and its protocol (null: not recorded). */
-export interface ProtocolSide {
-  label: string;
-  protocol: EvalProtocol | null;
-}
+export type ProtocolSide = { label: string; protocol: EvalProtocol | null };
 
 /** Each leaf field of a protocol as [dotted path, JSON text], grader first. */
 function leaves(p: EvalProtocol): [string, string][] {

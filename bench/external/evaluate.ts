@@ -10,6 +10,7 @@ import type { FileDataset, MathRecord, PromptTemplate } from "../../datasets/mod
 import {
   type EvalSample,
   readFolderFile,
+  runDir,
   runFile,
   writeEvalSamples,
   writeFolderFile,
@@ -186,24 +187,16 @@ export type EvalPaths = ReturnType<typeof evalPaths>;
 /** The paths of the run folder of these settings in `out` (nothing is read or written). */
 export function evalPaths(out: string, s: EvalSettings) {
   const runId = modelSlug(s.model);
-  const runDir = join(out, "runs", runId);
-  return {
-    runId,
-    runDir,
-    samplesPath: runFile(runDir, "samples"),
-    statusPath: runFile(runDir, "status"),
-  };
+  const dir = runDir(out, runId);
+  return { runId, runDir: dir, samplesPath: runFile(dir, "samples"), statusPath: runFile(dir, "status") };
 }
 
 /** Any samples.jsonl under `out/runs/`, or null. */
 function anySamples(out: string): string | null {
   const runs = join(out, "runs");
   if (!exists(runs)) return null;
-  for (const e of Deno.readDirSync(runs)) {
-    const path = runFile(join(runs, e.name), "samples");
-    if (e.isDirectory && exists(path)) return path;
-  }
-  return null;
+  const dirs = [...Deno.readDirSync(runs)].filter((e) => e.isDirectory);
+  return dirs.map((e) => runFile(join(runs, e.name), "samples")).find(exists) ?? null;
 }
 
 /**

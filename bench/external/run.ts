@@ -1,12 +1,12 @@
 // One external evaluation end to end: check the folder and the server, sample (resumably), grade, and record
 // the run status and its health. Nothing in the folder is written before the preflight passes.
 import { rmSync, statSync } from "node:fs";
-import { atomicWrite, exists, writeJson } from "../../common/fs.ts";
+import { atomicWrite, exists, readIfExists, writeJson } from "../../common/fs.ts";
 import { evalFile, runFile, type RunStatus, sweepFile, writeStatus } from "../../common/run_folder.ts";
 import { gradeMany } from "../../evaluators/mod.ts";
 import { type Endpoint, EndpointError, InterruptedError, preflight } from "./client.ts";
 import { failureAdvice, sampleAll, type SamplerOptions, type SamplerStats } from "./sampler.ts";
-import { readIfExists, readSamples, repairSamples } from "./samples.ts";
+import { readSamples, repairSamples } from "./samples.ts";
 import { type RunHealth, runHealth } from "./health.ts";
 import {
   checkEvalDir,
@@ -28,9 +28,7 @@ import { applyTemplate } from "./templates.ts";
 export interface TransportOptions
   extends
     Pick<Endpoint, "apiKey" | "apiKeyEnv" | "timeoutMs" | "retry" | "signal">,
-    Pick<SamplerOptions, "concurrency" | "onProgress" | "onRetry" | "onFailure" | "onNotice"> {
-  /** Largest n per request (default: all n at once). */
-  maxPerRequest?: number;
+    Omit<SamplerOptions, "endpoint" | "params" | "n" | "seed" | "samplesPath"> {
   /** The command line that produced the run, recorded in eval.json. */
   command?: string;
   /** Leave samples cut off by max_tokens out of eval.jsonl and Pass@k. */
@@ -114,7 +112,6 @@ export async function evaluateEndpoint(
         params: settings,
         n,
         seed,
-        maxPerRequest: transport.maxPerRequest ?? n,
         samplesPath: paths.samplesPath,
       });
     } catch (e) {
