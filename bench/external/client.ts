@@ -34,27 +34,14 @@ export interface SamplingParams {
   server?: Readonly<Record<string, ServerValue>>;
 }
 
-/** One generated continuation. */
-export interface Choice {
-  text: string;
-  /** "stop", "length" (truncated by max_tokens), or whatever the server reports; null if absent. */
-  finishReason: string | null;
-}
-
 /** Token counts for a whole request (all n choices together), as the server reports them. */
 export type TokenUsage = { prompt_tokens: number; completion_tokens: number };
 
-/** A successful request: its choices in index order, usage, and the wall time (ms) of the successful attempt. */
-export interface ApiCompletion {
-  choices: Choice[];
-  usage: TokenUsage | null;
-  /** What `usage.completion_tokens` covers: "first_choice" only for llama.cpp with n > 1 (it copies the first's). */
-  usageScope: "all" | "first_choice";
-  latencyMs: number;
-  attempts: number;
-  /** The reason of each failed attempt before the last. */
-  retryReasons: string[];
-}
+/**
+ * A successful request: its choices in index order, usage, the wall time (ms) of the successful attempt, and the
+ * reason of each failed attempt before it.
+ */
+export type ApiCompletion = Awaited<ReturnType<typeof complete>>;
 
 /** A failure retrying cannot fix (refused key, unknown model, bad request); `reason`: "HTTP 400: <message>". */
 export class EndpointError extends Error {
@@ -209,7 +196,7 @@ async function requestJson(
   rng: Rng,
   isValid: (body: unknown) => string | null = () => null,
   onRetry?: (reason: string, delayMs: number) => void,
-): Promise<Pick<ApiCompletion, "attempts" | "retryReasons" | "latencyMs"> & { body: unknown }> {
+): Promise<{ body: unknown; latencyMs: number; attempts: number; retryReasons: string[] }> {
   const retryReasons: string[] = [];
   for (let retry = 0;; retry++) {
     const a = await attempt(ep, path, body, isValid);
@@ -249,7 +236,7 @@ export async function complete(
   seed: number,
   rng: Rng,
   onRetry?: (reason: string, delayMs: number) => void,
-): Promise<ApiCompletion> {
+) {
   // Server-specific parameters first, so eval's own can never be overridden (parseServerSampling refuses them).
   const common = {
     ...params.server,
@@ -278,6 +265,7 @@ export async function complete(
   const ordered = [...reply.choices].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
   const choices = ordered.map((c) => ({
     text: (ep.mode === "chat" ? c.message?.content : c.text) ?? "",
+    // "stop", "length" (truncated by max_tokens), or whatever the server reports.
     finishReason: c.finish_reason ?? null,
   }));
   const u = reply.usage;
@@ -286,7 +274,8 @@ export async function complete(
     : null;
   // llama.cpp merges n single-choice results and keeps the first one's usage; its replies carry `timings`.
   const llamaCpp = ep.llamaCpp || (typeof reply.timings === "object" && reply.timings !== null);
-  const usageScope = choices.length > 1 && llamaCpp ? "first_choice" : "all";
+  // What `usage.completion_tokens` covers: with n > 1 on llama.cpp, the first choice only.
+  const usageScope: "all" | "first_choice" = choices.length > 1 && llamaCpp ? "first_choice" : "all";
   return { choices, usage, usageScope, ...meta };
 }
 

@@ -121,12 +121,13 @@ export function samplesIdentity(s: EvalSettings): string {
 }
 
 /** eval.json's `config`: the invocation to re-run (null: not known) and the settings the record does not hold. */
-export type EvalFileConfig =
-  & Pick<
-    EvalSettings,
-    "endpoint" | "model" | "mode" | "dataset" | "taskSet" | "limit" | "subsetSeed" | "template"
-  >
-  & { command: string | null };
+function evalFileConfig(s: EvalSettings, command?: string) {
+  const { endpoint, model, mode, dataset, taskSet, limit, subsetSeed, template } = s;
+  return { command: command ?? null, endpoint, model, mode, dataset, taskSet, limit, subsetSeed, template };
+}
+
+/** eval.json's `config` (see `evalFileConfig`). */
+export type EvalFileConfig = ReturnType<typeof evalFileConfig>;
 
 /**
  * eval.json's `record` of an evaluation (common/protocol.ts): one seed on one model, and the protocol — the
@@ -235,20 +236,10 @@ export function checkEvalDir(out: string, s: EvalSettings): void {
 export function openEvalDir(out: string, s: EvalSettings, command?: string): void {
   const { runId, runDir } = evalPaths(out, s);
   const record = evalRecord(s);
-  const { endpoint, model, mode, dataset, taskSet, limit, subsetSeed, template } = s;
+  const { endpoint, model, mode, dataset, template } = s;
   writeFolderFile(out, {
     kind: "eval",
-    config: {
-      command: command ?? null,
-      endpoint,
-      model,
-      mode,
-      dataset,
-      taskSet,
-      limit,
-      subsetSeed,
-      template,
-    },
+    config: evalFileConfig(s, command),
     record,
     configHash: samplesIdentity(s),
     runIds: [runId],
