@@ -8,12 +8,7 @@ import { UsageError } from "./args.ts";
 import { exists } from "./fs.ts";
 
 /** What the lock file holds (for the message; the kernel lock is what counts). */
-export interface LockOwner {
-  pid: number;
-  host: string;
-  startedAt: string;
-  command?: string;
-}
+export type LockOwner = { pid: number; host: string; startedAt: string; command?: string };
 
 /** Another process holds the folder; the CLI prints the message and exits 2. */
 export class FolderInUseError extends Error {

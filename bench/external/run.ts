@@ -7,13 +7,11 @@ import { gradeMany } from "../../evaluators/mod.ts";
 import { type Endpoint, EndpointError, InterruptedError, preflight } from "./client.ts";
 import { failureAdvice, sampleAll, type SamplerOptions, type SamplerStats } from "./sampler.ts";
 import { readSamples, repairSamples } from "./samples.ts";
-import { type RunHealth, runHealth } from "./health.ts";
+import { runHealth } from "./health.ts";
 import {
   checkEvalDir,
-  type EvalPaths,
   evalPaths,
   type EvalProblem,
-  type EvalRow,
   type EvalSettings,
   gradeSamples,
   openEvalDir,
@@ -38,12 +36,7 @@ export interface TransportOptions
 }
 
 /** The outcome: where it went, what sampling did, the graded rows, and the run's health. */
-export interface EvalOutcome {
-  paths: EvalPaths;
-  stats: SamplerStats;
-  rows: EvalRow[];
-  health: RunHealth;
-}
+export type EvalOutcome = Awaited<ReturnType<typeof evaluateEndpoint>>;
 
 const sizeOf = (path: string) => exists(path) ? statSync(path).size : 0;
 
@@ -76,7 +69,7 @@ export async function evaluateEndpoint(
   settings: EvalSettings,
   out: string,
   transport: TransportOptions,
-): Promise<EvalOutcome> {
+) {
   // The transport's own fields (key, timeout, retry, signal) ride along; complete() reads only Endpoint's.
   const endpoint: Endpoint = {
     ...transport,
