@@ -96,15 +96,14 @@ export async function evaluateEndpoint(
   transport.signal?.addEventListener("abort", onAbort, { once: true });
   try {
     const jobs = problems.map((p) => ({ id: p.id, prompt: applyTemplate(settings.template, p.problem) }));
-    const { n, seed } = settings;
     let stats: SamplerStats;
     try {
       stats = await sampleAll(jobs, {
         ...transport,
         endpoint,
         params: settings,
-        n,
-        seed,
+        n: settings.n,
+        seed: settings.seed,
         samplesPath: paths.samplesPath,
       });
     } catch (e) {
