@@ -192,14 +192,6 @@ export function evalPaths(out: string, s: EvalSettings) {
   return { runId, runDir: dir, samplesPath: runFile(dir, "samples"), statusPath: runFile(dir, "status") };
 }
 
-/** Any samples.jsonl under `out/runs/`, or null. */
-function anySamples(out: string): string | null {
-  const runs = join(out, "runs");
-  if (!exists(runs)) return null;
-  const dirs = [...Deno.readDirSync(runs)].filter((e) => e.isDirectory);
-  return dirs.map((e) => runFile(join(runs, e.name), "samples")).find(exists) ?? null;
-}
-
 /**
  * Check, without writing, that `out` may take these settings: empty, or an eval with the same identity hash.
  * A training sweep, samples made with other settings, or samples without the eval.json that says how they were
@@ -208,9 +200,10 @@ function anySamples(out: string): string | null {
 export function checkEvalDir(out: string, s: EvalSettings): void {
   const old = readFolderFile(out);
   if (old === null) {
-    const orphan = anySamples(out);
+    const runs = join(out, "runs");
+    const dirs = exists(runs) ? [...Deno.readDirSync(runs)].filter((e) => e.isDirectory) : [];
+    const orphan = dirs.map((e) => runFile(join(runs, e.name), "samples")).find(exists);
     if (orphan) {
-      const runs = join(out, "runs");
       throw new Error(
         `${out} holds samples (${orphan}) but no eval.json, so the settings they were made with are unknown; ` +
           `restore eval.json from a backup, or move runs/ away (mv ${runs} ${runs}.old) to start afresh`,
