@@ -123,7 +123,9 @@ export function samplesIdentity(s: EvalSettings): string {
 /** eval.json's `config`: the invocation to re-run (null: not known) and the settings the record does not hold. */
 function evalFileConfig(s: EvalSettings, command?: string) {
   const { endpoint, model, mode, dataset, taskSet, limit, subsetSeed, template } = s;
-  return { command: command ?? null, endpoint, model, mode, dataset, taskSet, limit, subsetSeed, template };
+  // Only synthetic:DIR has a task set: the field is optional to readers.
+  const tasks = taskSet && { taskSet };
+  return { command: command ?? null, endpoint, model, mode, dataset, ...tasks, limit, subsetSeed, template };
 }
 
 /** eval.json's `config` (see `evalFileConfig`). */
