@@ -107,10 +107,8 @@ export function requestSeed(seed: number, problemId: string, first: number): num
 export async function sampleAll(jobs: readonly SampleJob[], opts: SamplerOptions): Promise<SamplerStats> {
   const repairedBytes = repairTornTail(opts.samplesPath);
   const onDisk = readSamples(opts.samplesPath);
-  const missingOf = (id: string) => {
-    const have = onDisk.get(id);
-    return Array.from({ length: opts.n }, (_, i) => i).filter((i) => !have?.has(i));
-  };
+  const indices = Array.from({ length: opts.n }, (_, i) => i);
+  const missingOf = (id: string) => indices.filter((i) => !onDisk.get(id)?.has(i));
   const todo = jobs.map((job) => ({ job, missing: missingOf(job.id) })).filter((t) => t.missing.length > 0);
   const total = jobs.length * opts.n;
   const resumed = total - todo.reduce((s, t) => s + t.missing.length, 0);
