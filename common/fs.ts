@@ -78,15 +78,20 @@ export function appendJsonl(path: string, records: readonly unknown[]): void {
   }
 }
 
-/** Read a JSON-lines file; a torn final line (from a crash) is ignored, any other bad line throws with its number. */
-export function readJsonl<T = unknown>(path: string): T[] {
-  let text: string;
+/** The file's bytes, or null when it does not exist (any other read error is thrown). */
+export function readIfExists(path: string): Buffer | null {
   try {
-    text = readFileSync(path, "utf8");
+    return readFileSync(path);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw e;
   }
+}
+
+/** Read a JSON-lines file ([] when absent); a torn final line (a crash) is ignored, a bad line throws with its number. */
+export function readJsonl<T = unknown>(path: string): T[] {
+  const text = readIfExists(path)?.toString("utf8");
+  if (text === undefined) return [];
   const lines = text.split("\n");
   const out: T[] = [];
   for (let i = 0; i < lines.length; i++) {

@@ -8,12 +8,7 @@ import { UsageError } from "./args.ts";
 import { exists } from "./fs.ts";
 
 /** What the lock file holds (for the message; the kernel lock is what counts). */
-export interface LockOwner {
-  pid: number;
-  host: string;
-  startedAt: string;
-  command?: string;
-}
+export type LockOwner = { pid: number; host: string; startedAt: string; command?: string };
 
 /** Another process holds the folder; the CLI prints the message and exits 2. */
 export class FolderInUseError extends Error {
@@ -86,25 +81,21 @@ export function lockFolder(dir: string, opts: { command?: string; flag?: string 
     file.truncateSync(0);
     const bytes = new TextEncoder().encode(JSON.stringify(me) + "\n");
     for (let off = 0; off < bytes.length;) off += file.writeSync(bytes.subarray(off));
-    return heldLock(path, file);
+    let held = true;
+    // Unlocks and removes the file (idempotent).
+    const release = () => {
+      if (!held) return;
+      held = false;
+      globalThis.removeEventListener("unload", release);
+      // Unlink while still locked, then close (which unlocks): a waiter that opened the old inode sees it unlinked.
+      try {
+        Deno.removeSync(path);
+      } catch { /* already gone */ }
+      file.close();
+    };
+    // A normal exit tidies the file; after a crash or SIGKILL the kernel drops the lock and the file stays, harmless.
+    globalThis.addEventListener("unload", release);
+    return { path, release };
   }
   throw new Error(`${path}: could not take the lock after 5 tries (the folder is being locked and released)`);
-}
-
-/** A held lock; `release` unlocks it and removes the file (idempotent). */
-function heldLock(path: string, file: Deno.FsFile) {
-  let held = true;
-  const release = () => {
-    if (!held) return;
-    held = false;
-    globalThis.removeEventListener("unload", release);
-    // Unlink while still locked, then close (which unlocks): a waiter that opened the old inode sees it unlinked.
-    try {
-      Deno.removeSync(path);
-    } catch { /* already gone */ }
-    file.close();
-  };
-  // A normal exit tidies the file; after a crash or SIGKILL the kernel drops the lock and the file stays, harmless.
-  globalThis.addEventListener("unload", release);
-  return { path, release };
 }

@@ -134,20 +134,13 @@ export const MIGRATE_HINT =
   "`deno task eval` command into a new --out (finished samples are not reused across folders), or pass " +
   "--allow-protocol-change to compare anyway";
 
-/** Dotted paths of the protocol fields that differ between a and b ([] when equal), e.g. ["grader.mode"]. */
-function protocolDiff(a: EvalProtocol, b: EvalProtocol): string[] {
-  const out: string[] = [];
-  const walk = (x: unknown, y: unknown, path: string) => {
-    const plain = (v: unknown) => v !== null && typeof v === "object" && !Array.isArray(v);
-    if (plain(x) && plain(y)) {
-      const keys = [...new Set([...Object.keys(x as object), ...Object.keys(y as object)])].sort();
-      for (const k of keys) {
-        walk((x as Record<string, unknown>)[k], (y as Record<string, unknown>)[k], path ? `${path}.${k}` : k);
-      }
-    } else if (JSON.stringify(x) !== JSON.stringify(y)) out.push(path);
-  };
-  walk(a, b, "");
-  return out;
+/** Dotted paths of the protocol fields that differ between x and y ([] when equal), e.g. ["grader.mode"]. */
+function protocolDiff(x: unknown, y: unknown, path = ""): string[] {
+  const plain = (v: unknown): v is Record<string, unknown> =>
+    v !== null && typeof v === "object" && !Array.isArray(v);
+  if (!plain(x) || !plain(y)) return JSON.stringify(x) === JSON.stringify(y) ? [] : [path];
+  const keys = [...new Set([...Object.keys(x), ...Object.keys(y)])].sort();
+  return keys.flatMap((k) => protocolDiff(x[k], y[k], path ? `${path}.${k}` : k));
 }
 
 /** Each grader mode as a reader should see it. */
@@ -174,10 +167,7 @@ export function describeProtocol(p: EvalProtocol): string[] {
 }
 
 /** One side of a comparison: its label (a folder or file) and its protocol (null: not recorded). */
-export interface ProtocolSide {
-  label: string;
-  protocol: EvalProtocol | null;
-}
+export type ProtocolSide = { label: string; protocol: EvalProtocol | null };
 
 /** Each leaf field of a protocol as [dotted path, JSON text], grader first. */
 function leaves(p: EvalProtocol): [string, string][] {

@@ -302,13 +302,9 @@ function jsonLines(records: readonly unknown[]): string {
 /** Rewrite a JSON-lines file without duplicate keys (first kept; a torn last line dropped); returns the count. */
 function dedupeJsonl(path: string, key: (r: Record<string, unknown>) => unknown): number {
   const records = readJsonl<Record<string, unknown>>(path);
-  const seen = new Set<string>();
-  const kept = records.filter((r) => {
-    const k = JSON.stringify(key(r));
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
+  // Reversed, so the first record of a key is the one the map keeps.
+  const first = new Map(records.toReversed().map((r) => [JSON.stringify(key(r)), r]));
+  const kept = records.filter((r) => first.get(JSON.stringify(key(r))) === r);
   if (kept.length < records.length) atomicWrite(path, jsonLines(kept));
   return records.length - kept.length;
 }

@@ -34,30 +34,14 @@ export interface SamplingParams {
   server?: Readonly<Record<string, ServerValue>>;
 }
 
-/** One generated continuation. */
-export interface Choice {
-  text: string;
-  /** "stop", "length" (truncated by max_tokens), or whatever the server reports; null if absent. */
-  finishReason: string | null;
-}
-
 /** Token counts for a whole request (all n choices together), as the server reports them. */
-export interface TokenUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
-}
+export type TokenUsage = { prompt_tokens: number; completion_tokens: number };
 
-/** A successful request: its choices in index order, usage, and the wall time (ms) of the successful attempt. */
-export interface ApiCompletion {
-  choices: Choice[];
-  usage: TokenUsage | null;
-  /** What `usage.completion_tokens` covers: "first_choice" only for llama.cpp with n > 1 (it copies the first's). */
-  usageScope: "all" | "first_choice";
-  latencyMs: number;
-  attempts: number;
-  /** The reason of each failed attempt before the last. */
-  retryReasons: string[];
-}
+/**
+ * A successful request: its choices in index order, usage, the wall time (ms) of the successful attempt, and the
+ * reason of each failed attempt before it.
+ */
+export type ApiCompletion = Awaited<ReturnType<typeof complete>>;
 
 /** A failure retrying cannot fix (refused key, unknown model, bad request); `reason`: "HTTP 400: <message>". */
 export class EndpointError extends Error {
@@ -121,15 +105,19 @@ export function normaliseBaseUrl(url: string): string {
   return `${parsed.origin}${path === "" ? "/v1" : path}`;
 }
 
-type Attempt =
-  | { ok: true; body: unknown; latencyMs: number }
-  | { ok: false; retryable: boolean; reason: string; status?: number; retryAfterMs: number | null };
+/** A successful attempt, or a failed one worth retrying (after Retry-After when the server sent one). */
+type Attempt = { body: unknown; latencyMs: number } | { reason: string; retryAfterMs?: number | null };
 
-/** A failed attempt worth retrying at once (no Retry-After): network trouble or a malformed reply. */
-const transient = (reason: string): Attempt => ({ ok: false, retryable: true, reason, retryAfterMs: null });
-
-/** One HTTP attempt; never throws for network trouble, it reports it as retryable. */
-async function attempt(ep: Endpoint, path: string, body: unknown | undefined): Promise<Attempt> {
+/**
+ * One HTTP attempt: network trouble, a malformed reply or one `isValid` rejects is retryable; a non-retryable
+ * HTTP status throws the fatal EndpointError at once.
+ */
+async function attempt(
+  ep: Endpoint,
+  path: string,
+  body: unknown | undefined,
+  isValid: (body: unknown) => string | null,
+): Promise<Attempt> {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (ep.apiKey) headers.authorization = `Bearer ${ep.apiKey}`;
   const start = performance.now();
@@ -147,23 +135,22 @@ async function attempt(ep: Endpoint, path: string, body: unknown | undefined): P
   } catch (e) {
     checkInterrupted(ep);
     // Headers came but the body did not: the server dropped the connection mid-reply.
-    return transient(res ? `connection dropped mid-reply (${networkReason(e, ep)})` : networkReason(e, ep));
+    return { reason: res ? `connection dropped mid-reply (${networkReason(e, ep)})` : networkReason(e, ep) };
   }
   const latencyMs = performance.now() - start;
   if (!res.ok) {
-    return {
-      ok: false,
-      retryable: isRetryableStatus(res.status),
-      status: res.status,
-      reason: `HTTP ${res.status}: ${serverMessage(text)}`,
-      retryAfterMs: parseRetryAfter(res.headers.get("retry-after")),
-    };
+    const reason = `HTTP ${res.status}: ${serverMessage(text)}`;
+    if (!isRetryableStatus(res.status)) throw fatalError(ep, res.status, reason);
+    return { reason, retryAfterMs: parseRetryAfter(res.headers.get("retry-after")) };
   }
+  let reply: unknown;
   try {
-    return { ok: true, body: JSON.parse(text), latencyMs };
+    reply = JSON.parse(text);
   } catch {
-    return transient(`malformed JSON reply: ${text.slice(0, 80)}`);
+    return { reason: `malformed JSON reply: ${text.slice(0, 80)}` };
   }
+  const problem = isValid(reply);
+  return problem === null ? { body: reply, latencyMs } : { reason: `malformed reply: ${problem}` };
 }
 
 function networkReason(e: unknown, ep: Endpoint): string {
@@ -209,27 +196,15 @@ async function requestJson(
   rng: Rng,
   isValid: (body: unknown) => string | null = () => null,
   onRetry?: (reason: string, delayMs: number) => void,
-): Promise<Pick<ApiCompletion, "attempts" | "retryReasons" | "latencyMs"> & { body: unknown }> {
+): Promise<{ body: unknown; latencyMs: number; attempts: number; retryReasons: string[] }> {
   const retryReasons: string[] = [];
   for (let retry = 0;; retry++) {
-    const a = await attempt(ep, path, body);
-    let reason: string;
-    let retryAfterMs: number | null = null;
-    if (a.ok) {
-      const problem = isValid(a.body);
-      if (problem === null) {
-        return { body: a.body, latencyMs: a.latencyMs, attempts: retry + 1, retryReasons };
-      }
-      reason = `malformed reply: ${problem}`;
-    } else {
-      if (!a.retryable) throw fatalError(ep, a.status, a.reason);
-      reason = a.reason;
-      retryAfterMs = a.retryAfterMs;
-    }
-    retryReasons.push(reason);
+    const a = await attempt(ep, path, body, isValid);
+    if ("body" in a) return { ...a, attempts: retry + 1, retryReasons };
+    retryReasons.push(a.reason);
     if (retry >= ep.retry.maxRetries) break;
-    const delayMs = retryDelayMs(ep.retry, retry, retryAfterMs, rng);
-    onRetry?.(reason, delayMs);
+    const delayMs = retryDelayMs(ep.retry, retry, a.retryAfterMs ?? null, rng);
+    onRetry?.(a.reason, delayMs);
     // An abort (Ctrl-C) ends the wait at once, as a rejection; checkInterrupted names the signal.
     await sleep(delayMs, undefined, { signal: ep.signal }).catch(() => {});
     checkInterrupted(ep);
@@ -261,7 +236,7 @@ export async function complete(
   seed: number,
   rng: Rng,
   onRetry?: (reason: string, delayMs: number) => void,
-): Promise<ApiCompletion> {
+) {
   // Server-specific parameters first, so eval's own can never be overridden (parseServerSampling refuses them).
   const common = {
     ...params.server,
@@ -276,8 +251,8 @@ export async function complete(
   const [path, body] = ep.mode === "chat"
     ? ["/chat/completions", { ...common, messages: [{ role: "user", content: prompt }] }]
     : ["/completions", { ...common, prompt }];
-  const r = await requestJson(ep, path, body, rng, completionProblem(ep.mode), onRetry);
-  const reply = r.body as {
+  const { body: raw, ...meta } = await requestJson(ep, path, body, rng, completionProblem(ep.mode), onRetry);
+  const reply = raw as {
     choices: {
       index?: number;
       text?: string;
@@ -290,6 +265,7 @@ export async function complete(
   const ordered = [...reply.choices].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
   const choices = ordered.map((c) => ({
     text: (ep.mode === "chat" ? c.message?.content : c.text) ?? "",
+    // "stop", "length" (truncated by max_tokens), or whatever the server reports.
     finishReason: c.finish_reason ?? null,
   }));
   const u = reply.usage;
@@ -298,9 +274,9 @@ export async function complete(
     : null;
   // llama.cpp merges n single-choice results and keeps the first one's usage; its replies carry `timings`.
   const llamaCpp = ep.llamaCpp || (typeof reply.timings === "object" && reply.timings !== null);
-  const usageScope = choices.length > 1 && llamaCpp ? "first_choice" : "all";
-  const { latencyMs, attempts, retryReasons } = r;
-  return { choices, usage, usageScope, latencyMs, attempts, retryReasons };
+  // What `usage.completion_tokens` covers: with n > 1 on llama.cpp, the first choice only.
+  const usageScope: "all" | "first_choice" = choices.length > 1 && llamaCpp ? "first_choice" : "all";
+  return { choices, usage, usageScope, ...meta };
 }
 
 /** The preflight failure, told apart: a failing server, something that is not the API, or nothing listening. */

@@ -10,6 +10,7 @@ import type { FileDataset, MathRecord, PromptTemplate } from "../../datasets/mod
 import {
   type EvalSample,
   readFolderFile,
+  runDir,
   runFile,
   writeEvalSamples,
   writeFolderFile,
@@ -120,12 +121,15 @@ export function samplesIdentity(s: EvalSettings): string {
 }
 
 /** eval.json's `config`: the invocation to re-run (null: not known) and the settings the record does not hold. */
-export type EvalFileConfig =
-  & Pick<
-    EvalSettings,
-    "endpoint" | "model" | "mode" | "dataset" | "taskSet" | "limit" | "subsetSeed" | "template"
-  >
-  & { command: string | null };
+function evalFileConfig(s: EvalSettings, command?: string) {
+  const { endpoint, model, mode, dataset, taskSet, limit, subsetSeed, template } = s;
+  // Only synthetic:DIR has a task set: the field is optional to readers.
+  const tasks = taskSet && { taskSet };
+  return { command: command ?? null, endpoint, model, mode, dataset, ...tasks, limit, subsetSeed, template };
+}
+
+/** eval.json's `config` (see `evalFileConfig`). */
+export type EvalFileConfig = ReturnType<typeof evalFileConfig>;
 
 /**
  * eval.json's `record` of an evaluation (common/protocol.ts): one seed on one model, and the protocol — the
@@ -186,24 +190,8 @@ export type EvalPaths = ReturnType<typeof evalPaths>;
 /** The paths of the run folder of these settings in `out` (nothing is read or written). */
 export function evalPaths(out: string, s: EvalSettings) {
   const runId = modelSlug(s.model);
-  const runDir = join(out, "runs", runId);
-  return {
-    runId,
-    runDir,
-    samplesPath: runFile(runDir, "samples"),
-    statusPath: runFile(runDir, "status"),
-  };
-}
-
-/** Any samples.jsonl under `out/runs/`, or null. */
-function anySamples(out: string): string | null {
-  const runs = join(out, "runs");
-  if (!exists(runs)) return null;
-  for (const e of Deno.readDirSync(runs)) {
-    const path = runFile(join(runs, e.name), "samples");
-    if (e.isDirectory && exists(path)) return path;
-  }
-  return null;
+  const dir = runDir(out, runId);
+  return { runId, runDir: dir, samplesPath: runFile(dir, "samples"), statusPath: runFile(dir, "status") };
 }
 
 /**
@@ -214,9 +202,10 @@ function anySamples(out: string): string | null {
 export function checkEvalDir(out: string, s: EvalSettings): void {
   const old = readFolderFile(out);
   if (old === null) {
-    const orphan = anySamples(out);
+    const runs = join(out, "runs");
+    const dirs = exists(runs) ? [...Deno.readDirSync(runs)].filter((e) => e.isDirectory) : [];
+    const orphan = dirs.map((e) => runFile(join(runs, e.name), "samples")).find(exists);
     if (orphan) {
-      const runs = join(out, "runs");
       throw new Error(
         `${out} holds samples (${orphan}) but no eval.json, so the settings they were made with are unknown; ` +
           `restore eval.json from a backup, or move runs/ away (mv ${runs} ${runs}.old) to start afresh`,
@@ -242,20 +231,10 @@ export function checkEvalDir(out: string, s: EvalSettings): void {
 export function openEvalDir(out: string, s: EvalSettings, command?: string): void {
   const { runId, runDir } = evalPaths(out, s);
   const record = evalRecord(s);
-  const { endpoint, model, mode, dataset, taskSet, limit, subsetSeed, template } = s;
+  const { endpoint, model, mode, dataset, template } = s;
   writeFolderFile(out, {
     kind: "eval",
-    config: {
-      command: command ?? null,
-      endpoint,
-      model,
-      mode,
-      dataset,
-      taskSet,
-      limit,
-      subsetSeed,
-      template,
-    },
+    config: evalFileConfig(s, command),
     record,
     configHash: samplesIdentity(s),
     runIds: [runId],

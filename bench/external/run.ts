@@ -1,19 +1,17 @@
 // One external evaluation end to end: check the folder and the server, sample (resumably), grade, and record
 // the run status and its health. Nothing in the folder is written before the preflight passes.
 import { rmSync, statSync } from "node:fs";
-import { atomicWrite, exists, writeJson } from "../../common/fs.ts";
+import { atomicWrite, exists, readIfExists, writeJson } from "../../common/fs.ts";
 import { evalFile, runFile, type RunStatus, sweepFile, writeStatus } from "../../common/run_folder.ts";
 import { gradeMany } from "../../evaluators/mod.ts";
 import { type Endpoint, EndpointError, InterruptedError, preflight } from "./client.ts";
 import { failureAdvice, sampleAll, type SamplerOptions, type SamplerStats } from "./sampler.ts";
-import { readIfExists, readSamples, repairSamples } from "./samples.ts";
-import { type RunHealth, runHealth } from "./health.ts";
+import { readSamples, repairSamples } from "./samples.ts";
+import { runHealth } from "./health.ts";
 import {
   checkEvalDir,
-  type EvalPaths,
   evalPaths,
   type EvalProblem,
-  type EvalRow,
   type EvalSettings,
   gradeSamples,
   openEvalDir,
@@ -28,9 +26,7 @@ import { applyTemplate } from "./templates.ts";
 export interface TransportOptions
   extends
     Pick<Endpoint, "apiKey" | "apiKeyEnv" | "timeoutMs" | "retry" | "signal">,
-    Pick<SamplerOptions, "concurrency" | "onProgress" | "onRetry" | "onFailure" | "onNotice"> {
-  /** Largest n per request (default: all n at once). */
-  maxPerRequest?: number;
+    Omit<SamplerOptions, "endpoint" | "params" | "n" | "seed" | "samplesPath"> {
   /** The command line that produced the run, recorded in eval.json. */
   command?: string;
   /** Leave samples cut off by max_tokens out of eval.jsonl and Pass@k. */
@@ -40,12 +36,7 @@ export interface TransportOptions
 }
 
 /** The outcome: where it went, what sampling did, the graded rows, and the run's health. */
-export interface EvalOutcome {
-  paths: EvalPaths;
-  stats: SamplerStats;
-  rows: EvalRow[];
-  health: RunHealth;
-}
+export type EvalOutcome = Awaited<ReturnType<typeof evaluateEndpoint>>;
 
 const sizeOf = (path: string) => exists(path) ? statSync(path).size : 0;
 
@@ -78,7 +69,7 @@ export async function evaluateEndpoint(
   settings: EvalSettings,
   out: string,
   transport: TransportOptions,
-): Promise<EvalOutcome> {
+) {
   // The transport's own fields (key, timeout, retry, signal) ride along; complete() reads only Endpoint's.
   const endpoint: Endpoint = {
     ...transport,
@@ -105,16 +96,14 @@ export async function evaluateEndpoint(
   transport.signal?.addEventListener("abort", onAbort, { once: true });
   try {
     const jobs = problems.map((p) => ({ id: p.id, prompt: applyTemplate(settings.template, p.problem) }));
-    const { n, seed } = settings;
     let stats: SamplerStats;
     try {
       stats = await sampleAll(jobs, {
         ...transport,
         endpoint,
         params: settings,
-        n,
-        seed,
-        maxPerRequest: transport.maxPerRequest ?? n,
+        n: settings.n,
+        seed: settings.seed,
         samplesPath: paths.samplesPath,
       });
     } catch (e) {

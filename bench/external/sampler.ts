@@ -15,10 +15,7 @@ import { appendJsonl } from "../../common/fs.ts";
 import { readSamples, repairTornTail, type SampleRecord } from "./samples.ts";
 
 /** One problem to sample: its id (the key in samples.jsonl) and the fully rendered prompt. */
-export interface SampleJob {
-  id: string;
-  prompt: string;
-}
+export type SampleJob = { id: string; prompt: string };
 
 /** How to sample. */
 export interface SamplerOptions {
@@ -30,8 +27,8 @@ export interface SamplerOptions {
   seed: number;
   /** Requests in flight at once. */
   concurrency: number;
-  /** Largest `n` sent in one request; lowered automatically when the server returns fewer choices. */
-  maxPerRequest: number;
+  /** Largest `n` sent in one request (default: all n at once); lowered when the server returns fewer choices. */
+  maxPerRequest?: number;
   /** Path of samples.jsonl (created if absent). */
   samplesPath: string;
   /** Called after each appended request with the running count of finished samples. */
@@ -110,14 +107,12 @@ export function requestSeed(seed: number, problemId: string, first: number): num
 export async function sampleAll(jobs: readonly SampleJob[], opts: SamplerOptions): Promise<SamplerStats> {
   const repairedBytes = repairTornTail(opts.samplesPath);
   const onDisk = readSamples(opts.samplesPath);
-  const missingOf = (id: string) => {
-    const have = onDisk.get(id);
-    return Array.from({ length: opts.n }, (_, i) => i).filter((i) => !have?.has(i));
-  };
+  const indices = Array.from({ length: opts.n }, (_, i) => i);
+  const missingOf = (id: string) => indices.filter((i) => !onDisk.get(id)?.has(i));
   const todo = jobs.map((job) => ({ job, missing: missingOf(job.id) })).filter((t) => t.missing.length > 0);
   const total = jobs.length * opts.n;
   const resumed = total - todo.reduce((s, t) => s + t.missing.length, 0);
-  const perRequest = Math.max(1, Math.min(opts.maxPerRequest, opts.n));
+  const perRequest = Math.max(1, Math.min(opts.maxPerRequest ?? opts.n, opts.n));
   const stats: SamplerStats = {
     resumed,
     added: 0,

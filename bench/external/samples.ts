@@ -1,6 +1,6 @@
 // The raw samples file: one JSON line per sample, appended as replies arrive; resume reads it back.
-import { copyFileSync, readFileSync, truncateSync } from "node:fs";
-import { atomicWrite } from "../../common/fs.ts";
+import { copyFileSync, truncateSync } from "node:fs";
+import { atomicWrite, readIfExists } from "../../common/fs.ts";
 import type { TokenUsage } from "./client.ts";
 
 /** One sampled continuation as stored in samples.jsonl. */
@@ -38,21 +38,8 @@ export function repairTornTail(path: string): number {
   return bytes.length - keep;
 }
 
-/** The file's bytes, or null when it does not exist (any other read error is thrown). */
-export function readIfExists(path: string): Buffer | null {
-  try {
-    return readFileSync(path);
-  } catch (e) {
-    if ((e as { code?: string }).code === "ENOENT") return null;
-    throw e;
-  }
-}
-
 /** A line of samples.jsonl that is not a sample record (bad JSON or missing fields), by 1-based number. */
-export interface BadLine {
-  line: number;
-  problem: string;
-}
+export type BadLine = { line: number; problem: string };
 
 /** Every line of the file: the records, and the bad lines (a torn final line without newline is skipped). */
 function scanSamples(path: string): { lines: string[]; records: (SampleRecord | null)[]; bad: BadLine[] } {

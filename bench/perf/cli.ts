@@ -1,10 +1,7 @@
 // `deno task bench <name>`: speed benchmarks, each owned by the area it measures.
 import { HelpRequested, UsageError } from "../../common/args.ts";
 
-const benches: Record<
-  string,
-  { about: string; load: () => Promise<{ usage: string; main(args: string[]): Promise<number> }> }
-> = {
+const benches = {
   grader: {
     about: "grades/s and latency of the grader (single and gradeMany)",
     load: () => import("./grader.ts"),
@@ -37,7 +34,7 @@ export async function main(args: string[]): Promise<number> {
     return name ? 0 : 2;
   }
   if (name.startsWith("-")) throw new UsageError(`unknown flag '${name}' (the benchmark name comes first)`);
-  const bench = benches[name];
+  const bench = benches[name as keyof typeof benches];
   if (!bench) throw new UsageError(`unknown benchmark '${name}'`);
   const module = await bench.load();
   try {

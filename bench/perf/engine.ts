@@ -110,12 +110,18 @@ export async function main(args: string[]): Promise<number> {
   for (const backend of backends) {
     const s = { ...presetSettings(preset), backend: backend as TfjsSettings["backend"] };
     if (values["sample-workers"] !== undefined) s.sampleWorkers = values["sample-workers"];
-    let started = false, r: EngineRate;
+    let started = false;
     try {
       const decision = await initEngineBackend(backend, modelConfig(s, settingsTokenizer(s)));
       if (backend === "auto") console.log(`auto       ${JSON.stringify(decision)}`);
       started = true;
-      r = { backend, decision, ...(await measure(s, sftSteps, rlSteps)) };
+      const r: EngineRate = { backend, decision, ...(await measure(s, sftSteps, rlSteps)) };
+      const rl = `rl ${r.rl_s_per_step} s/step (${r.sample_workers} sampling worker(s))`;
+      console.log(
+        `${backend.padEnd(10)} sft ${r.sft_seq_per_s} seq/s (${r.sft_workers} worker(s)); ${rl}: ` +
+          `sample ${r.rl_sample_tokens_per_s} tok/s, update ${r.rl_update_tokens_per_s} tok/s`,
+      );
+      results.push(r);
     } catch (e) {
       // A backend that cannot start, or fails inside (e.g. the gpu preset's batches outgrowing the 4 GB wasm
       // heap on a CPU backend, measured), is that backend's result; the others still run.
@@ -125,14 +131,7 @@ export async function main(args: string[]): Promise<number> {
       const why = `${(e as Error).message.split("\n")[0]}${hint}`;
       console.log(`${backend.padEnd(10)} ${started ? "failed" : "unavailable"}: ${why}`);
       results.push({ backend, unavailable: why });
-      continue;
     }
-    const rl = `rl ${r.rl_s_per_step} s/step (${r.sample_workers} sampling worker(s))`;
-    console.log(
-      `${backend.padEnd(10)} sft ${r.sft_seq_per_s} seq/s (${r.sft_workers} worker(s)); ${rl}: ` +
-        `sample ${r.rl_sample_tokens_per_s} tok/s, update ${r.rl_update_tokens_per_s} tok/s`,
-    );
-    results.push(r);
   }
   console.log(JSON.stringify({ settings: preset, sftSteps, rlSteps, load: Deno.loadavg(), results }));
   return 0;

@@ -53,7 +53,6 @@ type Case = GradeManyItem & { expected?: boolean };
 const repoRoot = new URL("../../", import.meta.url).pathname;
 
 function workloads(): Record<string, Case[]> {
-  const corpus = readJsonl<Case>(`${repoRoot}tests/evaluators/fixtures/corpus.jsonl`);
   const out: Record<string, Case[]> = {};
   const mirror = Deno.env.get("ACEBENCH_DATASET_MIRROR") || `${repoRoot}../shared/datasets`;
   const math500Path = `${mirror}/math500/test.jsonl`;
@@ -73,7 +72,7 @@ function workloads(): Record<string, Case[]> {
   } else {
     console.log(`note: ${math500Path} not found; measuring the corpus only`);
   }
-  out["corpus"] = corpus;
+  out["corpus"] = readJsonl<Case>(`${repoRoot}tests/evaluators/fixtures/corpus.jsonl`);
   return out;
 }
 
@@ -135,9 +134,7 @@ function timeSingle(cases: Case[]): { ms: number[]; correct: boolean[] } {
   return { ms, correct };
 }
 
-function row(cells: (string | number)[]): string {
-  return `| ${cells.join(" | ")} |`;
-}
+const row = (cells: (string | number)[]) => `| ${cells.join(" | ")} |`;
 
 /** Grades/s, p50, p99 and max latency (ms) of per-grade latencies in ms. */
 function latencyStats(ms: number[]): number[] {

@@ -58,8 +58,7 @@ function printTable(
     ? "exact (with replacement)"
     : "unbiased estimate from eval.n samples per prompt";
   console.log(`\npass@k, ${what}; mean [95% t-interval over ${seeds} runs (base, seed)]`);
-  const base = methods[0];
-  const others = methods.slice(1);
+  const [base, ...others] = methods;
   const header = [
     "reference (step 0)",
     ...methods.map((m) => `${m} (final)`),

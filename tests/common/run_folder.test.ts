@@ -10,6 +10,7 @@ import {
   migrateRunConfig,
   readFolderFile,
   readRunConfig,
+  removeDuplicates,
   writeFolderFile,
 } from "../../common/run_folder.ts";
 import { readSweepConfig, sweepHash } from "../../bench/sweep/config.ts";
@@ -108,4 +109,36 @@ Deno.test("run folder: a record of another version is refused on read, naming th
     ok(e.message.includes(`${dir}/sweep.json: record.version: 3 is not the version`), e.message);
     return true;
   });
+});
+
+Deno.test("run folder: --repair's removeDuplicates keeps the first of repeated samples and metrics lines, in order", () => {
+  const dir = tempDir();
+  const lines = (rs: object[]) => rs.map((r) => JSON.stringify(r) + "\n").join("");
+  const sample = (problemId: string, sample: number, correct: boolean) => ({
+    step: 0,
+    dataset: "d",
+    problemId,
+    sample,
+    correct,
+    status: "x",
+    extracted: null,
+  });
+  const samples = [sample("a", 0, true), sample("b", 0, false), sample("a", 0, false), sample("a", 1, true)];
+  Deno.writeTextFileSync(join(dir, "eval.jsonl"), lines(samples));
+  const metrics = [{ step: 1, v: 1 }, { step: 2, v: 2 }, { step: 1, v: 3 }, { step: 2, v: 4 }, {
+    step: 3,
+    v: 5,
+  }];
+  Deno.writeTextFileSync(join(dir, "metrics.jsonl"), lines(metrics));
+  assertEquals(removeDuplicates(dir), { evalSamples: 1, metricsLines: 2 });
+  assertEquals(Deno.readTextFileSync(join(dir, "eval.jsonl")), lines([samples[0], samples[1], samples[3]]));
+  assertEquals(
+    Deno.readTextFileSync(join(dir, "metrics.jsonl")),
+    lines([metrics[0], metrics[1], metrics[4]]),
+  );
+  assertEquals(
+    removeDuplicates(dir),
+    { evalSamples: 0, metricsLines: 0 },
+    "nothing repeated: nothing dropped",
+  );
 });
