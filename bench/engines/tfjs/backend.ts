@@ -66,11 +66,6 @@ export function backendInUse(): string {
   return blasActive() ? "blas" : tf.getBackend();
 }
 
-/** Whether the blas backend can start here (FFI permitted, a BLAS library found; ops/blas.ts says why not). */
-export function blasAvailable(): boolean {
-  return blasInfo() !== null;
-}
-
 /** Whether a WebGPU adapter (a GPU, or Mesa's lavapipe) is available; false unprobed if ACEBENCH_WEBGPU_ADAPTER=0. */
 export async function hasWebgpuAdapter(): Promise<boolean> {
   if (Deno.env.get("ACEBENCH_WEBGPU_ADAPTER") === "0") return false;
@@ -142,7 +137,7 @@ export function trainsDataParallel(): boolean {
 const STARTERS: Record<BackendName, () => Promise<unknown>> = {
   auto: async () => {
     try {
-      await (blasAvailable() ? startBlas() : startWasm());
+      await (blasInfo() ? startBlas() : startWasm());
     } catch (e) {
       console.error(`backend auto: wasm unavailable (${(e as Error).message}); using the slow cpu backend`);
       await tf.setBackend("cpu");

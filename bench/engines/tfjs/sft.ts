@@ -11,6 +11,7 @@ import {
   type OptimizerState,
   setOptimizerState,
   setWeights,
+  type StepResult,
   type TensorData,
   trainStepAsync,
 } from "./model.ts";
@@ -99,13 +100,8 @@ function lrAt(step: number, total: number, lr: number, warmup: number): number {
   return lr * (0.1 + 0.9 * 0.5 * (1 + Math.cos(Math.PI * Math.min(1, progress))));
 }
 
-/** One SFT log line. */
-export interface SftLog {
-  step: number;
-  loss: number;
-  gradNorm: number;
-  lr: number;
-}
+/** One SFT log line: a step's loss and pre-clipping gradient norm, and its learning rate. */
+type SftLog = { step: number } & StepResult & { lr: number };
 
 /** SFT steps between checkpoints when `sft.checkpointEvery` is absent. */
 const SFT_CHECKPOINT_EVERY = 100;

@@ -5,16 +5,7 @@
 // the head split/merge are our own WebAssembly SIMD kernels (attention.wat), registered as tfjs-wasm kernels
 // that work on tensors in place (the module imports tfjs-wasm's memory). Other backends use plain tfjs ops.
 import * as tf from "@tensorflow/tfjs-core";
-import {
-  addr,
-  attr,
-  compileWat,
-  type Fn,
-  type KernelArgs,
-  nativeAddr,
-  registerWasmKernel,
-  type WasmBackend,
-} from "./wasm.ts";
+import { addr, attr, compileWat, type Fn, type KernelArgs, nativeAddr, type WasmBackend } from "./wasm.ts";
 import { blasActive, gemmBatch } from "./blas.ts";
 import { nativeKernels, nativeSteps, nativeThreads } from "./native.ts";
 
@@ -152,28 +143,28 @@ function transposeKernel({ inputs: { x }, backend }: KernelArgs): tf.TensorInfo 
   return out;
 }
 
-/** Compile attention.wat against tfjs-wasm's memory and register its kernels; false on other backends. */
-export async function loadKernels(): Promise<boolean> {
-  if (wasmKernels) return tf.getBackend() === "wasm";
-  const exports = await compileWat(new URL("./attention.wat", import.meta.url));
-  if (!exports) return false;
-  registerWasmKernel("AceBmm", bmmKernel);
-  registerWasmKernel("AceBmmNT", bmmNTKernel);
-  registerWasmKernel("AceSplitHeads", splitKernel);
-  registerWasmKernel("AceMergeHeads", mergeKernel);
-  registerWasmKernel("AceTranspose", transposeKernel);
-  registerWasmKernel("AceKeepRows", keepRowsKernel);
-  registerWasmKernel("AceDecodeAttention", decodeKernel);
-  registerWasmKernel("AceDecodeStep", decodeStepKernel);
-  registerWasmKernel("AceCausalSoftmax", causalSoftmaxKernel);
-  registerWasmKernel("AceCausalSoftmaxGrad", causalSoftmaxGradKernel);
+/** Compile attention.wat against tfjs-wasm's memory and register its kernels (idempotent; not on other backends). */
+export async function loadKernels(): Promise<void> {
+  if (wasmKernels) return;
+  wasmKernels = await compileWat(new URL("./attention.wat", import.meta.url), {
+    AceBmm: bmmKernel,
+    AceBmmNT: bmmNTKernel,
+    AceSplitHeads: splitKernel,
+    AceMergeHeads: mergeKernel,
+    AceTranspose: transposeKernel,
+    AceKeepRows: keepRowsKernel,
+    AceDecodeAttention: decodeKernel,
+    AceDecodeStep: decodeStepKernel,
+    AceCausalSoftmax: causalSoftmaxKernel,
+    AceCausalSoftmaxGrad: causalSoftmaxGradKernel,
+  }) as typeof wasmKernels;
   // Used inside differentiated code too (the tied output head), so it needs a gradient: transpose back.
-  tf.registerGradient({
-    kernelName: "AceTranspose",
-    gradFunc: (dy) => ({ x: () => swapLast(dy as tf.Tensor) }),
-  });
-  wasmKernels = exports as NonNullable<typeof wasmKernels>;
-  return true;
+  if (wasmKernels) {
+    tf.registerGradient({
+      kernelName: "AceTranspose",
+      gradFunc: (dy) => ({ x: () => swapLast(dy as tf.Tensor) }),
+    });
+  }
 }
 
 /** Which path attention takes on the current backend (for benchmark output). */
