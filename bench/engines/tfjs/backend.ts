@@ -12,7 +12,7 @@ import { loadAdamKernel } from "./model/adam.ts";
 import { loadLayerNormKernels } from "./model/ops.ts";
 import { blasActive, blasInfo, registerBlasKernels, useBlas } from "./ops/blas.ts";
 import { shareIdentityData } from "./ops/wasm.ts";
-import { loadNative, useNative, useNativeBlas } from "./ops/native.ts";
+import { loadNative, useNative } from "./ops/native.ts";
 
 /** Backend names accepted by `initBackend` and by `--backend`. */
 export const BACKENDS = ["auto", "blas", "wasm", "cpu", "webgpu", "tensorflow"] as const;
@@ -57,7 +57,7 @@ async function startWasm(): Promise<void> {
 async function startBlas(): Promise<void> {
   await startWasm();
   useBlas(true);
-  if (await loadNative()) useNativeBlas(blasInfo()!.library);
+  await loadNative(blasInfo()!.library);
   useNative(true);
 }
 

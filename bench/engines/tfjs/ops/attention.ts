@@ -322,17 +322,12 @@ export function selfAttention(qkv: tf.Tensor2D, b: number, heads: number): tf.Te
 }
 
 /** Keys and values of the positions seen so far, per layer, as [b*h, positions, hd]. */
-export interface KvCache {
-  b: number;
-  heads: number;
-  length: number;
-  k: tf.Tensor3D[];
-  v: tf.Tensor3D[];
-  /** Preallocated buffers written in place (wasm kernels) rather than grown by concat. */
-  inPlace: boolean;
-}
+export type KvCache = ReturnType<typeof createKvCache>;
 
-/** An empty cache for `layers` layers of `heads` heads of width hd, up to `capacity` positions. */
+/**
+ * An empty cache for `layers` layers of `heads` heads of width hd, up to `capacity` positions; `inPlace`: its
+ * buffers are preallocated and written in place (wasm kernels) rather than grown by concat.
+ */
 export function createKvCache(layers: number, b: number, heads: number, hd: number, capacity: number) {
   const inPlace = own(hd);
   const buffers = () =>
@@ -368,9 +363,10 @@ export function compactKvCache(cache: KvCache, rows: Int32Array): void {
 
 /** Indices into [b*heads, …] of the heads of `rows`. */
 function headRows(rows: Int32Array, heads: number): Int32Array {
-  const idx = new Int32Array(rows.length * heads);
-  for (let i = 0; i < idx.length; i++) idx[i] = rows[Math.floor(i / heads)] * heads + (i % heads);
-  return idx;
+  return Int32Array.from(
+    { length: rows.length * heads },
+    (_, i) => rows[Math.floor(i / heads)] * heads + i % heads,
+  );
 }
 
 /** Throw unless `t` more positions fit layer l's cache buffers. */
