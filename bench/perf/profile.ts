@@ -31,10 +31,6 @@ const CLASS_OF: [string, string[]][] = [
   ["data movement", ["AceTranspose", "Transpose", "Slice", "Reshape", "Identity", "Concat", "Pad", "Tile"]],
 ];
 
-function opClass(kernel: string): string {
-  return CLASS_OF.find(([, names]) => names.includes(kernel))?.[0] ?? "element-wise/other";
-}
-
 /**
  * Run `f` under tf.profile and sum kernel time by op class. Entries that are not registered kernels of the
  * backend (customGrad and tidy scopes, which wrap the kernels they run and would count them twice) are
@@ -54,7 +50,7 @@ export async function kernelClasses(f: () => Promise<unknown>): Promise<Omit<OpC
   for (const k of info.kernels) {
     if (!tf.getKernel(k.name, backend)) continue;
     const ms = typeof k.kernelTimeMs === "number" ? k.kernelTimeMs : 0;
-    const cls = opClass(k.name);
+    const cls = CLASS_OF.find(([, names]) => names.includes(k.name))?.[0] ?? "element-wise/other";
     classes[cls] = (classes[cls] ?? 0) + ms;
     inKernels += ms;
   }

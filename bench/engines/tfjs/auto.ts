@@ -4,7 +4,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { Rng } from "../../../common/prng.ts";
 import type { BackendDecisionRecord as BackendDecision } from "../../../common/run_folder.ts";
-import { blasAvailable, hasWebgpuAdapter, initBackend } from "./backend.ts";
+import { hasWebgpuAdapter, initBackend } from "./backend.ts";
 import { blasError, blasInfo } from "./ops/blas.ts";
 import { nativeError, nativeInfo } from "./ops/native.ts";
 import {
@@ -77,7 +77,7 @@ export async function initEngineBackend(requested: string, cfg: ModelConfig): Pr
   if (!(await hasWebgpuAdapter())) {
     decision = withBlas({ requested, backend: await initBackend("auto"), reason: "no WebGPU adapter" });
   } else {
-    const measured: Record<string, number> = {}, cpu = blasAvailable() ? "blas" : "wasm";
+    const measured: Record<string, number> = {}, cpu = blasInfo() ? "blas" : "wasm";
     for (const b of [cpu, "webgpu"]) {
       try {
         await initBackend(b);

@@ -12,7 +12,7 @@ import { loadAdamKernel } from "./model/adam.ts";
 import { loadLayerNormKernels } from "./model/ops.ts";
 import { blasActive, blasInfo, registerBlasKernels, useBlas } from "./ops/blas.ts";
 import { shareIdentityData } from "./ops/wasm.ts";
-import { loadNative, useNative, useNativeBlas } from "./ops/native.ts";
+import { loadNative, useNative } from "./ops/native.ts";
 
 /** Backend names accepted by `initBackend` and by `--backend`. */
 export const BACKENDS = ["auto", "blas", "wasm", "cpu", "webgpu", "tensorflow"] as const;
@@ -57,18 +57,13 @@ async function startWasm(): Promise<void> {
 async function startBlas(): Promise<void> {
   await startWasm();
   useBlas(true);
-  if (await loadNative()) useNativeBlas(blasInfo()!.library);
+  await loadNative(blasInfo()!.library);
   useNative(true);
 }
 
 /** The backend in use, in `BACKENDS` terms: "blas" when tfjs-wasm runs its products on the BLAS, else tfjs's name. */
 export function backendInUse(): string {
   return blasActive() ? "blas" : tf.getBackend();
-}
-
-/** Whether the blas backend can start here (FFI permitted, a BLAS library found; ops/blas.ts says why not). */
-export function blasAvailable(): boolean {
-  return blasInfo() !== null;
 }
 
 /** Whether a WebGPU adapter (a GPU, or Mesa's lavapipe) is available; false unprobed if ACEBENCH_WEBGPU_ADAPTER=0. */
@@ -142,7 +137,7 @@ export function trainsDataParallel(): boolean {
 const STARTERS: Record<BackendName, () => Promise<unknown>> = {
   auto: async () => {
     try {
-      await (blasAvailable() ? startBlas() : startWasm());
+      await (blasInfo() ? startBlas() : startWasm());
     } catch (e) {
       console.error(`backend auto: wasm unavailable (${(e as Error).message}); using the slow cpu backend`);
       await tf.setBackend("cpu");

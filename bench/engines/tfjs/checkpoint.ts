@@ -5,20 +5,15 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWrite, exists, readJson, writeJson } from "../../../common/fs.ts";
 
-interface TensorRef {
-  $f32: [number, number]; // [offset in floats, length]
-}
-
 /** Write `value` to `dir` (created if needed); Float32Arrays anywhere inside are stored bit-exactly. */
 export function saveBundle(dir: string, value: unknown): void {
   const chunks: [Float32Array, number][] = [];
   let offset = 0;
   const json = JSON.stringify(value, (_k, v) => {
     if (v instanceof Float32Array) {
-      const ref: TensorRef = { $f32: [offset, v.length] };
       chunks.push([v, offset]);
       offset += v.length;
-      return ref;
+      return { $f32: [offset - v.length, v.length] }; // a reference: [offset in floats, length]
     }
     if (ArrayBuffer.isView(v)) {
       throw new Error(`saveBundle: only Float32Array is supported, got ${v.constructor.name}`);

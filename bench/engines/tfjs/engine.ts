@@ -29,13 +29,13 @@ import { type EvalRecord, evaluate, policyFrom, type SavedModel } from "./policy
 import { type RlContext, type TfjsGroup, tfjsPolicy } from "./rl.ts";
 import {
   baseKey,
-  blasThreads,
   type EvalProtocolSetting,
   modelConfig,
   resolveSettings,
   settingsTokenizer,
   taskSets,
   type TfjsSettings,
+  threadsAsked,
 } from "./settings.ts";
 import { sftWorkers, trainSft } from "./sft.ts";
 import { initEngineBackend } from "./auto.ts";
@@ -254,7 +254,7 @@ async function startBlasThreads(s: TfjsSettings, decision: BackendDecision): Pro
     );
     return { ...decision, blasThreads: { threads: 1, split: false } };
   }
-  await setThreads(blasThreads(s));
+  await setThreads(threadsAsked(s.blasThreads));
   return { ...decision, blasThreads: threadsInUse() };
 }
 

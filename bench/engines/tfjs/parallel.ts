@@ -124,37 +124,49 @@ function publish(model: Model, into: Float32Array): void {
   }
 }
 
-/** Terminate the workers of `replicas` and empty it. */
-function stopReplicas(replicas: Replica[]): void {
-  for (const r of replicas) r.worker.terminate();
-  replicas.length = 0;
-}
+/** Workers holding replicas of a model, which read its weights from a shared buffer (`publish`). */
+class Replicas {
+  protected replicas: Replica[] = [];
+  protected weights: Float32Array = new Float32Array(0);
 
-/** Start `workers` replicas of `model` on this backend, reading its weights from a new shared buffer (`weights`). */
-async function startReplicas(model: Model, workers: number, who: string) {
-  if (!Number.isInteger(workers) || workers < 1) {
-    throw new Error(`${who}: workers must be a positive integer, got ${workers}`);
+  /** Start `workers` replicas of `model` on this backend, reading its weights from a new shared buffer. */
+  protected async start(model: Model, workers: number, who: string): Promise<this> {
+    if (!Number.isInteger(workers) || workers < 1) {
+      throw new Error(`${who}: workers must be a positive integer, got ${workers}`);
+    }
+    const vars = [...model.params.values()];
+    const weights = new Float32Array(new SharedArrayBuffer(vars.reduce((a, v) => a + v.size, 0) * 4));
+    publish(model, weights);
+    const url = new URL("./parallel_worker.ts", import.meta.url).href;
+    const replicas = Array.from({ length: workers }, () => new Replica(new Worker(url, { type: "module" })));
+    const init: ToWorker = {
+      kind: "init",
+      backend: backendInUse(),
+      blasSplit: threadsInUse().split,
+      config: model.config,
+      shapes: vars.map((v) => [...v.shape]),
+      weights: weights.buffer as SharedArrayBuffer,
+    };
+    try {
+      await Promise.all(replicas.map((r) => r.request(init)));
+    } catch (e) {
+      for (const r of replicas) r.worker.terminate();
+      throw e;
+    }
+    [this.replicas, this.weights] = [replicas, weights];
+    return this;
   }
-  const vars = [...model.params.values()];
-  const weights = new Float32Array(new SharedArrayBuffer(vars.reduce((a, v) => a + v.size, 0) * 4));
-  publish(model, weights);
-  const url = new URL("./parallel_worker.ts", import.meta.url).href;
-  const replicas = Array.from({ length: workers }, () => new Replica(new Worker(url, { type: "module" })));
-  const init: ToWorker = {
-    kind: "init",
-    backend: backendInUse(),
-    blasSplit: threadsInUse().split,
-    config: model.config,
-    shapes: vars.map((v) => [...v.shape]),
-    weights: weights.buffer as SharedArrayBuffer,
-  };
-  try {
-    await Promise.all(replicas.map((r) => r.request(init)));
-  } catch (e) {
-    stopReplicas(replicas);
-    throw e;
+
+  /** Number of workers. */
+  get workers(): number {
+    return this.replicas.length;
   }
-  return { replicas, weights };
+
+  /** Terminate the workers. */
+  close(): void {
+    for (const r of this.replicas) r.worker.terminate();
+    this.replicas.length = 0;
+  }
 }
 
 /** Rows [lo, hi) of worker i of n for a batch of `rows` rows (contiguous, in worker order). */
@@ -167,27 +179,18 @@ function share(i: number, n: number, rows: number): [number, number] {
  * order, and applies the update to `model` with `opt` (the same clipping + Adam as `trainStep`). Workers read
  * the model's weights from a shared buffer that is refreshed after every update. Call `close()` when done.
  */
-export class DataParallelTrainer {
-  private constructor(
-    private readonly model: Model,
-    private readonly opt: Optimizer,
-    private readonly replicas: Replica[],
-    private readonly weights: Float32Array,
-  ) {}
+export class DataParallelTrainer extends Replicas {
+  private constructor(private readonly model: Model, private readonly opt: Optimizer) {
+    super();
+  }
 
   /** Start `workers` workers (default: one per core) with replicas of `model` on the current backend. */
-  static async create(model: Model, opt: Optimizer, workers = coreCount()): Promise<DataParallelTrainer> {
-    const { replicas, weights } = await startReplicas(model, workers, "DataParallelTrainer");
-    return new DataParallelTrainer(model, opt, replicas, weights);
+  static create(model: Model, opt: Optimizer, workers = coreCount()): Promise<DataParallelTrainer> {
+    return new DataParallelTrainer(model, opt).start(model, workers, "DataParallelTrainer");
   }
 
   /** Milliseconds per phase summed over the steps so far (for `bench model --profile`). */
   readonly times = { steps: 0, wait: 0, load: 0, compute: 0, read: 0, sum: 0, apply: 0, publish: 0 };
-
-  /** Number of workers. */
-  get workers(): number {
-    return this.replicas.length;
-  }
 
   /** The full-batch gradient (one Float32Array per parameter, params order) and loss, summed over workers. */
   async gradients(batch: MaskedBatch): Promise<{ loss: number; grads: Float32Array[] }> {
@@ -235,11 +238,6 @@ export class DataParallelTrainer {
     this.times.publish += performance.now() - t1;
     return out;
   }
-
-  /** Terminate the workers. */
-  close(): void {
-    stopReplicas(this.replicas);
-  }
 }
 
 /**
@@ -248,16 +246,13 @@ export class DataParallelTrainer {
  * each step; the draws stay in the caller, in row order, so the samples equal the single-process ones. Each
  * sampling call first copies the model's weights into the buffer the workers read.
  */
-export class SamplerPool {
+export class SamplerPool extends Replicas {
   private busy = false;
   /** Sampling calls served by the workers so far. */
   served = 0;
-  private constructor(
-    private readonly config: Model["config"],
-    private readonly replicas: Replica[],
-    private readonly weights: Float32Array,
-    private readonly minRows: number,
-  ) {}
+  private constructor(private readonly config: Model["config"], private readonly minRows: number) {
+    super();
+  }
 
   /**
    * Start `workers` workers for models shaped like `model` and route `sampleAsync` through them for batches
@@ -269,8 +264,7 @@ export class SamplerPool {
         `SamplerPool: on ${backendInUse()} a row's logits depend on its batch, so pooled samples would differ`,
       );
     }
-    const { replicas, weights } = await startReplicas(model, workers, "SamplerPool");
-    const pool = new SamplerPool({ ...model.config }, replicas, weights, minRows);
+    const pool = await new SamplerPool({ ...model.config }, minRows).start(model, workers, "SamplerPool");
     setSamplerDelegate((m, rows) => pool.open(m, rows));
     return pool;
   }
@@ -311,15 +305,10 @@ export class SamplerPool {
     };
   }
 
-  /** Number of workers. */
-  get workers(): number {
-    return this.replicas.length;
-  }
-
   /** Stop routing `sampleAsync` here and terminate the workers. */
-  close(): void {
+  override close(): void {
     setSamplerDelegate(null);
-    stopReplicas(this.replicas);
+    super.close();
   }
 }
 

@@ -278,6 +278,10 @@ function chatLogprobs(lps: TokenLogprob[]) {
   };
 }
 
+/** Log-probs in the route's shape (chat or legacy completions). */
+const logprobsShape = (chat: boolean, lps: TokenLogprob[], top: number) =>
+  chat ? chatLogprobs(lps) : completionLogprobs(lps, top);
+
 /** Server-sent events of a finished generation, in OpenAI's chunk format, ending with `data: [DONE]`. */
 function streamReply(
   chat: boolean,
@@ -291,18 +295,18 @@ function streamReply(
   const chunk = (choices: unknown[]) => ({ ...head, object, choices, ...(usage ? { usage: null } : {}) });
   // A chunk of one choice: a piece of text (null: none, at the end) with its log-probs and finish reason.
   const piece = (index: number, text: string | null, logprobs: unknown, finish: string | null) =>
-    chunk([
-      chat
-        ? { index, delta: text === null ? {} : { content: text }, logprobs, finish_reason: finish }
-        : { index, text: text ?? "", logprobs, finish_reason: finish },
-    ]);
+    chunk([{
+      index,
+      ...(chat ? { delta: text === null ? {} : { content: text } } : { text: text ?? "" }),
+      logprobs,
+      finish_reason: finish,
+    }]);
   outs.forEach((o, index) => {
     if (chat) events.push(chunk([{ index, delta: { role: "assistant", content: "" }, finish_reason: null }]));
     // One chunk per token, as a streaming server sends them (the text is whole already: sampling is batched).
     const pieces = o.logprobs ?? [...o.text].map((token) => ({ token, logprob: 0, top: [] }));
     pieces.forEach((p) => {
-      const lp = o.logprobs ? (chat ? chatLogprobs([p]) : completionLogprobs([p], top)) : null;
-      events.push(piece(index, p.token, lp, null));
+      events.push(piece(index, p.token, o.logprobs ? logprobsShape(chat, [p], top) : null, null));
     });
     events.push(piece(index, null, null, o.finishReason));
   });
@@ -384,21 +388,12 @@ function openAiHandler(policy: Policy, modelId: string): (req: Request) => Promi
         model: modelId,
       };
       if (stream) return streamReply(chat, head, outs, top ?? 0, includeUsage ? usage : null);
-      const choices = outs.map((o, index) =>
-        chat
-          ? {
-            index,
-            message: { role: "assistant", content: o.text },
-            logprobs: o.logprobs ? chatLogprobs(o.logprobs) : null,
-            finish_reason: o.finishReason,
-          }
-          : {
-            index,
-            text: o.text,
-            logprobs: o.logprobs ? completionLogprobs(o.logprobs, top ?? 0) : null,
-            finish_reason: o.finishReason,
-          }
-      );
+      const choices = outs.map((o, index) => ({
+        index,
+        ...(chat ? { message: { role: "assistant", content: o.text } } : { text: o.text }),
+        logprobs: o.logprobs ? logprobsShape(chat, o.logprobs, top ?? 0) : null,
+        finish_reason: o.finishReason,
+      }));
       return reply(200, { ...head, object: chat ? "chat.completion" : "text_completion", choices, usage });
     } catch (e) {
       const known = e instanceof HttpError ? e : null, status = known?.status ?? 500;

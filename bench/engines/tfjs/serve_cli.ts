@@ -89,20 +89,14 @@ export async function main(args: string[]): Promise<number> {
     throw new Error(`--checkpoint ${values.checkpoint}: ${misfit}`);
   }
   const { server, url } = serveModel(policy, id, values.port);
+  const threadsNote = backend === "blas" ? `, ${threadsInUse().threads} BLAS thread(s)` : "";
+  console.log(`serving '${id}' from ${dir} at ${url} (backend ${backend}${threadsNote}); Ctrl-C stops`);
+  const { testSize, families, seed } = policy.settings.tasks;
+  const templateFlag = template.name === COMPACT_TEMPLATE.name ? "" : ` --prompt-template ${template.name}`;
   console.log(
-    `serving '${id}' from ${dir} at ${url} (backend ${backend}${
-      backend === "blas" ? `, ${threadsInUse().threads} BLAS thread(s)` : ""
-    }); Ctrl-C stops`,
-  );
-  const tasks = policy.settings.tasks;
-  console.log(
-    `evaluate it on its sweep's held-out tasks (${tasks.testSize} problems; families ${
-      tasks.families.join(", ")
-    }; ` +
-      `task seed ${tasks.seed}), with the sweep's temperature, top-p, max tokens and strict grader: deno task eval ` +
-      `--endpoint ${url} --model ${id} --dataset synthetic:${dir}` +
-      (template.name === COMPACT_TEMPLATE.name ? "" : ` --prompt-template ${template.name}`) +
-      ` --completions --n 16 --out DIR`,
+    `evaluate it on its sweep's held-out tasks (${testSize} problems; families ${families.join(", ")}; ` +
+      `task seed ${seed}), with the sweep's temperature, top-p, max tokens and strict grader: deno task eval ` +
+      `--endpoint ${url} --model ${id} --dataset synthetic:${dir}${templateFlag} --completions --n 16 --out DIR`,
   );
   const stop = () => server.shutdown();
   Deno.addSignalListener("SIGINT", stop);

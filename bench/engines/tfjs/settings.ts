@@ -170,12 +170,7 @@ export function presetSettings(name: typeof SETTINGS_PRESETS[number] | string): 
   return resolveSettings(JSON.parse(text), `${name}.settings.json`);
 }
 
-/** BLAS threads the settings ask for: `blasThreads` (absent = 1, 0 = one per core, see `threadsAsked`). */
-export function blasThreads(s: TfjsSettings): number {
-  return threadsAsked(s.blasThreads ?? 1);
-}
-
-/** A BLAS thread count as settings and flags give it: 0 = one per core (at least 2, so large products are cut). */
-export function threadsAsked(n: number): number {
+/** A BLAS thread count as settings and flags give it: absent = 1, 0 = one per core (at least 2: products cut). */
+export function threadsAsked(n = 1): number {
   return n === 0 ? Math.max(2, navigator.hardwareConcurrency ?? 1) : n;
 }

@@ -11,6 +11,7 @@ import {
   type OptimizerState,
   setOptimizerState,
   setWeights,
+  type StepResult,
   type TensorData,
   trainStepAsync,
 } from "./model.ts";
@@ -28,19 +29,13 @@ interface Example {
   method: Method;
 }
 
-/** Per-family methods with their mix weights (weight-0 methods dropped). */
-function mixOf(s: TfjsSettings): Map<string, { methods: Method[]; weights: number[] }> {
-  const out = new Map<string, { methods: Method[]; weights: number[] }>();
-  for (const family of s.tasks.families) {
-    const methods = methodsOf(family).filter((m) => (s.sft.mix[`${family}/${m.name}`] ?? 0) > 0);
-    out.set(family, { methods, weights: methods.map((m) => s.sft.mix[`${family}/${m.name}`]) });
-  }
-  return out;
-}
-
 /** Draw `count` examples: a uniform training problem, then a method by the mix weights of its family. */
 function drawExamples(train: readonly MathRecord[], s: TfjsSettings, rng: Rng, count: number): Example[] {
-  const mix = mixOf(s);
+  // Per family, its methods of weight > 0 and their weights.
+  const mix = new Map(s.tasks.families.map((family) => {
+    const methods = methodsOf(family).filter((m) => (s.sft.mix[`${family}/${m.name}`] ?? 0) > 0);
+    return [family, { methods, weights: methods.map((m) => s.sft.mix[`${family}/${m.name}`]) }];
+  }));
   return Array.from({ length: count }, () => {
     const record = train[rng.int(train.length)];
     const { methods, weights } = mix.get(record.meta.family as string)!;
@@ -75,16 +70,7 @@ function encodeExamples(tok: Tokenizer, examples: readonly Example[], promptLeng
     tokens.set(response, b * T + promptLength);
     mask.fill(1, b * N, b * N + response.length);
   });
-  const denom = mask.reduce((a, b) => a + b, 0);
-  return {
-    tokens,
-    rows: B,
-    cols: T,
-    mask,
-    maskStart: promptLength - 1,
-    maskCols: N,
-    denom,
-  } satisfies MaskedBatch;
+  return { tokens, rows: B, cols: T, mask, maskStart: promptLength - 1, maskCols: N } satisfies MaskedBatch;
 }
 
 /** Response log-probs [B, maxNew] from the model's [B, T−1] next-token log-probs (response starts at promptLength). */
@@ -99,13 +85,8 @@ function lrAt(step: number, total: number, lr: number, warmup: number): number {
   return lr * (0.1 + 0.9 * 0.5 * (1 + Math.cos(Math.PI * Math.min(1, progress))));
 }
 
-/** One SFT log line. */
-export interface SftLog {
-  step: number;
-  loss: number;
-  gradNorm: number;
-  lr: number;
-}
+/** One SFT log line: a step's loss and pre-clipping gradient norm, and its learning rate. */
+type SftLog = { step: number } & StepResult & { lr: number };
 
 /** SFT steps between checkpoints when `sft.checkpointEvery` is absent. */
 const SFT_CHECKPOINT_EVERY = 100;

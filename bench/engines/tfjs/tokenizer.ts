@@ -5,10 +5,11 @@ const PAD = 0, BOS = 1, EOS = 2, FIRST_CHAR = 3;
 const ASCII = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join("");
 
 /**
- * Text <-> token ids, one id per character of a fixed alphabet after PAD=0 (left of prompts, right of finished
- * responses; never trained on), BOS=1 (before every prompt) and EOS=2 (a response ends when it is sampled).
+ * The engine's tokenizer (settings name one kind, "char"): text <-> token ids, one id per character of a fixed
+ * alphabet after PAD=0 (left of prompts, right of finished responses; never trained on), BOS=1 (before every
+ * prompt) and EOS=2 (a response ends when it is sampled).
  */
-export class CharTokenizer {
+export class Tokenizer {
   readonly pad = PAD;
   readonly bos = BOS;
   readonly eos = EOS;
@@ -49,12 +50,9 @@ export class CharTokenizer {
   }
 }
 
-/** The tokenizer the engine uses (settings name one kind, "char"). */
-export type Tokenizer = CharTokenizer;
-
 /** The tokenizer named in settings; "char" is printable ASCII (vocab 98). */
 export function makeTokenizer(kind: string): Tokenizer {
-  if (kind === "char") return new CharTokenizer("char", ASCII);
+  if (kind === "char") return new Tokenizer("char", ASCII);
   throw new Error(`tokenizer: unknown kind '${kind}' (known: char)`);
 }
 

@@ -7,7 +7,6 @@ import {
   type Fn,
   type KernelArgs,
   nativeAddr,
-  registerWasmKernel,
   type WasmBackend,
 } from "../ops/wasm.ts";
 import { nativeKernels, nativeThreads } from "../ops/native.ts";
@@ -154,14 +153,11 @@ function adamKernelFunc({ inputs: { p, m, v, g }, backend, attrs }: KernelArgs):
   return outs;
 }
 
-/** Compile adam.wat and register the fused update on tfjs-wasm; false on other backends. */
-export async function loadAdamKernel(): Promise<boolean> {
-  if (adamKernel) return tf.getBackend() === "wasm";
-  const exports = await compileWat(new URL("./adam.wat", import.meta.url));
-  if (!exports) return false;
-  registerWasmKernel("AceAdam", adamKernelFunc);
-  adamKernel = exports.adam;
-  return true;
+/** Compile adam.wat and register the fused update on tfjs-wasm (idempotent; nothing on other backends). */
+export async function loadAdamKernel(): Promise<void> {
+  if (adamKernel) return;
+  const exports = await compileWat(new URL("./adam.wat", import.meta.url), { AceAdam: adamKernelFunc });
+  adamKernel = exports?.adam ?? null;
 }
 
 // Bodies that must read tensor data are generators yielding the tensor to read, so one body serves both a

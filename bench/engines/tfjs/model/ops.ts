@@ -7,15 +7,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { grad, product, swapLast } from "../ops/attention.ts";
 import { blasActive } from "../ops/blas.ts";
-import {
-  addr,
-  compileWat,
-  type Fn,
-  type KernelArgs,
-  nativeAddr,
-  registerWasmKernel,
-  type WasmBackend,
-} from "../ops/wasm.ts";
+import { addr, compileWat, type Fn, type KernelArgs, nativeAddr, type WasmBackend } from "../ops/wasm.ts";
 import { nativeKernels, nativeThreads } from "../ops/native.ts";
 
 type T2 = tf.Tensor2D;
@@ -95,17 +87,18 @@ export function tokenScores(logits: T2, targets: tf.Tensor1D): T2 | null {
   })(logits);
 }
 
-/** Compile layernorm.wat and register the fused LayerNorm kernels on tfjs-wasm (and the token scores); false on other backends. */
-export async function loadLayerNormKernels(): Promise<boolean> {
-  if (lnKernels) return tf.getBackend() === "wasm";
-  const exports = await compileWat(new URL("./layernorm.wat", import.meta.url));
-  if (!exports) return false;
-  registerWasmKernel("AceLayerNorm", lnForwardKernel);
-  registerWasmKernel("AceLayerNormGrad", lnBackwardKernel);
-  registerWasmKernel("AceTokenScores", scoresKernel);
-  registerWasmKernel("AceTokenScoresGrad", scoresGradKernel);
-  lnKernels = exports as NonNullable<typeof lnKernels>;
-  return true;
+/**
+ * Compile layernorm.wat and register the fused LayerNorm kernels on tfjs-wasm, and the token scores
+ * (idempotent; not on other backends).
+ */
+export async function loadLayerNormKernels(): Promise<void> {
+  const kernels = {
+    AceLayerNorm: lnForwardKernel,
+    AceLayerNormGrad: lnBackwardKernel,
+    AceTokenScores: scoresKernel,
+    AceTokenScoresGrad: scoresGradKernel,
+  };
+  lnKernels ??= await compileWat(new URL("./layernorm.wat", import.meta.url), kernels) as typeof lnKernels;
 }
 
 /** xhat = (x - mean) * rstd and rstd = 1/sqrt(var + 1e-5) per row, in plain tf ops. */

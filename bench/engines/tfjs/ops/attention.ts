@@ -5,16 +5,7 @@
 // the head split/merge are our own WebAssembly SIMD kernels (attention.wat), registered as tfjs-wasm kernels
 // that work on tensors in place (the module imports tfjs-wasm's memory). Other backends use plain tfjs ops.
 import * as tf from "@tensorflow/tfjs-core";
-import {
-  addr,
-  attr,
-  compileWat,
-  type Fn,
-  type KernelArgs,
-  nativeAddr,
-  registerWasmKernel,
-  type WasmBackend,
-} from "./wasm.ts";
+import { addr, attr, compileWat, type Fn, type KernelArgs, nativeAddr, type WasmBackend } from "./wasm.ts";
 import { blasActive, gemmBatch } from "./blas.ts";
 import { nativeKernels, nativeSteps, nativeThreads } from "./native.ts";
 
@@ -152,28 +143,28 @@ function transposeKernel({ inputs: { x }, backend }: KernelArgs): tf.TensorInfo 
   return out;
 }
 
-/** Compile attention.wat against tfjs-wasm's memory and register its kernels; false on other backends. */
-export async function loadKernels(): Promise<boolean> {
-  if (wasmKernels) return tf.getBackend() === "wasm";
-  const exports = await compileWat(new URL("./attention.wat", import.meta.url));
-  if (!exports) return false;
-  registerWasmKernel("AceBmm", bmmKernel);
-  registerWasmKernel("AceBmmNT", bmmNTKernel);
-  registerWasmKernel("AceSplitHeads", splitKernel);
-  registerWasmKernel("AceMergeHeads", mergeKernel);
-  registerWasmKernel("AceTranspose", transposeKernel);
-  registerWasmKernel("AceKeepRows", keepRowsKernel);
-  registerWasmKernel("AceDecodeAttention", decodeKernel);
-  registerWasmKernel("AceDecodeStep", decodeStepKernel);
-  registerWasmKernel("AceCausalSoftmax", causalSoftmaxKernel);
-  registerWasmKernel("AceCausalSoftmaxGrad", causalSoftmaxGradKernel);
+/** Compile attention.wat against tfjs-wasm's memory and register its kernels (idempotent; not on other backends). */
+export async function loadKernels(): Promise<void> {
+  if (wasmKernels) return;
+  wasmKernels = await compileWat(new URL("./attention.wat", import.meta.url), {
+    AceBmm: bmmKernel,
+    AceBmmNT: bmmNTKernel,
+    AceSplitHeads: splitKernel,
+    AceMergeHeads: mergeKernel,
+    AceTranspose: transposeKernel,
+    AceKeepRows: keepRowsKernel,
+    AceDecodeAttention: decodeKernel,
+    AceDecodeStep: decodeStepKernel,
+    AceCausalSoftmax: causalSoftmaxKernel,
+    AceCausalSoftmaxGrad: causalSoftmaxGradKernel,
+  }) as typeof wasmKernels;
   // Used inside differentiated code too (the tied output head), so it needs a gradient: transpose back.
-  tf.registerGradient({
-    kernelName: "AceTranspose",
-    gradFunc: (dy) => ({ x: () => swapLast(dy as tf.Tensor) }),
-  });
-  wasmKernels = exports as NonNullable<typeof wasmKernels>;
-  return true;
+  if (wasmKernels) {
+    tf.registerGradient({
+      kernelName: "AceTranspose",
+      gradFunc: (dy) => ({ x: () => swapLast(dy as tf.Tensor) }),
+    });
+  }
 }
 
 /** Which path attention takes on the current backend (for benchmark output). */
@@ -331,17 +322,12 @@ export function selfAttention(qkv: tf.Tensor2D, b: number, heads: number): tf.Te
 }
 
 /** Keys and values of the positions seen so far, per layer, as [b*h, positions, hd]. */
-export interface KvCache {
-  b: number;
-  heads: number;
-  length: number;
-  k: tf.Tensor3D[];
-  v: tf.Tensor3D[];
-  /** Preallocated buffers written in place (wasm kernels) rather than grown by concat. */
-  inPlace: boolean;
-}
+export type KvCache = ReturnType<typeof createKvCache>;
 
-/** An empty cache for `layers` layers of `heads` heads of width hd, up to `capacity` positions. */
+/**
+ * An empty cache for `layers` layers of `heads` heads of width hd, up to `capacity` positions; `inPlace`: its
+ * buffers are preallocated and written in place (wasm kernels) rather than grown by concat.
+ */
 export function createKvCache(layers: number, b: number, heads: number, hd: number, capacity: number) {
   const inPlace = own(hd);
   const buffers = () =>
@@ -377,9 +363,10 @@ export function compactKvCache(cache: KvCache, rows: Int32Array): void {
 
 /** Indices into [b*heads, …] of the heads of `rows`. */
 function headRows(rows: Int32Array, heads: number): Int32Array {
-  const idx = new Int32Array(rows.length * heads);
-  for (let i = 0; i < idx.length; i++) idx[i] = rows[Math.floor(i / heads)] * heads + (i % heads);
-  return idx;
+  return Int32Array.from(
+    { length: rows.length * heads },
+    (_, i) => rows[Math.floor(i / heads)] * heads + i % heads,
+  );
 }
 
 /** Throw unless `t` more positions fit layer l's cache buffers. */

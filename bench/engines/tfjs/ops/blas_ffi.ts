@@ -29,24 +29,18 @@ export function openBlas(path: string): BlasLib {
   return lib;
 }
 
+/** A call's fields in the order a shared task table holds them (`writeCall`/`readCall`). */
+const CALL_FIELDS = ["transA", "transB", "m", "n", "k", "alpha", "a", "lda", "b", "ldb", "c", "ldc"] as const;
+/** Numbers per call in a shared task table. */
+export const CALL_SLOTS = CALL_FIELDS.length;
+
 /**
  * One product C = alpha · op(A) · op(B) (beta 0), row-major, with native byte addresses a, b, c: what one
  * cblas_sgemm call computes, and the unit of work a helper thread takes.
  */
-export interface GemmCall {
-  transA: boolean;
-  transB: boolean;
-  m: number;
-  n: number;
-  k: number;
-  alpha: number;
-  a: number;
-  lda: number;
-  b: number;
-  ldb: number;
-  c: number;
-  ldc: number;
-}
+export type GemmCall =
+  & Record<"transA" | "transB", boolean>
+  & Record<Exclude<typeof CALL_FIELDS[number], "transA" | "transB">, number>;
 
 /** Run one call on the calling thread. */
 export function runCall(lib: BlasLib, g: GemmCall): void {
@@ -55,11 +49,6 @@ export function runCall(lib: BlasLib, g: GemmCall): void {
   const [ta, tb] = [g.transA ? TRANS : NO_TRANS, g.transB ? TRANS : NO_TRANS];
   lib.cblas_sgemm(ROW_MAJOR, ta, tb, g.m, g.n, g.k, g.alpha, p(g.a), g.lda, p(g.b), g.ldb, 0, p(g.c), g.ldc);
 }
-
-/** A call's fields in the order a shared task table holds them (`writeCall`/`readCall`). */
-const CALL_FIELDS = ["transA", "transB", "m", "n", "k", "alpha", "a", "lda", "b", "ldb", "c", "ldc"] as const;
-/** Numbers per call in a shared task table. */
-export const CALL_SLOTS = CALL_FIELDS.length;
 
 /** Store `g` at slot `i` of a Float64 task table (addresses stay below 2^53, so float64 holds them exactly). */
 export function writeCall(t: Float64Array, i: number, g: GemmCall): void {

@@ -57,6 +57,8 @@ let lib: NativeLib | null = null;
 let info: { library: string; built: string } | null = null;
 let loadError = "";
 let active = false;
+/** Whether the library calls the BLAS for whole decode steps (`loadNative`). */
+let layers = false;
 let threads = 1;
 
 /** The cached library's path for this source and these flags: <cache>/kernels/<sha256>/libacekernels.so. */
@@ -86,9 +88,13 @@ async function build(compiler: string, path: string): Promise<void> {
   renameSync(tmp, path);
 }
 
-/** Build (first use) and load the library; null with one stderr line where it cannot be (then tfjs-wasm's path). */
-export async function loadNative(): Promise<typeof info> {
-  if (lib || loadError) return info;
+/**
+ * Build (first use) and load the library, letting it call the BLAS at `blas` (the library ops/blas.ts loaded)
+ * for whole decode steps (`ace_decode_step`; not where that lacks cblas_sgemm); where the library cannot be
+ * loaded, one stderr line says why (then tfjs-wasm's path).
+ */
+export async function loadNative(blas: string): Promise<void> {
+  if (lib || loadError) return;
   const compiler = Deno.env.get("ACEBENCH_CC") || "cc";
   try {
     if (typeof Deno === "undefined" || Deno.permissions.querySync({ name: "ffi" }).state !== "granted") {
@@ -103,13 +109,13 @@ export async function loadNative(): Promise<typeof info> {
     }
     lib = symbols;
     info = { library: path, built: cached ? "cached" : compiler };
+    layers = lib.ace_use_blas(new TextEncoder().encode(`${blas}\0`)) === 0;
   } catch (e) {
     loadError = (e as Error).message.split("\n")[0];
     sayOnce(
       `native kernels: off (${loadError}); decoding, attention, LayerNorm and Adam stay on tfjs-wasm's thread`,
     );
   }
-  return info;
 }
 
 /** Print `line` on stderr once per process: a sweep's Workers each load the library, and share the environment. */
@@ -122,17 +128,6 @@ function sayOnce(line: string): void {
     // Without env permission every Worker says it; still one line each.
   }
   console.error(line);
-}
-
-let layers = false;
-
-/**
- * Let the native kernels call the BLAS at `path` (the library ops/blas.ts loaded) for whole decode steps
- * (`ace_decode_step`); false when the library lacks cblas_sgemm or the native kernels are off.
- */
-export function useNativeBlas(path: string): boolean {
-  layers = lib !== null && lib.ace_use_blas(new TextEncoder().encode(`${path}\0`)) === 0;
-  return layers;
 }
 
 /** Whether whole decode steps run natively (native kernels in use, and the BLAS reachable from them). */

@@ -48,8 +48,14 @@ export function attr(a: tf.NamedAttrMap | undefined, k: string): number {
   return (a as Record<string, number>)[k];
 }
 
-/** Compile the .wat file at `url` against the running tfjs-wasm memory; null on other backends. */
-export async function compileWat(url: URL): Promise<Record<string, Fn> | null> {
+/**
+ * Compile the .wat file at `url` against the running tfjs-wasm memory and register `kernels` (tfjs-wasm kernels
+ * by name); the module's exports, or null (nothing registered) on other backends.
+ */
+export async function compileWat(
+  url: URL,
+  kernels: Record<string, (a: KernelArgs) => tf.TensorInfo | tf.TensorInfo[]>,
+): Promise<Record<string, Fn> | null> {
   if (tf.getBackend() !== "wasm") return null;
   const be = tf.backend() as unknown as WasmBackend;
   const memory = be.wasm.asm?.memory ?? be.wasm.wasmMemory;
@@ -61,15 +67,10 @@ export async function compileWat(url: URL): Promise<Record<string, Fn> | null> {
   const { buffer } = mod.toBinary({});
   mod.destroy();
   const binary = new WebAssembly.Module(buffer as Uint8Array<ArrayBuffer>);
+  for (const [kernelName, f] of Object.entries(kernels)) {
+    tf.registerKernel({ kernelName, backendName: "wasm", kernelFunc: f as tf.KernelFunc });
+  }
   return new WebAssembly.Instance(binary, { env: { memory } }).exports as unknown as Record<string, Fn>;
-}
-
-/** Register a tfjs-wasm kernel by name. */
-export function registerWasmKernel(
-  kernelName: string,
-  kernelFunc: (a: KernelArgs) => tf.TensorInfo | tf.TensorInfo[],
-): void {
-  tf.registerKernel({ kernelName, backendName: "wasm", kernelFunc: kernelFunc as tf.KernelFunc });
 }
 
 /**

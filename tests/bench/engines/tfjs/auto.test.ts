@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../../../assert.ts";
 import { initEngineBackend } from "../../../../bench/engines/tfjs/auto.ts";
-import { blasAvailable, hasWebgpuAdapter } from "../../../../bench/engines/tfjs/backend.ts";
+import { hasWebgpuAdapter } from "../../../../bench/engines/tfjs/backend.ts";
 import { blasError, blasInfo } from "../../../../bench/engines/tfjs/ops/blas.ts";
 import { modelConfig, presetSettings, settingsTokenizer } from "../../../../bench/engines/tfjs/settings.ts";
 
@@ -12,7 +12,7 @@ Deno.test("auto backend: an explicit backend is taken as requested", async () =>
 
 Deno.test("auto backend: blas (else wasm) without a WebGPU adapter; with one, the faster of the calibration", async () => {
   const s = presetSettings("tiny"), cfg = modelConfig(s, settingsTokenizer(s));
-  const d = await initEngineBackend("auto", cfg), cpu = blasAvailable() ? "blas" : "wasm";
+  const d = await initEngineBackend("auto", cfg), cpu = blasInfo() ? "blas" : "wasm";
   if (!(await hasWebgpuAdapter())) {
     const blas = cpu === "blas" ? { blas: blasInfo()! } : {};
     const reason = cpu === "blas" ? "no WebGPU adapter" : `no WebGPU adapter; not blas: ${blasError()}`;

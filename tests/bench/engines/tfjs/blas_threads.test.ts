@@ -23,7 +23,7 @@ import {
   threadsInUse,
 } from "../../../../bench/engines/tfjs/ops/blas.ts";
 import { MAX_CALLS, setBlasThreads, waitChange } from "../../../../bench/engines/tfjs/ops/blas_threads.ts";
-import { baseKey, blasThreads, presetSettings } from "../../../../bench/engines/tfjs/settings.ts";
+import { baseKey, presetSettings, threadsAsked } from "../../../../bench/engines/tfjs/settings.ts";
 import { join } from "node:path";
 import { runCli } from "../../../run_cli.ts";
 import { tempDir } from "../../../temp.ts";
@@ -62,8 +62,8 @@ Deno.test("planGemm: one call per product unless splitting; a large single produ
 
 Deno.test("blasThreads setting: absent = 1, 0 = one per core (at least 2); only 1 against not-1 moves the base key", () => {
   const s = presetSettings("tiny");
-  assertEquals(blasThreads(s), 1);
-  assert(blasThreads({ ...s, blasThreads: 0 }) >= 2);
+  assertEquals(threadsAsked(s.blasThreads), 1);
+  assert(threadsAsked(0) >= 2);
   const key = (n?: number) => baseKey({ ...s, blasThreads: n });
   assertEquals(key(1), key(undefined));
   assert(key(2) !== key(1), "cutting products changes the base model's bits, so its key");

@@ -7,7 +7,7 @@ import {
   initBackend,
   tokenLogProbs,
 } from "../../../../bench/engines/tfjs/model.ts";
-import { blasAvailable } from "../../../../bench/engines/tfjs/backend.ts";
+import { blasInfo } from "../../../../bench/engines/tfjs/ops/blas.ts";
 
 Deno.test("backend: unknown or missing backends are one-line errors saying how to get them", async () => {
   await rejects(
@@ -21,7 +21,7 @@ Deno.test("backend: unknown or missing backends are one-line errors saying how t
 });
 
 Deno.test("backend: auto picks blas where it loads, else wasm; wasm (SIMD kernels) and cpu (plain ops) agree", async () => {
-  assertEquals(await initBackend("auto"), blasAvailable() ? "blas" : "wasm");
+  assertEquals(await initBackend("auto"), blasInfo() ? "blas" : "wasm");
   await initBackend("wasm");
   const m = createModel({ vocab: 9, dModel: 16, heads: 4, layers: 2, context: 10 }, Rng.seeded(1));
   const rng = Rng.seeded(2);

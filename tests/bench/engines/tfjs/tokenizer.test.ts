@@ -1,9 +1,9 @@
 import { assertEquals, ok, throws } from "../../../assert.ts";
 import {
-  CharTokenizer,
   cutAtEos,
   encodePrompts,
   makeTokenizer,
+  Tokenizer,
 } from "../../../../bench/engines/tfjs/tokenizer.ts";
 
 Deno.test("char tokenizer: round-trips printable ASCII and reserves PAD/BOS/EOS", () => {
@@ -21,7 +21,7 @@ Deno.test("char tokenizer: round-trips printable ASCII and reserves PAD/BOS/EOS"
 Deno.test("char tokenizer: unknown characters and duplicate alphabets are one-line errors", () => {
   const tok = makeTokenizer("char");
   throws(() => tok.encode("3×4"), /character "×" at 1 is not in the vocabulary/);
-  throws(() => new CharTokenizer("bad", "abca"), /duplicate character 'a'/);
+  throws(() => new Tokenizer("bad", "abca"), /duplicate character 'a'/);
   throws(() => makeTokenizer("bpe"), /unknown kind 'bpe'/);
 });
 
