@@ -22,10 +22,18 @@ const CLASS_OF: [string, string[]][] = [
     "Softmax",
   ]],
   ["layer norm", ["AceLayerNorm", "AceLayerNormGrad"]],
-  // A whole decoder layer of a decode step in one native call (ops/kernels.c): its products, attention and
-  // element-wise work cannot be told apart there.
+  // A whole decode step in one native call (ops/kernels.c): its products, attention and element-wise work
+  // cannot be told apart there.
   ["decode step (native: embedding, layers, head)", ["AceDecodeStep"]],
-  ["softmax/cross-entropy", ["LogSoftmax", "Max", "Exp", "Log", "Sub"]],
+  ["softmax/cross-entropy", [
+    "AceTokenScores",
+    "AceTokenScoresGrad",
+    "LogSoftmax",
+    "Max",
+    "Exp",
+    "Log",
+    "Sub",
+  ]],
   ["Adam", ["AceAdam", "Square", "Sqrt"]],
   ["gather/one-hot", ["OneHot", "Cast", "GatherV2"]],
   ["data movement", ["AceTranspose", "Transpose", "Slice", "Reshape", "Identity", "Concat", "Pad", "Tile"]],
