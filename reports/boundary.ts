@@ -5,6 +5,9 @@
 import { passAtK, tQuantile } from "../evaluators/mod.ts";
 import type { PassKRow } from "./passk.ts";
 
+/** One row of the boundary table. */
+export type BoundaryRow = NonNullable<ReturnType<typeof boundaryRow>>;
+
 /** The four cells of one unit, in problems. */
 export interface BoundaryCounts {
   /** Solved by the reference only (the base, or ACE's baseline). */
@@ -13,20 +16,6 @@ export interface BoundaryCounts {
   methodOnly: number;
   both: number;
   neither: number;
-}
-
-/** One table row: `method` against `reference` (BEFORE_RL or a baseline) on a dataset, over units. */
-export interface BoundaryRow {
-  dataset: string;
-  method: string;
-  reference: string;
-  k: number;
-  problems: number;
-  units: number;
-  /** Mean over units, and its 95% t interval (NaN with one unit). */
-  mean: BoundaryCounts;
-  lo: BoundaryCounts;
-  hi: BoundaryCounts;
 }
 
 const KEYS = ["refOnly", "methodOnly", "both", "neither"] as const;
@@ -72,18 +61,14 @@ function overUnits(units: readonly BoundaryCounts[]) {
   return { mean: pick("mean"), lo: pick("lo"), hi: pick("hi") };
 }
 
-/** The unit of a row: its base model (0 when the row has none) and seed. */
-function unitOf(row: PassKRow): string {
-  return `${(row as { base?: number }).base ?? 0}/${row.seed}`;
-}
+/** The unit of a row: its base model and seed. */
+const unitOf = (row: PassKRow) => `${row.base}/${row.seed}`;
 
-/** A row of `method` against `reference` from units paired by `pair`; null when no unit pairs up. */
-function boundaryRow(
-  dataset: string,
-  method: string,
-  reference: string,
-  pairs: [PassKRow, PassKRow][],
-): BoundaryRow | null {
+/**
+ * One table row: `method` against `reference` (BEFORE_RL or a baseline) over its paired units, the mean and 95% t
+ * interval (NaN with one unit) of each count; null when no unit pairs up.
+ */
+function boundaryRow(dataset: string, method: string, reference: string, pairs: [PassKRow, PassKRow][]) {
   if (pairs.length === 0) return null;
   const k = Math.min(...pairs.flat().map((r) => r.n)); // the largest k both sides' samples allow
   const units = pairs.map(([r, m]) => boundaryCounts(r.counts, m.counts, k));

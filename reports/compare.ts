@@ -107,9 +107,8 @@ export function pairedDiff(
   const manyBases = new Set([...rowsA, ...rowsB].map((r) => r.base)).size > 1;
   const unpaired = [...new Set([...unitsA, ...unitsB])].filter((u) => !units.includes(u)).sort(order)
     .map((u) => unitLabel(u, manyBases));
-  const ks = [...new Set(rowsA.map((r) => r.k))].filter((k) => rowsB.some((r) => r.k === k)).sort((x, y) =>
-    x - y
-  );
+  const ks = [...new Set(rowsA.map((r) => r.k))].filter((k) => rowsB.some((r) => r.k === k))
+    .sort((x, y) => x - y);
   const cells: DiffCell[] = [];
   for (const k of ks) {
     const pick = (rows: readonly PassKRow[]) =>

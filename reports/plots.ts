@@ -249,18 +249,12 @@ export function doseSpec(results: readonly DoseResult[], dataset: string): vl.To
       ? `slope ${signed(r.slope.mean)} [${signed(r.slope.lo)}, ${signed(r.slope.hi)}]`
       : `slope ${signed(r.slope.mean)}`;
     const line = `${r.variant.label}, k=${r.k}: ${slope}`;
-    const panel = `k = ${r.k}`;
-    const base = { panel, line, variant: r.variant.label, alpha: 0, diff: 0, lo: 0, hi: 0 };
+    const at = { panel: `k = ${r.k}`, line, variant: r.variant.label };
     return [
-      ...(r.variant.points.some((p) => p.alpha === 0 && p.method === r.variant.baseline) ? [base] : []),
-      ...r.deltas.map((d) => ({
-        panel,
-        line,
-        variant: r.variant.label,
-        alpha: d.alpha,
-        diff: d.cell.mean,
-        ...bandOf(d.cell),
-      })),
+      ...(r.variant.points.some((p) => p.alpha === 0 && p.method === r.variant.baseline)
+        ? [{ ...at, alpha: 0, diff: 0, lo: 0, hi: 0 }]
+        : []),
+      ...r.deltas.map((d) => ({ ...at, alpha: d.alpha, diff: d.cell.mean, ...bandOf(d.cell) })),
     ];
   });
   const panels = [...new Set(mine.map((r) => `k = ${r.k}`))];

@@ -26,6 +26,7 @@ import { mddBounds, mddText } from "./caveats.ts";
 import type { RunData } from "./load.ts";
 import { buildReport } from "./report.ts";
 import { reportJson } from "./summary_model.ts";
+import { e2 } from "./format.ts";
 
 /** A sweep design: base models, training seeds per base, held-out problems, samples per problem. */
 export interface Design {
@@ -182,12 +183,8 @@ export function problemsNeeded(
   return hi;
 }
 
-/** A component: "n/a" when not estimable, 0 below float noise, negative ones as estimated with a mark. */
-function componentText(x: number): string {
-  if (Number.isNaN(x)) return "n/a";
-  if (Math.abs(x) < 1e-12) return "0";
-  return x < 0 ? `${x.toExponential(2)} (→ 0)` : x.toExponential(2);
-}
+/** A component as `e2` prints it, a negative one (counted as 0) with a mark. */
+const componentText = (x: number) => e2(x) + (x <= -1e-12 ? " (→ 0)" : "");
 
 const f3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : "–");
 

@@ -213,8 +213,7 @@ export async function compareSweeps(
   const model = !evals ? "" : ma === mb ? ma : `${ma} → ${mb}`; // the row label: the model, or A's → B's
   const asPair = (rows: PassKRow[]) =>
     evals ? rows.map((r) => ({ ...r, method: model, base: 0, seed: 0 })) : rows;
-  const finalA = asPair(finalRows(a.rows).filter((r) => r.slice === "all"));
-  const finalB = asPair(finalRows(b.rows).filter((r) => r.slice === "all"));
+  const [finalA, finalB] = [a, b].map((x) => asPair(finalRows(x.rows).filter((r) => r.slice === "all")));
   const [methodsA, methodsB] = evals ? [[model], [model]] : [a.methods, b.methods];
   const sides = [
     { label: dirA, protocol: a.data.folder?.record?.protocol ?? null },
@@ -238,11 +237,8 @@ export async function compareSweeps(
     methodsA.filter((m) => methodsB.includes(m)).map((m) => [`${m} [A]`, `${m} [B]`] as const),
   );
   if (comparisons.length === 0) {
-    return lines.concat(
-      `The two ${evals ? "evals share no dataset" : "sweeps share no method and dataset"}.`,
-      "",
-    )
-      .join("\n");
+    const shared = evals ? "evals share no dataset" : "sweeps share no method and dataset";
+    return [...lines, `The two ${shared}.`, ""].join("\n");
   }
   const ks = [...new Set(comparisons.flatMap((c) => c.cells.map((d) => d.k)))].sort((x, y) => x - y);
   const aggA = aggregateSeeds(finalA), aggB = aggregateSeeds(finalB);
