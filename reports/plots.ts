@@ -10,6 +10,7 @@ import type { Comparison } from "./compare.ts";
 import type { DoseResult } from "./dose.ts";
 import type { RunData } from "./load.ts";
 import type { AggregateCell } from "./passk.ts";
+import type { referenceCurves } from "./references.ts";
 import { BEFORE_RL } from "./summary_model.ts";
 import { r6, signed } from "./format.ts";
 
@@ -107,13 +108,6 @@ function faceted(
   } as vl.TopLevelSpec;
 }
 
-/** Published pass@k points overlaid on the Pass@k plot (diamonds, no line: often only k = 1 and a large k). */
-export interface ReferenceCurve {
-  /** Legend label, e.g. "GRPO (Zhu et al. 2025, Table 1)". */
-  label: string;
-  points: { k: number; value: number }[];
-}
-
 /**
  * Pass@k over k (log₂ axis) on one dataset, one panel per trained method (full name as its header): the method's
  * mean over seeds with its 95% interval as a light band with outlined edges, and on every panel the policy before
@@ -124,7 +118,7 @@ export function passKSpec(
   cells: readonly AggregateCell[],
   dataset: string,
   baseLabel = BEFORE_RL,
-  references: readonly ReferenceCurve[] = [],
+  references: ReturnType<typeof referenceCurves> = [],
 ): vl.TopLevelSpec {
   const point = (c: AggregateCell) => ({ k: c.k, passAtK: c.mean, ...bandOf(c) });
   const mine = cells.filter((c) => c.dataset === dataset && c.slice === "all");
