@@ -54,10 +54,7 @@ export function fetchHint(missing: readonly string[], cacheDir?: string): string
 }
 
 /** Check every dataset of the suite is fetched (or in --mirror) before the first request; one line names them all. */
-async function preflight(
-  datasets: readonly string[],
-  options: { cacheDir?: string; mirror?: string },
-): Promise<void> {
+async function preflight(datasets: readonly string[], options: { cacheDir?: string; mirror?: string }) {
   const missing: string[] = [];
   for (const d of datasets) if (!await loadFetched(d, options)) missing.push(d);
   if (missing.length) {

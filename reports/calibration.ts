@@ -80,10 +80,7 @@ export function calibrationPoints(runs: readonly RunData[], rows: readonly PassK
 export type CalibrationPoint = ReturnType<typeof calibrationPoints>[number];
 
 /** The rule's verdict on one dataset: the chosen step size (null: no GRPO setting) and a sentence per setting. */
-export function pickStepSize(
-  points: readonly CalibrationPoint[],
-  dataset: string,
-): { lr: number | null; inRange: boolean; reasons: string[] } {
+export function pickStepSize(points: readonly CalibrationPoint[], dataset: string) {
   const mine = points.filter((p) => p.dataset === dataset && p.preset === CALIBRATION_RULE.preset);
   const works = (p: CalibrationPoint) => Number.isFinite(p.pass1.lo) && p.pass1.lo > 0;
   const keeps = (p: CalibrationPoint) => p.passMax.mean >= -CALIBRATION_RULE.maxBoundaryLoss;

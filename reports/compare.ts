@@ -90,10 +90,7 @@ function droppedKs(
  * interval. Runs only one side has are left out (and named in `unpaired`); ks that some run lacks are named in
  * `dropped`.
  */
-export function pairedDiff(
-  rowsA: readonly PassKRow[],
-  rowsB: readonly PassKRow[],
-): { cells: DiffCell[]; unpaired: string[]; dropped: ReturnType<typeof droppedKs> } {
+export function pairedDiff(rowsA: readonly PassKRow[], rowsB: readonly PassKRow[]) {
   const order = (x: string, y: string) => {
     const [bx, sx] = x.split("\u0000").map(Number), [by, sy] = y.split("\u0000").map(Number);
     return bx - by || sx - sy;

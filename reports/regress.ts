@@ -109,10 +109,7 @@ function writeBaseline(path: string, baseline: Baseline): void {
 }
 
 /** One-sided test of a drop with independent noise terms: se = √Σ variance, ν by Satterthwaite, p = P(T ≥ drop/se). */
-function dropTest(
-  terms: readonly { variance: number; df: number }[],
-  drop: number,
-): { se: number; df: number; p: number } {
+function dropTest(terms: readonly { variance: number; df: number }[], drop: number) {
   const v = terms.reduce((acc, x) => acc + x.variance, 0);
   const df = v > 0 ? v ** 2 / terms.reduce((acc, x) => acc + x.variance ** 2 / x.df, 0) : 1;
   const se = Math.sqrt(v);

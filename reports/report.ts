@@ -5,7 +5,7 @@ import { toCsv } from "../common/csv.ts";
 import { checkSameProtocol, protocolTable } from "../common/protocol.ts";
 import { aceComparisons, comparePairs, comparisonSentence, requestedComparisons } from "./compare.ts";
 import { boundaryRecord, boundaryRows, boundarySection } from "./boundary.ts";
-import { type DataIssue, dataIssues } from "./completeness.ts";
+import { dataIssues } from "./completeness.ts";
 import { calibrationCsv, calibrationPoints, calibrationSection } from "./calibration.ts";
 import { checkClaims, controlsCsv, controlsSection } from "./controls.ts";
 import { doseCsv, doseResults, doseSection, doseVariants } from "./dose.ts";
@@ -146,10 +146,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}) {
  * into the sweep folder; returns the written paths, the data issues (incomplete data are written, marked; the
  * caller decides whether they are an error: `report` without --partial) and how many answers the report counts.
  */
-export async function writeReport(
-  dir: string,
-  options: ReportOptions = {},
-): Promise<{ written: string[]; issues: DataIssue[]; datasets: string[]; answers: number }> {
+export async function writeReport(dir: string, options: ReportOptions = {}) {
   const report = await buildReport(dir, options);
   const written: string[] = [];
   const put = (name: string, text: string) => {
@@ -200,11 +197,7 @@ export async function writeReport(
  * the paired B − A difference. Different protocols are refused (ValidationError naming the field) unless
  * `options.allowProtocolChange`.
  */
-export async function compareSweeps(
-  dirA: string,
-  dirB: string,
-  options: ReportOptions = {},
-): Promise<string> {
+export async function compareSweeps(dirA: string, dirB: string, options: ReportOptions = {}) {
   const [a, b] = await Promise.all([buildReport(dirA, options), buildReport(dirB, options)]);
   // Two evals: one run each (its model, its --seed), paired with each other problem by problem whatever their
   // model names and seeds.
