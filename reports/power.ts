@@ -76,12 +76,7 @@ export function withinEstimate(cell: DiffCell, n: number): { variance: number; p
  * numbers draw both from one stream), and the pooled within-problem covariance of their 0/1 outcomes is divided
  * by the pooled within-problem standard deviations. NaN when no pair has within-problem variation on both sides.
  */
-export function pairedSampleCorrelation(
-  runs: readonly RunData[],
-  a: string,
-  b: string,
-  dataset: string,
-): number {
+export function pairedSampleCorrelation(runs: readonly RunData[], a: string, b: string, dataset: string) {
   const last = (r: RunData) => Math.max(...r.samples.filter((s) => s.dataset === dataset).map((s) => s.step));
   const outcomes = (r: RunData) => {
     const step = last(r), out = new Map<string, Map<number, number>>();
@@ -164,11 +159,7 @@ export function projectMdd(cell: DiffCell, design: Design): number {
 }
 
 /** The fewest problems (≤ 10⁷) reaching `target` with the design's bases, seeds and n, or null when none does. */
-export function problemsNeeded(
-  cell: DiffCell,
-  target: number,
-  design: Omit<Design, "problems">,
-): number | null {
+export function problemsNeeded(cell: DiffCell, target: number, design: Omit<Design, "problems">) {
   const mdd = (problems: number) => projectMdd(cell, { ...design, problems });
   let hi = 2;
   while (hi <= 1e7 && !(mdd(hi) <= target)) hi *= 2;

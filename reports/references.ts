@@ -92,10 +92,7 @@ const PROTOCOL_KEYS = ["temperature", "top_p", "max_tokens", "n", "grader"] as c
  * "top_p not stated by the reference" / "… not recorded for this run". `run` holds the run's settings (an eval
  * folder's eval.json `sampling` plus its grader); equal settings are not listed.
  */
-export function protocolDifferences(
-  protocol: string,
-  run: Record<string, string | number | undefined>,
-): string[] {
+export function protocolDifferences(protocol: string, run: Record<string, string | number | undefined>) {
   const ref = protocolSettings(protocol);
   const out: string[] = [];
   for (const key of PROTOCOL_KEYS) {

@@ -20,12 +20,6 @@ const SUMMARY_VERSION = 1;
 /** Row label of the policy before RL (the step-0 evaluation engines write, e.g. the tfjs SFT base model). */
 export const BEFORE_RL = "step 0 (before RL)";
 
-/** Variance components of one value (per value; method of moments; NaN, null in JSON: not estimable). */
-type ComponentsModel = Pick<
-  NestedComponents,
-  "base" | "seed" | "problem" | "baseProblem" | "residual" | "basesKnown" | "seedsKnown"
->;
-
 /** Everything a report prints, as numbers; its fields are described in reports/schemas/summary.schema.json. */
 export type SummaryModel = ReturnType<typeof summaryModel>;
 export type DesignModel = SummaryModel["designs"][number];
@@ -44,8 +38,10 @@ export interface ModelInput {
   issues: DataIssue[];
 }
 
-function components(x: NestedComponents): ComponentsModel {
-  const { base, seed, problem, baseProblem, residual, basesKnown, seedsKnown } = x;
+/** Variance components of one value (per value; method of moments; NaN, null in JSON: not estimable). */
+function components(
+  { base, seed, problem, baseProblem, residual, basesKnown, seedsKnown }: NestedComponents,
+) {
   return { base, seed, problem, baseProblem, residual, basesKnown, seedsKnown };
 }
 
@@ -191,7 +187,7 @@ const COMPONENT_COLUMNS = [
   "var_residual",
 ] as const;
 
-function componentRecord(x: ComponentsModel): Record<string, unknown> {
+function componentRecord(x: ReturnType<typeof components>): Record<string, unknown> {
   const values = [x.base, x.seed, x.problem, x.baseProblem, x.residual];
   return Object.fromEntries(COMPONENT_COLUMNS.map((name, i) => [name, csv6(values[i])]));
 }
