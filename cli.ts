@@ -36,7 +36,7 @@ const commands: Record<string, { about: string; load: () => Promise<Command> }> 
   },
   findings: {
     about: "re-render (or --check) docs/findings.md's tables from the kept results in docs/results/",
-    load: () => import("./reports/findings_cli.ts"),
+    load: () => import("./reports/findings.ts"),
   },
   power: {
     about: "variance components and detectable differences of a sweep; size the next one",
@@ -44,7 +44,7 @@ const commands: Record<string, { about: string; load: () => Promise<Command> }> 
   },
   regress: {
     about: "compare a sweep's Pass@k against a committed baseline",
-    load: () => import("./reports/regress_cli.ts"),
+    load: () => import("./reports/regress.ts"),
   },
   bench: {
     about: "speed benchmarks: grader | datasets | model | engine | tabular",

@@ -511,19 +511,14 @@ function printOutcome(outcome: EvalOutcome, settings: EvalSettings, retries: num
  */
 function truncatedColumn(rows: readonly EvalRow[], samplesPath: string, n: number): ExtraColumn {
   const onDisk = readSamples(samplesPath);
-  const problemsBySlice = new Map<string, Set<string>>();
-  for (const r of rows) {
-    for (const slice of slicesOf(r, true)) {
-      const key = `${r.dataset}|${slice}`;
-      problemsBySlice.set(key, (problemsBySlice.get(key) ?? new Set()).add(r.problemId));
+  const truncated = new Map<string, number>();
+  // Each graded problem once (its rows are its samples), counted in every slice it belongs to.
+  for (const r of new Map(rows.map((r) => [`${r.dataset}|${r.problemId}`, r])).values()) {
+    const cut = [...(onDisk.get(r.problemId)?.values() ?? [])]
+      .filter((s) => s.sample < n && s.finish_reason === "length").length;
+    for (const key of slicesOf(r, true).map((slice) => `${r.dataset}|${slice}`)) {
+      truncated.set(key, (truncated.get(key) ?? 0) + cut);
     }
   }
-  const truncatedOf = (key: string) => {
-    let t = 0;
-    for (const id of problemsBySlice.get(key) ?? []) {
-      for (const s of onDisk.get(id)?.values() ?? []) if (s.sample < n && s.finish_reason === "length") t++;
-    }
-    return t;
-  };
-  return { name: "truncated", value: (row) => truncatedOf(`${row.dataset}|${row.slice}`) };
+  return { name: "truncated", value: (row) => truncated.get(`${row.dataset}|${row.slice}`) ?? 0 };
 }

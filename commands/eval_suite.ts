@@ -4,7 +4,7 @@
 import { join, resolve } from "node:path";
 import { UsageError } from "../common/args.ts";
 import { lockFolder } from "../common/lock.ts";
-import { loadDataset, type MathRecord } from "../datasets/mod.ts";
+import { loadDataset } from "../datasets/mod.ts";
 import { EndpointSetupError, type EvalOutcome, type EvalSettings } from "../bench/external/mod.ts";
 import { type SuiteSet, writeSuiteReport } from "../reports/mod.ts";
 
@@ -31,10 +31,7 @@ function without(args: readonly string[], name: string): string[] {
 }
 
 /** A dataset's records from the cache (or `mirror`, a path); null when it is not fetched yet. */
-export async function loadFetched(
-  dataset: string,
-  options: { cacheDir?: string; mirror?: string },
-): Promise<MathRecord[] | null> {
+export async function loadFetched(dataset: string, options: { cacheDir?: string; mirror?: string }) {
   try {
     return await loadDataset(dataset, {
       cacheDir: options.cacheDir,
@@ -54,10 +51,7 @@ export function fetchHint(missing: readonly string[], cacheDir?: string): string
 }
 
 /** Check every dataset of the suite is fetched (or in --mirror) before the first request; one line names them all. */
-async function preflight(
-  datasets: readonly string[],
-  options: { cacheDir?: string; mirror?: string },
-): Promise<void> {
+async function preflight(datasets: readonly string[], options: { cacheDir?: string; mirror?: string }) {
   const missing: string[] = [];
   for (const d of datasets) if (!await loadFetched(d, options)) missing.push(d);
   if (missing.length) {

@@ -1,6 +1,6 @@
 // `deno task sweep`: run a training sweep (resumable, parallel), then write its report.
 import { cpus } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import {
   bool,
   flagLines,
@@ -11,7 +11,6 @@ import {
   str,
   UsageError,
 } from "../common/args.ts";
-import { exists } from "../common/fs.ts";
 import { lockFolder } from "../common/lock.ts";
 import { removeDuplicates } from "../common/run_folder.ts";
 import {
@@ -32,6 +31,7 @@ import {
   writeSweepJson,
 } from "../bench/sweep/mod.ts";
 import { blockingIssues, issueLines, writeReport } from "../reports/mod.ts";
+import { runFolders } from "../reports/ingest.ts";
 
 /** The flags of `deno task sweep`, declared once for parsing, --help and validation. */
 export const FLAGS = {
@@ -130,13 +130,11 @@ export async function main(args: string[]): Promise<number> {
 /** `--repair`: drop duplicate eval samples and metrics lines from every run folder of the sweep, saying how many. */
 function repairRuns(out: string): void {
   let evalSamples = 0, metricsLines = 0;
-  const runs = join(out, "runs");
-  for (const entry of exists(runs) ? Deno.readDirSync(runs) : []) {
-    if (!entry.isDirectory) continue;
-    const dropped = removeDuplicates(join(runs, entry.name));
+  for (const run of runFolders(out)) {
+    const dropped = removeDuplicates(run);
     if (dropped.evalSamples + dropped.metricsLines === 0) continue;
     console.error(
-      `--repair: ${entry.name}: dropped ${dropped.evalSamples} duplicate eval samples, ` +
+      `--repair: ${basename(run)}: dropped ${dropped.evalSamples} duplicate eval samples, ` +
         `${dropped.metricsLines} duplicate metrics lines`,
     );
     evalSamples += dropped.evalSamples;

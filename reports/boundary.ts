@@ -5,6 +5,9 @@
 import { passAtK, tQuantile } from "../evaluators/mod.ts";
 import type { PassKRow } from "./passk.ts";
 
+/** One row of the boundary table. */
+export type BoundaryRow = NonNullable<ReturnType<typeof boundaryRow>>;
+
 /** The four cells of one unit, in problems. */
 export interface BoundaryCounts {
   /** Solved by the reference only (the base, or ACE's baseline). */
@@ -13,20 +16,6 @@ export interface BoundaryCounts {
   methodOnly: number;
   both: number;
   neither: number;
-}
-
-/** One table row: `method` against `reference` (BEFORE_RL or a baseline) on a dataset, over units. */
-export interface BoundaryRow {
-  dataset: string;
-  method: string;
-  reference: string;
-  k: number;
-  problems: number;
-  units: number;
-  /** Mean over units, and its 95% t interval (NaN with one unit). */
-  mean: BoundaryCounts;
-  lo: BoundaryCounts;
-  hi: BoundaryCounts;
 }
 
 const KEYS = ["refOnly", "methodOnly", "both", "neither"] as const;
@@ -72,18 +61,14 @@ function overUnits(units: readonly BoundaryCounts[]) {
   return { mean: pick("mean"), lo: pick("lo"), hi: pick("hi") };
 }
 
-/** The unit of a row: its base model (0 when the row has none) and seed. */
-function unitOf(row: PassKRow): string {
-  return `${(row as { base?: number }).base ?? 0}/${row.seed}`;
-}
+/** The key of `method`'s run of a row's dataset and unit (base model and seed). */
+const unitKey = (method: string, r: PassKRow) => [method, r.dataset, `${r.base}/${r.seed}`].join("\u0000");
 
-/** A row of `method` against `reference` from units paired by `pair`; null when no unit pairs up. */
-function boundaryRow(
-  dataset: string,
-  method: string,
-  reference: string,
-  pairs: [PassKRow, PassKRow][],
-): BoundaryRow | null {
+/**
+ * One table row: `method` against `reference` (BEFORE_RL or a baseline) over its paired units, the mean and 95% t
+ * interval (NaN with one unit) of each count; null when no unit pairs up.
+ */
+function boundaryRow(dataset: string, method: string, reference: string, pairs: [PassKRow, PassKRow][]) {
   if (pairs.length === 0) return null;
   const k = Math.min(...pairs.flat().map((r) => r.n)); // the largest k both sides' samples allow
   const units = pairs.map(([r, m]) => boundaryCounts(r.counts, m.counts, k));
@@ -108,45 +93,34 @@ export function boundaryRows(
   comparisons: readonly { dataset: string; a: string; b: string }[],
   baseLabel: string,
 ): BoundaryRow[] {
-  const perRun = new Map<string, PassKRow>();
-  for (const r of rows) {
-    if (r.slice !== "all") continue;
-    const key = [r.method, r.dataset, unitOf(r), r.step].join("\u0000");
-    if (!perRun.has(key)) perRun.set(key, r);
-  }
-  const all = [...perRun.values()];
+  // One row per run and step is enough: the counts are per problem, the same at every k.
+  const perRun = Map.groupBy(
+    rows.filter((r) => r.slice === "all"),
+    (r) => `${unitKey(r.method, r)}\u0000${r.step}`,
+  );
+  const all = [...perRun.values()].map((list) => list[0]);
   const final = new Map<string, PassKRow>(); // method × dataset × unit → its last step's row
   for (const r of all) {
-    const key = [r.method, r.dataset, unitOf(r)].join("\u0000");
-    if ((final.get(key)?.step ?? -1) < r.step) final.set(key, r);
+    if ((final.get(unitKey(r.method, r))?.step ?? -1) < r.step) final.set(unitKey(r.method, r), r);
   }
-  const out: BoundaryRow[] = [];
   const datasets = [...new Set(all.map((r) => r.dataset))].sort();
   const methods = [...new Set(all.map((r) => r.method))];
-  for (const dataset of datasets) {
-    for (const method of methods) {
-      const pairs: [PassKRow, PassKRow][] = [];
-      for (const r of all) {
-        if (r.method !== method || r.dataset !== dataset || r.step !== 0) continue;
-        const last = final.get([method, dataset, unitOf(r)].join("\u0000"))!;
-        if (last.step > 0) pairs.push([r, last]);
-      }
-      const row = boundaryRow(dataset, method, baseLabel, pairs);
-      if (row) out.push(row);
-    }
-  }
-  for (const c of comparisons) {
-    const pairs: [PassKRow, PassKRow][] = [];
-    for (const [key, a] of final) {
-      const [method, dataset, unit] = key.split("\u0000");
-      if (method !== c.a || dataset !== c.dataset) continue;
-      const b = final.get([c.b, dataset, unit].join("\u0000"));
-      if (b) pairs.push([a, b]);
-    }
-    const row = boundaryRow(c.dataset, c.b, c.a, pairs);
-    if (row) out.push(row);
-  }
-  return out;
+  const againstBase = datasets.flatMap((dataset) =>
+    methods.map((method) => {
+      const starts = all.filter((r) => r.method === method && r.dataset === dataset && r.step === 0);
+      const pairs = starts.map((r): [PassKRow, PassKRow] => [r, final.get(unitKey(method, r))!]);
+      return boundaryRow(dataset, method, baseLabel, pairs.filter(([, last]) => last.step > 0));
+    })
+  );
+  const againstBaseline = comparisons.map((c) => {
+    const sideA = [...final.values()].filter((r) => r.method === c.a && r.dataset === c.dataset);
+    const pairs = sideA.flatMap((a): [PassKRow, PassKRow][] => {
+      const b = final.get(unitKey(c.b, a));
+      return b ? [[a, b]] : [];
+    });
+    return boundaryRow(c.dataset, c.b, c.a, pairs);
+  });
+  return [...againstBase, ...againstBaseline].filter((row) => row !== null);
 }
 
 /** boundary.csv's name of each count (its columns: the count, then its 95% t interval over units `_lo`, `_hi`). */

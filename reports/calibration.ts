@@ -6,7 +6,7 @@
 // cites the tables its thresholds come from); it is applied here mechanically, so a re-run re-applies it.
 import { toCsv } from "../common/csv.ts";
 import { crossedName } from "./caveats.ts";
-import { type DiffCell, pairedDiff } from "./compare.ts";
+import { pairedDiff } from "./compare.ts";
 import type { RunData } from "./load.ts";
 import { finalRows, type PassKRow } from "./passk.ts";
 import { r6, signed, withInterval } from "./format.ts";
@@ -26,30 +26,11 @@ export const CALIBRATION_RULE = { preset: "grpo", maxBoundaryLoss: 0.03 } as con
 /** Training metrics summarised per setting: the mean over each run's last `METRIC_WINDOW` logged steps. */
 const METRIC_WINDOW = 10;
 
-/** One calibration setting: a preset at one step size, with its effect against the base and its diagnostics. */
-export interface CalibrationPoint {
-  preset: string;
-  lr: number;
-  method: string;
-  dataset: string;
-  runs: number;
-  /** Final − step 0 at k = 1 and at the largest k (paired by base, seed and problem). */
-  pass1: DiffCell;
-  passMax: DiffCell;
-  /** Means over runs of each run's last-window mean (null: not logged). */
-  kl: number | null;
-  entropy: number | null;
-  /** Share of incorrect rollouts with c > 0, and their mean c (nats). */
-  overconfFrac: number | null;
-  overconfMeanC: number | null;
-}
-
 /** Mean over runs of each run's mean of `metric` over its last METRIC_WINDOW steps; null when never logged. */
 function windowMean(runs: readonly RunData[], metric: string): number | null {
   const perRun = runs.flatMap((r) => {
-    const xs = r.metrics.slice(-METRIC_WINDOW).map((m) => m[metric]).filter((x): x is number =>
-      typeof x === "number" && Number.isFinite(x)
-    );
+    const xs = r.metrics.slice(-METRIC_WINDOW).map((m) => m[metric])
+      .filter((x): x is number => typeof x === "number" && Number.isFinite(x));
     return xs.length ? [xs.reduce((a, b) => a + b, 0) / xs.length] : [];
   });
   return perRun.length ? perRun.reduce((a, b) => a + b, 0) / perRun.length : null;
@@ -59,24 +40,26 @@ function windowMean(runs: readonly RunData[], metric: string): number | null {
  * The calibration points of a sweep: one per method whose runs record a step size, for presets the sweep runs at
  * two or more step sizes (otherwise there is nothing to calibrate and the result is empty).
  */
-export function calibrationPoints(runs: readonly RunData[], rows: readonly PassKRow[]): CalibrationPoint[] {
+export function calibrationPoints(runs: readonly RunData[], rows: readonly PassKRow[]) {
   const lrsOf = new Map<string, Set<number>>();
   for (const r of runs) {
     if (r.lr !== undefined) lrsOf.set(r.preset, (lrsOf.get(r.preset) ?? new Set()).add(r.lr));
   }
   const all = rows.filter((r) => r.slice === "all");
   const final = finalRows(all.filter((r) => r.step > 0));
-  const out: CalibrationPoint[] = [];
-  for (const method of [...new Set(runs.map((r) => r.method))]) {
+  const datasets = [...new Set(all.map((r) => r.dataset))].sort();
+  return [...new Set(runs.map((r) => r.method))].flatMap((method) => {
     const mine = runs.filter((r) => r.method === method);
     const { preset, lr } = mine[0];
-    if (lr === undefined || (lrsOf.get(preset)?.size ?? 0) < 2) continue;
-    for (const dataset of [...new Set(all.map((r) => r.dataset))].sort()) {
+    if (lr === undefined || (lrsOf.get(preset)?.size ?? 0) < 2) return [];
+    return datasets.flatMap((dataset) => {
       const start = all.filter((r) => r.method === method && r.dataset === dataset && r.step === 0);
       const end = final.filter((r) => r.method === method && r.dataset === dataset);
       const { cells } = pairedDiff(start, end);
-      if (cells.length === 0) continue;
-      out.push({
+      if (cells.length === 0) return [];
+      // pass1, passMax: final − step 0 at k = 1 and at the largest k; the rest: means over runs of each run's
+      // last-window mean (null: not logged); overconf: the share of incorrect rollouts with c > 0, their mean c.
+      return [{
         preset,
         lr,
         method,
@@ -88,17 +71,16 @@ export function calibrationPoints(runs: readonly RunData[], rows: readonly PassK
         entropy: windowMean(mine, "entropy"),
         overconfFrac: windowMean(mine, "ace_overconf_frac"),
         overconfMeanC: windowMean(mine, "ace_overconf_mean_c"),
-      });
-    }
-  }
-  return out.sort((a, b) => a.preset.localeCompare(b.preset) || a.lr - b.lr);
+      }];
+    });
+  }).sort((a, b) => a.preset.localeCompare(b.preset) || a.lr - b.lr);
 }
 
+/** One calibration setting: a preset at one step size, with its effect against the base and its diagnostics. */
+export type CalibrationPoint = ReturnType<typeof calibrationPoints>[number];
+
 /** The rule's verdict on one dataset: the chosen step size (null: no GRPO setting) and a sentence per setting. */
-export function pickStepSize(
-  points: readonly CalibrationPoint[],
-  dataset: string,
-): { lr: number | null; inRange: boolean; reasons: string[] } {
+export function pickStepSize(points: readonly CalibrationPoint[], dataset: string) {
   const mine = points.filter((p) => p.dataset === dataset && p.preset === CALIBRATION_RULE.preset);
   const works = (p: CalibrationPoint) => Number.isFinite(p.pass1.lo) && p.pass1.lo > 0;
   const keeps = (p: CalibrationPoint) => p.passMax.mean >= -CALIBRATION_RULE.maxBoundaryLoss;

@@ -21,13 +21,6 @@ export interface DiffCell extends IntervalCell {
   samples: { a: Float64Array; b: Float64Array };
 }
 
-/** A k one side reports that the difference cannot have, and the runs that lack it (too few samples). */
-export interface DroppedK {
-  k: number;
-  /** "method seed s (n = N)" (with several bases "method base b seed s (n = N)") of each run without that k. */
-  runs: string[];
-}
-
 /** One comparison (e.g. ace-grpo − grpo on one dataset), every k. */
 export interface Comparison {
   dataset: string;
@@ -38,7 +31,7 @@ export interface Comparison {
   /** Runs ("seed s", or "base b seed s" with several bases) only one side has (left out of the pairs). */
   unpaired: string[];
   /** k values some run of either side reports that the difference lacks (absent: none). */
-  dropped?: DroppedK[];
+  dropped?: ReturnType<typeof droppedKs>;
 }
 
 /** What a comparison's sentence and the summary's caveats read: a Comparison, or the summary model's view of one. */
@@ -71,13 +64,16 @@ function unitLabel(key: string, manyBases: boolean): string {
   return manyBases ? `base ${base} seed ${seed}` : `seed ${seed}`;
 }
 
-/** The ks some run reports but not every paired run has, and which runs lack each (fewer samples than k). */
+/**
+ * The ks some run reports but not every paired run has, and the runs that lack each (too few samples): "method
+ * seed s (n = N)", with several bases "method base b seed s (n = N)".
+ */
 function droppedKs(
   rowsA: readonly PassKRow[],
   rowsB: readonly PassKRow[],
   kept: readonly number[],
   manyBases: boolean,
-): DroppedK[] {
+) {
   const all = [...rowsA, ...rowsB];
   const ks = [...new Set(all.map((r) => r.k))].filter((k) => !kept.includes(k)).sort((x, y) => x - y);
   const runs = new Map(all.map((r) => [`${r.method}\u0000${unitKey(r)}`, r]));
@@ -94,10 +90,7 @@ function droppedKs(
  * interval. Runs only one side has are left out (and named in `unpaired`); ks that some run lacks are named in
  * `dropped`.
  */
-export function pairedDiff(
-  rowsA: readonly PassKRow[],
-  rowsB: readonly PassKRow[],
-): { cells: DiffCell[]; unpaired: string[]; dropped: DroppedK[] } {
+export function pairedDiff(rowsA: readonly PassKRow[], rowsB: readonly PassKRow[]) {
   const order = (x: string, y: string) => {
     const [bx, sx] = x.split("\u0000").map(Number), [by, sy] = y.split("\u0000").map(Number);
     return bx - by || sx - sy;
@@ -107,9 +100,8 @@ export function pairedDiff(
   const manyBases = new Set([...rowsA, ...rowsB].map((r) => r.base)).size > 1;
   const unpaired = [...new Set([...unitsA, ...unitsB])].filter((u) => !units.includes(u)).sort(order)
     .map((u) => unitLabel(u, manyBases));
-  const ks = [...new Set(rowsA.map((r) => r.k))].filter((k) => rowsB.some((r) => r.k === k)).sort((x, y) =>
-    x - y
-  );
+  const ks = [...new Set(rowsA.map((r) => r.k))].filter((k) => rowsB.some((r) => r.k === k))
+    .sort((x, y) => x - y);
   const cells: DiffCell[] = [];
   for (const k of ks) {
     const pick = (rows: readonly PassKRow[]) =>

@@ -32,9 +32,7 @@ export function blockingIssues(issues: readonly DataIssue[], answers: number, ma
 }
 
 /** Per "dataset\0step": samples per problem, and the ungraded answers by status (timeout, error). */
-function cellCounts(
-  run: RunData,
-): Map<string, { byProblem: Map<string, number>; byStatus: Map<string, number> }> {
+function cellCounts(run: RunData) {
   const out = new Map<string, { byProblem: Map<string, number>; byStatus: Map<string, number> }>();
   const bump = (m: Map<string, number>, key: string) => m.set(key, (m.get(key) ?? 0) + 1);
   for (const s of run.samples) {

@@ -91,11 +91,14 @@ export function outcomeOf(
   return size ? "published size excluded" : "not resolvable";
 }
 
+/** Whether a claim's published size is tested besides 0 (a published 0 is the test against 0 itself). */
+const sized = (claim: Claim) => claim.published !== null && claim.published.delta !== 0;
+
 /** The Holm-corrected outcomes of a table's results (every claim's test against 0 and against its size). */
 function decide(results: Omit<ControlResult, "outcome">[]): ControlResult[] {
   const tests = results.flatMap((r, i) => [
     { i, kind: "zero", p: r.pZero },
-    ...(r.claim.published && r.claim.published.delta !== 0 ? [{ i, kind: "size", p: r.pPublished }] : []),
+    ...(sized(r.claim) ? [{ i, kind: "size", p: r.pPublished }] : []),
   ]);
   const verdicts = holm(tests.map((t) => (Number.isFinite(t.p) ? t.p : 1)));
   const rejected = (i: number, kind: string) =>
@@ -106,7 +109,7 @@ function decide(results: Omit<ControlResult, "outcome">[]): ControlResult[] {
       ? outcomeOf(
         r.cell.mean,
         rejected(i, "zero"),
-        r.claim.published && r.claim.published.delta !== 0 ? rejected(i, "size") : null,
+        sized(r.claim) ? rejected(i, "size") : null,
         r.claim.published?.delta ?? null,
       )
       : "no interval",
@@ -198,10 +201,7 @@ export function controlsSection(
     `${mine.filter((r) => r.outcome === o).length} ${o}`
   ).join(", ");
   const notChecked = checked.skipped.filter((s) => !s.why.includes(":") || s.why.startsWith(`${dataset}:`));
-  const tests = mine.reduce(
-    (n, r) => n + 1 + (r.claim.published && r.claim.published.delta !== 0 ? 1 : 0),
-    0,
-  );
+  const tests = mine.length + mine.filter((r) => sized(r.claim)).length;
   const scope = mine.every((r) => r.cell.interval === "one seed")
     ? "95% interval over problems only (one run), for this base model only"
     : crossedName(mine.every((r) => r.cell.scope === "bases"));

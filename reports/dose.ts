@@ -14,18 +14,6 @@ import type { RunData } from "./load.ts";
 import { finalRows, type PassKRow } from "./passk.ts";
 import { csv6, withInterval } from "./format.ts";
 
-/** A slope of Pass@k per unit α with its nested 95% interval and MDD (80% power, 5% two-sided). */
-export interface SlopeInterval {
-  mean: number;
-  lo: number;
-  hi: number;
-  mdd: number;
-  units: number;
-  bases: number;
-  problems: number;
-  scope: "bases" | "one base";
-}
-
 /** Least-squares slope weights of points xs (Σw = 0, Σw·x = 1); needs two distinct xs. */
 export function slopeWeights(xs: readonly number[]): number[] {
   const m = xs.reduce((a, x) => a + x, 0) / xs.length;
@@ -37,14 +25,14 @@ export function slopeWeights(xs: readonly number[]): number[] {
 /**
  * The slope over `xs` of matrices `values[i]` (units × problems, row-major, the same units and problems in each; row
  * u of base `baseOf[u]`): each unit's and problem's least-squares slope, then the nested interval of their mean
- * and its MDD. Throws on a size mismatch.
+ * and its MDD (80% power, 5% two-sided). Throws on a size mismatch.
  */
 export function slopeInterval(
   values: readonly ArrayLike<number>[],
   xs: readonly number[],
   baseOf: readonly number[],
   problems: number,
-): SlopeInterval {
+) {
   if (values.length !== xs.length) {
     throw new RangeError(`slopeInterval: ${values.length} arrays, ${xs.length} xs`);
   }
@@ -89,9 +77,8 @@ export function doseVariants(runs: readonly RunData[], recorded?: readonly Metho
     if (!ace?.enabled) continue;
     const baseline = baselineOf(r.method, presets, recorded);
     if (!baseline) continue;
-    const extras = [ace.clip !== null ? `clip ${ace.clip}` : "", ace.allWrong ? "all-wrong" : ""].filter((
-      x,
-    ) => x);
+    const extras = [ace.clip !== null ? `clip ${ace.clip}` : "", ace.allWrong ? "all-wrong" : ""]
+      .filter((x) => x);
     const label = `${r.preset} (${[ace.phi, ace.aggregation, ...extras].join(", ")})`;
     const variant = groups.get(label) ?? { label, baseline, points: [] };
     if (!variant.points.some((p) => p.method === r.method)) {
@@ -117,7 +104,7 @@ export interface DoseResult {
   k: number;
   /** Pass@k(α) − Pass@k(baseline) at each α > 0 point (paired by base, seed and problem). */
   deltas: { alpha: number; cell: DiffCell }[];
-  slope: SlopeInterval;
+  slope: ReturnType<typeof slopeInterval>;
 }
 
 /** The matrix of one method's final rows at k over the given units and problems (row-major). */
@@ -175,7 +162,7 @@ export function doseResults(rows: readonly PassKRow[], variants: readonly DoseVa
 }
 
 /** The verdict on a slope: distinguishable from 0 (which sign), or not, with the MDD. */
-function slopeVerdict(s: SlopeInterval): string {
+function slopeVerdict(s: DoseResult["slope"]): string {
   if (!Number.isFinite(s.lo)) return "no interval";
   if (s.lo > 0) return "rises with α (interval excludes 0)";
   if (s.hi < 0) return "falls with α (interval excludes 0)";

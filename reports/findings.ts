@@ -1,11 +1,12 @@
-// Tables of a results document rendered from kept results (reports/keep.ts): a document marks each table with
-// `<!-- results:<folder>:<table>[:<args>] -->` … `<!-- /results -->`, and `render` replaces the text between the
-// markers with the table built from docs/results/<folder>/. So every number a findings page quotes comes from
-// committed files, a command re-renders it, and `drift` (the test and `deno task findings --check`) fails when a
+// `deno task findings`: the tables of a results document rendered from kept results (reports/keep.ts): a document
+// marks each table with `<!-- results:<folder>:<table>[:<args>] -->` … `<!-- /results -->`, and `render` replaces
+// the text between the markers with the table built from docs/results/<folder>/. So every number a findings page
+// quotes comes from committed files, a command re-renders it, and `drift` (the test and `--check`) fails when a
 // number in the page no longer matches its files.
 import { join } from "node:path";
 import { fromCsv } from "../common/csv.ts";
-import { exists } from "../common/fs.ts";
+import { atomicWrite, exists } from "../common/fs.ts";
+import { bool, flagLines, type FlagTable, parseTable, str } from "../common/args.ts";
 import { readProvenance } from "./keep.ts";
 
 type Row = Record<string, string>;
@@ -100,9 +101,8 @@ function differencesTable(folder: string, dataset: string, method: string, ks: n
 /** ACE's dose-response of one dataset: per variant and k, Δ against the baseline at each α and the slope. */
 function doseTable(folder: string, dataset: string): string[] {
   const rows = csv(folder, "dose.csv").filter((r) => r.dataset === dataset);
-  const alphas = [...new Set(rows.filter((r) => r.kind === "delta").map((r) => r.alpha))].sort((a, b) =>
-    num(a) - num(b)
-  );
+  const alphas = [...new Set(rows.filter((r) => r.kind === "delta").map((r) => r.alpha))]
+    .sort((a, b) => num(a) - num(b));
   const keys = [...new Set(rows.map((r) => `${r.variant}\u0000${r.k}`))];
   const at = (key: string, kind: string, alpha = "") => {
     const [variant, k] = key.split("\u0000");
@@ -129,10 +129,8 @@ function errorsTable(folder: string): string[] {
   const classes = [...new Set(rows.map((r) => r.metric).filter((m) => /^err_.*_c$/.test(m)))].sort();
   const methods = [...new Set(rows.map((r) => r.method))];
   const late = (m: string, metric: string) => {
-    const xs = rows.filter((r) => r.method === m && r.metric === metric).sort((a, b) =>
-      num(a.step) - num(b.step)
-    )
-      .slice(-10).map((r) => num(r.median));
+    const xs = rows.filter((r) => r.method === m && r.metric === metric)
+      .sort((a, b) => num(a.step) - num(b.step)).slice(-10).map((r) => num(r.median));
     return xs.length ? (xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(2).replace("-", "−") : "–";
   };
   const label = (metric: string) => metric.replace(/^err_/, "").replace(/_c$/, "");
@@ -188,4 +186,34 @@ export function drift(text: string, resultsDir: string): string[] {
   const blocks = (t: string) => [...t.matchAll(MARKER)].map((m) => [m[1], m[0]] as const);
   const now = new Map(blocks(fresh));
   return blocks(text).filter(([spec, block]) => now.get(spec) !== block).map(([spec]) => spec);
+}
+
+/** The flags of `deno task findings`, declared once for parsing, --help and validation. */
+export const FLAGS = {
+  check: bool("change nothing; exit 1 naming every table whose numbers differ from its files"),
+  doc: str("FILE", "the document to re-render", { default: "docs/findings.md" }),
+  results: str("DIR", "the kept results", { default: "docs/results" }),
+} as const satisfies FlagTable;
+
+/** Usage text for `deno task findings`. */
+export const usage = `usage: deno task findings [flags]
+
+Re-renders every table of FILE marked <!-- results:<folder>:<table>[:args] --> … <!-- /results --> from the kept
+results in DIR/<folder>/ (written by deno task report SWEEP --keep DIR/<folder>).
+
+${flagLines(FLAGS)}`;
+
+/** Entry point for `deno task findings`. */
+export function main(args: string[]): Promise<number> {
+  const { values: v } = parseTable(args, FLAGS);
+  const { doc, results } = v;
+  const text = Deno.readTextFileSync(doc);
+  if (v.check) {
+    const stale = drift(text, results);
+    for (const spec of stale) console.error(`findings: ${doc}: table ${spec} differs from ${results}`);
+    return Promise.resolve(stale.length ? 1 : 0);
+  }
+  atomicWrite(doc, render(text, results));
+  console.error(`wrote ${doc}`);
+  return Promise.resolve(0);
 }

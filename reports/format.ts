@@ -19,3 +19,6 @@ export const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /** A CSV number: rounded to 6 decimals; empty when not defined (NaN, ±∞). */
 export const csv6 = (x: number) => (Number.isFinite(x) ? r6(x) : "");
+
+/** A variance component: "n/a" when not estimable, 0 below float noise (1e-12), else 3 significant digits. */
+export const e2 = (x: number) => (Number.isNaN(x) ? "n/a" : Math.abs(x) < 1e-12 ? "0" : x.toExponential(2));

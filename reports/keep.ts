@@ -22,26 +22,6 @@ const KEPT_FILES = [
   "training.csv",
 ] as const;
 
-/** provenance.json of a kept folder. */
-export interface Provenance {
-  sweep: string;
-  configHash: string | null;
-  /** The command that reproduces the sweep, as the user typed it (`--command`), or the preset form. */
-  command: string;
-  /** The git commit the repository was at when the results were kept (null outside a git checkout). */
-  commit: string | null;
-  backend: string | null;
-  machine: unknown;
-  versions: unknown;
-  /** The first run's start and the last run's end (ISO), and the wall time between them in seconds. */
-  startedAt: string | null;
-  finishedAt: string | null;
-  wallSeconds: number | null;
-  /** What the person who ran it measured alongside, e.g. the load average before and after. */
-  note: string;
-  keptAt: string;
-}
-
 /**
  * Copy the report files of sweep folder `dir` (already reported) and its plots into `out` and write
  * provenance.json; returns the written paths. Throws naming the file when the report is missing.
@@ -49,7 +29,7 @@ export interface Provenance {
 export function keepResults(
   data: SweepData,
   out: string,
-  options: { command?: string; note?: string; backend?: string | null },
+  options: Parameters<typeof provenanceOf>[1],
 ): string[] {
   const dir = data.dir;
   if (!exists(join(dir, "summary.json"))) {
@@ -66,15 +46,32 @@ export function keepResults(
     copyFileSync(join(dir, "plots", plot), join(out, "plots", plot));
     written.push(join(out, "plots", plot));
   }
-  const times = data.runs.map((r) => readStatus(join(dir, "runs", r.runId))).filter((s) => s !== null);
+  writeJson(join(out, "provenance.json"), provenanceOf(data, options));
+  written.push(join(out, "provenance.json"));
+  return written;
+}
+
+/** provenance.json of a kept folder. */
+export type Provenance = ReturnType<typeof provenanceOf>;
+
+/**
+ * The provenance of `data`: the command that reproduces the sweep (as the user typed it, `--command`, else the
+ * preset form), the git commit (null outside a checkout), the first run's start and the last run's end (ISO) and
+ * the wall time between them in seconds, and `note`: what was measured alongside, e.g. the load average.
+ */
+function provenanceOf(
+  data: SweepData,
+  options: { command?: string; note?: string; backend?: string | null },
+) {
+  const times = data.runs.map((r) => readStatus(join(data.dir, "runs", r.runId))).filter((s) => s !== null);
   const starts = times.map((s) => s!.startedAt).filter((t): t is string => typeof t === "string").sort();
   const ends = times.map((s) => s!.finishedAt).filter((t): t is string => typeof t === "string").sort();
   const name = folderName(data);
-  const provenance: Provenance = {
+  return {
     sweep: name,
     configHash: data.folder?.configHash ?? null,
     command: options.command ?? `deno task sweep --preset ${name}`,
-    commit: gitCommit(dir),
+    commit: gitCommit(data.dir),
     backend: options.backend ?? null,
     machine: data.folder?.machine ?? null,
     versions: data.folder?.versions ?? null,
@@ -86,9 +83,6 @@ export function keepResults(
     note: options.note ?? "",
     keptAt: new Date().toISOString(),
   };
-  writeJson(join(out, "provenance.json"), provenance);
-  written.push(join(out, "provenance.json"));
-  return written;
 }
 
 /** A kept folder's provenance.json (throws naming the file when absent). */

@@ -10,6 +10,7 @@ import type { Comparison } from "./compare.ts";
 import type { DoseResult } from "./dose.ts";
 import type { RunData } from "./load.ts";
 import type { AggregateCell } from "./passk.ts";
+import type { referenceCurves } from "./references.ts";
 import { BEFORE_RL } from "./summary_model.ts";
 import { r6, signed } from "./format.ts";
 
@@ -107,13 +108,6 @@ function faceted(
   } as vl.TopLevelSpec;
 }
 
-/** Published pass@k points overlaid on the Pass@k plot (diamonds, no line: often only k = 1 and a large k). */
-export interface ReferenceCurve {
-  /** Legend label, e.g. "GRPO (Zhu et al. 2025, Table 1)". */
-  label: string;
-  points: { k: number; value: number }[];
-}
-
 /**
  * Pass@k over k (log₂ axis) on one dataset, one panel per trained method (full name as its header): the method's
  * mean over seeds with its 95% interval as a light band with outlined edges, and on every panel the policy before
@@ -124,7 +118,7 @@ export function passKSpec(
   cells: readonly AggregateCell[],
   dataset: string,
   baseLabel = BEFORE_RL,
-  references: readonly ReferenceCurve[] = [],
+  references: ReturnType<typeof referenceCurves> = [],
 ): vl.TopLevelSpec {
   const point = (c: AggregateCell) => ({ k: c.k, passAtK: c.mean, ...bandOf(c) });
   const mine = cells.filter((c) => c.dataset === dataset && c.slice === "all");
@@ -249,18 +243,12 @@ export function doseSpec(results: readonly DoseResult[], dataset: string): vl.To
       ? `slope ${signed(r.slope.mean)} [${signed(r.slope.lo)}, ${signed(r.slope.hi)}]`
       : `slope ${signed(r.slope.mean)}`;
     const line = `${r.variant.label}, k=${r.k}: ${slope}`;
-    const panel = `k = ${r.k}`;
-    const base = { panel, line, variant: r.variant.label, alpha: 0, diff: 0, lo: 0, hi: 0 };
+    const at = { panel: `k = ${r.k}`, line, variant: r.variant.label };
     return [
-      ...(r.variant.points.some((p) => p.alpha === 0 && p.method === r.variant.baseline) ? [base] : []),
-      ...r.deltas.map((d) => ({
-        panel,
-        line,
-        variant: r.variant.label,
-        alpha: d.alpha,
-        diff: d.cell.mean,
-        ...bandOf(d.cell),
-      })),
+      ...(r.variant.points.some((p) => p.alpha === 0 && p.method === r.variant.baseline)
+        ? [{ ...at, alpha: 0, diff: 0, lo: 0, hi: 0 }]
+        : []),
+      ...r.deltas.map((d) => ({ ...at, alpha: d.alpha, diff: d.cell.mean, ...bandOf(d.cell) })),
     ];
   });
   const panels = [...new Set(mine.map((r) => `k = ${r.k}`))];

@@ -26,6 +26,7 @@ import { mddBounds, mddText } from "./caveats.ts";
 import type { RunData } from "./load.ts";
 import { buildReport } from "./report.ts";
 import { reportJson } from "./summary_model.ts";
+import { e2 } from "./format.ts";
 
 /** A sweep design: base models, training seeds per base, held-out problems, samples per problem. */
 export interface Design {
@@ -75,12 +76,7 @@ export function withinEstimate(cell: DiffCell, n: number): { variance: number; p
  * numbers draw both from one stream), and the pooled within-problem covariance of their 0/1 outcomes is divided
  * by the pooled within-problem standard deviations. NaN when no pair has within-problem variation on both sides.
  */
-export function pairedSampleCorrelation(
-  runs: readonly RunData[],
-  a: string,
-  b: string,
-  dataset: string,
-): number {
+export function pairedSampleCorrelation(runs: readonly RunData[], a: string, b: string, dataset: string) {
   const last = (r: RunData) => Math.max(...r.samples.filter((s) => s.dataset === dataset).map((s) => s.step));
   const outcomes = (r: RunData) => {
     const step = last(r), out = new Map<string, Map<number, number>>();
@@ -163,11 +159,7 @@ export function projectMdd(cell: DiffCell, design: Design): number {
 }
 
 /** The fewest problems (≤ 10⁷) reaching `target` with the design's bases, seeds and n, or null when none does. */
-export function problemsNeeded(
-  cell: DiffCell,
-  target: number,
-  design: Omit<Design, "problems">,
-): number | null {
+export function problemsNeeded(cell: DiffCell, target: number, design: Omit<Design, "problems">) {
   const mdd = (problems: number) => projectMdd(cell, { ...design, problems });
   let hi = 2;
   while (hi <= 1e7 && !(mdd(hi) <= target)) hi *= 2;
@@ -182,12 +174,8 @@ export function problemsNeeded(
   return hi;
 }
 
-/** A component: "n/a" when not estimable, 0 below float noise, negative ones as estimated with a mark. */
-function componentText(x: number): string {
-  if (Number.isNaN(x)) return "n/a";
-  if (Math.abs(x) < 1e-12) return "0";
-  return x < 0 ? `${x.toExponential(2)} (→ 0)` : x.toExponential(2);
-}
+/** A component as `e2` prints it, a negative one (counted as 0) with a mark. */
+const componentText = (x: number) => e2(x) + (x <= -1e-12 ? " (→ 0)" : "");
 
 const f3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : "–");
 

@@ -6,11 +6,7 @@ import type { AggregateCell } from "./passk.ts";
 import { f3 } from "./format.ts";
 
 /** One dataset's ranking section for summary.md (empty with fewer than three trained methods). */
-export function rankingSection(
-  cells: readonly AggregateCell[],
-  dataset: string,
-  baseLabel: string,
-): string[] {
+export function rankingSection(cells: readonly AggregateCell[], dataset: string, baseLabel: string) {
   const mine = cells.filter((c) => c.dataset === dataset && c.slice === "all" && c.method !== baseLabel);
   const methods = [...new Set(mine.map((c) => c.method))];
   if (methods.length < 3) return [];

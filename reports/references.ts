@@ -3,7 +3,6 @@
 import { fromCsv } from "../common/csv.ts";
 import type { EvalFileConfig } from "../bench/external/mod.ts";
 import type { Folder } from "./load.ts";
-import type { ReferenceCurve } from "./plots.ts";
 import type { AggregateCell } from "./passk.ts";
 import { f3 } from "./format.ts";
 
@@ -60,16 +59,19 @@ export function referencesFor(rows: readonly ReferenceRow[], dataset: string): R
   return rows.filter((r) => sameDataset(r.dataset, dataset));
 }
 
-/** Plot overlays of one dataset: one labelled series per (model, method, source). */
-export function referenceCurves(rows: readonly ReferenceRow[], dataset: string): ReferenceCurve[] {
-  const out = new Map<string, ReferenceCurve>();
-  for (const r of referencesFor(rows, dataset)) {
-    const label = `${r.method}, ${r.model} (${r.source.split(",").slice(0, 2).join(",")})`;
-    const curve = out.get(label) ?? { label, points: [] };
-    curve.points.push({ k: r.k, value: r.value });
-    out.set(label, curve);
-  }
-  return [...out.values()];
+/**
+ * Plot overlays of one dataset: one series per (model, method, source), labelled e.g. "GRPO, Qwen (Zhu et al. 2025,
+ * Table 1)", drawn as diamonds without a line (often only k = 1 and a large k are published).
+ */
+export function referenceCurves(rows: readonly ReferenceRow[], dataset: string) {
+  const bySeries = Map.groupBy(
+    referencesFor(rows, dataset),
+    (r) => `${r.method}, ${r.model} (${r.source.split(",").slice(0, 2).join(",")})`,
+  );
+  return [...bySeries].map(([label, list]) => ({
+    label,
+    points: list.map((r) => ({ k: r.k, value: r.value })),
+  }));
 }
 
 /** `key=value` settings of a protocol string; free text without `=` is ignored. */
@@ -90,10 +92,7 @@ const PROTOCOL_KEYS = ["temperature", "top_p", "max_tokens", "n", "grader"] as c
  * "top_p not stated by the reference" / "… not recorded for this run". `run` holds the run's settings (an eval
  * folder's eval.json `sampling` plus its grader); equal settings are not listed.
  */
-export function protocolDifferences(
-  protocol: string,
-  run: Record<string, string | number | undefined>,
-): string[] {
+export function protocolDifferences(protocol: string, run: Record<string, string | number | undefined>) {
   const ref = protocolSettings(protocol);
   const out: string[] = [];
   for (const key of PROTOCOL_KEYS) {

@@ -1,14 +1,14 @@
-// Regression check: each method's final Pass@k (mean over runs and problems) against a committed baseline. Each
+// `deno task regress`: each method's final Pass@k (mean over runs and problems) against a committed baseline. Each
 // cell gets a one-sided t test of its drop; both sweeps evaluate the same problems, so the problem component
 // cancels and what remains is the noise a re-run has: each sweep's base term (σ²_base + σ²_seed/S)/B and residual
 // term. The cells of a sweep are one family (every method, dataset and k), so the verdicts are Holm-adjusted:
 // two re-runs that differ only in seeds fail with probability ≤ 5% however many cells there are.
-import { readJson, writeJson } from "../common/fs.ts";
-import type { EvalProtocol } from "../common/protocol.ts";
+import { exists, readJson, writeJson } from "../common/fs.ts";
+import { bool, flagLines, type FlagTable, num, parseTable, str, UsageError } from "../common/args.ts";
+import { checkSameProtocol, type EvalProtocol } from "../common/protocol.ts";
 import { holm, tCdf, tQuantile } from "../evaluators/mod.ts";
 import { type DataIssue } from "./completeness.ts";
-import type { ReportOptions } from "./report.ts";
-import { buildReport } from "./report.ts";
+import { buildReport, type ReportOptions } from "./report.ts";
 import { type AggregateCell, aggregateSeeds, finalRows, type PassKRow } from "./passk.ts";
 import { folderName } from "./load.ts";
 import { r6 } from "./format.ts";
@@ -36,21 +36,6 @@ export interface Baseline {
   /** The evaluation protocol of the sweep the cells came from (absent in files written before the record). */
   protocol?: EvalProtocol | null;
   cells: BaselineCell[];
-}
-
-/** A cell's verdict. */
-export interface RegressionCell {
-  method: string;
-  dataset: string;
-  k: number;
-  baseline: number;
-  current: number | null;
-  /** The largest drop the noise allows at this cell's Holm level: t(1 − level, ν)·se (ν: Satterthwaite). */
-  allowed: number;
-  /** One-sided p-value of the drop (NaN for a missing cell) and the Holm level it was tested at. */
-  p: number;
-  level: number;
-  regressed: boolean;
 }
 
 const r9 = (x: number) => Number(x.toPrecision(6));
@@ -118,16 +103,13 @@ export function readBaseline(path: string): Baseline {
 }
 
 /** Write a baseline atomically (the explicit `--update` path). */
-export function writeBaseline(path: string, baseline: Baseline): void {
+function writeBaseline(path: string, baseline: Baseline): void {
   const { version, sweep, configHash, protocol, cells } = baseline; // not the caller's extra fields (issues)
   writeJson(path, { version, sweep, configHash, protocol: protocol ?? null, cells });
 }
 
 /** One-sided test of a drop with independent noise terms: se = √Σ variance, ν by Satterthwaite, p = P(T ≥ drop/se). */
-function dropTest(
-  terms: readonly { variance: number; df: number }[],
-  drop: number,
-): { se: number; df: number; p: number } {
+function dropTest(terms: readonly { variance: number; df: number }[], drop: number) {
   const v = terms.reduce((acc, x) => acc + x.variance, 0);
   const df = v > 0 ? v ** 2 / terms.reduce((acc, x) => acc + x.variance ** 2 / x.df, 0) : 1;
   const se = Math.sqrt(v);
@@ -138,9 +120,10 @@ function dropTest(
 
 /**
  * Compare every baseline cell with the current one: a one-sided t test of each drop, Holm-adjusted over all
- * cells at family-wise level `alpha` (default 0.05). A missing current cell counts as a regression.
+ * cells at family-wise level `alpha` (default 0.05). A missing current cell counts as a regression (p NaN).
+ * `allowed`: the largest drop the noise allows at the cell's Holm `level`, t(1 − level, ν)·se (ν: Satterthwaite).
  */
-export function compareToBaseline(baseline: Baseline, current: Baseline, alpha = 0.05): RegressionCell[] {
+export function compareToBaseline(baseline: Baseline, current: Baseline, alpha = 0.05) {
   const pairs = baseline.cells.map((b) => ({
     b,
     c: current.cells.find((c) => c.method === b.method && c.dataset === b.dataset && c.k === b.k),
@@ -163,7 +146,7 @@ export function compareToBaseline(baseline: Baseline, current: Baseline, alpha =
 }
 
 /** One line per regressed cell, e.g. "ace-grpo synthetic Pass@4: 0.512 → 0.430 (drop 0.082 > allowed 0.031)". */
-export function describeRegressions(cells: readonly RegressionCell[]): string[] {
+export function describeRegressions(cells: ReturnType<typeof compareToBaseline>): string[] {
   return cells.filter((c) => c.regressed).map((c) =>
     c.current === null
       ? `${c.method} ${c.dataset} Pass@${c.k}: missing from the current sweep (baseline ${
@@ -175,4 +158,88 @@ export function describeRegressions(cells: readonly RegressionCell[]): string[] 
         c.level.toPrecision(2)
       })`
   );
+}
+
+/** The flags of `deno task regress`, declared once for parsing, --help and validation. */
+export const FLAGS = {
+  baseline: str("FILE", "the committed baseline (required)"),
+  current: str("DIR", "the sweep folder to check (required)"),
+  update: bool(
+    "write DIR's cells as the new baseline FILE instead of checking (an explicit, reviewed change)",
+  ),
+  iters: num("bootstrap resamples of the per-run intervals", { default: 2000, min: 100, max: 1e6 }),
+  "allow-config-change": bool(
+    "compare even though DIR's config hash differs from the baseline's (otherwise exit 2)",
+  ),
+  "allow-protocol-change": bool(
+    "compare even though DIR's evaluation protocol (grader mode and version, datasets, template, " +
+      "sampling, n, ks) differs from the baseline's (otherwise exit 2, naming the field); a baseline written " +
+      "before protocols were recorded gets a note, not a refusal",
+  ),
+} as const satisfies FlagTable;
+
+/** Usage text for `deno task regress`. */
+export const usage = `usage: deno task regress --baseline FILE --current DIR [flags]
+
+Compares the final Pass@k (mean over runs and problems) of every method/dataset/k in sweep folder DIR with a
+committed baseline and exits 1 when a cell's drop is significant: a one-sided t test per cell over the noise a
+re-run on the same problems has (both sweeps' base and residual terms; Satterthwaite degrees of freedom),
+Holm-adjusted over all cells so that two re-runs differing only in seeds fail at most 5% of the time. Each
+regressed cell is named. Incomplete current data also fail.
+
+${flagLines(FLAGS)}
+
+example: deno task regress --baseline reports/baselines/ci-tabular.json --current runs/ci-tabular`;
+
+/** Entry point for `deno task regress`. */
+export async function main(args: string[]): Promise<number> {
+  const { values } = parseTable(args, FLAGS);
+  if (!values.baseline || !values.current) {
+    throw new UsageError("--baseline FILE and --current DIR are required");
+  }
+  const current = await baselineOf(values.current, { iters: values.iters });
+  if (current.issues.length) {
+    console.error(`regress: ${values.current} has incomplete data:`);
+    for (const i of current.issues) console.error(`  ${i.runId}: ${i.message}`);
+    return 1;
+  }
+  if (values.update) {
+    writeBaseline(values.baseline, current);
+    console.log(`regress: wrote ${current.cells.length} cells from ${values.current} to ${values.baseline}`);
+    return 0;
+  }
+  if (!exists(values.baseline)) {
+    throw new UsageError(`--baseline: ${values.baseline} does not exist (create it with --update)`);
+  }
+  const baseline = readBaseline(values.baseline);
+  const notes = checkSameProtocol(
+    { label: values.baseline, protocol: baseline.protocol ?? null },
+    { label: values.current, protocol: current.protocol ?? null },
+    values["allow-protocol-change"],
+  );
+  for (const note of notes) console.error(`regress: ${note}`);
+  if (baseline.configHash && current.configHash && baseline.configHash !== current.configHash) {
+    const what =
+      `config hash ${current.configHash} of ${values.current} differs from ${baseline.configHash} of ` +
+      `${values.baseline}`;
+    if (!values["allow-config-change"]) {
+      throw new UsageError(
+        `${what}: the sweeps are not comparable; pass --allow-config-change to compare anyway, or --update`,
+      );
+    }
+    console.error(`regress: warning: ${what} (--allow-config-change)`);
+  }
+  const verdicts = compareToBaseline(baseline, current);
+  const regressed = describeRegressions(verdicts);
+  if (regressed.length === 0) {
+    console.log(
+      `regress: ok: no significant drop in ${verdicts.length} Pass@k cells (Holm, 5% family-wise) against ${values.baseline}`,
+    );
+    return 0;
+  }
+  console.error(
+    `regress: ${regressed.length} of ${verdicts.length} Pass@k cells regressed against ${values.baseline}:`,
+  );
+  for (const line of regressed) console.error(`  ${line}`);
+  return 1;
 }

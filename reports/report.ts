@@ -5,7 +5,7 @@ import { toCsv } from "../common/csv.ts";
 import { checkSameProtocol, protocolTable } from "../common/protocol.ts";
 import { aceComparisons, comparePairs, comparisonSentence, requestedComparisons } from "./compare.ts";
 import { boundaryRecord, boundaryRows, boundarySection } from "./boundary.ts";
-import { type DataIssue, dataIssues } from "./completeness.ts";
+import { dataIssues } from "./completeness.ts";
 import { calibrationCsv, calibrationPoints, calibrationSection } from "./calibration.ts";
 import { checkClaims, controlsCsv, controlsSection } from "./controls.ts";
 import { doseCsv, doseResults, doseSection, doseVariants } from "./dose.ts";
@@ -146,10 +146,7 @@ export async function buildReport(dir: string, options: ReportOptions = {}) {
  * into the sweep folder; returns the written paths, the data issues (incomplete data are written, marked; the
  * caller decides whether they are an error: `report` without --partial) and how many answers the report counts.
  */
-export async function writeReport(
-  dir: string,
-  options: ReportOptions = {},
-): Promise<{ written: string[]; issues: DataIssue[]; datasets: string[]; answers: number }> {
+export async function writeReport(dir: string, options: ReportOptions = {}) {
   const report = await buildReport(dir, options);
   const written: string[] = [];
   const put = (name: string, text: string) => {
@@ -200,11 +197,7 @@ export async function writeReport(
  * the paired B − A difference. Different protocols are refused (ValidationError naming the field) unless
  * `options.allowProtocolChange`.
  */
-export async function compareSweeps(
-  dirA: string,
-  dirB: string,
-  options: ReportOptions = {},
-): Promise<string> {
+export async function compareSweeps(dirA: string, dirB: string, options: ReportOptions = {}) {
   const [a, b] = await Promise.all([buildReport(dirA, options), buildReport(dirB, options)]);
   // Two evals: one run each (its model, its --seed), paired with each other problem by problem whatever their
   // model names and seeds.
@@ -213,8 +206,7 @@ export async function compareSweeps(
   const model = !evals ? "" : ma === mb ? ma : `${ma} → ${mb}`; // the row label: the model, or A's → B's
   const asPair = (rows: PassKRow[]) =>
     evals ? rows.map((r) => ({ ...r, method: model, base: 0, seed: 0 })) : rows;
-  const finalA = asPair(finalRows(a.rows).filter((r) => r.slice === "all"));
-  const finalB = asPair(finalRows(b.rows).filter((r) => r.slice === "all"));
+  const [finalA, finalB] = [a, b].map((x) => asPair(finalRows(x.rows).filter((r) => r.slice === "all")));
   const [methodsA, methodsB] = evals ? [[model], [model]] : [a.methods, b.methods];
   const sides = [
     { label: dirA, protocol: a.data.folder?.record?.protocol ?? null },
@@ -238,11 +230,8 @@ export async function compareSweeps(
     methodsA.filter((m) => methodsB.includes(m)).map((m) => [`${m} [A]`, `${m} [B]`] as const),
   );
   if (comparisons.length === 0) {
-    return lines.concat(
-      `The two ${evals ? "evals share no dataset" : "sweeps share no method and dataset"}.`,
-      "",
-    )
-      .join("\n");
+    const shared = evals ? "evals share no dataset" : "sweeps share no method and dataset";
+    return [...lines, `The two ${shared}.`, ""].join("\n");
   }
   const ks = [...new Set(comparisons.flatMap((c) => c.cells.map((d) => d.k)))].sort((x, y) => x - y);
   const aggA = aggregateSeeds(finalA), aggB = aggregateSeeds(finalB);

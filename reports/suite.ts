@@ -41,9 +41,7 @@ export function suiteCell(rows: SuiteSet["rows"], k: number): { mean: number; se
 }
 
 /** The suite's table as rows of cells: header, a Pass@k row per k, then scored problems and truncations. */
-function table(
-  input: SuiteInput,
-): { head: string[]; rows: { label: string; md: string[]; csv: string[] }[] } {
+function table(input: SuiteInput) {
   const head = ["metric", ...input.sets.map((s) => s.dataset), "mean of sets"];
   const cellsAt = input.ks.map((k) => input.sets.map((s) => (s.error ? null : suiteCell(s.rows, k))));
   const rows = input.ks.map((k, i) => {

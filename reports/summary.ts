@@ -27,7 +27,7 @@ import {
   type DifferenceModel,
   type SummaryModel,
 } from "./summary_model.ts";
-import { f3, signed, withInterval } from "./format.ts";
+import { e2, f3, signed, withInterval } from "./format.ts";
 
 /** What summary.md is rendered from: the summary model and, for the texts around it, the folder. */
 export interface SummaryInput {
@@ -71,10 +71,8 @@ function passKTable(cells: readonly CellModel[], methods: readonly string[]): st
 
 /** The sentence above a dataset's table: what a cell averages and what its interval covers (eval: one model). */
 function intervalNote(cells: readonly CellModel[], design: DesignModel, kind: SummaryModel["kind"]): string {
-  const steps = [...new Set(cells.filter((c) => c.method !== BEFORE_RL).map((c) => c.step))].sort((a, b) =>
-    a - b
-  );
   const trained = cells.filter((c) => c.method !== BEFORE_RL);
+  const steps = [...new Set(trained.map((c) => c.step))].sort((a, b) => a - b);
   const how = trained.every((c) => c.interval === "one seed")
     ? "one seed, so the 95% interval is over problems only: seed-to-seed variance is not measured; " +
       "for this base model only"
@@ -174,9 +172,6 @@ function droppedText(comparisons: readonly ComparisonModel[]): string[] {
     )
   );
 }
-
-/** A component: "n/a" when not estimable, 0 below float noise (1e-12), else 3 significant digits. */
-const e2 = (x: number) => (Number.isNaN(x) ? "n/a" : Math.abs(x) < 1e-12 ? "0" : x.toExponential(2));
 
 /** Variance components of each difference: base, seed within base, problem, base × problem, residual. */
 function componentsTable(comparisons: readonly ComparisonModel[]): string[] {

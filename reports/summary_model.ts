@@ -20,12 +20,6 @@ const SUMMARY_VERSION = 1;
 /** Row label of the policy before RL (the step-0 evaluation engines write, e.g. the tfjs SFT base model). */
 export const BEFORE_RL = "step 0 (before RL)";
 
-/** Variance components of one value (per value; method of moments; NaN, null in JSON: not estimable). */
-type ComponentsModel = Pick<
-  NestedComponents,
-  "base" | "seed" | "problem" | "baseProblem" | "residual" | "basesKnown" | "seedsKnown"
->;
-
 /** Everything a report prints, as numbers; its fields are described in reports/schemas/summary.schema.json. */
 export type SummaryModel = ReturnType<typeof summaryModel>;
 export type DesignModel = SummaryModel["designs"][number];
@@ -44,8 +38,10 @@ export interface ModelInput {
   issues: DataIssue[];
 }
 
-function components(x: NestedComponents): ComponentsModel {
-  const { base, seed, problem, baseProblem, residual, basesKnown, seedsKnown } = x;
+/** Variance components of one value (per value; method of moments; NaN, null in JSON: not estimable). */
+function components(
+  { base, seed, problem, baseProblem, residual, basesKnown, seedsKnown }: NestedComponents,
+) {
   return { base, seed, problem, baseProblem, residual, basesKnown, seedsKnown };
 }
 
@@ -69,19 +65,15 @@ function designOf(dataset: string, cells: readonly AggregateCell[]) {
   };
 }
 
-/** The issues touching a cell (the step-0 row belongs to the first method's step 0). */
-function issuesOf(c: AggregateCell, issues: readonly DataIssue[], firstMethod: string): DataIssue[] {
-  const method = c.method === BEFORE_RL ? firstMethod : c.method;
-  return issues.filter((i) => touches(i, method, c.dataset, c.step));
-}
-
 function cellModel(
   c: AggregateCell,
   issues: readonly DataIssue[],
   firstMethod: string,
   design: ReturnType<typeof designOf> | undefined,
 ) {
-  const mine = issuesOf(c, issues, firstMethod);
+  // The issues touching the cell (the step-0 row belongs to the first method's step 0).
+  const method = c.method === BEFORE_RL ? firstMethod : c.method;
+  const mine = issues.filter((i) => touches(i, method, c.dataset, c.step));
   // Slices are marked only by their runs' issues: their own problem counts are smaller by construction.
   const odd = design !== undefined && c.slice === "all" && c.method !== BEFORE_RL &&
     (c.seeds !== design.runs || c.bases !== design.bases || c.problems !== design.problems ||
@@ -111,17 +103,15 @@ function cellModel(
   };
 }
 
-/** The final step of a method's cells on a dataset (the step its differences come from). */
-function finalStep(cells: readonly AggregateCell[], method: string, dataset: string): number {
-  return Math.max(...cells.filter((c) => c.method === method && c.dataset === dataset).map((c) => c.step));
-}
-
 function comparisonModel(
   c: Comparison,
   cells: readonly AggregateCell[],
   issues: readonly DataIssue[],
 ) {
-  const hit = (m: string) => issues.some((i) => touches(i, m, c.dataset, finalStep(cells, m, c.dataset)));
+  // An issue at a side's final step (the step its differences come from) marks the comparison.
+  const final = (m: string) =>
+    Math.max(...cells.filter((x) => x.method === m && x.dataset === c.dataset).map((x) => x.step));
+  const hit = (m: string) => issues.some((i) => touches(i, m, c.dataset, final(m)));
   return {
     dataset: c.dataset,
     a: c.a,
@@ -197,7 +187,7 @@ const COMPONENT_COLUMNS = [
   "var_residual",
 ] as const;
 
-function componentRecord(x: ComponentsModel): Record<string, unknown> {
+function componentRecord(x: ReturnType<typeof components>): Record<string, unknown> {
   const values = [x.base, x.seed, x.problem, x.baseProblem, x.residual];
   return Object.fromEntries(COMPONENT_COLUMNS.map((name, i) => [name, csv6(values[i])]));
 }

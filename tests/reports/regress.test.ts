@@ -9,7 +9,7 @@ import {
   describeRegressions,
   readBaseline,
 } from "../../reports/mod.ts";
-import { main as regressMain } from "../../reports/regress_cli.ts";
+import { main as regressMain } from "../../reports/regress.ts";
 import { readJson, readJsonl } from "../../common/fs.ts";
 import { copyFixture, fixture } from "./fixture.ts";
 
