@@ -17,8 +17,13 @@ import {
   writeStatus,
 } from "../../common/run_folder.ts";
 import type { RunConfig, RunHooks, RunOutcome } from "../engines/engine.ts";
-import { engineRef, type EngineSpec, engineSpec, loadCluster } from "../engines/registry.ts";
-import { interruptJobs, laneWidth } from "./cluster.ts";
+import {
+  type EngineCluster,
+  engineRef,
+  type EngineSpec,
+  engineSpec,
+  loadCluster,
+} from "../engines/registry.ts";
 import { baseSeed, type SweepConfig, sweepHash } from "./config.ts";
 import { checkJob, checkReport, type WorkerJob } from "./job.ts";
 import { sweepRecord } from "./record.ts";
@@ -197,7 +202,10 @@ export async function runSweep(
     const overall = bars.add(`sweep ${sweep.name}`, runs.length, "runs", outcome.skipped.length);
     // Runs in base order, so the lanes start on the first bases while the last ones are still being trained.
     const queue = [...pending].sort((a, b) => (a.base ?? 0) - (b.base ?? 0));
-    const width = await laneWidth(cluster, sweep, options.workers ?? cpus().length, queue.length);
+    // An engine whose runs are cluster jobs (VERL under ray-job) sets the lanes to what its cluster holds.
+    const slots = cluster ? await cluster.concurrency(sweep.settings) : null;
+    if (slots !== null) console.error(`sweep ${sweep.name}: up to ${slots} cluster jobs in flight`);
+    const width = Math.max(1, Math.min(slots ?? options.workers ?? cpus().length, queue.length));
     const lane = async () => {
       for (let job = prepared.queue.shift(); job && !outcome.interrupted; job = prepared.queue.shift()) {
         await job();
@@ -220,6 +228,19 @@ export async function runSweep(
     Deno.removeSignalListener("SIGINT", onSigint);
   }
   return outcome;
+}
+
+/** After Ctrl-C: the engine stops or detaches the job of every run the interrupted sweep left running. */
+async function interruptJobs(cluster: EngineCluster, out: string, runs: RunConfig[]): Promise<void> {
+  for (const run of runs) {
+    const dir = runDir(out, run.runId);
+    if (readStatus(dir)?.state !== "running") continue;
+    try {
+      await cluster.interrupt(dir, run.settings);
+    } catch (e) {
+      console.error(`run ${run.runId}: ${(e as Error).message.split("\n")[0]}`);
+    }
+  }
 }
 
 /**
