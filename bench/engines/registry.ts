@@ -191,13 +191,12 @@ export function engineSpec(name: string): EngineSpec {
  */
 export function engineOf(ref: EngineRef): EngineRef {
   const spec = engines[ref.name];
-  if (!spec) return ref;
-  if (spec.module !== ref.module || spec.exportName !== ref.exportName) {
+  if (spec && (spec.module !== ref.module || spec.exportName !== ref.exportName)) {
     throw new Error(
       `engine '${ref.name}': the job names ${ref.module}#${ref.exportName}, the registry ${spec.module}#${spec.exportName}`,
     );
   }
-  return engineRef(spec);
+  return ref;
 }
 
 /** Import `module`'s export `name`: a function, or an object with function `members`; else throws naming both. */

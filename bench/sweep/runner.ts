@@ -80,14 +80,6 @@ export function writeSweepJson(out: string, sweep: SweepConfig, runs: RunConfig[
   });
 }
 
-/** The first step whose loss is not a finite number (JSON has no NaN, so engines write null), or null. */
-export function firstNonFiniteLoss(dir: string): number | null {
-  for (const m of readMetrics<{ step?: number; loss?: unknown }>(dir)) {
-    if ("loss" in m && !(typeof m.loss === "number" && Number.isFinite(m.loss))) return m.step ?? -1;
-  }
-  return null;
-}
-
 /** How a worker's job ended: the engine's outcome, or the failure reason. */
 type JobResult = { outcome: RunOutcome; failure: null } | { outcome: null; failure: string };
 
@@ -146,8 +138,10 @@ function runInWorker(job: WorkerJob, hooks: JobHooks, active: Active) {
 function settleRun(dir: string, status: RunStatus, result: JobResult, started: number): RunStatus {
   let reason = result.failure;
   if (result.outcome === "done") {
-    const bad = firstNonFiniteLoss(dir);
-    if (bad !== null) reason = `diverged: non-finite loss at step ${bad}`;
+    // the first step whose loss is not a finite number (JSON has no NaN, so engines write null)
+    const bad = readMetrics<{ step?: number; loss?: unknown }>(dir)
+      .find((m) => "loss" in m && !(typeof m.loss === "number" && Number.isFinite(m.loss)));
+    if (bad) reason = `diverged: non-finite loss at step ${bad.step ?? -1}`;
     else if (!exists(runFile(dir, "eval"))) reason = "engine finished without writing eval.jsonl";
   }
   // what the engine added to status.json while it ran (a VERL job's submission, its grader) is kept

@@ -30,19 +30,17 @@ export function parseRequest(line: string, lineNo: number): { prediction: string
 }
 
 /**
- * Answer request lines from `lines` until it ends, one response line per request, in order. `grader`: the mode and
- * hard per-answer limit (default: the sweep's recorded protocol in $ACEBENCH_SWEEP_DIR, else VERL's, strict with
- * the pool's timeout); `workers` the pool size (at least 1: the timeout needs one); `workerUrl` the grading
- * worker's module (default the checkout's; the bundled grader names its own).
+ * Answer request lines from `lines` until it ends, one response line per request, in order, in the mode and with
+ * the hard per-answer limit of the sweep's recorded protocol in $ACEBENCH_SWEEP_DIR (else VERL's: strict, the
+ * pool's timeout); `workers` the pool size (at least 1: the timeout needs one); `workerUrl` the grading worker's
+ * module (default the checkout's; the bundled grader names its own).
  */
 export async function serveRewards(
   lines: AsyncIterable<string>,
   write: (line: string) => Promise<void>,
-  options: { workers?: number; grader?: { strict: boolean; timeoutMs: number | null }; workerUrl?: string } =
-    {},
+  options: { workers?: number; workerUrl?: string } = {},
 ): Promise<number> {
-  const { strict, timeoutMs } = options.grader ??
-    gradingOf("verl", Deno.env.get("ACEBENCH_SWEEP_DIR") || null);
+  const { strict, timeoutMs } = gradingOf("verl", Deno.env.get("ACEBENCH_SWEEP_DIR") || null);
   const pool = new GraderPool(Math.max(1, options.workers ?? 1), options.workerUrl);
   let lineNo = 0;
   try {
