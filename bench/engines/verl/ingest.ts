@@ -260,7 +260,7 @@ export async function ingestVerlDumps(
     // training steps with diagnostics turned into metrics.jsonl (0 without ace_metrics.jsonl)
     metricsSteps,
     // the dumps reach the run's last RL step, so status.json now says "done"
-    finished: updateStatus(runDir, { filtered, lost, lastStep, restarts }),
+    finished: updateStatus(runDir, filtered, lost, lastStep, restarts),
     // "dataset/id" of problems VERL's prompt-length filter left out
     filtered: filtered?.problems.map((p) => `${p.dataset}/${p.problemId}`) ?? [],
     // reward grader restarts (reward.py's verl/grader_restarts.jsonl), also in status.json
@@ -295,34 +295,32 @@ function filteredProblems(runDir: string, filter: ValFilter | null, lines: reado
  */
 function updateStatus(
   runDir: string,
-  c: {
-    filtered: RunStatus["filteredProblems"] | null;
-    lost: NonNullable<RunStatus["lostSamples"]>;
-    lastStep: number;
-    restarts: number;
-  },
+  filtered: RunStatus["filteredProblems"] | null,
+  lost: NonNullable<RunStatus["lostSamples"]>,
+  lastStep: number,
+  restarts: number,
 ): boolean {
   const before = readStatus(runDir);
   let status = before && { ...before };
-  if (status && c.filtered) status.filteredProblems = c.filtered;
-  else if (status && c.filtered === null) delete status.filteredProblems;
-  if (c.lost.length || status?.lostSamples) {
+  if (status && filtered) status.filteredProblems = filtered;
+  else if (status && filtered === null) delete status.filteredProblems;
+  if (lost.length || status?.lostSamples) {
     status = { state: "planned", startedAt: new Date().toISOString(), ...status };
-    if (c.lost.length) status.lostSamples = c.lost;
+    if (lost.length) status.lostSamples = lost;
     else delete status.lostSamples;
   }
   const steps = readRunConfig<{ rl?: { steps?: number } }>(runDir)?.settings.rl?.steps;
-  const finished = typeof steps === "number" && c.lastStep >= steps;
+  const finished = typeof steps === "number" && lastStep >= steps;
   if (finished && status?.state !== "done") {
     const { reason: _reason, ...rest }: Partial<RunStatus> = status ?? {};
     const now = new Date().toISOString();
-    const note = `VERL validation dumps reach step ${c.lastStep}`;
+    const note = `VERL validation dumps reach step ${lastStep}`;
     status = { ...rest, state: "done", startedAt: rest.startedAt ?? now, finishedAt: now, note };
   }
-  if (status && c.restarts !== (status.graderRestarts ?? 0)) {
-    status.graderRestarts = c.restarts;
-    if (c.restarts > 0) {
-      console.error(`${runDir}: the reward grader was restarted ${c.restarts} time(s) (${RESTARTS_FILE})`);
+  if (status && restarts !== (status.graderRestarts ?? 0)) {
+    status.graderRestarts = restarts;
+    if (restarts > 0) {
+      console.error(`${runDir}: the reward grader was restarted ${restarts} time(s) (${RESTARTS_FILE})`);
     }
   }
   if (status && JSON.stringify(status) !== JSON.stringify(before)) writeStatus(runDir, status);

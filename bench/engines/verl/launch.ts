@@ -39,18 +39,17 @@ export function verlRunPlan(
   // The entry point follows the resolved algorithm (dynamic sampling needs DAPO's trainer), never the preset name.
   const family = algo.dynamicSampling?.enabled ? "dapo" : "grpo";
   const recipe = resolveRecipe(family, settings);
-  const clusterSweep = settings.clusterSweepDir ?? resolve(sweep.dir);
-  if (!isAbsolute(clusterSweep) || /["'\\]/.test(clusterSweep)) {
-    throw new RangeError(`settings.clusterSweepDir '${clusterSweep}' must be absolute, without quotes or \\`);
-  }
+  // both end up inside JSON (ray_job.sh) and quoted Hydra values (the workers' PYTHONPATH, the run's paths)
+  const checkPath = (field: string, path: string) => {
+    if (!isAbsolute(path) || /["'\\]/.test(path)) {
+      throw new RangeError(`${field} '${path}' must be absolute, without quotes or \\`);
+    }
+    return path;
+  };
+  const clusterSweep = checkPath("settings.clusterSweepDir", settings.clusterSweepDir ?? resolve(sweep.dir));
   const clusterRunDir = join(clusterSweep, "runs", run.runId);
-  const verlRoot = settings.verlRoot ?? env.VERL_ROOT ?? null;
-  // it ends up inside JSON (ray_job.sh) and a quoted Hydra value (the workers' PYTHONPATH)
-  if (verlRoot !== null && (!isAbsolute(verlRoot) || /["'\\]/.test(verlRoot))) {
-    throw new RangeError(
-      `settings.verlRoot (or VERL_ROOT) '${verlRoot}' must be absolute, without quotes or \\`,
-    );
-  }
+  const root = settings.verlRoot ?? env.VERL_ROOT ?? null;
+  const verlRoot = root === null ? null : checkPath("settings.verlRoot (or VERL_ROOT)", root);
   const release = verlRelease(settings.verlVersion);
   const steps = sweep.rl.steps;
   const cost = runCost({
