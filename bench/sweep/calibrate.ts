@@ -142,11 +142,7 @@ export async function calibrate(sweep: SweepConfig, spec: EngineSpec) {
   }
 }
 
-/**
- * Seconds the runs to do would take from a calibration: the engine's prepare (fixed + per SFT step × the
- * config's SFT steps), then the runs on `workers` lanes, each RL steps × seconds per step + evaluations ×
- * seconds per evaluation.
- */
+/** Seconds `runs` would take by `cal`: prepare (fixed + per SFT step), then the runs on `workers` lanes. */
 export function estimateFromCalibration(
   cal: Calibration,
   runs: readonly RunConfig[],
