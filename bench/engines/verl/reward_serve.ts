@@ -2,6 +2,8 @@
 // a JSON array of {prediction, gold}; each stdout line is the matching array of {correct, status, extracted}.
 // Every item is graded by the same worker pool, mode and per-answer timeout as the report's ingest (the sweep's
 // recorded protocol, `gradingOf`), so the reward that trains is the verdict the report counts (one implementation).
+import process from "node:process";
+import { createInterface } from "node:readline";
 import { GraderPool } from "../../../evaluators/pool.ts";
 import type { GradeResult } from "../../../evaluators/grade.ts";
 import { gradingOf } from "../registry.ts";
@@ -58,31 +60,12 @@ export async function serveRewards(
   return lineNo;
 }
 
-/**
- * The lines of a stream of text chunks, without their "\n" (a last line without one included). Linear: each chunk
- * is searched once and a line's pieces joined once, so a request line of hundreds of MB costs what reading it does.
- */
-export async function* splitLines(chunks: AsyncIterable<string>): AsyncIterable<string> {
-  let pieces: string[] = [];
-  for await (const chunk of chunks) {
-    let from = 0;
-    let nl: number;
-    while ((nl = chunk.indexOf("\n", from)) >= 0) {
-      pieces.push(chunk.slice(from, nl));
-      yield pieces.join("");
-      pieces = [];
-      from = nl + 1;
-    }
-    if (from < chunk.length) pieces.push(chunk.slice(from));
-  }
-  if (pieces.length) yield pieces.join("");
-}
-
 if (import.meta.main) {
   const encoder = new TextEncoder();
   const workers = Number(Deno.env.get("ACE_VERL_GRADER_WORKERS") ?? "1");
   try {
-    await serveRewards(splitLines(Deno.stdin.readable.pipeThrough(new TextDecoderStream())), async (line) => {
+    // readline is linear in a line's length: a request line of hundreds of MB costs what reading it does
+    await serveRewards(createInterface({ input: process.stdin, crlfDelay: Infinity }), async (line) => {
       const bytes = encoder.encode(line);
       for (let off = 0; off < bytes.length;) off += await Deno.stdout.write(bytes.subarray(off));
     }, {
