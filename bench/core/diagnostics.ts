@@ -1,21 +1,15 @@
 // Per-step training diagnostics, computed here so every engine logs the same metrics.jsonl fields.
 import { assertFinite, assertLength, type Num } from "./check.ts";
-import type { PolicyLossMetrics } from "./policy_loss.ts";
+import type { StepRollouts, UpdateResult } from "./step.ts";
 
-/** Inputs: the step's rollouts (after filtering), their advantages before and after ACE, and the loss result. */
-export interface DiagnosticsInput {
-  rewards: Num;
-  correct: ArrayLike<number | boolean>;
-  /** Group-normalised advantages before ACE. */
-  advantages: Num;
-  /** Advantages fed to the loss (after ACE; equal to `advantages` when ACE is off). */
-  finalAdvantages: Num;
-  /** Confidence shift per rollout; null when there is no reference model. */
-  c: Num | null;
-  groupsKeptFrac: number;
-  loss: number;
-  metrics: PolicyLossMetrics;
-}
+/**
+ * Inputs: the step's rollouts (after filtering), the estimator's advantages and those fed to the loss (after ACE),
+ * the confidence shift per rollout (null when there is no reference model), and the update's loss and metrics.
+ */
+export type DiagnosticsInput =
+  & Pick<StepRollouts, "rewards" | "correct">
+  & Pick<UpdateResult, "loss" | "metrics">
+  & { advantages: Num; finalAdvantages: Num; c: Num | null; groupsKeptFrac: number };
 
 /**
  * One metrics.jsonl record (without `step`); null where a quantity does not exist this step. ACE ones, over

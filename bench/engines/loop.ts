@@ -216,22 +216,15 @@ function truncateAfter(path: string, step: number): void {
   atomicWrite(path, kept.map((r) => JSON.stringify(r)).join("\n") + (kept.length ? "\n" : ""));
 }
 
-/** The schedule of a run: RL steps, and every how many steps to evaluate and checkpoint (and always the last). */
-export interface LoopSchedule {
-  steps: number;
-  evalEvery: number;
-  checkpointEvery: number;
-}
-
 /**
  * Train `backend` to `schedule.steps` in `runDir`: resume from its newest checkpoint (dropping log lines written
- * after it) or start fresh with an evaluation at step 0; then step, log, evaluate and checkpoint on schedule,
- * reporting progress. A failing step throws "step N: reason".
+ * after it) or start fresh with an evaluation at step 0; then step, log, and every `evalEvery` (`checkpointEvery`)
+ * steps and at the last evaluate (checkpoint), reporting progress. A failing step throws "step N: reason".
  */
 export async function runLoop<G extends RolloutGroup, R>(
   backend: RunBackend<G, R>,
   algo: AlgoConfig,
-  schedule: LoopSchedule,
+  schedule: { steps: number; evalEvery: number; checkpointEvery: number },
   runDir: string,
   hooks: RunHooks,
 ): Promise<void> {

@@ -8,14 +8,12 @@ import { type EvalProtocol, graderOptions } from "../../common/protocol.ts";
 import { GRADE_TIMEOUT_MS, graderVersion } from "../../evaluators/mod.ts";
 import type { Engine, RunConfig } from "./engine.ts";
 
-/** Where an engine's implementation lives: a module URL, the export holding the `Engine`, its settings schema. */
+/** Where an engine's implementation lives: a module URL and the export holding the `Engine`. */
 export interface EngineSpec {
   name: string;
-  /** Imported lazily, inside a worker. */
+  /** Imported lazily, inside a worker; the JSON Schema of the engine's `settings` is settings.schema.json beside it. */
   module: string;
   exportName: string;
-  /** JSON Schema for the engine's `settings` (defaults are filled in by ajv). */
-  settingsSchema: string;
   /**
    * For an engine whose job writes its own outputs (VERL: validation dumps): the export `(runDir, { sweepDir })`
    * turning them into run-folder files, and whether a run folder has outputs not ingested yet (reports refuse it).
@@ -93,7 +91,6 @@ export const engines: Record<string, EngineSpec> = {
     name: "tabular",
     module: here("./tabular/engine.ts"),
     exportName: "tabularEngine",
-    settingsSchema: here("./tabular/settings.schema.json"),
     smoke: { settings: { prompts: 16, checkpointEvery: 1 } },
     base: () => "; base b is tabular world worldSeed + b",
     local: true,
@@ -110,7 +107,6 @@ export const engines: Record<string, EngineSpec> = {
     name: "tfjs",
     module: here("./tfjs/engine.ts"),
     exportName: "tfjsEngine",
-    settingsSchema: here("./tfjs/settings.schema.json"),
     smoke: {
       settings: {
         model: { dModel: 16, heads: 2, layers: 1 },
@@ -144,7 +140,6 @@ export const engines: Record<string, EngineSpec> = {
     name: "verl",
     module: here("./verl/mod.ts"),
     exportName: "verlEngine",
-    settingsSchema: here("./verl/settings.schema.json"),
     ingest: { exportName: "ingestVerlDumps", pending: (dir) => newerThanEval(dir, "val_generations") },
     planner: "planRun",
     cluster: "verlCluster",
@@ -191,13 +186,12 @@ export function engineSpec(name: string): EngineSpec {
  */
 export function engineOf(ref: EngineRef): EngineRef {
   const spec = engines[ref.name];
-  if (!spec) return ref;
-  if (spec.module !== ref.module || spec.exportName !== ref.exportName) {
+  if (spec && (spec.module !== ref.module || spec.exportName !== ref.exportName)) {
     throw new Error(
       `engine '${ref.name}': the job names ${ref.module}#${ref.exportName}, the registry ${spec.module}#${spec.exportName}`,
     );
   }
-  return engineRef(spec);
+  return ref;
 }
 
 /** Import `module`'s export `name`: a function, or an object with function `members`; else throws naming both. */

@@ -13,30 +13,15 @@ import { makespan } from "./makespan.ts";
 import { withOverrides } from "../core/mod.ts";
 import { runSweep } from "./runner.ts";
 
-/** What the calibration measured, in seconds. */
-export interface Calibration {
-  /** RL steps trained by the calibration run; its mean seconds per RL step (sampling + updates). */
-  steps: number;
-  stepSeconds: number;
-  /** Seconds per evaluation (the calibration run's time outside its RL steps, over its evaluations). */
-  evalSeconds: number;
-  /** The engine's prepare with no SFT step, and seconds per SFT step (0 when the engine trains no base). */
-  prepareSeconds: number;
-  sftStepSeconds: number;
-  /** SFT steps the calibration trained (null: the engine has no `settings.sft`). */
-  sftSteps: number | null;
-  /** Wall time of the whole calibration. */
-  wall: number;
-  /** The backend it ran on, where the engine records one (tfjs: what `auto` chose). */
-  backend?: string;
-}
+/**
+ * What `calibrate` measured, in seconds: per RL step (sampling + updates) over its `steps`, per evaluation, the
+ * engine's prepare without SFT and per SFT step (`sftSteps`: null when the engine trains no base), its wall time,
+ * and the backend where the engine records one (tfjs: what `auto` chose).
+ */
+export type Calibration = Awaited<ReturnType<typeof calibrate>>;
 
 /** A calibration as the cost model stores it: what it measured, and when and where (cores, 1-min load average). */
-export interface StoredCalibration extends Calibration {
-  measuredAt: string;
-  cores: number;
-  load: number;
-}
+export type StoredCalibration = Calibration & { measuredAt: string; cores: number; load: number };
 
 /** Calibrations kept per cost key (the newest): their spread is the estimate's uncertainty. */
 const KEEP = 5;
@@ -126,7 +111,7 @@ async function timeOnce(sweep: SweepConfig, dir: string, spec: EngineSpec) {
  * an SFT base model a second one with no SFT step, so prepare = fixed + per-SFT-step. Throws when a calibration
  * run fails (naming it).
  */
-export async function calibrate(sweep: SweepConfig, spec: EngineSpec): Promise<Calibration> {
+export async function calibrate(sweep: SweepConfig, spec: EngineSpec) {
   const sft = sftStepsOf(expandRuns(sweep)[0]);
   const dir = Deno.makeTempDirSync({ prefix: "acebench-calibration-" });
   const t0 = performance.now();
@@ -157,11 +142,7 @@ export async function calibrate(sweep: SweepConfig, spec: EngineSpec): Promise<C
   }
 }
 
-/**
- * Seconds the runs to do would take from a calibration: the engine's prepare (fixed + per SFT step × the
- * config's SFT steps), then the runs on `workers` lanes, each RL steps × seconds per step + evaluations ×
- * seconds per evaluation.
- */
+/** Seconds `runs` would take by `cal`: prepare (fixed + per SFT step), then the runs on `workers` lanes. */
 export function estimateFromCalibration(
   cal: Calibration,
   runs: readonly RunConfig[],

@@ -111,9 +111,9 @@ export function checkSweepConfig(raw: unknown, source: string, spec?: EngineSpec
   });
   // The sweep's rl block wins over settings.rl; the engine's schema then checks (and defaults) the merge.
   sweep.settings = methodSettings(sweep);
-  const schemaPath = new URL(engine.settingsSchema).pathname;
-  if (exists(schemaPath)) {
-    const schema = loadSchema(new URL(engine.settingsSchema));
+  const settingsSchema = new URL("./settings.schema.json", engine.module);
+  if (exists(settingsSchema.pathname)) {
+    const schema = loadSchema(settingsSchema);
     sweep.settings = validate(schema, sweep.settings, `${source}: settings`);
     sweep.methods.forEach((m, i) => {
       if (m.rl) validate(schema, methodSettings(sweep, m), `${source}: methods[${i}].rl`);

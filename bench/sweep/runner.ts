@@ -17,8 +17,13 @@ import {
   writeStatus,
 } from "../../common/run_folder.ts";
 import type { RunConfig, RunHooks, RunOutcome } from "../engines/engine.ts";
-import { engineRef, type EngineSpec, engineSpec, loadCluster } from "../engines/registry.ts";
-import { interruptJobs, laneWidth } from "./cluster.ts";
+import {
+  type EngineCluster,
+  engineRef,
+  type EngineSpec,
+  engineSpec,
+  loadCluster,
+} from "../engines/registry.ts";
 import { baseSeed, type SweepConfig, sweepHash } from "./config.ts";
 import { checkJob, checkReport, type WorkerJob } from "./job.ts";
 import { sweepRecord } from "./record.ts";
@@ -73,14 +78,6 @@ export function writeSweepJson(out: string, sweep: SweepConfig, runs: RunConfig[
     machine: machineInfo(),
     writtenAt: new Date().toISOString(),
   });
-}
-
-/** The first step whose loss is not a finite number (JSON has no NaN, so engines write null), or null. */
-export function firstNonFiniteLoss(dir: string): number | null {
-  for (const m of readMetrics<{ step?: number; loss?: unknown }>(dir)) {
-    if ("loss" in m && !(typeof m.loss === "number" && Number.isFinite(m.loss))) return m.step ?? -1;
-  }
-  return null;
 }
 
 /** How a worker's job ended: the engine's outcome, or the failure reason. */
@@ -141,8 +138,10 @@ function runInWorker(job: WorkerJob, hooks: JobHooks, active: Active) {
 function settleRun(dir: string, status: RunStatus, result: JobResult, started: number): RunStatus {
   let reason = result.failure;
   if (result.outcome === "done") {
-    const bad = firstNonFiniteLoss(dir);
-    if (bad !== null) reason = `diverged: non-finite loss at step ${bad}`;
+    // the first step whose loss is not a finite number (JSON has no NaN, so engines write null)
+    const bad = readMetrics<{ step?: number; loss?: unknown }>(dir)
+      .find((m) => "loss" in m && !(typeof m.loss === "number" && Number.isFinite(m.loss)));
+    if (bad) reason = `diverged: non-finite loss at step ${bad.step ?? -1}`;
     else if (!exists(runFile(dir, "eval"))) reason = "engine finished without writing eval.jsonl";
   }
   // what the engine added to status.json while it ran (a VERL job's submission, its grader) is kept
@@ -197,7 +196,10 @@ export async function runSweep(
     const overall = bars.add(`sweep ${sweep.name}`, runs.length, "runs", outcome.skipped.length);
     // Runs in base order, so the lanes start on the first bases while the last ones are still being trained.
     const queue = [...pending].sort((a, b) => (a.base ?? 0) - (b.base ?? 0));
-    const width = await laneWidth(cluster, sweep, options.workers ?? cpus().length, queue.length);
+    // An engine whose runs are cluster jobs (VERL under ray-job) sets the lanes to what its cluster holds.
+    const slots = cluster ? await cluster.concurrency(sweep.settings) : null;
+    if (slots !== null) console.error(`sweep ${sweep.name}: up to ${slots} cluster jobs in flight`);
+    const width = Math.max(1, Math.min(slots ?? options.workers ?? cpus().length, queue.length));
     const lane = async () => {
       for (let job = prepared.queue.shift(); job && !outcome.interrupted; job = prepared.queue.shift()) {
         await job();
@@ -220,6 +222,19 @@ export async function runSweep(
     Deno.removeSignalListener("SIGINT", onSigint);
   }
   return outcome;
+}
+
+/** After Ctrl-C: the engine stops or detaches the job of every run the interrupted sweep left running. */
+async function interruptJobs(cluster: EngineCluster, out: string, runs: RunConfig[]): Promise<void> {
+  for (const run of runs) {
+    const dir = runDir(out, run.runId);
+    if (readStatus(dir)?.state !== "running") continue;
+    try {
+      await cluster.interrupt(dir, run.settings);
+    } catch (e) {
+      console.error(`run ${run.runId}: ${(e as Error).message.split("\n")[0]}`);
+    }
+  }
 }
 
 /**

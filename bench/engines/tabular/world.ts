@@ -55,9 +55,8 @@ export function buildWorld(settings: TabularSettings, base: number): TabularWorl
   const refNoise = new Float64Array(P * S);
   for (let x = 0; x < P; x++) {
     for (let s = 0; s < S; s++) {
-      correct[x * S + s] = rng.float() < (s === 0 ? settings.broadCorrectProb : settings.nicheCorrectProb)
-        ? 1
-        : 0;
+      const p = s === 0 ? settings.broadCorrectProb : settings.nicheCorrectProb;
+      correct[x * S + s] = rng.float() < p ? 1 : 0;
       refNoise[x * S + s] = settings.refNoiseStd * rng.normal();
     }
   }

@@ -73,15 +73,9 @@ const VERL_SCHEMA = [
 /** Write rows atomically to `path` as snappy-compressed parquet; no rows is an error (VERL cannot train on it). */
 export function writeVerlParquet(path: string, rows: readonly VerlRow[]): void {
   if (rows.length === 0) throw new Error("VERL export: no rows to write");
-  const column = <K extends keyof VerlRow>(name: K) => ({ name, data: rows.map((r) => r[name]) });
+  const columns = ["data_source", "prompt", "ability", "reward_model", "extra_info"] as const;
   const buffer = parquetWriteBuffer({
-    columnData: [
-      column("data_source"),
-      column("prompt"),
-      column("ability"),
-      column("reward_model"),
-      column("extra_info"),
-    ],
+    columnData: columns.map((name) => ({ name, data: rows.map((r) => r[name]) })),
     // deno-lint-ignore no-explicit-any
     schema: VERL_SCHEMA as any,
     kvMetadata: [{ key: "acebench.schema", value: "verl-rl-v1" }],

@@ -238,16 +238,17 @@ export async function ingestVerlDumps(
         `\`deno task report ${sweepDir} --ingest --partial\` to keep them with their cells marked †`,
     );
   }
+  // what can fail (a malformed metrics or restarts file) is read before anything is written
+  const metricsSteps = ingestVerlMetrics(runDir);
+  const restarts = readJsonl(join(runDir, VERL_DIR, RESTARTS_FILE)).length;
   writeEvalSamples(runDir, lines);
-  const filtered = recordFiltered(runDir, filter, lines);
-  recordLost(
-    runDir,
-    gaps.map((g) => ({
-      dataset: g.dataset,
-      step: g.step,
-      message: `VERL dump lacks ${g.lacking} of ${g.expected} samples: ${g.text} (ingested with --partial)`,
-    })),
-  );
+  const filtered = filteredProblems(runDir, filter, lines);
+  const lastStep = Math.max(-1, ...lines.map((l) => l.step));
+  const lost = gaps.map((g) => ({
+    dataset: g.dataset,
+    step: g.step,
+    message: `VERL dump lacks ${g.lacking} of ${g.expected} samples: ${g.text} (ingested with --partial)`,
+  }));
   return {
     files,
     samples: lines.length,
@@ -257,55 +258,73 @@ export async function ingestVerlDumps(
     unmatched: lines.filter((l) => !l.meta.matched).length,
     correct: lines.filter((l) => l.correct).length,
     // training steps with diagnostics turned into metrics.jsonl (0 without ace_metrics.jsonl)
-    metricsSteps: ingestVerlMetrics(runDir),
+    metricsSteps,
     // the dumps reach the run's last RL step, so status.json now says "done"
-    finished: markFinished(runDir, Math.max(-1, ...lines.map((l) => l.step))),
+    finished: updateStatus(runDir, filtered, lost, lastStep, restarts),
     // "dataset/id" of problems VERL's prompt-length filter left out
-    filtered,
+    filtered: filtered?.problems.map((p) => `${p.dataset}/${p.problemId}`) ?? [],
     // reward grader restarts (reward.py's verl/grader_restarts.jsonl), also in status.json
-    graderRestarts: recordGraderRestarts(runDir),
+    graderRestarts: restarts,
   };
 }
 
-/** Count reward.py's restart lines into status.json `graderRestarts` (absent file: 0, nothing written). */
-function recordGraderRestarts(runDir: string): number {
-  const restarts = readJsonl(join(runDir, VERL_DIR, RESTARTS_FILE)).length;
-  const status = readStatus(runDir);
-  if (status === null || restarts === (status.graderRestarts ?? 0)) return restarts;
-  writeStatus(runDir, { ...status, graderRestarts: restarts });
-  if (restarts > 0) {
-    console.error(`${runDir}: the reward grader was restarted ${restarts} time(s) (${RESTARTS_FILE})`);
-  }
-  return restarts;
-}
-
-/** Problems over the plan's prompt limit no dump holds (VERL filtered them): stderr, status `filteredProblems`. */
-function recordFiltered(runDir: string, filter: ValFilter | null, lines: readonly EvalLine[]): string[] {
-  if (filter === null) return [];
+/**
+ * Problems over the plan's prompt limit no dump holds (VERL filtered them), said on stderr, as status.json's
+ * `filteredProblems` (null: none; undefined: the plan has no filter).
+ */
+function filteredProblems(runDir: string, filter: ValFilter | null, lines: readonly EvalLine[]) {
+  if (filter === null) return undefined;
   const seen = new Set(lines.map((l) => `${l.dataset}/${l.problemId}`));
   const over = filter.overLimit.filter((p) => !seen.has(`${p.dataset}/${p.id}`));
-  const names = over.map((p) => `${p.dataset}/${p.id}`);
+  if (over.length === 0) return null;
   const how = filter.method === "tokenizer"
     ? `exact counts with ${filter.why}'s chat template`
     : `a bound of UTF-8 bytes + ${TEMPLATE_TOKENS} template tokens, no tokenizer: ${filter.why}`;
-  if (names.length) {
-    console.error(
-      `${runDir}: ${names.length} problem(s) over data.max_prompt_length ${filter.maxPromptLength} not validated ` +
-        `by VERL (${how}): ${names.join(", ")}`,
-    );
+  console.error(
+    `${runDir}: ${over.length} problem(s) over data.max_prompt_length ${filter.maxPromptLength} not validated ` +
+      `by VERL (${how}): ${over.map((p) => `${p.dataset}/${p.id}`).join(", ")}`,
+  );
+  const problems = over.map((p) => ({ dataset: p.dataset, problemId: p.id, tokens: p.tokens }));
+  return { maxPromptLength: filter.maxPromptLength, method: filter.method, problems };
+}
+
+/**
+ * status.json after an ingest, in one write: `filteredProblems` (null: removed), the cells a partial ingest kept
+ * with samples missing (`lostSamples`; none: removed), "done" once the dumps reach settings.rl.steps (the runner,
+ * which never launched the run, said planned), and reward.py's `graderRestarts`. Returns whether the run is done.
+ */
+function updateStatus(
+  runDir: string,
+  filtered: RunStatus["filteredProblems"] | null,
+  lost: NonNullable<RunStatus["lostSamples"]>,
+  lastStep: number,
+  restarts: number,
+): boolean {
+  const before = readStatus(runDir);
+  let status = before && { ...before };
+  if (status && filtered) status.filteredProblems = filtered;
+  else if (status && filtered === null) delete status.filteredProblems;
+  if (lost.length || status?.lostSamples) {
+    status = { state: "planned", startedAt: new Date().toISOString(), ...status };
+    if (lost.length) status.lostSamples = lost;
+    else delete status.lostSamples;
   }
-  const status = readStatus(runDir);
-  if (status === null || (names.length === 0 && !status.filteredProblems)) return names;
-  const next: RunStatus = { ...status };
-  if (names.length) {
-    next.filteredProblems = {
-      maxPromptLength: filter.maxPromptLength,
-      method: filter.method,
-      problems: over.map((p) => ({ dataset: p.dataset, problemId: p.id, tokens: p.tokens })),
-    };
-  } else delete next.filteredProblems;
-  writeStatus(runDir, next);
-  return names;
+  const steps = readRunConfig<{ rl?: { steps?: number } }>(runDir)?.settings.rl?.steps;
+  const finished = typeof steps === "number" && lastStep >= steps;
+  if (finished && status?.state !== "done") {
+    const { reason: _reason, ...rest }: Partial<RunStatus> = status ?? {};
+    const now = new Date().toISOString();
+    const note = `VERL validation dumps reach step ${lastStep}`;
+    status = { ...rest, state: "done", startedAt: rest.startedAt ?? now, finishedAt: now, note };
+  }
+  if (status && restarts !== (status.graderRestarts ?? 0)) {
+    status.graderRestarts = restarts;
+    if (restarts > 0) {
+      console.error(`${runDir}: the reward grader was restarted ${restarts} time(s) (${RESTARTS_FILE})`);
+    }
+  }
+  if (status && JSON.stringify(status) !== JSON.stringify(before)) writeStatus(runDir, status);
+  return finished;
 }
 
 /**
@@ -356,33 +375,6 @@ function dumpGaps(
     }];
   });
   return gaps.sort((a, b) => a.step - b.step || a.dataset.localeCompare(b.dataset));
-}
-
-/** Record the cells a partial ingest kept with samples missing (status.json `lostSamples`; none: removed). */
-function recordLost(runDir: string, lost: NonNullable<RunStatus["lostSamples"]>): void {
-  const status = readStatus(runDir);
-  if (lost.length === 0 && !status?.lostSamples) return;
-  const next: RunStatus = { state: "planned", startedAt: new Date().toISOString(), ...status };
-  if (lost.length) next.lostSamples = lost;
-  else delete next.lostSamples;
-  writeStatus(runDir, next);
-}
-
-/** Once the dumps reach settings.rl.steps, the run is done: the runner, which never launched it, said planned. */
-function markFinished(runDir: string, lastStep: number): boolean {
-  const steps = readRunConfig<{ rl?: { steps?: number } }>(runDir)?.settings.rl?.steps;
-  if (typeof steps !== "number" || lastStep < steps) return false;
-  const status: Partial<RunStatus> = readStatus(runDir) ?? {};
-  if (status.state === "done") return true;
-  delete status.reason;
-  writeStatus(runDir, {
-    ...status,
-    state: "done",
-    startedAt: status.startedAt ?? new Date().toISOString(),
-    finishedAt: new Date().toISOString(),
-    note: `VERL validation dumps reach step ${lastStep}`,
-  });
-  return true;
 }
 
 /**

@@ -16,5 +16,5 @@ export {
 export { DAPO_RECIPE, resolveRecipe, validateVerlSettings } from "./recipes.ts";
 export { graderScript } from "./reward.ts";
 export { bundleGrader, GRADER_BUNDLE_FILES } from "./grader_bundle.ts";
-export { parseRequest, type RewardVerdict, serveRewards, splitLines } from "./reward_serve.ts";
+export { parseRequest, type RewardVerdict, serveRewards } from "./reward_serve.ts";
 export { costTable, estimateMemory, MODEL_SHAPES, planMemory, runCost } from "./cost.ts";

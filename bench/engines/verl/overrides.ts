@@ -82,7 +82,7 @@ export function verlEnv(
 ): Record<string, string> {
   const env: Record<string, string> = {};
   const { enabled, maxRounds } = algo.dynamicSampling;
-  if (enabled && maxRounds > 0 && !verlRelease(settings.verlVersion).dapoFromRecipe) {
+  if (enabled && maxRounds > 0 && verlRelease(settings.verlVersion).dapoEntry !== MAIN_DAPO) {
     env.ACE_VERL_DAPO_MAX_ROUNDS = String(maxRounds);
     env.ACE_VERL_DAPO_GEN_BATCH = String(recipe.genBatchSize);
   }
@@ -225,7 +225,9 @@ function algorithmOverrides(algo: AlgoConfig, { recipe }: OverrideInput, release
     );
     // VERL's own Sync DAPO (V1 trainer) keeps up to this many train batches of prompts in flight: the gen batch.
     const inflight = Math.ceil(recipe.genBatchSize / recipe.trainBatchSize);
-    if (!release.dapoFromRecipe) out.push(`algorithm.filter_groups.max_inflight_gen_batches=${inflight}`);
+    if (release.dapoEntry !== MAIN_DAPO) {
+      out.push(`algorithm.filter_groups.max_inflight_gen_batches=${inflight}`);
+    }
   }
   return out;
 }

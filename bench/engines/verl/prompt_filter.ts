@@ -30,10 +30,8 @@ interface PromptTokens {
 }
 
 /** val_filter.json: the problems a run's VERL drops ("tokenizer") or may drop ("estimate") at its limit. */
-export interface ValFilter {
+export interface ValFilter extends Omit<PromptTokens, "problems"> {
   maxPromptLength: number;
-  method: PromptTokens["method"];
-  why: string;
   /** Over the limit: dropped by VERL (tokenizer), or possibly dropped (estimate: `tokens` is the upper bound). */
   overLimit: PromptTokens["problems"];
 }

@@ -8,7 +8,7 @@ import { atomicWrite, exists, readJson, writeJson } from "../../../common/fs.ts"
 import { sha256 } from "../../../common/hash.ts";
 import { readStatus, runFile, type RunStatus, writeStatus } from "../../../common/run_folder.ts";
 import { shellQuote } from "../../../common/args.ts";
-import { DEFAULT_RAY_ADDRESS, VERL_DIR } from "./launch.ts";
+import { DEFAULT_RAY_ADDRESS, VERL_DIR, type VerlRunPlan } from "./launch.ts";
 import type { VerlSettings } from "./recipes.ts";
 
 /** A Ray job's state (Ray's JobStatus). */
@@ -266,16 +266,13 @@ function mirror(runDir: string, record: JobRecord, state: string): void {
   });
 }
 
-/** What a run's ray job needs from its plan. */
-interface RayJobRun {
+/** What a run's ray job needs from its plan (the submission id hashes clusterRunDir; launch.sh lives under it). */
+type RayJobRun = Pick<VerlRunPlan, "clusterRunDir" | "verlRoot"> & {
   runId: string;
   runDir: string;
-  /** The run folder as the cluster sees it (the submission id hashes it; launch.sh lives under it). */
-  clusterRunDir: string;
-  verlRoot: string | null;
   settings: VerlSettings;
   log: (line: string) => void;
-}
+};
 
 /** Other runs of the sweep whose job is being submitted, or in flight as the cluster says (status may lag). */
 async function siblingJobsInFlight(runDir: string): Promise<number> {

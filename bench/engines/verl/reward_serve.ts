@@ -2,6 +2,8 @@
 // a JSON array of {prediction, gold}; each stdout line is the matching array of {correct, status, extracted}.
 // Every item is graded by the same worker pool, mode and per-answer timeout as the report's ingest (the sweep's
 // recorded protocol, `gradingOf`), so the reward that trains is the verdict the report counts (one implementation).
+import process from "node:process";
+import { createInterface } from "node:readline";
 import { GraderPool } from "../../../evaluators/pool.ts";
 import type { GradeResult } from "../../../evaluators/grade.ts";
 import { gradingOf } from "../registry.ts";
@@ -30,19 +32,17 @@ export function parseRequest(line: string, lineNo: number): { prediction: string
 }
 
 /**
- * Answer request lines from `lines` until it ends, one response line per request, in order. `grader`: the mode and
- * hard per-answer limit (default: the sweep's recorded protocol in $ACEBENCH_SWEEP_DIR, else VERL's, strict with
- * the pool's timeout); `workers` the pool size (at least 1: the timeout needs one); `workerUrl` the grading
- * worker's module (default the checkout's; the bundled grader names its own).
+ * Answer request lines from `lines` until it ends, one response line per request, in order, in the mode and with
+ * the hard per-answer limit of the sweep's recorded protocol in $ACEBENCH_SWEEP_DIR (else VERL's: strict, the
+ * pool's timeout); `workers` the pool size (at least 1: the timeout needs one); `workerUrl` the grading worker's
+ * module (default the checkout's; the bundled grader names its own).
  */
 export async function serveRewards(
   lines: AsyncIterable<string>,
   write: (line: string) => Promise<void>,
-  options: { workers?: number; grader?: { strict: boolean; timeoutMs: number | null }; workerUrl?: string } =
-    {},
+  options: { workers?: number; workerUrl?: string } = {},
 ): Promise<number> {
-  const { strict, timeoutMs } = options.grader ??
-    gradingOf("verl", Deno.env.get("ACEBENCH_SWEEP_DIR") || null);
+  const { strict, timeoutMs } = gradingOf("verl", Deno.env.get("ACEBENCH_SWEEP_DIR") || null);
   const pool = new GraderPool(Math.max(1, options.workers ?? 1), options.workerUrl);
   let lineNo = 0;
   try {
@@ -60,31 +60,12 @@ export async function serveRewards(
   return lineNo;
 }
 
-/**
- * The lines of a stream of text chunks, without their "\n" (a last line without one included). Linear: each chunk
- * is searched once and a line's pieces joined once, so a request line of hundreds of MB costs what reading it does.
- */
-export async function* splitLines(chunks: AsyncIterable<string>): AsyncIterable<string> {
-  let pieces: string[] = [];
-  for await (const chunk of chunks) {
-    let from = 0;
-    let nl: number;
-    while ((nl = chunk.indexOf("\n", from)) >= 0) {
-      pieces.push(chunk.slice(from, nl));
-      yield pieces.join("");
-      pieces = [];
-      from = nl + 1;
-    }
-    if (from < chunk.length) pieces.push(chunk.slice(from));
-  }
-  if (pieces.length) yield pieces.join("");
-}
-
 if (import.meta.main) {
   const encoder = new TextEncoder();
   const workers = Number(Deno.env.get("ACE_VERL_GRADER_WORKERS") ?? "1");
   try {
-    await serveRewards(splitLines(Deno.stdin.readable.pipeThrough(new TextDecoderStream())), async (line) => {
+    // readline is linear in a line's length: a request line of hundreds of MB costs what reading it does
+    await serveRewards(createInterface({ input: process.stdin, crlfDelay: Infinity }), async (line) => {
       const bytes = encoder.encode(line);
       for (let off = 0; off < bytes.length;) off += await Deno.stdout.write(bytes.subarray(off));
     }, {

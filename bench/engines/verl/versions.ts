@@ -16,10 +16,8 @@ export interface VerlRelease {
   version: VerlVersion;
   /** What `python3 -c 'import verl; print(verl.__version__)'` may print (a source checkout adds `.dev`). */
   reports: string[];
-  /** The module run for dynamic sampling (DAPO's filter groups). */
+  /** The module run for dynamic sampling (DAPO's filter groups): MAIN_DAPO, or VERL's own trainer. */
   dapoEntry: string;
-  /** Whether `dapoEntry` is DAPO's recipe trainer (`recipe/` in the checkout) rather than VERL's own trainer. */
-  dapoFromRecipe: boolean;
   /** Neutral key (or key prefix ending in ".") → this release's key; longest match wins, unmatched keys stay. */
   keys: Record<string, KeyRule>;
   /** Key prefixes the release still composes but its trainer does not read: an override there is an error. */
@@ -37,7 +35,6 @@ export const VERL_RELEASES: Record<VerlVersion, VerlRelease> = {
     version: "0.7.0",
     reports: ["0.7.0", "0.7.0.dev"],
     dapoEntry: MAIN_DAPO,
-    dapoFromRecipe: true,
     keys: {},
     legacy: [],
   },
@@ -47,7 +44,6 @@ export const VERL_RELEASES: Record<VerlVersion, VerlRelease> = {
     // The verl-recipe submodule pinned by v0.9.0 (e7f8895) imports TaskRunner from verl.trainer.main_ppo, which
     // v0.9.0 moved to main_ppo_v0; VERL's own V1 trainer runs DAPO's filter groups ("Sync DAPO") instead.
     dapoEntry: MAIN_PPO,
-    dapoFromRecipe: false,
     keys: {
       // v0.9.0's main_ppo reads reward settings only under reward.*; the top-level legacy keys still compose
       // (legacy_reward_impl.yaml) but only main_dapo and fully_async migrate them: they would be ignored.

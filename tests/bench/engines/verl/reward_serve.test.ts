@@ -1,12 +1,7 @@
 // reward_serve.ts, the grading process reward.py talks to: one response line per request line, in order, strict
 // verdicts identical to gradeMany's; bad requests are errors naming the line and item.
 import { gradeMany } from "../../../../evaluators/mod.ts";
-import {
-  parseRequest,
-  type RewardVerdict,
-  serveRewards,
-  splitLines,
-} from "../../../../bench/engines/verl/mod.ts";
+import { parseRequest, type RewardVerdict, serveRewards } from "../../../../bench/engines/verl/mod.ts";
 import { assertEquals, throws } from "../../../assert.ts";
 
 async function* lines(items: string[]): AsyncIterable<string> {
@@ -40,20 +35,19 @@ Deno.test("verl reward_serve: bad request lines are errors naming the line and i
   throws(() => parseRequest('[{"prediction": "x", "gold": 1}]', 5), /stdin line 5, item 0/);
 });
 
-Deno.test("verl reward_serve: lines split across chunks, one line of many chunks, no final newline", async () => {
-  async function* chunks(items: string[]): AsyncIterable<string> {
-    for (const c of items) yield c;
-  }
-  const collect = async (items: string[]) => {
-    const out: string[] = [];
-    for await (const line of splitLines(chunks(items))) out.push(line);
-    return out;
-  };
-  assertEquals(await collect(["a\nb", "c\n", "\n", "d"]), ["a", "bc", "", "d"]);
-  assertEquals(await collect(["x\n"]), ["x"]);
-  assertEquals(await collect([]), []);
-  // 64 MiB in 64 KiB chunks, as a pipe delivers a huge grade_batch request: linear, so about a second
-  const piece = "y".repeat(65_536);
-  const big = await collect([...Array.from({ length: 1024 }, () => piece), "\nz"]);
-  assertEquals(big.map((l) => l.length), [1024 * 65_536, 1]);
+Deno.test("verl reward_serve: stdin as reward.py sends it: a 64 MiB request line, a blank line, no final newline", async () => {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-read", "--allow-env", "--allow-sys", "bench/engines/verl/reward_serve.ts"],
+    cwd: new URL("../../../../", import.meta.url).pathname,
+    stdin: "piped",
+    stdout: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const request = JSON.stringify([{ prediction: "Answer: 7.", gold: "7" }]);
+  await writer.write(new TextEncoder().encode(`[${" ".repeat(64 * 2 ** 20)}]\n\n${request}`));
+  await writer.close();
+  const out = await child.output();
+  assertEquals(out.code, 0);
+  const answers = new TextDecoder().decode(out.stdout).trimEnd().split("\n").map((l) => JSON.parse(l));
+  assertEquals(answers, [[], [{ correct: true, status: "correct", extracted: "7" }]]);
 });
