@@ -41,16 +41,12 @@ function lnForwardKernel({ inputs: { x, g, b }, backend }: KernelArgs): tf.Tenso
   return outs;
 }
 
-/** Backward kernel: dy, xhat [n, d], rstd [n], g → dx [n, d], dg [d], db [d] (native: the same bits). */
+/** Backward kernel: dy, xhat [n, d], rstd [n], g → dx [n, d], dg [d], db [d]. */
 function lnBackwardKernel({ inputs: { dy, xhat, rstd, g }, backend }: KernelArgs): tf.TensorInfo[] {
-  const be = backend as WasmBackend, [n, d] = dy.shape, native = nativeKernels();
-  const outs = [[n, d], [d], [d]].map((shape) => be.makeOutput(shape, "float32")),
-    at = [dy, xhat, rstd, g, ...outs];
-  if (native) native.ace_layer_norm_grad(...at.map((t) => nativeAddr(be, t)), n, d, nativeThreads());
-  else {
-    for (const o of outs.slice(1)) be.wasm.HEAPF32.fill(0, addr(be, o) / 4, addr(be, o) / 4 + d); // accumulated
-    lnKernels!.backward(...at.map((t) => addr(be, t)), n, d);
-  }
+  const be = backend as WasmBackend, [n, d] = dy.shape;
+  const outs = [[n, d], [d], [d]].map((shape) => be.makeOutput(shape, "float32"));
+  for (const o of outs.slice(1)) be.wasm.HEAPF32.fill(0, addr(be, o) / 4, addr(be, o) / 4 + d); // accumulated
+  lnKernels!.backward(...[dy, xhat, rstd, g, ...outs].map((t) => addr(be, t)), n, d);
   return outs;
 }
 

@@ -15,7 +15,7 @@
 #include <string.h>
 
 /** Bumped when an exported signature changes (ops/native.ts checks it). */
-int ace_version(void) { return 7; }
+int ace_version(void) { return 8; }
 
 typedef void (*range_fn)(const void *args, int lo, int hi);
 
@@ -368,13 +368,15 @@ void ace_token_scores_grad(const float *logsm, const float *scores, const int32_
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// LayerNorm for training: model/layernorm.wat's operations in its order, in float32, so the results are its
-// bits (4 lanes summed as (l0 + l1) + (l2 + l3); no fused multiply-add), with rows (and, for the gain and bias
-// gradients, columns summed over rows in row order) shared among threads.
+// LayerNorm forward for training: model/layernorm.wat's operations in its order, in float32, so the results are
+// its bits (4 lanes summed as (l0 + l1) + (l2 + l3); no fused multiply-add), rows shared among threads. (Its
+// gradient stays in the .wat: one pass there sums the gain and bias gradients down the rows while it reads them
+// for dx; split by rows, those sums would change order, and split by columns, a third pass measured 0.31 ms
+// against the .wat's 0.17 per [2048, 128] call.)
 
 struct ln_args {
-  const float *x, *g, *b, *dy, *xhat, *rstd;  // forward: x, g, b; backward: dy, xhat, rstd, g
-  float *y, *xhat_out, *rstd_out, *dx, *dg, *db;
+  const float *x, *g, *b;
+  float *y, *xhat, *rstd;
   int n, d;
 };
 
@@ -395,8 +397,8 @@ static void ln_forward_range(const void *p, int lo, int hi) {
       for (int l = 0; l < 4; l++) acc[l] += (x[c + l] - mean) * (x[c + l] - mean);
     }
     const float rs = 1.0f / sqrtf(hsum4(acc) / (float)d + 1e-5f);
-    a->rstd_out[r] = rs;
-    float *xh = a->xhat_out + (size_t)r * d, *y = a->y + (size_t)r * d;
+    a->rstd[r] = rs;
+    float *xh = a->xhat + (size_t)r * d, *y = a->y + (size_t)r * d;
     for (int c = 0; c < d; c++) {
       xh[c] = (x[c] - mean) * rs;
       y[c] = xh[c] * a->g[c] + a->b[c];
@@ -407,53 +409,8 @@ static void ln_forward_range(const void *p, int lo, int hi) {
 /** LayerNorm forward of x [n, d] (d a multiple of 4): y, xhat [n, d] and rstd [n], on `threads` threads. */
 void ace_layer_norm(const float *x, const float *g, const float *b, float *y, float *xhat, float *rstd, int n,
                     int d, int threads) {
-  struct ln_args a = {.x = x, .g = g, .b = b, .y = y, .xhat_out = xhat, .rstd_out = rstd, .n = n, .d = d};
+  struct ln_args a = {x, g, b, y, xhat, rstd, n, d};
   parallel_for(ln_forward_range, &a, n, threads);
-}
-
-// dx of rows lo..hi: dxhat = dy·g; dx = rstd·((dxhat − mean(dxhat)) − xhat·mean(dxhat·xhat)), each mean a sum
-// times 1/d (as the .wat: a multiply, not a division).
-static void ln_backward_rows(const void *p, int lo, int hi) {
-  const struct ln_args *a = p;
-  const int d = a->d;
-  const float inv = 1.0f / (float)d;
-  for (int r = lo; r < hi; r++) {
-    const float *gy = a->dy + (size_t)r * d, *xh = a->xhat + (size_t)r * d;
-    float a1[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0};
-    for (int c = 0; c < d; c += 4) {
-      for (int l = 0; l < 4; l++) {
-        const float dxh = gy[c + l] * a->g[c + l];
-        a1[l] += dxh;
-        a2[l] += dxh * xh[c + l];
-      }
-    }
-    const float m1 = hsum4(a1) * inv, m2 = hsum4(a2) * inv, rs = a->rstd[r];
-    float *dx = a->dx + (size_t)r * d;
-    for (int c = 0; c < d; c++) dx[c] = rs * ((gy[c] * a->g[c] - m1) - xh[c] * m2);
-  }
-}
-
-// dg and db of columns lo..hi: sums over the rows in row order (the .wat adds row by row).
-static void ln_backward_columns(const void *p, int lo, int hi) {
-  const struct ln_args *a = p;
-  for (int c = lo; c < hi; c++) {
-    float dg = 0, db = 0;
-    for (int r = 0; r < a->n; r++) {
-      const size_t i = (size_t)r * a->d + c;
-      dg += a->dy[i] * a->xhat[i];
-      db += a->dy[i];
-    }
-    a->dg[c] = dg;
-    a->db[c] = db;
-  }
-}
-
-/** LayerNorm backward: dy, xhat [n, d], rstd [n], g → dx [n, d], dg, db [d], on `threads` threads. */
-void ace_layer_norm_grad(const float *dy, const float *xhat, const float *rstd, const float *g, float *dx,
-                         float *dg, float *db, int n, int d, int threads) {
-  struct ln_args a = {.dy = dy, .xhat = xhat, .rstd = rstd, .g = g, .dx = dx, .dg = dg, .db = db, .n = n, .d = d};
-  parallel_for(ln_backward_rows, &a, n, threads);
-  parallel_for(ln_backward_columns, &a, d, threads);
 }
 
 // ---------------------------------------------------------------------------------------------------------

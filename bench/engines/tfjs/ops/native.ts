@@ -22,7 +22,7 @@ const FLAGS = [
   ...(Deno.build.os === "linux" ? ["-Wl,-z,nodelete"] : []),
 ];
 /** What kernels.c's ace_version returns; a library answering otherwise is stale. */
-const VERSION = 7;
+const VERSION = 8;
 const LIB_NAME = Deno.build.os === "darwin" ? "libacekernels.dylib" : "libacekernels.so";
 
 /** `n` native addresses in a row of parameters. */
@@ -37,7 +37,6 @@ const SYMBOLS = {
   ace_causal_softmax: { parameters: [...addrs(2), "i32", "i32", "i32"], result: "void" },
   ace_causal_softmax_grad: { parameters: [...addrs(3), "i32", "i32", "i32"], result: "void" },
   ace_layer_norm: { parameters: [...addrs(6), "i32", "i32", "i32"], result: "void" },
-  ace_layer_norm_grad: { parameters: [...addrs(7), "i32", "i32", "i32"], result: "void" },
   ace_token_scores: { parameters: [...addrs(4), "i32", "i32", "i32"], result: "void" },
   ace_token_scores_grad: { parameters: [...addrs(5), "i32", "i32", "i32"], result: "void" },
   ace_draw: { parameters: [...Array<"buffer">(4).fill("buffer"), "i32", "i32", "i32"], result: "void" },
