@@ -46,7 +46,6 @@ async function startWasm(): Promise<void> {
   shareIdentityData();
   registerBlasKernels();
   useBlas(false);
-  useNative(false);
 }
 
 /**
@@ -159,6 +158,7 @@ export async function initBackend(name: BackendName | string): Promise<string> {
   if (!(BACKENDS as readonly string[]).includes(name)) {
     throw new Error(`unknown backend '${name}' (expected one of ${BACKENDS.join(", ")})`);
   }
+  useNative(false); // only the blas starter turns them on: no other backend's tensors live in tfjs-wasm's heap
   await STARTERS[name as BackendName]();
   await tf.ready();
   return backendInUse();

@@ -71,7 +71,7 @@ function scoresGradKernel({ inputs: { logsm, scores, targets, dy }, backend }: K
  * the native kernels (one pass per row, the gradient from the saved log-softmax); null while they are off.
  */
 export function tokenScores(logits: T2, targets: tf.Tensor1D): T2 | null {
-  if (!nativeKernels() || !lnKernels || tf.getBackend() !== "wasm") return null;
+  if (!nativeKernels()) return null;
   return grad<(x: T2) => T2>((x: T2, save: tf.GradSaveFunc) => {
     const [value, logsm] = tf.engine().runKernel("AceTokenScores", { x, targets }, {}) as tf.Tensor[];
     save([logsm, value]);

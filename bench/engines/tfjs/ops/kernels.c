@@ -15,7 +15,7 @@
 #include <string.h>
 
 /** Bumped when an exported signature changes (ops/native.ts checks it). */
-int ace_version(void) { return 8; }
+int ace_version(void) { return 9; }
 
 typedef void (*range_fn)(const void *args, int lo, int hi);
 
@@ -374,36 +374,41 @@ void ace_token_scores_grad(const float *logsm, const float *scores, const int32_
 // for dx; split by rows, those sums would change order, and split by columns, a third pass measured 0.31 ms
 // against the .wat's 0.17 per [2048, 128] call.)
 
+// LayerNorm of rows x [n, d] into y (eps 1e-5), with xhat [n, d] and rstd [n] where not NULL: mean and variance
+// summed in 4 lanes then (l0 + l1) + (l2 + l3), rstd = 1/√(var + eps), xhat = (x − mean)·rstd, y = xhat·g + b.
+static void layer_norm(const float *x, const float *g, const float *b, float *y, float *xhat, float *rstd, int n,
+                       int d) {
+  for (int r = 0; r < n; r++) {
+    const float *xr = x + (size_t)r * d;
+    float acc[4] = {0, 0, 0, 0};
+    for (int c = 0; c < d; c += 4) {
+      for (int l = 0; l < 4; l++) acc[l] += xr[c + l];
+    }
+    const float mean = ((acc[0] + acc[1]) + (acc[2] + acc[3])) / (float)d;
+    for (int l = 0; l < 4; l++) acc[l] = 0;
+    for (int c = 0; c < d; c += 4) {
+      for (int l = 0; l < 4; l++) acc[l] += (xr[c + l] - mean) * (xr[c + l] - mean);
+    }
+    const float rs = 1.0f / sqrtf(((acc[0] + acc[1]) + (acc[2] + acc[3])) / (float)d + 1e-5f);
+    if (rstd) rstd[r] = rs;
+    for (int c = 0; c < d; c++) {
+      const float xh = (xr[c] - mean) * rs;
+      if (xhat) xhat[(size_t)r * d + c] = xh;
+      y[(size_t)r * d + c] = xh * g[c] + b[c];
+    }
+  }
+}
+
 struct ln_args {
   const float *x, *g, *b;
   float *y, *xhat, *rstd;
   int n, d;
 };
 
-static float hsum4(const float *acc) { return (acc[0] + acc[1]) + (acc[2] + acc[3]); }
-
 static void ln_forward_range(const void *p, int lo, int hi) {
   const struct ln_args *a = p;
-  const int d = a->d;
-  for (int r = lo; r < hi; r++) {
-    const float *x = a->x + (size_t)r * d;
-    float acc[4] = {0, 0, 0, 0};
-    for (int c = 0; c < d; c += 4) {
-      for (int l = 0; l < 4; l++) acc[l] += x[c + l];
-    }
-    const float mean = hsum4(acc) / (float)d;
-    for (int l = 0; l < 4; l++) acc[l] = 0;
-    for (int c = 0; c < d; c += 4) {
-      for (int l = 0; l < 4; l++) acc[l] += (x[c + l] - mean) * (x[c + l] - mean);
-    }
-    const float rs = 1.0f / sqrtf(hsum4(acc) / (float)d + 1e-5f);
-    a->rstd[r] = rs;
-    float *xh = a->xhat + (size_t)r * d, *y = a->y + (size_t)r * d;
-    for (int c = 0; c < d; c++) {
-      xh[c] = (x[c] - mean) * rs;
-      y[c] = xh[c] * a->g[c] + a->b[c];
-    }
-  }
+  const size_t at = (size_t)lo * a->d;
+  layer_norm(a->x + at, a->g, a->b, a->y + at, a->xhat + at, a->rstd + lo, hi - lo, a->d);
 }
 
 /** LayerNorm forward of x [n, d] (d a multiple of 4): y, xhat [n, d] and rstd [n], on `threads` threads. */
@@ -432,25 +437,6 @@ int ace_use_blas(const char *path) {
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   sgemm = h ? (sgemm_fn)dlsym(h, "cblas_sgemm") : NULL;
   return sgemm ? 0 : -1;
-}
-
-// LayerNorm of rows x [n, d] into y, as layernorm.wat computes it (eps 1e-5): mean and variance summed in 4 lanes
-// then (l0 + l1) + (l2 + l3), rstd = 1/√(var + eps), y = ((x − mean)·rstd)·g + b.
-static void layer_norm(const float *x, const float *g, const float *b, float *y, int n, int d) {
-  for (int r = 0; r < n; r++) {
-    const float *xr = x + (size_t)r * d;
-    float acc[4] = {0, 0, 0, 0};
-    for (int c = 0; c < d; c += 4) {
-      for (int l = 0; l < 4; l++) acc[l] += xr[c + l];
-    }
-    const float mean = ((acc[0] + acc[1]) + (acc[2] + acc[3])) / (float)d;
-    for (int l = 0; l < 4; l++) acc[l] = 0;
-    for (int c = 0; c < d; c += 4) {
-      for (int l = 0; l < 4; l++) acc[l] += (xr[c + l] - mean) * (xr[c + l] - mean);
-    }
-    const float rstd = 1.0f / sqrtf(((acc[0] + acc[1]) + (acc[2] + acc[3])) / (float)d + 1e-5f);
-    for (int c = 0; c < d; c++) y[(size_t)r * d + c] = ((xr[c] - mean) * rstd) * g[c] + b[c];
-  }
 }
 
 // C[m, n] = A[m, k] · B (+ C when accumulate), row-major; B is [k, n], or [n, k] read transposed (`bt`).
@@ -485,14 +471,14 @@ static void layer_block(const struct step_args *a, const uint64_t *w, float *x, 
   const int d = a->d, hd = d / a->heads;
   const float *const *t = (const float *const *)w;
   float *qkv = h + (size_t)m * d, *up = qkv + (size_t)m * 3 * d, *y = up;  // y and up are never live together
-  layer_norm(x, t[LN1G], t[LN1B], h, m, d);
+  layer_norm(x, t[LN1G], t[LN1B], h, NULL, NULL, m, d);
   gemm(h, t[WQKV], qkv, m, 3 * d, d, 0, 0);
   const size_t at = (size_t)r0 * a->heads * a->cap * hd;
   struct decode_args att = {qkv, (float *)t[KCACHE] + at, (float *)t[VCACHE] + at, y, m, a->heads, hd, a->cap,
                             a->pos, 1.0f / sqrtf((float)hd)};
   decode_range(&att, 0, m * a->heads);
   gemm(y, t[WPROJ], x, m, d, d, 1, 0);  // x += y·proj (beta 1: the residual add inside the product)
-  layer_norm(x, t[LN2G], t[LN2B], h, m, d);
+  layer_norm(x, t[LN2G], t[LN2B], h, NULL, NULL, m, d);
   gemm(h, t[WUP], up, m, 4 * d, d, 0, 0);
   for (size_t i = 0; i < (size_t)m * 4 * d; i++) up[i] = up[i] > 0 ? up[i] : 0;
   gemm(up, t[WDOWN], x, m, d, 4 * d, 1, 0);
@@ -511,7 +497,7 @@ static void step_range(const void *p, int lo, int hi) {
       for (int c = 0; c < d; c++) x[(size_t)r * d + c] = e[c] + wpe[c];
     }
     for (int l = 0; l < a->layers; l++) layer_block(a, a->w + 6 + (size_t)l * PER_LAYER, x, h, r0, m);
-    layer_norm(x, (const float *)a->w[4], (const float *)a->w[5], h, m, d);
+    layer_norm(x, (const float *)a->w[4], (const float *)a->w[5], h, NULL, NULL, m, d);
     gemm(h, wte, (float *)a->w[0] + (size_t)r0 * a->vocab, m, a->vocab, d, 0, 1);
   }
 }

@@ -22,7 +22,7 @@ const FLAGS = [
   ...(Deno.build.os === "linux" ? ["-Wl,-z,nodelete"] : []),
 ];
 /** What kernels.c's ace_version returns; a library answering otherwise is stale. */
-const VERSION = 8;
+const VERSION = 9;
 const LIB_NAME = Deno.build.os === "darwin" ? "libacekernels.dylib" : "libacekernels.so";
 
 /** `n` native addresses in a row of parameters. */
@@ -57,7 +57,7 @@ let info: { library: string; built: string } | null = null;
 let loadError = "";
 let active = false;
 /** Whether the library calls the BLAS for whole decode steps (`loadNative`). */
-let layers = false;
+let blasReached = false;
 let threads = 1;
 
 /** The cached library's path for this source and these flags: <cache>/kernels/<sha256>/libacekernels.so. */
@@ -108,7 +108,7 @@ export async function loadNative(blas: string): Promise<void> {
     }
     lib = symbols;
     info = { library: path, built: cached ? "cached" : compiler };
-    layers = lib.ace_use_blas(new TextEncoder().encode(`${blas}\0`)) === 0;
+    blasReached = lib.ace_use_blas(new TextEncoder().encode(`${blas}\0`)) === 0;
   } catch (e) {
     loadError = (e as Error).message.split("\n")[0];
     sayOnce(
@@ -131,7 +131,7 @@ function sayOnce(line: string): void {
 
 /** Whether whole decode steps run natively (native kernels in use, and the BLAS reachable from them). */
 export function nativeSteps(): boolean {
-  return active && layers;
+  return active && blasReached;
 }
 
 /** Why the library did not load ("" when it did, or was not tried). */
