@@ -25,6 +25,8 @@ const CLASS_OF: [string, string[]][] = [
   // A whole decode step in one native call (ops/kernels.c): its products, attention and element-wise work
   // cannot be told apart there.
   ["decode step (native: embedding, layers, head)", ["AceDecodeStep"]],
+  // A whole sampling run in one native call: prefill, decode steps and draws.
+  ["sampling run (native: prefill, decode steps, draws)", ["AceGenerate"]],
   ["softmax/cross-entropy", [
     "AceTokenScores",
     "AceTokenScoresGrad",

@@ -10,10 +10,12 @@ import { nativeDraws } from "./ops/native.ts";
 import {
   advance,
   cachedAttention,
+  cachedGenerate,
   cachedStep,
   compactKvCache,
   createKvCache,
   disposeKvCache,
+  generatesNatively,
   type KvCache,
   selfAttention,
   swapLast,
@@ -119,6 +121,13 @@ function layerWeights(model: Model, l: number) {
     & Record<"qkv" | "proj" | "up" | "down", tf.Tensor2D>;
 }
 
+/** The model's tensors as the native decode kernels take them: wte, wpe, LNf gain and bias; each layer's eight. */
+function nativeWeights(model: Model): [tf.Tensor[], tf.Tensor[][]] {
+  const p = (name: string) => model.params.get(name)!;
+  const layers = Array.from({ length: model.config.layers }, (_, l) => Object.values(layerWeights(model, l)));
+  return [["wte", "wpe", "lnf.g", "lnf.b"].map(p), layers];
+}
+
 /** Logits [B*T, V] for int32 tokens [B, T] at positions start..start+T-1 (start = cache length). */
 function forward(model: Model, tokens: tf.Tensor2D, cache?: KvCache): tf.Tensor2D {
   const { vocab, dModel: d, layers, context } = model.config;
@@ -128,8 +137,7 @@ function forward(model: Model, tokens: tf.Tensor2D, cache?: KvCache): tf.Tensor2
   }
   const p = (name: string) => model.params.get(name)!;
   const wte = p("wte") as tf.Tensor2D, lw = Array.from({ length: layers }, (_, l) => layerWeights(model, l));
-  const step = cache && t === 1 &&
-    cachedStep(cache, tokens, ["wte", "wpe", "lnf.g", "lnf.b"].map(p), lw.map((w) => Object.values(w)));
+  const step = cache && t === 1 && cachedStep(cache, tokens, ...nativeWeights(model));
   if (step) return step;
   const tok = linear(oneHotF(tf.reshape(tokens, [n]) as tf.Tensor1D, vocab), wte);
   const pos = tf.slice(p("wpe"), [start, 0], [t, d]);
@@ -330,7 +338,55 @@ export function setSamplerDelegate(d: SamplerDelegate | null): void {
  * numbers: where their next-token distributions agree, they draw the same token).
  */
 export function sample(model: Model, prompts: Int32Array, b: number, opts: SampleOptions): SampleResult {
-  return driveSync(locally(model, b, sampleSteps(model, prompts, b, opts, opts.compact ?? true)));
+  return sampleNatively(model, prompts, b, opts) ??
+    driveSync(locally(model, b, sampleSteps(model, prompts, b, opts, opts.compact ?? true)));
+}
+
+/**
+ * `sample` as one native call (kernels.c's ace_generate: each block of rows runs its prompts' prefill, draws and
+ * decodes all its tokens on one thread, its key/value cache kept warm), where whole native decode steps run and
+ * the draw is at temperature 1 without truncation; null elsewhere. The loop's draws and decode arithmetic; the
+ * prefill's attention sums in another order than tfjs's, and a finished row leaves its block's products at
+ * once, so last bits (hence rare tokens) may differ from the loop's; `compact: false` runs the loop.
+ */
+function sampleNatively(
+  model: Model,
+  prompts: Int32Array,
+  b: number,
+  opts: SampleOptions,
+): SampleResult | null {
+  const { dModel, heads } = model.config;
+  if (
+    opts.temperature !== 1 || opts.topP < 1 || opts.compact === false || !generatesNatively(dModel / heads)
+  ) {
+    return null;
+  }
+  const p = checkSample(model, prompts, b, opts),
+    { maxNew, rng, eos, firstRow = 0 } = opts,
+    total = p + maxNew;
+  const u = new Float64Array(b * maxNew);
+  for (let r = 0; r < b; r++) {
+    const stream = rng.derive(firstRow + r);
+    for (let s = 0; s < maxNew; s++) u[r * maxNew + s] = stream.float();
+  }
+  const { layers, context } = model.config, cache = createKvCache(layers, b, heads, dModel / heads, context);
+  try {
+    const out = tf.tidy(() => {
+      const x = tf.tensor2d(prompts, [b, p], "int32");
+      return cachedGenerate(cache, x, u, maxNew, eos ?? -1, ...nativeWeights(model));
+    });
+    const [drawn, logp, lengths] = [out.tokens, out.logp, out.lengths].map((t) => t.dataSync());
+    tf.dispose([out.tokens, out.logp, out.lengths]);
+    const tokens = new Int32Array(b * total);
+    for (let r = 0; r < b; r++) {
+      tokens.set(prompts.subarray(r * p, (r + 1) * p), r * total);
+      tokens.set(drawn.subarray(r * maxNew, r * maxNew + lengths[r]), r * total + p);
+      tokens.fill(eos!, r * total + p + lengths[r], (r + 1) * total);
+    }
+    return { tokens, logp: logp as Float32Array, lengths: lengths as Int32Array };
+  } finally {
+    disposeKvCache(cache);
+  }
 }
 
 /** A sampling loop with its chunks' logits computed here (`localLogits`): yields each logits tensor to read. */
@@ -364,6 +420,8 @@ function* locally(
 export async function sampleAsync(model: Model, prompts: Int32Array, b: number, opts: SampleOptions) {
   // Finished rows are dropped from the batch only here: a delegate's workers hold fixed slices of the rows.
   const remote = delegate?.(model, b) ?? null;
+  const native = remote === null ? sampleNatively(model, prompts, b, opts) : null;
+  if (native) return native;
   const gen = sampleSteps(model, prompts, b, opts, remote === null && (opts.compact ?? true));
   if (!remote) return driveAsync(locally(model, b, gen));
   try {
@@ -382,19 +440,13 @@ export interface SampleResult {
   lengths: Int32Array;
 }
 
-/** The sampling loop: yields the chunks whose logits it needs, draws each row's next token in row order. */
-function* sampleSteps(
-  model: Model,
-  prompts: Int32Array,
-  b: number,
-  opts: SampleOptions,
-  compact: boolean,
-): Generator<LogitsRequest, SampleResult, Float32Array> {
-  const { vocab, context } = model.config;
+/** The prompt length P of `sample`'s arguments; throws on any it refuses (one line naming the argument). */
+function checkSample(model: Model, prompts: Int32Array, b: number, opts: SampleOptions): number {
+  const { vocab, context } = model.config, { maxNew, temperature, topP } = opts;
   if (!Number.isInteger(b) || b < 1 || prompts.length % b !== 0 || prompts.length === 0) {
     throw new Error(`sample: prompts length ${prompts.length} is not a positive multiple of B=${b}`);
   }
-  const p = prompts.length / b, { maxNew, temperature, topP, rng, eos, firstRow = 0 } = opts;
+  const p = prompts.length / b;
   if (!Number.isInteger(maxNew) || maxNew < 1) {
     throw new Error(`sample: maxNew must be a positive integer, got ${maxNew}`);
   }
@@ -408,7 +460,20 @@ function* sampleSteps(
       throw new Error(`sample: prompt token ${prompts[i]} at ${i} outside [0, ${vocab})`);
     }
   }
-  const total = p + maxNew;
+  return p;
+}
+
+/** The sampling loop: yields the chunks whose logits it needs, draws each row's next token in row order. */
+function* sampleSteps(
+  model: Model,
+  prompts: Int32Array,
+  b: number,
+  opts: SampleOptions,
+  compact: boolean,
+): Generator<LogitsRequest, SampleResult, Float32Array> {
+  const p = checkSample(model, prompts, b, opts),
+    { maxNew, temperature, topP, rng, eos, firstRow = 0 } = opts;
+  const total = p + maxNew, vocab = model.config.vocab;
   const tokens = new Int32Array(b * total), logp = new Float32Array(b * maxNew), lengths = new Int32Array(b);
   for (let r = 0; r < b; r++) tokens.set(prompts.subarray(r * p, (r + 1) * p), r * total);
   // live[i] = the original row of the batch's i-th row; finished rows leave the batch (when `compact`) once a

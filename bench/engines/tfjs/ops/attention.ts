@@ -119,6 +119,45 @@ function decodeStepKernel({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo
   return out;
 }
 
+/**
+ * A sampling run on the native kernels (kernels.c's ace_generate) into an empty cache: inputs as AceDecodeStep's
+ * with w1 the prompts [b, p] (int32) and no w0; attrs heads, layers, maxNew, eos and u (Float64Array [b, maxNew],
+ * each row's uniforms) → tokens (int32) and log-probs [b, maxNew], lengths [b].
+ */
+function generateKernel({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo[] {
+  const be = backend as WasmBackend,
+    [heads, layers, maxNew, eos] = ["heads", "layers", "maxNew", "eos"].map((n) => attr(attrs, n));
+  const { w1: prompts, w2: wte, w14: k } = inputs, [vocab, d] = wte.shape, [b, p] = prompts.shape;
+  const tokens = be.makeOutput([b, maxNew], "int32"),
+    logp = be.makeOutput([b, maxNew], "float32"),
+    lengths = be.makeOutput([b], "int32");
+  for (const t of [logp, lengths]) {
+    be.wasm.HEAPF32.fill(0, addr(be, t) / 4, addr(be, t) / 4 + (t.shape[1] ?? 1) * b);
+  }
+  const named = Array.from({ length: 6 + 10 * layers }, (_, i) => i === 0 ? null : inputs[`w${i}`]);
+  const w = BigUint64Array.from(named, (t) => t ? BigInt(nativeAddr(be, t)) : 0n);
+  const [tp, lp, np] = [tokens, logp, lengths].map((t) => nativeAddr(be, t));
+  const u = (attrs as unknown as { u: Float64Array }).u;
+  nativeKernels()!.ace_generate(
+    w,
+    u,
+    tp,
+    lp,
+    np,
+    b,
+    d,
+    heads,
+    k.shape[1],
+    p,
+    layers,
+    vocab,
+    maxNew,
+    eos,
+    nativeThreads(),
+  );
+  return [tokens, logp, lengths];
+}
+
 /** Causal softmax of scaled scores x [n, t, t] on the native kernels (keys after a row's own position: 0). */
 function causalSoftmaxKernel({ inputs: { x }, backend }: KernelArgs): tf.TensorInfo {
   const be = backend as WasmBackend, [n, t] = x.shape, out = be.makeOutput([...x.shape], "float32");
@@ -155,6 +194,7 @@ export async function loadKernels(): Promise<void> {
     AceKeepRows: keepRowsKernel,
     AceDecodeAttention: decodeKernel,
     AceDecodeStep: decodeStepKernel,
+    AceGenerate: generateKernel,
     AceCausalSoftmax: causalSoftmaxKernel,
     AceCausalSoftmaxGrad: causalSoftmaxGradKernel,
   }) as typeof wasmKernels;
@@ -423,6 +463,38 @@ export function cachedStep(cache: KvCache, tokens: tf.Tensor2D, head: tf.Tensor[
   const w = [tokens, ...head, ...layers.flatMap((lw, l) => [...lw, cache.k[l], cache.v[l]])];
   const attrs = { heads: cache.heads, length: cache.length++, layers: layers.length };
   return run("AceDecodeStep", Object.fromEntries(w.map((t, i) => [`w${i}`, t])), attrs) as tf.Tensor2D;
+}
+
+/** Whether `cachedGenerate` runs here, for heads of width hd (whole native decode steps, the in-place cache). */
+export function generatesNatively(hd: number): boolean {
+  return own(hd) && nativeSteps() && blasActive();
+}
+
+/**
+ * A whole sampling run in one native call into the empty cache: prompts [b, p] (int32), then each row draws up
+ * to maxNew tokens with its uniforms u [b, maxNew] (row r's s-th token: u[r·maxNew + s]) at temperature 1
+ * without truncation, stopping at eos (−1: none); `head`, `layers` as cachedStep's. Tokens and log-probs
+ * [b, maxNew] (valid up to each row's length, log-probs 0 after), lengths [b]; only where `generatesNatively`.
+ * The cache is left filled, for `disposeKvCache` only.
+ */
+export function cachedGenerate(
+  cache: KvCache,
+  prompts: tf.Tensor2D,
+  u: Float64Array,
+  maxNew: number,
+  eos: number,
+  head: tf.Tensor[],
+  layers: tf.Tensor[][],
+) {
+  if (cache.length !== 0 || prompts.shape[0] !== cache.b) {
+    throw new Error("cachedGenerate: needs an empty cache");
+  }
+  layers.forEach((_, l) => checkCapacity(cache, l, prompts.shape[1] + maxNew - 1));
+  const w = [null, prompts, ...head, ...layers.flatMap((lw, l) => [...lw, cache.k[l], cache.v[l]])];
+  const inputs = Object.fromEntries(w.flatMap((t, i) => t ? [[`w${i}`, t]] : []));
+  const attrs = { heads: cache.heads, layers: layers.length, maxNew, eos, u };
+  const [tokens, logp, lengths] = tf.engine().runKernel("AceGenerate", inputs, attrs as never) as tf.Tensor[];
+  return { tokens, logp, lengths };
 }
 
 /** Record that a chunk of t positions went through every layer. */

@@ -10,12 +10,13 @@
 #include <math.h>
 #include <sched.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 /** Bumped when an exported signature changes (ops/native.ts checks it). */
-int ace_version(void) { return 9; }
+int ace_version(void) { return 10; }
 
 typedef void (*range_fn)(const void *args, int lo, int hi);
 
@@ -119,26 +120,35 @@ static float dot(const float *a, const float *b, int n) {
 
 struct decode_args {
   const float *qkv;     // [b, 3·D]: the new position's q, k, v column blocks
-  float *k, *v;         // cache buffers [b·heads, cap, hd], written at position `pos`
+  float *k, *v;         // cache buffers [slots·heads, cap, hd], written at position `pos`
   float *out;           // [b, D]: heads merged back into rows
   int b, heads, hd, cap, pos;
   float scale;          // 1/√hd
+  const int *slot;      // the cache slot of each of the b rows (NULL: row r is slot r)
+  int rs;               // qkv and out rows per batch row (a prefill's positions; 1 in decode)
 };
 
-static void decode_range(const void *p, int lo, int hi) {
+// Offset in a cache buffer of item i's (row, head) positions.
+static size_t cache_at(const struct decode_args *a, int i) {
+  const int r = i / a->heads;
+  return ((size_t)(a->slot ? a->slot[r] : r) * a->heads + (size_t)(i % a->heads)) * a->cap * a->hd;
+}
+
+// Compiled twice, for AVX2 and for any x86-64, the copy picked at load time (one source order, so the same bits).
+__attribute__((target_clones("avx2", "default"))) static void decode_range(const void *p, int lo, int hi) {
   const struct decode_args *a = p;
   const int hd = a->hd, d = a->heads * hd, keys = a->pos + 1;
   float *s = malloc(sizeof(float) * (size_t)keys);
   if (!s) abort();
   for (int i = lo; i < hi; i++) {
     const int r = i / a->heads, h = i % a->heads;
-    const float *q = a->qkv + (size_t)r * 3 * d + (size_t)h * hd;
-    float *kc = a->k + (size_t)i * a->cap * hd, *vc = a->v + (size_t)i * a->cap * hd;
+    const float *q = a->qkv + (size_t)r * a->rs * 3 * d + (size_t)h * hd;
+    float *kc = a->k + cache_at(a, i), *vc = a->v + cache_at(a, i);
     memcpy(kc + (size_t)a->pos * hd, q + d, sizeof(float) * hd);
     memcpy(vc + (size_t)a->pos * hd, q + 2 * d, sizeof(float) * hd);
     // The next item's rows are fetched while this one computes: the step is bound by memory (the whole cache is
     // read once per token), and a head's rows are too short a stream for the hardware prefetcher (-26% measured).
-    const size_t ahead = (size_t)a->cap * hd;
+    const ptrdiff_t ahead = i + 1 < hi ? (ptrdiff_t)cache_at(a, i + 1) - (ptrdiff_t)cache_at(a, i) : 0;
     // softmax(q·kⱼ · scale) over the positions 0..pos, as tfjs's softmax: max, exp(x − max), sum in order, divide.
     float mx = -INFINITY;
     for (int j = 0; j < keys; j++) {
@@ -153,11 +163,16 @@ static void decode_range(const void *p, int lo, int hi) {
     }
     float sum = 0;
     for (int j = 0; j < keys; j++) sum += (s[j] = expf(s[j] - mx));
-    float *o = a->out + (size_t)r * d + (size_t)h * hd;
-    for (int c = 0; c < hd; c++) o[c] = 0;
-    for (int j = 0; j < keys; j++) {
-      const float w = s[j] / sum, *vj = vc + (size_t)j * hd;
-      for (int c = 0; c < hd; c++) o[c] += w * vj[c];
+    for (int j = 0; j < keys; j++) s[j] /= sum;
+    // o = Σⱼ wⱼ·vⱼ in order of j, 8 columns at a time in registers (each column's sum in the same order).
+    float *o = a->out + (size_t)r * a->rs * d + (size_t)h * hd;
+    for (int c0 = 0; c0 < hd; c0 += 8) {
+      float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      for (int j = 0; j < keys; j++) {
+        const float *vj = vc + (size_t)j * hd + c0;
+        for (int l = 0; l < 8; l++) acc[l] += s[j] * vj[l];
+      }
+      memcpy(o + c0, acc, sizeof acc);
     }
   }
   free(s);
@@ -166,7 +181,7 @@ static void decode_range(const void *p, int lo, int hi) {
 /** Decode attention of b rows × heads heads (see decode_args), on `threads` threads. */
 void ace_decode_attention(const float *qkv, float *k, float *v, float *out, int b, int heads, int hd, int cap,
                           int pos, float scale, int threads) {
-  struct decode_args a = {qkv, k, v, out, b, heads, hd, cap, pos, scale};
+  struct decode_args a = {qkv, k, v, out, b, heads, hd, cap, pos, scale, NULL, 1};
   parallel_for(decode_range, &a, b * heads, threads);
 }
 
@@ -277,31 +292,34 @@ struct draw_args {
   int v;
 };
 
+// The token row x [v] draws with the uniform u, and its log-prob in *logp; w: v doubles of scratch.
+static int draw_row(const float *x, double u, int v, double *w, double *logp) {
+  int best = 0;
+  double mx = -INFINITY, z = 0;
+  for (int j = 0; j < v; j++) {
+    if (x[j] > x[best]) best = j;
+    if (x[j] > mx || (x[j] == mx && signbit(mx) && !signbit(x[j]))) mx = x[j];  // Math.max: +0 over −0
+  }
+  for (int j = 0; j < v; j++) z += (w[j] = exp((double)x[j] - (double)x[best]));
+  double r = u * z;
+  int tok = best;
+  for (int j = 0; j < v; j++) {
+    r -= w[j];
+    if (r < 0) {
+      tok = j;
+      break;
+    }
+  }
+  *logp = (double)x[tok] - mx - log(z);
+  return tok;
+}
+
 static void draw_range(const void *p, int lo, int hi) {
   const struct draw_args *a = p;
   double *w = malloc(sizeof(double) * (size_t)a->v);
   if (!w) abort();
   for (int i = lo; i < hi; i++) {
-    if (isnan(a->u[i])) continue;
-    const float *x = a->logits + (size_t)i * a->v;
-    int best = 0;
-    double mx = -INFINITY, z = 0;
-    for (int j = 0; j < a->v; j++) {
-      if (x[j] > x[best]) best = j;
-      if (x[j] > mx || (x[j] == mx && signbit(mx) && !signbit(x[j]))) mx = x[j];  // Math.max: +0 over −0
-    }
-    for (int j = 0; j < a->v; j++) z += (w[j] = exp((double)x[j] - (double)x[best]));
-    double r = a->u[i] * z;
-    int tok = best;
-    for (int j = 0; j < a->v; j++) {
-      r -= w[j];
-      if (r < 0) {
-        tok = j;
-        break;
-      }
-    }
-    a->tokens[i] = tok;
-    a->logp[i] = (double)x[tok] - mx - log(z);
+    if (!isnan(a->u[i])) a->tokens[i] = draw_row(a->logits + (size_t)i * a->v, a->u[i], a->v, w, &a->logp[i]);
   }
   free(w);
 }
@@ -466,39 +484,57 @@ struct step_args {
   int b, d, heads, cap, pos, layers, vocab;
 };
 
-// Layer `w` for the m rows x [m, d] (updated in place) starting at batch row r0; h: m·8·d floats of scratch.
-static void layer_block(const struct step_args *a, const uint64_t *w, float *x, float *h, int r0, int m) {
-  const int d = a->d, hd = d / a->heads;
-  const float *const *t = (const float *const *)w;
-  float *qkv = h + (size_t)m * d, *up = qkv + (size_t)m * 3 * d, *y = up;  // y and up are never live together
-  layer_norm(x, t[LN1G], t[LN1B], h, NULL, NULL, m, d);
-  gemm(h, t[WQKV], qkv, m, 3 * d, d, 0, 0);
+// Layer `w` for m rows of t new positions each (a->pos..a->pos+t−1), x [m·t, d] updated in place, in cache
+// slots r0.. (or slot[0..m) where not NULL); h: m·t·8·d floats of scratch. The positions' attention runs in
+// order, each writing its keys and values before it reads them: causal.
+static void layer_block(const struct step_args *a, const uint64_t *w, float *x, float *h, int r0, const int *slot,
+                        int m, int t) {
+  const int d = a->d, hd = d / a->heads, n = m * t;
+  const float *const *p = (const float *const *)w;
+  float *qkv = h + (size_t)n * d, *up = qkv + (size_t)n * 3 * d, *y = up;  // y and up are never live together
+  layer_norm(x, p[LN1G], p[LN1B], h, NULL, NULL, n, d);
+  gemm(h, p[WQKV], qkv, n, 3 * d, d, 0, 0);
   const size_t at = (size_t)r0 * a->heads * a->cap * hd;
-  struct decode_args att = {qkv, (float *)t[KCACHE] + at, (float *)t[VCACHE] + at, y, m, a->heads, hd, a->cap,
-                            a->pos, 1.0f / sqrtf((float)hd)};
-  decode_range(&att, 0, m * a->heads);
-  gemm(y, t[WPROJ], x, m, d, d, 1, 0);  // x += y·proj (beta 1: the residual add inside the product)
-  layer_norm(x, t[LN2G], t[LN2B], h, NULL, NULL, m, d);
-  gemm(h, t[WUP], up, m, 4 * d, d, 0, 0);
-  for (size_t i = 0; i < (size_t)m * 4 * d; i++) up[i] = up[i] > 0 ? up[i] : 0;
-  gemm(up, t[WDOWN], x, m, d, 4 * d, 1, 0);
+  for (int j = 0; j < t; j++) {
+    struct decode_args att = {qkv + (size_t)j * 3 * d, (float *)p[KCACHE] + at, (float *)p[VCACHE] + at,
+                              y + (size_t)j * d, m, a->heads, hd, a->cap, a->pos + j, 1.0f / sqrtf((float)hd),
+                              slot, t};
+    decode_range(&att, 0, m * a->heads);
+  }
+  gemm(y, p[WPROJ], x, n, d, d, 1, 0);  // x += y·proj (beta 1: the residual add inside the product)
+  layer_norm(x, p[LN2G], p[LN2B], h, NULL, NULL, n, d);
+  gemm(h, p[WUP], up, n, 4 * d, d, 0, 0);
+  for (size_t i = 0; i < (size_t)n * 4 * d; i++) up[i] = up[i] > 0 ? up[i] : 0;
+  gemm(up, p[WDOWN], x, n, d, 4 * d, 1, 0);
+}
+
+// Embedded rows x [m·t, d] (t positions per row from a->pos) through every layer, then the last position's
+// final LayerNorm and tied head into logits [m, vocab] (x is overwritten; h: m·t·8·d floats of scratch).
+static void rows_to_logits(const struct step_args *a, float *x, float *h, int r0, const int *slot, int m, int t,
+                           float *logits) {
+  const int d = a->d;
+  for (int l = 0; l < a->layers; l++) layer_block(a, a->w + 6 + (size_t)l * PER_LAYER, x, h, r0, slot, m, t);
+  for (int r = 0; t > 1 && r < m; r++) memmove(x + (size_t)r * d, x + ((size_t)r * t + t - 1) * d, sizeof(float) * d);
+  layer_norm(x, (const float *)a->w[4], (const float *)a->w[5], h, NULL, NULL, m, d);
+  gemm(h, (const float *)a->w[2], logits, m, a->vocab, d, 0, 1);
+}
+
+// x [rows, d] = wte[token] + wpe[pos] for the tokens of `rows` rows of t positions from `pos`.
+static void embed(const struct step_args *a, const int32_t *tokens, int rows, int t, int pos, float *x) {
+  const float *wte = (const float *)a->w[2], *wpe = (const float *)a->w[3];
+  for (int i = 0; i < rows; i++) {
+    const float *e = wte + (size_t)tokens[i] * a->d, *pe = wpe + (size_t)(pos + i % t) * a->d;
+    for (int c = 0; c < a->d; c++) x[(size_t)i * a->d + c] = e[c] + pe[c];
+  }
 }
 
 static void step_range(const void *p, int lo, int hi) {
   const struct step_args *a = p;
-  const int d = a->d;
-  const int32_t *tokens = (const int32_t *)a->w[1];
-  const float *wte = (const float *)a->w[2], *wpe = (const float *)a->w[3] + (size_t)a->pos * d;
   for (int blk = lo; blk < hi; blk++) {
     const int r0 = blk * DECODE_ROWS, m = a->b - r0 < DECODE_ROWS ? a->b - r0 : DECODE_ROWS;
-    float *x = scratch((size_t)m * 9 * d), *h = x + (size_t)m * d;  // x [m, d], then the layer's scratch
-    for (int r = 0; r < m; r++) {
-      const float *e = wte + (size_t)tokens[r0 + r] * d;
-      for (int c = 0; c < d; c++) x[(size_t)r * d + c] = e[c] + wpe[c];
-    }
-    for (int l = 0; l < a->layers; l++) layer_block(a, a->w + 6 + (size_t)l * PER_LAYER, x, h, r0, m);
-    layer_norm(x, (const float *)a->w[4], (const float *)a->w[5], h, NULL, NULL, m, d);
-    gemm(h, wte, (float *)a->w[0] + (size_t)r0 * a->vocab, m, a->vocab, d, 0, 1);
+    float *x = scratch((size_t)m * 9 * a->d), *h = x + (size_t)m * a->d;  // x [m, d], then the layer's scratch
+    embed(a, (const int32_t *)a->w[1] + r0, m, 1, a->pos, x);
+    rows_to_logits(a, x, h, r0, NULL, m, 1, (float *)a->w[0] + (size_t)r0 * a->vocab);
   }
 }
 
@@ -507,4 +543,72 @@ void ace_decode_step(const uint64_t *w, int b, int d, int heads, int cap, int po
                      int threads) {
   struct step_args a = {w, b, d, heads, cap, pos, layers, vocab};
   parallel_for(step_range, &a, (b + DECODE_ROWS - 1) / DECODE_ROWS, threads);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Sampling, prompts to tokens: each block of GEN_ROWS rows runs its prompts' prefill (the block's positions as
+// one set of products, the attention causal position by position), then draws its rows' tokens (draw_row, with
+// each row's own uniforms) and runs its decode steps until every row has drawn eos or max_new tokens, all on one
+// thread. A block's key/value cache (GEN_ROWS·layers·2·cap·d floats at most, 8 MB for the reference model) stays
+// in the processor's caches between its steps, where a step over the whole batch reads the whole cache from
+// memory once per token; a finished row leaves its block's products at once, its cache slot unread. Who runs a
+// block never changes how, so the bits are the same for any thread count.
+
+#ifndef GEN_ROWS
+#define GEN_ROWS 32
+#endif
+
+struct gen_args {
+  struct step_args step;  // w: as ace_decode_step's, w[1] the prompts [b, p] (int32), w[0] unused
+  const double *u;        // [b, max_new]: row r's uniform for its s-th token
+  int32_t *tokens;        // [b, max_new]: drawn tokens (row r's first lengths[r])
+  float *logp;            // [b, max_new]: their log-probs
+  int32_t *lengths;       // [b]: tokens drawn per row, eos included
+  int p, max_new, eos;
+};
+
+static void gen_range(const void *q, int lo, int hi) {
+  const struct gen_args *g = q;
+  const int d = g->step.d, v = g->step.vocab, n = g->max_new, p = g->p;
+  double *w = malloc(sizeof(double) * (size_t)v);
+  if (!w) abort();
+  for (int blk = lo; blk < hi; blk++) {
+    const int r0 = blk * GEN_ROWS, m0 = g->step.b - r0 < GEN_ROWS ? g->step.b - r0 : GEN_ROWS;
+    float *x = scratch((size_t)m0 * (9 * d * p + v)), *h = x + (size_t)m0 * p * d;
+    float *logits = h + (size_t)m0 * p * 8 * d;
+    int live[GEN_ROWS], drawn[GEN_ROWS], m = m0;
+    for (int i = 0; i < m; i++) live[i] = r0 + i;
+    struct step_args st = g->step;
+    st.pos = 0;
+    embed(&st, (const int32_t *)st.w[1] + (size_t)r0 * p, m0 * p, p, 0, x);
+    rows_to_logits(&st, x, h, 0, live, m0, p, logits);
+    for (int s = 0; s < n; s++) {
+      int kept = 0;
+      for (int i = 0; i < m; i++) {
+        const int r = live[i];
+        double lp;
+        const int tok = draw_row(logits + (size_t)i * v, g->u[(size_t)r * n + s], v, w, &lp);
+        g->tokens[(size_t)r * n + s] = tok;
+        g->logp[(size_t)r * n + s] = (float)lp;
+        g->lengths[r]++;
+        if (tok != g->eos) live[kept] = r, drawn[kept++] = tok;
+      }
+      m = kept;
+      if (m == 0 || s + 1 == n) break;
+      st.pos = p + s;
+      embed(&st, drawn, m, 1, st.pos, x);
+      rows_to_logits(&st, x, h, 0, live, m, 1, logits);
+    }
+  }
+  free(w);
+}
+
+/**
+ * Sample max_new tokens (or up to eos) for b rows of prompts w[1] [b, p] into an empty cache (w as
+ * ace_decode_step's otherwise); outputs as gen_args's; on `threads` threads.
+ */
+void ace_generate(const uint64_t *w, const double *u, int32_t *tokens, float *logp, int32_t *lengths, int b, int d,
+                  int heads, int cap, int p, int layers, int vocab, int max_new, int eos, int threads) {
+  struct gen_args g = {{w, b, d, heads, cap, 0, layers, vocab}, u, tokens, logp, lengths, p, max_new, eos};
+  parallel_for(gen_range, &g, (b + GEN_ROWS - 1) / GEN_ROWS, threads);
 }

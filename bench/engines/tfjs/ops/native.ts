@@ -22,7 +22,7 @@ const FLAGS = [
   ...(Deno.build.os === "linux" ? ["-Wl,-z,nodelete"] : []),
 ];
 /** What kernels.c's ace_version returns; a library answering otherwise is stale. */
-const VERSION = 9;
+const VERSION = 10;
 const LIB_NAME = Deno.build.os === "darwin" ? "libacekernels.dylib" : "libacekernels.so";
 
 /** `n` native addresses in a row of parameters. */
@@ -42,6 +42,10 @@ const SYMBOLS = {
   ace_draw: { parameters: [...Array<"buffer">(4).fill("buffer"), "i32", "i32", "i32"], result: "void" },
   ace_use_blas: { parameters: ["buffer"], result: "i32" },
   ace_decode_step: { parameters: ["buffer", ...Array<"i32">(8).fill("i32")], result: "void" },
+  ace_generate: {
+    parameters: ["buffer", "buffer", ...addrs(3), ...Array<"i32">(10).fill("i32")],
+    result: "void",
+  },
   ace_adam: {
     parameters: [...addrs(7), "i32", "f32", "f32", "f32", "f32", "f32", "f32", "f32", "f32", "i32"],
     result: "void",

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 export interface WasmBackend {
   wasm: { asm?: { memory?: WebAssembly.Memory }; wasmMemory?: WebAssembly.Memory; HEAPF32: Float32Array };
   dataIdMap: { get(id: unknown): { memoryOffset: number } };
-  makeOutput(shape: number[], dtype: "float32"): tf.TensorInfo;
+  makeOutput(shape: number[], dtype: "float32" | "int32"): tf.TensorInfo;
 }
 
 /** What tfjs passes a kernel function. */

@@ -253,9 +253,10 @@ test("native Adam: the bits of tfjs-wasm's fused kernel, on 1, 2 and 7 threads",
   }
 });
 
-test("native kernels in a model (whole decode steps): sampling and a training step, same bits on 1, 2, 7 threads", async () => {
+test("native kernels in a model (whole sampling runs, decode steps): sampling and a training step, same bits on 1, 2, 7 threads", async () => {
   const cfg = { vocab: 64, dModel: 64, heads: 4, layers: 2, context: 24 };
-  // 150 rows: decode steps run natively in row blocks of 64, 64 and 22 (kernels.c DECODE_ROWS).
+  // 150 rows: whole runs go in row blocks of 32 (kernels.c GEN_ROWS, the last of 22), the loop's decode steps in
+  // blocks of 64, 64 and 22 (DECODE_ROWS); eos 3 ends some rows early, so blocks shrink as they go.
   const rows = 150, prompts = Int32Array.from({ length: rows * 8 }, (_, i) => (i * 7) % 64);
   const tokens = Int32Array.from({ length: 8 * 24 }, (_, i) => (i * 13) % 64);
   const run = async (on: boolean, threads: number) => {
@@ -265,13 +266,15 @@ test("native kernels in a model (whole decode steps): sampling and a training st
     const opt = createOptimizer(model, { lr: 1e-3, clipNorm: 1 });
     const batch = tf.tensor2d(tokens, [8, 24], "int32");
     try {
-      const s = sample(model, prompts, rows, { maxNew: 12, temperature: 1, topP: 1, rng: Rng.seeded(2) });
+      const opts = { maxNew: 12, temperature: 1, topP: 1, rng: Rng.seeded(2), eos: 3 };
+      const s = sample(model, prompts, rows, opts),
+        loop = sample(model, prompts, rows, { ...opts, compact: false });
       const step = trainStep(
         model,
         opt,
         () => tf.neg(tf.mean(tokenLogProbs(model, batch).logp)) as tf.Scalar,
       );
-      return { s, step, weights: await getWeightsAsync(model) };
+      return { s, loop, step, weights: await getWeightsAsync(model) };
     } finally {
       useNative(true);
       setNativeThreads(1);
@@ -282,12 +285,25 @@ test("native kernels in a model (whole decode steps): sampling and a training st
     }
   };
   const one = await run(true, 1), off = await run(false, 1);
+  const ended = one.s.lengths.filter((n) => n < 12).length;
+  ok(ended >= 10 && ended < rows, `${ended} of ${rows} rows drew eos early: too few to shrink the blocks`);
+  // The whole run draws as the loop does, its prefill's attention summing in another order.
+  assertEquals(
+    [one.s.tokens, one.s.lengths],
+    [one.loop.tokens, one.loop.lengths],
+    "whole runs against the loop",
+  );
+  assertClose(one.s.logp, one.loop.logp, 1e-5, "whole runs' log-probs against the loop's");
   assertClose(one.s.logp, off.s.logp, 1e-4, "sampled log-probs against tfjs-wasm's kernels");
-  const kernels = await tf.profile(async () => (await run(true, 1), []));
-  ok(kernels.kernelNames.includes("AceDecodeStep"), "decode steps ran natively");
+  const kernels = (await tf.profile(async () => (await run(true, 1), []))).kernelNames;
+  ok(
+    kernels.includes("AceGenerate") && kernels.includes("AceDecodeStep"),
+    "whole runs and decode steps ran natively",
+  );
   for (const threads of [2, 7]) {
     const other = await run(true, threads);
     assertEquals(other.s, one.s, `samples on ${threads} threads`);
+    assertEquals(other.loop, one.loop, `the loop's samples on ${threads} threads`);
     assertEquals(other.step, one.step, `train step on ${threads} threads`);
     assertEquals(other.weights, one.weights, `weights on ${threads} threads`);
   }
