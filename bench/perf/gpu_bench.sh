@@ -29,7 +29,7 @@ for config in reference gpu; do
   # wasm on the CPU, then the PyTorch CPU reference in the same invocation
   step "model-$config-wasm-torch-cpu" "${deno[@]}" task bench model --config "$config" --backend wasm "${steps[@]}"
   step "model-$config-blas-torch-cpu" "${deno[@]}" task bench model --config "$config" --backend blas "${steps[@]}"
-  # The native kernels (ops/kernels.c: decode steps, causal softmax, Adam) have no webgpu counterpart; on the
+  # The native kernels (ops/kernels.c: whole sampling runs, decode steps, causal softmax, Adam, …) have no webgpu counterpart; on the
   # host's many cores, blas with them off is their side-by-side (threads: one per core, the default).
   step "model-$config-blas-no-native" "${deno[@]}" task bench model --config "$config" --backend blas --no-native --no-torch "${steps[@]}"
   if [ "$cuda" = 1 ]; then

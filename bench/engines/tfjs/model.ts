@@ -10,11 +10,11 @@ import { nativeDraws } from "./ops/native.ts";
 import {
   advance,
   cachedAttention,
-  cachedGenerate,
   cachedStep,
   compactKvCache,
   createKvCache,
   disposeKvCache,
+  generate,
   generatesNatively,
   type KvCache,
   selfAttention,
@@ -369,24 +369,19 @@ function sampleNatively(
     const stream = rng.derive(firstRow + r);
     for (let s = 0; s < maxNew; s++) u[r * maxNew + s] = stream.float();
   }
-  const { layers, context } = model.config, cache = createKvCache(layers, b, heads, dModel / heads, context);
-  try {
-    const out = tf.tidy(() => {
-      const x = tf.tensor2d(prompts, [b, p], "int32");
-      return cachedGenerate(cache, x, u, maxNew, eos ?? -1, ...nativeWeights(model));
-    });
-    const [drawn, logp, lengths] = [out.tokens, out.logp, out.lengths].map((t) => t.dataSync());
-    tf.dispose([out.tokens, out.logp, out.lengths]);
-    const tokens = new Int32Array(b * total);
-    for (let r = 0; r < b; r++) {
-      tokens.set(prompts.subarray(r * p, (r + 1) * p), r * total);
-      tokens.set(drawn.subarray(r * maxNew, r * maxNew + lengths[r]), r * total + p);
-      tokens.fill(eos!, r * total + p + lengths[r], (r + 1) * total);
-    }
-    return { tokens, logp: logp as Float32Array, lengths: lengths as Int32Array };
-  } finally {
-    disposeKvCache(cache);
+  const out = tf.tidy(() => {
+    const x = tf.tensor2d(prompts, [b, p], "int32");
+    return generate(x, heads, u, maxNew, eos ?? -1, ...nativeWeights(model));
+  });
+  const [drawn, logp, lengths] = [out.tokens, out.logp, out.lengths].map((t) => t.dataSync());
+  tf.dispose([out.tokens, out.logp, out.lengths]);
+  const tokens = new Int32Array(b * total);
+  for (let r = 0; r < b; r++) {
+    tokens.set(prompts.subarray(r * p, (r + 1) * p), r * total);
+    tokens.set(drawn.subarray(r * maxNew, r * maxNew + lengths[r]), r * total + p);
+    tokens.fill(eos!, r * total + p + lengths[r], (r + 1) * total);
   }
+  return { tokens, logp: logp as Float32Array, lengths: lengths as Int32Array };
 }
 
 /** A sampling loop with its chunks' logits computed here (`localLogits`): yields each logits tensor to read. */

@@ -120,23 +120,26 @@ function decodeStepKernel({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo
 }
 
 /**
- * A sampling run on the native kernels (kernels.c's ace_generate) into an empty cache: inputs as AceDecodeStep's
- * with w1 the prompts [b, p] (int32) and no w0; attrs heads, layers, maxNew, eos and u (Float64Array [b, maxNew],
- * each row's uniforms) → tokens (int32) and log-probs [b, maxNew], lengths [b].
+ * A sampling run on the native kernels (kernels.c's ace_generate): inputs w1, w2, … as AceDecodeStep's without
+ * the cache buffers (the prompts [b, p] (int32), wte, wpe, LNf gain and bias, per layer its eight weights); attrs
+ * heads, layers, maxNew, eos and u (Float64Array [b, maxNew], each row's uniforms) → tokens (int32) and
+ * log-probs [b, maxNew], lengths [b].
  */
 function generateKernel({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo[] {
   const be = backend as WasmBackend,
     [heads, layers, maxNew, eos] = ["heads", "layers", "maxNew", "eos"].map((n) => attr(attrs, n));
-  const { w1: prompts, w2: wte, w14: k } = inputs, [vocab, d] = wte.shape, [b, p] = prompts.shape;
+  const { w1: prompts, w2: wte } = inputs, [vocab, d] = wte.shape, [b, p] = prompts.shape;
   const tokens = be.makeOutput([b, maxNew], "int32"),
     logp = be.makeOutput([b, maxNew], "float32"),
     lengths = be.makeOutput([b], "int32");
   for (const t of [logp, lengths]) {
     be.wasm.HEAPF32.fill(0, addr(be, t) / 4, addr(be, t) / 4 + (t.shape[1] ?? 1) * b);
   }
-  const named = Array.from({ length: 6 + 10 * layers }, (_, i) => i === 0 ? null : inputs[`w${i}`]);
-  const w = BigUint64Array.from(named, (t) => t ? BigInt(nativeAddr(be, t)) : 0n);
-  const [tp, lp, np] = [tokens, logp, lengths].map((t) => nativeAddr(be, t));
+  // kernels.c's layout: w[0] (logits) unused, per layer its eight weights then two cache entries (its own here).
+  const at = (i: number) =>
+    i === 0 || (i >= 6 && (i - 6) % 10 >= 8) ? 0n : BigInt(nativeAddr(be, inputs[`w${i}`]));
+  const w = BigUint64Array.from({ length: 6 + 10 * layers }, (_, i) => at(i));
+  const [tp, lp, np] = [tokens, logp, lengths].map((t) => nativeAddr(be, t)), cap = p + maxNew - 1;
   const u = (attrs as unknown as { u: Float64Array }).u;
   nativeKernels()!.ace_generate(
     w,
@@ -147,7 +150,7 @@ function generateKernel({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo[]
     b,
     d,
     heads,
-    k.shape[1],
+    cap,
     p,
     layers,
     vocab,
@@ -465,34 +468,32 @@ export function cachedStep(cache: KvCache, tokens: tf.Tensor2D, head: tf.Tensor[
   return run("AceDecodeStep", Object.fromEntries(w.map((t, i) => [`w${i}`, t])), attrs) as tf.Tensor2D;
 }
 
-/** Whether `cachedGenerate` runs here, for heads of width hd (whole native decode steps, the in-place cache). */
+/** Whether `generate` runs here, for heads of width hd (where the in-place cache and whole native steps do). */
 export function generatesNatively(hd: number): boolean {
   return own(hd) && nativeSteps() && blasActive();
 }
 
 /**
- * A whole sampling run in one native call into the empty cache: prompts [b, p] (int32), then each row draws up
- * to maxNew tokens with its uniforms u [b, maxNew] (row r's s-th token: u[r·maxNew + s]) at temperature 1
- * without truncation, stopping at eos (−1: none); `head`, `layers` as cachedStep's. Tokens and log-probs
- * [b, maxNew] (valid up to each row's length, log-probs 0 after), lengths [b]; only where `generatesNatively`.
- * The cache is left filled, for `disposeKvCache` only.
+ * A whole sampling run in one native call: prompts [b, p] (int32) of a model of `heads` heads, then each row
+ * draws up to maxNew tokens with its uniforms u [b, maxNew] (row r's s-th token: u[r·maxNew + s]) at temperature
+ * 1 without truncation, stopping at eos (−1: none); `head` and `layers` as cachedStep's (the cache is the
+ * kernel's own). Tokens and log-probs [b, maxNew] (valid up to each row's length, log-probs 0 after), lengths
+ * [b]; only where `generatesNatively`.
  */
-export function cachedGenerate(
-  cache: KvCache,
+export function generate(
   prompts: tf.Tensor2D,
+  heads: number,
   u: Float64Array,
   maxNew: number,
   eos: number,
   head: tf.Tensor[],
   layers: tf.Tensor[][],
 ) {
-  if (cache.length !== 0 || prompts.shape[0] !== cache.b) {
-    throw new Error("cachedGenerate: needs an empty cache");
-  }
-  layers.forEach((_, l) => checkCapacity(cache, l, prompts.shape[1] + maxNew - 1));
-  const w = [null, prompts, ...head, ...layers.flatMap((lw, l) => [...lw, cache.k[l], cache.v[l]])];
-  const inputs = Object.fromEntries(w.flatMap((t, i) => t ? [[`w${i}`, t]] : []));
-  const attrs = { heads: cache.heads, layers: layers.length, maxNew, eos, u };
+  // Named by their index in kernels.c's address table (step_args), where a layer's ten entries start at 6 + 10l.
+  const inputs: tf.NamedTensorMap = { w1: prompts };
+  head.forEach((t, i) => inputs[`w${2 + i}`] = t);
+  layers.forEach((lw, l) => lw.forEach((t, i) => inputs[`w${6 + 10 * l + i}`] = t));
+  const attrs = { heads, layers: layers.length, maxNew, eos, u };
   const [tokens, logp, lengths] = tf.engine().runKernel("AceGenerate", inputs, attrs as never) as tf.Tensor[];
   return { tokens, logp, lengths };
 }

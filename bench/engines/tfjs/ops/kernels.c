@@ -134,8 +134,14 @@ static size_t cache_at(const struct decode_args *a, int i) {
   return ((size_t)(a->slot ? a->slot[r] : r) * a->heads + (size_t)(i % a->heads)) * a->cap * a->hd;
 }
 
-// Compiled twice, for AVX2 and for any x86-64, the copy picked at load time (one source order, so the same bits).
-__attribute__((target_clones("avx2", "default"))) static void decode_range(const void *p, int lo, int hi) {
+// On x86-64 Linux compiled twice, for AVX2 and for any x86-64, the copy picked at load time by the processor
+// (one source order and no contraction, so the same bits; 15–20% less attention time measured).
+#if defined(__x86_64__) && defined(__linux__)
+#define AVX2_TOO __attribute__((target_clones("avx2", "default")))
+#else
+#define AVX2_TOO
+#endif
+AVX2_TOO static void decode_range(const void *p, int lo, int hi) {
   const struct decode_args *a = p;
   const int hd = a->hd, d = a->heads * hd, keys = a->pos + 1;
   float *s = malloc(sizeof(float) * (size_t)keys);
@@ -546,69 +552,82 @@ void ace_decode_step(const uint64_t *w, int b, int d, int heads, int cap, int po
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Sampling, prompts to tokens: each block of GEN_ROWS rows runs its prompts' prefill (the block's positions as
-// one set of products, the attention causal position by position), then draws its rows' tokens (draw_row, with
-// each row's own uniforms) and runs its decode steps until every row has drawn eos or max_new tokens, all on one
-// thread. A block's key/value cache (GEN_ROWS·layers·2·cap·d floats at most, 8 MB for the reference model) stays
-// in the processor's caches between its steps, where a step over the whole batch reads the whole cache from
-// memory once per token; a finished row leaves its block's products at once, its cache slot unread. Who runs a
-// block never changes how, so the bits are the same for any thread count.
+// Sampling, prompts to tokens: each block of rows runs its prompts' prefill (the block's positions as one set of
+// products, the attention causal position by position), then draws its rows' tokens (draw_row, with each row's
+// own uniforms) and runs its decode steps until every row has drawn eos or max_new tokens, all on one thread,
+// with its key/value cache in that thread's own memory, reused block after block: the cache stays in the
+// processor's caches between a block's steps (a step over the whole batch reads the whole cache from memory once
+// per token) and is never allocated or cleared (a position is written before it is read). A finished row leaves
+// its block's products at once. A block is GEN_ROWS rows, fewer where its cache would pass GEN_CACHE_BYTES (a
+// function of the shapes only); who runs a block never changes how, so the bits are the same for any thread count.
 
-#ifndef GEN_ROWS
 #define GEN_ROWS 32
-#endif
+#define GEN_CACHE_BYTES (64 << 20)
 
 struct gen_args {
-  struct step_args step;  // w: as ace_decode_step's, w[1] the prompts [b, p] (int32), w[0] unused
+  struct step_args step;  // w: as ace_decode_step's, w[1] the prompts [b, p] (int32); w[0] and the caches unused
   const double *u;        // [b, max_new]: row r's uniform for its s-th token
   int32_t *tokens;        // [b, max_new]: drawn tokens (row r's first lengths[r])
   float *logp;            // [b, max_new]: their log-probs
   int32_t *lengths;       // [b]: tokens drawn per row, eos included
-  int p, max_new, eos;
+  int p, max_new, eos, rows;  // rows: per block
 };
 
 static void gen_range(const void *q, int lo, int hi) {
   const struct gen_args *g = q;
-  const int d = g->step.d, v = g->step.vocab, n = g->max_new, p = g->p;
-  double *w = malloc(sizeof(double) * (size_t)v);
-  if (!w) abort();
+  const int d = g->step.d, v = g->step.vocab, n = g->max_new, p = g->p, layers = g->step.layers;
+  const size_t per = (size_t)g->rows * g->step.cap * d;  // floats of one layer's keys (or values) of a block
+  // The thread's memory: x [rows·p, d], the layers' scratch h [rows·p, 8d], logits [rows, v], then the cache.
+  float *x = scratch((size_t)g->rows * (9 * d * p + v) + 2 * layers * per), *h = x + (size_t)g->rows * p * d;
+  float *logits = h + (size_t)g->rows * p * 8 * d, *cache = logits + (size_t)g->rows * v;
+  uint64_t *w = malloc(sizeof(uint64_t) * (6 + (size_t)layers * PER_LAYER));
+  double *weights = malloc(sizeof(double) * (size_t)v);
+  if (!w || !weights) abort();
+  memcpy(w, g->step.w, sizeof(uint64_t) * (6 + (size_t)layers * PER_LAYER));
+  for (int l = 0; l < layers; l++) {
+    w[6 + (size_t)l * PER_LAYER + KCACHE] = (uint64_t)(uintptr_t)(cache + 2 * l * per);
+    w[6 + (size_t)l * PER_LAYER + VCACHE] = (uint64_t)(uintptr_t)(cache + (2 * l + 1) * per);
+  }
+  struct step_args st = g->step;
+  st.w = w;
   for (int blk = lo; blk < hi; blk++) {
-    const int r0 = blk * GEN_ROWS, m0 = g->step.b - r0 < GEN_ROWS ? g->step.b - r0 : GEN_ROWS;
-    float *x = scratch((size_t)m0 * (9 * d * p + v)), *h = x + (size_t)m0 * p * d;
-    float *logits = h + (size_t)m0 * p * 8 * d;
-    int live[GEN_ROWS], drawn[GEN_ROWS], m = m0;
-    for (int i = 0; i < m; i++) live[i] = r0 + i;
-    struct step_args st = g->step;
+    const int r0 = blk * g->rows, m0 = g->step.b - r0 < g->rows ? g->step.b - r0 : g->rows;
+    int live[GEN_ROWS], slot[GEN_ROWS], drawn[GEN_ROWS], m = m0;  // batch row, cache slot, last token
+    for (int i = 0; i < m; i++) live[i] = r0 + i, slot[i] = i;
     st.pos = 0;
     embed(&st, (const int32_t *)st.w[1] + (size_t)r0 * p, m0 * p, p, 0, x);
-    rows_to_logits(&st, x, h, 0, live, m0, p, logits);
+    rows_to_logits(&st, x, h, 0, slot, m0, p, logits);
     for (int s = 0; s < n; s++) {
       int kept = 0;
       for (int i = 0; i < m; i++) {
         const int r = live[i];
         double lp;
-        const int tok = draw_row(logits + (size_t)i * v, g->u[(size_t)r * n + s], v, w, &lp);
+        const int tok = draw_row(logits + (size_t)i * v, g->u[(size_t)r * n + s], v, weights, &lp);
         g->tokens[(size_t)r * n + s] = tok;
         g->logp[(size_t)r * n + s] = (float)lp;
         g->lengths[r]++;
-        if (tok != g->eos) live[kept] = r, drawn[kept++] = tok;
+        if (tok != g->eos) live[kept] = r, slot[kept] = slot[i], drawn[kept++] = tok;
       }
       m = kept;
       if (m == 0 || s + 1 == n) break;
       st.pos = p + s;
       embed(&st, drawn, m, 1, st.pos, x);
-      rows_to_logits(&st, x, h, 0, live, m, 1, logits);
+      rows_to_logits(&st, x, h, 0, slot, m, 1, logits);
     }
   }
   free(w);
+  free(weights);
 }
 
 /**
- * Sample max_new tokens (or up to eos) for b rows of prompts w[1] [b, p] into an empty cache (w as
- * ace_decode_step's otherwise); outputs as gen_args's; on `threads` threads.
+ * Sample max_new tokens (or up to eos) for b rows of prompts w[1] [b, p] (w as ace_decode_step's otherwise, its
+ * cache entries unused; cap ≥ p + max_new − 1 positions); outputs as gen_args's; on `threads` threads.
  */
 void ace_generate(const uint64_t *w, const double *u, int32_t *tokens, float *logp, int32_t *lengths, int b, int d,
                   int heads, int cap, int p, int layers, int vocab, int max_new, int eos, int threads) {
-  struct gen_args g = {{w, b, d, heads, cap, 0, layers, vocab}, u, tokens, logp, lengths, p, max_new, eos};
-  parallel_for(gen_range, &g, (b + GEN_ROWS - 1) / GEN_ROWS, threads);
+  const size_t row_bytes = (size_t)2 * layers * cap * d * sizeof(float);
+  const int rows = row_bytes * GEN_ROWS <= GEN_CACHE_BYTES ? GEN_ROWS
+                                                           : (int)(GEN_CACHE_BYTES / row_bytes > 0 ? GEN_CACHE_BYTES / row_bytes : 1);
+  struct gen_args g = {{w, b, d, heads, cap, 0, layers, vocab}, u, tokens, logp, lengths, p, max_new, eos, rows};
+  parallel_for(gen_range, &g, (b + rows - 1) / rows, threads);
 }

@@ -309,6 +309,22 @@ test("native kernels in a model (whole sampling runs, decode steps): sampling an
   }
 });
 
+test("native sampling runs: blocks of fewer rows where a block's cache would pass 64 MB; as the loop, any thread count", () => {
+  // 2 · 8 layers · 599 positions · 64 floats · 4 bytes = 2.45 MB of cache per row: blocks of 26 rows, not 32.
+  const model = createModel({ vocab: 64, dModel: 64, heads: 2, layers: 8, context: 600 }, Rng.seeded(3));
+  const rows = 40, prompts = Int32Array.from({ length: rows * 4 }, (_, i) => (i * 11) % 64);
+  const opts = { maxNew: 596, temperature: 1, topP: 1, rng: Rng.seeded(4), eos: 5 };
+  try {
+    const one = withNative(true, 1, () => sample(model, prompts, rows, opts));
+    const loop = withNative(true, 1, () => sample(model, prompts, rows, { ...opts, compact: false }));
+    assertEquals([one.tokens, one.lengths], [loop.tokens, loop.lengths], "whole runs against the loop");
+    assertClose(one.logp, loop.logp, 1e-5, "log-probs against the loop's");
+    assertEquals(withNative(true, 2, () => sample(model, prompts, rows, opts)), one, "2 threads");
+  } finally {
+    disposeModel(model);
+  }
+});
+
 /** initBackend("blas") in a fresh process with `env`: its stdout line and its stderr. */
 async function probe(env: Record<string, string>): Promise<{ out: string; err: string }> {
   const script = new URL("./native_probe.ts", import.meta.url).pathname;
