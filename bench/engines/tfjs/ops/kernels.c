@@ -468,17 +468,38 @@ static void gemm(const float *a, const float *b, float *c, int m, int n, int k, 
   sgemm(101, 111, bt ? 112 : 111, m, n, k, 1.0f, a, k, b, bt ? k : n, accumulate ? 1.0f : 0.0f, c, n);
 }
 
-// Per-thread working memory, grown as needed and kept (the pool's threads live as long as the process).
+// Per-thread working memory, grown as needed and kept while the thread lives: freed when it exits (a sweep runs
+// each job on a Deno Worker's own thread, which calls the kernels itself and ends with the job).
+struct scratch_buf {
+  float *p;
+  size_t have;
+};
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void scratch_free(void *b) {
+  free(((struct scratch_buf *)b)->p);
+  free(b);
+}
+
+static void scratch_init(void) {
+  if (pthread_key_create(&scratch_key, scratch_free) != 0) abort();
+}
+
 static float *scratch(size_t floats) {
-  static __thread float *buf;
-  static __thread size_t have;
-  if (floats > have) {
-    free(buf);
-    buf = malloc(sizeof(float) * floats);
-    if (!buf) abort();
-    have = floats;
+  pthread_once(&scratch_once, scratch_init);
+  struct scratch_buf *b = pthread_getspecific(scratch_key);
+  if (!b) {
+    b = calloc(1, sizeof *b);
+    if (!b || pthread_setspecific(scratch_key, b) != 0) abort();
   }
-  return buf;
+  if (floats > b->have) {
+    free(b->p);
+    b->p = malloc(sizeof(float) * floats);
+    if (!b->p) abort();
+    b->have = floats;
+  }
+  return b->p;
 }
 
 /** A layer's tensors in the order of `w`: LayerNorm 1 gain and bias, qkv, proj, LayerNorm 2, up, down, k, v. */
@@ -557,7 +578,7 @@ void ace_decode_step(const uint64_t *w, int b, int d, int heads, int cap, int po
 // own uniforms) and runs its decode steps until every row has drawn eos or max_new tokens, all on one thread,
 // with its key/value cache in that thread's own memory, reused block after block: the cache stays in the
 // processor's caches between a block's steps (a step over the whole batch reads the whole cache from memory once
-// per token) and is never allocated or cleared (a position is written before it is read). A finished row leaves
+// per token), and is neither allocated per run nor cleared (a position is written before it is read). A finished row leaves
 // its block's products at once. A block is GEN_ROWS rows, fewer where its cache would pass GEN_CACHE_BYTES (a
 // function of the shapes only); who runs a block never changes how, so the bits are the same for any thread count.
 

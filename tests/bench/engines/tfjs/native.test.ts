@@ -325,6 +325,20 @@ test("native sampling runs: blocks of fewer rows where a block's cache would pas
   }
 });
 
+test("native kernels: a Deno Worker's working memory is freed when the Worker ends (a sweep runs a Worker per job)", async () => {
+  // A sampling run's memory on the calling thread is about 10 MB (its block's cache and activations); kept past
+  // the thread's end, twelve Workers would add 120 MB to the process.
+  const script = new URL("./native_workers_probe.ts", import.meta.url).pathname;
+  const flags = ["--allow-read", "--allow-write", "--allow-env", "--allow-sys", "--allow-ffi", "--allow-run"];
+  const r = await new Deno.Command(Deno.execPath(), { args: ["run", ...flags, script] }).output();
+  const out = new TextDecoder().decode(r.stdout).trim(), mb = out.split(" ").map(Number);
+  ok(r.success && mb.length === 16, `probe failed: ${new TextDecoder().decode(r.stderr).trim()}`);
+  ok(
+    mb[15] - mb[3] < 40,
+    `resident MB after each Worker: ${out}; grew ${Math.round(mb[15] - mb[3])} over the last 12`,
+  );
+});
+
 /** initBackend("blas") in a fresh process with `env`: its stdout line and its stderr. */
 async function probe(env: Record<string, string>): Promise<{ out: string; err: string }> {
   const script = new URL("./native_probe.ts", import.meta.url).pathname;
