@@ -16,7 +16,7 @@
 #include <string.h>
 
 /** Bumped when an exported signature changes (ops/native.ts checks it). */
-int ace_version(void) { return 10; }
+int ace_version(void) { return 11; }
 
 typedef void (*range_fn)(const void *args, int lo, int hi);
 
@@ -476,11 +476,16 @@ struct scratch_buf {
 };
 static pthread_key_t scratch_key;
 static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static _Atomic int scratch_buffers;  // alive now, one per thread that has used one
 
 static void scratch_free(void *b) {
   free(((struct scratch_buf *)b)->p);
   free(b);
+  scratch_buffers--;
 }
+
+/** Per-thread working buffers alive now (a thread's is freed when the thread ends). */
+int ace_scratch_buffers(void) { return scratch_buffers; }
 
 static void scratch_init(void) {
   if (pthread_key_create(&scratch_key, scratch_free) != 0) abort();
@@ -492,6 +497,7 @@ static float *scratch(size_t floats) {
   if (!b) {
     b = calloc(1, sizeof *b);
     if (!b || pthread_setspecific(scratch_key, b) != 0) abort();
+    scratch_buffers++;
   }
   if (floats > b->have) {
     free(b->p);

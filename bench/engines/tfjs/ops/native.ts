@@ -22,7 +22,7 @@ const FLAGS = [
   ...(Deno.build.os === "linux" ? ["-Wl,-z,nodelete"] : []),
 ];
 /** What kernels.c's ace_version returns; a library answering otherwise is stale. */
-const VERSION = 10;
+const VERSION = 11;
 const LIB_NAME = Deno.build.os === "darwin" ? "libacekernels.dylib" : "libacekernels.so";
 
 /** `n` native addresses in a row of parameters. */
@@ -30,6 +30,7 @@ const addrs = (n: number) => Array<"usize">(n).fill("usize");
 
 const SYMBOLS = {
   ace_version: { parameters: [], result: "i32" },
+  ace_scratch_buffers: { parameters: [], result: "i32" },
   ace_decode_attention: {
     parameters: [...addrs(4), "i32", "i32", "i32", "i32", "i32", "f32", "i32"],
     result: "void",
