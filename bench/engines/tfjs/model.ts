@@ -121,11 +121,18 @@ function layerWeights(model: Model, l: number) {
     & Record<"qkv" | "proj" | "up" | "down", tf.Tensor2D>;
 }
 
-/** The model's tensors as the native decode kernels take them: wte, wpe, LNf gain and bias; each layer's eight. */
-function nativeWeights(model: Model): [tf.Tensor[], tf.Tensor[][]] {
-  const p = (name: string) => model.params.get(name)!;
-  const layers = Array.from({ length: model.config.layers }, (_, l) => Object.values(layerWeights(model, l)));
-  return [["wte", "wpe", "lnf.g", "lnf.b"].map(p), layers];
+/**
+ * The model's tensors as the native decode kernels take them: wte, wpe, LNf gain and bias; each layer's eight
+ * (from `lw`, each layer's `layerWeights`, where the caller has them).
+ */
+function nativeWeights(
+  model: Model,
+  lw = Array.from({ length: model.config.layers }, (_, l) => layerWeights(model, l)),
+): [tf.Tensor[], tf.Tensor[][]] {
+  return [
+    ["wte", "wpe", "lnf.g", "lnf.b"].map((name) => model.params.get(name)!),
+    lw.map((w) => Object.values(w)),
+  ];
 }
 
 /** Logits [B*T, V] for int32 tokens [B, T] at positions start..start+T-1 (start = cache length). */
@@ -137,7 +144,7 @@ function forward(model: Model, tokens: tf.Tensor2D, cache?: KvCache): tf.Tensor2
   }
   const p = (name: string) => model.params.get(name)!;
   const wte = p("wte") as tf.Tensor2D, lw = Array.from({ length: layers }, (_, l) => layerWeights(model, l));
-  const step = cache && t === 1 && cachedStep(cache, tokens, ...nativeWeights(model));
+  const step = cache && t === 1 && cachedStep(cache, tokens, ...nativeWeights(model, lw));
   if (step) return step;
   const tok = linear(oneHotF(tf.reshape(tokens, [n]) as tf.Tensor1D, vocab), wte);
   const pos = tf.slice(p("wpe"), [start, 0], [t, d]);

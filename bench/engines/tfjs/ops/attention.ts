@@ -132,13 +132,11 @@ function generateKernel({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo[]
   const tokens = be.makeOutput([b, maxNew], "int32"),
     logp = be.makeOutput([b, maxNew], "float32"),
     lengths = be.makeOutput([b], "int32");
-  for (const t of [logp, lengths]) {
-    be.wasm.HEAPF32.fill(0, addr(be, t) / 4, addr(be, t) / 4 + (t.shape[1] ?? 1) * b);
-  }
-  // kernels.c's layout: w[0] (logits) unused, per layer its eight weights then two cache entries (its own here).
-  const at = (i: number) =>
-    i === 0 || (i >= 6 && (i - 6) % 10 >= 8) ? 0n : BigInt(nativeAddr(be, inputs[`w${i}`]));
-  const w = BigUint64Array.from({ length: 6 + 10 * layers }, (_, i) => at(i));
+  // kernels.c's address table (step_args): w0 (the logits) and each layer's two cache entries (its own) are 0.
+  const w = BigUint64Array.from(
+    { length: 6 + 10 * layers },
+    (_, i) => inputs[`w${i}`] ? BigInt(nativeAddr(be, inputs[`w${i}`])) : 0n,
+  );
   const [tp, lp, np] = [tokens, logp, lengths].map((t) => nativeAddr(be, t)), cap = p + maxNew - 1;
   const u = (attrs as unknown as { u: Float64Array }).u;
   nativeKernels()!.ace_generate(

@@ -170,15 +170,20 @@ AVX2_TOO static void decode_range(const void *p, int lo, int hi) {
     float sum = 0;
     for (int j = 0; j < keys; j++) sum += (s[j] = expf(s[j] - mx));
     for (int j = 0; j < keys; j++) s[j] /= sum;
-    // o = Σⱼ wⱼ·vⱼ in order of j, 8 columns at a time in registers (each column's sum in the same order).
+    // o = Σⱼ wⱼ·vⱼ in order of j, up to 8 columns at a time in registers (each column's sum in the same order).
     float *o = a->out + (size_t)r * a->rs * d + (size_t)h * hd;
     for (int c0 = 0; c0 < hd; c0 += 8) {
+      const int lanes = hd - c0 < 8 ? hd - c0 : 8;
       float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
       for (int j = 0; j < keys; j++) {
         const float *vj = vc + (size_t)j * hd + c0;
-        for (int l = 0; l < 8; l++) acc[l] += s[j] * vj[l];
+        if (lanes == 8) {
+          for (int l = 0; l < 8; l++) acc[l] += s[j] * vj[l];
+        } else {
+          for (int l = 0; l < lanes; l++) acc[l] += s[j] * vj[l];
+        }
       }
-      memcpy(o + c0, acc, sizeof acc);
+      memcpy(o + c0, acc, sizeof(float) * (size_t)lanes);
     }
   }
   free(s);
@@ -552,11 +557,11 @@ static void rows_to_logits(const struct step_args *a, float *x, float *h, int r0
   gemm(h, (const float *)a->w[2], logits, m, a->vocab, d, 0, 1);
 }
 
-// x [rows, d] = wte[token] + wpe[pos] for the tokens of `rows` rows of t positions from `pos`.
-static void embed(const struct step_args *a, const int32_t *tokens, int rows, int t, int pos, float *x) {
+// x [rows, d] = wte[token] + wpe[pos] for the tokens of `rows` rows of t positions from a->pos.
+static void embed(const struct step_args *a, const int32_t *tokens, int rows, int t, float *x) {
   const float *wte = (const float *)a->w[2], *wpe = (const float *)a->w[3];
   for (int i = 0; i < rows; i++) {
-    const float *e = wte + (size_t)tokens[i] * a->d, *pe = wpe + (size_t)(pos + i % t) * a->d;
+    const float *e = wte + (size_t)tokens[i] * a->d, *pe = wpe + (size_t)(a->pos + i % t) * a->d;
     for (int c = 0; c < a->d; c++) x[(size_t)i * a->d + c] = e[c] + pe[c];
   }
 }
@@ -566,7 +571,7 @@ static void step_range(const void *p, int lo, int hi) {
   for (int blk = lo; blk < hi; blk++) {
     const int r0 = blk * DECODE_ROWS, m = a->b - r0 < DECODE_ROWS ? a->b - r0 : DECODE_ROWS;
     float *x = scratch((size_t)m * 9 * a->d), *h = x + (size_t)m * a->d;  // x [m, d], then the layer's scratch
-    embed(a, (const int32_t *)a->w[1] + r0, m, 1, a->pos, x);
+    embed(a, (const int32_t *)a->w[1] + r0, m, 1, x);
     rows_to_logits(a, x, h, r0, NULL, m, 1, (float *)a->w[0] + (size_t)r0 * a->vocab);
   }
 }
@@ -598,6 +603,7 @@ struct gen_args {
   float *logp;            // [b, max_new]: their log-probs
   int32_t *lengths;       // [b]: tokens drawn per row, eos included
   int p, max_new, eos, rows;  // rows: per block
+  // tokens past a row's length are left as they were; its log-probs there are 0
 };
 
 static void gen_range(const void *q, int lo, int hi) {
@@ -619,26 +625,27 @@ static void gen_range(const void *q, int lo, int hi) {
   st.w = w;
   for (int blk = lo; blk < hi; blk++) {
     const int r0 = blk * g->rows, m0 = g->step.b - r0 < g->rows ? g->step.b - r0 : g->rows;
-    int live[GEN_ROWS], slot[GEN_ROWS], drawn[GEN_ROWS], m = m0;  // batch row, cache slot, last token
-    for (int i = 0; i < m; i++) live[i] = r0 + i, slot[i] = i;
+    int slot[GEN_ROWS], drawn[GEN_ROWS], m = m0;  // live rows' cache slots (batch row r0 + slot) and last tokens
+    for (int i = 0; i < m; i++) slot[i] = i;
+    memset(g->logp + (size_t)r0 * n, 0, sizeof(float) * (size_t)m0 * n);  // 0 after a row's eos
     st.pos = 0;
-    embed(&st, (const int32_t *)st.w[1] + (size_t)r0 * p, m0 * p, p, 0, x);
+    embed(&st, (const int32_t *)st.w[1] + (size_t)r0 * p, m0 * p, p, x);
     rows_to_logits(&st, x, h, 0, slot, m0, p, logits);
     for (int s = 0; s < n; s++) {
       int kept = 0;
       for (int i = 0; i < m; i++) {
-        const int r = live[i];
+        const size_t r = (size_t)r0 + slot[i];
         double lp;
-        const int tok = draw_row(logits + (size_t)i * v, g->u[(size_t)r * n + s], v, weights, &lp);
-        g->tokens[(size_t)r * n + s] = tok;
-        g->logp[(size_t)r * n + s] = (float)lp;
-        g->lengths[r]++;
-        if (tok != g->eos) live[kept] = r, slot[kept] = slot[i], drawn[kept++] = tok;
+        const int tok = draw_row(logits + (size_t)i * v, g->u[r * n + s], v, weights, &lp);
+        g->tokens[r * n + s] = tok;
+        g->logp[r * n + s] = (float)lp;
+        g->lengths[r] = s + 1;
+        if (tok != g->eos) slot[kept] = slot[i], drawn[kept++] = tok;
       }
       m = kept;
       if (m == 0 || s + 1 == n) break;
       st.pos = p + s;
-      embed(&st, drawn, m, 1, st.pos, x);
+      embed(&st, drawn, m, 1, x);
       rows_to_logits(&st, x, h, 0, slot, m, 1, logits);
     }
   }

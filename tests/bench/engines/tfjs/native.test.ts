@@ -86,11 +86,11 @@ function assertClose(a: Float32Array, b: Float32Array, tol: number, what: string
 }
 
 /**
- * A prompt chunk of 5 positions (tfjs path either way), then 6 decode steps of 9 rows × 4 heads of width 32
+ * A prompt chunk of 5 positions (tfjs path either way), then 6 decode steps of 9 rows × 4 heads of width hd
  * into a 16-position cache: every step's attention output, and the cache contents, concatenated.
  */
-function decodeRun(): Float32Array {
-  const b = 9, heads = 4, hd = 32, d = heads * hd, layers = 2;
+function decodeRun(hd = 32): Float32Array {
+  const b = 9, heads = 4, d = heads * hd, layers = 2;
   const cache = createKvCache(layers, b, heads, hd, 16);
   const outs: Float32Array[] = [];
   try {
@@ -120,6 +120,9 @@ test("native decode attention: equals tfjs-wasm's kernels within 1e-5; the same 
   ok((await ran(true)).includes("AceDecodeAttention"), "the decode steps ran natively");
   ok(!(await ran(false)).includes("AceDecodeAttention"), "off: tfjs-wasm's kernels");
   for (const threads of [2, 7]) assertEquals(withNative(true, threads, decodeRun), one, `${threads} threads`);
+  // Heads 12 wide: the weighted sum's last 4 columns outside its 8-column blocks.
+  const narrow = () => decodeRun(12);
+  assertClose(withNative(true, 1, narrow), withNative(false, 1, narrow), 1e-5, "heads of width 12");
 });
 
 /** Training attention of 3 rows × 20 positions × 4 heads of width 32: its output and gradient, concatenated. */
