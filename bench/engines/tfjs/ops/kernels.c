@@ -172,18 +172,18 @@ AVX2_TOO static void decode_range(const void *p, int lo, int hi) {
     for (int j = 0; j < keys; j++) s[j] /= sum;
     // o = Σⱼ wⱼ·vⱼ in order of j, up to 8 columns at a time in registers (each column's sum in the same order).
     float *o = a->out + (size_t)r * a->rs * d + (size_t)h * hd;
-    for (int c0 = 0; c0 < hd; c0 += 8) {
-      const int lanes = hd - c0 < 8 ? hd - c0 : 8;
+    int c0 = 0;
+    for (; c0 + 8 <= hd; c0 += 8) {
       float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
       for (int j = 0; j < keys; j++) {
-        const float *vj = vc + (size_t)j * hd + c0;
-        if (lanes == 8) {
-          for (int l = 0; l < 8; l++) acc[l] += s[j] * vj[l];
-        } else {
-          for (int l = 0; l < lanes; l++) acc[l] += s[j] * vj[l];
-        }
+        for (int l = 0; l < 8; l++) acc[l] += s[j] * vc[(size_t)j * hd + c0 + l];
       }
-      memcpy(o + c0, acc, sizeof(float) * (size_t)lanes);
+      memcpy(o + c0, acc, sizeof acc);
+    }
+    for (int c = c0; c < hd; c++) {  // the last hd mod 8 columns
+      float acc = 0;
+      for (int j = 0; j < keys; j++) acc += s[j] * vc[(size_t)j * hd + c];
+      o[c] = acc;
     }
   }
   free(s);
